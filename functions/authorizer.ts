@@ -1,0 +1,38 @@
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { resolveApiKey } from '#lib/accounts/api-keys.ts';
+import { Forbidden, Unauthenticated } from '#lib/errors.ts';
+
+/**
+ * API Gateway TOKEN authorizer: `Authorization: Bearer <key>` → the calling account.
+ * No HTTP error middleware here: an authorizer answers in API Gateway's own terms. Throwing
+ * "Unauthorized" makes the gateway answer 401 (UNAUTHORIZED response); a Deny policy makes it answer 403
+ * (ACCESS_DENIED). Both bodies are set as gateway responses in the stack, and the local gateway mirrors them.
+ * The policy covers every route of the API because API Gateway caches it per token, not per route.
+ */
+export const UNAUTHORIZED = 'Unauthorized';
+
+export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  const everyRoute = wildcardArn(event.methodArn);
+  try {
+    const caller = await resolveApiKey(event.authorizationToken);
+    return {
+      principalId: caller.keyId,
+      policyDocument: policy('Allow', everyRoute),
+      context: { accountId: caller.accountId, plan: caller.plan, keyId: caller.keyId },
+    };
+  } catch (error) {
+    if (error instanceof Unauthenticated) throw new Error(UNAUTHORIZED);
+    if (error instanceof Forbidden) return { principalId: 'forbidden', policyDocument: policy('Deny', everyRoute) };
+    throw error;
+  }
+}
+
+/** arn:aws:execute-api:region:account:api/stage/METHOD/path → arn:…:api/stage/*\/* */
+function wildcardArn(methodArn: string): string {
+  const [arnPrefix, apiId, stage] = methodArn.split('/');
+  return `${arnPrefix}/${apiId}/${stage}/*/*`;
+}
+
+function policy(effect: 'Allow' | 'Deny', resource: string): APIGatewayAuthorizerResult['policyDocument'] {
+  return { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }] };
+}

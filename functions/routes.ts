@@ -1,0 +1,29 @@
+/**
+ * The route table: the one list of the API's routes. The CDK stack builds API Gateway from it and the local
+ * gateway serves it, so a route cannot exist in one and not the other (test/routes.test.ts checks it).
+ * `entry` is relative to the repository root and must export `handler`.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteDefinition {
+  /** Stable name: the Lambda function's logical id and the route name in logs. */
+  readonly name: string;
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly entry: string;
+  /** Whether the API key authorizer guards this route. */
+  readonly auth: boolean;
+}
+
+export const authorizerEntry = 'functions/authorizer.ts';
+
+export const routes: readonly RouteDefinition[] = [
+  { name: 'listPipelines', method: 'GET', path: '/api/pipelines', entry: 'functions/pipelines-list.ts', auth: true },
+];
+
+/** Methods served on a path, for the 405 answer's Allow header. */
+export function methodsOf(path: string): HttpMethod[] {
+  return routes.filter((r) => r.path === path).map((r) => r.method);
+}
+
+export const paths: readonly string[] = [...new Set(routes.map((r) => r.path))];

@@ -1,0 +1,48 @@
+import { PLAN_REQUIRED_MESSAGE } from '#lib/accounts/api-keys.ts';
+
+/**
+ * Answers that API Gateway itself gives (before or instead of a handler), with the same bodies as the
+ * handlers' errors. The CDK stack turns these into gateway responses and the local gateway serves them,
+ * so both answer alike. `$context.requestId` is filled in by API Gateway (and by the local gateway).
+ */
+export interface GatewayAnswer {
+  statusCode: number;
+  body: Record<string, string>;
+}
+
+export const REQUEST_ID_PLACEHOLDER = '$context.requestId';
+
+export const gatewayAnswers = {
+  /** No Authorization header, or the authorizer threw "Unauthorized". */
+  UNAUTHORIZED: { statusCode: 401, body: { message: 'Unauthenticated.' } },
+  /** The authorizer answered Deny: a plan without API access. */
+  ACCESS_DENIED: { statusCode: 403, body: { message: PLAN_REQUIRED_MESSAGE } },
+  /** REST APIs answer an unknown path with this type (403 by default); we say 404 like any router. */
+  MISSING_AUTHENTICATION_TOKEN: { statusCode: 404, body: { message: 'Not found.' } },
+  RESOURCE_NOT_FOUND: { statusCode: 404, body: { message: 'Not found.' } },
+  REQUEST_TOO_LARGE: { statusCode: 413, body: { message: 'The request body must not exceed 1 MiB.' } },
+  THROTTLED: { statusCode: 429, body: { message: 'Too many requests.' } },
+  QUOTA_EXCEEDED: { statusCode: 429, body: { message: 'Too many requests.' } },
+  AUTHORIZER_FAILURE: { statusCode: 500, body: { message: 'Server error.', request_id: REQUEST_ID_PLACEHOLDER } },
+  AUTHORIZER_CONFIGURATION_ERROR: {
+    statusCode: 500,
+    body: { message: 'Server error.', request_id: REQUEST_ID_PLACEHOLDER },
+  },
+  DEFAULT_5XX: { statusCode: 502, body: { message: 'Server error.', request_id: REQUEST_ID_PLACEHOLDER } },
+} as const satisfies Record<string, GatewayAnswer>;
+
+export type GatewayAnswerType = keyof typeof gatewayAnswers;
+
+/** Body of the 405 that a known path gives for a method it does not serve (a mock integration when deployed). */
+export const METHOD_NOT_ALLOWED_BODY = { message: 'Method not allowed.' };
+
+/** API Gateway REST APIs refuse payloads over 10 MB themselves; the handlers' limit (1 MiB) is lower. */
+export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+export function renderGatewayBody(answer: GatewayAnswer, requestId: string): string {
+  const body: Record<string, string> = {};
+  for (const [key, value] of Object.entries(answer.body)) {
+    body[key] = value === REQUEST_ID_PLACEHOLDER ? requestId : value;
+  }
+  return JSON.stringify(body);
+}

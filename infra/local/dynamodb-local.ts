@@ -1,0 +1,173 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { createTableInput } from '#lib/data/table.ts';
+
+/**
+ * AWS's DynamoDB Local, as shipped (jar and native libraries) by the registry package
+ * amplify-dynamodb-simulator. One module starts it, waits until it answers, creates the table and stops it;
+ * `npm start`, the test suite's global setup, the admin CLI and the benchmarks all use it.
+ */
+export interface DynamoDbLocal {
+  endpoint: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Port to listen on; 0 picks a free one. */
+  port: number;
+  /** Folder for the data files; omitted, the store lives in memory. */
+  dbPath?: string;
+  startTimeoutMs?: number;
+}
+
+function emulatorDir(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+}
+
+export async function startDynamoDbLocal(options: StartOptions): Promise<DynamoDbLocal> {
+  const port = options.port === 0 ? await freePort() : options.port;
+  const dir = emulatorDir();
+  const args = [
+    `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    join(dir, 'DynamoDBLocal.jar'),
+    '-port',
+    String(port),
+    '-sharedDb',
+    '-disableTelemetry',
+  ];
+  if (options.dbPath) {
+    mkdirSync(options.dbPath, { recursive: true });
+    args.push('-dbPath', options.dbPath);
+  } else {
+    args.push('-inMemory');
+  }
+
+  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const spawnFailure = new Promise<never>((_, reject) => {
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'ENOENT'
+          ? new Error('Java 17 or newer is needed to run DynamoDB Local: install the Debian package openjdk-17-jre-headless.')
+          : error,
+      );
+    });
+    child.once('exit', (code) => {
+      reject(new Error(`DynamoDB Local exited with code ${code} before it was ready:\n${output.trim()}`));
+    });
+  });
+  spawnFailure.catch(() => {});
+
+  const stopOnExit = () => child.kill('SIGKILL');
+  process.once('exit', stopOnExit);
+  const endpoint = `http://127.0.0.1:${port}`;
+  const instance: DynamoDbLocal = {
+    endpoint,
+    port,
+    stop: () => {
+      process.removeListener('exit', stopOnExit);
+      return stopProcess(child);
+    },
+  };
+  try {
+    await Promise.race([waitUntilReady(endpoint, options.startTimeoutMs ?? 30_000), spawnFailure]);
+  } catch (error) {
+    await instance.stop();
+    throw error;
+  }
+  return instance;
+}
+
+async function waitUntilReady(endpoint: string, timeoutMs: number): Promise<void> {
+  const client = localClient(endpoint);
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer at ${endpoint}: ${String(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Creates the table from the one declaration in lib/data/table.ts unless it exists. */
+export async function ensureTable(endpoint: string, tableName: string): Promise<'created' | 'exists'> {
+  const client = localClient(endpoint);
+  try {
+    try {
+      await client.send(new DescribeTableCommand({ TableName: tableName }));
+      return 'exists';
+    } catch (error) {
+      if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+    }
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    return 'created';
+  } finally {
+    client.destroy();
+  }
+}
+
+/** True when something answers as DynamoDB at the endpoint. */
+export async function isReachable(endpoint: string): Promise<boolean> {
+  const client = localClient(endpoint);
+  try {
+    await client.send(new ListTablesCommand({ Limit: 1 }));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.destroy();
+  }
+}

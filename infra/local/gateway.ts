@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayTokenAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { authorizerEntry, methodsOf, type RouteDefinition, routes } from '#functions/routes.ts';
+import {
+  GATEWAY_MAX_BODY_BYTES,
+  type GatewayAnswerType,
+  gatewayAnswers,
+  METHOD_NOT_ALLOWED_BODY,
+  renderGatewayBody,
+} from '#infra/api-contract.ts';
+
+/**
+ * A local stand-in for the deployed API Gateway REST API, built from the same route table: it builds the
+ * same Lambda proxy events, runs the TOKEN authorizer with API Gateway's caching (keyed by the Authorization
+ * header), passes the authorizer's context to the handler, invokes handlers in-process and answers the
+ * gateway's own errors exactly as the stack's gateway responses do. See docs/architecture.md.
+ */
+export interface GatewayOptions {
+  /** Seconds an authorizer answer is cached per Authorization header; 0 turns caching off. */
+  authCacheTtlSeconds: number;
+  /** Repository root that route entries are relative to. */
+  root: string;
+}
+
+type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+
+const STAGE = 'local';
+const METHOD_ARN_PREFIX = 'arn:aws:execute-api:local:000000000000:local';
+
+export class LocalGateway {
+  private readonly handlers = new Map<string, Promise<ProxyHandler>>();
+  private readonly authCache = new Map<string, { expiresAt: number; result: APIGatewayAuthorizerResult }>();
+  private authorizer: Promise<TokenAuthorizer> | undefined;
+
+  constructor(private readonly options: GatewayOptions) {}
+
+  /** Loads every handler module up front, so that the first request pays no import. */
+  async warm(): Promise<void> {
+    await Promise.all([this.loadAuthorizer(), ...routes.map((route) => this.loadHandler(route))]);
+  }
+
+  listen(port: number, host = '127.0.0.1'): Promise<Server> {
+    const server = createServer((req, res) => {
+      this.serve(req, res).catch((error) => {
+        console.error(JSON.stringify({ level: 'error', msg: 'local gateway failure', error: String(error) }));
+        if (!res.headersSent) this.answer(res, 'DEFAULT_5XX', randomUUID());
+      });
+    });
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve(server));
+    });
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    const method = (req.method ?? 'GET').toUpperCase();
+
+    const onPath = routes.filter((r) => r.path === path);
+    if (onPath.length === 0) return this.answer(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+    const route = onPath.find((r) => r.method === method);
+    if (!route) {
+      // Deployed, each path has an ANY method on a mock integration that answers this, without auth.
+      res.writeHead(405, {
+        'Content-Type': 'application/json',
+        Allow: methodsOf(path).join(', '),
+        'X-Request-Id': requestId,
+      });
+      res.end(JSON.stringify(METHOD_NOT_ALLOWED_BODY));
+      return;
+    }
+
+    const body = await readBody(req);
+    if (body === undefined) return this.answer(res, 'REQUEST_TOO_LARGE', requestId);
+
+    let authorizerContext: Record<string, unknown> = {};
+    if (route.auth) {
+      const outcome = await this.authorize(req.headers.authorization, route);
+      if (typeof outcome === 'string') return this.answer(res, outcome, requestId);
+      authorizerContext = { principalId: outcome.principalId, ...outcome.context };
+    }
+
+    const event = buildProxyEvent(req, url, path, route, body, requestId, authorizerContext);
+    const handler = await this.loadHandler(route);
+    let result: APIGatewayProxyResult;
+    try {
+      result = await handler(event, lambdaContext(route.name, requestId));
+    } catch (error) {
+      // A handler that throws is a Lambda error: API Gateway answers with its 5XX response.
+      console.error(JSON.stringify({ level: 'error', msg: 'handler threw', route: route.name, error: String(error) }));
+      return this.answer(res, 'DEFAULT_5XX', requestId);
+    }
+    writeResult(res, result);
+  }
+
+  /** Runs the TOKEN authorizer as API Gateway does: the policy is cached per Authorization header value. */
+  private async authorize(
+    header: string | undefined,
+    route: RouteDefinition,
+  ): Promise<APIGatewayAuthorizerResult | GatewayAnswerType> {
+    if (!header) return 'UNAUTHORIZED';
+    const ttlMs = this.options.authCacheTtlSeconds * 1000;
+    const cached = this.authCache.get(header);
+    let result: APIGatewayAuthorizerResult;
+    if (cached && cached.expiresAt > Date.now()) {
+      result = cached.result;
+    } else {
+      const authorizer = await this.loadAuthorizer();
+      try {
+        result = await authorizer({
+          type: 'TOKEN',
+          authorizationToken: header,
+          methodArn: `${METHOD_ARN_PREFIX}/${STAGE}/${route.method}${route.path}`,
+        });
+      } catch (error) {
+        return (error as Error).message === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE';
+      }
+      if (ttlMs > 0) this.authCache.set(header, { expiresAt: Date.now() + ttlMs, result });
+    }
+    const allowed = result.policyDocument.Statement.some((s) => 'Effect' in s && s.Effect === 'Allow');
+    return allowed ? result : 'ACCESS_DENIED';
+  }
+
+  private answer(res: ServerResponse, type: GatewayAnswerType, requestId: string): void {
+    const answer = gatewayAnswers[type];
+    res.writeHead(answer.statusCode, { 'Content-Type': 'application/json', 'X-Request-Id': requestId });
+    res.end(renderGatewayBody(answer, requestId));
+  }
+
+  private loadHandler(route: RouteDefinition): Promise<ProxyHandler> {
+    let handler = this.handlers.get(route.entry);
+    if (!handler) {
+      handler = this.importHandler<ProxyHandler>(route.entry);
+      this.handlers.set(route.entry, handler);
+    }
+    return handler;
+  }
+
+  private loadAuthorizer(): Promise<TokenAuthorizer> {
+    this.authorizer ??= this.importHandler<TokenAuthorizer>(authorizerEntry);
+    return this.authorizer;
+  }
+
+  private async importHandler<T>(entry: string): Promise<T> {
+    const module = (await import(pathToFileURL(join(this.options.root, entry)).href)) as { handler?: T };
+    if (typeof module.handler !== 'function') throw new Error(`${entry} does not export a handler`);
+    return module.handler;
+  }
+}
+
+/** The body as text, or undefined when it passes API Gateway's own payload limit. */
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > GATEWAY_MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The REST API (v1) Lambda proxy event, as API Gateway builds it. */
+function buildProxyEvent(
+  req: IncomingMessage,
+  url: URL,
+  path: string,
+  route: RouteDefinition,
+  body: string,
+  requestId: string,
+  authorizer: Record<string, unknown>,
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string;
+    const value = req.rawHeaders[i + 1] as string;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  if (!Object.keys(headers).some((h) => h.toLowerCase() === 'x-forwarded-proto')) {
+    headers['X-Forwarded-Proto'] = 'http';
+    multiValueHeaders['X-Forwarded-Proto'] = ['http'];
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [key, value] of url.searchParams) {
+    query[key] = value;
+    (multiQuery[key] ??= []).push(value);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  const now = Date.now();
+  return {
+    resource: route.path,
+    path,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: null,
+    stageVariables: null,
+    body: body.length > 0 ? body : null,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer,
+      domainName: req.headers.host ?? '127.0.0.1',
+      httpMethod: route.method,
+      identity: {
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: req.headers['user-agent'] ?? null,
+      } as APIGatewayProxyEvent['requestContext']['identity'],
+      path,
+      protocol: `HTTP/${req.httpVersion}`,
+      requestId,
+      requestTimeEpoch: now,
+      resourceId: route.name,
+      resourcePath: route.path,
+      stage: STAGE,
+    },
+  };
+}
+
+function lambdaContext(functionName: string, requestId: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  res.writeHead(result.statusCode, headers);
+  res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}

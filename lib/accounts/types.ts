@@ -1,0 +1,111 @@
+import type { Timestamp } from '#lib/time.ts';
+
+export const PLANS = ['startup', 'pro', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export const ASSIGNMENT_METHODS = ['round_robin', 'least_busy', 'random'] as const;
+export type AssignmentMethod = (typeof ASSIGNMENT_METHODS)[number];
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** Opening intervals per weekday as ["HH:MM", "HH:MM"] pairs, in the calendar's time zone. */
+export interface BusinessHours {
+  timeZone: string;
+  weekly: Partial<Record<Weekday, [string, string][]>>;
+  holidays: string[];
+}
+
+export interface SlaPolicy {
+  name: string;
+  priority: Priority | null;
+  category: string | null;
+  resolutionMinutes: number;
+  businessHours: boolean;
+}
+
+export interface Account {
+  id: string;
+  slug: string;
+  name: string;
+  plan: Plan;
+  ticketPrefix: string;
+  defaultPriority: Priority;
+  autoAssignment: { enabled: boolean; method: AssignmentMethod };
+  businessHours: BusinessHours | null;
+  slaPolicies: SlaPolicy[];
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface Team {
+  id: number;
+  name: string;
+}
+
+export interface Agent {
+  id: number;
+  email: string;
+  name: string;
+  active: boolean;
+  teamIds: number[];
+}
+
+export interface Category {
+  id: number;
+  slug: string;
+  name: string;
+  defaultTeamId: number | null;
+}
+
+export interface Stage {
+  id: number;
+  name: string;
+  color: string;
+  probability: number;
+  position: number;
+}
+
+export interface Pipeline {
+  id: number;
+  name: string;
+  isDefault: boolean;
+  active: boolean;
+  stages: Stage[];
+}
+
+export interface Contact {
+  id: number;
+  uuid: string;
+  email: string;
+  firstName: string;
+  lastName: string | null;
+  phone: string | null;
+  createdAt: Timestamp;
+}
+
+/** Everything an account is configured with; small, read in one query and cacheable. */
+export interface AccountConfig {
+  account: Account;
+  teams: Team[];
+  agents: Agent[];
+  categories: Category[];
+  pipelines: Pipeline[];
+}
+
+/** Integer id sequences kept per account. */
+export const SEQUENCES = ['team', 'agent', 'category', 'pipeline', 'stage', 'contact'] as const;
+export type Sequence = (typeof SEQUENCES)[number];
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  hash: string;
+  prefix: string;
+  createdAt: Timestamp;
+  lastUsedAt: Timestamp | null;
+  revokedAt: Timestamp | null;
+}

@@ -1,0 +1,235 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  BatchWriteCommand,
+  type BatchWriteCommandOutput,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type {
+  Account,
+  AccountConfig,
+  Agent,
+  Category,
+  Contact,
+  Pipeline,
+  Sequence,
+  Team,
+} from '#lib/accounts/types.ts';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { dynamo, tableName } from './client.ts';
+import { chunks, entityOf } from './items.ts';
+import { accountKeys, configKeys, contactKeys } from './keys.ts';
+
+export async function getAccount(accountId: string): Promise<Account | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: accountKeys.account(accountId) }));
+  return Item ? entityOf<Account>(Item) : undefined;
+}
+
+export async function findAccountIdBySlug(slug: string): Promise<string | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: accountKeys.slug(slug), ConsistentRead: true }),
+  );
+  return Item?.accountId as string | undefined;
+}
+
+/** The whole configuration of an account in one Query of its config partition (paged past 1 MB). */
+export async function loadAccountConfig(accountId: string): Promise<AccountConfig | undefined> {
+  const config: Partial<AccountConfig> & Omit<AccountConfig, 'account'> = {
+    teams: [],
+    agents: [],
+    categories: [],
+    pipelines: [],
+  };
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': accountKeys.configPartition(accountId) },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      switch (item.type) {
+        case 'account':
+          config.account = entityOf<Account>(item);
+          break;
+        case 'team':
+          config.teams.push(entityOf<Team>(item));
+          break;
+        case 'agent':
+          config.agents.push(entityOf<Agent>(item));
+          break;
+        case 'category':
+          config.categories.push(entityOf<Category>(item));
+          break;
+        case 'pipeline':
+          config.pipelines.push(entityOf<Pipeline>(item));
+          break;
+      }
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return config.account ? (config as AccountConfig) : undefined;
+}
+
+/** Pipelines of an account, ordered by id (their sort key), in one Query. */
+export async function listPipelineItems(accountId: string): Promise<Pipeline[]> {
+  const pipelines: Pipeline[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: {
+          ':pk': accountKeys.configPartition(accountId),
+          ':prefix': configKeys.pipelinePrefix,
+        },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) pipelines.push(entityOf<Pipeline>(item));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return pipelines;
+}
+
+/**
+ * Reserves `count` consecutive ids of a sequence in one atomic update and returns the first.
+ * Ids are never reused; a failed write after reserving leaves a gap, which is harmless.
+ */
+export async function reserveIds(accountId: string, counts: Partial<Record<Sequence, number>>) {
+  const names = Object.entries(counts).filter(([, n]) => (n ?? 0) > 0) as [Sequence, number][];
+  const first: Partial<Record<Sequence, number>> = {};
+  if (names.length === 0) return first;
+  const { Attributes } = await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: accountKeys.sequences(accountId),
+      UpdateExpression: `ADD ${names.map((_, i) => `#s${i} :n${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map(([name], i) => [`#s${i}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map(([, n], i) => [`:n${i}`, n])),
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  for (const [name, n] of names) first[name] = (Attributes?.[name] as number) - n + 1;
+  return first;
+}
+
+export type ConfigEntity =
+  | { type: 'team'; value: Team }
+  | { type: 'agent'; value: Agent }
+  | { type: 'category'; value: Category }
+  | { type: 'pipeline'; value: Pipeline };
+
+function configItem(accountId: string, entity: ConfigEntity) {
+  const keyOf = configKeys[entity.type];
+  return { ...keyOf(accountId, entity.value.id), type: entity.type, ...entity.value };
+}
+
+/**
+ * Creates an account: the slug item (unique) and the account item in one transaction, so two concurrent
+ * first applies of the same file cannot both create it.
+ */
+export async function createAccount(account: Account): Promise<void> {
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...accountKeys.slug(account.slug), type: 'account_slug', accountId: account.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...accountKeys.account(account.id), type: 'account', ...account },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    }),
+  );
+}
+
+export async function putAccount(account: Account): Promise<void> {
+  await batchPut([{ ...accountKeys.account(account.id), type: 'account', ...account }]);
+}
+
+export async function putConfigEntities(accountId: string, entities: ConfigEntity[]): Promise<void> {
+  await batchPut(entities.map((entity) => configItem(accountId, entity)));
+}
+
+export async function findContactsByEmail(accountId: string, emails: string[]): Promise<Contact[]> {
+  const unique = [...new Set(emails.map((e) => e.toLowerCase()))];
+  const found: Contact[] = [];
+  for (const group of chunks(unique, 100)) {
+    let keys: Record<string, unknown>[] | undefined = group.map((email) => contactKeys.byEmail(accountId, email));
+    while (keys && keys.length > 0) {
+      const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
+        new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: keys, ConsistentRead: true } } }),
+      );
+      for (const item of Responses?.[tableName()] ?? []) found.push(entityOf<Contact>(item));
+      keys = UnprocessedKeys?.[tableName()]?.Keys;
+    }
+  }
+  return found;
+}
+
+/**
+ * Creates a contact unless one with its e-mail already exists in the account; returns the stored one.
+ * The e-mail item is the uniqueness constraint, so concurrent creators agree on a single contact.
+ */
+export async function createContact(accountId: string, contact: Contact): Promise<Contact> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return contact;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException && error.Item) {
+      return entityOf<Contact>(unmarshall(error.Item));
+    }
+    throw error;
+  }
+}
+
+/** Replaces the stored fields of an existing contact, keeping its id and uuid. */
+export async function updateContact(accountId: string, contact: Contact): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact },
+      ConditionExpression: 'id = :id',
+      ExpressionAttributeValues: { ':id': contact.id },
+    }),
+  );
+}
+
+async function batchPut(items: Record<string, unknown>[]): Promise<void> {
+  for (const group of chunks(items, 25)) {
+    let requests: Record<string, unknown>[] | undefined = group.map((Item) => ({ PutRequest: { Item } }));
+    while (requests && requests.length > 0) {
+      const { UnprocessedItems }: BatchWriteCommandOutput = await dynamo.send(
+        new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }),
+      );
+      requests = UnprocessedItems?.[tableName()];
+    }
+  }
+}

@@ -1,0 +1,135 @@
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ApiKeyRecord } from '#lib/accounts/types.ts';
+import type { Timestamp } from '#lib/time.ts';
+import { dynamo, tableName } from './client.ts';
+import { entityOf } from './items.ts';
+import { apiKeyKeys } from './keys.ts';
+
+/** What the authorizer needs from a key, in a single GetItem by the key's hash. */
+export interface ApiKeyLookup {
+  keyId: string;
+  accountId: string;
+  revokedAt: Timestamp | null;
+  lastUsedAt: Timestamp | null;
+}
+
+/** Stores a new key: the hash lookup (for the authorizer) and the record (for listing) in one transaction. */
+export async function putApiKey(record: ApiKeyRecord): Promise<void> {
+  const lookup: ApiKeyLookup = {
+    keyId: record.id,
+    accountId: record.accountId,
+    revokedAt: null,
+    lastUsedAt: null,
+  };
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...apiKeyKeys.lookup(record.hash), type: 'api_key_lookup', ...lookup },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: {
+              ...apiKeyKeys.record(record.accountId, record.id),
+              ...apiKeyKeys.byId(record.id),
+              type: 'api_key',
+              ...record,
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    }),
+  );
+}
+
+export async function findApiKeyByHash(hash: string): Promise<ApiKeyLookup | undefined> {
+  const { Item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: apiKeyKeys.lookup(hash) }));
+  return Item ? entityOf<ApiKeyLookup>(Item) : undefined;
+}
+
+export async function findApiKeyById(keyId: string): Promise<ApiKeyRecord | undefined> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': apiKeyKeys.byId(keyId).gsi1pk },
+    }),
+  );
+  const item = Items?.[0];
+  return item ? entityOf<ApiKeyRecord>(item) : undefined;
+}
+
+export async function listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+  const records: ApiKeyRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': apiKeyKeys.accountPartition(accountId) },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    for (const item of page.Items ?? []) records.push(entityOf<ApiKeyRecord>(item));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return records;
+}
+
+/** Marks both items of a key revoked; the first revocation time is kept if revoked twice. */
+export async function revokeApiKey(record: ApiKeyRecord, at: Timestamp): Promise<Timestamp> {
+  const update = {
+    UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :at)',
+    ExpressionAttributeValues: { ':at': at },
+  };
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Update: { TableName: tableName(), Key: apiKeyKeys.lookup(record.hash), ...update } },
+        {
+          Update: {
+            TableName: tableName(),
+            Key: apiKeyKeys.record(record.accountId, record.id),
+            ...update,
+          },
+        },
+      ],
+    }),
+  );
+  return record.revokedAt ?? at;
+}
+
+/**
+ * Records that a key was used. Written at most once per `minIntervalSeconds` per key (the condition makes
+ * concurrent cache misses write once), so the authorizer's hot path rarely writes at all.
+ */
+export async function touchApiKey(lookup: ApiKeyLookup, hash: string, at: Timestamp, notAfter: Timestamp) {
+  const condition = {
+    ConditionExpression: 'attribute_not_exists(lastUsedAt) OR lastUsedAt = :null OR lastUsedAt < :notAfter',
+    UpdateExpression: 'SET lastUsedAt = :at',
+    ExpressionAttributeValues: { ':at': at, ':notAfter': notAfter, ':null': null },
+  };
+  try {
+    await Promise.all([
+      dynamo.send(new UpdateCommand({ TableName: tableName(), Key: apiKeyKeys.lookup(hash), ...condition })),
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: apiKeyKeys.record(lookup.accountId, lookup.keyId),
+          ...condition,
+        }),
+      ),
+    ]);
+  } catch (error) {
+    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+  }
+}

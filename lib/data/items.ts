@@ -1,0 +1,18 @@
+/** Attributes that belong to the table layout, not to the entity stored in an item. */
+const LAYOUT_ATTRIBUTES = new Set(['pk', 'sk', 'type', 'gsi1pk', 'gsi1sk', 'expires_at']);
+
+/** Strips the layout attributes from an item, leaving the entity as the domain knows it. */
+export function entityOf<T>(item: Record<string, unknown>): T {
+  const entity: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(item)) {
+    if (!LAYOUT_ATTRIBUTES.has(name)) entity[name] = value;
+  }
+  return entity as T;
+}
+
+/** Splits a list into chunks of at most `size` (BatchWrite takes 25, TransactWrite 100). */
+export function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,131 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Caller } from '#lib/accounts/api-keys.ts';
+import {
+  AppError,
+  BadRequest,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+} from '#lib/errors.ts';
+import { logError, logRequest } from './log.ts';
+import { baseUrlOf, callerOf, headerOf, type HttpRequest, type HttpResult, queryOf, requestIdOf } from './request.ts';
+import { jsonResponse, serverErrorBody } from './response.ts';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+type Event = APIGatewayProxyEvent;
+type Result = APIGatewayProxyResult;
+
+interface Internal extends Record<string, unknown> {
+  startedAt: number;
+  requestId: string;
+}
+
+/** Bodies parsed by jsonBody(), keyed by their event: the raw event stays as API Gateway sent it. */
+const parsedBodies = new WeakMap<Event, Record<string, unknown>>();
+
+function accountIdOf(event: Event): string | undefined {
+  const accountId = event.requestContext?.authorizer?.accountId;
+  return typeof accountId === 'string' ? accountId : undefined;
+}
+
+/**
+ * Outermost middleware: request id, timing, the log line, and errors → responses. AppErrors become their
+ * status and body; anything else a 500 with only the request id (the cause goes to the log, not the client).
+ */
+function httpContext(route: string): MiddlewareObj<Event, Result, Error, Context, Internal> {
+  const finish = (request: { event: Event; internal: Internal }, response: Result) => {
+    logRequest({
+      route,
+      method: request.event.httpMethod,
+      status: response.statusCode,
+      durationMs: Math.round((performance.now() - request.internal.startedAt) * 100) / 100,
+      requestId: request.internal.requestId,
+      accountId: accountIdOf(request.event),
+    });
+  };
+  return {
+    before: (request) => {
+      request.internal.startedAt = performance.now();
+      request.internal.requestId = requestIdOf(request.event);
+    },
+    after: (request) => {
+      if (request.response) finish(request, request.response);
+    },
+    onError: (request) => {
+      const requestId = request.internal.requestId ?? requestIdOf(request.event);
+      const error = request.error;
+      if (error instanceof AppError) {
+        request.response = jsonResponse(error.statusCode, error.body(), requestId);
+      } else {
+        logError(requestId, error);
+        request.response = jsonResponse(500, serverErrorBody(requestId), requestId);
+      }
+      finish(request, request.response);
+    },
+  };
+}
+
+/** JSON body: 413 over 1 MiB, 415 without a JSON content type, 400 when it is not a JSON object. */
+function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
+  return {
+    before: (request) => {
+      const { event } = request;
+      const raw = event.body ?? '';
+      const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+      if (bytes.byteLength > MAX_BODY_BYTES) {
+        throw new PayloadTooLarge('The request body must not exceed 1 MiB.');
+      }
+      const contentType = headerOf(event, 'content-type') ?? '';
+      if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(contentType.trim())) {
+        throw new UnsupportedMediaType('The request body must be sent with Content-Type: application/json.');
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        throw new BadRequest('The request body is not valid JSON.');
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        throw new BadRequest('The request body must be a JSON object.');
+      }
+      parsedBodies.set(event, parsed as Record<string, unknown>);
+    },
+  };
+}
+
+export interface RouteOptions {
+  /** Route name for logs (the route table's `name`). */
+  route: string;
+  /** Whether the request carries a JSON body to parse. */
+  body?: boolean;
+}
+
+export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<HttpResult>;
+
+/**
+ * The one middy stack every HTTP handler uses: thin handlers get a parsed request and the caller, and
+ * return a status and a body; everything else (ids, parsing, errors, logs) happens here.
+ */
+export function httpHandler(options: RouteOptions, handle: RouteHandler) {
+  const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 }).use(
+    httpContext(options.route),
+  );
+  if (options.body) stack.use(jsonBody());
+  return stack.handler(async (event) => {
+    const requestId = requestIdOf(event);
+    const caller = callerOf(event);
+    const result = await handle(
+      {
+        method: event.httpMethod,
+        path: event.path,
+        query: queryOf(event),
+        body: parsedBodies.get(event),
+        requestId,
+        baseUrl: baseUrlOf(event),
+      },
+      caller,
+    );
+    return jsonResponse(result.statusCode, result.body, requestId);
+  });
+}

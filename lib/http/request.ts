@@ -1,0 +1,64 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { Caller } from '#lib/accounts/api-keys.ts';
+import { PLANS, type Plan } from '#lib/accounts/types.ts';
+import { Unauthenticated } from '#lib/errors.ts';
+import { pickRequestId } from './response.ts';
+
+/** What a route handler sees of a request: no API Gateway types beyond this module. */
+export interface HttpRequest {
+  method: string;
+  path: string;
+  /** Every query parameter with all its values, in order (`?a=1&a=2` → `{ a: ['1', '2'] }`). */
+  query: Record<string, string[]>;
+  /** Parsed JSON object body (POST routes); undefined for bodiless requests. */
+  body: Record<string, unknown> | undefined;
+  requestId: string;
+  /** Scheme, host and stage prefix the client called, e.g. `https://api.example.com/prod`. */
+  baseUrl: string;
+}
+
+export interface HttpResult {
+  statusCode: number;
+  body: unknown;
+}
+
+export function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === wanted && value !== undefined) return value;
+  }
+  return undefined;
+}
+
+export function requestIdOf(event: APIGatewayProxyEvent): string {
+  return pickRequestId(headerOf(event, 'x-request-id'), event.requestContext?.requestId ?? 'unknown');
+}
+
+/** The account that the authorizer resolved, passed by API Gateway in the request context. */
+export function callerOf(event: APIGatewayProxyEvent): Caller {
+  const context = event.requestContext?.authorizer ?? {};
+  const { accountId, plan, keyId } = context as Record<string, unknown>;
+  if (typeof accountId !== 'string' || !PLANS.includes(plan as Plan) || typeof keyId !== 'string') {
+    throw new Unauthenticated();
+  }
+  return { accountId, plan: plan as Plan, keyId };
+}
+
+export function queryOf(event: APIGatewayProxyEvent): Record<string, string[]> {
+  const query: Record<string, string[]> = {};
+  for (const [key, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (values) query[key] = values;
+  }
+  for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) {
+    if (value !== undefined && !query[key]) query[key] = [value];
+  }
+  return query;
+}
+
+export function baseUrlOf(event: APIGatewayProxyEvent): string {
+  const proto = headerOf(event, 'x-forwarded-proto') ?? 'https';
+  const host = headerOf(event, 'host') ?? event.requestContext?.domainName ?? 'localhost';
+  const fullPath = event.requestContext?.path ?? event.path;
+  const stagePrefix = fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
+  return `${proto}://${host}${stagePrefix}`;
+}

@@ -1,0 +1,27 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+
+export const JSON_CONTENT_TYPE = 'application/json';
+
+/** Every response: a JSON body, its content type, and the request id. */
+export function jsonResponse(
+  statusCode: number,
+  body: unknown,
+  requestId: string,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult {
+  return {
+    statusCode,
+    headers: { 'Content-Type': JSON_CONTENT_TYPE, 'X-Request-Id': requestId, ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** The body of a 500: nothing about the cause, only the id to quote to support. */
+export function serverErrorBody(requestId: string) {
+  return { message: 'Server error.', request_id: requestId };
+}
+
+/** Client-supplied X-Request-Id is echoed only when it is a sane token; otherwise the gateway's id is used. */
+export function pickRequestId(clientValue: string | undefined, gatewayId: string): string {
+  return clientValue && /^[A-Za-z0-9._:-]{1,128}$/.test(clientValue) ? clientValue : gatewayId;
+}

@@ -1,0 +1,21 @@
+/**
+ * Timestamps of the API: ISO 8601 in UTC with six fractional digits (`2026-11-22T14:13:37.123456Z`).
+ * JavaScript dates stop at milliseconds, so the microseconds come from the high-resolution clock.
+ */
+export type Timestamp = string;
+
+/** Current time in epoch microseconds. */
+export function nowMicros(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+}
+
+export function formatTimestamp(epochMicros: number): Timestamp {
+  const millis = Math.floor(epochMicros / 1000);
+  const micros = epochMicros - millis * 1000;
+  const iso = new Date(millis).toISOString(); // 2026-11-22T14:13:37.123Z
+  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
+}
+
+export function now(): Timestamp {
+  return formatTimestamp(nowMicros());
+}
