@@ -22,17 +22,21 @@ export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<AP
     };
   } catch (error) {
     if (error instanceof Unauthenticated) throw new Error(UNAUTHORIZED);
-    if (error instanceof Forbidden) return { principalId: 'forbidden', policyDocument: policy('Deny', everyRoute) };
+    if (error instanceof Forbidden)
+      return { principalId: 'forbidden', policyDocument: policy('Deny', everyRoute) };
     throw error;
   }
 }
 
 /** arn:aws:execute-api:region:account:api/stage/METHOD/path → arn:…:api/stage/*\/* */
 function wildcardArn(methodArn: string): string {
-  const [arnPrefix, apiId, stage] = methodArn.split('/');
-  return `${arnPrefix}/${apiId}/${stage}/*/*`;
+  const [apiArn, stage] = methodArn.split('/');
+  return `${apiArn}/${stage}/*/*`;
 }
 
 function policy(effect: 'Allow' | 'Deny', resource: string): APIGatewayAuthorizerResult['policyDocument'] {
-  return { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }] };
+  return {
+    Version: '2012-10-17',
+    Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }],
+  };
 }

@@ -13,12 +13,23 @@ export interface RouteDefinition {
   readonly entry: string;
   /** Whether the API key authorizer guards this route. */
   readonly auth: boolean;
+  /** What the function may do on the table (least privilege in the stack). */
+  readonly tableAccess: 'read' | 'readWrite';
 }
 
 export const authorizerEntry = 'functions/authorizer.ts';
+/** The authorizer reads keys and accounts, and writes a key's last-used time. */
+export const authorizerTableAccess = 'readWrite' as const;
 
 export const routes: readonly RouteDefinition[] = [
-  { name: 'listPipelines', method: 'GET', path: '/api/pipelines', entry: 'functions/pipelines-list.ts', auth: true },
+  {
+    name: 'listPipelines',
+    method: 'GET',
+    path: '/api/pipelines',
+    entry: 'functions/pipelines-list.ts',
+    auth: true,
+    tableAccess: 'read',
+  },
 ];
 
 /** Methods served on a path, for the 405 answer's Allow header. */

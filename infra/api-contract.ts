@@ -23,7 +23,10 @@ export const gatewayAnswers = {
   REQUEST_TOO_LARGE: { statusCode: 413, body: { message: 'The request body must not exceed 1 MiB.' } },
   THROTTLED: { statusCode: 429, body: { message: 'Too many requests.' } },
   QUOTA_EXCEEDED: { statusCode: 429, body: { message: 'Too many requests.' } },
-  AUTHORIZER_FAILURE: { statusCode: 500, body: { message: 'Server error.', request_id: REQUEST_ID_PLACEHOLDER } },
+  AUTHORIZER_FAILURE: {
+    statusCode: 500,
+    body: { message: 'Server error.', request_id: REQUEST_ID_PLACEHOLDER },
+  },
   AUTHORIZER_CONFIGURATION_ERROR: {
     statusCode: 500,
     body: { message: 'Server error.', request_id: REQUEST_ID_PLACEHOLDER },

@@ -9,7 +9,8 @@ import { LOCAL_DATA_DIR, localSettings } from '#infra/local/environment.ts';
 async function main(args: string[]): Promise<number> {
   let stopStore: (() => Promise<void>) | undefined;
   if (args.includes('--aws')) {
-    if (!process.env.TABLE_NAME) throw new Error('--aws needs TABLE_NAME: the deployed table (a stack output).');
+    if (!process.env.TABLE_NAME)
+      throw new Error('--aws needs TABLE_NAME: the deployed table (a stack output).');
     delete process.env.DYNAMODB_ENDPOINT;
   } else {
     const settings = localSettings();

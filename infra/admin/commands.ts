@@ -35,7 +35,8 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
   if (command === 'keys') {
     const [action, target, ...extra] = rest;
     if (!target || extra.length > 0) throw new CommandError(USAGE, 2);
-    if (action === 'create') return issueApiKey(await accountIdOf(target)) as unknown as Record<string, unknown>;
+    if (action === 'create')
+      return issueApiKey(await accountIdOf(target)) as unknown as Record<string, unknown>;
     if (action === 'list') return { keys: await describeApiKeys(await accountIdOf(target)) };
     if (action === 'revoke') {
       const revoked = await revokeApiKeyById(target);

@@ -2,8 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+} from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '#lib/data/table.ts';
 
 /**
@@ -70,7 +76,8 @@ export async function startDynamoDbLocal(options: StartOptions): Promise<DynamoD
     args.push('-inMemory');
   }
 
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // DynamoDB Local writes a metadata file into its working directory: keep it out of the repository.
+  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.dbPath ?? tmpdir() });
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
@@ -82,7 +89,9 @@ export async function startDynamoDbLocal(options: StartOptions): Promise<DynamoD
     child.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'ENOENT'
-          ? new Error('Java 17 or newer is needed to run DynamoDB Local: install the Debian package openjdk-17-jre-headless.')
+          ? new Error(
+              'Java 17 or newer is needed to run DynamoDB Local: install the Debian package openjdk-17-jre-headless.',
+            )
           : error,
       );
     });
@@ -121,7 +130,8 @@ async function waitUntilReady(endpoint: string, timeoutMs: number): Promise<void
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
       } catch (error) {
-        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer at ${endpoint}: ${String(error)}`);
+        if (Date.now() > deadline)
+          throw new Error(`DynamoDB Local did not answer at ${endpoint}: ${String(error)}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
+import { DEFAULT_AUTH_CACHE_TTL_SECONDS } from '#infra/config.ts';
 import { intEnv } from '#lib/config/env.ts';
 import { DEFAULT_LOCAL_TABLE_NAME } from '#lib/data/table.ts';
-import { DEFAULT_AUTH_CACHE_TTL_SECONDS } from '#infra/config.ts';
 
 /** The repository root (this file is infra/local/environment.ts). */
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -13,7 +13,8 @@ export const LOCAL_DATA_DIR = join(ROOT, '.local', 'dynamodb');
 export function localSettings() {
   const dynamoPort = intEnv('DYNAMODB_PORT', 8000);
   const ttl = intEnv('AUTH_CACHE_TTL_SECONDS', DEFAULT_AUTH_CACHE_TTL_SECONDS);
-  if (ttl > 60) throw new Error('AUTH_CACHE_TTL_SECONDS must be at most 60 (API Gateway caps it at 3600, we at 60).');
+  if (ttl > 60)
+    throw new Error('AUTH_CACHE_TTL_SECONDS must be at most 60 (API Gateway caps it at 3600, we at 60).');
   return {
     port: intEnv('PORT', 3000),
     dynamoPort,

@@ -68,6 +68,10 @@ export class LocalGateway {
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
     const method = (req.method ?? 'GET').toUpperCase();
 
+    // Like API Gateway, refuse an oversized payload at the front door, before routing.
+    const body = await readBody(req);
+    if (body === undefined) return this.answer(res, 'REQUEST_TOO_LARGE', requestId);
+
     const onPath = routes.filter((r) => r.path === path);
     if (onPath.length === 0) return this.answer(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
     const route = onPath.find((r) => r.method === method);
@@ -81,9 +85,6 @@ export class LocalGateway {
       res.end(JSON.stringify(METHOD_NOT_ALLOWED_BODY));
       return;
     }
-
-    const body = await readBody(req);
-    if (body === undefined) return this.answer(res, 'REQUEST_TOO_LARGE', requestId);
 
     let authorizerContext: Record<string, unknown> = {};
     if (route.auth) {
@@ -99,7 +100,9 @@ export class LocalGateway {
       result = await handler(event, lambdaContext(route.name, requestId));
     } catch (error) {
       // A handler that throws is a Lambda error: API Gateway answers with its 5XX response.
-      console.error(JSON.stringify({ level: 'error', msg: 'handler threw', route: route.name, error: String(error) }));
+      console.error(
+        JSON.stringify({ level: 'error', msg: 'handler threw', route: route.name, error: String(error) }),
+      );
       return this.answer(res, 'DEFAULT_5XX', requestId);
     }
     writeResult(res, result);
@@ -188,7 +191,7 @@ function buildProxyEvent(
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
     headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
+    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
   if (!Object.keys(headers).some((h) => h.toLowerCase() === 'x-forwarded-proto')) {
     headers['X-Forwarded-Proto'] = 'http';
@@ -198,7 +201,7 @@ function buildProxyEvent(
   const multiQuery: Record<string, string[]> = {};
   for (const [key, value] of url.searchParams) {
     query[key] = value;
-    (multiQuery[key] ??= []).push(value);
+    multiQuery[key] = [...(multiQuery[key] ?? []), value];
   }
   const hasQuery = Object.keys(query).length > 0;
   const now = Date.now();
@@ -256,7 +259,8 @@ function lambdaContext(functionName: string, requestId: string): Context {
 function writeResult(res: ServerResponse, result: APIGatewayProxyResult): void {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
-  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {}))
+    headers[name] = values.map(String);
   res.writeHead(result.statusCode, headers);
   res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }

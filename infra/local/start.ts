@@ -45,12 +45,16 @@ async function main(): Promise<void> {
     const baseUrl = `http://127.0.0.1:${settings.port}`;
 
     console.log(`deskpipe is listening on ${baseUrl}`);
-    console.log(`DynamoDB: ${endpoint} (${store ? (inMemory ? 'embedded, in memory' : `embedded, data in ${LOCAL_DATA_DIR}`) : 'external'}), table ${settings.tableName}`);
+    console.log(
+      `DynamoDB: ${endpoint} (${store ? (inMemory ? 'embedded, in memory' : `embedded, data in ${LOCAL_DATA_DIR}`) : 'external'}), table ${settings.tableName}`,
+    );
     if (demoKey) {
       console.log(`Demo account "${demo.slug}" created. Its API key (shown once):\n\n  ${demoKey}\n`);
       console.log(`Try: curl -H "Authorization: Bearer ${demoKey}" ${baseUrl}/api/pipelines`);
     } else {
-      console.log(`Demo account "${demo.slug}" exists. New key: npm run --silent admin -- keys create ${demo.slug}`);
+      console.log(
+        `Demo account "${demo.slug}" exists. New key: npm run --silent admin -- keys create ${demo.slug}`,
+      );
     }
 
     let stopping = false;

@@ -6,7 +6,13 @@ import { ASSIGNMENT_METHODS, PLANS, PRIORITIES, WEEKDAYS } from './types.ts';
  * Unknown fields are rejected here, unlike in API bodies: a typo in an operator's file must not pass silently.
  */
 
-const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
+const text = (max: number) =>
+  v.pipe(
+    v.string('must be a string'),
+    v.trim(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(max, `must be at most ${max} characters`),
+  );
 const email = v.pipe(
   v.string('must be a string'),
   v.trim(),
@@ -14,7 +20,10 @@ const email = v.pipe(
   v.email('must be a valid e-mail address'),
 );
 const bool = v.boolean('must be true or false');
-const time = v.pipe(v.string('must be a time HH:MM'), v.regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, 'must be a time HH:MM'));
+const time = v.pipe(
+  v.string('must be a time HH:MM'),
+  v.regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, 'must be a time HH:MM'),
+);
 const interval = v.pipe(
   v.tuple([time, time], 'must be a pair ["HH:MM", "HH:MM"]'),
   v.check(([open, close]) => open < close, 'must open before it closes'),
@@ -42,7 +51,9 @@ export function isTimeZone(value: string): boolean {
 }
 
 const weekly = v.strictObject(
-  Object.fromEntries(WEEKDAYS.map((day) => [day, v.optional(v.array(interval, 'must be a list of intervals'))])),
+  Object.fromEntries(
+    WEEKDAYS.map((day) => [day, v.optional(v.array(interval, 'must be a list of intervals'))]),
+  ),
   'must be an object with keys mon..sun',
 );
 
@@ -50,10 +61,15 @@ const slugPattern = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 export const AccountFileSchema = v.strictObject(
   {
-    slug: v.pipe(v.string('must be a string'), v.regex(slugPattern, 'must be lower-case letters, digits, - or _ (1 to 63)')),
+    slug: v.pipe(
+      v.string('must be a string'),
+      v.regex(slugPattern, 'must be lower-case letters, digits, - or _ (1 to 63)'),
+    ),
     name: text(255),
     plan: v.picklist(PLANS, `must be one of ${PLANS.join(', ')}`),
-    ticket_prefix: v.optional(v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{2,10}$/, 'must be 2 to 10 capital letters'))),
+    ticket_prefix: v.optional(
+      v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{2,10}$/, 'must be 2 to 10 capital letters')),
+    ),
     default_priority: v.optional(v.picklist(PRIORITIES, `must be one of ${PRIORITIES.join(', ')}`)),
     auto_assignment: v.optional(
       v.strictObject({
@@ -76,7 +92,10 @@ export const AccountFileSchema = v.strictObject(
     categories: v.optional(
       v.array(
         v.strictObject({
-          slug: v.pipe(v.string('must be a string'), v.regex(slugPattern, 'must be lower-case letters, digits, - or _')),
+          slug: v.pipe(
+            v.string('must be a string'),
+            v.regex(slugPattern, 'must be lower-case letters, digits, - or _'),
+          ),
           name: text(255),
           default_team: v.optional(v.nullable(text(255))),
         }),
@@ -119,7 +138,10 @@ export const AccountFileSchema = v.strictObject(
             v.array(
               v.strictObject({
                 name: text(255),
-                color: v.pipe(v.string('must be a string'), v.regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour #RRGGBB')),
+                color: v.pipe(
+                  v.string('must be a string'),
+                  v.regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour #RRGGBB'),
+                ),
                 probability: v.pipe(
                   v.number('must be a number'),
                   v.integer('must be a whole number'),

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { getAccount } from '#lib/data/accounts.ts';
 import {
   findApiKeyByHash,
   findApiKeyById,
@@ -7,7 +8,6 @@ import {
   revokeApiKey,
   touchApiKey,
 } from '#lib/data/api-keys.ts';
-import { getAccount } from '#lib/data/accounts.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
 import { formatTimestamp, now, nowMicros } from '#lib/time.ts';
 import type { ApiKeyRecord, Plan } from './types.ts';

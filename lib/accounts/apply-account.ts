@@ -46,7 +46,10 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
   const existing = accountId ? await loadAccountConfig(accountId) : undefined;
   const existingContacts =
     existing && file.contacts?.length
-      ? await findContactsByEmail(existing.account.id, file.contacts.map((c) => c.email))
+      ? await findContactsByEmail(
+          existing.account.id,
+          file.contacts.map((c) => c.email),
+        )
       : [];
 
   const plan = planApply(file, existing, existingContacts);
@@ -76,14 +79,16 @@ type Counts = Partial<Record<Sequence, number>>;
 /** Validates cross-references and decides what is new, before anything is written. */
 function planApply(file: AccountFile, existing: AccountConfig | undefined, existingContacts: Contact[]) {
   const problems: FileProblem[] = [];
-  const byLower = <T>(list: T[], key: (t: T) => string) => new Map(list.map((t) => [key(t).toLowerCase(), t]));
+  const byLower = <T>(list: T[], key: (t: T) => string) =>
+    new Map(list.map((t) => [key(t).toLowerCase(), t]));
 
   // Duplicates inside the file would make matching by natural key ambiguous.
   const checkUnique = <T>(section: string, list: T[] | undefined, key: (t: T) => string, field: string) => {
     const seen = new Set<string>();
     list?.forEach((item, i) => {
       const k = key(item).toLowerCase();
-      if (seen.has(k)) problems.push({ path: `${section}[${i}].${field}`, rule: `duplicates an earlier entry` });
+      if (seen.has(k))
+        problems.push({ path: `${section}[${i}].${field}`, rule: `duplicates an earlier entry` });
       seen.add(k);
     });
   };
@@ -96,10 +101,13 @@ function planApply(file: AccountFile, existing: AccountConfig | undefined, exist
     checkUnique(`pipelines[${i}].stages`, p.stages, (s) => s.name, 'name');
   });
 
-  const teamNames = new Set([...(existing?.teams ?? []), ...(file.teams ?? [])].map((t) => t.name.toLowerCase()));
+  const teamNames = new Set(
+    [...(existing?.teams ?? []), ...(file.teams ?? [])].map((t) => t.name.toLowerCase()),
+  );
   file.agents?.forEach((agent, i) => {
     agent.teams?.forEach((team, j) => {
-      if (!teamNames.has(team.toLowerCase())) problems.push({ path: `agents[${i}].teams[${j}]`, rule: 'names no team' });
+      if (!teamNames.has(team.toLowerCase()))
+        problems.push({ path: `agents[${i}].teams[${j}]`, rule: 'names no team' });
     });
   });
   file.categories?.forEach((category, i) => {
@@ -110,19 +118,26 @@ function planApply(file: AccountFile, existing: AccountConfig | undefined, exist
   const categorySlugs = new Set(
     [...DEFAULT_CATEGORIES, ...(existing?.categories ?? []), ...(file.categories ?? [])].map((c) => c.slug),
   );
-  const hasCalendar = file.business_hours !== undefined ? file.business_hours !== null : !!existing?.account.businessHours;
+  const hasCalendar =
+    file.business_hours !== undefined ? file.business_hours !== null : !!existing?.account.businessHours;
   file.sla_policies?.forEach((policy, i) => {
     if (policy.category && !categorySlugs.has(policy.category)) {
       problems.push({ path: `sla_policies[${i}].category`, rule: 'names no category' });
     }
     if (policy.business_hours && !hasCalendar) {
-      problems.push({ path: `sla_policies[${i}].business_hours`, rule: 'needs the account to have business_hours' });
+      problems.push({
+        path: `sla_policies[${i}].business_hours`,
+        rule: 'needs the account to have business_hours',
+      });
     }
   });
 
   const fileDefaults = (file.pipelines ?? []).flatMap((p, i) => (p.default ? [i] : []));
   if (fileDefaults.length > 1) {
-    problems.push({ path: `pipelines[${fileDefaults[1]}].default`, rule: 'only one pipeline can be the default' });
+    problems.push({
+      path: `pipelines[${fileDefaults[1]}].default`,
+      rule: 'only one pipeline can be the default',
+    });
   }
   for (const i of fileDefaults) {
     if (file.pipelines?.[i]?.active === false) {
@@ -136,7 +151,9 @@ function planApply(file: AccountFile, existing: AccountConfig | undefined, exist
   const oldCategories = new Map((existing?.categories ?? []).map((c) => [c.slug, c]));
   const oldPipelines = byLower(existing?.pipelines ?? [], (p) => p.name);
   const oldContacts = byLower(existingContacts, (c) => c.email);
-  const wantedCategorySlugs = [...new Set([...DEFAULT_CATEGORIES, ...(file.categories ?? [])].map((c) => c.slug))];
+  const wantedCategorySlugs = [
+    ...new Set([...DEFAULT_CATEGORIES, ...(file.categories ?? [])].map((c) => c.slug)),
+  ];
   const filePipelines =
     file.pipelines ?? (existing ? [] : [{ ...DEFAULT_PIPELINE, default: true, active: true }]);
 
@@ -169,33 +186,58 @@ function planApply(file: AccountFile, existing: AccountConfig | undefined, exist
       const next = sequenceCursor(first);
       const timestamp = now();
 
-      const teams = mergeBy(existing?.teams ?? [], file.teams ?? [], (t) => t.name.toLowerCase(), (t, old) => ({
-        id: old?.id ?? next('team'),
-        name: t.name,
-      }));
-      const teamId = (name: string) => teams.find((t) => t.name.toLowerCase() === name.toLowerCase())?.id ?? null;
+      const teams = mergeBy(
+        existing?.teams ?? [],
+        file.teams ?? [],
+        (t) => t.name.toLowerCase(),
+        (t, old) => ({
+          id: old?.id ?? next('team'),
+          name: t.name,
+        }),
+      );
+      const teamId = (name: string) =>
+        teams.find((t) => t.name.toLowerCase() === name.toLowerCase())?.id ?? null;
 
-      const agents = mergeBy(existing?.agents ?? [], file.agents ?? [], (a) => a.email.toLowerCase(), (a, old) => ({
-        id: old?.id ?? next('agent'),
-        email: a.email,
-        name: a.name,
-        active: a.active ?? true,
-        teamIds: (a.teams ?? []).map((name) => teamId(name)).filter((id): id is number => id !== null),
-      }));
+      const agents = mergeBy(
+        existing?.agents ?? [],
+        file.agents ?? [],
+        (a) => a.email.toLowerCase(),
+        (a, old) => ({
+          id: old?.id ?? next('agent'),
+          email: a.email,
+          name: a.name,
+          active: a.active ?? true,
+          teamIds: (a.teams ?? []).map((name) => teamId(name)).filter((id): id is number => id !== null),
+        }),
+      );
 
       const fileCategories = new Map((file.categories ?? []).map((c) => [c.slug, c]));
       const categoryInputs = wantedCategorySlugs.map((slug) => {
         const fromFile = fileCategories.get(slug);
         const fallback = DEFAULT_CATEGORIES.find((c) => c.slug === slug);
-        return { slug, name: fromFile?.name, defaultTeam: fromFile?.default_team, fallbackName: fallback?.name ?? slug };
+        return {
+          slug,
+          name: fromFile?.name,
+          defaultTeam: fromFile?.default_team,
+          fallbackName: fallback?.name ?? slug,
+        };
       });
-      const categories = mergeBy(existing?.categories ?? [], categoryInputs, (c) => c.slug, (c, old) => ({
-        id: old?.id ?? next('category'),
-        slug: c.slug,
-        name: c.name ?? old?.name ?? c.fallbackName,
-        defaultTeamId:
-          c.defaultTeam === undefined ? (old?.defaultTeamId ?? null) : c.defaultTeam === null ? null : teamId(c.defaultTeam),
-      }));
+      const categories = mergeBy(
+        existing?.categories ?? [],
+        categoryInputs,
+        (c) => c.slug,
+        (c, old) => ({
+          id: old?.id ?? next('category'),
+          slug: c.slug,
+          name: c.name ?? old?.name ?? c.fallbackName,
+          defaultTeamId:
+            c.defaultTeam === undefined
+              ? (old?.defaultTeamId ?? null)
+              : c.defaultTeam === null
+                ? null
+                : teamId(c.defaultTeam),
+        }),
+      );
 
       const pipelines = mergePipelines(existing?.pipelines ?? [], filePipelines, next);
 
@@ -216,7 +258,9 @@ function planApply(file: AccountFile, existing: AccountConfig | undefined, exist
             : file.business_hours === null
               ? null
               : toBusinessHours(file.business_hours),
-        slaPolicies: file.sla_policies ? file.sla_policies.map(toSlaPolicy) : (existing?.account.slaPolicies ?? []),
+        slaPolicies: file.sla_policies
+          ? file.sla_policies.map(toSlaPolicy)
+          : (existing?.account.slaPolicies ?? []),
         createdAt: existing?.account.createdAt ?? timestamp,
         updatedAt: timestamp,
       };
@@ -268,23 +312,28 @@ type PipelineInput = {
 /** Pipelines after the file: matched by name, stages by name within their pipeline, in the file's order. */
 function mergePipelines(old: Pipeline[], input: PipelineInput[], next: (s: Sequence) => number): Pipeline[] {
   const fileDefault = input.find((p) => p.default)?.name.toLowerCase();
-  const merged = mergeBy(old, input, (p) => p.name.toLowerCase(), (p, prior) => {
-    const oldStages = new Map(prior?.stages.map((s) => [s.name.toLowerCase(), s]));
-    const stages: Stage[] = p.stages.map((s, i) => ({
-      id: oldStages.get(s.name.toLowerCase())?.id ?? next('stage'),
-      name: s.name,
-      color: s.color.toUpperCase(),
-      probability: s.probability,
-      position: i + 1,
-    }));
-    return {
-      id: prior?.id ?? next('pipeline'),
-      name: p.name,
-      isDefault: prior?.isDefault ?? false,
-      active: p.active ?? true,
-      stages,
-    };
-  });
+  const merged = mergeBy(
+    old,
+    input,
+    (p) => p.name.toLowerCase(),
+    (p, prior) => {
+      const oldStages = new Map(prior?.stages.map((s) => [s.name.toLowerCase(), s]));
+      const stages: Stage[] = p.stages.map((s, i) => ({
+        id: oldStages.get(s.name.toLowerCase())?.id ?? next('stage'),
+        name: s.name,
+        color: s.color.toUpperCase(),
+        probability: s.probability,
+        position: i + 1,
+      }));
+      return {
+        id: prior?.id ?? next('pipeline'),
+        name: p.name,
+        isDefault: prior?.isDefault ?? false,
+        active: p.active ?? true,
+        stages,
+      };
+    },
+  );
   if (fileDefault !== undefined) {
     for (const p of merged) p.isDefault = p.name.toLowerCase() === fileDefault;
   } else if (!merged.some((p) => p.isDefault)) {
@@ -310,7 +359,11 @@ function mergeBy<Old extends { id: number }, In>(
   return [...result.values()].sort((a, b) => a.id - b.id);
 }
 
-function changedOf(type: ConfigEntity['type'], old: { id: number }[], current: { id: number }[]): ConfigEntity[] {
+function changedOf(
+  type: ConfigEntity['type'],
+  old: { id: number }[],
+  current: { id: number }[],
+): ConfigEntity[] {
   const byId = new Map(old.map((o) => [o.id, o]));
   return current
     .filter((entity) => !isDeepStrictEqual(byId.get(entity.id), entity))

@@ -11,6 +11,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type {
   Account,
   AccountConfig,
@@ -21,13 +22,14 @@ import type {
   Sequence,
   Team,
 } from '#lib/accounts/types.ts';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, tableName } from './client.ts';
 import { chunks, entityOf } from './items.ts';
 import { accountKeys, configKeys, contactKeys } from './keys.ts';
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: accountKeys.account(accountId) }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: accountKeys.account(accountId) }),
+  );
   return Item ? entityOf<Account>(Item) : undefined;
 }
 
@@ -175,7 +177,9 @@ export async function findContactsByEmail(accountId: string, emails: string[]): 
   const unique = [...new Set(emails.map((e) => e.toLowerCase()))];
   const found: Contact[] = [];
   for (const group of chunks(unique, 100)) {
-    let keys: Record<string, unknown>[] | undefined = group.map((email) => contactKeys.byEmail(accountId, email));
+    let keys: Record<string, unknown>[] | undefined = group.map((email) =>
+      contactKeys.byEmail(accountId, email),
+    );
     while (keys && keys.length > 0) {
       const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
         new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: keys, ConsistentRead: true } } }),

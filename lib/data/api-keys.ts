@@ -49,7 +49,9 @@ export async function putApiKey(record: ApiKeyRecord): Promise<void> {
 }
 
 export async function findApiKeyByHash(hash: string): Promise<ApiKeyLookup | undefined> {
-  const { Item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: apiKeyKeys.lookup(hash) }));
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: apiKeyKeys.lookup(hash) }),
+  );
   return Item ? entityOf<ApiKeyLookup>(Item) : undefined;
 }
 
@@ -85,27 +87,21 @@ export async function listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
   return records;
 }
 
-/** Marks both items of a key revoked; the first revocation time is kept if revoked twice. */
+/** Marks both items of a key revoked; revoking an already revoked key keeps its first revocation time. */
 export async function revokeApiKey(record: ApiKeyRecord, at: Timestamp): Promise<Timestamp> {
-  const update = {
-    UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :at)',
-    ExpressionAttributeValues: { ':at': at },
-  };
+  if (record.revokedAt) return record.revokedAt;
+  const update = { UpdateExpression: 'SET revokedAt = :at', ExpressionAttributeValues: { ':at': at } };
   await dynamo.send(
     new TransactWriteCommand({
       TransactItems: [
         { Update: { TableName: tableName(), Key: apiKeyKeys.lookup(record.hash), ...update } },
         {
-          Update: {
-            TableName: tableName(),
-            Key: apiKeyKeys.record(record.accountId, record.id),
-            ...update,
-          },
+          Update: { TableName: tableName(), Key: apiKeyKeys.record(record.accountId, record.id), ...update },
         },
       ],
     }),
   );
-  return record.revokedAt ?? at;
+  return at;
 }
 
 /**

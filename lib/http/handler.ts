@@ -1,14 +1,17 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
-import {
-  AppError,
-  BadRequest,
-  PayloadTooLarge,
-  UnsupportedMediaType,
-} from '#lib/errors.ts';
+import { AppError, BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
 import { logError, logRequest } from './log.ts';
-import { baseUrlOf, callerOf, headerOf, type HttpRequest, type HttpResult, queryOf, requestIdOf } from './request.ts';
+import {
+  baseUrlOf,
+  callerOf,
+  type HttpRequest,
+  type HttpResult,
+  headerOf,
+  queryOf,
+  requestIdOf,
+} from './request.ts';
 import { jsonResponse, serverErrorBody } from './response.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;

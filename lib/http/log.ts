@@ -22,6 +22,13 @@ export function logError(requestId: string, error: unknown): void {
   if (silent()) return;
   const err = error instanceof Error ? error : new Error(String(error));
   console.error(
-    JSON.stringify({ level: 'error', msg: 'unexpected error', requestId, error: err.name, detail: err.message, stack: err.stack }),
+    JSON.stringify({
+      level: 'error',
+      msg: 'unexpected error',
+      requestId,
+      error: err.name,
+      detail: err.message,
+      stack: err.stack,
+    }),
   );
 }

@@ -59,6 +59,8 @@ export function baseUrlOf(event: APIGatewayProxyEvent): string {
   const proto = headerOf(event, 'x-forwarded-proto') ?? 'https';
   const host = headerOf(event, 'host') ?? event.requestContext?.domainName ?? 'localhost';
   const fullPath = event.requestContext?.path ?? event.path;
-  const stagePrefix = fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
+  const stagePrefix = fullPath.endsWith(event.path)
+    ? fullPath.slice(0, fullPath.length - event.path.length)
+    : '';
   return `${proto}://${host}${stagePrefix}`;
 }

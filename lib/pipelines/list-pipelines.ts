@@ -9,7 +9,13 @@ export function presentPipeline(pipeline: Pipeline) {
     is_default: pipeline.isDefault,
     stages: [...pipeline.stages]
       .sort((a, b) => a.position - b.position)
-      .map((s) => ({ id: s.id, name: s.name, color: s.color, probability: s.probability, position: s.position })),
+      .map((s) => ({
+        id: s.id,
+        name: s.name,
+        color: s.color,
+        probability: s.probability,
+        position: s.position,
+      })),
   };
 }
 

@@ -1,0 +1,64 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+/**
+ * Every function's defaults in one place: Node 24 on arm64, one ESM bundle with the AWS SDK inside
+ * (no runtime SDK resolution on cold start), minified with source maps, JSON logs to an explicit log group.
+ */
+export interface DeskpipeFunctionProps {
+  /** Entry file, absolute. */
+  entry: string;
+  /** Repository root: where package-lock.json and tsconfig.json live. */
+  projectRoot: string;
+  memorySize: number;
+  logRetention: RetentionDays;
+  environment?: Record<string, string>;
+}
+
+/** esbuild settings shared by the stack and the cold-start benchmark. */
+export const BUNDLING = {
+  format: OutputFormat.ESM,
+  target: 'node24',
+  minify: true,
+  sourceMap: true,
+  mainFields: ['module', 'main'],
+  externalModules: [] as string[],
+  // Some bundled CommonJS code calls require(); ESM has none unless we make one.
+  banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+};
+
+export class DeskpipeFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: DeskpipeFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    super(scope, id, {
+      entry: props.entry,
+      handler: 'handler',
+      projectRoot: props.projectRoot,
+      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize,
+      timeout: Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      loggingFormat: LoggingFormat.JSON,
+      logGroup,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      bundling: { ...BUNDLING, tsconfig: `${props.projectRoot}/tsconfig.json` },
+    });
+  }
+
+  /** Sets TABLE_NAME and grants access to the table and its indexes together, so neither is forgotten. */
+  bindTable(table: ITableV2, access: 'read' | 'readWrite'): this {
+    this.addEnvironment('TABLE_NAME', table.tableName);
+    if (access === 'read') table.grantReadData(this);
+    else table.grantReadWriteData(this);
+    return this;
+  }
+}

@@ -1,0 +1,147 @@
+import { join } from 'node:path';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AuthorizationType,
+  LambdaIntegration,
+  MockIntegration,
+  PassthroughBehavior,
+  ResponseType,
+  RestApi,
+  TokenAuthorizer,
+} from 'aws-cdk-lib/aws-apigateway';
+import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { authorizerEntry, authorizerTableAccess, methodsOf, paths, routes } from '#functions/routes.ts';
+import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
+import { gatewayAnswers, METHOD_NOT_ALLOWED_BODY, REQUEST_ID_PLACEHOLDER } from './api-contract.ts';
+import type { Stage, StageConfig } from './config.ts';
+import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
+
+export interface DeskpipeStackProps extends StackProps {
+  stage: Stage;
+  config: StageConfig;
+}
+
+const ROOT = join(import.meta.dirname, '..');
+
+const RETENTION: Record<StageConfig['logRetentionDays'], RetentionDays> = {
+  7: RetentionDays.ONE_WEEK,
+  30: RetentionDays.ONE_MONTH,
+  90: RetentionDays.THREE_MONTHS,
+  365: RetentionDays.ONE_YEAR,
+};
+
+/** The whole service for one stage: the table, the authorizer, one function per route, the REST API. */
+export class DeskpipeStack extends Stack {
+  readonly table: TableV2;
+  readonly api: RestApi;
+
+  constructor(scope: Construct, id: string, props: DeskpipeStackProps) {
+    super(scope, id, props);
+    const { config, stage } = props;
+
+    this.table = new TableV2(this, 'Table', {
+      tableName: `deskpipe-${stage}`,
+      partitionKey: { name: tableDeclaration.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: tableDeclaration.sortKey, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      timeToLiveAttribute: tableDeclaration.ttlAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
+      deletionProtection: config.protectData,
+      removalPolicy: config.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      globalSecondaryIndexes: (Object.entries(tableDeclaration.indexes) as [string, IndexDeclaration][]).map(
+        ([indexName, index]) => ({
+          indexName,
+          partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+          sortKey: { name: index.sortKey, type: AttributeType.STRING },
+          projectionType: ProjectionType[index.projection],
+        }),
+      ),
+    });
+
+    const functionDefaults = {
+      projectRoot: ROOT,
+      memorySize: config.memorySize,
+      logRetention: RETENTION[config.logRetentionDays],
+      environment: { STAGE: stage },
+    };
+
+    const authorizerFunction = new DeskpipeFunction(this, 'Authorizer', {
+      ...functionDefaults,
+      entry: join(ROOT, authorizerEntry),
+    }).bindTable(this.table, authorizerTableAccess);
+    const authorizer = new TokenAuthorizer(this, 'ApiKeyAuthorizer', {
+      handler: authorizerFunction,
+      identitySource: 'method.request.header.Authorization',
+      resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
+    });
+
+    this.api = new RestApi(this, 'Api', {
+      restApiName: `deskpipe-${stage}`,
+      deployOptions: {
+        stageName: stage,
+        throttlingRateLimit: config.throttling.rateLimit,
+        throttlingBurstLimit: config.throttling.burstLimit,
+      },
+    });
+
+    // The gateway's own answers, shaped like the handlers' errors (infra/api-contract.ts).
+    for (const [type, answer] of Object.entries(gatewayAnswers)) {
+      this.api.addGatewayResponse(`Response${type}`, {
+        type: ResponseType.of(type),
+        statusCode: String(answer.statusCode),
+        responseHeaders: {
+          'Content-Type': "'application/json'",
+          'X-Request-Id': 'context.requestId',
+        },
+        templates: { 'application/json': gatewayTemplate(answer.body) },
+      });
+    }
+
+    for (const route of routes) {
+      const fn = new DeskpipeFunction(this, route.name, {
+        ...functionDefaults,
+        entry: join(ROOT, route.entry),
+      }).bindTable(this.table, route.tableAccess);
+      this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn), {
+        ...(route.auth ? { authorizer, authorizationType: AuthorizationType.CUSTOM } : {}),
+      });
+    }
+
+    // A known path with a method it does not serve: 405 with Allow, before any authorizer, as locally.
+    for (const path of paths) {
+      this.api.root.resourceForPath(path).addMethod('ANY', methodNotAllowed(methodsOf(path).join(', ')), {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [
+          { statusCode: '405', responseParameters: { 'method.response.header.Allow': true } },
+        ],
+      });
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+  }
+}
+
+/** A mapping template that renders a body, with $context.requestId filled in by API Gateway. */
+function gatewayTemplate(body: Record<string, string>): string {
+  const json = JSON.stringify(body);
+  return json.replace(JSON.stringify(REQUEST_ID_PLACEHOLDER), '"$context.requestId"');
+}
+
+function methodNotAllowed(allow: string): MockIntegration {
+  return new MockIntegration({
+    passthroughBehavior: PassthroughBehavior.NEVER,
+    requestTemplates: { 'application/json': '{"statusCode": 405}' },
+    integrationResponses: [
+      {
+        statusCode: '405',
+        responseParameters: { 'method.response.header.Allow': `'${allow}'` },
+        responseTemplates: {
+          'application/json': `#set($context.responseOverride.header.X-Request-Id = $context.requestId)\n${JSON.stringify(METHOD_NOT_ALLOWED_BODY)}`,
+        },
+      },
+    ],
+  });
+}

@@ -1,0 +1,95 @@
+import * as v from 'valibot';
+import { type FieldErrors, ValidationFailed } from './errors.ts';
+
+/**
+ * Request validation with Laravel's messages and the request's own field names (decisions.md). Schemas are
+ * built from these helpers, which carry the message of each rule; parseInput turns valibot's issues into
+ * the 422 body. Strings are trimmed and an empty string counts as absent, as in Laravel.
+ */
+
+/** "requester_email" → "requester email", as Laravel names attributes in messages. */
+export const attribute = (field: string) => field.replaceAll('_', ' ');
+
+const blankToUndefined = (value: unknown) =>
+  typeof value === 'string' && value.trim() === ''
+    ? undefined
+    : typeof value === 'string'
+      ? value.trim()
+      : value;
+
+const required = (field: string) => `The ${attribute(field)} field is required.`;
+const mustBeString = (field: string) => `The ${attribute(field)} field must be a string.`;
+const tooLong = (field: string, max: number) =>
+  `The ${attribute(field)} field must not be greater than ${max} characters.`;
+
+const present = (field: string) => v.check((x: unknown) => x !== undefined && x !== null, required(field));
+const nullToUndefined = <T>(x: T | null | undefined): T | undefined => (x === null ? undefined : x);
+
+function stringRules(field: string, max: number) {
+  return v.pipe(v.string(mustBeString(field)), v.maxLength(max, tooLong(field, max)));
+}
+
+/**
+ * A required field. A missing key is given the value null (valibot's object schema would otherwise report
+ * the key itself), so that the field's own "is required" message is the one reported.
+ */
+function requiredField<TSchema extends v.GenericSchema>(field: string, rules: TSchema) {
+  return v.optional(v.pipe(v.unknown(), v.transform(blankToUndefined), present(field), rules), null);
+}
+
+/** An optional field: missing, null and '' all come out as undefined. */
+function optionalField<TSchema extends v.GenericSchema>(rules: TSchema) {
+  return v.optional(
+    v.pipe(
+      v.unknown(),
+      v.transform(blankToUndefined),
+      v.optional(v.nullable(rules)),
+      v.transform(nullToUndefined),
+    ),
+  );
+}
+
+/** A required string field: trimmed, and '' counts as missing. */
+export function requiredText(field: string, max: number) {
+  return requiredField(field, stringRules(field, max));
+}
+
+/** An optional string field: trimmed; '' and null come out as undefined. */
+export function optionalText(field: string, max: number) {
+  return optionalField(stringRules(field, max));
+}
+
+function emailRules(field: string) {
+  return v.pipe(
+    stringRules(field, 254),
+    v.email(`The ${attribute(field)} field must be a valid email address.`),
+  );
+}
+
+/** A required e-mail address, at most 254 characters. */
+export function requiredEmail(field: string) {
+  return requiredField(field, emailRules(field));
+}
+
+/** One of a fixed list of values ("The selected priority is invalid."). */
+export function oneOf<const T extends readonly string[]>(field: string, values: T) {
+  return optionalField(v.picklist(values, `The selected ${attribute(field)} is invalid.`));
+}
+
+/** Runs a schema; on failure throws ValidationFailed with every field's messages under the request's names. */
+export function parseInput<TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  input: unknown,
+): v.InferOutput<TSchema> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const errors: FieldErrors = {};
+  for (const issue of result.issues) {
+    const path = v.getDotPath(issue) ?? '_';
+    const messages = errors[path] ?? [];
+    if (!messages.includes(issue.message)) errors[path] = [...messages, issue.message];
+  }
+  throw new ValidationFailed(errors);
+}
+
+export { v };

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand } from '#infra/admin/commands.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { startGateway } from '#test/support/http.ts';
+
+type Gateway = Awaited<ReturnType<typeof startGateway>>;
+
+describe('local gateway over HTTP', () => {
+  let gateway: Gateway;
+  let account: Awaited<ReturnType<typeof createTestAccount>>;
+  beforeAll(async () => {
+    gateway = await startGateway(0);
+    account = await createTestAccount();
+  });
+  afterAll(() => gateway.close());
+
+  it('serves GET /api/pipelines with a valid key', async () => {
+    const response = await gateway.call('GET', '/api/pipelines', { key: account.apiKey });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.body.data[0]).toMatchObject({ name: 'Sales', is_default: true });
+  });
+
+  it('echoes a client X-Request-Id', async () => {
+    const response = await gateway.call('GET', '/api/pipelines', {
+      key: account.apiKey,
+      headers: { 'X-Request-Id': 'trace-123' },
+    });
+    expect(response.headers.get('x-request-id')).toBe('trace-123');
+  });
+
+  it('answers 401 without a key, with a bad key, and with a malformed header', async () => {
+    for (const headers of [
+      {},
+      { Authorization: 'Bearer dpk_nope' },
+      { Authorization: 'Token abc' },
+    ] as Record<string, string>[]) {
+      const response = await gateway.call('GET', '/api/pipelines', { headers });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual({ message: 'Unauthenticated.' });
+      expect(response.headers.get('x-request-id')).toBeTruthy();
+    }
+  });
+
+  it('answers 403 to an account on the Startup plan', async () => {
+    const startup = await createTestAccount({ plan: 'startup' });
+    const response = await gateway.call('GET', '/api/pipelines', { key: startup.apiKey });
+    expect(response.status).toBe(403);
+    expect(response.body.message).toMatch(/Pro and Enterprise/);
+  });
+
+  it('answers 401 to a revoked key', async () => {
+    const other = await createTestAccount();
+    expect((await gateway.call('GET', '/api/pipelines', { key: other.apiKey })).status).toBe(200);
+    const { keys } = (await runCommand(['keys', 'list', other.slug])) as { keys: { id: string }[] };
+    await runCommand(['keys', 'revoke', keys[0]?.id ?? '']);
+    const response = await gateway.call('GET', '/api/pipelines', { key: other.apiKey });
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ message: 'Unauthenticated.' });
+  });
+
+  it('answers 404 JSON to an unknown route, before any authentication', async () => {
+    const response = await gateway.call('GET', '/api/nope');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ message: 'Not found.' });
+  });
+
+  it('answers 405 JSON with Allow to a wrong method on a known path', async () => {
+    const response = await gateway.call('DELETE', '/api/pipelines', { key: account.apiKey });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.body.message).toBeTruthy();
+  });
+
+  it('answers 413 to a body over the gateway limit without reading it all', async () => {
+    const response = await gateway.call('DELETE', '/api/pipelines', {
+      key: account.apiKey,
+      body: 'x'.repeat(10 * 1024 * 1024 + 1),
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expect(response.status).toBe(413);
+    expect(response.body.message).toMatch(/1 MiB/);
+  });
+});
+
+describe('authorizer caching in the local gateway', () => {
+  it('keeps answering from the cache for the TTL, as API Gateway does, and not when TTL is 0', async () => {
+    const cached = await startGateway(60);
+    const uncached = await startGateway(0);
+    try {
+      const account = await createTestAccount();
+      expect((await cached.call('GET', '/api/pipelines', { key: account.apiKey })).status).toBe(200);
+      expect((await uncached.call('GET', '/api/pipelines', { key: account.apiKey })).status).toBe(200);
+      const { keys } = (await runCommand(['keys', 'list', account.slug])) as { keys: { id: string }[] };
+      await runCommand(['keys', 'revoke', keys[0]?.id ?? '']);
+      // Within the TTL a revoked key still passes a caching gateway (bounded by the TTL, at most 60 s).
+      expect((await cached.call('GET', '/api/pipelines', { key: account.apiKey })).status).toBe(200);
+      expect((await uncached.call('GET', '/api/pipelines', { key: account.apiKey })).status).toBe(401);
+    } finally {
+      await cached.close();
+      await uncached.close();
+    }
+  });
+});

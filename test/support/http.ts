@@ -1,0 +1,39 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ROOT } from '#infra/local/environment.ts';
+import { LocalGateway } from '#infra/local/gateway.ts';
+
+/** The local gateway on a free port, as `npm start` runs it, for tests over real HTTP. */
+export async function startGateway(authCacheTtlSeconds = 0) {
+  const gateway = new LocalGateway({ authCacheTtlSeconds, root: ROOT });
+  await gateway.warm();
+  const server: Server = await gateway.listen(0);
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function call(
+    method: string,
+    path: string,
+    options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key) headers.Authorization = `Bearer ${options.key}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  return {
+    baseUrl,
+    call,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

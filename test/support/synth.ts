@@ -1,0 +1,39 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { RouteDefinition } from '#functions/routes.ts';
+import { type Stage, stageConfigs } from '#infra/config.ts';
+import { DeskpipeStack } from '#infra/stack.ts';
+
+/** Synthesizes one stage's stack with bundling skipped (the context key CDK reads for that). */
+export function synthStage(stage: Stage) {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new DeskpipeStack(app, `deskpipe-${stage}`, { stage, config: stageConfigs[stage] });
+  return { stack, template: Template.fromStack(stack) };
+}
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+/** "METHOD /path" of every API method that invokes a Lambda function, read off a synthesized template. */
+export function lambdaRoutesOf(template: Template): string[] {
+  const resources = template.toJSON().Resources as Resources;
+  const pathOf = (resourceRef: unknown): string => {
+    const id = (resourceRef as { Ref?: string }).Ref;
+    const resource = id ? resources[id] : undefined;
+    if (resource?.Type !== 'AWS::ApiGateway::Resource') return '';
+    return `${pathOf(resource.Properties.ParentId)}/${String(resource.Properties.PathPart)}`;
+  };
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::ApiGateway::Method')
+    .filter((r) => (r.Properties.Integration as { Type?: string } | undefined)?.Type === 'AWS_PROXY')
+    .map((r) => `${String(r.Properties.HttpMethod)} ${pathOf(r.Properties.ResourceId)}`)
+    .sort();
+}
+
+/** Routes of the table that the synthesized API lacks, and API routes the table lacks. */
+export function routeDrift(table: readonly RouteDefinition[], deployed: string[]) {
+  const declared = table.map((r) => `${r.method} ${r.path}`).sort();
+  return {
+    missingFromStack: declared.filter((r) => !deployed.includes(r)),
+    missingFromTable: deployed.filter((r) => !declared.includes(r)),
+  };
+}

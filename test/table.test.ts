@@ -1,0 +1,63 @@
+import { DescribeTableCommand, type DescribeTableCommandOutput } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { localClient } from '#infra/local/dynamodb-local.ts';
+import { table } from '#lib/data/table.ts';
+import { synthStage } from '#test/support/synth.ts';
+
+/** The key schema and indexes of the declaration, in one comparable shape. */
+type Shape = { keys: string[]; indexes: Record<string, { keys: string[]; projection: string }> };
+
+const declared: Shape = {
+  keys: [table.partitionKey, table.sortKey],
+  indexes: Object.fromEntries(
+    Object.entries(table.indexes).map(([name, index]) => [
+      name,
+      { keys: [index.partitionKey, index.sortKey], projection: index.projection },
+    ]),
+  ),
+};
+
+type KeyElement = { AttributeName?: string; KeyType?: string };
+const keyNames = (schema: KeyElement[] | undefined) =>
+  [...(schema ?? [])].sort((a) => (a.KeyType === 'HASH' ? -1 : 1)).map((k) => k.AttributeName ?? '');
+
+function shapeOf(description: {
+  KeySchema?: KeyElement[];
+  GlobalSecondaryIndexes?: {
+    IndexName?: string;
+    KeySchema?: KeyElement[];
+    Projection?: { ProjectionType?: string };
+  }[];
+}): Shape {
+  return {
+    keys: keyNames(description.KeySchema),
+    indexes: Object.fromEntries(
+      (description.GlobalSecondaryIndexes ?? []).map((i) => [
+        i.IndexName ?? '',
+        { keys: keyNames(i.KeySchema), projection: i.Projection?.ProjectionType ?? '' },
+      ]),
+    ),
+  };
+}
+
+describe('one table declaration', () => {
+  it('the table in DynamoDB Local (built by the local bootstrap) matches the declaration', async () => {
+    const client = localClient(process.env.DYNAMODB_ENDPOINT ?? '');
+    const { Table }: DescribeTableCommandOutput = await client.send(
+      new DescribeTableCommand({ TableName: process.env.TABLE_NAME }),
+    );
+    client.destroy();
+    expect(shapeOf(Table ?? {})).toEqual(declared);
+  });
+
+  it.each(['dev', 'prod'] as const)('the %s stack table matches the declaration', (stage) => {
+    const resources = synthStage(stage).template.findResources('AWS::DynamoDB::GlobalTable');
+    const [tableResource] = Object.values(resources) as { Properties: Parameters<typeof shapeOf>[0] }[];
+    expect(shapeOf(tableResource?.Properties ?? {})).toEqual(declared);
+  });
+
+  it('the comparison notices a missing index', () => {
+    const altered = { ...declared, indexes: {} };
+    expect(altered).not.toEqual(declared);
+  });
+});
