@@ -30,6 +30,22 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     tableAccess: 'read',
   },
+  {
+    name: 'createTicket',
+    method: 'POST',
+    path: '/api/tickets',
+    entry: 'functions/tickets-create.ts',
+    auth: true,
+    tableAccess: 'readWrite',
+  },
+  {
+    name: 'listTickets',
+    method: 'GET',
+    path: '/api/tickets',
+    entry: 'functions/tickets-list.ts',
+    auth: true,
+    tableAccess: 'read',
+  },
 ];
 
 /** Methods served on a path, for the 405 answer's Allow header. */

@@ -173,6 +173,17 @@ export async function putConfigEntities(accountId: string, entities: ConfigEntit
   await batchPut(entities.map((entity) => configItem(accountId, entity)));
 }
 
+export async function findContactByEmail(accountId: string, email: string): Promise<Contact | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: contactKeys.byEmail(accountId, email),
+      ConsistentRead: true,
+    }),
+  );
+  return Item ? entityOf<Contact>(Item) : undefined;
+}
+
 export async function findContactsByEmail(accountId: string, emails: string[]): Promise<Contact[]> {
   const unique = [...new Set(emails.map((e) => e.toLowerCase()))];
   const found: Contact[] = [];

@@ -50,3 +50,41 @@ export const contactKeys = {
     sk: 'CONTACT',
   }),
 };
+
+/**
+ * Tickets. A ticket's sort key is its order key: creation time in epoch microseconds then its number, both
+ * zero-padded, so a descending Query is newest first with the reference breaking ties.
+ * Every list dimension (all, status, priority, assignee, requester e-mail, custom field value) has a
+ * posting partition of small items keyed by order key, and a counter. See docs/data-model.md.
+ */
+export const ticketKeys = {
+  orderKey: (createdMicros: number, number: number) =>
+    `${String(createdMicros).padStart(17, '0')}#${String(number).padStart(10, '0')}`,
+  orderKeyLength: 28,
+  ticket: (accountId: string, orderKey: string) => ({ pk: `TICKETS#${accountId}`, sk: orderKey }),
+  /** Counters of the bounded dimensions, and open work per agent (least-busy). */
+  stats: (accountId: string) => ({ pk: `TICKET_STATS#${accountId}`, sk: 'STATS' }),
+  postingPartition: (accountId: string, dimension: string) => `TICKET_INDEX#${accountId}#${dimension}`,
+  posting: (accountId: string, dimension: string, orderKey: string) => ({
+    pk: `TICKET_INDEX#${accountId}#${dimension}`,
+    sk: orderKey,
+  }),
+  /** Counter of an unbounded dimension (e-mail, custom field value), in its posting partition. */
+  counter: (accountId: string, dimension: string) => ({
+    pk: `TICKET_INDEX#${accountId}#${dimension}`,
+    sk: '#COUNT',
+  }),
+  /** Lowest possible order key: postings sort above the `#COUNT` item. */
+  firstOrderKey: '0',
+  termsPartition: (accountId: string) => `TICKET_TERMS#${accountId}`,
+  prefixTerm: (accountId: string, term: string, orderKey: string) => ({
+    pk: `TICKET_TERMS#${accountId}`,
+    sk: `p#${term}#${orderKey}`,
+  }),
+  prefixTermQuery: (term: string) => `p#${term}`,
+  numberTerm: (accountId: string, number: string, orderKey: string) => ({
+    pk: `TICKET_TERMS#${accountId}`,
+    sk: `n#${number}#${orderKey}`,
+  }),
+  numberTermQuery: (number: string) => `n#${number}#`,
+};

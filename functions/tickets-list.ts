@@ -1,0 +1,9 @@
+import { httpHandler } from '#lib/http/handler.ts';
+import { parseListQuery } from '#lib/tickets/list-query.ts';
+import { listTickets } from '#lib/tickets/list-tickets.ts';
+
+/** GET /api/tickets: filtered, searched, paginated, newest first. */
+export const handler = httpHandler({ route: 'listTickets' }, async (request, caller) => ({
+  statusCode: 200,
+  body: await listTickets(caller.accountId, parseListQuery(request.query), request.baseUrl),
+}));

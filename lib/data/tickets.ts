@@ -1,0 +1,302 @@
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { dimensionsOf, isStatsDimension, type Ticket } from '#lib/tickets/types.ts';
+import { dynamo, tableName } from './client.ts';
+import { chunks, entityOf } from './items.ts';
+import { accountKeys, ticketKeys } from './keys.ts';
+
+/** DynamoDB's limit on the actions of one transaction. */
+export const MAX_TRANSACTION_ITEMS = 100;
+
+export interface TicketStats {
+  /** Exact ticket counts of the bounded dimensions (`all`, `status#open`, `priority#high`, `assignee#3`). */
+  counts: Record<string, number>;
+  /** Open, pending and in-progress tickets per agent id. */
+  busy: Record<string, number>;
+}
+
+const COUNT_PREFIX = 'n:';
+const BUSY_PREFIX = 'busy:';
+
+function statsOf(item: Record<string, unknown> | undefined): TicketStats {
+  const stats: TicketStats = { counts: {}, busy: {} };
+  for (const [name, value] of Object.entries(item ?? {})) {
+    if (name.startsWith(COUNT_PREFIX)) stats.counts[name.slice(COUNT_PREFIX.length)] = value as number;
+    if (name.startsWith(BUSY_PREFIX)) stats.busy[name.slice(BUSY_PREFIX.length)] = value as number;
+  }
+  return stats;
+}
+
+/**
+ * Takes the next ticket number and, for round-robin, the next cursor of the candidate set, in one update.
+ * A number is never handed out twice; one is lost only when the create fails after taking it.
+ */
+export async function reserveTicketNumber(accountId: string, roundRobinSet?: string) {
+  const { Attributes } = await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: accountKeys.sequences(accountId),
+      UpdateExpression: roundRobinSet ? 'ADD ticket :one, #rr :one' : 'ADD ticket :one',
+      ...(roundRobinSet ? { ExpressionAttributeNames: { '#rr': `rr:${roundRobinSet}` } } : {}),
+      ExpressionAttributeValues: { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return {
+    number: Attributes?.ticket as number,
+    cursor: roundRobinSet ? (Attributes?.[`rr:${roundRobinSet}`] as number) : 0,
+  };
+}
+
+export async function getTicketStats(accountId: string): Promise<TicketStats> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: ticketKeys.stats(accountId), ConsistentRead: true }),
+  );
+  return statsOf(Item);
+}
+
+/** Exact counts of any dimensions: the stats item and the counters of unbounded ones, in one BatchGet. */
+export async function getDimensionCounts(
+  accountId: string,
+  dimensions: string[],
+): Promise<Record<string, number>> {
+  const unbounded = [...new Set(dimensions.filter((d) => !isStatsDimension(d)))];
+  const keys = [ticketKeys.stats(accountId), ...unbounded.map((d) => ticketKeys.counter(accountId, d))];
+  const items = await batchGet(keys);
+  const counts: Record<string, number> = {};
+  const stats = statsOf(items.find((i) => i.sk === ticketKeys.stats(accountId).sk));
+  for (const d of dimensions) {
+    if (isStatsDimension(d)) counts[d] = stats.counts[d] ?? 0;
+  }
+  for (const d of unbounded) {
+    const key = ticketKeys.counter(accountId, d);
+    counts[d] = (items.find((i) => i.pk === key.pk && i.sk === key.sk)?.n as number | undefined) ?? 0;
+  }
+  return counts;
+}
+
+/** The least-busy guarantee, checked in the create transaction: the chosen agent is still the least busy. */
+export interface BusyCondition {
+  chosen: number;
+  seen: Record<string, number>;
+  candidates: number[];
+}
+
+export interface TicketWrite {
+  accountId: string;
+  ticket: Ticket;
+  orderKey: string;
+  terms: { prefixes: string[]; number: string };
+  busyCondition?: BusyCondition;
+}
+
+/**
+ * Writes a ticket, its postings, its search terms and every counter in one transaction, so a list's total
+ * and its pages never disagree, and nothing of a failed create remains.
+ */
+export async function insertTicket(write: TicketWrite): Promise<void> {
+  const { accountId, ticket, orderKey } = write;
+  const table = tableName();
+  const dims = dimensionsOf(ticket);
+
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':one': 1 };
+  const adds: string[] = [];
+  dims.filter(isStatsDimension).forEach((d, i) => {
+    names[`#c${i}`] = `${COUNT_PREFIX}${d}`;
+    adds.push(`#c${i} :one`);
+  });
+  if (ticket.assignee && ['open', 'pending', 'in_progress'].includes(ticket.status)) {
+    names['#busy'] = `${BUSY_PREFIX}${ticket.assignee.id}`;
+    adds.push('#busy :one');
+  }
+  let condition: string | undefined;
+  if (write.busyCondition) {
+    // Still the least busy at commit time: the chosen agent's count is the one seen, agents with a lower id
+    // are busier, agents with a higher id at least as busy. A missing counter is zero.
+    const { chosen, seen, candidates } = write.busyCondition;
+    const seenCount = seen[chosen] ?? 0;
+    values[':seen'] = seenCount;
+    condition = candidates
+      .map((id) => {
+        names[`#b${id}`] = `${BUSY_PREFIX}${id}`;
+        const op = id === chosen ? '=' : id < chosen ? '>' : '>=';
+        const zeroHolds = op === '>' ? false : seenCount === 0;
+        return `(${zeroHolds ? `attribute_not_exists(#b${id}) OR ` : ''}#b${id} ${op} :seen)`;
+      })
+      .join(' AND ');
+  }
+
+  type Action = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+  const posting = (d: string): Action => ({
+    Put: {
+      TableName: table,
+      Item: { ...ticketKeys.posting(accountId, d, orderKey), type: 'ticket_posting' },
+    },
+  });
+  const counter = (d: string): Action => ({
+    Update: {
+      TableName: table,
+      Key: ticketKeys.counter(accountId, d),
+      UpdateExpression: 'ADD n :one',
+      ExpressionAttributeValues: { ':one': 1 },
+    },
+  });
+  const term = (key: Record<string, string>): Action => ({
+    Put: { TableName: table, Item: { ...key, type: 'ticket_term' } },
+  });
+
+  // What must be atomic with the ticket: the ticket, every bounded counter and posting, the requester and
+  // reference terms. Each unbounded dimension is a unit of posting + counter (a total never disagrees with
+  // its pages). Units fill the first transaction; a ticket with very many custom fields or subject words
+  // spills the rest into follow-up transactions (docs/data-model.md).
+  const core: Action[] = [
+    {
+      Put: {
+        TableName: table,
+        Item: { ...ticketKeys.ticket(accountId, orderKey), type: 'ticket', ...ticket },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Update: {
+        TableName: table,
+        Key: ticketKeys.stats(accountId),
+        UpdateExpression: `ADD ${adds.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ...(condition ? { ConditionExpression: condition } : {}),
+      },
+    },
+    ...dims.filter(isStatsDimension).map(posting),
+    term(ticketKeys.numberTerm(accountId, write.terms.number, orderKey)),
+  ];
+  const units: Action[][] = [
+    ...dims.filter((d) => !isStatsDimension(d)).map((d) => [posting(d), counter(d)]),
+    ...write.terms.prefixes.map((t) => [term(ticketKeys.prefixTerm(accountId, t, orderKey))]),
+  ];
+  const transactions: Action[][] = [core];
+  for (const unit of units) {
+    const last = transactions[transactions.length - 1] as Action[];
+    if (last.length + unit.length <= MAX_TRANSACTION_ITEMS) last.push(...unit);
+    else transactions.push([...unit]);
+  }
+  const [first, ...followUps] = transactions;
+  await dynamo.send(new TransactWriteCommand({ TransactItems: first }));
+  // The ticket exists now: follow-ups must land, not restart the create.
+  for (const items of followUps) {
+    await withConflictRetries(() => dynamo.send(new TransactWriteCommand({ TransactItems: items })));
+  }
+}
+
+/** True for a transaction cancelled only because a concurrent one touched the same item. */
+export function isTransactionConflict(error: unknown): boolean {
+  const e = error as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (e.name === 'TransactionConflictException') return true;
+  return (
+    e.name === 'TransactionCanceledException' &&
+    (e.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict')
+  );
+}
+
+async function withConflictRetries<T>(send: () => Promise<T>, attempts = 25): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      if (!isTransactionConflict(error) || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+    }
+  }
+}
+
+/**
+ * Order keys of a dimension, newest first. With `limit`, one page of at most that many (a deep page reads
+ * its skipped keys too, but only these small key items); without, all of them.
+ */
+export async function queryPostings(accountId: string, dim: string, limit?: number): Promise<string[]> {
+  const keys: string[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk >= :first',
+        ExpressionAttributeValues: {
+          ':pk': ticketKeys.postingPartition(accountId, dim),
+          ':first': ticketKeys.firstOrderKey,
+        },
+        ProjectionExpression: 'sk',
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+        ...(limit !== undefined ? { Limit: limit - keys.length } : {}),
+      }),
+    );
+    for (const item of page.Items ?? []) keys.push(item.sk as string);
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && (limit === undefined || keys.length < limit));
+  return keys;
+}
+
+/** Order keys of the tickets a search word matches: prefix terms, and the bare number when it is one. */
+export async function queryTerm(accountId: string, word: string): Promise<Set<string>> {
+  const prefixes = [ticketKeys.prefixTermQuery(word)];
+  if (/^\d+$/.test(word)) prefixes.push(ticketKeys.numberTermQuery(String(Number(word))));
+  const found = new Set<string>();
+  await Promise.all(
+    prefixes.map(async (prefix) => {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page: QueryCommandOutput = await dynamo.send(
+          new QueryCommand({
+            TableName: tableName(),
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': ticketKeys.termsPartition(accountId), ':prefix': prefix },
+            ProjectionExpression: 'sk',
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of page.Items ?? []) {
+          const sk = item.sk as string;
+          found.add(sk.slice(sk.length - ticketKeys.orderKeyLength));
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+    }),
+  );
+  return found;
+}
+
+/** Tickets by order key, in the order asked (BatchGet in parallel chunks of 100, strongly consistent). */
+export async function getTickets(accountId: string, orderKeys: string[]): Promise<Ticket[]> {
+  const items = await batchGet(orderKeys.map((k) => ticketKeys.ticket(accountId, k)));
+  const byKey = new Map(items.map((item) => [item.sk as string, entityOf<Ticket>(item)]));
+  return orderKeys.map((k) => byKey.get(k)).filter((t): t is Ticket => t !== undefined);
+}
+
+async function batchGet(keys: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const groups = await Promise.all(
+    chunks(keys, 100).map(async (group) => {
+      const found: Record<string, unknown>[] = [];
+      let pending: Record<string, unknown>[] | undefined = group;
+      while (pending && pending.length > 0) {
+        const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
+          new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        found.push(...(Responses?.[tableName()] ?? []));
+        pending = UnprocessedKeys?.[tableName()]?.Keys;
+      }
+      return found;
+    }),
+  );
+  return groups.flat();
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { Account, AccountConfig, Agent, Category } from '#lib/accounts/types.ts';
+import { findContactByEmail } from '#lib/data/accounts.ts';
+import { ticketKeys } from '#lib/data/keys.ts';
+import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
+import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { parseInput } from '#lib/validation.ts';
+import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
+import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
+import { ticketTerms } from './search-terms.ts';
+import { dueAt, matchPolicy } from './sla.ts';
+import type { Ticket } from './types.ts';
+
+/** How often a create retries when a concurrent create changed what it decided on (least-busy, conflicts). */
+const MAX_ATTEMPTS = 25;
+
+/**
+ * POST /api/tickets. Round trips once the account's configuration is cached: (1) the ticket number and the
+ * round-robin cursor in one update, in parallel with the requester's contact (and, for least-busy, the agents'
+ * open work); (2) one transaction writing the ticket, its postings, terms and counters. Every check that can
+ * reject the request runs before (1), so a rejected request writes nothing.
+ */
+export async function createTicket(accountId: string, body: unknown): Promise<Ticket> {
+  const input = parseInput(CreateTicketSchema, body);
+  const config = await getAccountConfig(accountId);
+  if (!config) throw new NotFound();
+  const { account } = config;
+  const category = resolveCategory(config, input);
+  const priority = input.priority ?? account.defaultPriority;
+  const teamId = category?.defaultTeamId ?? null;
+  const team = teamId === null ? null : (config.teams.find((t) => t.id === teamId) ?? null);
+  const assignment = account.autoAssignment;
+  const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
+  const method = candidates.length > 0 ? assignment.method : undefined;
+
+  const [{ number, cursor }, contact, stats] = await Promise.all([
+    reserveTicketNumber(accountId, method === 'round_robin' ? candidateSetName(candidates) : undefined),
+    findContactByEmail(accountId, input.requester_email),
+    method === 'least_busy' ? getTicketStats(accountId) : undefined,
+  ]);
+
+  let busy = stats?.busy;
+  for (let attempt = 1; ; attempt++) {
+    let assignee: Agent | undefined;
+    let busyCondition: BusyCondition | undefined;
+    if (method === 'round_robin') assignee = roundRobinPick(candidates, cursor);
+    else if (method === 'random') assignee = randomPick(candidates);
+    else if (method === 'least_busy' && busy) {
+      assignee = leastBusyPick(candidates, busy);
+      busyCondition = { chosen: assignee.id, seen: busy, candidates: candidates.map((c) => c.id) };
+    }
+
+    const createdUs = nowMicros();
+    const created = formatTimestamp(createdUs);
+    const due = dueAt(
+      createdUs,
+      matchPolicy(account.slaPolicies, { priority, categorySlug: category?.slug ?? null }),
+      account.businessHours,
+    );
+    const ticket: Ticket = {
+      uuid: randomUUID(),
+      number,
+      reference: formatReference(account, number),
+      subject: input.subject,
+      description: input.description,
+      status: 'open',
+      priority,
+      category: category ? { id: category.id, name: category.name, slug: category.slug } : null,
+      channel: input.channel ?? 'api',
+      requester: {
+        type: 'email',
+        name: input.requester_name ?? (contact ? fullName(contact.firstName, contact.lastName) : null),
+        email: input.requester_email,
+        phone: contact?.phone ?? null,
+        contactId: contact?.id ?? null,
+        clientId: null,
+      },
+      assignee: assignee ? { id: assignee.id, name: assignee.name, email: assignee.email } : null,
+      team: team ? { id: team.id, name: team.name } : null,
+      parentUuid: null,
+      customFields: input.custom_fields ?? {},
+      tags: [],
+      dueAt: due === null ? null : formatTimestamp(due),
+      createdAt: created,
+      updatedAt: created,
+      resolvedAt: null,
+      closedAt: null,
+    };
+    const terms = ticketTerms({
+      subject: ticket.subject,
+      reference: ticket.reference,
+      number,
+      email: ticket.requester.email,
+    });
+    try {
+      await insertTicket({
+        accountId,
+        ticket,
+        orderKey: ticketKeys.orderKey(createdUs, number),
+        terms,
+        busyCondition,
+      });
+      return ticket;
+    } catch (error) {
+      if (!isRetryable(error) || attempt >= MAX_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      if (method === 'least_busy') busy = (await getTicketStats(accountId)).busy;
+    }
+  }
+}
+
+/** A transaction cancelled by a concurrent create (conflict, or a least-busy condition that no longer holds). */
+function isRetryable(error: unknown): boolean {
+  const e = error as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (e.name === 'TransactionConflictException') return true;
+  if (e.name !== 'TransactionCanceledException') return false;
+  return (e.CancellationReasons ?? []).some(
+    (r) => r.Code === 'TransactionConflict' || r.Code === 'ConditionalCheckFailed',
+  );
+}
+
+function resolveCategory(config: AccountConfig, input: CreateTicketInput): Category | undefined {
+  if (input.category_id !== undefined) {
+    const found = config.categories.find((c) => c.id === input.category_id);
+    if (!found) throw ValidationFailed.field('category_id', 'The selected category id is invalid.');
+    return found;
+  }
+  if (input.category_slug !== undefined) {
+    const found = config.categories.find((c) => c.slug === input.category_slug);
+    if (!found) throw ValidationFailed.field('category_slug', 'The selected category slug is invalid.');
+    return found;
+  }
+  return undefined;
+}
+
+/** `<PREFIX>-<NUMBER>`, the number zero-padded to 6 digits and wider once past 999999. */
+export function formatReference(account: Pick<Account, 'ticketPrefix'>, number: number): string {
+  return `${account.ticketPrefix}-${String(number).padStart(6, '0')}`;
+}
+
+export function fullName(first: string, last: string | null): string {
+  return `${first} ${last ?? ''}`.trim();
+}

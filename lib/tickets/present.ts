@@ -1,0 +1,56 @@
+import type { Ticket } from './types.ts';
+
+function common(t: Ticket) {
+  return {
+    uuid: t.uuid,
+    reference: t.reference,
+    subject: t.subject,
+    description: t.description,
+    status: t.status,
+    priority: t.priority,
+    category: t.category ? { name: t.category.name, slug: t.category.slug } : null,
+    channel: t.channel,
+  };
+}
+
+function timestamps(t: Ticket) {
+  return {
+    custom_fields: t.customFields,
+    tags: t.tags,
+    due_at: t.dueAt,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+    resolved_at: t.resolvedAt,
+    closed_at: t.closedAt,
+  };
+}
+
+/** The ticket of a create response: the full requester object and parent_uuid. */
+export function presentCreatedTicket(t: Ticket) {
+  return {
+    ...common(t),
+    requester: {
+      type: t.requester.type,
+      name: t.requester.name,
+      email: t.requester.email,
+      phone: t.requester.phone,
+      contact_id: t.requester.contactId,
+      client_id: t.requester.clientId,
+    },
+    assignee: t.assignee,
+    team: t.team,
+    parent_uuid: t.parentUuid,
+    ...timestamps(t),
+  };
+}
+
+/** A list item: requester reduced to name and e-mail, no parent_uuid. */
+export function presentListedTicket(t: Ticket) {
+  return {
+    ...common(t),
+    requester: { name: t.requester.name, email: t.requester.email },
+    assignee: t.assignee,
+    team: t.team,
+    ...timestamps(t),
+  };
+}

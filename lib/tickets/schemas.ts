@@ -1,0 +1,125 @@
+import { PRIORITIES } from '#lib/accounts/types.ts';
+import { attribute, oneOf, optionalText, requiredEmail, requiredText, v } from '#lib/validation.ts';
+import { CHANNELS, type CustomFieldValue } from './types.ts';
+
+export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
+const MAX_CUSTOM_FIELDS = 50;
+const MAX_CUSTOM_FIELD_STRING = 1024;
+
+const integerId = (field: string) =>
+  v.optional(
+    v.pipe(
+      v.unknown(),
+      v.transform((x) => (typeof x === 'string' && x.trim() === '' ? undefined : x)),
+      v.optional(
+        v.nullable(
+          v.pipe(
+            v.union(
+              [v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/), v.transform(Number))],
+              `The ${attribute(field)} field must be an integer.`,
+            ),
+            v.number(),
+            v.integer(`The ${attribute(field)} field must be an integer.`),
+          ),
+        ),
+      ),
+      v.transform((x) => (x === null ? undefined : x)),
+    ),
+  );
+
+/** custom_fields: an object of at most 50 keys `^[A-Za-z0-9_]{1,64}$`, scalar values, strings ≤ 1,024. */
+const customFields = v.optional(
+  v.pipe(
+    v.unknown(),
+    v.transform((x) => (x === null ? undefined : x)),
+    v.optional(
+      v.pipe(
+        v.unknown(),
+        v.check(
+          (o) => typeof o === 'object' && !Array.isArray(o),
+          'The custom fields field must be an object.',
+        ),
+        v.record(v.string(), v.unknown(), 'The custom fields field must be an object.'),
+        v.check(
+          (o) => Object.keys(o).length <= MAX_CUSTOM_FIELDS,
+          `The custom fields field must not have more than ${MAX_CUSTOM_FIELDS} items.`,
+        ),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          for (const [key, value] of Object.entries(dataset.value)) {
+            const path = [
+              { type: 'object', origin: 'value', input: dataset.value, key, value },
+            ] as unknown as [v.ObjectPathItem];
+            if (!CUSTOM_FIELD_KEY.test(key)) {
+              addIssue({
+                message: `The custom fields.${key} key must be 1 to 64 letters, digits or underscores.`,
+                path,
+              });
+            } else if (!(value === null || ['string', 'number', 'boolean'].includes(typeof value))) {
+              addIssue({
+                message: `The custom fields.${key} field must be a string, number, boolean or null.`,
+                path,
+              });
+            } else if (typeof value === 'number' && !Number.isFinite(value)) {
+              addIssue({ message: `The custom fields.${key} field must be a finite number.`, path });
+            } else if (typeof value === 'string' && value.length > MAX_CUSTOM_FIELD_STRING) {
+              addIssue({
+                message: `The custom fields.${key} field must not be greater than ${MAX_CUSTOM_FIELD_STRING} characters.`,
+                path,
+              });
+            }
+          }
+        }),
+        v.transform((o) => o as Record<string, CustomFieldValue>),
+      ),
+    ),
+  ),
+);
+
+export const CreateTicketSchema = v.pipe(
+  v.object({
+    subject: requiredText('subject', 255),
+    description: requiredText('description', 65_535),
+    requester_email: requiredEmail('requester_email'),
+    requester_name: optionalText('requester_name', 255),
+    priority: oneOf('priority', PRIORITIES),
+    category_id: integerId('category_id'),
+    category_slug: optionalText('category_slug', 255),
+    channel: oneOf('channel', CHANNELS),
+    custom_fields: customFields,
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (
+      dataset.typed &&
+      dataset.value.category_id !== undefined &&
+      dataset.value.category_slug !== undefined
+    ) {
+      addIssue({
+        message: 'The category id field prohibits category slug from being present.',
+        path: [
+          {
+            type: 'object',
+            origin: 'value',
+            input: dataset.value,
+            key: 'category_id',
+            value: dataset.value.category_id,
+          },
+        ],
+      });
+      addIssue({
+        message: 'The category slug field prohibits category id from being present.',
+        path: [
+          {
+            type: 'object',
+            origin: 'value',
+            input: dataset.value,
+            key: 'category_slug',
+            value: dataset.value.category_slug,
+          },
+        ],
+      });
+    }
+  }),
+);
+
+export type CreateTicketInput = v.InferOutput<typeof CreateTicketSchema>;
