@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { startGateway } from '#test/support/http.ts';
+
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+beforeAll(async () => {
+  gateway = await startGateway(0);
+});
+afterAll(() => gateway.close());
+
+const body = { subject: 'Help', description: 'Please', requester_email: 'c@client.test' };
+const agents = (n: number, extra: Record<string, unknown> = {}) =>
+  Array.from({ length: n }, (_, i) => ({ email: `agent${i + 1}@desk.test`, name: `Agent ${i + 1}`, ...extra }));
+
+async function create(key: string, patch: Record<string, unknown> = {}) {
+  const response = await gateway.call('POST', '/api/tickets', { key, body: { ...body, ...patch } });
+  expect(response.status).toBe(201);
+  return response.body.ticket;
+}
+
+function tally(tickets: { assignee: { id: number } | null }[]) {
+  const counts: Record<number, number> = {};
+  for (const t of tickets) if (t.assignee) counts[t.assignee.id] = (counts[t.assignee.id] ?? 0) + 1;
+  return counts;
+}
+
+describe('automatic assignment', () => {
+  it('leaves tickets unassigned when assignment is disabled', async () => {
+    const account = await createTestAccount({ agents: agents(2) });
+    expect((await create(account.apiKey)).assignee).toBeNull();
+  });
+
+  it('round-robin takes candidates in ascending id order, one per create', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'round_robin' },
+      agents: [...agents(3), { email: 'off@desk.test', name: 'Off', active: false }],
+    });
+    const ids = account.agents.filter((a) => a.active).map((a) => a.id);
+    const assigned: number[] = [];
+    for (let i = 0; i < 7; i++) assigned.push((await create(account.apiKey)).assignee.id);
+    expect(assigned).toEqual([ids[0], ids[1], ids[2], ids[0], ids[1], ids[2], ids[0]]);
+    const first = await create(account.apiKey);
+    expect(first.assignee).toEqual({ id: ids[1], name: 'Agent 2', email: 'agent2@desk.test' });
+  });
+
+  it('round-robin stays fair under concurrency: 30 creates over 3 agents give 10 each', async () => {
+    const account = await createTestAccount({ auto_assignment: { enabled: true, method: 'round_robin' }, agents: agents(3) });
+    const tickets = await Promise.all(Array.from({ length: 30 }, () => create(account.apiKey)));
+    expect(Object.values(tally(tickets))).toEqual([10, 10, 10]);
+  });
+
+  it('least-busy: 20 concurrent creates over 4 idle agents give each 5 (±1)', async () => {
+    const account = await createTestAccount({ auto_assignment: { enabled: true, method: 'least_busy' }, agents: agents(4) });
+    const tickets = await Promise.all(Array.from({ length: 20 }, () => create(account.apiKey)));
+    const counts = Object.values(tally(tickets));
+    expect(counts).toHaveLength(4);
+    for (const c of counts) expect(Math.abs(c - 5)).toBeLessThanOrEqual(1);
+  });
+
+  it('least-busy picks the agent with the fewest open tickets, ties to the lowest id', async () => {
+    const account = await createTestAccount({ auto_assignment: { enabled: true, method: 'least_busy' }, agents: agents(3) });
+    const ids = account.agents.map((a) => a.id);
+    const sequence: number[] = [];
+    for (let i = 0; i < 6; i++) sequence.push((await create(account.apiKey)).assignee.id);
+    expect(sequence).toEqual([ids[0], ids[1], ids[2], ids[0], ids[1], ids[2]]);
+  });
+
+  it('random stays among the candidates', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'random' },
+      teams: [{ name: 'Tech' }],
+      agents: [...agents(2, { teams: ['Tech'] }), { email: 'other@desk.test', name: 'Other' }],
+      categories: [{ slug: 'bug', name: 'Bug', default_team: 'Tech' }],
+    });
+    const tech = account.agents.filter((a) => a.team_ids.length > 0).map((a) => a.id);
+    const tickets = await Promise.all(Array.from({ length: 12 }, () => create(account.apiKey, { category_slug: 'bug' })));
+    for (const t of tickets) expect(tech).toContain(t.assignee.id);
+  });
+
+  it('restricts candidates to the team, or all active agents when the team has none active', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'round_robin' },
+      teams: [{ name: 'Billing' }, { name: 'Empty' }],
+      agents: [
+        { email: 'bill@desk.test', name: 'Bill', teams: ['Billing'] },
+        { email: 'gen@desk.test', name: 'Gen' },
+        { email: 'idle@desk.test', name: 'Idle', teams: ['Empty'], active: false },
+      ],
+      categories: [
+        { slug: 'billing', name: 'Billing', default_team: 'Billing' },
+        { slug: 'question', name: 'Question', default_team: 'Empty' },
+      ],
+    });
+    const bill = account.agents.find((a) => a.name === 'Bill')?.id;
+    for (let i = 0; i < 3; i++) {
+      const t = await create(account.apiKey, { category_slug: 'billing' });
+      expect(t.assignee.id).toBe(bill);
+      expect(t.team.name).toBe('Billing');
+    }
+    const fallback = await Promise.all(Array.from({ length: 4 }, () => create(account.apiKey, { category_slug: 'question' })));
+    expect(Object.values(tally(fallback))).toEqual([2, 2]);
+    expect(fallback[0].team.name).toBe('Empty');
+  });
+
+  it('leaves the ticket unassigned when there is no active agent', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'least_busy' },
+      agents: agents(1, { active: false }),
+    });
+    expect((await create(account.apiKey)).assignee).toBeNull();
+  });
+});
