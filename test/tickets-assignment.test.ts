@@ -10,7 +10,11 @@ afterAll(() => gateway.close());
 
 const body = { subject: 'Help', description: 'Please', requester_email: 'c@client.test' };
 const agents = (n: number, extra: Record<string, unknown> = {}) =>
-  Array.from({ length: n }, (_, i) => ({ email: `agent${i + 1}@desk.test`, name: `Agent ${i + 1}`, ...extra }));
+  Array.from({ length: n }, (_, i) => ({
+    email: `agent${i + 1}@desk.test`,
+    name: `Agent ${i + 1}`,
+    ...extra,
+  }));
 
 async function create(key: string, patch: Record<string, unknown> = {}) {
   const response = await gateway.call('POST', '/api/tickets', { key, body: { ...body, ...patch } });
@@ -44,13 +48,19 @@ describe('automatic assignment', () => {
   });
 
   it('round-robin stays fair under concurrency: 30 creates over 3 agents give 10 each', async () => {
-    const account = await createTestAccount({ auto_assignment: { enabled: true, method: 'round_robin' }, agents: agents(3) });
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'round_robin' },
+      agents: agents(3),
+    });
     const tickets = await Promise.all(Array.from({ length: 30 }, () => create(account.apiKey)));
     expect(Object.values(tally(tickets))).toEqual([10, 10, 10]);
   });
 
   it('least-busy: 20 concurrent creates over 4 idle agents give each 5 (±1)', async () => {
-    const account = await createTestAccount({ auto_assignment: { enabled: true, method: 'least_busy' }, agents: agents(4) });
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'least_busy' },
+      agents: agents(4),
+    });
     const tickets = await Promise.all(Array.from({ length: 20 }, () => create(account.apiKey)));
     const counts = Object.values(tally(tickets));
     expect(counts).toHaveLength(4);
@@ -58,7 +68,10 @@ describe('automatic assignment', () => {
   });
 
   it('least-busy picks the agent with the fewest open tickets, ties to the lowest id', async () => {
-    const account = await createTestAccount({ auto_assignment: { enabled: true, method: 'least_busy' }, agents: agents(3) });
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'least_busy' },
+      agents: agents(3),
+    });
     const ids = account.agents.map((a) => a.id);
     const sequence: number[] = [];
     for (let i = 0; i < 6; i++) sequence.push((await create(account.apiKey)).assignee.id);
@@ -73,7 +86,9 @@ describe('automatic assignment', () => {
       categories: [{ slug: 'bug', name: 'Bug', default_team: 'Tech' }],
     });
     const tech = account.agents.filter((a) => a.team_ids.length > 0).map((a) => a.id);
-    const tickets = await Promise.all(Array.from({ length: 12 }, () => create(account.apiKey, { category_slug: 'bug' })));
+    const tickets = await Promise.all(
+      Array.from({ length: 12 }, () => create(account.apiKey, { category_slug: 'bug' })),
+    );
     for (const t of tickets) expect(tech).toContain(t.assignee.id);
   });
 
@@ -97,7 +112,9 @@ describe('automatic assignment', () => {
       expect(t.assignee.id).toBe(bill);
       expect(t.team.name).toBe('Billing');
     }
-    const fallback = await Promise.all(Array.from({ length: 4 }, () => create(account.apiKey, { category_slug: 'question' })));
+    const fallback = await Promise.all(
+      Array.from({ length: 4 }, () => create(account.apiKey, { category_slug: 'question' })),
+    );
     expect(Object.values(tally(fallback))).toEqual([2, 2]);
     expect(fallback[0].team.name).toBe('Empty');
   });

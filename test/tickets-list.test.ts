@@ -23,16 +23,31 @@ describe('GET /api/tickets pagination', () => {
   });
 
   it('pages 37 tickets by 15, newest first, with exact meta and links', async () => {
-    const pages = await Promise.all([1, 2, 3].map((p) => gateway.call('GET', `/api/tickets?page=${p}`, { key: account.apiKey })));
+    const pages = await Promise.all(
+      [1, 2, 3].map((p) => gateway.call('GET', `/api/tickets?page=${p}`, { key: account.apiKey })),
+    );
     const url = `${gateway.baseUrl}/api/tickets`;
     expect(pages.map((p) => p.body.data.length)).toEqual([15, 15, 7]);
     expect(pages[0]?.body.data[0].reference).toBe('TKT-000037');
     expect(pages[2]?.body.data[6].reference).toBe('TKT-000001');
     const references = pages.flatMap((p) => p.body.data.map((t: { reference: string }) => t.reference));
     expect(new Set(references).size).toBe(37);
-    expect(pages[0]?.body.meta).toEqual({ current_page: 1, from: 1, last_page: 3, path: url, per_page: 15, to: 15, total: 37 });
+    expect(pages[0]?.body.meta).toEqual({
+      current_page: 1,
+      from: 1,
+      last_page: 3,
+      path: url,
+      per_page: 15,
+      to: 15,
+      total: 37,
+    });
     expect(pages[2]?.body.meta).toMatchObject({ current_page: 3, from: 31, to: 37 });
-    expect(pages[0]?.body.links).toEqual({ first: `${url}?page=1`, last: `${url}?page=3`, prev: null, next: `${url}?page=2` });
+    expect(pages[0]?.body.links).toEqual({
+      first: `${url}?page=1`,
+      last: `${url}?page=3`,
+      prev: null,
+      next: `${url}?page=2`,
+    });
     expect(pages[2]?.body.links).toMatchObject({ prev: `${url}?page=2`, next: null });
   });
 
@@ -40,21 +55,47 @@ describe('GET /api/tickets pagination', () => {
     const response = await gateway.call('GET', '/api/tickets?page=4', { key: account.apiKey });
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual([]);
-    expect(response.body.meta).toMatchObject({ current_page: 4, from: null, to: null, total: 37, last_page: 3 });
+    expect(response.body.meta).toMatchObject({
+      current_page: 4,
+      from: null,
+      to: null,
+      total: 37,
+      last_page: 3,
+    });
   });
 
   it('shows list items with the reduced requester and no parent_uuid', async () => {
     const response = await gateway.call('GET', '/api/tickets?per_page=1', { key: account.apiKey });
     const [item] = response.body.data;
     expect(Object.keys(item)).toEqual([
-      'uuid', 'reference', 'subject', 'description', 'status', 'priority', 'category', 'channel', 'requester',
-      'assignee', 'team', 'custom_fields', 'tags', 'due_at', 'created_at', 'updated_at', 'resolved_at', 'closed_at',
+      'uuid',
+      'reference',
+      'subject',
+      'description',
+      'status',
+      'priority',
+      'category',
+      'channel',
+      'requester',
+      'assignee',
+      'team',
+      'custom_fields',
+      'tags',
+      'due_at',
+      'created_at',
+      'updated_at',
+      'resolved_at',
+      'closed_at',
     ]);
     expect(item.requester).toEqual({ name: null, email: 'r1@example.com' });
   });
 
   it('keeps filters in the links', async () => {
-    const response = await gateway.call('GET', '/api/tickets?requester_email=r1@example.com&per_page=5&custom_fields[plan]=gold', { key: account.apiKey });
+    const response = await gateway.call(
+      'GET',
+      '/api/tickets?requester_email=r1@example.com&per_page=5&custom_fields[plan]=gold',
+      { key: account.apiKey },
+    );
     expect(response.body.links.first).toBe(
       `${gateway.baseUrl}/api/tickets?page=1&requester_email=r1%40example.com&per_page=5&custom_fields[plan]=gold`,
     );
@@ -96,13 +137,48 @@ describe('GET /api/tickets filters and search', () => {
       ],
     });
     const tickets: [string, Record<string, unknown>][] = [
-      ['invoice', { subject: 'Invoice missing for March', requester_email: 'ann@example.com', priority: 'high', custom_fields: { plan: 'gold', seats: 3 } }],
-      ['login', { subject: 'Cannot login to the portal', requester_email: 'bob@corp.test', priority: 'high', custom_fields: { plan: 'silver', vip: true } }],
-      ['refund', { subject: 'Refund request, invoice #42', requester_email: 'Ann@Example.com', priority: 'low', custom_fields: { plan: 'gold' } }],
-      ['e-mail', { subject: 'E-mail bounces', requester_email: 'carl@other.test', priority: 'urgent', custom_fields: { seats: '3' } }],
+      [
+        'invoice',
+        {
+          subject: 'Invoice missing for March',
+          requester_email: 'ann@example.com',
+          priority: 'high',
+          custom_fields: { plan: 'gold', seats: 3 },
+        },
+      ],
+      [
+        'login',
+        {
+          subject: 'Cannot login to the portal',
+          requester_email: 'bob@corp.test',
+          priority: 'high',
+          custom_fields: { plan: 'silver', vip: true },
+        },
+      ],
+      [
+        'refund',
+        {
+          subject: 'Refund request, invoice #42',
+          requester_email: 'Ann@Example.com',
+          priority: 'low',
+          custom_fields: { plan: 'gold' },
+        },
+      ],
+      [
+        'e-mail',
+        {
+          subject: 'E-mail bounces',
+          requester_email: 'carl@other.test',
+          priority: 'urgent',
+          custom_fields: { seats: '3' },
+        },
+      ],
     ];
     for (const [name, patch] of tickets) {
-      const r = await gateway.call('POST', '/api/tickets', { key: account.apiKey, body: { ...base, ...patch } });
+      const r = await gateway.call('POST', '/api/tickets', {
+        key: account.apiKey,
+        body: { ...base, ...patch },
+      });
       refs[name] = r.body.ticket.reference;
     }
   });
@@ -156,7 +232,9 @@ describe('GET /api/tickets filters and search', () => {
     expect(response.body.data).toEqual([]);
     const all = await gateway.call('GET', '/api/tickets', { key: other.apiKey });
     expect(all.body.meta.total).toBe(0);
-    const byEmail = await gateway.call('GET', '/api/tickets?requester_email=ann@example.com', { key: other.apiKey });
+    const byEmail = await gateway.call('GET', '/api/tickets?requester_email=ann@example.com', {
+      key: other.apiKey,
+    });
     expect(byEmail.body.data).toEqual([]);
   });
 });

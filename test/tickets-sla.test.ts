@@ -7,7 +7,13 @@ import { startGateway } from '#test/support/http.ts';
 
 const paris: BusinessHours = {
   timeZone: 'Europe/Paris',
-  weekly: { mon: [['09:00', '17:00']], tue: [['09:00', '17:00']], wed: [['09:00', '17:00']], thu: [['09:00', '17:00']], fri: [['09:00', '17:00']] },
+  weekly: {
+    mon: [['09:00', '17:00']],
+    tue: [['09:00', '17:00']],
+    wed: [['09:00', '17:00']],
+    thu: [['09:00', '17:00']],
+    fri: [['09:00', '17:00']],
+  },
   holidays: [],
 };
 const us = (iso: string) => Date.parse(iso) * 1000;
@@ -29,18 +35,30 @@ describe('business hours', () => {
   it('skips holidays and closed days, and uses split intervals', () => {
     const calendar: BusinessHours = {
       timeZone: 'UTC',
-      weekly: { tue: [['09:00', '12:00'], ['13:00', '17:00']], wed: [['09:00', '17:00']] },
+      weekly: {
+        tue: [
+          ['09:00', '12:00'],
+          ['13:00', '17:00'],
+        ],
+        wed: [['09:00', '17:00']],
+      },
       holidays: ['2026-12-23'],
     };
     // Tuesday 2026-12-22 11:30 + 90 min: 30 before lunch, 60 after → 14:00.
-    expect(iso(addBusinessMinutes(us('2026-12-22T11:30:00Z'), 90, calendar))).toBe('2026-12-22T14:00:00.000Z');
+    expect(iso(addBusinessMinutes(us('2026-12-22T11:30:00Z'), 90, calendar))).toBe(
+      '2026-12-22T14:00:00.000Z',
+    );
     // Tuesday 16:00 + 120 min: 60 on Tuesday, Wednesday 23rd is a holiday, next opening Tuesday 29th 09:00.
-    expect(iso(addBusinessMinutes(us('2026-12-22T16:00:00Z'), 120, calendar))).toBe('2026-12-29T10:00:00.000Z');
+    expect(iso(addBusinessMinutes(us('2026-12-22T16:00:00Z'), 120, calendar))).toBe(
+      '2026-12-29T10:00:00.000Z',
+    );
   });
 
   it('starts at opening time when created before it, keeping microseconds otherwise', () => {
     expect(iso(addBusinessMinutes(us('2026-03-16T05:00:00Z'), 30, paris))).toBe('2026-03-16T08:30:00.000Z');
-    expect(addBusinessMinutes(us('2026-03-16T10:00:00Z') + 123, 1, paris)).toBe(us('2026-03-16T10:01:00Z') + 123);
+    expect(addBusinessMinutes(us('2026-03-16T10:00:00Z') + 123, 1, paris)).toBe(
+      us('2026-03-16T10:01:00Z') + 123,
+    );
   });
 });
 
@@ -52,10 +70,17 @@ describe('policy matching', () => {
     resolutionMinutes: 60,
     businessHours: false,
   });
-  const policies = [policy('any urgent', 'urgent', null), policy('billing', null, 'billing'), policy('urgent billing', 'urgent', 'billing'), policy('urgent again', 'urgent', null)];
+  const policies = [
+    policy('any urgent', 'urgent', null),
+    policy('billing', null, 'billing'),
+    policy('urgent billing', 'urgent', 'billing'),
+    policy('urgent again', 'urgent', null),
+  ];
 
   it('prefers more conditions, then the earlier policy', () => {
-    expect(matchPolicy(policies, { priority: 'urgent', categorySlug: 'billing' })?.name).toBe('urgent billing');
+    expect(matchPolicy(policies, { priority: 'urgent', categorySlug: 'billing' })?.name).toBe(
+      'urgent billing',
+    );
     expect(matchPolicy(policies, { priority: 'urgent', categorySlug: null })?.name).toBe('any urgent');
     expect(matchPolicy(policies, { priority: 'low', categorySlug: 'billing' })?.name).toBe('billing');
     expect(matchPolicy(policies, { priority: 'low', categorySlug: 'bug' })).toBeUndefined();
@@ -74,17 +99,25 @@ describe('due_at through the API', () => {
       sla_policies: [{ name: 'Urgent', priority: 'urgent', resolution_minutes: 240 }],
     });
     const body = { subject: 's', description: 'd', requester_email: 'a@b.co' };
-    const urgent = await gateway.call('POST', '/api/tickets', { key: account.apiKey, body: { ...body, priority: 'urgent' } });
+    const urgent = await gateway.call('POST', '/api/tickets', {
+      key: account.apiKey,
+      body: { ...body, priority: 'urgent' },
+    });
     const created = Date.parse(urgent.body.ticket.created_at);
     expect(Date.parse(urgent.body.ticket.due_at) - created).toBe(240 * 60_000);
     expect(urgent.body.ticket.due_at.slice(-8)).toBe(urgent.body.ticket.created_at.slice(-8));
-    const low = await gateway.call('POST', '/api/tickets', { key: account.apiKey, body: { ...body, priority: 'low' } });
+    const low = await gateway.call('POST', '/api/tickets', {
+      key: account.apiKey,
+      body: { ...body, priority: 'low' },
+    });
     expect(low.body.ticket.due_at).toBeNull();
   });
 
   it('counts business hours in the account calendar', async () => {
     // Open every day 00:00-00:01 only: a 2-minute target always lands two calendar days later at 00:01.
-    const weekly = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [['00:00', '00:01']]]));
+    const weekly = Object.fromEntries(
+      ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [['00:00', '00:01']]]),
+    );
     const account = await createTestAccount({
       business_hours: { time_zone: 'UTC', weekly },
       sla_policies: [{ name: 'Bugs', category: 'bug', resolution_minutes: 2, business_hours: true }],
@@ -94,7 +127,9 @@ describe('due_at through the API', () => {
       body: { subject: 's', description: 'd', requester_email: 'a@b.co', category_slug: 'bug' },
     });
     const created = new Date(response.body.ticket.created_at);
-    const expected = new Date(Date.UTC(created.getUTCFullYear(), created.getUTCMonth(), created.getUTCDate() + 2, 0, 1));
+    const expected = new Date(
+      Date.UTC(created.getUTCFullYear(), created.getUTCMonth(), created.getUTCDate() + 2, 0, 1),
+    );
     expect(response.body.ticket.due_at).toBe(`${expected.toISOString().slice(0, 19)}.000000Z`);
   });
 });

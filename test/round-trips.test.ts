@@ -1,0 +1,99 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { handler as createTicket } from '#functions/tickets-create.ts';
+import { handler as listTickets } from '#functions/tickets-list.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { countRoundTrips } from '#test/support/round-trips.ts';
+
+/** Round-trip budgets of the ticket issue, once the account's settings are warm in the container. */
+const body = {
+  subject: 'Invoice question',
+  description: 'd',
+  requester_email: 'zed@budget.test',
+  custom_fields: { plan: 'gold' },
+};
+
+async function setUp(method?: 'round_robin' | 'least_busy' | 'random') {
+  const account = await createTestAccount({
+    ...(method ? { auto_assignment: { enabled: true, method } } : {}),
+    agents: [
+      { email: 'a@desk.test', name: 'A' },
+      { email: 'b@desk.test', name: 'B' },
+    ],
+    sla_policies: [{ name: 'All', resolution_minutes: 60 }],
+  });
+  const caller = callerOf(account);
+  const post = () =>
+    createTicket(proxyEvent({ method: 'POST', path: '/api/tickets', caller, body }), lambdaContext);
+  const get = (query: Record<string, string> = {}) =>
+    listTickets(proxyEvent({ path: '/api/tickets', caller, query }), lambdaContext);
+  await post(); // warms the settings cache
+  return { account, post, get };
+}
+
+describe('DynamoDB round trips per request', () => {
+  it.each([undefined, 'round_robin', 'random'] as const)(
+    'create (assignment %s) takes at most 2',
+    async (method) => {
+      const { post } = await setUp(method);
+      const { result, roundTrips, calls } = await countRoundTrips(post);
+      expect(result.statusCode).toBe(201);
+      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(2);
+    },
+  );
+
+  it('create with least-busy takes at most 3', async () => {
+    const { post } = await setUp('least_busy');
+    const { result, roundTrips, calls } = await countRoundTrips(post);
+    expect(result.statusCode).toBe(201);
+    expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+  });
+
+  describe('list page 1 takes at most 2', () => {
+    let get: Awaited<ReturnType<typeof setUp>>['get'];
+    let agentId = 0;
+    beforeAll(async () => {
+      const setup = await setUp('round_robin');
+      get = setup.get;
+      agentId = setup.account.agents[0]?.id ?? 0;
+      for (let i = 0; i < 20; i++) await setup.post();
+    });
+
+    it.each([
+      ['no filter', {}],
+      ['status', { status: 'open' }],
+      ['priority', { priority: 'medium' }],
+      ['assignee', { assignee_id: 'AGENT' }],
+      ['requester e-mail', { requester_email: 'zed@budget.test' }],
+      ['custom field', { 'custom_fields[plan]': 'gold' }],
+      ['search word', { search: 'invoice' }],
+    ])('%s', async (_label, query: Record<string, string>) => {
+      const q = Object.fromEntries(
+        Object.entries(query).map(([k, v]) => [k, v === 'AGENT' ? String(agentId) : v]),
+      );
+      const { result, roundTrips, calls } = await countRoundTrips(() => get(q));
+      expect(result.statusCode).toBe(200);
+      expect(JSON.parse(result.body).data.length).toBeGreaterThan(0);
+      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(2);
+    });
+  });
+
+  it('combined filters take 3: the counters pick the smallest dimension, then its keys, then its tickets', async () => {
+    const { get, post } = await setUp();
+    await post();
+    const { result, roundTrips, calls } = await countRoundTrips(() =>
+      get({ status: 'open', priority: 'medium' }),
+    );
+    expect(JSON.parse(result.body).data.length).toBeGreaterThan(0);
+    expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+  });
+
+  it('the counter notices a sequential call', async () => {
+    const { post } = await setUp();
+    const { roundTrips } = await countRoundTrips(async () => {
+      await post();
+      await post();
+    });
+    expect(roundTrips).toBeGreaterThan(2);
+  });
+});
