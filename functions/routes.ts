@@ -46,6 +46,14 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     tableAccess: 'read',
   },
+  {
+    name: 'createDeal',
+    method: 'POST',
+    path: '/api/deals',
+    entry: 'functions/deals-create.ts',
+    auth: true,
+    tableAccess: 'readWrite',
+  },
 ];
 
 /** Methods served on a path, for the 405 answer's Allow header. */

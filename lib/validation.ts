@@ -76,6 +76,28 @@ export function oneOf<const T extends readonly string[]>(field: string, values: 
   return optionalField(v.picklist(values, `The selected ${attribute(field)} is invalid.`));
 }
 
+/** An optional integer (a JSON number or a string of digits, as Laravel's integer rule accepts). */
+export const optionalInteger = (field: string) =>
+  v.optional(
+    v.pipe(
+      v.unknown(),
+      v.transform((x) => (typeof x === 'string' && x.trim() === '' ? undefined : x)),
+      v.optional(
+        v.nullable(
+          v.pipe(
+            v.union(
+              [v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/), v.transform(Number))],
+              `The ${attribute(field)} field must be an integer.`,
+            ),
+            v.number(),
+            v.integer(`The ${attribute(field)} field must be an integer.`),
+          ),
+        ),
+      ),
+      v.transform((x) => (x === null ? undefined : x)),
+    ),
+  );
+
 /** Runs a schema; on failure throws ValidationFailed with every field's messages under the request's names. */
 export function parseInput<TSchema extends v.GenericSchema>(
   schema: TSchema,

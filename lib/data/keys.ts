@@ -88,3 +88,8 @@ export const ticketKeys = {
   }),
   numberTermQuery: (number: string) => `n#${number}#`,
 };
+
+export const dealKeys = {
+  /** A deal, found by its uuid. */
+  deal: (accountId: string, uuid: string) => ({ pk: `DEAL#${accountId}#${uuid}`, sk: 'DEAL' }),
+};

@@ -1,31 +1,10 @@
 import { PRIORITIES } from '#lib/accounts/types.ts';
-import { attribute, oneOf, optionalText, requiredEmail, requiredText, v } from '#lib/validation.ts';
+import { oneOf, optionalInteger, optionalText, requiredEmail, requiredText, v } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue } from './types.ts';
 
 export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
 const MAX_CUSTOM_FIELDS = 50;
 const MAX_CUSTOM_FIELD_STRING = 1024;
-
-const integerId = (field: string) =>
-  v.optional(
-    v.pipe(
-      v.unknown(),
-      v.transform((x) => (typeof x === 'string' && x.trim() === '' ? undefined : x)),
-      v.optional(
-        v.nullable(
-          v.pipe(
-            v.union(
-              [v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/), v.transform(Number))],
-              `The ${attribute(field)} field must be an integer.`,
-            ),
-            v.number(),
-            v.integer(`The ${attribute(field)} field must be an integer.`),
-          ),
-        ),
-      ),
-      v.transform((x) => (x === null ? undefined : x)),
-    ),
-  );
 
 /** custom_fields: an object of at most 50 keys `^[A-Za-z0-9_]{1,64}$`, scalar values, strings ≤ 1,024. */
 const customFields = v.optional(
@@ -83,7 +62,7 @@ export const CreateTicketSchema = v.pipe(
     requester_email: requiredEmail('requester_email'),
     requester_name: optionalText('requester_name', 255),
     priority: oneOf('priority', PRIORITIES),
-    category_id: integerId('category_id'),
+    category_id: optionalInteger('category_id'),
     category_slug: optionalText('category_slug', 255),
     channel: oneOf('channel', CHANNELS),
     custom_fields: customFields,

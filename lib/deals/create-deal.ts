@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
+import { findContactByEmail, reserveIds } from '#lib/data/accounts.ts';
+import { putContactWithDeal, putDeal } from '#lib/data/deals.ts';
+import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { fullName } from '#lib/tickets/create-ticket.ts';
+import { now } from '#lib/time.ts';
+import { parseInput } from '#lib/validation.ts';
+import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
+import type { Deal } from './types.ts';
+
+/**
+ * POST /api/deals. Round trips once settings are warm: (1) the contact by e-mail; then for an existing
+ * contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one transaction whose
+ * e-mail item is the unique constraint; if a concurrent request created the contact first, (4) the deal
+ * is attached to that winner. Every check that can reject the request runs before the first write.
+ */
+export async function createDeal(accountId: string, body: unknown): Promise<Deal> {
+  const input = parseInput(CreateDealSchema, body);
+  const config = await getAccountConfig(accountId);
+  if (!config) throw new NotFound();
+  const { pipeline, stage } = resolveStage(config, input);
+
+  const existing = await findContactByEmail(accountId, input.contact_email);
+  const dealFor = (contact: Contact): Deal => ({
+    uuid: randomUUID(),
+    name: input.name,
+    amount: input.amount ?? 0,
+    currency: input.currency ?? 'EUR',
+    status: 'open',
+    probability: stage.probability,
+    pipeline: { id: pipeline.id, name: pipeline.name },
+    stage: { id: stage.id, name: stage.name, color: stage.color },
+    contact: {
+      id: contact.id,
+      uuid: contact.uuid,
+      fullName: fullName(contact.firstName, contact.lastName),
+      email: contact.email,
+    },
+    expectedCloseDate: input.expected_close_date ?? null,
+    contactPhone: input.contact_phone ?? null,
+    createdAt: now(),
+  });
+
+  if (existing) {
+    const deal = dealFor(existing);
+    await putDeal(accountId, deal);
+    return deal;
+  }
+  if (input.contact_first_name === undefined) {
+    throw ValidationFailed.field(
+      'contact_first_name',
+      'The contact first name field is required when the contact does not exist.',
+    );
+  }
+  const { contact: id } = await reserveIds(accountId, { contact: 1 });
+  const contact: Contact = {
+    id: id as number,
+    uuid: randomUUID(),
+    email: input.contact_email,
+    firstName: input.contact_first_name,
+    lastName: input.contact_last_name ?? null,
+    phone: input.contact_phone ?? null,
+    createdAt: now(),
+  };
+  const deal = dealFor(contact);
+  const outcome = await putContactWithDeal(accountId, contact, deal);
+  if (outcome.created) return deal;
+  const attached = dealFor(outcome.existing);
+  await putDeal(accountId, attached);
+  return attached;
+}
+
+/**
+ * Pipeline and stage (decisions.md): neither → the default pipeline's first stage; a stage alone → its
+ * pipeline; a pipeline alone → its first stage. Unknown ids, a stage of another pipeline, or an inactive
+ * pipeline are a 422 on the field at fault. Ids of another account are unknown ids.
+ */
+function resolveStage(config: AccountConfig, input: CreateDealInput): { pipeline: Pipeline; stage: Stage } {
+  const firstStage = (p: Pipeline) => [...p.stages].sort((a, b) => a.position - b.position)[0];
+  const invalid = (field: string, message?: string) =>
+    ValidationFailed.field(field, message ?? `The selected ${field.replace('_', ' ')} is invalid.`);
+
+  let pipeline: Pipeline | undefined;
+  if (input.pipeline_id !== undefined) {
+    pipeline = config.pipelines.find((p) => p.id === input.pipeline_id);
+    if (!pipeline) throw invalid('pipeline_id');
+    if (!pipeline.active) throw invalid('pipeline_id', 'The selected pipeline id is not active.');
+  }
+  if (input.stage_id !== undefined) {
+    const owner = config.pipelines.find((p) => p.stages.some((s) => s.id === input.stage_id));
+    if (!owner) throw invalid('stage_id');
+    if (pipeline && owner.id !== pipeline.id) {
+      throw invalid('stage_id', 'The selected stage id does not belong to the selected pipeline.');
+    }
+    if (!owner.active) throw invalid('stage_id', 'The selected stage id belongs to an inactive pipeline.');
+    const stage = owner.stages.find((s) => s.id === input.stage_id) as Stage;
+    return { pipeline: owner, stage };
+  }
+  pipeline ??= config.pipelines.find((p) => p.active && p.isDefault);
+  const stage = pipeline && firstStage(pipeline);
+  if (!pipeline || !stage) throw invalid('pipeline_id', 'The account has no active default pipeline.');
+  return { pipeline, stage };
+}
