@@ -4,9 +4,17 @@
  */
 export type Timestamp = string;
 
+const systemClock = () => Math.floor((performance.timeOrigin + performance.now()) * 1000);
+let clock: () => number = systemClock;
+
 /** Current time in epoch microseconds. */
 export function nowMicros(): number {
-  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  return clock();
+}
+
+/** Tests only: run with a fixed clock (epoch microseconds); pass nothing to return to the system clock. */
+export function setClockForTests(fixed?: () => number): void {
+  clock = fixed ?? systemClock;
 }
 
 export function formatTimestamp(epochMicros: number): Timestamp {
