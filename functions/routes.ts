@@ -13,13 +13,16 @@ export interface RouteDefinition {
   readonly entry: string;
   /** Whether the API key authorizer guards this route. */
   readonly auth: boolean;
-  /** What the function may do on the table (least privilege in the stack). */
-  readonly tableAccess: 'read' | 'readWrite';
+  /** The DynamoDB actions the function uses on the table: its IAM policy allows exactly these. */
+  readonly tableActions: readonly TableAction[];
 }
+
+/** DynamoDB actions a function may be granted (a transaction needs the action of each of its items). */
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem';
 
 export const authorizerEntry = 'functions/authorizer.ts';
 /** The authorizer reads keys and accounts, and writes a key's last-used time. */
-export const authorizerTableAccess = 'readWrite' as const;
+export const authorizerTableActions: readonly TableAction[] = ['GetItem', 'UpdateItem'];
 
 export const routes: readonly RouteDefinition[] = [
   {
@@ -28,7 +31,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/pipelines',
     entry: 'functions/pipelines-list.ts',
     auth: true,
-    tableAccess: 'read',
+    tableActions: ['Query'],
   },
   {
     name: 'createTicket',
@@ -36,7 +39,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/tickets',
     entry: 'functions/tickets-create.ts',
     auth: true,
-    tableAccess: 'readWrite',
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem'],
   },
   {
     name: 'listTickets',
@@ -44,7 +47,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/tickets',
     entry: 'functions/tickets-list.ts',
     auth: true,
-    tableAccess: 'read',
+    tableActions: ['Query', 'BatchGetItem'],
   },
   {
     name: 'createDeal',
@@ -52,7 +55,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/deals',
     entry: 'functions/deals-create.ts',
     auth: true,
-    tableAccess: 'readWrite',
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem'],
   },
 ];
 

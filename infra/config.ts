@@ -5,17 +5,36 @@
 export const STAGES = ['dev', 'prod'] as const;
 export type Stage = (typeof STAGES)[number];
 
+export interface AlarmThresholds {
+  /** Share of API requests answered 5xx over 5 minutes, in percent. */
+  api5xxPercent: number;
+  /** p99 of the API's latency over 5 minutes, ms. */
+  apiP99LatencyMs: number;
+  /** Errors of one function over 5 minutes. */
+  lambdaErrors: number;
+  /** Throttled invocations of one function over 5 minutes. */
+  lambdaThrottles: number;
+  /** Throttled DynamoDB requests over 5 minutes. */
+  dynamoThrottledRequests: number;
+  /** DynamoDB system errors (5xx from DynamoDB) over 5 minutes. */
+  dynamoSystemErrors: number;
+}
+
 export interface StageConfig {
   /** Memory of every function, MB. */
   memorySize: number;
-  /** Days of CloudWatch log retention. */
+  /** Days of CloudWatch log retention (functions and API access logs). */
   logRetentionDays: 7 | 30 | 90 | 365;
-  /** Retain the table and block its deletion. */
+  /** Retain the table on stack deletion and turn on deletion protection. */
   protectData: boolean;
   pointInTimeRecovery: boolean;
   /** How long API Gateway caches an authorizer answer; a revoked key works at most this long (≤ 60 s). */
   authorizerCacheTtlSeconds: number;
+  /** Stage-wide API Gateway throttling: steady requests per second and burst. */
   throttling: { rateLimit: number; burstLimit: number };
+  alarms: AlarmThresholds;
+  /** An SNS topic for the alarms (optionally with an e-mail subscription); null: alarms without actions. */
+  alarmTopic: { email?: string } | null;
 }
 
 export const stageConfigs: Record<Stage, StageConfig> = {
@@ -26,6 +45,15 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     pointInTimeRecovery: false,
     authorizerCacheTtlSeconds: 30,
     throttling: { rateLimit: 50, burstLimit: 100 },
+    alarms: {
+      api5xxPercent: 5,
+      apiP99LatencyMs: 2000,
+      lambdaErrors: 10,
+      lambdaThrottles: 10,
+      dynamoThrottledRequests: 50,
+      dynamoSystemErrors: 5,
+    },
+    alarmTopic: null,
   },
   prod: {
     memorySize: 1024,
@@ -34,6 +62,15 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     pointInTimeRecovery: true,
     authorizerCacheTtlSeconds: 30,
     throttling: { rateLimit: 500, burstLimit: 1000 },
+    alarms: {
+      api5xxPercent: 1,
+      apiP99LatencyMs: 1000,
+      lambdaErrors: 1,
+      lambdaThrottles: 1,
+      dynamoThrottledRequests: 10,
+      dynamoSystemErrors: 1,
+    },
+    alarmTopic: {},
   },
 };
 

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
+  AccessLogFormat,
   AuthorizationType,
   LambdaIntegration,
+  LogGroupLogDestination,
   MockIntegration,
   PassthroughBehavior,
   ResponseType,
@@ -10,13 +12,17 @@ import {
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import { authorizerEntry, authorizerTableAccess, methodsOf, paths, routes } from '#functions/routes.ts';
+import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
 import { gatewayAnswers, METHOD_NOT_ALLOWED_BODY, REQUEST_ID_PLACEHOLDER } from './api-contract.ts';
 import type { Stage, StageConfig } from './config.ts';
 import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
+import { ServiceAlarms } from './constructs/service-alarms.ts';
+import { suppressAcceptedFindings, suppressOpenMethodNotAllowed } from './nag-suppressions.ts';
 
 export interface DeskpipeStackProps extends StackProps {
   stage: Stage;
@@ -32,7 +38,7 @@ const RETENTION: Record<StageConfig['logRetentionDays'], RetentionDays> = {
   365: RetentionDays.ONE_YEAR,
 };
 
-/** The whole service for one stage: the table, the authorizer, one function per route, the REST API. */
+/** The whole service for one stage: the table, the authorizer, one function per route, the REST API, alarms. */
 export class DeskpipeStack extends Stack {
   readonly table: TableV2;
   readonly api: RestApi;
@@ -40,9 +46,11 @@ export class DeskpipeStack extends Stack {
   constructor(scope: Construct, id: string, props: DeskpipeStackProps) {
     super(scope, id, props);
     const { config, stage } = props;
+    const namePrefix = `deskpipe-${stage}`;
+    const retention = RETENTION[config.logRetentionDays];
 
     this.table = new TableV2(this, 'Table', {
-      tableName: `deskpipe-${stage}`,
+      tableName: namePrefix,
       partitionKey: { name: tableDeclaration.partitionKey, type: AttributeType.STRING },
       sortKey: { name: tableDeclaration.sortKey, type: AttributeType.STRING },
       billing: Billing.onDemand(),
@@ -62,27 +70,38 @@ export class DeskpipeStack extends Stack {
 
     const functionDefaults = {
       projectRoot: ROOT,
+      namePrefix,
       memorySize: config.memorySize,
-      logRetention: RETENTION[config.logRetentionDays],
+      logRetention: retention,
       environment: { STAGE: stage },
     };
 
-    const authorizerFunction = new DeskpipeFunction(this, 'Authorizer', {
+    const authorizerFunction = new DeskpipeFunction(this, 'authorizer', {
       ...functionDefaults,
       entry: join(ROOT, authorizerEntry),
-    }).bindTable(this.table, authorizerTableAccess);
+    }).bindTable(this.table, authorizerTableActions);
     const authorizer = new TokenAuthorizer(this, 'ApiKeyAuthorizer', {
+      authorizerName: `${namePrefix}-api-key`,
       handler: authorizerFunction,
       identitySource: 'method.request.header.Authorization',
       resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
     });
 
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      logGroupName: `/aws/apigateway/${namePrefix}-access`,
+      retention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.api = new RestApi(this, 'Api', {
-      restApiName: `deskpipe-${stage}`,
+      restApiName: namePrefix,
+      cloudWatchRole: false,
       deployOptions: {
         stageName: stage,
         throttlingRateLimit: config.throttling.rateLimit,
         throttlingBurstLimit: config.throttling.burstLimit,
+        tracingEnabled: true,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
       },
     });
 
@@ -91,43 +110,63 @@ export class DeskpipeStack extends Stack {
       this.api.addGatewayResponse(`Response${type}`, {
         type: ResponseType.of(type),
         statusCode: String(answer.statusCode),
-        responseHeaders: {
-          'Content-Type': "'application/json'",
-          'X-Request-Id': 'context.requestId',
-        },
+        responseHeaders: { 'Content-Type': "'application/json'", 'X-Request-Id': 'context.requestId' },
         templates: { 'application/json': gatewayTemplate(answer.body) },
       });
     }
 
+    const functions: Record<string, DeskpipeFunction> = { authorizer: authorizerFunction };
     for (const route of routes) {
       const fn = new DeskpipeFunction(this, route.name, {
         ...functionDefaults,
         entry: join(ROOT, route.entry),
-      }).bindTable(this.table, route.tableAccess);
+      }).bindTable(this.table, route.tableActions);
+      functions[route.name] = fn;
       this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn), {
-        ...(route.auth ? { authorizer, authorizationType: AuthorizationType.CUSTOM } : {}),
+        ...(route.auth
+          ? { authorizer, authorizationType: AuthorizationType.CUSTOM }
+          : { authorizationType: AuthorizationType.NONE }),
       });
     }
 
     // A known path with a method it does not serve: 405 with Allow, before any authorizer, as locally.
     for (const path of paths) {
-      this.api.root.resourceForPath(path).addMethod('ANY', methodNotAllowed(methodsOf(path).join(', ')), {
-        authorizationType: AuthorizationType.NONE,
-        methodResponses: [
-          { statusCode: '405', responseParameters: { 'method.response.header.Allow': true } },
-        ],
-      });
+      const method = this.api.root
+        .resourceForPath(path)
+        .addMethod('ANY', methodNotAllowed(methodsOf(path).join(', ')), {
+          authorizationType: AuthorizationType.NONE,
+          methodResponses: [
+            { statusCode: '405', responseParameters: { 'method.response.header.Allow': true } },
+          ],
+        });
+      suppressOpenMethodNotAllowed(method);
     }
+
+    const topic = config.alarmTopic
+      ? new Topic(this, 'AlarmTopic', { topicName: `${namePrefix}-alarms`, enforceSSL: true })
+      : undefined;
+    if (topic && config.alarmTopic?.email)
+      topic.addSubscription(new EmailSubscription(config.alarmTopic.email));
+    new ServiceAlarms(this, 'Alarms', {
+      api: this.api,
+      functions,
+      table: this.table,
+      thresholds: config.alarms,
+      topic,
+      namePrefix,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    if (topic) new CfnOutput(this, 'AlarmTopicArn', { value: topic.topicArn });
+
+    suppressAcceptedFindings(this);
   }
 }
 
 /** A mapping template that renders a body, with $context.requestId filled in by API Gateway. */
 function gatewayTemplate(body: Record<string, string>): string {
-  const json = JSON.stringify(body);
-  return json.replace(JSON.stringify(REQUEST_ID_PLACEHOLDER), '"$context.requestId"');
+  return JSON.stringify(body).replace(JSON.stringify(REQUEST_ID_PLACEHOLDER), '"$context.requestId"');
 }
 
 function methodNotAllowed(allow: string): MockIntegration {

@@ -19,7 +19,7 @@ describe('route table drift', () => {
       path: '/api/ghost',
       entry: 'functions/ghost.ts',
       auth: true,
-      tableAccess: 'read',
+      tableActions: ['Query'],
     };
     expect(routeDrift([...routes, extra], deployed).missingFromStack).toEqual(['POST /api/ghost']);
     expect(routeDrift(routes.slice(1), deployed).missingFromTable).toEqual([

@@ -1,6 +1,9 @@
-import { Match } from 'aws-cdk-lib/assertions';
+import { App, Aspects, Stack } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { routes } from '#functions/routes.ts';
+import { authorizerTableActions, routes } from '#functions/routes.ts';
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
 import { lambdaRoutesOf, synthStage } from '#test/support/synth.ts';
@@ -69,5 +72,111 @@ describe.each(STAGES)('stack for %s', (stage) => {
         IntegrationResponses: [Match.objectLike({ StatusCode: '405' })],
       }),
     });
+  });
+});
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+describe.each(STAGES)('production settings for %s', (stage) => {
+  const { template, nagFindings } = synthStage(stage);
+  const config = stageConfigs[stage];
+  const resources = Object.values(template.toJSON().Resources as Record<string, Resource>);
+
+  it('cdk-nag (AwsSolutions) reports nothing unsuppressed', () => {
+    expect(nagFindings).toEqual([]);
+  });
+
+  it('grants each function only its DynamoDB actions, on the table only', () => {
+    const statements = resources
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap(
+        (r) =>
+          (r.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
+            .Statement,
+      );
+    const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo).toHaveLength(routes.length + 1);
+    for (const statement of dynamo) {
+      const actions = [statement.Action].flat();
+      expect(actions).not.toContain('dynamodb:*');
+      expect(actions.every((a) => /^dynamodb:(GetItem|BatchGetItem|Query|PutItem|UpdateItem)$/.test(a))).toBe(
+        true,
+      );
+      expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] });
+    }
+    const granted = dynamo.map((s) => [s.Action].flat().sort().join(',')).sort();
+    const declared = [...routes.map((r) => r.tableActions), authorizerTableActions]
+      .map((actions) =>
+        actions
+          .map((a) => `dynamodb:${a}`)
+          .sort()
+          .join(','),
+      )
+      .sort();
+    expect(granted).toEqual(declared);
+  });
+
+  it('keeps every log group for the stage retention, and writes JSON access logs', () => {
+    const groups = resources.filter((r) => r.Type === 'AWS::Logs::LogGroup');
+    expect(groups).toHaveLength(routes.length + 2);
+    for (const group of groups) expect(group.Properties.RetentionInDays).toBe(config.logRetentionDays);
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: stage,
+      AccessLogSetting: Match.objectLike({
+        Format: Match.stringLikeRegexp('"requestId":"\\$context.requestId"'),
+      }),
+      MethodSettings: [
+        Match.objectLike({
+          ThrottlingRateLimit: config.throttling.rateLimit,
+          ThrottlingBurstLimit: config.throttling.burstLimit,
+        }),
+      ],
+    });
+  });
+
+  it('names resources after the stage', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: `deskpipe-${stage}` });
+    for (const fn of resources.filter((r) => r.Type === 'AWS::Lambda::Function')) {
+      expect(fn.Properties.FunctionName).toMatch(new RegExp(`^deskpipe-${stage}-`));
+    }
+  });
+
+  it('has the alarms with the configured thresholds', () => {
+    const alarms = resources.filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    const byName = Object.fromEntries(alarms.map((a) => [a.Properties.AlarmName as string, a.Properties]));
+    const t = config.alarms;
+    expect(byName[`deskpipe-${stage}-api-5xx-rate`]?.Threshold).toBe(t.api5xxPercent);
+    expect(byName[`deskpipe-${stage}-api-p99-latency`]).toMatchObject({
+      Threshold: t.apiP99LatencyMs,
+      ExtendedStatistic: 'p99',
+    });
+    expect(byName[`deskpipe-${stage}-dynamodb-throttled`]?.Threshold).toBe(t.dynamoThrottledRequests);
+    expect(byName[`deskpipe-${stage}-dynamodb-system-errors`]?.Threshold).toBe(t.dynamoSystemErrors);
+    for (const name of ['authorizer', ...routes.map((r) => r.name)]) {
+      expect(byName[`deskpipe-${stage}-${name}-errors`]?.Threshold).toBe(t.lambdaErrors);
+      expect(byName[`deskpipe-${stage}-${name}-throttles`]?.Threshold).toBe(t.lambdaThrottles);
+    }
+    expect(alarms).toHaveLength(4 + 2 * (routes.length + 1));
+    const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
+    expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
+  });
+
+  it('outputs the API URL and the table name', () => {
+    const outputs = Object.keys(template.toJSON().Outputs ?? {});
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName']));
+  });
+});
+
+describe('cdk-nag check', () => {
+  it('does report an unsuppressed finding', () => {
+    const app = new App();
+    const stack = new Stack(app, 'nag-probe');
+    new RestApi(stack, 'Open').root.addMethod('GET');
+    Aspects.of(app).add(new AwsSolutionsChecks());
+    const findings = Annotations.fromStack(stack).findError(
+      '*',
+      Match.stringLikeRegexp('AwsSolutions-APIG4'),
+    );
+    expect(findings.length).toBeGreaterThan(0);
   });
 });

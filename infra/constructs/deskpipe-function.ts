@@ -1,9 +1,11 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { TableAction } from '#functions/routes.ts';
 
 /**
  * Every function's defaults in one place: Node 24 on arm64, one ESM bundle with the AWS SDK inside
@@ -12,6 +14,8 @@ import type { Construct } from 'constructs';
 export interface DeskpipeFunctionProps {
   /** Entry file, absolute. */
   entry: string;
+  /** Stage-qualified prefix of the function and log group names (`deskpipe-prod`). */
+  namePrefix: string;
   /** Repository root: where package-lock.json and tsconfig.json live. */
   projectRoot: string;
   memorySize: number;
@@ -34,10 +38,12 @@ export const BUNDLING = {
 export class DeskpipeFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: DeskpipeFunctionProps) {
     const logGroup = new LogGroup(scope, `${id}Logs`, {
+      logGroupName: `/aws/lambda/${props.namePrefix}-${id}`,
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     super(scope, id, {
+      functionName: `${props.namePrefix}-${id}`,
       entry: props.entry,
       handler: 'handler',
       projectRoot: props.projectRoot,
@@ -54,11 +60,15 @@ export class DeskpipeFunction extends NodejsFunction {
     });
   }
 
-  /** Sets TABLE_NAME and grants access to the table and its indexes together, so neither is forgotten. */
-  bindTable(table: ITableV2, access: 'read' | 'readWrite'): this {
+  /**
+   * Sets TABLE_NAME and allows exactly the DynamoDB actions the function uses, on this table only, together,
+   * so neither is forgotten. No function queries an index, so none is granted one.
+   */
+  bindTable(table: ITableV2, actions: readonly TableAction[]): this {
     this.addEnvironment('TABLE_NAME', table.tableName);
-    if (access === 'read') table.grantReadData(this);
-    else table.grantReadWriteData(this);
+    this.addToRolePolicy(
+      new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn] }),
+    );
     return this;
   }
 }

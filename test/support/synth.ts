@@ -1,5 +1,6 @@
-import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { App, Aspects } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import type { RouteDefinition } from '#functions/routes.ts';
 import { type Stage, stageConfigs } from '#infra/config.ts';
 import { DeskpipeStack } from '#infra/stack.ts';
@@ -8,7 +9,13 @@ import { DeskpipeStack } from '#infra/stack.ts';
 export function synthStage(stage: Stage) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new DeskpipeStack(app, `deskpipe-${stage}`, { stage, config: stageConfigs[stage] });
-  return { stack, template: Template.fromStack(stack) };
+  Aspects.of(app).add(new AwsSolutionsChecks());
+  const template = Template.fromStack(stack);
+  const findings = [
+    ...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+  ].map((f) => `${f.id}: ${String(f.entry.data).split('\n')[0]}`);
+  return { stack, template, nagFindings: findings };
 }
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { methodsOf, paths, routes } from '#functions/routes.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { startGateway } from '#test/support/http.ts';
+import { synthStage } from '#test/support/synth.ts';
+
+/**
+ * The local gateway and the synthesized API answer alike: same routes with the same auth, and the gateway's
+ * own errors with the same status and body (the template's body, with $context.requestId filled in).
+ */
+type Resource = { Type: string; Properties: Record<string, unknown> };
+const { template } = synthStage('prod');
+const resources = Object.values(template.toJSON().Resources as Record<string, Resource>);
+
+function deployedAnswer(type: string, requestId: string) {
+  const response = resources.find(
+    (r) => r.Type === 'AWS::ApiGateway::GatewayResponse' && r.Properties.ResponseType === type,
+  );
+  const body = (response?.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
+  return {
+    status: Number(response?.Properties.StatusCode),
+    body: JSON.parse(body.replace('$context.requestId', requestId)),
+  };
+}
+
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+beforeAll(async () => {
+  gateway = await startGateway(0);
+});
+afterAll(() => gateway.close());
+
+describe('local gateway and deployed API agree', () => {
+  it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    '%s needs the API key in both',
+    async (_label, route) => {
+      template.hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: route.method,
+        AuthorizationType: route.auth ? 'CUSTOM' : 'NONE',
+      });
+      const local = await gateway.call(route.method, route.path, route.method === 'POST' ? { body: {} } : {});
+      expect(local.status).toBe(route.auth ? 401 : expect.any(Number));
+    },
+  );
+
+  it.each([
+    ['UNAUTHORIZED', async () => gateway.call('GET', '/api/tickets')],
+    ['MISSING_AUTHENTICATION_TOKEN', async () => gateway.call('GET', '/api/nothing-here')],
+    [
+      'REQUEST_TOO_LARGE',
+      async () =>
+        gateway.call('POST', '/api/tickets', {
+          body: 'x'.repeat(10 * 1024 * 1024 + 1),
+          headers: { 'Content-Type': 'text/plain' },
+        }),
+    ],
+    [
+      'ACCESS_DENIED',
+      async () => {
+        const startup = await createTestAccount({ plan: 'startup' });
+        return gateway.call('GET', '/api/tickets', { key: startup.apiKey });
+      },
+    ],
+  ])('%s: same status and body', async (type, call) => {
+    const local = await call();
+    const requestId = local.headers.get('x-request-id') ?? '';
+    expect({ status: local.status, body: local.body }).toEqual(deployedAnswer(type, requestId));
+  });
+
+  it.each(paths.map((p) => [p]))('a wrong method on %s: 405 with the same Allow and body', async (path) => {
+    const local = await gateway.call('PATCH', path);
+    const mock = resources.find(
+      (r) =>
+        r.Type === 'AWS::ApiGateway::Method' &&
+        r.Properties.HttpMethod === 'ANY' &&
+        JSON.stringify(r.Properties.Integration).includes(`'${methodsOf(path).join(', ')}'`),
+    );
+    const integration = mock?.Properties.Integration as {
+      IntegrationResponses: {
+        StatusCode: string;
+        ResponseParameters: Record<string, string>;
+        ResponseTemplates: Record<string, string>;
+      }[];
+    };
+    const [response] = integration.IntegrationResponses;
+    expect(local.status).toBe(Number(response?.StatusCode));
+    expect(local.headers.get('allow')).toBe(
+      response?.ResponseParameters['method.response.header.Allow']?.slice(1, -1),
+    );
+    const deployedBody = (response?.ResponseTemplates['application/json'] ?? '').split('\n').at(-1) ?? '';
+    expect(local.body).toEqual(JSON.parse(deployedBody));
+  });
+});
