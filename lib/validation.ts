@@ -113,5 +113,3 @@ export function parseInput<TSchema extends v.GenericSchema>(
   }
   throw new ValidationFailed(errors);
 }
-
-export { v };

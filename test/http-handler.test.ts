@@ -1,8 +1,9 @@
+import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import { NotFound } from '#lib/errors.ts';
 import { httpHandler } from '#lib/http/handler.ts';
-import { oneOf, optionalText, parseInput, requiredEmail, requiredText, v } from '#lib/validation.ts';
+import { oneOf, optionalText, parseInput, requiredEmail, requiredText } from '#lib/validation.ts';
 import { lambdaContext, proxyEvent } from '#test/support/events.ts';
 
 const caller = { accountId: 'acc-1', plan: 'pro' as const, keyId: 'key_1' };

@@ -1,5 +1,6 @@
+import * as v from 'valibot';
 import { isCalendarDate } from '#lib/accounts/account-file.ts';
-import { attribute, optionalInteger, optionalText, requiredEmail, requiredText, v } from '#lib/validation.ts';
+import { attribute, optionalInteger, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 

@@ -1,5 +1,6 @@
+import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
-import { oneOf, optionalInteger, optionalText, requiredEmail, requiredText, v } from '#lib/validation.ts';
+import { oneOf, optionalInteger, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue } from './types.ts';
 
 export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
