@@ -16,7 +16,8 @@ function deployedAnswer(type: string, requestId: string) {
   const response = resources.find(
     (r) => r.Type === 'AWS::ApiGateway::GatewayResponse' && r.Properties.ResponseType === type,
   );
-  const body = (response?.Properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
+  const templates = (response?.Properties.ResponseTemplates ?? {}) as Record<string, string>;
+  const body = templates['application/json'] ?? '';
   return {
     status: Number(response?.Properties.StatusCode),
     body: JSON.parse(body.replace('$context.requestId', requestId)),
