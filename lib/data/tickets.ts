@@ -7,7 +7,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { dimensionsOf, isStatsDimension, type Ticket } from '#lib/tickets/types.ts';
+import { BUSY_STATUSES, dimensionsOf, isStatsDimension, type Ticket } from '#lib/tickets/types.ts';
 import { dynamo, tableName } from './client.ts';
 import { chunks, entityOf } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
@@ -98,25 +98,60 @@ export interface TicketWrite {
 }
 
 /**
+ * The items of a ticket, as data: what to put, and which counters to increment. The create transaction and
+ * the benchmark's bulk loader both write exactly these.
+ */
+export interface TicketItems {
+  ticket: Record<string, unknown>;
+  /** Attributes of the stats item to increment by one. */
+  statsIncrements: string[];
+  /** Postings of the bounded dimensions: atomic with the ticket. */
+  boundedPostings: Record<string, unknown>[];
+  /** Each unbounded dimension: its posting and the key of its counter (incremented by one). */
+  unbounded: { posting: Record<string, unknown>; counterKey: { pk: string; sk: string } }[];
+  numberTerm: Record<string, unknown>;
+  prefixTerms: Record<string, unknown>[];
+}
+
+export function ticketItems(write: Omit<TicketWrite, 'busyCondition'>): TicketItems {
+  const { accountId, ticket, orderKey } = write;
+  const dims = dimensionsOf(ticket);
+  const posting = (d: string) => ({ ...ticketKeys.posting(accountId, d, orderKey), type: 'ticket_posting' });
+  const busy =
+    ticket.assignee && BUSY_STATUSES.includes(ticket.status) ? [`${BUSY_PREFIX}${ticket.assignee.id}`] : [];
+  return {
+    ticket: { ...ticketKeys.ticket(accountId, orderKey), type: 'ticket', ...ticket },
+    statsIncrements: [...dims.filter(isStatsDimension).map((d) => `${COUNT_PREFIX}${d}`), ...busy],
+    boundedPostings: dims.filter(isStatsDimension).map(posting),
+    unbounded: dims
+      .filter((d) => !isStatsDimension(d))
+      .map((d) => ({ posting: posting(d), counterKey: ticketKeys.counter(accountId, d) })),
+    numberTerm: { ...ticketKeys.numberTerm(accountId, write.terms.number, orderKey), type: 'ticket_term' },
+    prefixTerms: write.terms.prefixes.map((t) => ({
+      ...ticketKeys.prefixTerm(accountId, t, orderKey),
+      type: 'ticket_term',
+    })),
+  };
+}
+
+/** The ADD counters of the stats item stored under these attribute prefixes. */
+export const STATS_ATTRIBUTE = { count: COUNT_PREFIX, busy: BUSY_PREFIX };
+
+/**
  * Writes a ticket, its postings, its search terms and every counter in one transaction, so a list's total
  * and its pages never disagree, and nothing of a failed create remains.
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
-  const { accountId, ticket, orderKey } = write;
+  const { accountId } = write;
   const table = tableName();
-  const dims = dimensionsOf(ticket);
+  const items = ticketItems(write);
 
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':one': 1 };
-  const adds: string[] = [];
-  dims.filter(isStatsDimension).forEach((d, i) => {
-    names[`#c${i}`] = `${COUNT_PREFIX}${d}`;
-    adds.push(`#c${i} :one`);
+  const adds = items.statsIncrements.map((attribute, i) => {
+    names[`#c${i}`] = attribute;
+    return `#c${i} :one`;
   });
-  if (ticket.assignee && ['open', 'pending', 'in_progress'].includes(ticket.status)) {
-    names['#busy'] = `${BUSY_PREFIX}${ticket.assignee.id}`;
-    adds.push('#busy :one');
-  }
   let condition: string | undefined;
   if (write.busyCondition) {
     // Still the least busy at commit time: the chosen agent's count is the one seen, agents with a lower id
@@ -135,36 +170,22 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
   }
 
   type Action = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
-  const posting = (d: string): Action => ({
-    Put: {
-      TableName: table,
-      Item: { ...ticketKeys.posting(accountId, d, orderKey), type: 'ticket_posting' },
-    },
-  });
-  const counter = (d: string): Action => ({
+  const put = (Item: Record<string, unknown>): Action => ({ Put: { TableName: table, Item } });
+  const increment = (Key: Record<string, string>): Action => ({
     Update: {
       TableName: table,
-      Key: ticketKeys.counter(accountId, d),
+      Key,
       UpdateExpression: 'ADD n :one',
       ExpressionAttributeValues: { ':one': 1 },
     },
   });
-  const term = (key: Record<string, string>): Action => ({
-    Put: { TableName: table, Item: { ...key, type: 'ticket_term' } },
-  });
 
-  // What must be atomic with the ticket: the ticket, every bounded counter and posting, the requester and
-  // reference terms. Each unbounded dimension is a unit of posting + counter (a total never disagrees with
-  // its pages). Units fill the first transaction; a ticket with very many custom fields or subject words
-  // spills the rest into follow-up transactions (docs/data-model.md).
+  // What must be atomic with the ticket: the ticket, every bounded counter and posting, the number term.
+  // Each unbounded dimension is a unit of posting + counter (a total never disagrees with its pages). Units
+  // fill the first transaction; a ticket with very many custom fields or subject words spills the rest into
+  // follow-up transactions (docs/data-model.md).
   const core: Action[] = [
-    {
-      Put: {
-        TableName: table,
-        Item: { ...ticketKeys.ticket(accountId, orderKey), type: 'ticket', ...ticket },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    { Put: { TableName: table, Item: items.ticket, ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Update: {
         TableName: table,
@@ -175,12 +196,12 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
         ...(condition ? { ConditionExpression: condition } : {}),
       },
     },
-    ...dims.filter(isStatsDimension).map(posting),
-    term(ticketKeys.numberTerm(accountId, write.terms.number, orderKey)),
+    ...items.boundedPostings.map(put),
+    put(items.numberTerm),
   ];
   const units: Action[][] = [
-    ...dims.filter((d) => !isStatsDimension(d)).map((d) => [posting(d), counter(d)]),
-    ...write.terms.prefixes.map((t) => [term(ticketKeys.prefixTerm(accountId, t, orderKey))]),
+    ...items.unbounded.map((u) => [put(u.posting), increment(u.counterKey)]),
+    ...items.prefixTerms.map((t) => [put(t)]),
   ];
   const transactions: Action[][] = [core];
   for (const unit of units) {
@@ -191,8 +212,8 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
   const [first, ...followUps] = transactions;
   await dynamo.send(new TransactWriteCommand({ TransactItems: first }));
   // The ticket exists now: follow-ups must land, not restart the create.
-  for (const items of followUps) {
-    await withConflictRetries(() => dynamo.send(new TransactWriteCommand({ TransactItems: items })));
+  for (const followUp of followUps) {
+    await withConflictRetries(() => dynamo.send(new TransactWriteCommand({ TransactItems: followUp })));
   }
 }
 

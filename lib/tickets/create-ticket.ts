@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import type { Account, AccountConfig, Agent, Category } from '#lib/accounts/types.ts';
+import type {
+  Account,
+  AccountConfig,
+  Agent,
+  Category,
+  Contact,
+  Priority,
+  Team,
+} from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/accounts.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
@@ -53,41 +61,17 @@ export async function createTicket(accountId: string, body: unknown): Promise<Ti
     }
 
     const createdUs = nowMicros();
-    const created = formatTimestamp(createdUs);
-    const due = dueAt(
-      createdUs,
-      matchPolicy(account.slaPolicies, { priority, categorySlug: category?.slug ?? null }),
-      account.businessHours,
-    );
-    const ticket: Ticket = {
-      uuid: randomUUID(),
+    const ticket = composeTicket({
+      account,
+      input,
       number,
-      reference: formatReference(account, number),
-      subject: input.subject,
-      description: input.description,
-      status: 'open',
+      createdUs,
+      category,
+      team,
+      assignee,
+      contact,
       priority,
-      category: category ? { id: category.id, name: category.name, slug: category.slug } : null,
-      channel: input.channel ?? 'api',
-      requester: {
-        type: 'email',
-        name: input.requester_name ?? (contact ? fullName(contact.firstName, contact.lastName) : null),
-        email: input.requester_email,
-        phone: contact?.phone ?? null,
-        contactId: contact?.id ?? null,
-        clientId: null,
-      },
-      assignee: assignee ? { id: assignee.id, name: assignee.name, email: assignee.email } : null,
-      team: team ? { id: team.id, name: team.name } : null,
-      parentUuid: null,
-      customFields: input.custom_fields ?? {},
-      tags: [],
-      dueAt: due === null ? null : formatTimestamp(due),
-      createdAt: created,
-      updatedAt: created,
-      resolvedAt: null,
-      closedAt: null,
-    };
+    });
     const terms = ticketTerms({
       subject: ticket.subject,
       reference: ticket.reference,
@@ -109,6 +93,57 @@ export async function createTicket(accountId: string, body: unknown): Promise<Ti
       if (method === 'least_busy') busy = (await getTicketStats(accountId)).busy;
     }
   }
+}
+
+export interface TicketParts {
+  account: Account;
+  input: CreateTicketInput;
+  number: number;
+  createdUs: number;
+  priority: Priority;
+  category: Category | undefined;
+  team: Team | null;
+  assignee: Agent | undefined;
+  contact: Contact | undefined;
+}
+
+/** The ticket that a create with these decisions stores (pure: also used by the benchmark's bulk loader). */
+export function composeTicket(p: TicketParts): Ticket {
+  const created = formatTimestamp(p.createdUs);
+  const policy = matchPolicy(p.account.slaPolicies, {
+    priority: p.priority,
+    categorySlug: p.category?.slug ?? null,
+  });
+  const due = dueAt(p.createdUs, policy, p.account.businessHours);
+  return {
+    uuid: randomUUID(),
+    number: p.number,
+    reference: formatReference(p.account, p.number),
+    subject: p.input.subject,
+    description: p.input.description,
+    status: 'open',
+    priority: p.priority,
+    category: p.category ? { id: p.category.id, name: p.category.name, slug: p.category.slug } : null,
+    channel: p.input.channel ?? 'api',
+    requester: {
+      type: 'email',
+      name: p.input.requester_name ?? (p.contact ? fullName(p.contact.firstName, p.contact.lastName) : null),
+      email: p.input.requester_email,
+      phone: p.contact?.phone ?? null,
+      contactId: p.contact?.id ?? null,
+      clientId: null,
+    },
+    assignee: p.assignee ? { id: p.assignee.id, name: p.assignee.name, email: p.assignee.email } : null,
+    team: p.team ? { id: p.team.id, name: p.team.name } : null,
+    parentUuid: null,
+    customFields: p.input.custom_fields ?? {},
+    tags: [],
+    dueAt: due === null ? null : formatTimestamp(due),
+    createdAt: created,
+    updatedAt: created,
+    resolvedAt: null,
+    closedAt: null,
+  };
 }
 
 /** A transaction cancelled by a concurrent create (conflict, or a least-busy condition that no longer holds). */
