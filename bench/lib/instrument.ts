@@ -1,0 +1,94 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * Per-request DynamoDB figures, from an SDK middleware on the service's own client: sequential round trips
+ * (a call starting while none is in flight opens a new one), the operations of each round trip, items read
+ * and written, and consumed capacity (every call is sent with ReturnConsumedCapacity=TOTAL).
+ */
+export interface RequestFigures {
+  roundTrips: number;
+  /** Operation names per round trip, e.g. [['UpdateItem','GetItem'], ['TransactWriteItems']]. */
+  operations: string[][];
+  itemsRead: number;
+  itemsWritten: number;
+  capacity: number;
+}
+
+let current: RequestFigures | undefined;
+let inFlight = 0;
+
+type Output = Record<string, unknown>;
+
+function capacityOf(output: Output): number {
+  const consumed = output.ConsumedCapacity as
+    | { CapacityUnits?: number }
+    | { CapacityUnits?: number }[]
+    | undefined;
+  if (!consumed) return 0;
+  return [consumed].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+}
+
+function itemsReadOf(command: string, output: Output): number {
+  if (command === 'GetItemCommand') return output.Item ? 1 : 0;
+  if (command === 'QueryCommand') return (output.Items as unknown[] | undefined)?.length ?? 0;
+  if (command === 'BatchGetItemCommand') {
+    return Object.values((output.Responses as Record<string, unknown[]>) ?? {}).reduce(
+      (n, r) => n + r.length,
+      0,
+    );
+  }
+  return 0;
+}
+
+function itemsWrittenOf(command: string, input: Output): number {
+  if (command === 'PutItemCommand' || command === 'UpdateItemCommand') return 1;
+  if (command === 'TransactWriteItemsCommand') return (input.TransactItems as unknown[]).length;
+  if (command === 'BatchWriteItemCommand') {
+    return Object.values(input.RequestItems as Record<string, unknown[]>).reduce((n, r) => n + r.length, 0);
+  }
+  return 0;
+}
+
+export function instrument(client: DynamoDBDocumentClient): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Output;
+      if (!('ReturnConsumedCapacity' in input)) input.ReturnConsumedCapacity = 'TOTAL';
+      const command = String(context.commandName);
+      const figures = current;
+      if (figures) {
+        if (inFlight === 0) {
+          figures.roundTrips++;
+          figures.operations.push([]);
+        }
+        figures.operations[figures.operations.length - 1]?.push(command.replace(/Command$/, ''));
+        figures.itemsWritten += itemsWrittenOf(command, input);
+      }
+      inFlight++;
+      try {
+        const result = await next(args);
+        if (figures) {
+          const output = result.output as Output;
+          figures.itemsRead += itemsReadOf(command, output);
+          figures.capacity += capacityOf(output);
+        }
+        return result;
+      } finally {
+        inFlight--;
+      }
+    },
+    { step: 'initialize', name: 'benchFigures', priority: 'high' },
+  );
+}
+
+/** Runs one request and returns what it cost in DynamoDB terms. */
+export async function figuresOf(fn: () => Promise<unknown>): Promise<RequestFigures> {
+  current = { roundTrips: 0, operations: [], itemsRead: 0, itemsWritten: 0, capacity: 0 };
+  const figures = current;
+  try {
+    await fn();
+  } finally {
+    current = undefined;
+  }
+  return figures;
+}

@@ -1,0 +1,139 @@
+import { BatchWriteCommand, type BatchWriteCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AccountConfig } from '#lib/accounts/types.ts';
+import { dynamo, tableName } from '#lib/data/client.ts';
+import { accountKeys, ticketKeys } from '#lib/data/keys.ts';
+import { ticketItems } from '#lib/data/tickets.ts';
+import { composeTicket } from '#lib/tickets/create-ticket.ts';
+import { ticketTerms } from '#lib/tickets/search-terms.ts';
+
+/**
+ * Bulk path for the scaling runs: builds every ticket with the create path's own pure functions
+ * (composeTicket, ticketTerms, ticketItems) and writes exactly those items with BatchWriteItem; the counters
+ * the transaction would have incremented are summed here and written as their final values.
+ */
+const WORDS = [
+  'invoice',
+  'login',
+  'refund',
+  'portal',
+  'billing',
+  'password',
+  'export',
+  'report',
+  'upgrade',
+  'sync',
+];
+export const SEED = {
+  /** A selective search word: in tickets 1 to 5 only, whatever the account's size. */
+  rareWord: 'zebra',
+  /** 500 requesters (an e-mail filter matches N/500 tickets); tickets 1 to 3 have a requester of their own. */
+  email: (i: number) => (i <= 3 ? 'founder@acme-rare.test' : `user${i % 500}@example${i % 20}.test`),
+  plan: (i: number) => (i % 10 === 0 ? 'gold' : 'silver'),
+  priority: (i: number) =>
+    (['low', 'medium', 'high', 'urgent'] as const)[i % 4] as 'low' | 'medium' | 'high' | 'urgent',
+};
+
+export class TicketSeeder {
+  private seeded = 0;
+  private readonly stats = new Map<string, number>();
+  private readonly counters = new Map<string, number>();
+  private readonly startUs = Date.parse('2026-01-01T00:00:00Z') * 1000;
+
+  constructor(
+    private readonly accountId: string,
+    private readonly config: AccountConfig,
+  ) {}
+
+  get count(): number {
+    return this.seeded;
+  }
+
+  /** Seeds tickets until the account holds `total`; returns the seconds it took. */
+  async seedTo(total: number): Promise<number> {
+    const started = performance.now();
+    const queue: Record<string, unknown>[] = [];
+    const writers: Promise<void>[] = [];
+    const flush = async () => {
+      while (queue.length >= 25) {
+        const batch = queue.splice(0, 25);
+        writers.push(writeBatch(batch));
+        if (writers.length >= 16) await Promise.all(writers.splice(0));
+      }
+    };
+    const agents = this.config.agents.filter((a) => a.active);
+    while (this.seeded < total) {
+      const number = ++this.seeded;
+      const createdUs = this.startUs + number * 1000;
+      const i = number;
+      const ticket = composeTicket({
+        account: this.config.account,
+        input: {
+          subject: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}${i <= 5 ? ` ${SEED.rareWord}` : ''}`,
+          description: 'Seeded for the benchmark.',
+          requester_email: SEED.email(i),
+          custom_fields: { plan: SEED.plan(i) },
+        },
+        number,
+        createdUs,
+        priority: SEED.priority(i),
+        category: undefined,
+        team: null,
+        assignee: agents[i % agents.length],
+        contact: undefined,
+      });
+      const terms = ticketTerms({
+        subject: ticket.subject,
+        reference: ticket.reference,
+        number,
+        email: ticket.requester.email,
+      });
+      const items = ticketItems({
+        accountId: this.accountId,
+        ticket,
+        orderKey: ticketKeys.orderKey(createdUs, number),
+        terms,
+      });
+      queue.push(items.ticket, ...items.boundedPostings, items.numberTerm, ...items.prefixTerms);
+      for (const u of items.unbounded) {
+        queue.push(u.posting);
+        const key = JSON.stringify(u.counterKey);
+        this.counters.set(key, (this.counters.get(key) ?? 0) + 1);
+      }
+      for (const attribute of items.statsIncrements)
+        this.stats.set(attribute, (this.stats.get(attribute) ?? 0) + 1);
+      await flush();
+    }
+    if (queue.length > 0) writers.push(writeBatch(queue.splice(0)));
+    await Promise.all(writers);
+    await this.writeCounters();
+    return (performance.now() - started) / 1000;
+  }
+
+  private async writeCounters(): Promise<void> {
+    const items: Record<string, unknown>[] = [
+      { ...ticketKeys.stats(this.accountId), ...Object.fromEntries(this.stats) },
+      ...[...this.counters].map(([key, n]) => ({ ...JSON.parse(key), n })),
+    ];
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < items.length; i += 25) writes.push(writeBatch(items.slice(i, i + 25)));
+    await Promise.all(writes);
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: accountKeys.sequences(this.accountId),
+        UpdateExpression: 'SET ticket = :n',
+        ExpressionAttributeValues: { ':n': this.seeded },
+      }),
+    );
+  }
+}
+
+async function writeBatch(items: Record<string, unknown>[]): Promise<void> {
+  let requests: Record<string, unknown>[] | undefined = items.map((Item) => ({ PutRequest: { Item } }));
+  while (requests && requests.length > 0) {
+    const { UnprocessedItems }: BatchWriteCommandOutput = await dynamo.send(
+      new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }),
+    );
+    requests = UnprocessedItems?.[tableName()];
+  }
+}

@@ -1,0 +1,19 @@
+import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+
+/**
+ * `npm run bench [-- --quick]`: starts its own in-memory DynamoDB Local, then runs the suite (bench/suite.ts)
+ * against it: DynamoDB floor, every endpoint in-process, list scaling at 1k/10k/100k tickets (--quick stops at
+ * 10k), HTTP load through the local gateway, cold start, memory. Prints a table and writes bench/results.json.
+ */
+const store = await startDynamoDbLocal({ port: 0 });
+try {
+  process.env.DYNAMODB_ENDPOINT = store.endpoint;
+  process.env.TABLE_NAME = 'deskpipe-bench';
+  process.env.LOG_LEVEL = 'silent';
+  await ensureTable(store.endpoint, process.env.TABLE_NAME);
+  // Loaded once the environment is set: the data layer's client reads it when its module loads.
+  const { runSuite } = await import('./suite.ts');
+  await runSuite({ quick: process.argv.includes('--quick'), endpoint: store.endpoint });
+} finally {
+  await store.stop();
+}

@@ -1,0 +1,422 @@
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { handler as authorizer } from '#functions/authorizer.ts';
+import { handler as createDeal } from '#functions/deals-create.ts';
+import { handler as listPipelines } from '#functions/pipelines-list.ts';
+import { handler as createTicket } from '#functions/tickets-create.ts';
+import { handler as listTickets } from '#functions/tickets-list.ts';
+import { localClient } from '#infra/local/dynamodb-local.ts';
+import { ROOT } from '#infra/local/environment.ts';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { loadAccountConfig } from '#lib/data/accounts.ts';
+import { dynamo } from '#lib/data/client.ts';
+import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
+import { measureColdStarts } from './lib/cold-start.ts';
+import { load, startServer } from './lib/http-load.ts';
+import { figuresOf, instrument, type RequestFigures } from './lib/instrument.ts';
+import { SEED, TicketSeeder } from './lib/seed.ts';
+import { median, round, type Timing, time } from './lib/stats.ts';
+
+interface Options {
+  quick: boolean;
+  endpoint: string;
+}
+
+type FloorOp = 'GetItem' | 'Query' | 'UpdateItem' | 'TransactWriteItems';
+/** Which floor stands for an operation when computing a budget. */
+const FLOOR_OF: Record<string, FloorOp> = {
+  GetItem: 'GetItem',
+  Query: 'Query',
+  BatchGetItem: 'Query',
+  UpdateItem: 'UpdateItem',
+  PutItem: 'UpdateItem',
+  TransactWriteItems: 'TransactWriteItems',
+  BatchWriteItem: 'TransactWriteItems',
+};
+
+interface EndpointResult extends Timing {
+  name: string;
+  roundTrips: number;
+  operations: string[][];
+  itemsRead: number;
+  itemsWritten: number;
+  capacity: number;
+  budgetMs: number;
+  withinBudget: boolean;
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+export async function runSuite(options: Options) {
+  const startedAt = new Date().toISOString();
+  instrument(dynamo);
+  const iterations = options.quick ? 40 : 100;
+
+  // 1. Floor ------------------------------------------------------------------------------------------------
+  log('floor: single DynamoDB operations on the same store');
+  const floor = await measureFloor(options.endpoint, options.quick ? 150 : 300);
+  const budgetOf = (ops: string[][]) =>
+    round(
+      1.3 * ops.reduce((sum, rt) => sum + Math.max(...rt.map((op) => floor[FLOOR_OF[op] ?? 'Query'].p50)), 0),
+    );
+
+  async function endpoint(
+    name: string,
+    fn: (i: number) => Promise<{ statusCode: number } | unknown>,
+    n = iterations,
+  ) {
+    const figures: RequestFigures[] = [];
+    const timing = await time(
+      async (i) => {
+        const f = await figuresOf(() => fn(i));
+        if (i >= 0) figures.push(f);
+      },
+      n,
+      Math.min(10, n),
+    );
+    const pick = (k: 'roundTrips' | 'itemsRead' | 'itemsWritten' | 'capacity') =>
+      round(median(figures.map((f) => f[k])));
+    const operations = figures.find((f) => f.roundTrips === pick('roundTrips'))?.operations ?? [];
+    const budgetMs = budgetOf(operations);
+    const result: EndpointResult = {
+      name,
+      ...timing,
+      roundTrips: pick('roundTrips'),
+      operations,
+      itemsRead: pick('itemsRead'),
+      itemsWritten: pick('itemsWritten'),
+      capacity: pick('capacity'),
+      budgetMs,
+      withinBudget: timing.p50 <= budgetMs,
+    };
+    log(
+      `  ${name.padEnd(44)} p50 ${String(result.p50).padStart(7)} ms  p99 ${String(result.p99).padStart(7)} ms  RT ${result.roundTrips}  read ${result.itemsRead}  written ${result.itemsWritten}  budget ${budgetMs} ms ${result.withinBudget ? 'ok' : 'MISSED'}`,
+    );
+    return result;
+  }
+
+  // 2. Endpoints ----------------------------------------------------------------------------------------------
+  log('endpoints, in-process and warm');
+  const account = async (slug: string, file: Record<string, unknown> = {}) => {
+    const state = await applyAccountFile({ slug, name: slug, plan: 'pro', ...file });
+    return { ...state, accountId: state.account.id, apiKey: state.api_key ?? '' };
+  };
+  const agents = [1, 2, 3].map((i) => ({ email: `agent${i}@bench.test`, name: `Agent ${i}` }));
+  const weekdays = Object.fromEntries(
+    ['mon', 'tue', 'wed', 'thu', 'fri'].map((d) => [d, [['09:00', '17:00']]]),
+  );
+  const plain = await account('bench-plain', {
+    contacts: [{ email: 'known@client.test', first_name: 'Known' }],
+  });
+  const rr = await account('bench-rr', { agents, auto_assignment: { enabled: true, method: 'round_robin' } });
+  const lb = await account('bench-lb', { agents, auto_assignment: { enabled: true, method: 'least_busy' } });
+  const sla = await account('bench-sla', {
+    business_hours: { time_zone: 'Europe/Paris', weekly: weekdays, holidays: ['2026-12-25'] },
+    sla_policies: [{ name: 'All', resolution_minutes: 480, business_hours: true }],
+  });
+  const ticketBody = {
+    subject: 'Invoice missing for March',
+    description: 'Bench ticket',
+    requester_email: 'someone@client.test',
+    custom_fields: { plan: 'gold' },
+  };
+  const post = (acc: { accountId: string }) => () =>
+    createTicket(
+      proxyEvent({ method: 'POST', path: '/api/tickets', caller: callerOf(acc), body: ticketBody }),
+      lambdaContext,
+    );
+  const endpoints: EndpointResult[] = [];
+  endpoints.push(await endpoint('create ticket (no assignment)', post(plain)));
+  endpoints.push(await endpoint('create ticket (round-robin)', post(rr)));
+  endpoints.push(await endpoint('create ticket (least-busy)', post(lb)));
+  endpoints.push(await endpoint('create ticket (SLA in business hours)', post(sla)));
+  // The floor's transaction writes 3 items; a create's writes more. Measure one of the create's own size too.
+  const createItems = Math.max(3, (endpoints[0]?.itemsWritten ?? 4) - 1);
+  const sizedTransaction = await measureTransaction(options.endpoint, createItems, options.quick ? 100 : 200);
+  log(`  floor TransactWriteItems (${createItems} items, as a create) p50 ${sizedTransaction.p50} ms`);
+  const deal = (body: (i: number) => Record<string, unknown>) => (i: number) =>
+    createDeal(
+      proxyEvent({ method: 'POST', path: '/api/deals', caller: callerOf(plain), body: body(i) }),
+      lambdaContext,
+    );
+  endpoints.push(
+    await endpoint(
+      'create deal (existing contact)',
+      deal(() => ({ name: 'Deal', amount: 100, contact_email: 'known@client.test' })),
+    ),
+  );
+  endpoints.push(
+    await endpoint(
+      'create deal (new contact)',
+      deal((i) => ({
+        name: 'Deal',
+        contact_email: `new${i}-${Date.now()}@client.test`,
+        contact_first_name: 'New',
+      })),
+    ),
+  );
+  endpoints.push(
+    await endpoint('list pipelines', () =>
+      listPipelines(proxyEvent({ path: '/api/pipelines', caller: callerOf(plain) }), lambdaContext),
+    ),
+  );
+  endpoints.push(
+    await endpoint('authorizer (cache miss)', () => authorizer(tokenEvent(`Bearer ${plain.apiKey}`))),
+  );
+
+  // 3. Scaling ------------------------------------------------------------------------------------------------
+  const scale = await account('bench-scale', {
+    agents,
+    auto_assignment: { enabled: true, method: 'round_robin' },
+  });
+  const config = await loadAccountConfig(scale.accountId);
+  if (!config) throw new Error('scale account missing');
+  const seeder = new TicketSeeder(scale.accountId, config);
+  const agentId = scale.agents[0]?.id ?? 1;
+  const shapes: [string, Record<string, string>][] = [
+    ['list page 1 (no filter)', {}],
+    ['list page 1 status=open', { status: 'open' }],
+    ['list page 1 priority=high', { priority: 'high' }],
+    ['list page 1 assignee_id', { assignee_id: String(agentId) }],
+    ['list page 1 requester_email', { requester_email: SEED.email(7) }],
+    ['list page 1 custom_fields[plan]=gold', { 'custom_fields[plan]': 'gold' }],
+    ['list page 1 search word (5 matches)', { search: SEED.rareWord }],
+    ['list page 1 search reference', { search: 'tkt-000123' }],
+    ['list page 1 search e-mail (3 matches)', { search: 'founder@acme' }],
+    ['list page 1 two filters (priority+plan)', { priority: 'high', 'custom_fields[plan]': 'gold' }],
+    ['list page 100 (no filter)', { page: '100' }],
+  ];
+  const sizes = options.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
+  const scaling: { size: number; seedSeconds: number; results: EndpointResult[] }[] = [];
+  for (const size of sizes) {
+    const seedSeconds = round(await seeder.seedTo(size), 1);
+    log(`scaling: ${size} tickets (seeded in ${seedSeconds} s)`);
+    const results: EndpointResult[] = [];
+    if (size === sizes[0]) {
+      // The first size would otherwise pay for JIT warm-up that later sizes do not.
+      for (let i = 0; i < 20; i++) {
+        for (const [, query] of shapes) {
+          await listTickets(
+            proxyEvent({ path: '/api/tickets', caller: callerOf(scale), query }),
+            lambdaContext,
+          );
+        }
+      }
+    }
+    for (const [name, query] of shapes) {
+      const expensive = name.includes('two filters') && size > 1_000;
+      results.push(
+        await endpoint(
+          name,
+          () =>
+            listTickets(proxyEvent({ path: '/api/tickets', caller: callerOf(scale), query }), lambdaContext),
+          expensive ? 10 : iterations,
+        ),
+      );
+    }
+    scaling.push({ size, seedSeconds, results });
+  }
+  const last = scaling[scaling.length - 1];
+  const scalingRatios = shapes.map(([name, query]) => {
+    // A deep page is compared from the first size that has it (page 100 at 15 per page needs 1,500 tickets).
+    const needs = (Number(query.page ?? 1) - 1) * 15 + 1;
+    const first = scaling.find((s) => s.size >= needs);
+    const a = first?.results.find((r) => r.name === name);
+    const b = last?.results.find((r) => r.name === name);
+    const comparable = first !== undefined && first !== last && a !== undefined && b !== undefined;
+    const ratio = comparable ? round(b.p50 / a.p50) : Number.NaN;
+    const exempt = name.includes('two filters');
+    return {
+      name,
+      from: first?.size,
+      to: last?.size,
+      ratio,
+      withinBudget: exempt || !comparable || ratio <= 1.5,
+      exempt,
+    };
+  });
+
+  // 4 + 6. HTTP load and memory -------------------------------------------------------------------------------
+  log('HTTP through the local gateway, 16 connections');
+  const server = await startServer(ROOT, {
+    DYNAMODB_ENDPOINT: options.endpoint,
+    TABLE_NAME: process.env.TABLE_NAME ?? '',
+  });
+  const seconds = options.quick ? 5 : 10;
+  const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
+  const httpCreate = await load(ROOT, 'create ticket', `${server.baseUrl}/api/tickets`, {
+    method: 'POST',
+    body: JSON.stringify(ticketBody),
+    headers: { ...auth(plain.apiKey), 'Content-Type': 'application/json' },
+    seconds,
+    connections: 16,
+  });
+  const httpList = await load(ROOT, `list page 1 (${last?.size} tickets)`, `${server.baseUrl}/api/tickets`, {
+    headers: auth(scale.apiKey ?? ''),
+    seconds,
+    connections: 16,
+  });
+  const peakRssMb = round(server.peakRssMb(), 1);
+  await server.stop();
+  const inProcess = {
+    create: endpoints[0]?.p50 ?? Number.NaN,
+    list: last?.results[0]?.p50 ?? Number.NaN,
+  };
+  const http = [
+    { ...httpCreate, inProcessP50Ms: inProcess.create, p50Ratio: round(httpCreate.p50Ms / inProcess.create) },
+    { ...httpList, inProcessP50Ms: inProcess.list, p50Ratio: round(httpList.p50Ms / inProcess.list) },
+  ];
+  for (const h of http)
+    log(
+      `  ${h.name.padEnd(30)} ${h.requestsPerSecond} req/s  p50 ${h.p50Ms} ms  p99 ${h.p99Ms} ms  non-2xx ${h.non2xx}`,
+    );
+  log(`  peak RSS of the gateway process: ${peakRssMb} MB`);
+
+  // 5. Cold start ---------------------------------------------------------------------------------------------
+  log('cold start: bundle size and module load in a fresh Node process');
+  const cold = await measureColdStarts(ROOT, options.quick ? 5 : 10);
+  for (const f of [cold.baseline, ...cold.functions]) {
+    log(
+      `  ${f.name.padEnd(34)} ${String(Math.round(f.bytes / 1024)).padStart(5)} KB  load ${f.loadMs} ms  ×${f.loadRatio}`,
+    );
+  }
+
+  const results = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    mode: options.quick ? 'quick' : 'full',
+    machine: {
+      cpu: cpus()[0]?.model,
+      cores: cpus().length,
+      memoryGb: round(totalmem() / 2 ** 30, 1),
+      node: process.version,
+      store: 'DynamoDB Local 1.25.1 (in memory)',
+    },
+    floor,
+    sizedTransactionFloor: { items: createItems, ...sizedTransaction },
+    endpoints,
+    scaling,
+    scalingRatios,
+    http,
+    peakRssMb,
+    coldStart: {
+      ...cold,
+      budgets: cold.functions.map((f) => ({
+        name: f.name,
+        sizeOk: f.bytes <= 400 * 1024,
+        loadOk: f.loadRatio <= 1.15,
+      })),
+    },
+  };
+  writeFileSync(join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  printSummary(results);
+}
+
+async function measureFloor(endpoint: string, n: number) {
+  const client = DynamoDBDocumentClient.from(localClient(endpoint));
+  const TableName = process.env.TABLE_NAME;
+  const body = 'x'.repeat(700);
+  await client.send(new PutCommand({ TableName, Item: { pk: 'FLOOR', sk: 'ITEM', body } }));
+  for (let i = 0; i < 20; i++) {
+    await client.send(
+      new PutCommand({ TableName, Item: { pk: 'FLOOR#Q', sk: String(i).padStart(3, '0'), body } }),
+    );
+  }
+  const floor = {
+    GetItem: await time(
+      () => client.send(new GetCommand({ TableName, Key: { pk: 'FLOOR', sk: 'ITEM' } })),
+      n,
+      30,
+    ),
+    Query: await time(
+      () =>
+        client.send(
+          new QueryCommand({
+            TableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': 'FLOOR#Q' },
+            Limit: 15,
+          }),
+        ),
+      n,
+      30,
+    ),
+    UpdateItem: await time(
+      () =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: { pk: 'FLOOR', sk: 'COUNTER' },
+            UpdateExpression: 'ADD n :one',
+            ExpressionAttributeValues: { ':one': 1 },
+          }),
+        ),
+      n,
+      30,
+    ),
+    TransactWriteItems: await time(
+      (i) =>
+        client.send(
+          new TransactWriteCommand({
+            TransactItems: [0, 1, 2].map((j) => ({
+              Put: { TableName, Item: { pk: `FLOOR#T${i}`, sk: String(j), body } },
+            })),
+          }),
+        ),
+      n,
+      30,
+    ),
+  } satisfies Record<FloorOp, Timing>;
+  for (const [op, t] of Object.entries(floor)) log(`  ${op.padEnd(20)} p50 ${t.p50} ms  p99 ${t.p99} ms`);
+  client.destroy();
+  return floor;
+}
+
+async function measureTransaction(endpoint: string, items: number, n: number): Promise<Timing> {
+  const client = DynamoDBDocumentClient.from(localClient(endpoint));
+  const TableName = process.env.TABLE_NAME;
+  const body = 'x'.repeat(200);
+  const timing = await time(
+    (i) =>
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: Array.from({ length: items }, (_, j) => ({
+            Put: { TableName, Item: { pk: `FLOOR#S${i}`, sk: String(j), body } },
+          })),
+        }),
+      ),
+    n,
+    20,
+  );
+  client.destroy();
+  return timing;
+}
+
+function printSummary(r: {
+  endpoints: EndpointResult[];
+  scalingRatios: { name: string; ratio: number; withinBudget: boolean; exempt: boolean }[];
+  coldStart: { budgets: { name: string; sizeOk: boolean; loadOk: boolean }[] };
+}) {
+  log('\nbudgets');
+  const missed = [
+    ...r.endpoints
+      .filter((e) => !e.withinBudget)
+      .map((e) => `latency: ${e.name} p50 ${e.p50} ms > ${e.budgetMs} ms`),
+    ...r.scalingRatios.filter((s) => !s.withinBudget).map((s) => `scaling: ${s.name} ×${s.ratio} > 1.5`),
+    ...r.coldStart.budgets.filter((b) => !b.sizeOk).map((b) => `bundle size: ${b.name} > 400 KB`),
+    ...r.coldStart.budgets.filter((b) => !b.loadOk).map((b) => `load time: ${b.name} > 1.15 × baseline`),
+  ];
+  for (const s of r.scalingRatios)
+    log(`  scaling ${s.name.padEnd(44)} ×${s.ratio}${s.exempt ? ' (exempt: cost model)' : ''}`);
+  log(missed.length === 0 ? '  every budget met' : `  missed:\n    ${missed.join('\n    ')}`);
+  log('results written to bench/results.json');
+}
