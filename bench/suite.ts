@@ -203,7 +203,7 @@ export async function runSuite(options: Options) {
     const results: EndpointResult[] = [];
     if (size === sizes[0]) {
       // The first size would otherwise pay for JIT warm-up that later sizes do not.
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < 60; i++) {
         for (const [, query] of shapes) {
           await listTickets(
             proxyEvent({ path: '/api/tickets', caller: callerOf(scale), query }),
@@ -335,7 +335,7 @@ async function measureFloor(endpoint: string, n: number) {
     GetItem: await time(
       () => client.send(new GetCommand({ TableName, Key: { pk: 'FLOOR', sk: 'ITEM' } })),
       n,
-      30,
+      100,
     ),
     Query: await time(
       () =>
@@ -348,7 +348,7 @@ async function measureFloor(endpoint: string, n: number) {
           }),
         ),
       n,
-      30,
+      100,
     ),
     UpdateItem: await time(
       () =>
@@ -361,7 +361,7 @@ async function measureFloor(endpoint: string, n: number) {
           }),
         ),
       n,
-      30,
+      100,
     ),
     TransactWriteItems: await time(
       (i) =>
@@ -373,7 +373,7 @@ async function measureFloor(endpoint: string, n: number) {
           }),
         ),
       n,
-      30,
+      100,
     ),
   } satisfies Record<FloorOp, Timing>;
   for (const [op, t] of Object.entries(floor)) log(`  ${op.padEnd(20)} p50 ${t.p50} ms  p99 ${t.p99} ms`);

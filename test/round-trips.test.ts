@@ -78,6 +78,13 @@ describe('DynamoDB round trips per request', () => {
     });
   });
 
+  it('the unfiltered first page takes 1: counter ‖ the ticket partition itself', async () => {
+    const { get } = await setUp();
+    const { result, roundTrips, calls } = await countRoundTrips(() => get());
+    expect(JSON.parse(result.body).data.length).toBe(1);
+    expect(roundTrips, calls.join(', ')).toBe(1);
+  });
+
   it('combined filters take 3: the counters pick the smallest dimension, then its keys, then its tickets', async () => {
     const { get, post } = await setUp();
     await post();

@@ -61,6 +61,7 @@ export const ticketKeys = {
   orderKey: (createdMicros: number, number: number) =>
     `${String(createdMicros).padStart(17, '0')}#${String(number).padStart(10, '0')}`,
   orderKeyLength: 28,
+  ticketPartition: (accountId: string) => `TICKETS#${accountId}`,
   ticket: (accountId: string, orderKey: string) => ({ pk: `TICKETS#${accountId}`, sk: orderKey }),
   /** Counters of the bounded dimensions, and open work per agent (least-busy). */
   stats: (accountId: string) => ({ pk: `TICKET_STATS#${accountId}`, sk: 'STATS' }),

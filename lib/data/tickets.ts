@@ -306,6 +306,21 @@ export async function queryTerm(accountId: string, word: string): Promise<Set<st
   return found;
 }
 
+/** The newest `limit` tickets of the account, straight from their own partition (order key descending). */
+export async function newestTickets(accountId: string, limit: number): Promise<Ticket[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': ticketKeys.ticketPartition(accountId) },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+      Limit: limit,
+    }),
+  );
+  return (Items ?? []).map((item) => entityOf<Ticket>(item));
+}
+
 /** Tickets by order key, in the order asked (BatchGet in parallel chunks of 100, strongly consistent). */
 export async function getTickets(accountId: string, orderKeys: string[]): Promise<Ticket[]> {
   const items = await batchGet(orderKeys.map((k) => ticketKeys.ticket(accountId, k)));

@@ -1,4 +1,10 @@
-import { getDimensionCounts, getTickets, queryPostings, queryTerm } from '#lib/data/tickets.ts';
+import {
+  getDimensionCounts,
+  getTickets,
+  newestTickets,
+  queryPostings,
+  queryTerm,
+} from '#lib/data/tickets.ts';
 import type { ListQuery } from './list-query.ts';
 import { presentListedTicket } from './present.ts';
 import { searchWords } from './search-terms.ts';
@@ -6,6 +12,7 @@ import { customFieldText, dimension, type Ticket } from './types.ts';
 
 /**
  * GET /api/tickets. Every filter is a dimension with a posting list (newest first) and an exact counter:
+ * - no filter, first page: count ‖ the newest tickets from the ticket partition (1 round trip);
  * - no filter or one filter: count ‖ that dimension's page of keys, then the page's tickets (2 round trips,
  *   O(per_page) reads at any account size; a deep page also reads the skipped keys, which are tiny);
  * - several filters: the counters pick the smallest dimension, whose tickets are read and filtered (O(smallest));
@@ -20,7 +27,15 @@ export async function listTickets(accountId: string, query: ListQuery, baseUrl: 
   let total: number;
   let tickets: Ticket[];
 
-  if (words.length === 0 && dims.length <= 1) {
+  if (words.length === 0 && dims.length === 0 && offset === 0) {
+    // Unfiltered first page: the ticket partition is already newest first, so one round trip serves it.
+    const [counts, newest] = await Promise.all([
+      getDimensionCounts(accountId, [dimension.all]),
+      newestTickets(accountId, query.perPage),
+    ]);
+    total = counts[dimension.all] ?? 0;
+    tickets = newest;
+  } else if (words.length === 0 && dims.length <= 1) {
     const dim = dims[0] ?? dimension.all;
     const [counts, keys] = await Promise.all([
       getDimensionCounts(accountId, [dim]),

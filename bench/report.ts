@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Renders bench/results.json as the Markdown tables of docs/performance.md (`npx tsx bench/report.ts`). */
+const r = JSON.parse(readFileSync(join(import.meta.dirname, 'results.json'), 'utf8'));
+const out: string[] = [];
+const row = (cells: unknown[]) => out.push(`| ${cells.join(' | ')} |`);
+
+out.push(
+  `Run: ${r.mode}, ${r.startedAt} → ${r.finishedAt}; ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGb} GB; Node ${r.machine.node}; ${r.machine.store}.`,
+  '',
+);
+out.push('### Floor', '');
+row(['operation', 'p50 ms', 'p99 ms']);
+row(['---', '---:', '---:']);
+for (const [op, t] of Object.entries(r.floor) as [string, { p50: number; p99: number }][])
+  row([op, t.p50, t.p99]);
+row([
+  `TransactWriteItems, ${r.sizedTransactionFloor.items} items (a create's size)`,
+  r.sizedTransactionFloor.p50,
+  r.sizedTransactionFloor.p99,
+]);
+out.push('', '### Endpoints (in-process, warm)', '');
+const endpointHeader = [
+  'request',
+  'p50 ms',
+  'p99 ms',
+  'round trips',
+  'operations',
+  'items read',
+  'items written',
+  'capacity',
+  'budget ms',
+  'p50 / floor-sum',
+];
+const endpointRow = (
+  e: Record<string, unknown> & {
+    operations: string[][];
+    p50: number;
+    budgetMs: number;
+    withinBudget: boolean;
+  },
+) =>
+  row([
+    e.name,
+    e.p50,
+    e.p99,
+    e.roundTrips,
+    e.operations.map((rt) => rt.join(' ‖ ')).join(' → '),
+    e.itemsRead,
+    e.itemsWritten,
+    e.capacity,
+    `${e.budgetMs} ${e.withinBudget ? '✓' : '✗'}`,
+    (e.p50 / (e.budgetMs / 1.3)).toFixed(2),
+  ]);
+row(endpointHeader);
+row(endpointHeader.map((_, i) => (i === 0 || i === 4 ? '---' : '---:')));
+for (const e of r.endpoints) endpointRow(e);
+for (const s of r.scaling) {
+  out.push('', `### List at ${s.size.toLocaleString('en')} tickets (seeded in ${s.seedSeconds} s)`, '');
+  row(endpointHeader);
+  row(endpointHeader.map((_, i) => (i === 0 || i === 4 ? '---' : '---:')));
+  for (const e of s.results) endpointRow(e);
+}
+out.push('', '### Scaling (p50 at the largest size / p50 at the first size that has the page)', '');
+row(['query shape', 'from', 'to', 'ratio', 'budget 1.5']);
+row(['---', '---:', '---:', '---:', '---']);
+for (const s of r.scalingRatios)
+  row([
+    s.name,
+    s.from,
+    s.to,
+    Number.isNaN(s.ratio) || s.ratio === null ? 'n/a' : s.ratio,
+    s.exempt ? 'exempt (cost model)' : s.withinBudget ? '✓' : '✗',
+  ]);
+out.push('', '### HTTP through the local gateway (16 connections)', '');
+row(['request', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'in-process p50 ms', 'HTTP p50 / in-process p50']);
+row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
+for (const h of r.http)
+  row([h.name, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.inProcessP50Ms, h.p50Ratio]);
+out.push('', `Peak RSS of the gateway process under that load: ${r.peakRssMb} MB.`, '');
+out.push('### Cold start', '');
+row(['bundle', 'size KB', 'module load ms', '× baseline', 'budget (≤ 400 KB, ≤ 1.15×)']);
+row(['---', '---:', '---:', '---:', '---']);
+row([
+  r.coldStart.baseline.name,
+  Math.round(r.coldStart.baseline.bytes / 1024),
+  r.coldStart.baseline.loadMs,
+  1,
+  '',
+]);
+for (const f of r.coldStart.functions) {
+  const b = r.coldStart.budgets.find((x: { name: string }) => x.name === f.name);
+  row([f.name, Math.round(f.bytes / 1024), f.loadMs, f.loadRatio, b.sizeOk && b.loadOk ? '✓' : '✗']);
+}
+process.stdout.write(`${out.join('\n')}\n`);
