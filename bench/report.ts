@@ -46,7 +46,7 @@ const endpointRow = (
     e.p50,
     e.p99,
     e.roundTrips,
-    e.operations.map((rt) => rt.join(' ‖ ')).join(' → '),
+    e.operations.map(describeRoundTrip).join(' → '),
     e.itemsRead,
     e.itemsWritten,
     e.capacity,
@@ -94,3 +94,10 @@ for (const f of r.coldStart.functions) {
   row([f.name, Math.round(f.bytes / 1024), f.loadMs, f.loadRatio, b.sizeOk && b.loadOk ? '✓' : '✗']);
 }
 process.stdout.write(`${out.join('\n')}\n`);
+
+/** "BatchGetItem ‖ BatchGetItem ‖ Query" → "BatchGetItem ×2 ‖ Query". */
+function describeRoundTrip(operations: string[]): string {
+  const counts = new Map<string, number>();
+  for (const op of operations) counts.set(op, (counts.get(op) ?? 0) + 1);
+  return [...counts].map(([op, n]) => (n > 1 ? `${op} ×${n}` : op)).join(' ‖ ');
+}
