@@ -6,8 +6,6 @@ import {
   type BatchWriteCommandOutput,
   GetCommand,
   PutCommand,
-  QueryCommand,
-  type QueryCommandOutput,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -22,7 +20,7 @@ import type {
   Sequence,
   Team,
 } from '#lib/accounts/types.ts';
-import { dynamo, tableName } from './client.ts';
+import { dynamo, queryAll, tableName } from './client.ts';
 import { chunks, entityOf } from './items.ts';
 import { accountKeys, configKeys, contactKeys } from './keys.ts';
 
@@ -48,61 +46,45 @@ export async function loadAccountConfig(accountId: string): Promise<AccountConfi
     categories: [],
     pipelines: [],
   };
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': accountKeys.configPartition(accountId) },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      switch (item.type) {
-        case 'account':
-          config.account = entityOf<Account>(item);
-          break;
-        case 'team':
-          config.teams.push(entityOf<Team>(item));
-          break;
-        case 'agent':
-          config.agents.push(entityOf<Agent>(item));
-          break;
-        case 'category':
-          config.categories.push(entityOf<Category>(item));
-          break;
-        case 'pipeline':
-          config.pipelines.push(entityOf<Pipeline>(item));
-          break;
-      }
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': accountKeys.configPartition(accountId) },
+    ConsistentRead: true,
+  });
+  for (const item of items) {
+    switch (item.type) {
+      case 'account':
+        config.account = entityOf<Account>(item);
+        break;
+      case 'team':
+        config.teams.push(entityOf<Team>(item));
+        break;
+      case 'agent':
+        config.agents.push(entityOf<Agent>(item));
+        break;
+      case 'category':
+        config.categories.push(entityOf<Category>(item));
+        break;
+      case 'pipeline':
+        config.pipelines.push(entityOf<Pipeline>(item));
+        break;
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  }
   return config.account ? (config as AccountConfig) : undefined;
 }
 
 /** Pipelines of an account, ordered by id (their sort key), in one Query. */
 export async function listPipelineItems(accountId: string): Promise<Pipeline[]> {
-  const pipelines: Pipeline[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: {
-          ':pk': accountKeys.configPartition(accountId),
-          ':prefix': configKeys.pipelinePrefix,
-        },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) pipelines.push(entityOf<Pipeline>(item));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return pipelines;
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': accountKeys.configPartition(accountId),
+      ':prefix': configKeys.pipelinePrefix,
+    },
+  });
+  return items.map((item) => entityOf<Pipeline>(item));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
-import { dynamo, tableName } from './client.ts';
+import { dynamo, queryAll, tableName } from './client.ts';
 import { entityOf } from './items.ts';
 import { apiKeyKeys } from './keys.ts';
 
@@ -69,22 +69,13 @@ export async function findApiKeyById(keyId: string): Promise<ApiKeyRecord | unde
 }
 
 export async function listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-  const records: ApiKeyRecord[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': apiKeyKeys.accountPartition(accountId) },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    for (const item of page.Items ?? []) records.push(entityOf<ApiKeyRecord>(item));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return records;
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': apiKeyKeys.accountPartition(accountId) },
+    ConsistentRead: true,
+  });
+  return items.map((item) => entityOf<ApiKeyRecord>(item));
 }
 
 /** Marks both items of a key revoked; revoking an already revoked key keeps its first revocation time. */

@@ -1,5 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  type QueryCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#lib/config/env.ts';
 
 /**
@@ -27,4 +32,25 @@ let cachedTableName: string | undefined;
 export function tableName(): string {
   cachedTableName ??= requireEnv('TABLE_NAME');
   return cachedTableName;
+}
+
+/**
+ * Every item of a Query, following LastEvaluatedKey; with `limit`, stops once that many are read.
+ * One round trip per 1 MB page (or per `limit`).
+ */
+export async function queryAll(input: QueryCommandInput, limit?: number): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await dynamo.send(
+      new QueryCommand({
+        ...input,
+        ExclusiveStartKey: startKey,
+        ...(limit !== undefined ? { Limit: limit - items.length } : {}),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && (limit === undefined || items.length < limit));
+  return items;
 }
