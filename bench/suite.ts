@@ -19,10 +19,10 @@ import { ROOT } from '#infra/local/environment.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { loadAccountConfig } from '#lib/data/accounts.ts';
 import { dynamo } from '#lib/data/client.ts';
+import { figuresOf, instrument, type RequestFigures } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 import { measureColdStarts } from './lib/cold-start.ts';
 import { load, startServer } from './lib/http-load.ts';
-import { figuresOf, instrument, type RequestFigures } from './lib/instrument.ts';
 import { SEED, TicketSeeder } from './lib/seed.ts';
 import { median, round, type Timing, time } from './lib/stats.ts';
 

@@ -18,8 +18,3 @@ export function getAccountConfig(accountId: string): Promise<AccountConfig | und
   config.catch(() => cache.delete(accountId));
   return config;
 }
-
-/** Forgets cached configurations (tests that change an account and need the change at once). */
-export function clearAccountConfigCache(): void {
-  cache.clear();
-}

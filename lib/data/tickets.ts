@@ -209,11 +209,34 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
     else transactions.push([...unit]);
   }
   const [first, ...followUps] = transactions;
-  await dynamo.send(new TransactWriteCommand({ TransactItems: first }));
+  try {
+    await dynamo.send(new TransactWriteCommand({ TransactItems: first }));
+  } catch (error) {
+    if (isTransactionConflict(error) || isConditionFailure(error)) throw new ConcurrentWrite();
+    throw error;
+  }
   // The ticket exists now: follow-ups must land, not restart the create.
   for (const followUp of followUps) {
     await withConflictRetries(() => dynamo.send(new TransactWriteCommand({ TransactItems: followUp })));
   }
+}
+
+/**
+ * A create lost to a concurrent one: a transaction conflict, or the least-busy condition no longer holding.
+ * Nothing was written; the caller may decide again and retry.
+ */
+export class ConcurrentWrite extends Error {
+  constructor() {
+    super('A concurrent write changed what this write depended on');
+  }
+}
+
+function isConditionFailure(error: unknown): boolean {
+  const e = error as { name?: string; CancellationReasons?: { Code?: string }[] };
+  return (
+    e.name === 'TransactionCanceledException' &&
+    (e.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed')
+  );
 }
 
 /** True for a transaction cancelled only because a concurrent one touched the same item. */

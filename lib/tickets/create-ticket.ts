@@ -11,7 +11,13 @@ import type {
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/accounts.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
-import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
+import {
+  type BusyCondition,
+  ConcurrentWrite,
+  getTicketStats,
+  insertTicket,
+  reserveTicketNumber,
+} from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
@@ -88,7 +94,7 @@ export async function createTicket(accountId: string, body: unknown): Promise<Ti
       });
       return ticket;
     } catch (error) {
-      if (!isRetryable(error) || attempt >= MAX_ATTEMPTS) throw error;
+      if (!(error instanceof ConcurrentWrite) || attempt >= MAX_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
       if (method === 'least_busy') busy = (await getTicketStats(accountId)).busy;
     }
@@ -144,16 +150,6 @@ export function composeTicket(p: TicketParts): Ticket {
     resolvedAt: null,
     closedAt: null,
   };
-}
-
-/** A transaction cancelled by a concurrent create (conflict, or a least-busy condition that no longer holds). */
-function isRetryable(error: unknown): boolean {
-  const e = error as { name?: string; CancellationReasons?: { Code?: string }[] };
-  if (e.name === 'TransactionConflictException') return true;
-  if (e.name !== 'TransactionCanceledException') return false;
-  return (e.CancellationReasons ?? []).some(
-    (r) => r.Code === 'TransactionConflict' || r.Code === 'ConditionalCheckFailed',
-  );
 }
 
 function resolveCategory(config: AccountConfig, input: CreateTicketInput): Category | undefined {
