@@ -282,7 +282,7 @@ export async function runSuite(options: Options) {
 
   // 5. Cold start ---------------------------------------------------------------------------------------------
   log('cold start: bundle size and module load in a fresh Node process');
-  const cold = await measureColdStarts(ROOT, options.quick ? 5 : 10);
+  const cold = await measureColdStarts(ROOT, options.quick ? 7 : 15);
   for (const f of [cold.baseline, ...cold.functions]) {
     log(
       `  ${f.name.padEnd(34)} ${String(Math.round(f.bytes / 1024)).padStart(5)} KB  load ${f.loadMs} ms  ×${f.loadRatio}`,
@@ -402,11 +402,17 @@ async function measureTransaction(endpoint: string, items: number, n: number): P
 
 function printSummary(r: {
   endpoints: EndpointResult[];
+  scaling: { size: number; results: EndpointResult[] }[];
   scalingRatios: { name: string; ratio: number; withinBudget: boolean; exempt: boolean }[];
   coldStart: { budgets: { name: string; sizeOk: boolean; loadOk: boolean }[] };
 }) {
   log('\nbudgets');
   const missed = [
+    ...r.scaling.flatMap((s) =>
+      s.results
+        .filter((e) => !e.withinBudget)
+        .map((e) => `latency at ${s.size}: ${e.name} p50 ${e.p50} ms > ${e.budgetMs} ms`),
+    ),
     ...r.endpoints
       .filter((e) => !e.withinBudget)
       .map((e) => `latency: ${e.name} p50 ${e.p50} ms > ${e.budgetMs} ms`),

@@ -35,16 +35,13 @@ async function bundle(entry: string, outfile: string): Promise<number> {
   return statSync(outfile).size;
 }
 
-function loadTime(file: string, runs: number): number {
+/** Milliseconds a fresh Node process takes to import the bundle. */
+function loadTime(file: string): number {
   const script = `const t=performance.now();await import(${JSON.stringify(file)});process.stdout.write(String(performance.now()-t));`;
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-      env: { ...process.env, TABLE_NAME: 'bench', AWS_REGION: 'eu-west-1' },
-    });
-    times.push(Number(out.toString()));
-  }
-  return median(times);
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, TABLE_NAME: 'bench', AWS_REGION: 'eu-west-1' },
+  });
+  return Number(out.toString());
 }
 
 export async function measureColdStarts(
@@ -58,12 +55,21 @@ export async function measureColdStarts(
     { name: 'authorizer', entry: join(root, authorizerEntry) },
     ...routes.map((r) => ({ name: r.name, entry: join(root, r.entry) })),
   ];
-  const results: ColdStart[] = [];
+  const bundles: { name: string; file: string; bytes: number; samples: number[] }[] = [];
   for (const { name, entry } of entries) {
-    const outfile = join(dir, `${name.split(' ')[0]}.mjs`);
-    const bytes = await bundle(entry, outfile);
-    results.push({ name, bytes, loadMs: loadTime(outfile, runs), loadRatio: 1 });
+    const file = join(dir, `${name.split(' ')[0]}.mjs`);
+    bundles.push({ name, file, bytes: await bundle(entry, file), samples: [] });
   }
+  // Runs are interleaved (every bundle once per round) so that drift in machine load hits all alike.
+  for (let round = 0; round < runs; round++) {
+    for (const b of bundles) b.samples.push(loadTime(b.file));
+  }
+  const results: ColdStart[] = bundles.map((b) => ({
+    name: b.name,
+    bytes: b.bytes,
+    loadMs: median(b.samples),
+    loadRatio: 1,
+  }));
   const [baseline, ...functions] = results as [ColdStart, ...ColdStart[]];
   for (const f of functions) f.loadRatio = round(f.loadMs / baseline.loadMs);
   baseline.loadMs = round(baseline.loadMs);
