@@ -226,6 +226,24 @@ describe('GET /api/tickets filters and search', () => {
     expect(await found('search=invoice&custom_fields[plan]=gold&priority=low')).toEqual(ref('refund'));
   });
 
+  it('filters by a custom field value too long to stand in a key (1,024 multibyte characters)', async () => {
+    const long = 'é'.repeat(1024);
+    const created = await gateway.call('POST', '/api/tickets', {
+      key: account.apiKey,
+      body: {
+        ...base,
+        subject: 'Long value',
+        requester_email: 'long@example.com',
+        custom_fields: { note: long },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(await found(`custom_fields[note]=${encodeURIComponent(long)}`)).toEqual([
+      created.body.ticket.reference,
+    ]);
+    expect(await found(`custom_fields[note]=${encodeURIComponent(long.slice(1))}`)).toEqual([]);
+  });
+
   it("never shows another account's tickets", async () => {
     const other = await createTestAccount();
     const response = await gateway.call('GET', '/api/tickets?search=invoice', { key: other.apiKey });

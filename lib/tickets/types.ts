@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Priority } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
 
@@ -60,8 +61,18 @@ export const dimension = {
   priority: (priority: string) => `priority#${priority}`,
   assignee: (id: number) => `assignee#${id}`,
   email: (email: string) => `email#${email.toLowerCase()}`,
-  customField: (key: string, text: string) => `cf#${key}#${text}`,
+  customField: (key: string, text: string) => `cf#${key}#${compactValue(text)}`,
 };
+
+/**
+ * A key holds at most 2,048 bytes, and a custom field value up to 1,024 characters (4 KB in UTF-8): long values
+ * are named in keys by their SHA-256 instead, which matches exactly the same tickets.
+ */
+const MAX_VALUE_BYTES_IN_KEY = 512;
+function compactValue(text: string): string {
+  if (Buffer.byteLength(text, 'utf8') <= MAX_VALUE_BYTES_IN_KEY) return text;
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+}
 
 export function dimensionsOf(ticket: Ticket): string[] {
   return [
