@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { handler } from '#functions/authorizer.ts';
 import { hashApiKey, revokeApiKeyById } from '#lib/accounts/api-keys.ts';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { findApiKeyByHash } from '#lib/data/api-keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { tokenEvent } from '#test/support/events.ts';
@@ -58,6 +59,17 @@ describe('authorizer (TOKEN)', () => {
     const result = await handler(tokenEvent(`Bearer ${account.apiKey}`));
     expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
     expect(result.context).toBeUndefined();
+  });
+
+  it('denies (403) a suspended account, and allows it again once reinstated', async () => {
+    const account = await createTestAccount();
+    const file = { slug: account.slug, name: account.account.name, plan: 'pro' };
+    await applyAccountFile({ ...file, suspended: true });
+    const denied = await handler(tokenEvent(`Bearer ${account.apiKey}`));
+    expect(denied.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
+    await applyAccountFile({ ...file, suspended: false });
+    const allowed = await handler(tokenEvent(`Bearer ${account.apiKey}`));
+    expect(allowed.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
   });
 
   it('records when a key was last used', async () => {

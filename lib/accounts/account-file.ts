@@ -67,6 +67,7 @@ export const AccountFileSchema = v.strictObject(
     ),
     name: text(255),
     plan: v.picklist(PLANS, `must be one of ${PLANS.join(', ')}`),
+    suspended: v.optional(bool),
     ticket_prefix: v.optional(
       v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{2,10}$/, 'must be 2 to 10 capital letters')),
     ),

@@ -98,6 +98,6 @@ export async function resolveApiKey(authorization: string | undefined): Promise<
     stale ? touchApiKey(lookup, hash, formatTimestamp(nowUs), staleBefore) : undefined,
   ]);
   if (!account) throw new Unauthenticated();
-  if (!API_PLANS.includes(account.plan)) throw new Forbidden(PLAN_REQUIRED_MESSAGE);
+  if (!API_PLANS.includes(account.plan) || account.suspended) throw new Forbidden(PLAN_REQUIRED_MESSAGE);
   return { accountId: account.id, plan: account.plan, keyId: lookup.keyId };
 }

@@ -246,6 +246,7 @@ function planApply(file: AccountFile, existing: AccountConfig | undefined, exist
         slug: file.slug,
         name: file.name,
         plan: file.plan,
+        suspended: file.suspended ?? existing?.account.suspended ?? false,
         ticketPrefix: file.ticket_prefix ?? existing?.account.ticketPrefix ?? DEFAULT_TICKET_PREFIX,
         defaultPriority: file.default_priority ?? existing?.account.defaultPriority ?? 'medium',
         autoAssignment: {

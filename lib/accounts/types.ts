@@ -32,6 +32,8 @@ export interface Account {
   slug: string;
   name: string;
   plan: Plan;
+  /** A suspended account keeps its data but its keys get 403, like a plan without API access. */
+  suspended?: boolean;
   ticketPrefix: string;
   defaultPriority: Priority;
   autoAssignment: { enabled: boolean; method: AssignmentMethod };
