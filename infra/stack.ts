@@ -171,7 +171,9 @@ function gatewayTemplate(body: Record<string, string>): string {
 
 function methodNotAllowed(allow: string): MockIntegration {
   return new MockIntegration({
-    passthroughBehavior: PassthroughBehavior.NEVER,
+    // NEVER would answer 415 to a body of another content type; the only (default) integration response
+    // answers 405 whatever the mock returns, so any request body may pass.
+    passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
     requestTemplates: { 'application/json': '{"statusCode": 405}' },
     integrationResponses: [
       {
