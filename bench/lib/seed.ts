@@ -1,6 +1,6 @@
-import { BatchWriteCommand, type BatchWriteCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountConfig } from '#lib/accounts/types.ts';
-import { dynamo, tableName } from '#lib/data/client.ts';
+import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
 import { accountKeys, ticketKeys } from '#lib/data/keys.ts';
 import { ticketItems } from '#lib/data/tickets.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
@@ -56,7 +56,7 @@ export class TicketSeeder {
     const flush = async () => {
       while (queue.length >= 25) {
         const batch = queue.splice(0, 25);
-        writers.push(writeBatch(batch));
+        writers.push(batchPutAll(batch));
         if (writers.length >= 16) await Promise.all(writers.splice(0));
       }
     };
@@ -103,7 +103,7 @@ export class TicketSeeder {
         this.stats.set(attribute, (this.stats.get(attribute) ?? 0) + 1);
       await flush();
     }
-    if (queue.length > 0) writers.push(writeBatch(queue.splice(0)));
+    if (queue.length > 0) writers.push(batchPutAll(queue.splice(0)));
     await Promise.all(writers);
     await this.writeCounters();
     return (performance.now() - started) / 1000;
@@ -115,7 +115,7 @@ export class TicketSeeder {
       ...[...this.counters].map(([key, n]) => ({ ...JSON.parse(key), n })),
     ];
     const writes: Promise<void>[] = [];
-    for (let i = 0; i < items.length; i += 25) writes.push(writeBatch(items.slice(i, i + 25)));
+    for (let i = 0; i < items.length; i += 25) writes.push(batchPutAll(items.slice(i, i + 25)));
     await Promise.all(writes);
     await dynamo.send(
       new UpdateCommand({
@@ -125,15 +125,5 @@ export class TicketSeeder {
         ExpressionAttributeValues: { ':n': this.seeded },
       }),
     );
-  }
-}
-
-async function writeBatch(items: Record<string, unknown>[]): Promise<void> {
-  let requests: Record<string, unknown>[] | undefined = items.map((Item) => ({ PutRequest: { Item } }));
-  while (requests && requests.length > 0) {
-    const { UnprocessedItems }: BatchWriteCommandOutput = await dynamo.send(
-      new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }),
-    );
-    requests = UnprocessedItems?.[tableName()];
   }
 }

@@ -1,14 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  BatchWriteCommand,
-  type BatchWriteCommandOutput,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type {
   Account,
@@ -20,8 +11,8 @@ import type {
   Sequence,
   Team,
 } from '#lib/accounts/types.ts';
-import { dynamo, queryAll, tableName } from './client.ts';
-import { chunks, entityOf } from './items.ts';
+import { batchGetAll, batchPutAll, dynamo, queryAll, tableName } from './client.ts';
+import { entityOf } from './items.ts';
 import { accountKeys, configKeys, contactKeys } from './keys.ts';
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
@@ -148,11 +139,11 @@ export async function createAccount(account: Account): Promise<void> {
 }
 
 export async function putAccount(account: Account): Promise<void> {
-  await batchPut([{ ...accountKeys.account(account.id), type: 'account', ...account }]);
+  await batchPutAll([{ ...accountKeys.account(account.id), type: 'account', ...account }]);
 }
 
 export async function putConfigEntities(accountId: string, entities: ConfigEntity[]): Promise<void> {
-  await batchPut(entities.map((entity) => configItem(accountId, entity)));
+  await batchPutAll(entities.map((entity) => configItem(accountId, entity)));
 }
 
 export async function findContactByEmail(accountId: string, email: string): Promise<Contact | undefined> {
@@ -168,20 +159,13 @@ export async function findContactByEmail(accountId: string, email: string): Prom
 
 export async function findContactsByEmail(accountId: string, emails: string[]): Promise<Contact[]> {
   const unique = [...new Set(emails.map((e) => e.toLowerCase()))];
-  const found: Contact[] = [];
-  for (const group of chunks(unique, 100)) {
-    let keys: Record<string, unknown>[] | undefined = group.map((email) =>
-      contactKeys.byEmail(accountId, email),
-    );
-    while (keys && keys.length > 0) {
-      const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
-        new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: keys, ConsistentRead: true } } }),
-      );
-      for (const item of Responses?.[tableName()] ?? []) found.push(entityOf<Contact>(item));
-      keys = UnprocessedKeys?.[tableName()]?.Keys;
-    }
-  }
-  return found;
+  const items = await batchGetAll(unique.map((email) => contactKeys.byEmail(accountId, email)));
+  return items.map((item) => entityOf<Contact>(item));
+}
+
+/** A contact as stored: its e-mail item (the uniqueness constraint and the lookup in one). */
+export function contactItem(accountId: string, contact: Contact): Record<string, unknown> {
+  return { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact };
 }
 
 /**
@@ -193,7 +177,7 @@ export async function createContact(accountId: string, contact: Contact): Promis
     await dynamo.send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact },
+        Item: contactItem(accountId, contact),
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -217,16 +201,4 @@ export async function updateContact(accountId: string, contact: Contact): Promis
       ExpressionAttributeValues: { ':id': contact.id },
     }),
   );
-}
-
-async function batchPut(items: Record<string, unknown>[]): Promise<void> {
-  for (const group of chunks(items, 25)) {
-    let requests: Record<string, unknown>[] | undefined = group.map((Item) => ({ PutRequest: { Item } }));
-    while (requests && requests.length > 0) {
-      const { UnprocessedItems }: BatchWriteCommandOutput = await dynamo.send(
-        new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }),
-      );
-      requests = UnprocessedItems?.[tableName()];
-    }
-  }
 }

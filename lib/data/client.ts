@@ -1,11 +1,16 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  BatchWriteCommand,
+  type BatchWriteCommandOutput,
   DynamoDBDocumentClient,
   QueryCommand,
   type QueryCommandInput,
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { requireEnv } from '#lib/config/env.ts';
+import { chunks } from './items.ts';
 
 /**
  * One document client per container, created at module load and reused by every invocation.
@@ -53,4 +58,36 @@ export async function queryAll(input: QueryCommandInput, limit?: number): Promis
     startKey = page.LastEvaluatedKey;
   } while (startKey && (limit === undefined || items.length < limit));
   return items;
+}
+
+/** Items by key, strongly consistent: chunks of 100 in parallel, unprocessed keys asked again. */
+export async function batchGetAll(keys: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const groups = await Promise.all(
+    chunks(keys, 100).map(async (group) => {
+      const found: Record<string, unknown>[] = [];
+      let pending: Record<string, unknown>[] | undefined = group;
+      while (pending && pending.length > 0) {
+        const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
+          new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        found.push(...(Responses?.[tableName()] ?? []));
+        pending = UnprocessedKeys?.[tableName()]?.Keys;
+      }
+      return found;
+    }),
+  );
+  return groups.flat();
+}
+
+/** Puts items (no conditions): chunks of 25, one after another, unprocessed items sent again. */
+export async function batchPutAll(items: Record<string, unknown>[]): Promise<void> {
+  for (const group of chunks(items, 25)) {
+    let requests: Record<string, unknown>[] | undefined = group.map((Item) => ({ PutRequest: { Item } }));
+    while (requests && requests.length > 0) {
+      const { UnprocessedItems }: BatchWriteCommandOutput = await dynamo.send(
+        new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }),
+      );
+      requests = UnprocessedItems?.[tableName()];
+    }
+  }
 }

@@ -2,15 +2,22 @@ import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal } from '#lib/deals/types.ts';
+import { contactItem } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
 import { entityOf } from './items.ts';
-import { contactKeys, dealKeys } from './keys.ts';
+import { dealKeys } from './keys.ts';
+
+const dealItem = (accountId: string, deal: Deal) => ({
+  ...dealKeys.deal(accountId, deal.uuid),
+  type: 'deal',
+  ...deal,
+});
 
 export async function putDeal(accountId: string, deal: Deal): Promise<void> {
   await dynamo.send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...dealKeys.deal(accountId, deal.uuid), type: 'deal', ...deal },
+      Item: dealItem(accountId, deal),
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -33,7 +40,7 @@ export async function putContactWithDeal(
           {
             Put: {
               TableName: tableName(),
-              Item: { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact },
+              Item: contactItem(accountId, contact),
               ConditionExpression: 'attribute_not_exists(pk)',
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
@@ -41,7 +48,7 @@ export async function putContactWithDeal(
           {
             Put: {
               TableName: tableName(),
-              Item: { ...dealKeys.deal(accountId, deal.uuid), type: 'deal', ...deal },
+              Item: dealItem(accountId, deal),
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },

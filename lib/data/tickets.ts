@@ -1,14 +1,7 @@
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  GetCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BUSY_STATUSES, dimensionsOf, isStatsDimension, type Ticket } from '#lib/tickets/types.ts';
-import { dynamo, queryAll, tableName } from './client.ts';
-import { chunks, entityOf } from './items.ts';
+import { batchGetAll, dynamo, queryAll, tableName } from './client.ts';
+import { entityOf } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
 
 /** DynamoDB's limit on the actions of one transaction. */
@@ -68,7 +61,7 @@ export async function getDimensionCounts(
 ): Promise<Record<string, number>> {
   const unbounded = [...new Set(dimensions.filter((d) => !isStatsDimension(d)))];
   const keys = [ticketKeys.stats(accountId), ...unbounded.map((d) => ticketKeys.counter(accountId, d))];
-  const items = await batchGet(keys);
+  const items = await batchGetAll(keys);
   const counts: Record<string, number> = {};
   const stats = statsOf(items.find((i) => i.sk === ticketKeys.stats(accountId).sk));
   for (const d of dimensions) {
@@ -132,9 +125,6 @@ export function ticketItems(write: Omit<TicketWrite, 'busyCondition'>): TicketIt
     })),
   };
 }
-
-/** The ADD counters of the stats item stored under these attribute prefixes. */
-export const STATS_ATTRIBUTE = { count: COUNT_PREFIX, busy: BUSY_PREFIX };
 
 /**
  * Writes a ticket, its postings, its search terms and every counter in one transaction, so a list's total
@@ -231,21 +221,22 @@ export class ConcurrentWrite extends Error {
   }
 }
 
-function isConditionFailure(error: unknown): boolean {
+/** The reason codes of a cancelled transaction (empty for any other error). */
+function cancellationCodes(error: unknown): string[] {
   const e = error as { name?: string; CancellationReasons?: { Code?: string }[] };
-  return (
-    e.name === 'TransactionCanceledException' &&
-    (e.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed')
-  );
+  if (e.name !== 'TransactionCanceledException') return [];
+  return (e.CancellationReasons ?? []).map((r) => r.Code ?? '');
 }
 
-/** True for a transaction cancelled only because a concurrent one touched the same item. */
-export function isTransactionConflict(error: unknown): boolean {
-  const e = error as { name?: string; CancellationReasons?: { Code?: string }[] };
-  if (e.name === 'TransactionConflictException') return true;
+function isConditionFailure(error: unknown): boolean {
+  return cancellationCodes(error).includes('ConditionalCheckFailed');
+}
+
+/** True for a transaction cancelled because a concurrent one touched the same item. */
+function isTransactionConflict(error: unknown): boolean {
   return (
-    e.name === 'TransactionCanceledException' &&
-    (e.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict')
+    (error as { name?: string }).name === 'TransactionConflictException' ||
+    cancellationCodes(error).includes('TransactionConflict')
   );
 }
 
@@ -331,25 +322,7 @@ export async function newestTickets(accountId: string, limit: number): Promise<T
 
 /** Tickets by order key, in the order asked (BatchGet in parallel chunks of 100, strongly consistent). */
 export async function getTickets(accountId: string, orderKeys: string[]): Promise<Ticket[]> {
-  const items = await batchGet(orderKeys.map((k) => ticketKeys.ticket(accountId, k)));
+  const items = await batchGetAll(orderKeys.map((k) => ticketKeys.ticket(accountId, k)));
   const byKey = new Map(items.map((item) => [item.sk as string, entityOf<Ticket>(item)]));
   return orderKeys.map((k) => byKey.get(k)).filter((t): t is Ticket => t !== undefined);
-}
-
-async function batchGet(keys: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
-  const groups = await Promise.all(
-    chunks(keys, 100).map(async (group) => {
-      const found: Record<string, unknown>[] = [];
-      let pending: Record<string, unknown>[] | undefined = group;
-      while (pending && pending.length > 0) {
-        const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
-          new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        found.push(...(Responses?.[tableName()] ?? []));
-        pending = UnprocessedKeys?.[tableName()]?.Keys;
-      }
-      return found;
-    }),
-  );
-  return groups.flat();
 }

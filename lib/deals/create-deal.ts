@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { fullName } from '#lib/accounts/contact-name.ts';
 import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
 import { findContactByEmail, reserveIds } from '#lib/data/accounts.ts';
 import { putContactWithDeal, putDeal } from '#lib/data/deals.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
-import { fullName } from '#lib/tickets/create-ticket.ts';
 import { now } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { type CreateDealInput, CreateDealSchema } from './schemas.ts';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { fullName } from '#lib/accounts/contact-name.ts';
 import type {
   Account,
   AccountConfig,
@@ -169,8 +170,4 @@ function resolveCategory(config: AccountConfig, input: CreateTicketInput): Categ
 /** `<PREFIX>-<NUMBER>`, the number zero-padded to 6 digits and wider once past 999999. */
 export function formatReference(account: Pick<Account, 'ticketPrefix'>, number: number): string {
   return `${account.ticketPrefix}-${String(number).padStart(6, '0')}`;
-}
-
-export function fullName(first: string, last: string | null): string {
-  return `${first} ${last ?? ''}`.trim();
 }
