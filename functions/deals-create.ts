@@ -1,9 +1,12 @@
 import { createDeal } from '#lib/deals/create-deal.ts';
 import { presentDeal } from '#lib/deals/present.ts';
+import type { Deal } from '#lib/deals/types.ts';
 import { httpHandler } from '#lib/http/handler.ts';
+import type { HttpResult } from '#lib/http/request.ts';
 
 /** POST /api/deals: creates a deal, finding or creating its contact by e-mail. */
-export const handler = httpHandler({ route: 'createDeal', body: true }, async (request, caller) => ({
-  statusCode: 201,
-  body: { data: presentDeal(await createDeal(caller.accountId, request.body)) },
-}));
+export const handler = httpHandler({ route: 'createDeal', body: true }, async (request, caller) =>
+  created(await createDeal(caller.accountId, request.body, request.receipt(created))),
+);
+
+const created = (deal: Deal): HttpResult => ({ statusCode: 201, body: { data: presentDeal(deal) } });

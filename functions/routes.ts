@@ -18,7 +18,14 @@ export interface RouteDefinition {
 }
 
 /** DynamoDB actions a function may be granted (a transaction needs the action of each of its items). */
-export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem';
+export type TableAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchWriteItem';
 
 export const authorizerEntry = 'functions/authorizer.ts';
 /** The authorizer reads keys and accounts, and writes a key's last-used time. */
@@ -39,7 +46,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/tickets',
     entry: 'functions/tickets-create.ts',
     auth: true,
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem'],
+    // BatchWriteItem: the marked items of the largest tickets; DeleteItem: releasing an Idempotency-Key.
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
   },
   {
     name: 'listTickets',
@@ -55,7 +63,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/deals',
     entry: 'functions/deals-create.ts',
     auth: true,
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem'],
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
 ];
 

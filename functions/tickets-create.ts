@@ -1,12 +1,15 @@
 import { httpHandler } from '#lib/http/handler.ts';
+import type { HttpResult } from '#lib/http/request.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
 
 /** POST /api/tickets: creates a ticket with its SLA due date, team and automatic assignment. */
-export const handler = httpHandler({ route: 'createTicket', body: true }, async (request, caller) => {
-  const ticket = await createTicket(caller.accountId, request.body);
-  return {
-    statusCode: 201,
-    body: { message: 'Ticket created successfully.', ticket: presentCreatedTicket(ticket) },
-  };
+export const handler = httpHandler({ route: 'createTicket', body: true }, async (request, caller) =>
+  created(await createTicket(caller.accountId, request.body, request.receipt(created))),
+);
+
+const created = (ticket: Ticket): HttpResult => ({
+  statusCode: 201,
+  body: { message: 'Ticket created successfully.', ticket: presentCreatedTicket(ticket) },
 });

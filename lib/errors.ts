@@ -10,6 +10,10 @@ export abstract class AppError extends Error {
   body(): Record<string, unknown> {
     return { message: this.message };
   }
+  /** Headers the answer carries besides the usual ones (Retry-After, ...). */
+  headers(): Record<string, string> {
+    return {};
+  }
 }
 
 export class BadRequest extends AppError {
@@ -34,12 +38,37 @@ export class NotFound extends AppError {
   }
 }
 
+/** The same Idempotency-Key is being served by another request right now. */
+export class Conflict extends AppError {
+  readonly statusCode = 409;
+  override headers() {
+    return { 'Retry-After': '1' };
+  }
+}
+
 export class PayloadTooLarge extends AppError {
   readonly statusCode = 413;
 }
 
 export class UnsupportedMediaType extends AppError {
   readonly statusCode = 415;
+}
+
+/**
+ * The store is unreachable, too slow or throttling: the request may be retried (with its Idempotency-Key, a
+ * retry of a write that did land answers as the first one did).
+ */
+export class ServiceUnavailable extends AppError {
+  readonly statusCode = 503;
+  constructor(
+    readonly retryAfterSeconds = 1,
+    options?: ErrorOptions,
+  ) {
+    super('Service temporarily unavailable.', options);
+  }
+  override headers() {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
+  }
 }
 
 /** Laravel's validation error: `message` is the first error, then "(and N more errors)". */

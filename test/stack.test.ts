@@ -99,9 +99,11 @@ describe.each(STAGES)('production settings for %s', (stage) => {
     for (const statement of dynamo) {
       const actions = [statement.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
-      expect(actions.every((a) => /^dynamodb:(GetItem|BatchGetItem|Query|PutItem|UpdateItem)$/.test(a))).toBe(
-        true,
-      );
+      expect(
+        actions.every((a) =>
+          /^dynamodb:(GetItem|BatchGetItem|Query|PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(a),
+        ),
+      ).toBe(true);
       expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] });
     }
     const granted = dynamo.map((s) => [s.Action].flat().sort().join(',')).sort();

@@ -9,14 +9,25 @@ import {
   type QueryCommandInput,
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import { requireEnv } from '#lib/config/env.ts';
+import { intEnv, requireEnv } from '#lib/config/env.ts';
+import { ServiceUnavailable } from '#lib/errors.ts';
+import { isStoreUnavailable, isTransactionConflict } from './errors.ts';
 import { chunks } from './items.ts';
 
 /**
  * One document client per container, created at module load and reused by every invocation.
  * DYNAMODB_ENDPOINT points it at DynamoDB Local; unset, it uses the AWS default chain.
+ *
+ * Time bounds, set so that a stalled or dead store answers 503 well inside the Lambda timeout (10 s):
+ * one call makes at most DYNAMODB_MAX_ATTEMPTS attempts of at most DYNAMODB_REQUEST_TIMEOUT_MS each
+ * (connecting at most 1 s), so 3 × 2 s + backoff ≈ 6.3 s; the first call that gives up ends the request.
  */
 const endpoint = process.env.DYNAMODB_ENDPOINT;
+export const storeTimeouts = {
+  connectionTimeout: 1000,
+  requestTimeout: intEnv('DYNAMODB_REQUEST_TIMEOUT_MS', 2000),
+  maxAttempts: Math.max(1, intEnv('DYNAMODB_MAX_ATTEMPTS', 3)),
+};
 
 export const dynamo = DynamoDBDocumentClient.from(
   new DynamoDBClient({
@@ -27,9 +38,30 @@ export const dynamo = DynamoDBDocumentClient.from(
           credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
         }
       : {}),
-    maxAttempts: 3,
+    maxAttempts: storeTimeouts.maxAttempts,
+    requestHandler: {
+      connectionTimeout: storeTimeouts.connectionTimeout,
+      requestTimeout: storeTimeouts.requestTimeout,
+      throwOnRequestTimeout: true,
+    },
   }),
   { marshallOptions: { removeUndefinedValues: true } },
+);
+
+// Outermost: once the SDK's own retries are spent, an unreachable, slow or throttling store is a 503 for the
+// client (never a bare 500), whatever call it was. Conflicts stay as they are: the data layer retries them.
+dynamo.middlewareStack.add(
+  (next) => async (args) => {
+    try {
+      return await next(args);
+    } catch (error) {
+      if (!isTransactionConflict(error) && isStoreUnavailable(error)) {
+        throw new ServiceUnavailable(1, { cause: error });
+      }
+      throw error;
+    }
+  },
+  { step: 'initialize', name: 'storeUnavailable', priority: 'high' },
 );
 
 let cachedTableName: string | undefined;
@@ -60,15 +92,29 @@ export async function queryAll(input: QueryCommandInput, limit?: number): Promis
   return items;
 }
 
-/** Items by key, strongly consistent: chunks of 100 in parallel, unprocessed keys asked again. */
-export async function batchGetAll(keys: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+/**
+ * Items by key, strongly consistent: chunks of 100 in parallel, unprocessed keys asked again. `projection`
+ * reads only those attributes (names without placeholders).
+ */
+export async function batchGetAll(
+  keys: Record<string, unknown>[],
+  projection?: string,
+): Promise<Record<string, unknown>[]> {
   const groups = await Promise.all(
     chunks(keys, 100).map(async (group) => {
       const found: Record<string, unknown>[] = [];
       let pending: Record<string, unknown>[] | undefined = group;
       while (pending && pending.length > 0) {
         const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
-          new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }),
+          new BatchGetCommand({
+            RequestItems: {
+              [tableName()]: {
+                Keys: pending,
+                ConsistentRead: true,
+                ...(projection ? { ProjectionExpression: projection } : {}),
+              },
+            },
+          }),
         );
         found.push(...(Responses?.[tableName()] ?? []));
         pending = UnprocessedKeys?.[tableName()]?.Keys;

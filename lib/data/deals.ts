@@ -1,11 +1,13 @@
-import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { contactItem } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
+import { actionConditionFailed, itemOnConditionFailure } from './errors.ts';
+import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { dealKeys } from './keys.ts';
+import { transact } from './transact.ts';
 
 const dealItem = (accountId: string, deal: Deal) => ({
   ...dealKeys.deal(accountId, deal.uuid),
@@ -13,14 +15,23 @@ const dealItem = (accountId: string, deal: Deal) => ({
   ...deal,
 });
 
-export async function putDeal(accountId: string, deal: Deal): Promise<void> {
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: dealItem(accountId, deal),
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+/** Puts a new deal (with the kept answer of its Idempotency-Key, in one transaction, when there is one). */
+export async function putDeal(accountId: string, deal: Deal, receipt?: Receipt<Deal>): Promise<void> {
+  const put = {
+    TableName: tableName(),
+    Item: dealItem(accountId, deal),
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+  if (!receipt) {
+    await dynamo.send(new PutCommand(put));
+    return;
+  }
+  try {
+    await transact([{ Put: put }, ...completionActions(receipt, deal)]);
+  } catch (error) {
+    if (actionConditionFailed(error, 1)) throw idempotencyTakenOver();
+    throw error;
+  }
 }
 
 /**
@@ -32,37 +43,32 @@ export async function putContactWithDeal(
   accountId: string,
   contact: Contact,
   deal: Deal,
+  receipt?: Receipt<Deal>,
 ): Promise<{ created: true } | { created: false; existing: Contact }> {
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName(),
-              Item: contactItem(accountId, contact),
-              ConditionExpression: 'attribute_not_exists(pk)',
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: dealItem(accountId, deal),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
+    await transact([
+      {
+        Put: {
+          TableName: tableName(),
+          Item: contactItem(accountId, contact),
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      {
+        Put: {
+          TableName: tableName(),
+          Item: dealItem(accountId, deal),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      ...completionActions(receipt, deal),
+    ]);
     return { created: true };
   } catch (error) {
-    const reasons = (error as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] })
-      .CancellationReasons;
-    const contactReason = reasons?.[0];
-    if (contactReason?.Code === 'ConditionalCheckFailed' && contactReason.Item) {
-      return { created: false, existing: entityOf<Contact>(unmarshall(contactReason.Item as never)) };
-    }
+    const winner = actionConditionFailed(error, 0) ? itemOnConditionFailure(error, 0) : undefined;
+    if (winner) return { created: false, existing: entityOf<Contact>(winner) };
+    if (receipt && actionConditionFailed(error, 2)) throw idempotencyTakenOver();
     throw error;
   }
 }

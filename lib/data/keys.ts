@@ -90,6 +90,14 @@ export const ticketKeys = {
   numberTermQuery: (number: string) => `n#${number}#`,
 };
 
+export const idempotencyKeys = {
+  /** An Idempotency-Key of an account (by its SHA-256: any printable key fits) and its kept answer. */
+  record: (accountId: string, keyHash: string) => ({
+    pk: `IDEMPOTENCY#${accountId}#${keyHash}`,
+    sk: 'IDEMPOTENCY',
+  }),
+};
+
 export const dealKeys = {
   /** A deal, found by its uuid. */
   deal: (accountId: string, uuid: string) => ({ pk: `DEAL#${accountId}#${uuid}`, sk: 'DEAL' }),

@@ -1,11 +1,11 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BUSY_STATUSES, dimensionsOf, isStatsDimension, type Ticket } from '#lib/tickets/types.ts';
-import { batchGetAll, dynamo, queryAll, tableName } from './client.ts';
+import { batchGetAll, batchPutAll, dynamo, queryAll, tableName } from './client.ts';
+import { actionConditionFailed, isConditionFailure, isTransactionConflict } from './errors.ts';
+import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
-
-/** DynamoDB's limit on the actions of one transaction. */
-export const MAX_TRANSACTION_ITEMS = 100;
+import { MAX_TRANSACTION_ITEMS, type TransactAction, transact } from './transact.ts';
 
 export interface TicketStats {
   /** Exact ticket counts of the bounded dimensions (`all`, `status#open`, `priority#high`, `assignee#3`). */
@@ -87,6 +87,8 @@ export interface TicketWrite {
   orderKey: string;
   terms: { prefixes: string[]; number: string };
   busyCondition?: BusyCondition;
+  /** Keeps the request's answer with its Idempotency-Key, in the commit. */
+  receipt?: Receipt<Ticket> | undefined;
 }
 
 /**
@@ -105,7 +107,7 @@ export interface TicketItems {
   prefixTerms: Record<string, unknown>[];
 }
 
-export function ticketItems(write: Omit<TicketWrite, 'busyCondition'>): TicketItems {
+export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'>): TicketItems {
   const { accountId, ticket, orderKey } = write;
   const dims = dimensionsOf(ticket);
   const posting = (d: string) => ({ ...ticketKeys.posting(accountId, d, orderKey), type: 'ticket_posting' });
@@ -127,10 +129,38 @@ export function ticketItems(write: Omit<TicketWrite, 'busyCondition'>): TicketIt
 }
 
 /**
- * Writes a ticket, its postings, its search terms and every counter in one transaction, so a list's total
- * and its pages never disagree, and nothing of a failed create remains.
+ * Writes a ticket so that every reader sees all of it or none of it (docs/data-model.md, "All or nothing").
+ *
+ * The commit is one transaction holding the ticket, every counter (stats, and each unbounded dimension's),
+ * the bounded postings, the number term and the kept answer of an Idempotency-Key; the other postings and
+ * search terms fill it up to DynamoDB's 100 actions. A ticket with more (many custom fields and a long subject)
+ * puts the rest first, marked unconfirmed (`u`): readers count and list a marked item only once they have
+ * read its ticket, and the ticket exists only if the commit landed. A failure anywhere leaves at most marked
+ * items of a ticket that does not exist, which no reader returns or counts.
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
+  const plan = planTicketWrite(write);
+  if (plan.unconfirmed.length > 0) await batchPutAll(plan.unconfirmed);
+  try {
+    await transact(plan.commit);
+  } catch (error) {
+    if (isTransactionConflict(error)) throw new ConcurrentWrite();
+    // Which condition failed: the ticket's own (never: order keys are unique), the least-busy choice, or the
+    // Idempotency-Key's claim (its lease ran out and another request holds it now).
+    if (write.receipt && actionConditionFailed(error, plan.commit.length - 1)) throw idempotencyTakenOver();
+    if (isConditionFailure(error)) throw new ConcurrentWrite();
+    throw error;
+  }
+}
+
+export interface TicketWritePlan {
+  /** Put first, marked unconfirmed (empty for all but the largest tickets). */
+  unconfirmed: Record<string, unknown>[];
+  /** The one transaction that makes the ticket exist. */
+  commit: TransactAction[];
+}
+
+export function planTicketWrite(write: TicketWrite): TicketWritePlan {
   const { accountId } = write;
   const table = tableName();
   const items = ticketItems(write);
@@ -157,10 +187,8 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
       })
       .join(' AND ');
   }
-
-  type Action = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
-  const put = (Item: Record<string, unknown>): Action => ({ Put: { TableName: table, Item } });
-  const increment = (Key: Record<string, string>): Action => ({
+  const put = (Item: Record<string, unknown>): TransactAction => ({ Put: { TableName: table, Item } });
+  const increment = (Key: Record<string, string>): TransactAction => ({
     Update: {
       TableName: table,
       Key,
@@ -169,11 +197,7 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
     },
   });
 
-  // What must be atomic with the ticket: the ticket, every bounded counter and posting, the number term.
-  // Each unbounded dimension is a unit of posting + counter (a total never disagrees with its pages). Units
-  // fill the first transaction; a ticket with very many custom fields or subject words spills the rest into
-  // follow-up transactions (docs/data-model.md).
-  const core: Action[] = [
+  const commit: TransactAction[] = [
     { Put: { TableName: table, Item: items.ticket, ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Update: {
@@ -187,29 +211,21 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
     },
     ...items.boundedPostings.map(put),
     put(items.numberTerm),
+    ...items.unbounded.map((u) => increment(u.counterKey)),
   ];
-  const units: Action[][] = [
-    ...items.unbounded.map((u) => [put(u.posting), increment(u.counterKey)]),
-    ...items.prefixTerms.map((t) => [put(t)]),
-  ];
-  const transactions: Action[][] = [core];
-  for (const unit of units) {
-    const last = transactions[transactions.length - 1] as Action[];
-    if (last.length + unit.length <= MAX_TRANSACTION_ITEMS) last.push(...unit);
-    else transactions.push([...unit]);
-  }
-  const [first, ...followUps] = transactions;
-  try {
-    await dynamo.send(new TransactWriteCommand({ TransactItems: first }));
-  } catch (error) {
-    if (isTransactionConflict(error) || isConditionFailure(error)) throw new ConcurrentWrite();
-    throw error;
-  }
-  // The ticket exists now: follow-ups must land, not restart the create.
-  for (const followUp of followUps) {
-    await withConflictRetries(() => dynamo.send(new TransactWriteCommand({ TransactItems: followUp })));
-  }
+  // The receipt's completion goes last (insertTicket reads its cancellation reason by position).
+  const completion = completionActions(write.receipt, write.ticket);
+  const room = MAX_TRANSACTION_ITEMS - commit.length - completion.length;
+  const rest = [...items.unbounded.map((u) => u.posting), ...items.prefixTerms];
+  commit.push(...rest.slice(0, room).map(put), ...completion);
+  return {
+    unconfirmed: rest.slice(room).map((item) => ({ ...item, [UNCONFIRMED]: 1 })),
+    commit,
+  };
 }
+
+/** Marks a posting or term written before its ticket's commit: it counts only once its ticket is read. */
+const UNCONFIRMED = 'u';
 
 /**
  * A create lost to a concurrent one: a transaction conflict, or the least-busy condition no longer holding.
@@ -221,56 +237,54 @@ export class ConcurrentWrite extends Error {
   }
 }
 
-/** The reason codes of a cancelled transaction (empty for any other error). */
-function cancellationCodes(error: unknown): string[] {
-  const e = error as { name?: string; CancellationReasons?: { Code?: string }[] };
-  if (e.name !== 'TransactionCanceledException') return [];
-  return (e.CancellationReasons ?? []).map((r) => r.Code ?? '');
-}
-
-function isConditionFailure(error: unknown): boolean {
-  return cancellationCodes(error).includes('ConditionalCheckFailed');
-}
-
-/** True for a transaction cancelled because a concurrent one touched the same item. */
-function isTransactionConflict(error: unknown): boolean {
-  return (
-    (error as { name?: string }).name === 'TransactionConflictException' ||
-    cancellationCodes(error).includes('TransactionConflict')
-  );
-}
-
-async function withConflictRetries<T>(send: () => Promise<T>, attempts = 25): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await send();
-    } catch (error) {
-      if (!isTransactionConflict(error) || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
-    }
-  }
-}
-
 /**
  * Order keys of a dimension, newest first. With `limit`, one page of at most that many (a deep page reads
  * its skipped keys too, but only these small key items); without, all of them.
  */
 export async function queryPostings(accountId: string, dim: string, limit?: number): Promise<string[]> {
-  const items = await queryAll(
-    {
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk >= :first',
-      ExpressionAttributeValues: {
-        ':pk': ticketKeys.postingPartition(accountId, dim),
-        ':first': ticketKeys.firstOrderKey,
+  for (let want = limit; ; ) {
+    const items = await queryAll(
+      {
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk >= :first',
+        ExpressionAttributeValues: {
+          ':pk': ticketKeys.postingPartition(accountId, dim),
+          ':first': ticketKeys.firstOrderKey,
+        },
+        ProjectionExpression: 'sk, #u',
+        ExpressionAttributeNames: { '#u': UNCONFIRMED },
+        ScanIndexForward: false,
+        ConsistentRead: true,
       },
-      ProjectionExpression: 'sk',
-      ScanIndexForward: false,
-      ConsistentRead: true,
-    },
-    limit,
+      want,
+    );
+    const keys = await confirmed(
+      accountId,
+      items.map((item) => ({ orderKey: item.sk as string, marked: UNCONFIRMED in item })),
+    );
+    const dropped = items.length - keys.length;
+    // Postings of tickets that never committed took places in this page: read that many further.
+    if (dropped === 0 || want === undefined || items.length < want) return keys;
+    want += dropped;
+  }
+}
+
+/**
+ * Order keys whose ticket exists: unmarked keys are, since they were written with their ticket; marked keys
+ * (written before their ticket's commit) are kept only when their ticket is read (one BatchGet, rare).
+ */
+async function confirmed(
+  accountId: string,
+  keys: { orderKey: string; marked: boolean }[],
+): Promise<string[]> {
+  const marked = keys.filter((k) => k.marked).map((k) => k.orderKey);
+  if (marked.length === 0) return keys.map((k) => k.orderKey);
+  const found = await batchGetAll(
+    marked.map((k) => ticketKeys.ticket(accountId, k)),
+    'sk',
   );
-  return items.map((item) => item.sk as string);
+  const exists = new Set(found.map((item) => item.sk as string));
+  return keys.filter((k) => !k.marked || exists.has(k.orderKey)).map((k) => k.orderKey);
 }
 
 /** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
@@ -293,13 +307,15 @@ export async function queryTerm(accountId: string, word: string): Promise<Set<st
           ':from': prefix,
           ':to': `${prefix}${PREFIX_RANGE_END}`,
         },
-        ProjectionExpression: 'sk',
+        ProjectionExpression: 'sk, #u',
+        ExpressionAttributeNames: { '#u': UNCONFIRMED },
         ConsistentRead: true,
       });
-      for (const item of items) {
+      const keys = items.map((item) => {
         const sk = item.sk as string;
-        found.add(sk.slice(sk.length - ticketKeys.orderKeyLength));
-      }
+        return { orderKey: sk.slice(sk.length - ticketKeys.orderKeyLength), marked: UNCONFIRMED in item };
+      });
+      for (const key of await confirmed(accountId, keys)) found.add(key);
     }),
   );
   return found;

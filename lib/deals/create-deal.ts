@@ -4,6 +4,7 @@ import { fullName } from '#lib/accounts/contact-name.ts';
 import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
 import { findContactByEmail, reserveIds } from '#lib/data/accounts.ts';
 import { putContactWithDeal, putDeal } from '#lib/data/deals.ts';
+import type { Receipt } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { now } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
@@ -16,7 +17,7 @@ import type { Deal } from './types.ts';
  * e-mail item is the unique constraint; if a concurrent request created the contact first, (4) the deal
  * is attached to that winner. Every check that can reject the request runs before the first write.
  */
-export async function createDeal(accountId: string, body: unknown): Promise<Deal> {
+export async function createDeal(accountId: string, body: unknown, receipt?: Receipt<Deal>): Promise<Deal> {
   const input = parseInput(CreateDealSchema, body);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
@@ -45,7 +46,7 @@ export async function createDeal(accountId: string, body: unknown): Promise<Deal
 
   if (existing) {
     const deal = dealFor(existing);
-    await putDeal(accountId, deal);
+    await putDeal(accountId, deal, receipt);
     return deal;
   }
   if (input.contact_first_name === undefined) {
@@ -65,10 +66,10 @@ export async function createDeal(accountId: string, body: unknown): Promise<Deal
     createdAt: now(),
   };
   const deal = dealFor(contact);
-  const outcome = await putContactWithDeal(accountId, contact, deal);
+  const outcome = await putContactWithDeal(accountId, contact, deal, receipt);
   if (outcome.created) return deal;
   const attached = dealFor(outcome.existing);
-  await putDeal(accountId, attached);
+  await putDeal(accountId, attached, receipt);
   return attached;
 }
 

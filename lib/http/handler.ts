@@ -2,6 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { AppError, BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey, startIdempotent } from './idempotency.ts';
 import { logError, logRequest } from './log.ts';
 import {
   baseUrlOf,
@@ -9,10 +10,11 @@ import {
   type HttpRequest,
   type HttpResult,
   headerOf,
+  headerValues,
   queryOf,
   requestIdOf,
 } from './request.ts';
-import { jsonResponse, serverErrorBody } from './response.ts';
+import { jsonResponse, jsonTextResponse, serverErrorBody } from './response.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -59,7 +61,7 @@ function httpContext(route: string): MiddlewareObj<Event, Result, Error, Context
       const requestId = request.internal.requestId ?? requestIdOf(request.event);
       const error = request.error;
       if (error instanceof AppError) {
-        request.response = jsonResponse(error.statusCode, error.body(), requestId);
+        request.response = jsonResponse(error.statusCode, error.body(), requestId, error.headers());
       } else {
         logError(requestId, error);
         request.response = jsonResponse(500, serverErrorBody(requestId), requestId);
@@ -118,17 +120,50 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
   return stack.handler(async (event) => {
     const requestId = requestIdOf(event);
     const caller = callerOf(event);
-    const result = await handle(
-      {
-        method: event.httpMethod,
-        path: event.path,
-        query: queryOf(event),
-        body: parsedBodies.get(event),
-        requestId,
-        baseUrl: baseUrlOf(event),
-      },
-      caller,
-    );
+    const body = parsedBodies.get(event);
+    const keyValues = WRITE_METHODS.has(event.httpMethod) ? headerValues(event, IDEMPOTENCY_HEADER) : [];
+    const start =
+      keyValues.length > 0
+        ? await startIdempotent({
+            requestId,
+            accountId: caller.accountId,
+            key: parseIdempotencyKey(keyValues),
+            method: event.httpMethod,
+            path: event.path,
+            body,
+          })
+        : undefined;
+    if (start && 'replay' in start) {
+      return jsonTextResponse(start.replay.statusCode, start.replay.body, requestId, {
+        'Idempotent-Replayed': 'true',
+      });
+    }
+    const call = start?.call;
+    const request: HttpRequest = {
+      method: event.httpMethod,
+      path: event.path,
+      query: queryOf(event),
+      body,
+      requestId,
+      baseUrl: baseUrlOf(event),
+      receipt: (answer) => call?.receipt((result) => keptAnswerOf(answer(result))),
+    };
+    let result: HttpResult;
+    try {
+      result = await handle(request, caller);
+      await call?.succeeded(keptAnswerOf(result));
+    } catch (error) {
+      await call?.failed();
+      throw error;
+    }
     return jsonResponse(result.statusCode, result.body, requestId);
   });
 }
+
+/** Methods that change something: the ones an Idempotency-Key applies to. */
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const keptAnswerOf = (result: HttpResult) => ({
+  statusCode: result.statusCode,
+  body: JSON.stringify(result.body),
+});

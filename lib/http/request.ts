@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { PLANS, type Plan } from '#lib/accounts/types.ts';
+import type { Receipt } from '#lib/data/idempotency.ts';
 import { Unauthenticated } from '#lib/errors.ts';
 import { pickRequestId } from './response.ts';
 
@@ -15,11 +16,28 @@ export interface HttpRequest {
   requestId: string;
   /** Scheme, host and stage prefix the client called, e.g. `https://api.example.com/prod`. */
   baseUrl: string;
+  /**
+   * For a write sent with an Idempotency-Key: what the domain hands its transaction so that the answer is kept
+   * with the change. `answer` renders the response for the write's result. Undefined without a key.
+   */
+  receipt<T>(answer: (result: T) => HttpResult): Receipt<T> | undefined;
 }
 
 export interface HttpResult {
   statusCode: number;
   body: unknown;
+}
+
+/** Every value of a header, by case-insensitive name (API Gateway passes repeated headers in multiValueHeaders). */
+export function headerValues(event: APIGatewayProxyEvent, name: string): string[] {
+  const wanted = name.toLowerCase();
+  const values: string[] = [];
+  for (const [key, list] of Object.entries(event.multiValueHeaders ?? {})) {
+    if (key.toLowerCase() === wanted) values.push(...(list ?? []));
+  }
+  if (values.length > 0) return values;
+  const single = headerOf(event, name);
+  return single === undefined ? [] : [single];
 }
 
 export function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {

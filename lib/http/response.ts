@@ -9,10 +9,20 @@ export function jsonResponse(
   requestId: string,
   headers: Record<string, string> = {},
 ): APIGatewayProxyResult {
+  return jsonTextResponse(statusCode, JSON.stringify(body), requestId, headers);
+}
+
+/** A response whose JSON text is already made (a kept answer replayed byte for byte). */
+export function jsonTextResponse(
+  statusCode: number,
+  body: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult {
   return {
     statusCode,
     headers: { 'Content-Type': JSON_CONTENT_TYPE, 'X-Request-Id': requestId, ...headers },
-    body: JSON.stringify(body),
+    body,
   };
 }
 

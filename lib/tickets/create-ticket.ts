@@ -11,6 +11,8 @@ import type {
   Team,
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/accounts.ts';
+import { retryOnConflict } from '#lib/data/errors.ts';
+import type { Receipt } from '#lib/data/idempotency.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import {
   type BusyCondition,
@@ -28,17 +30,19 @@ import { ticketTerms } from './search-terms.ts';
 import { dueAt, matchPolicy } from './sla.ts';
 import type { Ticket } from './types.ts';
 
-/** How often a create retries when a concurrent create changed what it decided on (least-busy, conflicts). */
-const MAX_ATTEMPTS = 25;
-
 /**
  * POST /api/tickets. Round trips once the account's configuration is cached: (1) the ticket number and the
  * round-robin cursor in one update, in parallel with the requester's contact (and, for least-busy, the agents'
  * open work); (2) one transaction writing the ticket, its postings, terms and counters. Every check that can
  * reject the request runs before (1), so a rejected request writes nothing.
  */
-export async function createTicket(accountId: string, body: unknown): Promise<Ticket> {
+export async function createTicket(
+  accountId: string,
+  body: unknown,
+  receipt?: Receipt<Ticket>,
+): Promise<Ticket> {
   const input = parseInput(CreateTicketSchema, body);
+  refuseOversizedTicket(input);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const { account } = config;
@@ -57,48 +61,62 @@ export async function createTicket(accountId: string, body: unknown): Promise<Ti
   ]);
 
   let busy = stats?.busy;
-  for (let attempt = 1; ; attempt++) {
-    let assignee: Agent | undefined;
-    let busyCondition: BusyCondition | undefined;
-    if (method === 'round_robin') assignee = roundRobinPick(candidates, cursor);
-    else if (method === 'random') assignee = randomPick(candidates);
-    else if (method === 'least_busy' && busy) {
-      assignee = leastBusyPick(candidates, busy);
-      busyCondition = { chosen: assignee.id, seen: busy, candidates: candidates.map((c) => c.id) };
-    }
-
-    const createdUs = nowMicros();
-    const ticket = composeTicket({
-      account,
-      input,
-      number,
-      createdUs,
-      category,
-      team,
-      assignee,
-      contact,
-      priority,
-    });
-    const terms = ticketTerms({
-      subject: ticket.subject,
-      reference: ticket.reference,
-      number,
-      email: ticket.requester.email,
-    });
-    try {
-      await insertTicket({
-        accountId,
-        ticket,
-        orderKey: ticketKeys.orderKey(createdUs, number),
-        terms,
-        busyCondition,
+  // Taken once: a retry after a lost race keeps the ticket's time and so its order key.
+  const createdUs = nowMicros();
+  const orderKey = ticketKeys.orderKey(createdUs, number);
+  return retryOnConflict(
+    async () => {
+      let assignee: Agent | undefined;
+      let busyCondition: BusyCondition | undefined;
+      if (method === 'round_robin') assignee = roundRobinPick(candidates, cursor);
+      else if (method === 'random') assignee = randomPick(candidates);
+      else if (method === 'least_busy' && busy) {
+        assignee = leastBusyPick(candidates, busy);
+        busyCondition = { chosen: assignee.id, seen: busy, candidates: candidates.map((c) => c.id) };
+      }
+      const ticket = composeTicket({
+        account,
+        input,
+        number,
+        createdUs,
+        category,
+        team,
+        assignee,
+        contact,
+        priority,
       });
+      const terms = ticketTerms({
+        subject: ticket.subject,
+        reference: ticket.reference,
+        number,
+        email: ticket.requester.email,
+      });
+      await insertTicket({ accountId, ticket, orderKey, terms, busyCondition, receipt });
       return ticket;
-    } catch (error) {
-      if (!(error instanceof ConcurrentWrite) || attempt >= MAX_ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
-      if (method === 'least_busy') busy = (await getTicketStats(accountId)).busy;
-    }
+    },
+    {
+      // Lost to a concurrent create (conflict, or least-busy no longer true): decide again, same number.
+      retryable: (error) => error instanceof ConcurrentWrite,
+      beforeRetry: async () => {
+        if (method === 'least_busy') busy = (await getTicketStats(accountId)).busy;
+      },
+    },
+  );
+}
+
+/**
+ * DynamoDB keeps at most 400 KB in one item, and the ticket (and the kept answer of its Idempotency-Key) is
+ * one item: the longest legal fields in 4-byte characters would pass that, so such a request is refused
+ * before it takes a number. The bound is on the request's own JSON text, which the stored ticket tracks.
+ */
+export const MAX_TICKET_JSON_BYTES = 300 * 1024;
+
+function refuseOversizedTicket(input: CreateTicketInput): void {
+  if (Buffer.byteLength(JSON.stringify(input), 'utf8') > MAX_TICKET_JSON_BYTES) {
+    throw ValidationFailed.field(
+      'description',
+      'The ticket is too large: description and custom fields together must not exceed 300 KB.',
+    );
   }
 }
 

@@ -1,0 +1,127 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ServiceUnavailable } from '#lib/errors.ts';
+
+/**
+ * The one place that reads DynamoDB's errors. The rest of the data layer asks these questions; nothing above
+ * the data layer sees a DynamoDB error name.
+ */
+interface DynamoError {
+  name?: string;
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[];
+  Item?: Record<string, unknown>;
+}
+
+const asDynamo = (error: unknown): DynamoError => (typeof error === 'object' && error ? error : {});
+
+/** The reason code of each action of a cancelled transaction, in order (empty for any other error). */
+export function cancellationCodes(error: unknown): string[] {
+  const e = asDynamo(error);
+  if (e.name !== 'TransactionCanceledException') return [];
+  return (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+}
+
+/** A single-item write or a transaction failed because a condition did not hold. */
+export function isConditionFailure(error: unknown): boolean {
+  return (
+    asDynamo(error).name === 'ConditionalCheckFailedException' ||
+    cancellationCodes(error).includes('ConditionalCheckFailed')
+  );
+}
+
+/** The condition of action `index` of a cancelled transaction failed. */
+export function actionConditionFailed(error: unknown, index: number): boolean {
+  return cancellationCodes(error)[index] === 'ConditionalCheckFailed';
+}
+
+/**
+ * The item as it was when a condition failed (requested with ReturnValuesOnConditionCheckFailure: ALL_OLD):
+ * of a single write, or of action `index` of a transaction.
+ */
+export function itemOnConditionFailure(error: unknown, index = 0): Record<string, unknown> | undefined {
+  const e = asDynamo(error);
+  const raw = e.name === 'TransactionCanceledException' ? e.CancellationReasons?.[index]?.Item : e.Item;
+  return raw ? unmarshall(raw as never) : undefined;
+}
+
+/** A transaction cancelled because a concurrent one touched the same item: safe to decide again and retry. */
+export function isTransactionConflict(error: unknown): boolean {
+  return (
+    asDynamo(error).name === 'TransactionConflictException' ||
+    cancellationCodes(error).includes('TransactionConflict')
+  );
+}
+
+const UNAVAILABLE_NAMES = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'TransactionInProgressException',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'AbortError',
+]);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+]);
+/** Cancellation reasons that say "later": throttled, or still conflicting once retries are spent. */
+const UNAVAILABLE_CODES = new Set([
+  'ThrottlingError',
+  'TransactionConflict',
+  'ProvisionedThroughputExceeded',
+]);
+
+/**
+ * The store could not be reached, timed out, throttled us or failed on its side (after the SDK's own retries):
+ * the request may succeed later. Whether a write landed is unknown; the Idempotency-Key tells the client.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  const e = asDynamo(error);
+  if (e.name && UNAVAILABLE_NAMES.has(e.name)) return true;
+  if (e.code && NETWORK_CODES.has(e.code)) return true;
+  if (cancellationCodes(error).some((c) => UNAVAILABLE_CODES.has(c))) return true;
+  const status = e.$metadata?.httpStatusCode;
+  if (status !== undefined && status >= 500) return true;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== error && isStoreUnavailable(cause);
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How often a write that lost to a concurrent one is decided again (each attempt waits a little longer). */
+export const MAX_CONFLICT_ATTEMPTS = 25;
+
+/**
+ * Runs `attempt` until it does not throw a retryable error (by default: a transaction conflict), with a
+ * short random backoff; `beforeRetry` may refresh what the next attempt decides on. Still losing after
+ * MAX_CONFLICT_ATTEMPTS: 503 (the account is too busy right now; nothing was written).
+ */
+export async function retryOnConflict<T>(
+  attempt: () => Promise<T>,
+  options: { retryable?: (error: unknown) => boolean; beforeRetry?: () => Promise<void> } = {},
+): Promise<T> {
+  const retryable = options.retryable ?? isTransactionConflict;
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!retryable(error)) throw error;
+      if (n >= MAX_CONFLICT_ATTEMPTS) throw new ServiceUnavailable(1, { cause: error });
+      await pause(Math.random() * 5 * n);
+      await options.beforeRetry?.();
+    }
+  }
+}

@@ -1,0 +1,152 @@
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { Conflict } from '#lib/errors.ts';
+import { dynamo, tableName } from './client.ts';
+import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
+import { idempotencyKeys } from './keys.ts';
+import type { TransactAction } from './transact.ts';
+
+/**
+ * Idempotency records (decisions.md, "Safe retries"): one item per (account, key). A request claims its key
+ * before it does anything; the change it makes and its kept answer are written in one transaction (the
+ * completion below), so no reader can see a change without its answer or an answer without its change.
+ *
+ * States: `running` (claimed; the claim's lease ends at `lease_until`, after which the key may be claimed
+ * again: its holder is gone) and `done` (the answer is kept until `expires_at`, 24 h after the claim).
+ */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** Longer than any request may run (the Lambda timeout is 10 s). */
+export const IDEMPOTENCY_LEASE_MS = 30_000;
+
+export interface IdempotencyClaim {
+  accountId: string;
+  keyHash: string;
+  fingerprint: string;
+  /** Unique per claim: only its holder may complete or release it. */
+  token: string;
+  /** Epoch seconds. */
+  expiresAt: number;
+}
+
+/** An answer as kept with its key: status and the exact body text. */
+export interface KeptAnswer {
+  statusCode: number;
+  body: string;
+}
+
+export type ClaimOutcome =
+  | { outcome: 'claimed' }
+  | { outcome: 'done'; fingerprint: string; answer: KeptAnswer }
+  | { outcome: 'running'; fingerprint: string };
+
+const RUNNING = 'running';
+const DONE = 'done';
+
+/** One conditional Put: the key is free (never used, expired, or its holder's lease ran out), or who has it. */
+export async function claimIdempotencyKey(claim: IdempotencyClaim, nowMs: number): Promise<ClaimOutcome> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...idempotencyKeys.record(claim.accountId, claim.keyHash),
+          type: 'idempotency',
+          state: RUNNING,
+          fingerprint: claim.fingerprint,
+          token: claim.token,
+          lease_until: nowMs + IDEMPOTENCY_LEASE_MS,
+          expires_at: claim.expiresAt,
+        },
+        ConditionExpression:
+          'attribute_not_exists(pk) OR expires_at < :now OR (#state = :running AND lease_until < :nowMs)',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':running': RUNNING },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { outcome: 'claimed' };
+  } catch (error) {
+    const held = isConditionFailure(error) ? itemOnConditionFailure(error) : undefined;
+    if (!held) throw error;
+    const fingerprint = String(held.fingerprint);
+    if (held.state === DONE) {
+      return {
+        outcome: 'done',
+        fingerprint,
+        answer: { statusCode: Number(held.status), body: String(held.body) },
+      };
+    }
+    return { outcome: 'running', fingerprint };
+  }
+}
+
+function doneRecord(claim: IdempotencyClaim, answer: KeptAnswer) {
+  return {
+    TableName: tableName(),
+    Item: {
+      ...idempotencyKeys.record(claim.accountId, claim.keyHash),
+      type: 'idempotency',
+      state: DONE,
+      fingerprint: claim.fingerprint,
+      token: claim.token,
+      status: answer.statusCode,
+      body: answer.body,
+      expires_at: claim.expiresAt,
+    },
+    // Only the claim's holder completes it, and only once: a request whose lease ran out and whose key was
+    // claimed again cannot also land its change.
+    ConditionExpression: '#token = :token AND #state = :running',
+    ExpressionAttributeNames: { '#token': 'token', '#state': 'state' },
+    ExpressionAttributeValues: { ':token': claim.token, ':running': RUNNING },
+  };
+}
+
+/** The transaction action that keeps `answer` with the key: put it in the same transaction as the change. */
+export function completionAction(claim: IdempotencyClaim, answer: KeptAnswer): TransactAction {
+  return { Put: doneRecord(claim, answer) };
+}
+
+/** Keeps the answer of a request that wrote nothing else (nothing to be atomic with). */
+export async function keepAnswer(claim: IdempotencyClaim, answer: KeptAnswer): Promise<void> {
+  await dynamo.send(new PutCommand(doneRecord(claim, answer)));
+}
+
+/**
+ * Frees a claim whose request failed, so that the client may fix it and retry with the same key. A claim that
+ * was completed meanwhile (its change landed although the request reported a failure) stays as it is.
+ */
+export async function releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
+  try {
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: idempotencyKeys.record(claim.accountId, claim.keyHash),
+        ConditionExpression: '#token = :token AND #state = :running',
+        ExpressionAttributeNames: { '#token': 'token', '#state': 'state' },
+        ExpressionAttributeValues: { ':token': claim.token, ':running': RUNNING },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+/**
+ * What a write hands the data layer so that its transaction also keeps its answer: the claim, and how the
+ * answer reads for the result the write produced (computed before the transaction, kept inside it).
+ */
+export interface Receipt<T> {
+  claim: IdempotencyClaim;
+  answer(result: T): KeptAnswer;
+  /** Set once answer() was called: the answer went into a transaction with the change. */
+  readonly used: boolean;
+}
+
+/** The completion action of a receipt for this result, or nothing when the request carries no key. */
+export function completionActions<T>(receipt: Receipt<T> | undefined, result: T): TransactAction[] {
+  return receipt ? [completionAction(receipt.claim, receipt.answer(result))] : [];
+}
+
+/** A write's claim ran out and another request holds the key now: that one completes, this one changed nothing. */
+export function idempotencyTakenOver(): Conflict {
+  return new Conflict('A request with this idempotency key is still being processed.');
+}
