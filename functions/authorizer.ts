@@ -1,6 +1,7 @@
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { resolveApiKey } from '#lib/accounts/api-keys.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
+import { logError } from '#lib/http/log.ts';
 
 /**
  * API Gateway TOKEN authorizer: `Authorization: Bearer <key>` → the calling account.
@@ -11,7 +12,10 @@ import { Forbidden, Unauthenticated } from '#lib/errors.ts';
  */
 export const UNAUTHORIZED = 'Unauthorized';
 
-export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+export async function handler(
+  event: APIGatewayTokenAuthorizerEvent,
+  context?: Pick<Context, 'awsRequestId'>,
+): Promise<APIGatewayAuthorizerResult> {
   const everyRoute = wildcardArn(event.methodArn);
   try {
     const caller = await resolveApiKey(event.authorizationToken);
@@ -24,6 +28,8 @@ export async function handler(event: APIGatewayTokenAuthorizerEvent): Promise<AP
     if (error instanceof Unauthenticated) throw new Error(UNAUTHORIZED);
     if (error instanceof Forbidden)
       return { principalId: 'forbidden', policyDocument: policy('Deny', everyRoute) };
+    // The gateway answers 503 (AUTHORIZER_FAILURE); the reason is only here, in the log.
+    logError(context?.awsRequestId ?? 'authorizer', error);
     throw error;
   }
 }

@@ -8,6 +8,8 @@ import { PLAN_REQUIRED_MESSAGE } from '#lib/accounts/api-keys.ts';
 export interface GatewayAnswer {
   statusCode: number;
   body: Record<string, string>;
+  /** Headers besides Content-Type and X-Request-Id, as static values. */
+  headers?: Record<string, string>;
 }
 
 export const REQUEST_ID_PLACEHOLDER = '$context.requestId';
@@ -23,9 +25,14 @@ export const gatewayAnswers = {
   REQUEST_TOO_LARGE: { statusCode: 413, body: { message: 'The request body must not exceed 1 MiB.' } },
   THROTTLED: { statusCode: 429, body: { message: 'Too many requests.' } },
   QUOTA_EXCEEDED: { statusCode: 429, body: { message: 'Too many requests.' } },
+  /**
+   * The authorizer failed (it logs why): almost always the store being unreachable or slow, so the client is
+   * told to retry, as the handlers tell it when the store fails under them.
+   */
   AUTHORIZER_FAILURE: {
-    statusCode: 500,
-    body: { message: 'Server error.', request_id: REQUEST_ID_PLACEHOLDER },
+    statusCode: 503,
+    body: { message: 'Service temporarily unavailable.' },
+    headers: { 'Retry-After': '1' },
   },
   AUTHORIZER_CONFIGURATION_ERROR: {
     statusCode: 500,

@@ -18,7 +18,12 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
-import { gatewayAnswers, METHOD_NOT_ALLOWED_BODY, REQUEST_ID_PLACEHOLDER } from './api-contract.ts';
+import {
+  type GatewayAnswer,
+  gatewayAnswers,
+  METHOD_NOT_ALLOWED_BODY,
+  REQUEST_ID_PLACEHOLDER,
+} from './api-contract.ts';
 import type { Stage, StageConfig } from './config.ts';
 import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
 import { ServiceAlarms } from './constructs/service-alarms.ts';
@@ -110,7 +115,16 @@ export class DeskpipeStack extends Stack {
       this.api.addGatewayResponse(`Response${type}`, {
         type: ResponseType.of(type),
         statusCode: String(answer.statusCode),
-        responseHeaders: { 'Content-Type': "'application/json'", 'X-Request-Id': 'context.requestId' },
+        responseHeaders: {
+          'Content-Type': "'application/json'",
+          'X-Request-Id': 'context.requestId',
+          ...Object.fromEntries(
+            Object.entries((answer as GatewayAnswer).headers ?? {}).map(([name, value]) => [
+              name,
+              `'${value}'`,
+            ]),
+          ),
+        },
         templates: { 'application/json': gatewayTemplate(answer.body) },
       });
     }

@@ -21,6 +21,10 @@ export interface DynamoDbLocal {
   endpoint: string;
   port: number;
   stop(): Promise<void>;
+  /** Called once if the process ends by itself (crashed or killed), not when stop() ends it. */
+  onUnexpectedExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
+  /** The Java process id (tests kill it to prove the service survives its store dying). */
+  pid: number | undefined;
 }
 
 export interface StartOptions {
@@ -104,12 +108,20 @@ export async function startDynamoDbLocal(options: StartOptions): Promise<DynamoD
   const stopOnExit = () => child.kill('SIGKILL');
   process.once('exit', stopOnExit);
   const endpoint = `http://127.0.0.1:${port}`;
+  let stopping = false;
   const instance: DynamoDbLocal = {
     endpoint,
     port,
+    pid: child.pid,
     stop: () => {
+      stopping = true;
       process.removeListener('exit', stopOnExit);
       return stopProcess(child);
+    },
+    onUnexpectedExit: (listener) => {
+      child.once('exit', (code, signal) => {
+        if (!stopping) listener(code, signal);
+      });
     },
   };
   try {

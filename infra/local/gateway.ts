@@ -9,14 +9,16 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { authorizerEntry, methodsOf, type RouteDefinition, routes } from '#functions/routes.ts';
+import { authorizerEntry, methodsOf, paths, type RouteDefinition, routes } from '#functions/routes.ts';
 import {
   GATEWAY_MAX_BODY_BYTES,
+  type GatewayAnswer,
   type GatewayAnswerType,
   gatewayAnswers,
   METHOD_NOT_ALLOWED_BODY,
   renderGatewayBody,
 } from '#infra/api-contract.ts';
+import { pickRequestId } from '#lib/http/response.ts';
 
 /**
  * A local stand-in for the deployed API Gateway REST API, built from the same route table: it builds the
@@ -29,6 +31,12 @@ export interface GatewayOptions {
   authCacheTtlSeconds: number;
   /** Repository root that route entries are relative to. */
   root: string;
+  /**
+   * The base URL clients call (`http://127.0.0.1:3000`): the only source of the scheme and host that handlers
+   * see, as API Gateway passes its own domain name and scheme, never what a client put in Host or
+   * X-Forwarded-Proto. Unset: `http://127.0.0.1:<the port listened on>`.
+   */
+  baseUrl?: string;
 }
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -41,8 +49,11 @@ export class LocalGateway {
   private readonly handlers = new Map<string, Promise<ProxyHandler>>();
   private readonly authCache = new Map<string, { expiresAt: number; result: APIGatewayAuthorizerResult }>();
   private authorizer: Promise<TokenAuthorizer> | undefined;
+  private baseUrl: URL;
 
-  constructor(private readonly options: GatewayOptions) {}
+  constructor(private readonly options: GatewayOptions) {
+    this.baseUrl = new URL(options.baseUrl ?? 'http://127.0.0.1');
+  }
 
   /** Loads every handler module up front, so that the first request pays no import. */
   async warm(): Promise<void> {
@@ -56,30 +67,50 @@ export class LocalGateway {
         if (!res.headersSent) this.answer(res, 'DEFAULT_5XX', randomUUID());
       });
     });
+    // A request Node's parser refuses (a raw space or a lowercase method in the request line, both
+    // Transfer-Encoding and Content-Length, headers or URL over 16 KB) still gets a JSON answer with an id.
+    server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+      const status = tooLarge ? 431 : 400;
+      const body = JSON.stringify({
+        message: tooLarge ? 'The request headers are too large.' : 'The request is malformed.',
+      });
+      socket.end(
+        `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: application/json\r\nX-Request-Id: ${randomUUID()}\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, host, () => resolve(server));
+      server.listen(port, host, () => {
+        if (!this.options.baseUrl) {
+          const address = server.address();
+          if (typeof address === 'object' && address) this.baseUrl.port = String(address.port);
+        }
+        resolve(server);
+      });
     });
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = randomUUID();
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    const requestId = pickRequestId(headerValue(req, 'x-request-id'), randomUUID());
+    const target = parseTarget(req.url ?? '/');
     const method = (req.method ?? 'GET').toUpperCase();
 
     // Like API Gateway, refuse an oversized payload at the front door, before routing.
     const body = await readBody(req);
     if (body === undefined) return this.answer(res, 'REQUEST_TOO_LARGE', requestId);
 
-    const onPath = routes.filter((r) => r.path === path);
-    if (onPath.length === 0) return this.answer(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
-    const route = onPath.find((r) => r.method === method);
+    const resourcePath = target && matchResource(target.path);
+    if (!target || !resourcePath) return this.answer(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+    const route = routes.find((r) => r.path === resourcePath && r.method === method);
     if (!route) {
       // Deployed, each path has an ANY method on a mock integration that answers this, without auth.
       res.writeHead(405, {
         'Content-Type': 'application/json',
-        Allow: methodsOf(path).join(', '),
+        Allow: methodsOf(resourcePath).join(', '),
         'X-Request-Id': requestId,
       });
       res.end(JSON.stringify(METHOD_NOT_ALLOWED_BODY));
@@ -93,7 +124,7 @@ export class LocalGateway {
       authorizerContext = { principalId: outcome.principalId, ...outcome.context };
     }
 
-    const event = buildProxyEvent(req, url, path, route, body, requestId, authorizerContext);
+    const event = buildProxyEvent(req, target, route, body, requestId, authorizerContext, this.baseUrl);
     const handler = await this.loadHandler(route);
     let result: APIGatewayProxyResult;
     try {
@@ -137,8 +168,12 @@ export class LocalGateway {
   }
 
   private answer(res: ServerResponse, type: GatewayAnswerType, requestId: string): void {
-    const answer = gatewayAnswers[type];
-    res.writeHead(answer.statusCode, { 'Content-Type': 'application/json', 'X-Request-Id': requestId });
+    const answer: GatewayAnswer = gatewayAnswers[type];
+    res.writeHead(answer.statusCode, {
+      'Content-Type': 'application/json',
+      'X-Request-Id': requestId,
+      ...answer.headers,
+    });
     res.end(renderGatewayBody(answer, requestId));
   }
 
@@ -175,31 +210,61 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The path and query of a request target, taken as sent: no dot segments resolved, no host read from it. */
+interface Target {
+  path: string;
+  query: URLSearchParams;
+}
+
+function parseTarget(raw: string): Target | undefined {
+  if (!raw.startsWith('/')) return undefined;
+  const at = raw.indexOf('?');
+  return {
+    path: at < 0 ? raw : raw.slice(0, at),
+    query: new URLSearchParams(at < 0 ? '' : raw.slice(at + 1)),
+  };
+}
+
+/**
+ * The route table's path that a request path names, as API Gateway matches resources: segment by segment
+ * as sent (`/api/x/../pipelines` and `//api/pipelines` name nothing), a single trailing slash allowed.
+ */
+function matchResource(path: string): string | undefined {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return paths.find((p) => p === trimmed);
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /** The REST API (v1) Lambda proxy event, as API Gateway builds it. */
 function buildProxyEvent(
   req: IncomingMessage,
-  url: URL,
-  path: string,
+  target: Target,
   route: RouteDefinition,
   body: string,
   requestId: string,
   authorizer: Record<string, unknown>,
+  baseUrl: URL,
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
+    // API Gateway sets these itself: the client's values never reach a handler.
+    if (/^(host|x-forwarded-proto)$/i.test(name)) continue;
     headers[name] = value;
     multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
-  if (!Object.keys(headers).some((h) => h.toLowerCase() === 'x-forwarded-proto')) {
-    headers['X-Forwarded-Proto'] = 'http';
-    multiValueHeaders['X-Forwarded-Proto'] = ['http'];
-  }
+  const scheme = baseUrl.protocol.replace(/:$/, '');
+  Object.assign(headers, { Host: baseUrl.host, 'X-Forwarded-Proto': scheme });
+  Object.assign(multiValueHeaders, { Host: [baseUrl.host], 'X-Forwarded-Proto': [scheme] });
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
-  for (const [key, value] of url.searchParams) {
+  for (const [key, value] of target.query) {
     query[key] = value;
     multiQuery[key] = [...(multiQuery[key] ?? []), value];
   }
@@ -207,7 +272,7 @@ function buildProxyEvent(
   const now = Date.now();
   return {
     resource: route.path,
-    path,
+    path: target.path,
     httpMethod: route.method,
     headers,
     multiValueHeaders,
@@ -221,13 +286,13 @@ function buildProxyEvent(
       accountId: '000000000000',
       apiId: 'local',
       authorizer,
-      domainName: req.headers.host ?? '127.0.0.1',
+      domainName: baseUrl.host,
       httpMethod: route.method,
       identity: {
         sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
         userAgent: req.headers['user-agent'] ?? null,
       } as APIGatewayProxyEvent['requestContext']['identity'],
-      path,
+      path: target.path,
       protocol: `HTTP/${req.httpVersion}`,
       requestId,
       requestTimeEpoch: now,

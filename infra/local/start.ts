@@ -9,16 +9,18 @@ import { LOCAL_DATA_DIR, localSettings, ROOT } from './environment.ts';
  */
 const DEMO_ACCOUNT_FILE = join(ROOT, 'examples', 'demo-account.json');
 
+/** Restarts of the embedded store allowed within RESTART_WINDOW_MS before giving up (exit 1). */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
+
 async function main(): Promise<void> {
   const settings = localSettings();
   const inMemory = process.argv.includes('--in-memory');
+  const storeOptions = { port: settings.dynamoPort, ...(inMemory ? {} : { dbPath: LOCAL_DATA_DIR }) };
   let store: DynamoDbLocal | undefined;
   let endpoint = settings.externalEndpoint;
   if (!endpoint) {
-    store = await startDynamoDbLocal({
-      port: settings.dynamoPort,
-      ...(inMemory ? {} : { dbPath: LOCAL_DATA_DIR }),
-    });
+    store = await startDynamoDbLocal(storeOptions);
     endpoint = store.endpoint;
   }
   const stopStore = async () => store?.stop();
@@ -39,10 +41,14 @@ async function main(): Promise<void> {
       demoKey = (await applyAccountFile(demo)).api_key;
     }
 
-    const gateway = new LocalGateway({ authCacheTtlSeconds: settings.authCacheTtlSeconds, root: ROOT });
+    const baseUrl = `http://127.0.0.1:${settings.port}`;
+    const gateway = new LocalGateway({
+      authCacheTtlSeconds: settings.authCacheTtlSeconds,
+      root: ROOT,
+      baseUrl,
+    });
     await gateway.warm();
     const server = await gateway.listen(settings.port);
-    const baseUrl = `http://127.0.0.1:${settings.port}`;
 
     console.log(`deskpipe is listening on ${baseUrl}`);
     console.log(
@@ -58,17 +64,52 @@ async function main(): Promise<void> {
     }
 
     let stopping = false;
-    const shutdown = async () => {
+    const shutdown = async (code: number) => {
       if (stopping) return;
       stopping = true;
       console.log('Stopping...');
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await stopStore();
-      process.exit(0);
+      process.exit(code);
     };
-    process.on('SIGINT', shutdown);
-    process.on('SIGTERM', shutdown);
+    process.on('SIGINT', () => void shutdown(0));
+    process.on('SIGTERM', () => void shutdown(0));
+    process.on('SIGHUP', () => void shutdown(0));
+
+    // The embedded store dying is loud: with data on disk it is restarted on the same port (requests in the
+    // meantime answer 503); in memory its data is gone, so the service stops with exit code 1.
+    const restarts: number[] = [];
+    const supervise = (current: DynamoDbLocal) =>
+      current.onUnexpectedExit(async (code, signal) => {
+        if (stopping) return;
+        console.error(`\n*** DynamoDB Local exited unexpectedly (${signal ?? `code ${code}`}). ***`);
+        const now = Date.now();
+        restarts.push(now);
+        while ((restarts[0] ?? now) < now - RESTART_WINDOW_MS) restarts.shift();
+        if (inMemory || restarts.length > MAX_RESTARTS) {
+          console.error(
+            inMemory
+              ? 'Its data was in memory and is lost: stopping (exit 1).'
+              : `It died ${restarts.length} times within a minute: stopping (exit 1).`,
+          );
+          return shutdown(1);
+        }
+        try {
+          store = await startDynamoDbLocal(storeOptions);
+          await ensureTable(store.endpoint, settings.tableName);
+          console.error(
+            `*** DynamoDB Local restarted on ${store.endpoint}, data kept in ${LOCAL_DATA_DIR}. ***\n`,
+          );
+          supervise(store);
+        } catch (error) {
+          console.error(
+            `Could not restart DynamoDB Local: ${error instanceof Error ? error.message : error}`,
+          );
+          await shutdown(1);
+        }
+      });
+    if (store) supervise(store);
   } catch (error) {
     await stopStore();
     throw error;

@@ -1,21 +1,28 @@
 import * as v from 'valibot';
 import { isCalendarDate } from '#lib/accounts/account-file.ts';
-import { attribute, optionalInteger, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
+import {
+  attribute,
+  NUMERIC_STRING,
+  optionalInteger,
+  optionalText,
+  requiredEmail,
+  requiredText,
+  storableNumber,
+} from '#lib/validation.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 const amount = v.optional(
   v.pipe(
     v.unknown(),
-    v.transform((x) =>
-      typeof x === 'string' && x.trim() !== '' && !Number.isNaN(Number(x)) ? Number(x) : x,
-    ),
+    v.transform((x) => (typeof x === 'string' && NUMERIC_STRING.test(x.trim()) ? Number(x) : x)),
     v.transform((x) => (x === null || x === '' ? undefined : x)),
     v.optional(
       v.pipe(
         v.number('The amount field must be a number.'),
         v.finite('The amount field must be a number.'),
         v.minValue(0, 'The amount field must be at least 0.'),
+        storableNumber('amount'),
       ),
     ),
   ),

@@ -79,7 +79,14 @@ export async function startIdempotent(request: IdempotentRequest): Promise<Idemp
     token: randomUUID(),
     expiresAt: Math.floor(nowUs / 1_000_000) + IDEMPOTENCY_TTL_SECONDS,
   };
-  const held = await claimIdempotencyKey(claim, Math.floor(nowUs / 1000));
+  let held: Awaited<ReturnType<typeof claimIdempotencyKey>>;
+  try {
+    held = await claimIdempotencyKey(claim, Math.floor(nowUs / 1000));
+  } catch (error) {
+    // The claim may have landed with its answer lost: free it, or the client's retry would wait out the lease.
+    await release(claim, request.requestId);
+    throw error;
+  }
   if (held.outcome !== 'claimed') {
     if (held.fingerprint !== claim.fingerprint) {
       throw ValidationFailed.field(
@@ -111,14 +118,16 @@ export async function startIdempotent(request: IdempotentRequest): Promise<Idemp
       succeeded: async (answer) => {
         if (!used) await keepAnswer(claim, answer);
       },
-      failed: async () => {
-        try {
-          await releaseIdempotencyKey(claim);
-        } catch (error) {
-          // The store is failing: the claim's lease runs out by itself (IDEMPOTENCY_LEASE_MS).
-          logError(request.requestId, error);
-        }
-      },
+      failed: () => release(claim, request.requestId),
     },
   };
+}
+
+async function release(claim: IdempotencyClaim, requestId: string): Promise<void> {
+  try {
+    await releaseIdempotencyKey(claim);
+  } catch (error) {
+    // The store is failing: the claim's lease runs out by itself (IDEMPOTENCY_LEASE_MS).
+    logError(requestId, error);
+  }
 }

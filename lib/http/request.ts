@@ -73,9 +73,13 @@ export function queryOf(event: APIGatewayProxyEvent): Record<string, string[]> {
   return query;
 }
 
+/**
+ * The base URL of links: API Gateway's own domain name and scheme (X-Forwarded-Proto is set by the gateway,
+ * and only http or https is taken), never the client's Host header.
+ */
 export function baseUrlOf(event: APIGatewayProxyEvent): string {
-  const proto = headerOf(event, 'x-forwarded-proto') ?? 'https';
-  const host = headerOf(event, 'host') ?? event.requestContext?.domainName ?? 'localhost';
+  const proto = headerOf(event, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
+  const host = event.requestContext?.domainName ?? 'localhost';
   const fullPath = event.requestContext?.path ?? event.path;
   const stagePrefix = fullPath.endsWith(event.path)
     ? fullPath.slice(0, fullPath.length - event.path.length)

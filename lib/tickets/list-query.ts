@@ -1,6 +1,6 @@
 import { PRIORITIES, type Priority } from '#lib/accounts/types.ts';
 import { type FieldErrors, ValidationFailed } from '#lib/errors.ts';
-import { attribute } from '#lib/validation.ts';
+import { attribute, MAX_EXACT_INTEGER } from '#lib/validation.ts';
 import { CUSTOM_FIELD_KEY } from './schemas.ts';
 import { TICKET_STATUSES, type TicketStatus } from './types.ts';
 
@@ -51,6 +51,9 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
     if (raw === undefined) return undefined;
     if (!/^\d+$/.test(raw)) return void fail(field, `The ${attribute(field)} field must be an integer.`);
     const value = Number(raw);
+    if (value > MAX_EXACT_INTEGER) {
+      return void fail(field, `The ${attribute(field)} field must not be greater than ${MAX_EXACT_INTEGER}.`);
+    }
     if (max !== undefined && (value < min || value > max)) {
       return void fail(field, `The ${attribute(field)} field must be between ${min} and ${max}.`);
     }

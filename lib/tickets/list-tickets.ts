@@ -37,9 +37,10 @@ export async function listTickets(accountId: string, query: ListQuery, baseUrl: 
     tickets = newest;
   } else if (words.length === 0 && dims.length <= 1) {
     const dim = dims[0] ?? dimension.all;
+    // No account holds MAX_LISTED tickets: a page that starts past it is empty without reading a key.
     const [counts, keys] = await Promise.all([
       getDimensionCounts(accountId, [dim]),
-      queryPostings(accountId, dim, offset + query.perPage),
+      offset < MAX_LISTED ? queryPostings(accountId, dim, offset + query.perPage) : [],
     ]);
     total = counts[dim] ?? 0;
     tickets = await getTickets(accountId, keys.slice(offset));
@@ -65,6 +66,9 @@ export async function listTickets(accountId: string, query: ListQuery, baseUrl: 
   }
   return paginate(tickets.map(presentListedTicket), total, query, baseUrl);
 }
+
+/** DynamoDB's largest Query Limit (2^31 − 1); far beyond any account's tickets. */
+const MAX_LISTED = 2 ** 31 - 1 - 100;
 
 function filterDimensions(q: ListQuery): string[] {
   return [

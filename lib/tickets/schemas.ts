@@ -1,9 +1,21 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
-import { oneOf, optionalInteger, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
+import {
+  oneOf,
+  optionalInteger,
+  optionalText,
+  requiredEmail,
+  requiredText,
+  unstorableNumber,
+} from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue } from './types.ts';
 
 export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
+/**
+ * Keys that name JavaScript's own object machinery: a JSON parser or a map built from the body would drop or
+ * misread them, so they are refused rather than silently lost.
+ */
+const RESERVED_CUSTOM_FIELD_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_CUSTOM_FIELDS = 50;
 const MAX_CUSTOM_FIELD_STRING = 1024;
 
@@ -14,12 +26,10 @@ const customFields = v.optional(
     v.transform((x) => (x === null ? undefined : x)),
     v.optional(
       v.pipe(
-        v.unknown(),
-        v.check(
-          (o) => typeof o === 'object' && !Array.isArray(o),
+        v.custom<Record<string, unknown>>(
+          (o) => typeof o === 'object' && o !== null && !Array.isArray(o),
           'The custom fields field must be an object.',
         ),
-        v.record(v.string(), v.unknown(), 'The custom fields field must be an object.'),
         v.check(
           (o) => Object.keys(o).length <= MAX_CUSTOM_FIELDS,
           `The custom fields field must not have more than ${MAX_CUSTOM_FIELDS} items.`,
@@ -35,13 +45,15 @@ const customFields = v.optional(
                 message: `The custom fields.${key} key must be 1 to 64 letters, digits or underscores.`,
                 path,
               });
+            } else if (RESERVED_CUSTOM_FIELD_KEYS.has(key)) {
+              addIssue({ message: `The custom fields.${key} key is reserved.`, path });
             } else if (!(value === null || ['string', 'number', 'boolean'].includes(typeof value))) {
               addIssue({
                 message: `The custom fields.${key} field must be a string, number, boolean or null.`,
                 path,
               });
-            } else if (typeof value === 'number' && !Number.isFinite(value)) {
-              addIssue({ message: `The custom fields.${key} field must be a finite number.`, path });
+            } else if (typeof value === 'number' && unstorableNumber(`custom_fields.${key}`, value)) {
+              addIssue({ message: unstorableNumber(`custom_fields.${key}`, value) as string, path });
             } else if (typeof value === 'string' && value.length > MAX_CUSTOM_FIELD_STRING) {
               addIssue({
                 message: `The custom fields.${key} field must not be greater than ${MAX_CUSTOM_FIELD_STRING} characters.`,
@@ -50,7 +62,8 @@ const customFields = v.optional(
             }
           }
         }),
-        v.transform((o) => o as Record<string, CustomFieldValue>),
+        // A plain copy of the object's own fields, exactly as sent.
+        v.transform((o) => Object.fromEntries(Object.entries(o)) as Record<string, CustomFieldValue>),
       ),
     ),
   ),

@@ -49,6 +49,7 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
     requestContext: {
       accountId: '123456789012',
       apiId: 'test',
+      domainName: 'api.test',
       authorizer: input.caller ? { principalId: input.caller.keyId, ...input.caller } : null,
       httpMethod: method,
       identity: { sourceIp: '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],

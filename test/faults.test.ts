@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamo, tableName } from '#lib/data/client.ts';
+import { contactKeys } from '#lib/data/keys.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { startGateway } from '#test/support/http.ts';
+
+/**
+ * Every DynamoDB call of a write, failed in turn (issue 9): for each call position of a create (plain, heavy
+ * with 50 custom fields and a 30-word subject, least-busy) and of a deal with a new contact, the call fails
+ * before reaching the store or after the store did its work. Then: the client got 201, or 503 and a retry
+ * with the same Idempotency-Key gives the one ticket; a ticket is in every list, filter, total and search or
+ * in none; nothing is duplicated.
+ */
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+beforeAll(async () => {
+  gateway = await startGateway(0);
+});
+afterAll(() => gateway.close());
+
+const MODES: FaultMode[] = ['lost-request', 'lost-answer'];
+const newTag = () => `f${randomBytes(5).toString('hex')}`;
+const CF_KEYS = Array.from({ length: 50 }, (_, i) => `k${i}`);
+
+const ticketBodies = {
+  plain: (tag: string) => ({
+    subject: `Printer ${tag}`,
+    description: 'd',
+    requester_email: `${tag}@faults.test`,
+    custom_fields: { marker: tag },
+  }),
+  heavy: (tag: string) => ({
+    // The tag is the last word and the last custom fields come last: they land among the marked items.
+    subject: [...Array.from({ length: 29 }, (_, i) => `word${i}x`), tag].join(' '),
+    description: 'd',
+    requester_email: `${tag}@faults.test`,
+    custom_fields: Object.fromEntries(CF_KEYS.map((k) => [k, `${tag}-${k}`])),
+  }),
+};
+
+type Kind = keyof typeof ticketBodies;
+
+/** How many tickets of the tag every view shows; fails unless all views agree. */
+async function ticketViews(key: string, kind: Kind, tag: string): Promise<number> {
+  const get = async (query: string) => {
+    const response = await gateway.call('GET', `/api/tickets?per_page=100&${query}`, { key });
+    expect(response.status, query).toBe(200);
+    expect(response.body.data.length, query).toBe(Math.min(response.body.meta.total, 100));
+    return response.body;
+  };
+  const views: Record<string, number> = {};
+  const byEmail = await get(`requester_email=${tag}%40faults.test`);
+  views.email = byEmail.meta.total;
+  views.search = (await get(`search=${tag}`)).meta.total;
+  views.openAndEmail = (await get(`status=open&requester_email=${tag}%40faults.test`)).meta.total;
+  const cfKeys = kind === 'heavy' ? ['k0', 'k30', 'k49'] : ['marker'];
+  for (const k of cfKeys) {
+    const value = kind === 'heavy' ? `${tag}-${k}` : tag;
+    views[`cf ${k}`] = (await get(`custom_fields[${k}]=${value}`)).meta.total;
+  }
+  const reference = byEmail.data[0]?.reference;
+  if (reference) views.reference = (await get(`search=${reference}`)).meta.total;
+  const counts = new Set(Object.values(views));
+  expect(counts.size, JSON.stringify(views)).toBe(1);
+
+  // The account's totals agree with a recount of what the lists return.
+  const all = await get('');
+  const open = await get('status=open');
+  const domain = await get('search=faults.test');
+  expect(all.meta.total).toBe(all.data.length);
+  expect(open.meta.total).toBe(all.meta.total);
+  expect(domain.meta.total).toBe(all.meta.total);
+  return [...counts][0] as number;
+}
+
+async function exerciseTicket(kind: Kind, accountFile: Record<string, unknown>) {
+  const account = await createTestAccount(accountFile);
+  const post = (tag: string) =>
+    gateway.call('POST', '/api/tickets', {
+      key: account.apiKey,
+      body: ticketBodies[kind](tag),
+      headers: { 'Idempotency-Key': `key-${tag}` },
+    });
+  await post(newTag()); // warms the settings cache, as in a busy container
+  const dry = await withFault(undefined, () => post(newTag()));
+  expect(dry.result.status).toBe(201);
+  const positions = dry.operations.length;
+  let exercised = 0;
+  for (const mode of MODES) {
+    for (let at = 1; at <= positions; at++) {
+      const tag = newTag();
+      const first = await withFault({ at, mode }, () => post(tag));
+      const label = `${kind} ${mode} at call ${at} of ${dry.operations.join(',')}`;
+      expect([201, 503], label).toContain(first.result.status);
+      const seen = await ticketViews(account.apiKey, kind, tag);
+      if (first.result.status === 201) {
+        expect(seen, label).toBe(1);
+      } else {
+        expect(first.result.body, label).toEqual({ message: 'Service temporarily unavailable.' });
+        expect(first.result.headers.get('retry-after'), label).toBe('1');
+        const retry = await post(tag);
+        expect(retry.status, label).toBe(201);
+        // A change that landed is replayed (same ticket), one that did not is made now.
+        expect(retry.headers.get('idempotent-replayed') === 'true', label).toBe(seen === 1);
+        expect(await ticketViews(account.apiKey, kind, tag), label).toBe(1);
+      }
+      exercised++;
+    }
+  }
+  return { positions, exercised };
+}
+
+describe('a create survives a failure of any of its store calls', () => {
+  it('plain ticket', async () => {
+    const { positions, exercised } = await exerciseTicket('plain', {});
+    expect(positions).toBeGreaterThanOrEqual(5);
+    expect(exercised).toBe(positions * 2);
+  });
+
+  it('heavy ticket: 50 custom fields and a 30-word subject (more items than one transaction holds)', async () => {
+    const { positions, exercised } = await exerciseTicket('heavy', {});
+    expect(positions).toBeGreaterThanOrEqual(6);
+    expect(exercised).toBe(positions * 2);
+  });
+
+  it('least-busy assignment', async () => {
+    const { positions, exercised } = await exerciseTicket('plain', {
+      auto_assignment: { enabled: true, method: 'least_busy' },
+      agents: [
+        { email: 'a@desk.test', name: 'A' },
+        { email: 'b@desk.test', name: 'B' },
+      ],
+    });
+    expect(positions).toBeGreaterThanOrEqual(6);
+    expect(exercised).toBe(positions * 2);
+  });
+});
+
+describe('a deal with a new contact survives a failure of any of its store calls', () => {
+  it('gives one deal and one contact, whatever call fails', async () => {
+    const account = await createTestAccount();
+    const post = (tag: string) =>
+      gateway.call('POST', '/api/deals', {
+        key: account.apiKey,
+        body: { name: `Deal ${tag}`, contact_email: `${tag}@deals.test`, contact_first_name: 'Nora' },
+        headers: { 'Idempotency-Key': `key-${tag}` },
+      });
+    const contactOf = async (tag: string) =>
+      (
+        await dynamo.send(
+          new GetCommand({
+            TableName: tableName(),
+            Key: contactKeys.byEmail(account.accountId, `${tag}@deals.test`),
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
+    await post(newTag());
+    const dry = await withFault(undefined, () => post(newTag()));
+    expect(dry.result.status).toBe(201);
+    const tags: string[] = [];
+    for (const mode of MODES) {
+      for (let at = 1; at <= dry.operations.length; at++) {
+        const tag = newTag();
+        tags.push(tag);
+        const label = `deal ${mode} at call ${at} of ${dry.operations.join(',')}`;
+        const first = await withFault({ at, mode }, () => post(tag));
+        expect([201, 503], label).toContain(first.result.status);
+        const landed = (await contactOf(tag)) !== undefined;
+        if (first.result.status === 503) {
+          const retry = await post(tag);
+          expect(retry.status, label).toBe(201);
+          expect(retry.headers.get('idempotent-replayed') === 'true', label).toBe(landed);
+        }
+        expect(await contactOf(tag), label).toBeDefined();
+      }
+    }
+    // One deal per tag: read every deal of the account (test-only Scan).
+    const deals: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new ScanCommand({
+          TableName: tableName(),
+          FilterExpression: 'begins_with(pk, :prefix)',
+          ExpressionAttributeValues: { ':prefix': `DEAL#${account.accountId}#` },
+          ExclusiveStartKey: start,
+        }),
+      );
+      deals.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    for (const tag of tags) {
+      const mine = deals.filter((d) => (d.contact as { email: string }).email === `${tag}@deals.test`);
+      expect(mine, tag).toHaveLength(1);
+    }
+    expect(tags.length).toBeGreaterThanOrEqual(8);
+  });
+});
