@@ -24,7 +24,12 @@ export async function startGateway(authCacheTtlSeconds = 0) {
     }
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      body: text ? JSON.parse(text) : undefined,
+    };
   }
 
   return {

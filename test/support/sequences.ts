@@ -1,0 +1,11 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '#lib/data/client.ts';
+import { accountKeys } from '#lib/data/keys.ts';
+
+/** The account's id counters (ticket numbers, contact ids...): a rejected request must leave them as they were. */
+export async function sequencesOf(accountId: string): Promise<Record<string, unknown>> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: accountKeys.sequences(accountId), ConsistentRead: true }),
+  );
+  return Item ?? {};
+}
