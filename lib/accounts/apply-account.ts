@@ -335,13 +335,13 @@ function mergePipelines(old: Pipeline[], input: PipelineInput[], next: (s: Seque
       };
     },
   );
+  // New objects, never the existing ones: changedOf compares against those to decide what to write.
   if (fileDefault !== undefined) {
-    for (const p of merged) p.isDefault = p.name.toLowerCase() === fileDefault;
-  } else if (!merged.some((p) => p.isDefault)) {
-    const first = merged.find((p) => p.active);
-    if (first) first.isDefault = true;
+    return merged.map((p) => ({ ...p, isDefault: p.name.toLowerCase() === fileDefault }));
   }
-  return merged;
+  if (merged.some((p) => p.isDefault)) return merged;
+  const first = merged.find((p) => p.active);
+  return merged.map((p) => (p === first ? { ...p, isDefault: true } : p));
 }
 
 /** Existing entities updated from the file where their key matches, plus the file's new ones, by id. */
