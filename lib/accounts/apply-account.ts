@@ -3,15 +3,13 @@ import { isDeepStrictEqual } from 'node:util';
 import {
   type ConfigEntity,
   createAccount,
-  createContact,
   findAccountIdBySlug,
-  findContactsByEmail,
   loadAccountConfig,
   putAccount,
   putConfigEntities,
   reserveIds,
-  updateContact,
 } from '#lib/data/accounts.ts';
+import { createContact, findContactsByEmail, updateContact } from '#lib/data/contacts.ts';
 import { now } from '#lib/time.ts';
 import { type AccountFile, AccountFileInvalid, type FileProblem, parseAccountFile } from './account-file.ts';
 import { issueApiKey } from './api-keys.ts';

@@ -2,8 +2,8 @@ import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal } from '#lib/deals/types.ts';
-import { contactItem } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
+import { contactItem } from './contacts.ts';
 import { entityOf } from './items.ts';
 import { dealKeys } from './keys.ts';
 
