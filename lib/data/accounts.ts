@@ -108,6 +108,10 @@ function configItem(accountId: string, entity: ConfigEntity) {
   return { ...keyOf(accountId, entity.value.id), type: entity.type, ...entity.value };
 }
 
+function accountItem(account: Account) {
+  return { ...accountKeys.account(account.id), type: 'account', ...account };
+}
+
 /**
  * Creates an account: the slug item (unique) and the account item in one transaction, so two concurrent
  * first applies of the same file cannot both create it.
@@ -126,7 +130,7 @@ export async function createAccount(account: Account): Promise<void> {
         {
           Put: {
             TableName: tableName(),
-            Item: { ...accountKeys.account(account.id), type: 'account', ...account },
+            Item: accountItem(account),
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -136,7 +140,7 @@ export async function createAccount(account: Account): Promise<void> {
 }
 
 export async function putAccount(account: Account): Promise<void> {
-  await batchPutAll([{ ...accountKeys.account(account.id), type: 'account', ...account }]);
+  await batchPutAll([accountItem(account)]);
 }
 
 export async function putConfigEntities(accountId: string, entities: ConfigEntity[]): Promise<void> {
