@@ -112,6 +112,20 @@ describe('apply', () => {
     expect(state.pipelines.filter((p) => p.is_default).map((p) => p.name)).toEqual(['Partners']);
   });
 
+  it('stores the moved default, so the old default is no longer one and the next apply succeeds', async () => {
+    const account = await createTestAccount();
+    const file = { slug: account.slug, name: account.account.name, plan: 'pro' };
+    const partners = { name: 'Partners', stages: [{ name: 'Intro', color: '#123456', probability: 1 }] };
+    await applyAccountFile({ ...file, pipelines: [{ ...partners, default: true }] });
+    const stored = await loadAccountConfig(account.accountId);
+    expect(stored?.pipelines.map((p) => [p.name, p.isDefault])).toEqual([
+      ['Sales', false],
+      ['Partners', true],
+    ]);
+    const again = await applyAccountFile({ ...file, pipelines: [partners] });
+    expect(again.pipelines.filter((p) => p.is_default).map((p) => p.name)).toEqual(['Partners']);
+  });
+
   it('refuses to leave no active default pipeline, writing nothing', async () => {
     const account = await createTestAccount();
     const before = await loadAccountConfig(account.accountId);

@@ -169,7 +169,7 @@ describe('the local gateway', () => {
     expect(response.status).toBe(status);
     expect(response.headers['content-type']).toBe('application/json');
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(typeof response.body.message).toBe('string');
+    expect(typeof response.body?.message).toBe('string');
   });
 });
 

@@ -1,19 +1,16 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   Account,
   AccountConfig,
   Agent,
   Category,
-  Contact,
   Pipeline,
   Sequence,
   Team,
 } from '#lib/accounts/types.ts';
-import { batchGetAll, batchPutAll, dynamo, queryAll, tableName } from './client.ts';
+import { batchPutAll, dynamo, queryAll, tableName } from './client.ts';
 import { entityOf } from './items.ts';
-import { accountKeys, configKeys, contactKeys } from './keys.ts';
+import { accountKeys, configKeys } from './keys.ts';
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
   const { Item } = await dynamo.send(
@@ -111,6 +108,10 @@ function configItem(accountId: string, entity: ConfigEntity) {
   return { ...keyOf(accountId, entity.value.id), type: entity.type, ...entity.value };
 }
 
+function accountItem(account: Account) {
+  return { ...accountKeys.account(account.id), type: 'account', ...account };
+}
+
 /**
  * Creates an account: the slug item (unique) and the account item in one transaction, so two concurrent
  * first applies of the same file cannot both create it.
@@ -129,7 +130,7 @@ export async function createAccount(account: Account): Promise<void> {
         {
           Put: {
             TableName: tableName(),
-            Item: { ...accountKeys.account(account.id), type: 'account', ...account },
+            Item: accountItem(account),
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -139,66 +140,9 @@ export async function createAccount(account: Account): Promise<void> {
 }
 
 export async function putAccount(account: Account): Promise<void> {
-  await batchPutAll([{ ...accountKeys.account(account.id), type: 'account', ...account }]);
+  await batchPutAll([accountItem(account)]);
 }
 
 export async function putConfigEntities(accountId: string, entities: ConfigEntity[]): Promise<void> {
   await batchPutAll(entities.map((entity) => configItem(accountId, entity)));
-}
-
-export async function findContactByEmail(accountId: string, email: string): Promise<Contact | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: contactKeys.byEmail(accountId, email),
-      ConsistentRead: true,
-    }),
-  );
-  return Item ? entityOf<Contact>(Item) : undefined;
-}
-
-export async function findContactsByEmail(accountId: string, emails: string[]): Promise<Contact[]> {
-  const unique = [...new Set(emails.map((e) => e.toLowerCase()))];
-  const items = await batchGetAll(unique.map((email) => contactKeys.byEmail(accountId, email)));
-  return items.map((item) => entityOf<Contact>(item));
-}
-
-/** A contact as stored: its e-mail item (the uniqueness constraint and the lookup in one). */
-export function contactItem(accountId: string, contact: Contact): Record<string, unknown> {
-  return { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact };
-}
-
-/**
- * Creates a contact unless one with its e-mail already exists in the account; returns the stored one.
- * The e-mail item is the uniqueness constraint, so concurrent creators agree on a single contact.
- */
-export async function createContact(accountId: string, contact: Contact): Promise<Contact> {
-  try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: contactItem(accountId, contact),
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return contact;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException && error.Item) {
-      return entityOf<Contact>(unmarshall(error.Item));
-    }
-    throw error;
-  }
-}
-
-/** Replaces the stored fields of an existing contact, keeping its id and uuid. */
-export async function updateContact(accountId: string, contact: Contact): Promise<void> {
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact },
-      ConditionExpression: 'id = :id',
-      ExpressionAttributeValues: { ':id': contact.id },
-    }),
-  );
 }

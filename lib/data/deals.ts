@@ -1,8 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal } from '#lib/deals/types.ts';
-import { contactItem } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
+import { contactItem } from './contacts.ts';
 import { actionConditionFailed, itemOnConditionFailure } from './errors.ts';
 import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';

@@ -10,7 +10,7 @@ import type {
   Priority,
   Team,
 } from '#lib/accounts/types.ts';
-import { findContactByEmail } from '#lib/data/accounts.ts';
+import { findContactByEmail } from '#lib/data/contacts.ts';
 import { retryOnConflict } from '#lib/data/errors.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
