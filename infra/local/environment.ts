@@ -6,8 +6,8 @@ import { DEFAULT_LOCAL_TABLE_NAME } from '#lib/data/table.ts';
 /** The repository root (this file is infra/local/environment.ts). */
 export const ROOT = join(import.meta.dirname, '..', '..');
 
-/** Where the embedded store keeps its data between runs (git-ignored). */
-export const LOCAL_DATA_DIR = join(ROOT, '.local', 'dynamodb');
+/** Where the embedded store keeps its data between runs (git-ignored); DYNAMODB_DATA_DIR moves it. */
+export const LOCAL_DATA_DIR = process.env.DYNAMODB_DATA_DIR || join(ROOT, '.local', 'dynamodb');
 
 /** The local run's settings, from the environment variables of operations.md. */
 export function localSettings() {

@@ -14,8 +14,12 @@ import type { TransactAction } from './transact.ts';
  * again: its holder is gone) and `done` (the answer is kept until `expires_at`, 24 h after the claim).
  */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
-/** Longer than any request may run (the Lambda timeout is 10 s). */
-export const IDEMPOTENCY_LEASE_MS = 30_000;
+/**
+ * How long a claim holds off others: as long as a request may run (the Lambda timeout, 10 s). A holder that
+ * is slower than that cannot land its change after another request took the key over (the completion's
+ * condition names the holder's token), so the lease protects only against doing the work twice.
+ */
+export const IDEMPOTENCY_LEASE_MS = 10_000;
 
 export interface IdempotencyClaim {
   accountId: string;

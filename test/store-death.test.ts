@@ -1,0 +1,175 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/dynamodb-local.ts';
+import { ROOT } from '#infra/local/environment.ts';
+
+/**
+ * `npm start` under load while its embedded DynamoDB is killed (issue 9): the service says so, restarts the
+ * store with its data, answers 503 meanwhile (never a hang, never a 500), and once the clients have retried
+ * with their Idempotency-Keys every ticket exists exactly once and is fully indexed. SIGTERM stops it all.
+ */
+const dataDir = mkdtempSync(join(tmpdir(), 'deskpipe-death-'));
+let service: ChildProcess | undefined;
+afterAll(() => {
+  service?.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const javaPids = (port: number) => {
+  try {
+    return execFileSync('pgrep', ['-f', `DynamoDBLocal.jar -port ${port} `], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+};
+
+async function waitFor(what: () => boolean, timeoutMs: number, label: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!what()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('npm start when its store dies', () => {
+  it('restarts the store, keeps every acknowledged ticket whole, and stops everything on SIGTERM', async () => {
+    const [port, dynamoPort] = [await freePort(), await freePort()];
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      DYNAMODB_PORT: String(dynamoPort),
+      DYNAMODB_DATA_DIR: dataDir,
+      TABLE_NAME: 'deskpipe-death',
+      AUTH_CACHE_TTL_SECONDS: '0',
+      LOG_LEVEL: 'info',
+    };
+    delete env.DYNAMODB_ENDPOINT;
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['infra/local/start.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    service = child;
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (c) => {
+      stdout += c;
+    });
+    child.stderr?.on('data', (c) => {
+      stderr += c;
+    });
+    await waitFor(() => /dpk_[A-Za-z0-9_-]+/.test(stdout), 60_000, 'the demo key');
+    const apiKey = /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0] as string;
+    const base = `http://127.0.0.1:${port}`;
+
+    const statuses: number[] = [];
+    const post = async (tag: string, heavy: boolean) => {
+      const started = Date.now();
+      const response = await fetch(`${base}/api/tickets`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${apiKey}`,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': tag,
+        },
+        body: JSON.stringify({
+          subject: heavy ? `${Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ')} ${tag}` : `Hi ${tag}`,
+          description: 'd',
+          requester_email: `${tag}@death.test`,
+          custom_fields: heavy
+            ? Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, tag]))
+            : {},
+        }),
+      });
+      await response.text();
+      statuses.push(response.status);
+      expect(Date.now() - started, 'a request never hangs').toBeLessThan(15_000);
+      return response.status;
+    };
+    /** A client that retries with its key until the ticket is acknowledged. */
+    const client = async (tag: string, heavy: boolean) => {
+      for (let attempt = 0; attempt < 400; attempt++) {
+        const status = await post(tag, heavy);
+        if (status === 201) return tag;
+        expect([503, 409]).toContain(status);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`${tag} never succeeded`);
+    };
+
+    const tags: string[] = [];
+    let loading = true;
+    const workers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; loading; i++) {
+        const tag = `d${randomBytes(5).toString('hex')}`;
+        tags.push(await client(tag, (w + i) % 2 === 0));
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const [javaPid] = javaPids(dynamoPort);
+    expect(javaPid).toBeGreaterThan(0);
+    process.kill(javaPid as number, 'SIGKILL');
+    await waitFor(() => /DynamoDB Local restarted/.test(stderr), 60_000, 'the restart');
+    expect(stderr).toMatch(/DynamoDB Local exited unexpectedly/);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    loading = false;
+    await Promise.all(workers);
+
+    expect(statuses, stderr).toContain(503);
+    expect(statuses.every((s) => [201, 503, 409].includes(s))).toBe(true);
+    const get = async (query: string) => {
+      const response = await fetch(`${base}/api/tickets?per_page=100&${query}`, {
+        headers: { Authorization: `Bearer ${apiKey}` },
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { meta: { total: number }; data: unknown[] };
+    };
+    expect(tags.length).toBeGreaterThan(8);
+    for (const tag of tags) {
+      for (const query of [
+        `search=${tag}`,
+        `requester_email=${tag}%40death.test`,
+        'status=open&search=w29',
+      ]) {
+        if (query.startsWith('status') && tag !== tags[0]) continue;
+        const page = await get(query);
+        expect(page.data.length, `${tag} ${query}`).toBe(Math.min(page.meta.total, 100));
+      }
+      expect((await get(`search=${tag}`)).meta.total, tag).toBe(1);
+      expect((await get(`requester_email=${tag}%40death.test`)).meta.total, tag).toBe(1);
+    }
+    const all = await get('search=death.test');
+    expect(all.meta.total).toBe(tags.length);
+    expect((await get('')).meta.total).toBe(tags.length);
+
+    // A stalled store (the process stopped, its socket open) gets a bounded 503, not a hang.
+    const [restartedPid] = javaPids(dynamoPort);
+    process.kill(restartedPid as number, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const stalled = await fetch(`${base}/api/pipelines`, {
+        headers: { Authorization: `Bearer ${apiKey}` },
+      });
+      expect(stalled.status).toBe(503);
+      expect(stalled.headers.get('retry-after')).toBe('1');
+      expect(await stalled.json()).toEqual({ message: 'Service temporarily unavailable.' });
+      expect(Date.now() - started).toBeLessThan(9_000);
+    } finally {
+      process.kill(restartedPid as number, 'SIGCONT');
+    }
+    // The authorizer's failure is in the log (the client only sees 503).
+    expect(stderr).toMatch(/Service temporarily unavailable/);
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(javaPids(dynamoPort)).toEqual([]);
+  }, 120_000);
+});
