@@ -42,6 +42,28 @@ describe('DynamoDB round trips per request', () => {
     },
   );
 
+  it('create with an Idempotency-Key takes one more (the claim), and its replay takes 1', async () => {
+    const { account } = await setUp();
+    const caller = callerOf(account);
+    const post = (key: string) =>
+      createTicket(
+        proxyEvent({
+          method: 'POST',
+          path: '/api/tickets',
+          caller,
+          body,
+          headers: { 'Idempotency-Key': key },
+        }),
+        lambdaContext,
+      );
+    const first = await countRoundTrips(() => post('rt-1'));
+    expect(first.result.statusCode).toBe(201);
+    expect(first.roundTrips, first.calls.join(', ')).toBeLessThanOrEqual(3);
+    const replay = await countRoundTrips(() => post('rt-1'));
+    expect(replay.result.headers?.['Idempotent-Replayed']).toBe('true');
+    expect(replay.roundTrips, replay.calls.join(', ')).toBe(1);
+  });
+
   it('create with least-busy takes at most 3', async () => {
     const { post } = await setUp('least_busy');
     const { result, roundTrips, calls } = await countRoundTrips(post);
