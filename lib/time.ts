@@ -24,6 +24,11 @@ export function formatTimestamp(epochMicros: number): Timestamp {
   return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
 }
 
+/** Epoch microseconds of a timestamp made by formatTimestamp (the inverse). */
+export function parseTimestamp(timestamp: Timestamp): number {
+  return Date.parse(`${timestamp.slice(0, 23)}Z`) * 1000 + Number(timestamp.slice(23, 26));
+}
+
 export function now(): Timestamp {
   return formatTimestamp(nowMicros());
 }

@@ -5,6 +5,7 @@ import { accountKeys, ticketKeys } from '#lib/data/keys.ts';
 import { ticketItems } from '#lib/data/tickets.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
 import { ticketTerms } from '#lib/tickets/search-terms.ts';
+import { isOpenWork } from '#lib/tickets/types.ts';
 
 /**
  * Bulk path for the scaling runs: builds every ticket with the create path's own pure functions
@@ -90,7 +91,7 @@ export class TicketSeeder {
       const items = ticketItems({
         accountId: this.accountId,
         ticket,
-        orderKey: ticketKeys.orderKey(createdUs, number),
+        openWork: isOpenWork(ticket),
         terms,
       });
       queue.push(items.ticket, ...items.boundedPostings, items.numberTerm, ...items.prefixTerms);

@@ -1,4 +1,4 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   Account,
   AccountConfig,
@@ -11,6 +11,7 @@ import type {
 import { batchPutAll, dynamo, queryAll, tableName } from './client.ts';
 import { entityOf } from './items.ts';
 import { accountKeys, configKeys } from './keys.ts';
+import { transact } from './transact.ts';
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
   const { Item } = await dynamo.send(
@@ -117,26 +118,22 @@ function accountItem(account: Account) {
  * first applies of the same file cannot both create it.
  */
 export async function createAccount(account: Account): Promise<void> {
-  await dynamo.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...accountKeys.slug(account.slug), type: 'account_slug', accountId: account.id },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: accountItem(account),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ],
-    }),
-  );
+  await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...accountKeys.slug(account.slug), type: 'account_slug', accountId: account.id },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: accountItem(account),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
 }
 
 export async function putAccount(account: Account): Promise<void> {

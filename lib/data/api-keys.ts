@@ -1,9 +1,12 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
 import { dynamo, queryAll, tableName } from './client.ts';
+import { isConditionFailure } from './errors.ts';
 import { entityOf } from './items.ts';
 import { apiKeyKeys } from './keys.ts';
+import { table } from './table.ts';
+import { transact } from './transact.ts';
 
 /** What the authorizer needs from a key, in a single GetItem by the key's hash. */
 export interface ApiKeyLookup {
@@ -21,31 +24,27 @@ export async function putApiKey(record: ApiKeyRecord): Promise<void> {
     revokedAt: null,
     lastUsedAt: null,
   };
-  await dynamo.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...apiKeyKeys.lookup(record.hash), type: 'api_key_lookup', ...lookup },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
+  await transact([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...apiKeyKeys.lookup(record.hash), type: 'api_key_lookup', ...lookup },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...apiKeyKeys.record(record.accountId, record.id),
+          ...apiKeyKeys.byId(record.id),
+          type: 'api_key',
+          ...record,
         },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: {
-              ...apiKeyKeys.record(record.accountId, record.id),
-              ...apiKeyKeys.byId(record.id),
-              type: 'api_key',
-              ...record,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      ],
-    }),
-  );
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
 }
 
 export async function findApiKeyByHash(hash: string): Promise<ApiKeyLookup | undefined> {
@@ -59,8 +58,9 @@ export async function findApiKeyById(keyId: string): Promise<ApiKeyRecord | unde
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
+      IndexName: apiKeyKeys.byIdIndex,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': table.indexes[apiKeyKeys.byIdIndex].partitionKey },
       ExpressionAttributeValues: { ':pk': apiKeyKeys.byId(keyId).gsi1pk },
     }),
   );
@@ -82,16 +82,12 @@ export async function listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
 export async function revokeApiKey(record: ApiKeyRecord, at: Timestamp): Promise<Timestamp> {
   if (record.revokedAt) return record.revokedAt;
   const update = { UpdateExpression: 'SET revokedAt = :at', ExpressionAttributeValues: { ':at': at } };
-  await dynamo.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        { Update: { TableName: tableName(), Key: apiKeyKeys.lookup(record.hash), ...update } },
-        {
-          Update: { TableName: tableName(), Key: apiKeyKeys.record(record.accountId, record.id), ...update },
-        },
-      ],
-    }),
-  );
+  await transact([
+    { Update: { TableName: tableName(), Key: apiKeyKeys.lookup(record.hash), ...update } },
+    {
+      Update: { TableName: tableName(), Key: apiKeyKeys.record(record.accountId, record.id), ...update },
+    },
+  ]);
   return at;
 }
 
@@ -117,6 +113,6 @@ export async function touchApiKey(lookup: ApiKeyLookup, hash: string, at: Timest
       ),
     ]);
   } catch (error) {
-    if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    if (!isConditionFailure(error)) throw error;
   }
 }

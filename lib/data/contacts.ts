@@ -1,8 +1,7 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
 import { batchGetAll, dynamo, tableName } from './client.ts';
+import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
 import { entityOf } from './items.ts';
 import { contactKeys } from './keys.ts';
 
@@ -44,9 +43,8 @@ export async function createContact(accountId: string, contact: Contact): Promis
     );
     return contact;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException && error.Item) {
-      return entityOf<Contact>(unmarshall(error.Item));
-    }
+    const stored = isConditionFailure(error) ? itemOnConditionFailure(error) : undefined;
+    if (stored) return entityOf<Contact>(stored);
     throw error;
   }
 }

@@ -1,3 +1,5 @@
+import type { IndexName } from './table.ts';
+
 /**
  * Key builders: the only code that writes a key string. Every item's pk/sk (and index keys) come from here,
  * next to a short note of what the item is. The layout is explained in docs/data-model.md.
@@ -41,6 +43,7 @@ export const apiKeyKeys = {
   record: (accountId: string, keyId: string) => ({ pk: `API_KEYS#${accountId}`, sk: `API_KEY#${keyId}` }),
   /** gsi1: a key record found by its id alone (`keys revoke KEY_ID`). */
   byId: (keyId: string) => ({ gsi1pk: `API_KEY_ID#${keyId}`, gsi1sk: 'API_KEY' }),
+  byIdIndex: 'gsi1' as IndexName,
 };
 
 export const contactKeys = {

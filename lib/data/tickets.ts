@@ -1,10 +1,11 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { BUSY_STATUSES, dimensionsOf, isStatsDimension, type Ticket } from '#lib/tickets/types.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
 import { batchGetAll, batchPutAll, dynamo, queryAll, tableName } from './client.ts';
 import { actionConditionFailed, isConditionFailure, isTransactionConflict } from './errors.ts';
 import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
+import { dimensionsOf, isStatsDimension, orderKeyOf } from './ticket-index.ts';
 import { MAX_TRANSACTION_ITEMS, type TransactAction, transact } from './transact.ts';
 
 export interface TicketStats {
@@ -84,7 +85,8 @@ export interface BusyCondition {
 export interface TicketWrite {
   accountId: string;
   ticket: Ticket;
-  orderKey: string;
+  /** Whether the ticket counts toward its assignee's open work (a domain rule: isOpenWork). */
+  openWork: boolean;
   terms: { prefixes: string[]; number: string };
   busyCondition?: BusyCondition;
   /** Keeps the request's answer with its Idempotency-Key, in the commit. */
@@ -108,11 +110,11 @@ export interface TicketItems {
 }
 
 export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'>): TicketItems {
-  const { accountId, ticket, orderKey } = write;
+  const { accountId, ticket } = write;
+  const orderKey = orderKeyOf(ticket);
   const dims = dimensionsOf(ticket);
   const posting = (d: string) => ({ ...ticketKeys.posting(accountId, d, orderKey), type: 'ticket_posting' });
-  const busy =
-    ticket.assignee && BUSY_STATUSES.includes(ticket.status) ? [`${BUSY_PREFIX}${ticket.assignee.id}`] : [];
+  const busy = ticket.assignee && write.openWork ? [`${BUSY_PREFIX}${ticket.assignee.id}`] : [];
   return {
     ticket: { ...ticketKeys.ticket(accountId, orderKey), type: 'ticket', ...ticket },
     statsIncrements: [...dims.filter(isStatsDimension).map((d) => `${COUNT_PREFIX}${d}`), ...busy],

@@ -13,7 +13,6 @@ import type {
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { retryOnConflict } from '#lib/data/errors.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
-import { ticketKeys } from '#lib/data/keys.ts';
 import {
   type BusyCondition,
   ConcurrentWrite,
@@ -28,7 +27,7 @@ import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinP
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
 import { ticketTerms } from './search-terms.ts';
 import { dueAt, matchPolicy } from './sla.ts';
-import type { Ticket } from './types.ts';
+import { isOpenWork, type Ticket } from './types.ts';
 
 /**
  * POST /api/tickets. Round trips once the account's configuration is cached: (1) the ticket number and the
@@ -61,9 +60,8 @@ export async function createTicket(
   ]);
 
   let busy = stats?.busy;
-  // Taken once: a retry after a lost race keeps the ticket's time and so its order key.
+  // Taken once: a retry after a lost race keeps the ticket's time (and so its place in every list).
   const createdUs = nowMicros();
-  const orderKey = ticketKeys.orderKey(createdUs, number);
   return retryOnConflict(
     async () => {
       let assignee: Agent | undefined;
@@ -91,7 +89,7 @@ export async function createTicket(
         number,
         email: ticket.requester.email,
       });
-      await insertTicket({ accountId, ticket, orderKey, terms, busyCondition, receipt });
+      await insertTicket({ accountId, ticket, openWork: isOpenWork(ticket), terms, busyCondition, receipt });
       return ticket;
     },
     {

@@ -1,18 +1,13 @@
-import { PRIORITIES, type Priority } from '#lib/accounts/types.ts';
+import { PRIORITIES } from '#lib/accounts/types.ts';
 import { type FieldErrors, ValidationFailed } from '#lib/errors.ts';
 import { attribute, MAX_EXACT_INTEGER } from '#lib/validation.ts';
 import { CUSTOM_FIELD_KEY } from './schemas.ts';
-import { TICKET_STATUSES, type TicketStatus } from './types.ts';
+import { TICKET_STATUSES, type TicketFilter } from './types.ts';
 
 /** The list's query parameters, validated (decisions.md, "Ticket list"). */
-export interface ListQuery {
+export interface ListQuery extends TicketFilter {
   page: number;
   perPage: number;
-  status?: TicketStatus;
-  priority?: Priority;
-  assigneeId?: number;
-  requesterEmail?: string;
-  customFields: [key: string, text: string][];
   search?: string;
   /** The recognised parameters as sent, in order, for the pagination links. */
   linkParams: [string, string][];

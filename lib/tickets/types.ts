@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Priority } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
 
@@ -51,43 +50,30 @@ export function customFieldText(value: CustomFieldValue): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/**
- * Dimensions a ticket is listed under; each has a posting list (newest first) and an exact counter.
- * `all` lists every ticket.
- */
-export const dimension = {
-  all: 'all',
-  status: (status: string) => `status#${status}`,
-  priority: (priority: string) => `priority#${priority}`,
-  assignee: (id: number) => `assignee#${id}`,
-  email: (email: string) => `email#${email.toLowerCase()}`,
-  customField: (key: string, text: string) => `cf#${key}#${compactValue(text)}`,
-};
-
-/**
- * A key holds at most 2,048 bytes, and a custom field value up to 1,024 characters (4 KB in UTF-8): long values
- * are named in keys by their SHA-256 instead, which matches exactly the same tickets.
- */
-const MAX_VALUE_BYTES_IN_KEY = 512;
-function compactValue(text: string): string {
-  if (Buffer.byteLength(text, 'utf8') <= MAX_VALUE_BYTES_IN_KEY) return text;
-  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+/** Whether a ticket counts toward its assignee's open work (least-busy assignment). */
+export function isOpenWork(ticket: Pick<Ticket, 'assignee' | 'status'>): boolean {
+  return ticket.assignee !== null && BUSY_STATUSES.includes(ticket.status);
 }
 
-export function dimensionsOf(ticket: Ticket): string[] {
-  return [
-    dimension.all,
-    dimension.status(ticket.status),
-    dimension.priority(ticket.priority),
-    ...(ticket.assignee ? [dimension.assignee(ticket.assignee.id)] : []),
-    dimension.email(ticket.requester.email),
-    ...Object.entries(ticket.customFields).map(([key, value]) =>
-      dimension.customField(key, customFieldText(value)),
-    ),
-  ];
+/** The list filters (decisions.md, "Ticket list"), combined with AND. */
+export interface TicketFilter {
+  status?: TicketStatus;
+  priority?: Priority;
+  assigneeId?: number;
+  requesterEmail?: string;
+  /** `custom_fields[key]=text`: the field's JSON text form (customFieldText) equals text. */
+  customFields: [key: string, text: string][];
 }
 
-/** Dimensions whose counter lives in the account's ticket-stats item (bounded in number). */
-export function isStatsDimension(d: string): boolean {
-  return d === 'all' || d.startsWith('status#') || d.startsWith('priority#') || d.startsWith('assignee#');
+/** Whether a ticket passes every filter. */
+export function matchesFilter(t: Ticket, q: TicketFilter): boolean {
+  if (q.status && t.status !== q.status) return false;
+  if (q.priority && t.priority !== q.priority) return false;
+  if (q.assigneeId !== undefined && t.assignee?.id !== q.assigneeId) return false;
+  if (q.requesterEmail !== undefined && t.requester.email.toLowerCase() !== q.requesterEmail.toLowerCase())
+    return false;
+  return q.customFields.every(
+    ([key, text]) =>
+      Object.hasOwn(t.customFields, key) && customFieldText(t.customFields[key] ?? null) === text,
+  );
 }

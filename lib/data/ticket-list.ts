@@ -1,0 +1,75 @@
+import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
+import { dimension, filterDimensions } from './ticket-index.ts';
+import { getDimensionCounts, getTickets, newestTickets, queryPostings, queryTerm } from './tickets.ts';
+
+/** What a list asks for: filters, search words (every one must match), and the window of the page. */
+export interface TicketPageQuery {
+  filter: TicketFilter;
+  words: string[];
+  offset: number;
+  limit: number;
+  /** The domain's own test of the filter, for the shapes that read candidate tickets. */
+  matches: (ticket: Ticket) => boolean;
+}
+
+/** DynamoDB's largest Query Limit (2^31 − 1), far beyond any account's tickets. */
+const MAX_LISTED = 2 ** 31 - 1 - 100;
+
+/**
+ * One page of tickets, newest first, and the exact total. Every filter is a dimension with a posting list and
+ * an exact counter (docs/data-model.md, cost model):
+ * - no filter, first page: count ‖ the newest tickets from the ticket partition (1 round trip);
+ * - no filter or one filter: count ‖ that dimension's page of keys, then the page's tickets (2 round trips,
+ *   O(per_page) reads at any account size; a deep page also reads the skipped keys, which are tiny);
+ * - several filters: the counters pick the smallest dimension, whose tickets are read and filtered (O(smallest));
+ * - search: each word's term postings are read and intersected (exact, no index lag); the page's tickets are
+ *   read, or all candidates when filters are combined with it (O(matches)).
+ */
+export async function findTicketPage(
+  accountId: string,
+  q: TicketPageQuery,
+): Promise<{ total: number; tickets: Ticket[] }> {
+  const dims = filterDimensions(q.filter);
+  const { words, offset, limit } = q;
+
+  if (words.length === 0 && dims.length === 0 && offset === 0) {
+    // Unfiltered first page: the ticket partition is already newest first, so one round trip serves it.
+    const [counts, newest] = await Promise.all([
+      getDimensionCounts(accountId, [dimension.all]),
+      newestTickets(accountId, limit),
+    ]);
+    return { total: counts[dimension.all] ?? 0, tickets: newest };
+  }
+  if (words.length === 0 && dims.length <= 1) {
+    const dim = dims[0] ?? dimension.all;
+    // No account holds MAX_LISTED tickets: a page that starts past it is empty without reading a key.
+    const [counts, keys] = await Promise.all([
+      getDimensionCounts(accountId, [dim]),
+      offset < MAX_LISTED ? queryPostings(accountId, dim, offset + limit) : [],
+    ]);
+    return { total: counts[dim] ?? 0, tickets: await getTickets(accountId, keys.slice(offset)) };
+  }
+  let candidates: string[];
+  if (words.length > 0) {
+    const sets = await Promise.all(words.map((w) => queryTerm(accountId, w)));
+    candidates = intersect(sets);
+  } else {
+    const counts = await getDimensionCounts(accountId, dims);
+    const driver = dims.reduce((best, d) => ((counts[d] ?? 0) < (counts[best] ?? 0) ? d : best));
+    candidates = (counts[driver] ?? 0) === 0 ? [] : await queryPostings(accountId, driver);
+  }
+  candidates.sort().reverse();
+  if (dims.length === 0) {
+    return {
+      total: candidates.length,
+      tickets: await getTickets(accountId, candidates.slice(offset, offset + limit)),
+    };
+  }
+  const matches = (await getTickets(accountId, candidates)).filter(q.matches);
+  return { total: matches.length, tickets: matches.slice(offset, offset + limit) };
+}
+
+function intersect(sets: Set<string>[]): string[] {
+  const [smallest, ...rest] = [...sets].sort((a, b) => a.size - b.size);
+  return [...(smallest ?? [])].filter((k) => rest.every((s) => s.has(k)));
+}
