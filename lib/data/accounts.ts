@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   Account,
   AccountConfig,
@@ -8,23 +8,19 @@ import type {
   Sequence,
   Team,
 } from '#lib/accounts/types.ts';
-import { batchPutAll, dynamo, queryAll, tableName } from './client.ts';
+import { batchPutAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { entityOf } from './items.ts';
 import { accountKeys, configKeys } from './keys.ts';
 import { transact } from './transact.ts';
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: accountKeys.account(accountId) }),
-  );
-  return Item ? entityOf<Account>(Item) : undefined;
+  // Eventually consistent: the authorizer's read, and a plan change may take a moment (like its cache).
+  const item = await getItem(accountKeys.account(accountId), { eventual: true });
+  return item ? entityOf<Account>(item) : undefined;
 }
 
 export async function findAccountIdBySlug(slug: string): Promise<string | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: accountKeys.slug(slug), ConsistentRead: true }),
-  );
-  return Item?.accountId as string | undefined;
+  return (await getItem(accountKeys.slug(slug)))?.accountId as string | undefined;
 }
 
 /** The whole configuration of an account in one Query of its config partition (paged past 1 MB). */

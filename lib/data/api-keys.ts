@@ -1,7 +1,7 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
-import { dynamo, queryAll, tableName } from './client.ts';
+import { dynamo, getItem, queryAll, tableName } from './client.ts';
 import { isConditionFailure } from './errors.ts';
 import { entityOf } from './items.ts';
 import { apiKeyKeys } from './keys.ts';
@@ -48,10 +48,8 @@ export async function putApiKey(record: ApiKeyRecord): Promise<void> {
 }
 
 export async function findApiKeyByHash(hash: string): Promise<ApiKeyLookup | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: apiKeyKeys.lookup(hash) }),
-  );
-  return Item ? entityOf<ApiKeyLookup>(Item) : undefined;
+  const item = await getItem(apiKeyKeys.lookup(hash), { eventual: true });
+  return item ? entityOf<ApiKeyLookup>(item) : undefined;
 }
 
 export async function findApiKeyById(keyId: string): Promise<ApiKeyRecord | undefined> {

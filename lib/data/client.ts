@@ -5,6 +5,7 @@ import {
   BatchWriteCommand,
   type BatchWriteCommandOutput,
   DynamoDBDocumentClient,
+  GetCommand,
   QueryCommand,
   type QueryCommandInput,
   type QueryCommandOutput,
@@ -69,6 +70,17 @@ let cachedTableName: string | undefined;
 export function tableName(): string {
   cachedTableName ??= requireEnv('TABLE_NAME');
   return cachedTableName;
+}
+
+/** One item by key (strongly consistent unless `eventual`), or undefined. */
+export async function getItem(
+  key: Record<string, unknown>,
+  options: { eventual?: boolean } = {},
+): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: !options.eventual }),
+  );
+  return Item;
 }
 
 /**

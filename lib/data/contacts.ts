@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
-import { batchGetAll, dynamo, tableName } from './client.ts';
+import { batchGetAll, dynamo, getItem, tableName } from './client.ts';
 import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
 import { entityOf } from './items.ts';
 import { contactKeys } from './keys.ts';
@@ -11,14 +11,8 @@ export function contactItem(accountId: string, contact: Contact): Record<string,
 }
 
 export async function findContactByEmail(accountId: string, email: string): Promise<Contact | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: contactKeys.byEmail(accountId, email),
-      ConsistentRead: true,
-    }),
-  );
-  return Item ? entityOf<Contact>(Item) : undefined;
+  const item = await getItem(contactKeys.byEmail(accountId, email));
+  return item ? entityOf<Contact>(item) : undefined;
 }
 
 export async function findContactsByEmail(accountId: string, emails: string[]): Promise<Contact[]> {

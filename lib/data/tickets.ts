@@ -1,6 +1,6 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { batchGetAll, batchPutAll, dynamo, queryAll, tableName } from './client.ts';
+import { batchGetAll, batchPutAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { actionConditionFailed, isConditionFailure, isTransactionConflict } from './errors.ts';
 import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';
@@ -49,10 +49,7 @@ export async function reserveTicketNumber(accountId: string, roundRobinSet?: str
 }
 
 export async function getTicketStats(accountId: string): Promise<TicketStats> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: ticketKeys.stats(accountId), ConsistentRead: true }),
-  );
-  return statsOf(Item);
+  return statsOf(await getItem(ticketKeys.stats(accountId)));
 }
 
 /** Exact counts of any dimensions: the stats item and the counters of unbounded ones, in one BatchGet. */
