@@ -58,6 +58,23 @@ export const routes: readonly RouteDefinition[] = [
     tableActions: ['Query', 'BatchGetItem'],
   },
   {
+    name: 'getTicket',
+    method: 'GET',
+    path: '/api/tickets/{ticket}',
+    entry: 'functions/tickets-get.ts',
+    auth: true,
+    tableActions: ['Query', 'GetItem'],
+  },
+  {
+    name: 'updateTicket',
+    method: 'PATCH',
+    path: '/api/tickets/{ticket}',
+    entry: 'functions/tickets-update.ts',
+    auth: true,
+    // BatchWriteItem/BatchGetItem: marked items of the largest updates; DeleteItem: releasing an Idempotency-Key.
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+  },
+  {
     name: 'createDeal',
     method: 'POST',
     path: '/api/deals',
@@ -66,6 +83,36 @@ export const routes: readonly RouteDefinition[] = [
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
 ];
+
+/**
+ * The route path a request path names, and its path parameters: segment by segment as sent (API Gateway
+ * resolves no `..` and keeps empty segments), `{name}` matching one non-empty segment (percent-decoded, as
+ * API Gateway passes path parameters), one trailing slash allowed.
+ */
+export function matchPath(requestPath: string): { path: string; params: Record<string, string> } | undefined {
+  const trimmed =
+    requestPath.length > 1 && requestPath.endsWith('/') ? requestPath.slice(0, -1) : requestPath;
+  const segments = trimmed.split('/');
+  for (const path of paths) {
+    const pattern = path.split('/');
+    if (pattern.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    const matches = pattern.every((part, i) => {
+      const segment = segments[i] ?? '';
+      const name = /^\{(\w+)\}$/.exec(part)?.[1];
+      if (!name) return part === segment;
+      if (segment === '') return false;
+      try {
+        params[name] = decodeURIComponent(segment);
+      } catch {
+        return false;
+      }
+      return true;
+    });
+    if (matches) return { path, params };
+  }
+  return undefined;
+}
 
 /** Methods served on a path, for the 405 answer's Allow header. */
 export function methodsOf(path: string): HttpMethod[] {

@@ -9,7 +9,7 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { authorizerEntry, methodsOf, paths, type RouteDefinition, routes } from '#functions/routes.ts';
+import { authorizerEntry, matchPath, methodsOf, type RouteDefinition, routes } from '#functions/routes.ts';
 import {
   GATEWAY_MAX_BODY_BYTES,
   type GatewayAnswer,
@@ -103,8 +103,9 @@ export class LocalGateway {
     const body = await readBody(req);
     if (body === undefined) return this.answer(res, 'REQUEST_TOO_LARGE', requestId);
 
-    const resourcePath = target && matchResource(target.path);
-    if (!target || !resourcePath) return this.answer(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+    const resource = target && matchPath(target.path);
+    if (!target || !resource) return this.answer(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+    const resourcePath = resource.path;
     const route = routes.find((r) => r.path === resourcePath && r.method === method);
     if (!route) {
       // Deployed, each path has an ANY method on a mock integration that answers this, without auth.
@@ -125,6 +126,7 @@ export class LocalGateway {
     }
 
     const event = buildProxyEvent(req, target, route, body, requestId, authorizerContext, this.baseUrl);
+    event.pathParameters = Object.keys(resource.params).length > 0 ? resource.params : null;
     const handler = await this.loadHandler(route);
     let result: APIGatewayProxyResult;
     try {
@@ -223,15 +225,6 @@ function parseTarget(raw: string): Target | undefined {
     path: at < 0 ? raw : raw.slice(0, at),
     query: new URLSearchParams(at < 0 ? '' : raw.slice(at + 1)),
   };
-}
-
-/**
- * The route table's path that a request path names, as API Gateway matches resources: segment by segment
- * as sent (`/api/x/../pipelines` and `//api/pipelines` name nothing), a single trailing slash allowed.
- */
-function matchResource(path: string): string | undefined {
-  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return paths.find((p) => p === trimmed);
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

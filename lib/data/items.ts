@@ -1,5 +1,6 @@
 /** Attributes that belong to the table layout, not to the entity stored in an item. */
-const LAYOUT_ATTRIBUTES = new Set(['pk', 'sk', 'type', 'gsi1pk', 'gsi1sk', 'expires_at']);
+/** `v`: a ticket's version (ETag); `t`: its prefix search terms; `u`: an index item not yet confirmed. */
+const LAYOUT_ATTRIBUTES = new Set(['pk', 'sk', 'type', 'gsi1pk', 'gsi1sk', 'expires_at', 'v', 't', 'u']);
 
 /** Strips the layout attributes from an item, leaving the entity as the domain knows it. */
 export function entityOf<T>(item: Record<string, unknown>): T {

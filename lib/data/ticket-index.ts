@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { customFieldText, type Ticket, type TicketFilter } from '#lib/tickets/types.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { ticketKeys } from './keys.ts';
@@ -60,4 +60,39 @@ export function isStatsDimension(d: string): boolean {
 /** A ticket's order key: its creation time and number (newest first, the reference breaking ties). */
 export function orderKeyOf(ticket: Pick<Ticket, 'createdAt' | 'number'>): string {
   return ticketKeys.orderKey(parseTimestamp(ticket.createdAt), ticket.number);
+}
+
+/**
+ * A ticket's uuid carries its order key, so a ticket is read by uuid in one GetItem with no lookup item: an
+ * RFC 9562 version 8 (custom) UUID whose 122 free bits hold the creation time in microseconds (53 bits), the
+ * ticket number (40 bits) and 29 random bits. Like a version 7 UUID it reveals when it was made.
+ */
+const NUMBER_BITS = 40n;
+const RANDOM_BITS = 29n;
+
+export function newTicketUuid(createdUs: number, number: number): string {
+  const random = BigInt(randomBytes(4).readUInt32BE(0)) & ((1n << RANDOM_BITS) - 1n);
+  const payload =
+    (BigInt(createdUs) << (NUMBER_BITS + RANDOM_BITS)) | (BigInt(number) << RANDOM_BITS) | random;
+  // 122 bits → 48 | version 8 | 12 | variant 0b10 | 62
+  const high = payload >> 74n;
+  const mid = (payload >> 62n) & 0xfffn;
+  const low = payload & ((1n << 62n) - 1n);
+  const value = (high << 80n) | (8n << 76n) | (mid << 64n) | (2n << 62n) | low;
+  const hex = value.toString(16).padStart(32, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The order key a ticket uuid names, or undefined for a string that is not such a uuid. */
+export function orderKeyOfUuid(uuid: string): string | undefined {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(uuid)) return undefined;
+  const value = BigInt(`0x${uuid.replaceAll('-', '')}`);
+  const high = value >> 80n;
+  const mid = (value >> 64n) & 0xfffn;
+  const low = value & ((1n << 62n) - 1n);
+  const payload = (high << 74n) | (mid << 62n) | low;
+  const createdUs = payload >> (NUMBER_BITS + RANDOM_BITS);
+  const number = (payload >> RANDOM_BITS) & ((1n << NUMBER_BITS) - 1n);
+  if (createdUs > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+  return ticketKeys.orderKey(Number(createdUs), Number(number));
 }

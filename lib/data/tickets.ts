@@ -5,7 +5,7 @@ import { actionConditionFailed, isConditionFailure, isTransactionConflict } from
 import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
-import { dimensionsOf, isStatsDimension, orderKeyOf } from './ticket-index.ts';
+import { dimensionsOf, isStatsDimension, orderKeyOf, orderKeyOfUuid } from './ticket-index.ts';
 import { MAX_TRANSACTION_ITEMS, type TransactAction, transact } from './transact.ts';
 
 export interface TicketStats {
@@ -106,14 +106,20 @@ export interface TicketItems {
   prefixTerms: Record<string, unknown>[];
 }
 
-export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'>): TicketItems {
+export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'>, version = 1): TicketItems {
   const { accountId, ticket } = write;
   const orderKey = orderKeyOf(ticket);
   const dims = dimensionsOf(ticket);
   const posting = (d: string) => ({ ...ticketKeys.posting(accountId, d, orderKey), type: 'ticket_posting' });
   const busy = ticket.assignee && write.openWork ? [`${BUSY_PREFIX}${ticket.assignee.id}`] : [];
   return {
-    ticket: { ...ticketKeys.ticket(accountId, orderKey), type: 'ticket', ...ticket },
+    ticket: {
+      ...ticketKeys.ticket(accountId, orderKey),
+      type: 'ticket',
+      ...ticket,
+      [VERSION]: version,
+      [TERMS]: write.terms.prefixes,
+    },
     statsIncrements: [...dims.filter(isStatsDimension).map((d) => `${COUNT_PREFIX}${d}`), ...busy],
     boundedPostings: dims.filter(isStatsDimension).map(posting),
     unbounded: dims
@@ -225,6 +231,9 @@ export function planTicketWrite(write: TicketWrite): TicketWritePlan {
 
 /** Marks a posting or term written before its ticket's commit: it counts only once its ticket is read. */
 const UNCONFIRMED = 'u';
+/** The ticket item's version (its ETag) and its prefix search terms (what a marked term is checked against). */
+const VERSION = 'v';
+const TERMS = 't';
 
 /**
  * A create lost to a concurrent one: a transaction conflict, or the least-busy condition no longer holding.
@@ -260,6 +269,7 @@ export async function queryPostings(accountId: string, dim: string, limit?: numb
     const keys = await confirmed(
       accountId,
       items.map((item) => ({ orderKey: item.sk as string, marked: UNCONFIRMED in item })),
+      holdsDimension(dim),
     );
     const dropped = items.length - keys.length;
     // Postings of tickets that never committed took places in this page: read that many further.
@@ -269,22 +279,26 @@ export async function queryPostings(accountId: string, dim: string, limit?: numb
 }
 
 /**
- * Order keys whose ticket exists: unmarked keys are, since they were written with their ticket; marked keys
- * (written before their ticket's commit) are kept only when their ticket is read (one BatchGet, rare).
+ * Order keys whose ticket lists them: unmarked keys do, since they were written in their ticket's commit (and
+ * are removed in the commit that removes them); marked keys (written before their ticket's commit) are kept
+ * only when their ticket exists and holds that dimension or term now (one BatchGet of those tickets, rare).
  */
 async function confirmed(
   accountId: string,
   keys: { orderKey: string; marked: boolean }[],
+  holds: (ticketItem: Record<string, unknown>) => boolean,
 ): Promise<string[]> {
   const marked = keys.filter((k) => k.marked).map((k) => k.orderKey);
   if (marked.length === 0) return keys.map((k) => k.orderKey);
-  const found = await batchGetAll(
-    marked.map((k) => ticketKeys.ticket(accountId, k)),
-    'sk',
-  );
-  const exists = new Set(found.map((item) => item.sk as string));
-  return keys.filter((k) => !k.marked || exists.has(k.orderKey)).map((k) => k.orderKey);
+  const found = await batchGetAll(marked.map((k) => ticketKeys.ticket(accountId, k)));
+  const live = new Set(found.filter(holds).map((item) => item.sk as string));
+  return keys.filter((k) => !k.marked || live.has(k.orderKey)).map((k) => k.orderKey);
 }
+
+const holdsDimension = (dim: string) => (item: Record<string, unknown>) =>
+  dimensionsOf(entityOf<Ticket>(item)).includes(dim);
+const holdsTerm = (term: string) => (item: Record<string, unknown>) =>
+  ((item[TERMS] as string[] | undefined) ?? []).includes(term);
 
 /** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
 const PREFIX_RANGE_END = '\u{10FFFF}';
@@ -310,11 +324,20 @@ export async function queryTerm(accountId: string, word: string): Promise<Set<st
         ExpressionAttributeNames: { '#u': UNCONFIRMED },
         ConsistentRead: true,
       });
-      const keys = items.map((item) => {
+      // Marked items are prefix terms (the number term is always in the commit): sk = p#<term>#<order key>.
+      const byTerm = new Map<string, { orderKey: string; marked: boolean }[]>();
+      for (const item of items) {
         const sk = item.sk as string;
-        return { orderKey: sk.slice(sk.length - ticketKeys.orderKeyLength), marked: UNCONFIRMED in item };
-      });
-      for (const key of await confirmed(accountId, keys)) found.add(key);
+        const term = sk.slice(2, sk.length - ticketKeys.orderKeyLength - 1);
+        const key = {
+          orderKey: sk.slice(sk.length - ticketKeys.orderKeyLength),
+          marked: UNCONFIRMED in item,
+        };
+        byTerm.set(term, [...(byTerm.get(term) ?? []), key]);
+      }
+      for (const [term, keys] of byTerm) {
+        for (const key of await confirmed(accountId, keys, holdsTerm(term))) found.add(key);
+      }
     }),
   );
   return found;
@@ -340,4 +363,186 @@ export async function getTickets(accountId: string, orderKeys: string[]): Promis
   const items = await batchGetAll(orderKeys.map((k) => ticketKeys.ticket(accountId, k)));
   const byKey = new Map(items.map((item) => [item.sk as string, entityOf<Ticket>(item)]));
   return orderKeys.map((k) => byKey.get(k)).filter((t): t is Ticket => t !== undefined);
+}
+
+/** A ticket as stored, with its version (incremented by every update; the ETag). */
+export interface StoredTicket {
+  ticket: Ticket;
+  version: number;
+}
+
+/** The ticket a uuid names (its order key is inside it: one GetItem), or undefined. */
+export async function getTicketByUuid(accountId: string, uuid: string): Promise<StoredTicket | undefined> {
+  const orderKey = orderKeyOfUuid(uuid);
+  const stored = orderKey ? await getStoredTicket(accountId, orderKey) : undefined;
+  return stored?.ticket.uuid === uuid ? stored : undefined;
+}
+
+/** The ticket with this number (its number term gives the order key: one Query, then one GetItem). */
+export async function getTicketByNumber(
+  accountId: string,
+  number: number,
+): Promise<StoredTicket | undefined> {
+  const [term] = await queryAll(
+    {
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: {
+        ':pk': ticketKeys.termsPartition(accountId),
+        ':prefix': ticketKeys.numberTermQuery(String(number)),
+      },
+      ProjectionExpression: 'sk',
+      ConsistentRead: true,
+    },
+    1,
+  );
+  const sk = term?.sk as string | undefined;
+  return sk ? getStoredTicket(accountId, sk.slice(sk.length - ticketKeys.orderKeyLength)) : undefined;
+}
+
+async function getStoredTicket(accountId: string, orderKey: string): Promise<StoredTicket | undefined> {
+  const item = await getItem(ticketKeys.ticket(accountId, orderKey));
+  return item ? { ticket: entityOf<Ticket>(item), version: Number(item[VERSION] ?? 1) } : undefined;
+}
+
+/** A ticket's change: before and after, as the domain decided it, with what the domain decides on them. */
+export interface TicketUpdate {
+  accountId: string;
+  before: Ticket;
+  after: Ticket;
+  /** The version `before` was read at: the update lands only if the ticket is still at it. */
+  version: number;
+  openWork: { before: boolean; after: boolean };
+  terms: { before: TicketWrite['terms']; after: TicketWrite['terms'] };
+  receipt?: Receipt<Ticket> | undefined;
+}
+
+/** The ticket changed since it was read (another update landed first): nothing was written. */
+export class StaleTicket extends Error {
+  constructor() {
+    super('The ticket changed since it was read');
+  }
+}
+
+/** An update whose removals and counter moves alone pass one transaction's 100 actions (see updateTicketItems). */
+export class UpdateTooLarge extends Error {
+  constructor() {
+    super('The update changes more index entries than one transaction holds');
+  }
+}
+
+/**
+ * Applies a ticket's change and moves its index with it, in one transaction guarded by the version: the ticket,
+ * the stats item (counters and open work of both assignees), every posting and term the change removes or adds,
+ * every counter it moves, and the kept answer of an Idempotency-Key. Readers never see the ticket in a list it
+ * left, or counted where it is not. As for creates, additions that do not fit are put first, marked, and count
+ * only once the ticket holds them; removals and counter moves must fit (UpdateTooLarge otherwise).
+ */
+export async function updateTicketItems(update: TicketUpdate): Promise<number> {
+  const { accountId } = update;
+  const table = tableName();
+  const newVersion = update.version + 1;
+  const before = ticketItems({
+    accountId,
+    ticket: update.before,
+    openWork: update.openWork.before,
+    terms: update.terms.before,
+  });
+  const after = ticketItems(
+    { accountId, ticket: update.after, openWork: update.openWork.after, terms: update.terms.after },
+    newVersion,
+  );
+  const keyOf = (item: Record<string, unknown>) => `${item.pk}\u0000${item.sk}`;
+  const diff = (from: Record<string, unknown>[], to: Record<string, unknown>[]) => {
+    const fromKeys = new Set(from.map(keyOf));
+    const toKeys = new Set(to.map(keyOf));
+    return {
+      removed: from.filter((i) => !toKeys.has(keyOf(i))),
+      added: to.filter((i) => !fromKeys.has(keyOf(i))),
+    };
+  };
+
+  // The stats item: -1 for what the ticket leaves, +1 for what it enters (counts and open work).
+  const statsDelta = new Map<string, number>();
+  for (const a of before.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) - 1);
+  for (const a of after.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) + 1);
+  const moves = [...statsDelta].filter(([, delta]) => delta !== 0);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const adds = moves.map(([attribute, delta], i) => {
+    names[`#c${i}`] = attribute;
+    values[`:d${i}`] = delta;
+    return `#c${i} :d${i}`;
+  });
+
+  const bounded = diff(before.boundedPostings, after.boundedPostings);
+  const unboundedPostings = diff(
+    before.unbounded.map((u) => u.posting),
+    after.unbounded.map((u) => u.posting),
+  );
+  const counterOf = (posting: Record<string, unknown>, all: TicketItems['unbounded']) =>
+    all.find((u) => keyOf(u.posting) === keyOf(posting))?.counterKey as { pk: string; sk: string };
+  const counterMoves = [
+    ...unboundedPostings.removed.map((p) => ({ key: counterOf(p, before.unbounded), delta: -1 })),
+    ...unboundedPostings.added.map((p) => ({ key: counterOf(p, after.unbounded), delta: 1 })),
+  ];
+  const terms = diff(before.prefixTerms, after.prefixTerms);
+
+  const put = (Item: Record<string, unknown>): TransactAction => ({ Put: { TableName: table, Item } });
+  const remove = (item: Record<string, unknown>): TransactAction => ({
+    Delete: { TableName: table, Key: { pk: item.pk, sk: item.sk } },
+  });
+  const commit: TransactAction[] = [
+    {
+      Put: {
+        TableName: table,
+        Item: after.ticket,
+        ConditionExpression: '#v = :version OR (attribute_not_exists(#v) AND :version = :one)',
+        ExpressionAttributeNames: { '#v': VERSION },
+        ExpressionAttributeValues: { ':version': update.version, ':one': 1 },
+      },
+    },
+    ...(adds.length > 0
+      ? [
+          {
+            Update: {
+              TableName: table,
+              Key: ticketKeys.stats(accountId),
+              UpdateExpression: `ADD ${adds.join(', ')}`,
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: values,
+            },
+          },
+        ]
+      : []),
+    ...counterMoves.map(({ key, delta }) => ({
+      Update: {
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'ADD n :d',
+        ExpressionAttributeValues: { ':d': delta },
+      },
+    })),
+    ...bounded.removed.map(remove),
+    ...bounded.added.map(put),
+    ...unboundedPostings.removed.map(remove),
+    ...terms.removed.map(remove),
+  ];
+  const completion = completionActions(update.receipt, update.after);
+  const room = MAX_TRANSACTION_ITEMS - commit.length - completion.length;
+  if (room < 0) throw new UpdateTooLarge();
+  const additions = [...unboundedPostings.added, ...terms.added];
+  commit.push(...additions.slice(0, room).map(put), ...completion);
+  const unconfirmed = additions.slice(room).map((item) => ({ ...item, [UNCONFIRMED]: 1 }));
+
+  if (unconfirmed.length > 0) await batchPutAll(unconfirmed);
+  try {
+    await transact(commit);
+  } catch (error) {
+    if (isTransactionConflict(error)) throw new ConcurrentWrite();
+    if (actionConditionFailed(error, 0)) throw new StaleTicket();
+    if (update.receipt && actionConditionFailed(error, commit.length - 1)) throw idempotencyTakenOver();
+    throw error;
+  }
+  return newVersion;
 }

@@ -142,6 +142,10 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
     const request: HttpRequest = {
       method: event.httpMethod,
       path: event.path,
+      params: Object.fromEntries(
+        Object.entries(event.pathParameters ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
+      ),
+      header: (name) => headerOf(event, name),
       query: queryOf(event),
       body,
       requestId,
@@ -156,7 +160,7 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
       await call?.failed();
       throw error;
     }
-    return jsonResponse(result.statusCode, result.body, requestId);
+    return jsonResponse(result.statusCode, result.body, requestId, result.headers);
   });
 }
 

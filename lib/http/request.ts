@@ -11,6 +11,10 @@ export interface HttpRequest {
   path: string;
   /** Every query parameter with all its values, in order (`?a=1&a=2` → `{ a: ['1', '2'] }`). */
   query: Record<string, string[]>;
+  /** Path parameters of the route (`{ticket}` → `params.ticket`), percent-decoded. */
+  params: Record<string, string>;
+  /** A request header by case-insensitive name. */
+  header(name: string): string | undefined;
   /** Parsed JSON object body (POST routes); undefined for bodiless requests. */
   body: Record<string, unknown> | undefined;
   requestId: string;
@@ -26,6 +30,8 @@ export interface HttpRequest {
 export interface HttpResult {
   statusCode: number;
   body: unknown;
+  /** Headers besides Content-Type and X-Request-Id (ETag, ...). */
+  headers?: Record<string, string>;
 }
 
 /** Every value of a header, by case-insensitive name (API Gateway passes repeated headers in multiValueHeaders). */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type {
@@ -13,6 +12,7 @@ import type {
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { retryOnConflict } from '#lib/data/errors.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
+import { newTicketUuid } from '#lib/data/ticket-index.ts';
 import {
   type BusyCondition,
   ConcurrentWrite,
@@ -139,7 +139,7 @@ export function composeTicket(p: TicketParts): Ticket {
   });
   const due = dueAt(p.createdUs, policy, p.account.businessHours);
   return {
-    uuid: randomUUID(),
+    uuid: newTicketUuid(p.createdUs, p.number),
     number: p.number,
     reference: formatReference(p.account, p.number),
     subject: p.input.subject,

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import {
+  attribute,
   oneOf,
   optionalInteger,
   optionalText,
@@ -8,7 +9,7 @@ import {
   requiredText,
   unstorableNumber,
 } from '#lib/validation.ts';
-import { CHANNELS, type CustomFieldValue } from './types.ts';
+import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';
 
 export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
 /**
@@ -16,7 +17,7 @@ export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
  * misread them, so they are refused rather than silently lost.
  */
 const RESERVED_CUSTOM_FIELD_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-const MAX_CUSTOM_FIELDS = 50;
+export const MAX_CUSTOM_FIELDS = 50;
 const MAX_CUSTOM_FIELD_STRING = 1024;
 
 /** custom_fields: an object of at most 50 keys `^[A-Za-z0-9_]{1,64}$`, scalar values, strings ≤ 1,024. */
@@ -116,3 +117,90 @@ export const CreateTicketSchema = v.pipe(
 );
 
 export type CreateTicketInput = v.InferOutput<typeof CreateTicketSchema>;
+
+/** A field a PATCH may leave out; when sent, the create's rules apply (a blank subject is "required"). */
+const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema) =>
+  v.optional(
+    v.pipe(
+      v.unknown(),
+      v.check((x) => x !== undefined),
+      schema,
+    ),
+  );
+
+const nullableId = (field: string) =>
+  v.optional(
+    v.union(
+      [
+        v.null(),
+        v.pipe(
+          v.union([v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/), v.transform(Number))]),
+          v.number(),
+          v.integer(),
+          v.minValue(1),
+          v.maxValue(Number.MAX_SAFE_INTEGER),
+        ),
+      ],
+      `The ${attribute(field)} field must be an integer or null.`,
+    ),
+  );
+
+const MAX_TAGS = 50;
+const MAX_TAG_LENGTH = 64;
+const tags = v.optional(
+  v.pipe(
+    v.array(
+      v.pipe(
+        v.string('Each tag must be a string.'),
+        v.trim(),
+        v.minLength(1, 'A tag must not be empty.'),
+        v.maxLength(MAX_TAG_LENGTH, `A tag must not be greater than ${MAX_TAG_LENGTH} characters.`),
+      ),
+      'The tags field must be an array of strings.',
+    ),
+    v.maxLength(MAX_TAGS, `The tags field must not have more than ${MAX_TAGS} items.`),
+    v.transform((list) => [...new Set(list)]),
+  ),
+);
+
+/** PATCH /api/tickets/{ticket} (decisions.md, "One ticket: read and update"). */
+export const UpdateTicketSchema = v.pipe(
+  v.object({
+    status: sometimes(v.pipe(v.unknown(), v.picklist(TICKET_STATUSES, 'The selected status is invalid.'))),
+    priority: sometimes(v.pipe(v.unknown(), v.picklist(PRIORITIES, 'The selected priority is invalid.'))),
+    assignee_id: nullableId('assignee_id'),
+    team_id: nullableId('team_id'),
+    category_id: nullableId('category_id'),
+    category_slug: v.optional(
+      v.union(
+        [v.null(), v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(255))],
+        'The category slug field must be a string or null.',
+      ),
+    ),
+    subject: sometimes(requiredText('subject', 255)),
+    description: sometimes(requiredText('description', 65_535)),
+    custom_fields: sometimes(customFields),
+    tags,
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const value = dataset.value;
+    if (Object.values(value).every((x) => x === undefined)) {
+      addIssue({
+        message:
+          'The request must change at least one field: status, priority, assignee_id, team_id, category_id, category_slug, subject, description, custom_fields or tags.',
+        path: [{ type: 'object', origin: 'value', input: value, key: 'body', value }],
+      });
+    }
+    if (value.category_id !== undefined && value.category_slug !== undefined) {
+      addIssue({
+        message: 'The category id field prohibits category slug from being present.',
+        path: [
+          { type: 'object', origin: 'value', input: value, key: 'category_id', value: value.category_id },
+        ],
+      });
+    }
+  }),
+);
+
+export type UpdateTicketInput = v.InferOutput<typeof UpdateTicketSchema>;

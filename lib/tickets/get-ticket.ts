@@ -1,0 +1,28 @@
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { getTicketByNumber, getTicketByUuid, type StoredTicket } from '#lib/data/tickets.ts';
+import { NotFound } from '#lib/errors.ts';
+
+/**
+ * GET /api/tickets/{ticket}: by uuid (one read) or by reference, any case (`tkt-000042`: the number's term,
+ * then the ticket). Unknown, malformed and other accounts' tickets are all 404.
+ */
+export async function getTicket(accountId: string, ref: string): Promise<StoredTicket> {
+  const found = await findTicket(accountId, ref);
+  if (!found) throw new NotFound();
+  return found;
+}
+
+export async function findTicket(accountId: string, ref: string): Promise<StoredTicket | undefined> {
+  const id = ref.trim().toLowerCase();
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
+    return getTicketByUuid(accountId, id);
+  }
+  const reference = /^([a-z]{2,10})-(\d{1,15})$/.exec(id);
+  if (!reference) return undefined;
+  const config = await getAccountConfig(accountId);
+  if (!config || reference[1] !== config.account.ticketPrefix.toLowerCase()) return undefined;
+  return getTicketByNumber(accountId, Number(reference[2]));
+}
+
+/** The ETag of a ticket version: strong, quoted. */
+export const etagOf = (version: number) => `"${version}"`;

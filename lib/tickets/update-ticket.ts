@@ -1,0 +1,199 @@
+import { isDeepStrictEqual } from 'node:util';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { AccountConfig, Category } from '#lib/accounts/types.ts';
+import { retryOnConflict } from '#lib/data/errors.ts';
+import type { Receipt } from '#lib/data/idempotency.ts';
+import { ConcurrentWrite, StaleTicket, UpdateTooLarge, updateTicketItems } from '#lib/data/tickets.ts';
+import { AppError, NotFound, ValidationFailed } from '#lib/errors.ts';
+import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
+import { parseInput } from '#lib/validation.ts';
+import { etagOf, findTicket } from './get-ticket.ts';
+import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
+import { ticketTerms } from './search-terms.ts';
+import { dueAt, matchPolicy } from './sla.ts';
+import { isOpenWork, type Ticket, type TicketStatus } from './types.ts';
+
+/** If-Match named another version than the ticket's: nothing changed. */
+export class PreconditionFailed extends AppError {
+  readonly statusCode = 412;
+  constructor() {
+    super('The ticket has changed since you read it (If-Match does not match its ETag).');
+  }
+}
+
+export interface UpdateOptions {
+  /** The If-Match header as sent, if any. */
+  ifMatch?: string | undefined;
+  receipt?: Receipt<Ticket> | undefined;
+}
+
+/**
+ * PATCH /api/tickets/{ticket}. Reads the ticket (1 round trip by uuid, 2 by reference), applies the change
+ * (status rules, SLA, references checked against the account) and writes ticket and index in one transaction
+ * guarded by the version read (1 round trip). Another update landing in between: with If-Match, 412; without,
+ * the change is applied again to the ticket as it now is. A change that changes nothing writes nothing.
+ */
+export async function updateTicket(
+  accountId: string,
+  ref: string,
+  body: unknown,
+  options: UpdateOptions = {},
+): Promise<{ ticket: Ticket; version: number }> {
+  const input = parseInput(UpdateTicketSchema, body);
+  const config = await getAccountConfig(accountId);
+  if (!config) throw new NotFound();
+  const changes = resolveReferences(config, input);
+
+  return retryOnConflict(
+    async () => {
+      const stored = await findTicket(accountId, ref);
+      if (!stored) throw new NotFound();
+      if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etagOf(stored.version))) {
+        throw new PreconditionFailed();
+      }
+      const before = stored.ticket;
+      if (before.status === 'closed') {
+        throw ValidationFailed.field('status', 'A closed ticket cannot be changed.');
+      }
+      const after = applyChange(before, input, changes, config, nowMicros());
+      if (isDeepStrictEqual(after, before)) return stored;
+      const termsOf = (t: Ticket) =>
+        ticketTerms({
+          subject: t.subject,
+          reference: t.reference,
+          number: t.number,
+          email: t.requester.email,
+        });
+      try {
+        const version = await updateTicketItems({
+          accountId,
+          before,
+          after,
+          version: stored.version,
+          openWork: { before: isOpenWork(before), after: isOpenWork(after) },
+          terms: { before: termsOf(before), after: termsOf(after) },
+          receipt: options.receipt,
+        });
+        return { ticket: after, version };
+      } catch (error) {
+        if (error instanceof StaleTicket && options.ifMatch !== undefined) throw new PreconditionFailed();
+        if (error instanceof UpdateTooLarge) {
+          throw ValidationFailed.field(
+            input.custom_fields ? 'custom_fields' : 'subject',
+            'The update changes too many custom fields and subject words at once: send it in two updates.',
+          );
+        }
+        throw error;
+      }
+    },
+    // Lost to a concurrent update: read the ticket again and apply the change to it as it now is.
+    { retryable: (error) => error instanceof StaleTicket || error instanceof ConcurrentWrite },
+  );
+}
+
+/** `If-Match: *`, or a list of entity tags one of which is the current one (strong comparison). */
+function ifMatchHolds(header: string, etag: string): boolean {
+  const value = header.trim();
+  if (value === '*') return true;
+  return value.split(',').some((tag) => tag.trim() === etag);
+}
+
+interface ResolvedChanges {
+  assignee?: Ticket['assignee'];
+  team?: Ticket['team'];
+  category?: Category | null;
+}
+
+/** The ids of the change, checked against the account: an active agent, a team, a category. */
+function resolveReferences(config: AccountConfig, input: UpdateTicketInput): ResolvedChanges {
+  const changes: ResolvedChanges = {};
+  if (input.assignee_id !== undefined) {
+    const agent =
+      input.assignee_id === null ? null : config.agents.find((a) => a.id === input.assignee_id && a.active);
+    if (agent === undefined)
+      throw ValidationFailed.field('assignee_id', 'The selected assignee id is invalid.');
+    changes.assignee = agent && { id: agent.id, name: agent.name, email: agent.email };
+  }
+  if (input.team_id !== undefined) {
+    const team = input.team_id === null ? null : config.teams.find((t) => t.id === input.team_id);
+    if (team === undefined) throw ValidationFailed.field('team_id', 'The selected team id is invalid.');
+    changes.team = team && { id: team.id, name: team.name };
+  }
+  if (input.category_id !== undefined) {
+    const category =
+      input.category_id === null ? null : config.categories.find((c) => c.id === input.category_id);
+    if (category === undefined)
+      throw ValidationFailed.field('category_id', 'The selected category id is invalid.');
+    changes.category = category;
+  } else if (input.category_slug !== undefined) {
+    const category =
+      input.category_slug === null ? null : config.categories.find((c) => c.slug === input.category_slug);
+    if (category === undefined) {
+      throw ValidationFailed.field('category_slug', 'The selected category slug is invalid.');
+    }
+    changes.category = category;
+  }
+  return changes;
+}
+
+/** The ticket after the change (pure): fields, status timestamps, SLA, updated_at when anything changed. */
+export function applyChange(
+  before: Ticket,
+  input: UpdateTicketInput,
+  changes: ResolvedChanges,
+  config: AccountConfig,
+  nowUs: number,
+): Ticket {
+  const now = formatTimestamp(nowUs);
+  const after: Ticket = { ...before };
+  if (input.subject !== undefined) after.subject = input.subject;
+  if (input.description !== undefined) after.description = input.description;
+  if (input.priority !== undefined) after.priority = input.priority;
+  if (input.tags !== undefined) after.tags = input.tags;
+  if (changes.assignee !== undefined) after.assignee = changes.assignee;
+  if (changes.team !== undefined) after.team = changes.team;
+  if (changes.category !== undefined) {
+    after.category = changes.category && {
+      id: changes.category.id,
+      name: changes.category.name,
+      slug: changes.category.slug,
+    };
+  }
+  if (input.custom_fields !== undefined) {
+    const merged: Ticket['customFields'] = { ...before.customFields };
+    for (const [key, value] of Object.entries(input.custom_fields)) {
+      if (value === null) delete merged[key];
+      else merged[key] = value;
+    }
+    if (Object.keys(merged).length > MAX_CUSTOM_FIELDS) {
+      throw ValidationFailed.field(
+        'custom_fields',
+        `The custom fields field must not have more than ${MAX_CUSTOM_FIELDS} items.`,
+      );
+    }
+    after.customFields = merged;
+  }
+  if (input.status !== undefined && input.status !== before.status) {
+    Object.assign(after, statusMove(before, input.status, now));
+  }
+  if (after.priority !== before.priority || after.category?.slug !== before.category?.slug) {
+    const policy = matchPolicy(config.account.slaPolicies, {
+      priority: after.priority,
+      categorySlug: after.category?.slug ?? null,
+    });
+    const due = dueAt(parseTimestamp(before.createdAt), policy, config.account.businessHours);
+    after.dueAt = due === null ? null : formatTimestamp(due);
+  }
+  if (!isDeepStrictEqual(after, before)) after.updatedAt = now;
+  return after;
+}
+
+/**
+ * decisions.md: entering `resolved` sets resolved_at; leaving it for open, pending or in_progress clears it (a
+ * reopen); entering `closed` sets closed_at, and resolved_at if it was null.
+ */
+function statusMove(before: Ticket, status: TicketStatus, now: string): Partial<Ticket> {
+  if (status === 'resolved') return { status, resolvedAt: now };
+  if (status === 'closed') return { status, closedAt: now, resolvedAt: before.resolvedAt ?? now };
+  return { status, resolvedAt: null };
+}
