@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { AppError, BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey, startIdempotent } from './idempotency.ts';
-import { logError, logRequest } from './log.ts';
+import { logError, logRequest, startInvocationLog } from './log.ts';
 import {
   baseUrlOf,
   callerOf,
@@ -38,21 +38,21 @@ function accountIdOf(event: Event): string | undefined {
  * Outermost middleware: request id, timing, the log line, and errors → responses. AppErrors become their
  * status and body; anything else a 500 with only the request id (the cause goes to the log, not the client).
  */
-function httpContext(route: string): MiddlewareObj<Event, Result, Error, Context, Internal> {
+function httpContext(options: RouteOptions): MiddlewareObj<Event, Result, Error, Context, Internal> {
+  const { route } = options;
   const finish = (request: { event: Event; internal: Internal }, response: Result) => {
     logRequest({
-      route,
       method: request.event.httpMethod,
       status: response.statusCode,
       durationMs: Math.round((performance.now() - request.internal.startedAt) * 100) / 100,
-      requestId: request.internal.requestId,
-      accountId: accountIdOf(request.event),
     });
   };
   return {
     before: (request) => {
       request.internal.startedAt = performance.now();
       request.internal.requestId = requestIdOf(request.event);
+      const accountId = accountIdOf(request.event);
+      startInvocationLog({ requestId: request.internal.requestId, accountId, route }, request.context);
     },
     after: (request) => {
       if (request.response) finish(request, request.response);
@@ -63,7 +63,7 @@ function httpContext(route: string): MiddlewareObj<Event, Result, Error, Context
       if (error instanceof AppError) {
         request.response = jsonResponse(error.statusCode, error.body(), requestId, error.headers());
       } else {
-        logError(requestId, error);
+        logError(error);
         request.response = jsonResponse(500, serverErrorBody(requestId), requestId);
       }
       finish(request, request.response);
@@ -114,7 +114,7 @@ export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<Htt
  */
 export function httpHandler(options: RouteOptions, handle: RouteHandler) {
   const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 }).use(
-    httpContext(options.route),
+    httpContext(options),
   );
   if (options.body) stack.use(jsonBody());
   return stack.handler(async (event) => {
@@ -125,7 +125,6 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
     const start =
       keyValues.length > 0
         ? await startIdempotent({
-            requestId,
             accountId: caller.accountId,
             key: parseIdempotencyKey(keyValues),
             method: event.httpMethod,

@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { lambdaContext, proxyEvent } from '#test/support/events.ts';
+
+/**
+ * What the service writes on stdout and stderr. The logger reads LOG_LEVEL when its module loads, so each
+ * test loads the code afresh under the environment it describes.
+ */
+async function load(env: Record<string, string | undefined>) {
+  vi.resetModules();
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  const { httpHandler } = await import('#lib/http/handler.ts');
+  return { httpHandler };
+}
+
+/** Every line written to stdout or stderr while `work` runs, parsed. */
+async function output(
+  work: () => Promise<unknown>,
+): Promise<{ text: string; lines: Record<string, unknown>[] }> {
+  const chunks: string[] = [];
+  const capture = (chunk: string | Uint8Array) => {
+    chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    return true;
+  };
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  try {
+    await work();
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+  const text = chunks.join('');
+  return {
+    text,
+    lines: text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line)),
+  };
+}
+
+const caller = { accountId: 'acc-log', plan: 'pro' as const, keyId: 'key_log' };
+const API_KEY = 'dpk_supersecretvalue0123456789abcdefghijklmnopq';
+const body = { subject: 'Secret subject', requester_email: 'private@person.test' };
+const PRIVATE = /supersecret|private@person|Secret subject/;
+
+const post = (headers: Record<string, string> = {}) =>
+  proxyEvent({
+    method: 'POST',
+    path: '/api/echo',
+    caller,
+    body,
+    headers: { Authorization: `Bearer ${API_KEY}`, 'X-Request-Id': 'req-log-1', ...headers },
+  });
+
+describe('request logs', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('puts the request id, account id, route and level on every line, never the key, body or an e-mail', async () => {
+    const { httpHandler } = await load({ LOG_LEVEL: 'debug' });
+    const ok = httpHandler({ route: 'echo', body: true }, async (request) => ({
+      statusCode: 201,
+      body: request.body,
+    }));
+    // An SDK error can carry the item a condition failed on: none of it may reach the log.
+    const broken = httpHandler({ route: 'echo', body: true }, async () => {
+      throw Object.assign(new Error('condition failed'), { Item: body, name: 'ConditionalCheckFailed' });
+    });
+    const { text, lines } = await output(async () => {
+      await ok(post(), lambdaContext);
+      await broken(post(), lambdaContext);
+    });
+
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      expect(line).toMatchObject({
+        requestId: 'req-log-1',
+        accountId: 'acc-log',
+        route: 'echo',
+        service: 'deskpipe',
+      });
+      expect(['INFO', 'ERROR']).toContain(line.level);
+    }
+    expect(lines[0]).toMatchObject({ level: 'INFO', message: 'request', method: 'POST', status: 201 });
+    expect(lines[0]?.durationMs).toEqual(expect.any(Number));
+    expect(lines[1]).toMatchObject({
+      level: 'ERROR',
+      message: 'unexpected error',
+      error: { name: 'ConditionalCheckFailed', message: 'condition failed', stack: expect.any(String) },
+    });
+    expect(lines[2]).toMatchObject({ level: 'ERROR', message: 'request', status: 500 });
+    expect(text).not.toMatch(PRIVATE);
+  });
+
+  it("does not carry one request's keys into the next", async () => {
+    const { httpHandler } = await load({ LOG_LEVEL: 'info' });
+    const ok = httpHandler({ route: 'echo', body: true }, async () => ({ statusCode: 201, body: {} }));
+    const anonymous = proxyEvent({
+      method: 'POST',
+      path: '/api/echo',
+      body,
+      headers: { 'X-Request-Id': 'req-log-2' },
+    });
+    const { lines } = await output(async () => {
+      await ok(post(), lambdaContext);
+      await ok(anonymous, lambdaContext);
+    });
+    expect(lines.map((line) => [line.requestId, line.accountId, line.status])).toEqual([
+      ['req-log-1', 'acc-log', 201],
+      ['req-log-2', undefined, 401],
+    ]);
+  });
+
+  it.each([
+    ['DEBUG', ['INFO', 'ERROR', 'ERROR']],
+    ['info', ['INFO', 'ERROR', 'ERROR']],
+    ['Warn', ['ERROR', 'ERROR']],
+    ['error', ['ERROR', 'ERROR']],
+    ['silent', []],
+    ['SILENT', []],
+  ])('LOG_LEVEL=%s keeps the lines of that level and above', async (level, expected) => {
+    const { httpHandler } = await load({ LOG_LEVEL: level });
+    const ok = httpHandler({ route: 'echo', body: true }, async () => ({ statusCode: 201, body: {} }));
+    const broken = httpHandler({ route: 'echo', body: true }, async () => {
+      throw new Error('boom');
+    });
+    const { lines } = await output(async () => {
+      await ok(post(), lambdaContext); // an info line
+      await broken(post(), lambdaContext); // two error lines
+    });
+    expect(lines.map((line) => line.level)).toEqual(expected);
+  });
+});
