@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 
 /**
  * What the service writes on stdout and stderr. The logger reads LOG_LEVEL when its module loads, so each
@@ -8,8 +9,11 @@ import { lambdaContext, proxyEvent } from '#test/support/events.ts';
 async function load(env: Record<string, string | undefined>) {
   vi.resetModules();
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  const { httpHandler } = await import('#lib/http/handler.ts');
-  return { httpHandler };
+  const [{ httpHandler }, authorizer] = await Promise.all([
+    import('#lib/http/handler.ts'),
+    import('#functions/authorizer.ts'),
+  ]);
+  return { httpHandler, authorizer: authorizer.handler };
 }
 
 /** Every line written to stdout or stderr while `work` runs, parsed. */
@@ -112,22 +116,77 @@ describe('request logs', () => {
   });
 
   it.each([
-    ['DEBUG', ['INFO', 'ERROR', 'ERROR']],
+    ['DEBUG', ['DEBUG', 'INFO', 'ERROR', 'ERROR']],
     ['info', ['INFO', 'ERROR', 'ERROR']],
     ['Warn', ['ERROR', 'ERROR']],
     ['error', ['ERROR', 'ERROR']],
     ['silent', []],
     ['SILENT', []],
   ])('LOG_LEVEL=%s keeps the lines of that level and above', async (level, expected) => {
-    const { httpHandler } = await load({ LOG_LEVEL: level });
+    const { httpHandler, authorizer } = await load({ LOG_LEVEL: level });
     const ok = httpHandler({ route: 'echo', body: true }, async () => ({ statusCode: 201, body: {} }));
     const broken = httpHandler({ route: 'echo', body: true }, async () => {
       throw new Error('boom');
     });
     const { lines } = await output(async () => {
+      await authorizer(tokenEvent('Basic dXNlcjpwYXNz')).catch(() => undefined); // a debug decision
       await ok(post(), lambdaContext); // an info line
       await broken(post(), lambdaContext); // two error lines
     });
     expect(lines.map((line) => line.level)).toEqual(expected);
+  });
+});
+
+describe('authorizer logs', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  const context = { ...lambdaContext, awsRequestId: 'lambda-req-1' };
+
+  it('logs each decision at debug level with the key id or its shown prefix, never the key', async () => {
+    const { authorizer } = await load({ LOG_LEVEL: 'DEBUG' });
+    const pro = await createTestAccount();
+    const startup = await createTestAccount({ plan: 'startup' });
+    const unknownKey = 'dpk_neverIssuedToAnyoneAtAll0000000000000000000';
+    const { text, lines } = await output(async () => {
+      await authorizer(tokenEvent(`Bearer ${pro.apiKey}`), context);
+      await authorizer(tokenEvent(`Bearer ${startup.apiKey}`), context);
+      await authorizer(tokenEvent(`Bearer ${unknownKey}`), context).catch(() => undefined);
+    });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'DEBUG',
+        requestId: 'lambda-req-1',
+        decision: 'allow',
+        keyId: expect.stringMatching(/^key_/),
+        accountId: pro.accountId,
+      }),
+      expect.objectContaining({ level: 'DEBUG', decision: 'deny', keyPrefix: startup.apiKey.slice(0, 12) }),
+      expect.objectContaining({ level: 'DEBUG', decision: 'unauthenticated', keyPrefix: 'dpk_neverIss' }),
+    ]);
+    for (const secret of [pro.apiKey, startup.apiKey, unknownKey])
+      expect(text).not.toContain(secret.slice(12));
+  });
+
+  it('logs an unexpected failure at error level and still fails', async () => {
+    // A store that refuses connections: the key lookup fails with neither 401 nor 403.
+    const { authorizer } = await load({
+      LOG_LEVEL: 'error',
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+      DYNAMODB_MAX_ATTEMPTS: '1',
+    });
+    let failure: unknown;
+    const { text, lines } = await output(async () => {
+      failure = await authorizer(tokenEvent(`Bearer ${API_KEY}`), context).catch((error: unknown) => error);
+    });
+    expect(failure).toBeInstanceOf(Error);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'ERROR',
+        message: 'unexpected error',
+        requestId: 'lambda-req-1',
+        error: expect.objectContaining({ stack: expect.any(String) }),
+      }),
+    ]);
+    expect(text).not.toMatch(PRIVATE);
   });
 });

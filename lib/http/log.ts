@@ -58,3 +58,12 @@ export function logError(error: unknown): void {
   const err = error instanceof Error ? error : new Error(String(error));
   logger.error('unexpected error', { error: { name: err.name, message: err.message, stack: err.stack } });
 }
+
+export type AuthorizerDecision =
+  | { decision: 'allow'; keyId: string; accountId: string }
+  | { decision: 'deny' | 'unauthenticated'; keyPrefix: string | undefined };
+
+/** The authorizer's answer, at debug level: the key's id or its shown prefix, never the key. */
+export function logAuthorizerDecision(decision: AuthorizerDecision): void {
+  logger.debug('authorizer decision', { ...decision });
+}
