@@ -1,19 +1,27 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 
 /**
- * What the service writes on stdout and stderr. The logger reads LOG_LEVEL when its module loads, so each
- * test loads the code afresh under the environment it describes.
+ * What the service writes on stdout and stderr: the logger's lines and the EMF counts. The logger reads
+ * LOG_LEVEL and the counts their switches when their modules load, so each test loads the code afresh
+ * under the environment it describes.
  */
 async function load(env: Record<string, string | undefined>) {
   vi.resetModules();
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  const [{ httpHandler }, authorizer] = await Promise.all([
+  const [{ httpHandler }, authorizer, createTicket, createDeal] = await Promise.all([
     import('#lib/http/handler.ts'),
     import('#functions/authorizer.ts'),
+    import('#functions/tickets-create.ts'),
+    import('#functions/deals-create.ts'),
   ]);
-  return { httpHandler, authorizer: authorizer.handler };
+  return {
+    httpHandler,
+    authorizer: authorizer.handler,
+    createTicket: createTicket.handler,
+    createDeal: createDeal.handler,
+  };
 }
 
 /** Every line written to stdout or stderr while `work` runs, parsed. */
@@ -188,5 +196,117 @@ describe('authorizer logs', () => {
       }),
     ]);
     expect(text).not.toMatch(PRIVATE);
+  });
+});
+
+describe('EMF counts', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  const on = {
+    LOG_LEVEL: 'silent',
+    POWERTOOLS_METRICS_DISABLED: 'false',
+    POWERTOOLS_METRICS_NAMESPACE: 'deskpipe-test',
+  };
+
+  it('counts a success by the route metric, once: not for its idempotent replay', async () => {
+    const { httpHandler } = await load(on);
+    const create = httpHandler({ route: 'createThing', body: true, metric: 'TicketCreated' }, async () => ({
+      statusCode: 201,
+      body: { id: 1 },
+    }));
+    const key = { 'Idempotency-Key': `log-${Date.now()}-${Math.random()}` };
+    const { lines } = await output(async () => {
+      expect((await create(post(key), lambdaContext)).statusCode).toBe(201);
+      const replay = await create(post(key), lambdaContext);
+      expect(replay.headers?.['Idempotent-Replayed']).toBe('true');
+    });
+    expect(lines).toEqual([
+      {
+        _aws: {
+          Timestamp: expect.any(Number),
+          CloudWatchMetrics: [
+            {
+              Namespace: 'deskpipe-test',
+              Dimensions: [['service', 'route']],
+              Metrics: [{ Name: 'TicketCreated', Unit: 'Count' }],
+            },
+          ],
+        },
+        service: 'deskpipe',
+        route: 'createThing',
+        TicketCreated: 1,
+      },
+    ]);
+  });
+
+  it('counts 4xx and 5xx answers by route, and nothing for a plain success', async () => {
+    const { httpHandler } = await load(on);
+    const list = httpHandler({ route: 'listThings' }, async () => ({ statusCode: 200, body: [] }));
+    const create = httpHandler({ route: 'createThing', body: true, metric: 'TicketCreated' }, async () => {
+      throw new Error('boom');
+    });
+    const { lines } = await output(async () => {
+      await list(proxyEvent({ path: '/api/things', caller }), lambdaContext);
+      await list(proxyEvent({ path: '/api/things' }), lambdaContext); // no caller: 401
+      await create(post({ 'Content-Type': 'text/plain' }), lambdaContext); // 415 before the handler
+      await create(post(), lambdaContext); // 500
+    });
+    expect(
+      lines.map(({ route, Responses4xx, Responses5xx, TicketCreated }) => ({
+        route,
+        Responses4xx,
+        Responses5xx,
+        TicketCreated,
+      })),
+    ).toEqual([
+      { route: 'listThings', Responses4xx: 1 },
+      { route: 'createThing', Responses4xx: 1 },
+      { route: 'createThing', Responses5xx: 1 },
+    ]);
+  });
+
+  it('counts TicketCreated and DealCreated on the real create routes', async () => {
+    const { createTicket, createDeal } = await load(on);
+    const stages = [{ name: 'Lead', color: '#000000', probability: 10 }];
+    const account = await createTestAccount({ pipelines: [{ name: 'Sales', default: true, stages }] });
+    const event = (path: string, input: Record<string, unknown>) =>
+      proxyEvent({ method: 'POST', path, caller: callerOf(account), body: input });
+    const { lines } = await output(async () => {
+      const ticket = { ...body, description: 'Cannot log in.' };
+      expect((await createTicket(event('/api/tickets', ticket), lambdaContext)).statusCode).toBe(201);
+      const deal = {
+        name: 'Deal',
+        contact_email: 'deal@client.test',
+        contact_first_name: 'D',
+        contact_last_name: 'C',
+      };
+      expect((await createDeal(event('/api/deals', deal), lambdaContext)).statusCode).toBe(201);
+    });
+    expect(lines).toEqual([
+      expect.objectContaining({ route: 'createTicket', TicketCreated: 1 }),
+      expect.objectContaining({ route: 'createDeal', DealCreated: 1 }),
+    ]);
+  });
+
+  it('writes nothing outside Lambda unless asked, and counts in Lambda by default', async () => {
+    const request = async (env: Record<string, string | undefined>) => {
+      const { httpHandler } = await load({
+        LOG_LEVEL: 'silent',
+        POWERTOOLS_METRICS_DISABLED: undefined,
+        ...env,
+      });
+      const broken = httpHandler({ route: 'echo', body: true }, async () => {
+        throw new Error('boom');
+      });
+      return (await output(() => broken(post(), lambdaContext))).lines.length;
+    };
+    expect(await request({ AWS_LAMBDA_FUNCTION_NAME: undefined })).toBe(0);
+    expect(await request({ AWS_LAMBDA_FUNCTION_NAME: 'deskpipe-dev-createTicket' })).toBe(1);
+    expect(
+      await request({
+        AWS_LAMBDA_FUNCTION_NAME: 'deskpipe-dev-createTicket',
+        POWERTOOLS_METRICS_DISABLED: 'true',
+      }),
+    ).toBe(0);
   });
 });

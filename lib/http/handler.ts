@@ -4,6 +4,7 @@ import type { Caller } from '#lib/accounts/api-keys.ts';
 import { AppError, BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey, startIdempotent } from './idempotency.ts';
 import { logError, logRequest, startInvocationLog } from './log.ts';
+import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
 import {
   baseUrlOf,
   callerOf,
@@ -35,17 +36,19 @@ function accountIdOf(event: Event): string | undefined {
 }
 
 /**
- * Outermost middleware: request id, timing, the log line, and errors → responses. AppErrors become their
- * status and body; anything else a 500 with only the request id (the cause goes to the log, not the client).
+ * Outermost middleware: request id, timing, the log line and the counts, and errors → responses. AppErrors
+ * become their status and body; anything else a 500 with only the request id (the cause goes to the log,
+ * not the client).
  */
 function httpContext(options: RouteOptions): MiddlewareObj<Event, Result, Error, Context, Internal> {
-  const { route } = options;
+  const { route, metric } = options;
   const finish = (request: { event: Event; internal: Internal }, response: Result) => {
     logRequest({
       method: request.event.httpMethod,
       status: response.statusCode,
       durationMs: Math.round((performance.now() - request.internal.startedAt) * 100) / 100,
     });
+    publishCounts(route, countsOf(response, metric));
   };
   return {
     before: (request) => {
@@ -69,6 +72,14 @@ function httpContext(options: RouteOptions): MiddlewareObj<Event, Result, Error,
       finish(request, request.response);
     },
   };
+}
+
+/** A request's counts: a 4xx or 5xx by its class; a success by the route's metric, unless it was a replay. */
+function countsOf(response: Result, metric: BusinessMetric | undefined): MetricName[] {
+  if (response.statusCode >= 500) return ['Responses5xx'];
+  if (response.statusCode >= 400) return ['Responses4xx'];
+  const replayed = response.headers?.[REPLAYED_HEADER] === 'true';
+  return metric && !replayed ? [metric] : [];
 }
 
 /** JSON body: 413 over 1 MiB, 415 without a JSON content type, 400 when it is not a JSON object. */
@@ -104,6 +115,8 @@ export interface RouteOptions {
   route: string;
   /** Whether the request carries a JSON body to parse. */
   body?: boolean;
+  /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
+  metric?: BusinessMetric;
 }
 
 export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<HttpResult>;
@@ -134,7 +147,7 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
         : undefined;
     if (start && 'replay' in start) {
       return jsonTextResponse(start.replay.statusCode, start.replay.body, requestId, {
-        'Idempotent-Replayed': 'true',
+        [REPLAYED_HEADER]: 'true',
       });
     }
     const call = start?.call;
@@ -158,6 +171,8 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
     return jsonResponse(result.statusCode, result.body, requestId);
   });
 }
+
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** Methods that change something: the ones an Idempotency-Key applies to. */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
