@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { resolveApiKey } from '#lib/accounts/api-keys.ts';
+import { keyPrefixOf, resolveApiKey } from '#lib/accounts/api-keys.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
-import { logError } from '#lib/http/log.ts';
+import { logAuthorizerDecision, logError, startInvocationLog } from '#lib/http/log.ts';
 
 /**
  * API Gateway TOKEN authorizer: `Authorization: Bearer <key>` → the calling account.
@@ -14,22 +14,31 @@ export const UNAUTHORIZED = 'Unauthorized';
 
 export async function handler(
   event: APIGatewayTokenAuthorizerEvent,
-  context?: Pick<Context, 'awsRequestId'>,
+  context?: Context,
 ): Promise<APIGatewayAuthorizerResult> {
+  // A TOKEN event carries no API Gateway request id: the Lambda's own is the one to search for.
+  startInvocationLog({ requestId: context?.awsRequestId ?? 'unknown' }, context);
   const everyRoute = wildcardArn(event.methodArn);
   try {
     const caller = await resolveApiKey(event.authorizationToken);
+    logAuthorizerDecision({ decision: 'allow', keyId: caller.keyId, accountId: caller.accountId });
     return {
       principalId: caller.keyId,
       policyDocument: policy('Allow', everyRoute),
       context: { accountId: caller.accountId, plan: caller.plan, keyId: caller.keyId },
     };
   } catch (error) {
-    if (error instanceof Unauthenticated) throw new Error(UNAUTHORIZED);
-    if (error instanceof Forbidden)
+    const keyPrefix = keyPrefixOf(event.authorizationToken);
+    if (error instanceof Unauthenticated) {
+      logAuthorizerDecision({ decision: 'unauthenticated', keyPrefix });
+      throw new Error(UNAUTHORIZED);
+    }
+    if (error instanceof Forbidden) {
+      logAuthorizerDecision({ decision: 'deny', keyPrefix });
       return { principalId: 'forbidden', policyDocument: policy('Deny', everyRoute) };
+    }
     // The gateway answers 503 (AUTHORIZER_FAILURE); the reason is only here, in the log.
-    logError(context?.awsRequestId ?? 'authorizer', error);
+    logError(error);
     throw error;
   }
 }

@@ -5,8 +5,10 @@ import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 
 /** POST /api/deals: creates a deal, finding or creating its contact by e-mail. */
-export const handler = httpHandler({ route: 'createDeal', body: true }, async (request, caller) =>
-  created(await createDeal(caller.accountId, request.body, request.receipt(created))),
+export const handler = httpHandler(
+  { route: 'createDeal', body: true, metric: 'DealCreated' },
+  async (request, caller) =>
+    created(await createDeal(caller.accountId, request.body, request.receipt(created))),
 );
 
 const created = (deal: Deal): HttpResult => ({ statusCode: 201, body: { data: presentDeal(deal) } });

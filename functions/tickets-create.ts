@@ -5,8 +5,10 @@ import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 
 /** POST /api/tickets: creates a ticket with its SLA due date, team and automatic assignment. */
-export const handler = httpHandler({ route: 'createTicket', body: true }, async (request, caller) =>
-  created(await createTicket(caller.accountId, request.body, request.receipt(created))),
+export const handler = httpHandler(
+  { route: 'createTicket', body: true, metric: 'TicketCreated' },
+  async (request, caller) =>
+    created(await createTicket(caller.accountId, request.body, request.receipt(created))),
 );
 
 const created = (ticket: Ticket): HttpResult => ({

@@ -52,6 +52,17 @@ describe.each(STAGES)('stack for %s', (stage) => {
     }
   });
 
+  it("puts every function's EMF counts in the stage's own namespace", () => {
+    const functions = template.findResources('AWS::Lambda::Function');
+    for (const fn of Object.values(functions) as { Properties: Record<string, unknown> }[]) {
+      expect(fn.Properties).toMatchObject({
+        Environment: {
+          Variables: expect.objectContaining({ POWERTOOLS_METRICS_NAMESPACE: `deskpipe-${stage}` }),
+        },
+      });
+    }
+  });
+
   it('shapes every gateway answer like the handlers errors', () => {
     for (const [type, answer] of Object.entries(gatewayAnswers)) {
       template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {

@@ -9,7 +9,8 @@ import type { TableAction } from '#functions/routes.ts';
 
 /**
  * Every function's defaults in one place: Node 24 on arm64, one ESM bundle with the AWS SDK inside
- * (no runtime SDK resolution on cold start), minified with source maps, JSON logs to an explicit log group.
+ * (no runtime SDK resolution on cold start), minified with source maps, JSON logs to an explicit log group,
+ * EMF counts in the stage's own metric namespace.
  */
 export interface DeskpipeFunctionProps {
   /** Entry file, absolute. */
@@ -55,7 +56,12 @@ export class DeskpipeFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
       logGroup,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        // The EMF counts of lib/http/metrics.ts: one namespace per stage, so dev never mixes with prod.
+        POWERTOOLS_METRICS_NAMESPACE: props.namePrefix,
+        ...props.environment,
+      },
       bundling: { ...BUNDLING, tsconfig: `${props.projectRoot}/tsconfig.json` },
     });
   }

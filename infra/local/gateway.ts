@@ -40,7 +40,10 @@ export interface GatewayOptions {
 }
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+type TokenAuthorizer = (
+  event: APIGatewayTokenAuthorizerEvent,
+  context: Context,
+) => Promise<APIGatewayAuthorizerResult>;
 
 const STAGE = 'local';
 const METHOD_ARN_PREFIX = 'arn:aws:execute-api:local:000000000000:local';
@@ -120,7 +123,7 @@ export class LocalGateway {
 
     let authorizerContext: Record<string, unknown> = {};
     if (route.auth) {
-      const outcome = await this.authorize(req.headers.authorization, route);
+      const outcome = await this.authorize(req.headers.authorization, route, requestId);
       if (typeof outcome === 'string') return this.answer(res, outcome, requestId);
       authorizerContext = { principalId: outcome.principalId, ...outcome.context };
     }
@@ -145,6 +148,7 @@ export class LocalGateway {
   private async authorize(
     header: string | undefined,
     route: RouteDefinition,
+    requestId: string,
   ): Promise<APIGatewayAuthorizerResult | GatewayAnswerType> {
     if (!header) return 'UNAUTHORIZED';
     const ttlMs = this.options.authCacheTtlSeconds * 1000;
@@ -155,11 +159,14 @@ export class LocalGateway {
     } else {
       const authorizer = await this.loadAuthorizer();
       try {
-        result = await authorizer({
-          type: 'TOKEN',
-          authorizationToken: header,
-          methodArn: `${METHOD_ARN_PREFIX}/${STAGE}/${route.method}${route.path}`,
-        });
+        result = await authorizer(
+          {
+            type: 'TOKEN',
+            authorizationToken: header,
+            methodArn: `${METHOD_ARN_PREFIX}/${STAGE}/${route.method}${route.path}`,
+          },
+          lambdaContext('authorizer', requestId),
+        );
       } catch (error) {
         return (error as Error).message === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE';
       }

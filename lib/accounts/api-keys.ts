@@ -37,7 +37,7 @@ export async function issueApiKey(accountId: string): Promise<IssuedApiKey> {
     id: `key_${randomBytes(8).toString('hex')}`,
     accountId,
     hash: hashApiKey(secret),
-    prefix: secret.slice(0, SHOWN_PREFIX_LENGTH),
+    prefix: shownPrefix(secret),
     createdAt: now(),
     lastUsedAt: null,
     revokedAt: null,
@@ -64,6 +64,15 @@ export async function revokeApiKeyById(keyId: string) {
   if (!record) return undefined;
   const revokedAt = await revokeApiKey(record, now());
   return { id: record.id, revoked_at: revokedAt };
+}
+
+/** What of a key may be shown (key lists, logs): `dpk_` and the next 8 characters. */
+const shownPrefix = (secret: string) => secret.slice(0, SHOWN_PREFIX_LENGTH);
+
+/** The shown prefix of the key in an Authorization header, for logs; undefined when it holds no API key. */
+export function keyPrefixOf(authorization: string | undefined): string | undefined {
+  const secret = bearerToken(authorization);
+  return secret?.startsWith(API_KEY_PREFIX) ? shownPrefix(secret) : undefined;
 }
 
 /** The token of an `Authorization: Bearer <key>` header; the scheme is case-insensitive, the key exact. */

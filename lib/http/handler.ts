@@ -3,7 +3,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { AppError, BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey, startIdempotent } from './idempotency.ts';
-import { logError, logRequest } from './log.ts';
+import { logError, logRequest, startInvocationLog } from './log.ts';
+import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
 import {
   baseUrlOf,
   callerOf,
@@ -35,24 +36,26 @@ function accountIdOf(event: Event): string | undefined {
 }
 
 /**
- * Outermost middleware: request id, timing, the log line, and errors → responses. AppErrors become their
- * status and body; anything else a 500 with only the request id (the cause goes to the log, not the client).
+ * Outermost middleware: request id, timing, the log line and the counts, and errors → responses. AppErrors
+ * become their status and body; anything else a 500 with only the request id (the cause goes to the log,
+ * not the client).
  */
-function httpContext(route: string): MiddlewareObj<Event, Result, Error, Context, Internal> {
+function httpContext(options: RouteOptions): MiddlewareObj<Event, Result, Error, Context, Internal> {
+  const { route, metric } = options;
   const finish = (request: { event: Event; internal: Internal }, response: Result) => {
     logRequest({
-      route,
       method: request.event.httpMethod,
       status: response.statusCode,
       durationMs: Math.round((performance.now() - request.internal.startedAt) * 100) / 100,
-      requestId: request.internal.requestId,
-      accountId: accountIdOf(request.event),
     });
+    publishCounts(route, countsOf(response, metric));
   };
   return {
     before: (request) => {
       request.internal.startedAt = performance.now();
       request.internal.requestId = requestIdOf(request.event);
+      const accountId = accountIdOf(request.event);
+      startInvocationLog({ requestId: request.internal.requestId, accountId, route }, request.context);
     },
     after: (request) => {
       if (request.response) finish(request, request.response);
@@ -63,12 +66,20 @@ function httpContext(route: string): MiddlewareObj<Event, Result, Error, Context
       if (error instanceof AppError) {
         request.response = jsonResponse(error.statusCode, error.body(), requestId, error.headers());
       } else {
-        logError(requestId, error);
+        logError(error);
         request.response = jsonResponse(500, serverErrorBody(requestId), requestId);
       }
       finish(request, request.response);
     },
   };
+}
+
+/** A request's counts: a 4xx or 5xx by its class; a success by the route's metric, unless it was a replay. */
+function countsOf(response: Result, metric: BusinessMetric | undefined): MetricName[] {
+  if (response.statusCode >= 500) return ['Responses5xx'];
+  if (response.statusCode >= 400) return ['Responses4xx'];
+  const replayed = response.headers?.[REPLAYED_HEADER] === 'true';
+  return metric && !replayed ? [metric] : [];
 }
 
 /** JSON body: 413 over 1 MiB, 415 without a JSON content type, 400 when it is not a JSON object. */
@@ -104,6 +115,8 @@ export interface RouteOptions {
   route: string;
   /** Whether the request carries a JSON body to parse. */
   body?: boolean;
+  /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
+  metric?: BusinessMetric;
 }
 
 export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<HttpResult>;
@@ -114,7 +127,7 @@ export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<Htt
  */
 export function httpHandler(options: RouteOptions, handle: RouteHandler) {
   const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 }).use(
-    httpContext(options.route),
+    httpContext(options),
   );
   if (options.body) stack.use(jsonBody());
   return stack.handler(async (event) => {
@@ -125,7 +138,6 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
     const start =
       keyValues.length > 0
         ? await startIdempotent({
-            requestId,
             accountId: caller.accountId,
             key: parseIdempotencyKey(keyValues),
             method: event.httpMethod,
@@ -135,7 +147,7 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
         : undefined;
     if (start && 'replay' in start) {
       return jsonTextResponse(start.replay.statusCode, start.replay.body, requestId, {
-        'Idempotent-Replayed': 'true',
+        [REPLAYED_HEADER]: 'true',
       });
     }
     const call = start?.call;
@@ -163,6 +175,8 @@ export function httpHandler(options: RouteOptions, handle: RouteHandler) {
     return jsonResponse(result.statusCode, result.body, requestId, result.headers);
   });
 }
+
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** Methods that change something: the ones an Idempotency-Key applies to. */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

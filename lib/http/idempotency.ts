@@ -47,7 +47,6 @@ function canonicalJson(value: unknown): string {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export interface IdempotentRequest {
-  requestId: string;
   accountId: string;
   key: string;
   method: string;
@@ -84,7 +83,7 @@ export async function startIdempotent(request: IdempotentRequest): Promise<Idemp
     held = await claimIdempotencyKey(claim, Math.floor(nowUs / 1000));
   } catch (error) {
     // The claim may have landed with its answer lost: free it, or the client's retry would wait out the lease.
-    await release(claim, request.requestId);
+    await release(claim);
     throw error;
   }
   if (held.outcome !== 'claimed') {
@@ -118,16 +117,16 @@ export async function startIdempotent(request: IdempotentRequest): Promise<Idemp
       succeeded: async (answer) => {
         if (!used) await keepAnswer(claim, answer);
       },
-      failed: () => release(claim, request.requestId),
+      failed: () => release(claim),
     },
   };
 }
 
-async function release(claim: IdempotencyClaim, requestId: string): Promise<void> {
+async function release(claim: IdempotencyClaim): Promise<void> {
   try {
     await releaseIdempotencyKey(claim);
   } catch (error) {
     // The store is failing: the claim's lease runs out by itself (IDEMPOTENCY_LEASE_MS).
-    logError(requestId, error);
+    logError(error);
   }
 }

@@ -1,34 +1,69 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogLevel } from '@aws-lambda-powertools/logger/types';
+import type { Context } from 'aws-lambda';
+
 /**
- * One structured JSON line per request (and one per unexpected error). Never a key, a body or an e-mail
- * address: only ids, the route and figures. LOG_LEVEL=silent turns it off (tests, benchmarks).
+ * The service's one logger (Powertools Logger): JSON lines with level, timestamp and service, plus the keys of
+ * the invocation being served. Never a key, a body or an e-mail address: only ids, the route and figures.
+ *
+ * LOG_LEVEL: DEBUG, INFO (default), WARN, ERROR or SILENT, in any case; read once, when the module loads.
+ * Tests and the bench run SILENT. Deployed, a Lambda application log level (advanced logging controls),
+ * when set, wins over LOG_LEVEL: Powertools follows AWS_LAMBDA_LOG_LEVEL.
  */
-export interface RequestLog {
-  route: string;
+export const SERVICE_NAME = 'deskpipe';
+
+// Powertools takes the level in any case and checks it: an unknown value leaves the default, INFO.
+const logger = new Logger({
+  serviceName: SERVICE_NAME,
+  logLevel: process.env.LOG_LEVEL as LogLevel | undefined,
+});
+
+export interface InvocationKeys {
+  requestId: string;
+  accountId?: string | undefined;
+  route?: string | undefined;
+}
+
+/**
+ * Starts an invocation's log context: the previous invocation's keys go, these are on every line until the
+ * next invocation starts. With the Lambda context, lines also carry Powertools' function fields (cold start,
+ * the Lambda request id).
+ *
+ * In Lambda an environment serves one invocation at a time (with several at once, Powertools keeps keys per
+ * invocation). The local gateway serves overlapping requests in one process, where they share these keys.
+ */
+export function startInvocationLog(keys: InvocationKeys, context?: Context): void {
+  logger.resetKeys();
+  if (context) logger.addContext(context);
+  logger.appendKeys({ ...keys });
+}
+
+export interface RequestSummary {
   method: string;
   status: number;
   durationMs: number;
-  requestId: string;
-  accountId?: string | undefined;
 }
 
-const silent = () => process.env.LOG_LEVEL === 'silent';
-
-export function logRequest(entry: RequestLog): void {
-  if (silent()) return;
-  console.log(JSON.stringify({ level: entry.status >= 500 ? 'error' : 'info', msg: 'request', ...entry }));
+/** The one line per request: info, or error for a 5xx. */
+export function logRequest(summary: RequestSummary): void {
+  if (summary.status >= 500) logger.error('request', { ...summary });
+  else logger.info('request', { ...summary });
 }
 
-export function logError(requestId: string, error: unknown): void {
-  if (silent()) return;
+/**
+ * An unexpected error: its name, message and stack, nothing else. Not Powertools' own error formatting, which
+ * copies every enumerable property (an SDK error can hold the item a condition failed on, e-mail included).
+ */
+export function logError(error: unknown): void {
   const err = error instanceof Error ? error : new Error(String(error));
-  console.error(
-    JSON.stringify({
-      level: 'error',
-      msg: 'unexpected error',
-      requestId,
-      error: err.name,
-      detail: err.message,
-      stack: err.stack,
-    }),
-  );
+  logger.error('unexpected error', { error: { name: err.name, message: err.message, stack: err.stack } });
+}
+
+export type AuthorizerDecision =
+  | { decision: 'allow'; keyId: string; accountId: string }
+  | { decision: 'deny' | 'unauthenticated'; keyPrefix: string | undefined };
+
+/** The authorizer's answer, at debug level: the key's id or its shown prefix, never the key. */
+export function logAuthorizerDecision(decision: AuthorizerDecision): void {
+  logger.debug('authorizer decision', { ...decision });
 }
