@@ -25,7 +25,12 @@ export async function handler(
     return {
       principalId: caller.keyId,
       policyDocument: policy('Allow', everyRoute),
-      context: { accountId: caller.accountId, plan: caller.plan, keyId: caller.keyId },
+      context: {
+        accountId: caller.accountId,
+        plan: caller.plan,
+        keyId: caller.keyId,
+        rateLimit: caller.rateLimit,
+      },
     };
   } catch (error) {
     const keyPrefix = keyPrefixOf(event.authorizationToken);

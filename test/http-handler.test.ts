@@ -6,7 +6,7 @@ import { httpHandler } from '#lib/http/handler.ts';
 import { oneOf, optionalText, parseInput, requiredEmail, requiredText } from '#lib/validation.ts';
 import { lambdaContext, proxyEvent } from '#test/support/events.ts';
 
-const caller = { accountId: 'acc-1', plan: 'pro' as const, keyId: 'key_1' };
+const caller = { accountId: 'acc-1', plan: 'pro' as const, keyId: 'key_1', rateLimit: 1_000_000 };
 
 const schema = v.object({
   subject: requiredText('subject', 255),

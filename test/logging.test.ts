@@ -51,7 +51,7 @@ async function output(
   };
 }
 
-const caller = { accountId: 'acc-log', plan: 'pro' as const, keyId: 'key_log' };
+const caller = { accountId: 'acc-log', plan: 'pro' as const, keyId: 'key_log', rateLimit: 1_000_000 };
 const API_KEY = 'dpk_supersecretvalue0123456789abcdefghijklmnopq';
 const body = { subject: 'Secret subject', requester_email: 'private@person.test' };
 const PRIVATE = /supersecret|private@person|Secret subject/;

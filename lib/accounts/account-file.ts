@@ -68,6 +68,16 @@ export const AccountFileSchema = v.strictObject(
     name: text(255),
     plan: v.picklist(PLANS, `must be one of ${PLANS.join(', ')}`),
     suspended: v.optional(bool),
+    rate_limit_per_minute: v.optional(
+      v.nullable(
+        v.pipe(
+          v.number('must be a positive integer or null'),
+          v.integer('must be a positive integer or null'),
+          v.minValue(1, 'must be a positive integer or null'),
+          v.maxValue(1_000_000, 'must be at most 1000000'),
+        ),
+      ),
+    ),
     ticket_prefix: v.optional(
       v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{2,10}$/, 'must be 2 to 10 capital letters')),
     ),

@@ -1,10 +1,16 @@
-import type { AccountConfig, Contact } from './types.ts';
+import { type AccountConfig, type Contact, rateLimitOf } from './types.ts';
 
 /** The account state printed by `apply` (operations.md); `api_key` only when this apply issued one. */
 export function accountState(config: AccountConfig, apiKey: string | undefined, contacts: Contact[]) {
   const { account } = config;
   return {
-    account: { id: account.id, slug: account.slug, name: account.name, plan: account.plan },
+    account: {
+      id: account.id,
+      slug: account.slug,
+      name: account.name,
+      plan: account.plan,
+      rate_limit_per_minute: rateLimitOf(account),
+    },
     ...(apiKey ? { api_key: apiKey } : {}),
     teams: config.teams.map((t) => ({ id: t.id, name: t.name })),
     agents: config.agents.map((a) => ({

@@ -10,7 +10,7 @@ import {
 } from '#lib/data/api-keys.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
 import { formatTimestamp, now, nowMicros } from '#lib/time.ts';
-import type { ApiKeyRecord, Plan } from './types.ts';
+import { type ApiKeyRecord, type Plan, rateLimitOf } from './types.ts';
 
 /** Recognisable in logs and secret scanners; followed by 256 random bits in base64url. */
 export const API_KEY_PREFIX = 'dpk_';
@@ -85,6 +85,8 @@ export interface Caller {
   accountId: string;
   plan: Plan;
   keyId: string;
+  /** Requests per minute this account may make. */
+  rateLimit: number;
 }
 
 /**
@@ -108,5 +110,5 @@ export async function resolveApiKey(authorization: string | undefined): Promise<
   ]);
   if (!account) throw new Unauthenticated();
   if (!API_PLANS.includes(account.plan) || account.suspended) throw new Forbidden(PLAN_REQUIRED_MESSAGE);
-  return { accountId: account.id, plan: account.plan, keyId: lookup.keyId };
+  return { accountId: account.id, plan: account.plan, keyId: lookup.keyId, rateLimit: rateLimitOf(account) };
 }

@@ -95,6 +95,10 @@ export function mergeAccount(
     name: file.name,
     plan: file.plan,
     suspended: file.suspended ?? existing?.account.suspended ?? false,
+    rateLimitPerMinute:
+      file.rate_limit_per_minute === undefined
+        ? (existing?.account.rateLimitPerMinute ?? null)
+        : file.rate_limit_per_minute,
     ticketPrefix: file.ticket_prefix ?? existing?.account.ticketPrefix ?? DEFAULT_TICKET_PREFIX,
     defaultPriority: file.default_priority ?? existing?.account.defaultPriority ?? 'medium',
     autoAssignment: {

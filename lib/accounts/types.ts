@@ -3,6 +3,13 @@ import type { Timestamp } from '#lib/time.ts';
 export const PLANS = ['startup', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 
+/** Requests per account and minute by plan (decisions.md, "Rate limits per plan"); startup has no API. */
+export const PLAN_RATE_LIMITS: Record<Plan, number> = { startup: 0, pro: 400, enterprise: 1000 };
+
+export function rateLimitOf(account: Pick<Account, 'plan' | 'rateLimitPerMinute'>): number {
+  return account.rateLimitPerMinute ?? PLAN_RATE_LIMITS[account.plan];
+}
+
 export const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
@@ -34,6 +41,8 @@ export interface Account {
   plan: Plan;
   /** A suspended account keeps its data but its keys get 403, like a plan without API access. */
   suspended?: boolean;
+  /** Requests per minute in place of the plan's (account file `rate_limit_per_minute`); null: the plan's. */
+  rateLimitPerMinute?: number | null;
   ticketPrefix: string;
   defaultPriority: Priority;
   autoAssignment: { enabled: boolean; method: AssignmentMethod };

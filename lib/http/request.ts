@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
-import { PLANS, type Plan } from '#lib/accounts/types.ts';
+import { PLAN_RATE_LIMITS, PLANS, type Plan } from '#lib/accounts/types.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
 import { Unauthenticated } from '#lib/errors.ts';
 import { pickRequestId } from './response.ts';
@@ -61,11 +61,18 @@ export function requestIdOf(event: APIGatewayProxyEvent): string {
 /** The account that the authorizer resolved, passed by API Gateway in the request context. */
 export function callerOf(event: APIGatewayProxyEvent): Caller {
   const context = event.requestContext?.authorizer ?? {};
-  const { accountId, plan, keyId } = context as Record<string, unknown>;
+  const { accountId, plan, keyId, rateLimit } = context as Record<string, unknown>;
   if (typeof accountId !== 'string' || !PLANS.includes(plan as Plan) || typeof keyId !== 'string') {
     throw new Unauthenticated();
   }
-  return { accountId, plan: plan as Plan, keyId };
+  // API Gateway passes authorizer context values as strings.
+  const limit = Number(rateLimit);
+  return {
+    accountId,
+    plan: plan as Plan,
+    keyId,
+    rateLimit: Number.isInteger(limit) && limit > 0 ? limit : PLAN_RATE_LIMITS[plan as Plan],
+  };
 }
 
 export function queryOf(event: APIGatewayProxyEvent): Record<string, string[]> {
