@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '#infra/admin/commands.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
-
-type Gateway = Awaited<ReturnType<typeof startGateway>>;
+import { startGateway, useGateway } from '#test/support/http.ts';
 
 describe('local gateway over HTTP', () => {
-  let gateway: Gateway;
+  const gateway = useGateway();
   let account: Awaited<ReturnType<typeof createTestAccount>>;
   beforeAll(async () => {
-    gateway = await startGateway(0);
     account = await createTestAccount();
   });
-  afterAll(() => gateway.close());
 
   it('serves GET /api/pipelines with a valid key', async () => {
     const response = await gateway.call('GET', '/api/pipelines', { key: account.apiKey });

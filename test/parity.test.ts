@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { methodsOf, paths, routes } from '#functions/routes.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 import { synthStage } from '#test/support/synth.ts';
 
 /**
@@ -24,11 +24,7 @@ function deployedAnswer(type: string, requestId: string) {
   };
 }
 
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
 
 describe('local gateway and deployed API agree', () => {
   it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))(

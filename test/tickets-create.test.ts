@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 
-type Gateway = Awaited<ReturnType<typeof startGateway>>;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const valid = {
   subject: 'Cannot log in',
@@ -10,11 +9,7 @@ const valid = {
   requester_email: 'Ann@Example.com',
 };
 
-let gateway: Gateway;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
 
 describe('POST /api/tickets', () => {
   it('creates a ticket with every field of the create response', async () => {
