@@ -6,7 +6,7 @@
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteDefinition {
-  /** Stable name: the Lambda function's logical id and the route name in logs. */
+  /** Stable name: the Lambda function's logical id, the route name in logs, how its handler finds it (`route()`). */
   readonly name: string;
   readonly method: HttpMethod;
   readonly path: string;
@@ -24,7 +24,7 @@ export const authorizerEntry = 'functions/authorizer.ts';
 /** The authorizer reads keys and accounts, and writes a key's last-used time. */
 export const authorizerTableActions: readonly TableAction[] = ['GetItem', 'UpdateItem'];
 
-export const routes: readonly RouteDefinition[] = [
+export const routes = [
   {
     name: 'listPipelines',
     method: 'GET',
@@ -57,7 +57,19 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem'],
   },
-];
+] as const satisfies readonly RouteDefinition[];
+
+export type RouteName = (typeof routes)[number]['name'];
+
+/**
+ * The route a handler serves, by its name in this table: a name that is not here fails the typecheck, and
+ * throws when the handler module loads if the types were bypassed.
+ */
+export function route(name: RouteName): RouteDefinition {
+  const found = routes.find((r) => r.name === name);
+  if (!found) throw new Error(`functions/routes.ts has no route named "${name}"`);
+  return found;
+}
 
 /** Methods served on a path, for the 405 answer's Allow header. */
 export function methodsOf(path: string): HttpMethod[] {

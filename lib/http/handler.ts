@@ -98,8 +98,8 @@ function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
 }
 
 export interface RouteOptions {
-  /** Route name for logs (the route table's `name`). */
-  route: string;
+  /** The route served, from the route table (`route()` of functions/routes.ts): its name is logged. */
+  route: { readonly name: string };
   /** Whether the request carries a JSON body to parse. */
   body?: boolean;
 }
@@ -112,7 +112,7 @@ export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<Htt
  */
 export function httpHandler(options: RouteOptions, handle: RouteHandler) {
   const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 }).use(
-    httpContext(options.route),
+    httpContext(options.route.name),
   );
   if (options.body) stack.use(jsonBody());
   return stack.handler(async (event) => {
