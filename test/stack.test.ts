@@ -47,6 +47,13 @@ describe.each(STAGES)('stack for %s', (stage) => {
     }
   });
 
+  it('sets only the environment that is read: TABLE_NAME by the data layer, NODE_OPTIONS by Node', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    for (const fn of functions as { Properties: { Environment: { Variables: Record<string, unknown> } } }[]) {
+      expect(Object.keys(fn.Properties.Environment.Variables).sort()).toEqual(['NODE_OPTIONS', 'TABLE_NAME']);
+    }
+  });
+
   it('shapes every gateway answer like the handlers errors', () => {
     for (const [type, answer] of Object.entries(gatewayAnswers)) {
       template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {

@@ -20,7 +20,6 @@ export interface DeskpipeFunctionProps {
   projectRoot: string;
   memorySize: number;
   logRetention: RetentionDays;
-  environment?: Record<string, string>;
 }
 
 /** esbuild settings shared by the stack and the cold-start benchmark. */
@@ -55,7 +54,7 @@ export class DeskpipeFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
       logGroup,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      environment: { NODE_OPTIONS: '--enable-source-maps' },
       bundling: { ...BUNDLING, tsconfig: `${props.projectRoot}/tsconfig.json` },
     });
   }
