@@ -1,3 +1,4 @@
+import { route } from '#functions/routes.ts';
 import { createDeal } from '#lib/deals/create-deal.ts';
 import { presentDeal } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
@@ -6,7 +7,7 @@ import type { HttpResult } from '#lib/http/request.ts';
 
 /** POST /api/deals: creates a deal, finding or creating its contact by e-mail. */
 export const handler = httpHandler(
-  { route: 'createDeal', body: true, metric: 'DealCreated' },
+  { route: route('createDeal'), body: true, metric: 'DealCreated' },
   async (request, caller) =>
     created(await createDeal(caller.accountId, request.body, request.receipt(created))),
 );

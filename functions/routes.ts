@@ -6,7 +6,7 @@
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteDefinition {
-  /** Stable name: the Lambda function's logical id and the route name in logs. */
+  /** Stable name: the Lambda function's logical id, the route name in logs, how its handler finds it (`route()`). */
   readonly name: string;
   readonly method: HttpMethod;
   readonly path: string;
@@ -31,7 +31,7 @@ export const authorizerEntry = 'functions/authorizer.ts';
 /** The authorizer reads keys and accounts, and writes a key's last-used time. */
 export const authorizerTableActions: readonly TableAction[] = ['GetItem', 'UpdateItem'];
 
-export const routes: readonly RouteDefinition[] = [
+export const routes = [
   {
     name: 'listPipelines',
     method: 'GET',
@@ -82,7 +82,19 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
-];
+] as const satisfies readonly RouteDefinition[];
+
+export type RouteName = (typeof routes)[number]['name'];
+
+/**
+ * The route a handler serves, by its name in this table: a name that is not here fails the typecheck, and
+ * throws when the handler module loads if the types were bypassed.
+ */
+export function route(name: RouteName): RouteDefinition {
+  const found = routes.find((r) => r.name === name);
+  if (!found) throw new Error(`functions/routes.ts has no route named "${name}"`);
+  return found;
+}
 
 /**
  * The route path a request path names, and its path parameters: segment by segment as sent (API Gateway

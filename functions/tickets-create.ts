@@ -1,3 +1,4 @@
+import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
@@ -6,7 +7,7 @@ import type { Ticket } from '#lib/tickets/types.ts';
 
 /** POST /api/tickets: creates a ticket with its SLA due date, team and automatic assignment. */
 export const handler = httpHandler(
-  { route: 'createTicket', body: true, metric: 'TicketCreated' },
+  { route: route('createTicket'), body: true, metric: 'TicketCreated' },
   async (request, caller) =>
     created(await createTicket(caller.accountId, request.body, request.receipt(created))),
 );

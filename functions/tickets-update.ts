@@ -1,3 +1,4 @@
+import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 import { etagOf } from '#lib/tickets/get-ticket.ts';
@@ -6,7 +7,7 @@ import type { Ticket } from '#lib/tickets/types.ts';
 import { updateTicket } from '#lib/tickets/update-ticket.ts';
 
 /** PATCH /api/tickets/{ticket}: changes a ticket; If-Match refuses a lost update (412). */
-export const handler = httpHandler({ route: 'updateTicket', body: true }, async (request, caller) => {
+export const handler = httpHandler({ route: route('updateTicket'), body: true }, async (request, caller) => {
   const { ticket, version } = await updateTicket(
     caller.accountId,
     request.params.ticket ?? '',

@@ -78,7 +78,6 @@ export class DeskpipeStack extends Stack {
       namePrefix,
       memorySize: config.memorySize,
       logRetention: retention,
-      environment: { STAGE: stage },
     };
 
     const authorizerFunction = new DeskpipeFunction(this, 'authorizer', {

@@ -83,6 +83,7 @@ describe('apply', () => {
       slug: account.slug,
       name: 'Renamed',
       plan: 'enterprise',
+      rate_limit_per_minute: 1000,
     });
     expect(updated.teams).toEqual([
       { id: account.teams[0]?.id, name: 'Billing' },

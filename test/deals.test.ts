@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handler as createDeal } from '#functions/deals-create.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 import { countRoundTrips } from '#test/support/round-trips.ts';
 
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
 
 const stages = (names: string[]) =>
   names.map((name, i) => ({ name, color: `#00000${i}`, probability: (i + 1) * 10 }));

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '#infra/admin/commands.ts';
+import { GATEWAY_MAX_BODY_BYTES, gatewayAnswers } from '#infra/api-contract.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
-
-type Gateway = Awaited<ReturnType<typeof startGateway>>;
+import { startGateway, useGateway } from '#test/support/http.ts';
 
 describe('local gateway over HTTP', () => {
-  let gateway: Gateway;
+  const gateway = useGateway();
   let account: Awaited<ReturnType<typeof createTestAccount>>;
   beforeAll(async () => {
-    gateway = await startGateway(0);
     account = await createTestAccount();
   });
-  afterAll(() => gateway.close());
 
   it('serves GET /api/pipelines with a valid key', async () => {
     const response = await gateway.call('GET', '/api/pipelines', { key: account.apiKey });
@@ -81,6 +79,13 @@ describe('local gateway over HTTP', () => {
     });
     expect(response.status).toBe(413);
     expect(response.body.message).toMatch(/1 MiB/);
+    // A client announcing 64 MiB and stopping just past the limit gets its answer without sending the rest.
+    const partial = await sendPartially(
+      `${gateway.baseUrl}/api/pipelines`,
+      64 * 1024 * 1024,
+      GATEWAY_MAX_BODY_BYTES + 1,
+    );
+    expect(partial).toEqual({ status: 413, body: gatewayAnswers.REQUEST_TOO_LARGE.body });
   });
 });
 
@@ -103,3 +108,34 @@ describe('authorizer caching in the local gateway', () => {
     }
   });
 });
+
+/**
+ * Announces `announced` bytes, sends `sent` of them and waits for the answer without finishing the body;
+ * fails after 5 s without one (a server that reads the whole body would wait for bytes that never come).
+ */
+function sendPartially(url: string, announced: number, sent: number) {
+  return new Promise<{ status: number | undefined; body: unknown }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`no answer after ${sent} of ${announced} announced bytes`));
+    }, 5000);
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'Content-Type': 'text/plain', 'Content-Length': announced } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          clearTimeout(timer);
+          req.destroy();
+          resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+        });
+      },
+    );
+    req.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    req.write(Buffer.alloc(sent, 'x'));
+  });
+}

@@ -16,7 +16,7 @@ const schema = v.object({
 });
 
 /** A route built on the shared stack, as every real handler is. */
-const echo = httpHandler({ route: 'echo', body: true }, async (request) => ({
+const echo = httpHandler({ route: { name: 'echo' }, body: true }, async (request) => ({
   statusCode: 201,
   body: { input: parseInput(schema, request.body), baseUrl: request.baseUrl },
 }));
@@ -87,10 +87,10 @@ describe('shared HTTP handler stack', () => {
   });
 
   it('turns a typed error into its status and an unexpected one into a bare 500 with the request id', async () => {
-    const notFound = httpHandler({ route: 't' }, async () => {
+    const notFound = httpHandler({ route: { name: 't' } }, async () => {
       throw new NotFound();
     });
-    const broken = httpHandler({ route: 't' }, async () => {
+    const broken = httpHandler({ route: { name: 't' } }, async () => {
       throw new Error('connect ECONNREFUSED 10.0.0.1 table=secret');
     });
     const event = proxyEvent({ path: '/x', caller, headers: { 'X-Request-Id': 'req-42' } });

@@ -10,11 +10,14 @@ import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/e
 async function load(env: Record<string, string | undefined>) {
   vi.resetModules();
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  // The entries unwrapped (test/support/table-actions-setup.ts wraps them once per file, and a wrapped module
+  // would keep the logger of its first load, whatever LOG_LEVEL says now).
+  type Entry = { handler: (...args: never[]) => Promise<never> };
   const [{ httpHandler }, authorizer, createTicket, createDeal] = await Promise.all([
     import('#lib/http/handler.ts'),
-    import('#functions/authorizer.ts'),
-    import('#functions/tickets-create.ts'),
-    import('#functions/deals-create.ts'),
+    vi.importActual<typeof import('#functions/authorizer.ts')>('#functions/authorizer.ts'),
+    vi.importActual<Entry & typeof import('#functions/tickets-create.ts')>('#functions/tickets-create.ts'),
+    vi.importActual<Entry & typeof import('#functions/deals-create.ts')>('#functions/deals-create.ts'),
   ]);
   return {
     httpHandler,
@@ -70,12 +73,12 @@ describe('request logs', () => {
 
   it('puts the request id, account id, route and level on every line, never the key, body or an e-mail', async () => {
     const { httpHandler } = await load({ LOG_LEVEL: 'debug' });
-    const ok = httpHandler({ route: 'echo', body: true }, async (request) => ({
+    const ok = httpHandler({ route: { name: 'echo' }, body: true }, async (request) => ({
       statusCode: 201,
       body: request.body,
     }));
     // An SDK error can carry the item a condition failed on: none of it may reach the log.
-    const broken = httpHandler({ route: 'echo', body: true }, async () => {
+    const broken = httpHandler({ route: { name: 'echo' }, body: true }, async () => {
       throw Object.assign(new Error('condition failed'), { Item: body, name: 'ConditionalCheckFailed' });
     });
     const { text, lines } = await output(async () => {
@@ -106,7 +109,10 @@ describe('request logs', () => {
 
   it("does not carry one request's keys into the next", async () => {
     const { httpHandler } = await load({ LOG_LEVEL: 'info' });
-    const ok = httpHandler({ route: 'echo', body: true }, async () => ({ statusCode: 201, body: {} }));
+    const ok = httpHandler({ route: { name: 'echo' }, body: true }, async () => ({
+      statusCode: 201,
+      body: {},
+    }));
     const anonymous = proxyEvent({
       method: 'POST',
       path: '/api/echo',
@@ -132,8 +138,11 @@ describe('request logs', () => {
     ['SILENT', []],
   ])('LOG_LEVEL=%s keeps the lines of that level and above', async (level, expected) => {
     const { httpHandler, authorizer } = await load({ LOG_LEVEL: level });
-    const ok = httpHandler({ route: 'echo', body: true }, async () => ({ statusCode: 201, body: {} }));
-    const broken = httpHandler({ route: 'echo', body: true }, async () => {
+    const ok = httpHandler({ route: { name: 'echo' }, body: true }, async () => ({
+      statusCode: 201,
+      body: {},
+    }));
+    const broken = httpHandler({ route: { name: 'echo' }, body: true }, async () => {
       throw new Error('boom');
     });
     const { lines } = await output(async () => {
@@ -210,10 +219,13 @@ describe('EMF counts', () => {
 
   it('counts a success by the route metric, once: not for its idempotent replay', async () => {
     const { httpHandler } = await load(on);
-    const create = httpHandler({ route: 'createThing', body: true, metric: 'TicketCreated' }, async () => ({
-      statusCode: 201,
-      body: { id: 1 },
-    }));
+    const create = httpHandler(
+      { route: { name: 'createThing' }, body: true, metric: 'TicketCreated' },
+      async () => ({
+        statusCode: 201,
+        body: { id: 1 },
+      }),
+    );
     const key = { 'Idempotency-Key': `log-${Date.now()}-${Math.random()}` };
     const { lines } = await output(async () => {
       expect((await create(post(key), lambdaContext)).statusCode).toBe(201);
@@ -241,10 +253,13 @@ describe('EMF counts', () => {
 
   it('counts 4xx and 5xx answers by route, and nothing for a plain success', async () => {
     const { httpHandler } = await load(on);
-    const list = httpHandler({ route: 'listThings' }, async () => ({ statusCode: 200, body: [] }));
-    const create = httpHandler({ route: 'createThing', body: true, metric: 'TicketCreated' }, async () => {
-      throw new Error('boom');
-    });
+    const list = httpHandler({ route: { name: 'listThings' } }, async () => ({ statusCode: 200, body: [] }));
+    const create = httpHandler(
+      { route: { name: 'createThing' }, body: true, metric: 'TicketCreated' },
+      async () => {
+        throw new Error('boom');
+      },
+    );
     const { lines } = await output(async () => {
       await list(proxyEvent({ path: '/api/things', caller }), lambdaContext);
       await list(proxyEvent({ path: '/api/things' }), lambdaContext); // no caller: 401
@@ -295,7 +310,7 @@ describe('EMF counts', () => {
         POWERTOOLS_METRICS_DISABLED: undefined,
         ...env,
       });
-      const broken = httpHandler({ route: 'echo', body: true }, async () => {
+      const broken = httpHandler({ route: { name: 'echo' }, body: true }, async () => {
         throw new Error('boom');
       });
       return (await output(() => broken(post(), lambdaContext))).lines.length;

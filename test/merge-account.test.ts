@@ -88,6 +88,7 @@ describe('mergeAccount: a new account', () => {
       id: 'acc-1',
       ...base,
       suspended: false,
+      rateLimitPerMinute: null,
       ticketPrefix: 'TKT',
       defaultPriority: 'medium',
       autoAssignment: { enabled: false, method: 'round_robin' },

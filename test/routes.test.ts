@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { authorizerEntry, type RouteDefinition, routes } from '#functions/routes.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { authorizerEntry, type RouteDefinition, type RouteName, route, routes } from '#functions/routes.ts';
 import { ROOT } from '#infra/local/environment.ts';
+import { lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { lambdaRoutesOf, routeDrift, synthStage } from '#test/support/synth.ts';
 
 describe('route table drift', () => {
@@ -34,6 +35,35 @@ describe('route table drift', () => {
       expect(typeof module.handler).toBe('function');
     },
   );
+
+  it.each(routes.map((r) => [r.entry, r] as const))(
+    '%s logs the name of the route whose entry it is',
+    async (_entry, served) => {
+      // The logger reads LOG_LEVEL when it loads: a fresh, unwrapped copy of the entry with logs on.
+      vi.resetModules();
+      vi.stubEnv('LOG_LEVEL', 'info');
+      const lines: string[] = [];
+      const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        return true;
+      });
+      try {
+        const { handler } = await vi.importActual<{ handler: (...args: unknown[]) => Promise<unknown> }>(
+          pathToFileURL(join(ROOT, served.entry)).href,
+        );
+        // No caller and no body: refused (401 or 415) before any DynamoDB call.
+        await handler(proxyEvent({ method: served.method, path: served.path }), lambdaContext);
+      } finally {
+        spy.mockRestore();
+        vi.unstubAllEnvs();
+      }
+      expect(lines.map((line) => JSON.parse(line).route)).toEqual([served.name]);
+    },
+  );
+
+  it('refuses a route name that is not in the table, when the handler module loads', () => {
+    expect(() => route('ghost' as RouteName)).toThrow('functions/routes.ts has no route named "ghost"');
+  });
 
   it('names each route once and each method/path pair once', () => {
     expect(new Set(routes.map((r) => r.name)).size).toBe(routes.length);

@@ -1,12 +1,12 @@
 import { App, Aspects, Stack } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { authorizerTableActions, routes } from '#functions/routes.ts';
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
-import { lambdaRoutesOf, synthStage } from '#test/support/synth.ts';
+import { declaredAuthOf, lambdaAuthOf, lambdaRoutesOf, synthStage } from '#test/support/synth.ts';
 
 describe.each(STAGES)('stack for %s', (stage) => {
   const { template } = synthStage(stage);
@@ -34,14 +34,9 @@ describe.each(STAGES)('stack for %s', (stage) => {
     });
   });
 
-  it('has one Lambda route per route-table entry, each behind the authorizer', () => {
+  it('has one Lambda route per route-table entry, each behind the authorizer when the table says so', () => {
     expect(lambdaRoutesOf(template)).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
-    for (const route of routes) {
-      template.hasResourceProperties('AWS::ApiGateway::Method', {
-        HttpMethod: route.method,
-        AuthorizationType: route.auth ? 'CUSTOM' : 'NONE',
-      });
-    }
+    expect(lambdaAuthOf(template)).toEqual(declaredAuthOf(routes));
   });
 
   it('runs every function on Node 24, arm64', () => {
@@ -49,6 +44,17 @@ describe.each(STAGES)('stack for %s', (stage) => {
     expect(Object.keys(functions)).toHaveLength(routes.length + 1);
     for (const fn of Object.values(functions) as { Properties: Record<string, unknown> }[]) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
+    }
+  });
+
+  it('sets only the environment that is read: TABLE_NAME by the data layer, NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    for (const fn of functions as { Properties: { Environment: { Variables: Record<string, unknown> } } }[]) {
+      expect(Object.keys(fn.Properties.Environment.Variables).sort()).toEqual([
+        'NODE_OPTIONS',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        'TABLE_NAME',
+      ]);
     }
   });
 
@@ -177,6 +183,25 @@ describe.each(STAGES)('production settings for %s', (stage) => {
   it('outputs the API URL and the table name', () => {
     const outputs = Object.keys(template.toJSON().Outputs ?? {});
     expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName']));
+  });
+});
+
+describe('per-route auth check', () => {
+  it('notices one open route among guarded routes of the same method', () => {
+    const json = synthStage('dev').template.toJSON();
+    const methods = Object.values(json.Resources as Record<string, Resource>).filter(
+      (r) => r.Type === 'AWS::ApiGateway::Method' && r.Properties.HttpMethod === 'GET',
+    );
+    const listTickets = methods.find((m) => JSON.stringify(m.Properties.Integration).includes('listTickets'));
+    if (!listTickets) throw new Error('no method integrates listTickets');
+    listTickets.Properties.AuthorizationType = 'NONE';
+    delete listTickets.Properties.AuthorizerId;
+    const altered = lambdaAuthOf(Template.fromJSON(json));
+    expect(altered).not.toEqual(declaredAuthOf(routes));
+    expect(altered).toMatchObject({
+      'GET /api/tickets': 'NONE',
+      'GET /api/pipelines': 'TOKEN Authorization',
+    });
   });
 });
 

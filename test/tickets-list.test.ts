@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
 
 const base = { description: 'd' };
 

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BusinessHours, SlaPolicy } from '#lib/accounts/types.ts';
 import { addBusinessMinutes } from '#lib/tickets/business-hours.ts';
 import { matchPolicy } from '#lib/tickets/sla.ts';
 import { setClockForTests } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 
 const paris: BusinessHours = {
   timeZone: 'Europe/Paris',
@@ -89,11 +89,7 @@ describe('policy matching', () => {
 });
 
 describe('due_at through the API', () => {
-  let gateway: Awaited<ReturnType<typeof startGateway>>;
-  beforeAll(async () => {
-    gateway = await startGateway(0);
-  });
-  afterAll(() => gateway.close());
+  const gateway = useGateway();
 
   it('adds a calendar-minute target to created_at, and is null when no policy matches', async () => {
     const account = await createTestAccount({

@@ -21,7 +21,6 @@ export interface DeskpipeFunctionProps {
   projectRoot: string;
   memorySize: number;
   logRetention: RetentionDays;
-  environment?: Record<string, string>;
 }
 
 /** esbuild settings shared by the stack and the cold-start benchmark. */
@@ -60,7 +59,6 @@ export class DeskpipeFunction extends NodejsFunction {
         NODE_OPTIONS: '--enable-source-maps',
         // The EMF counts of lib/http/metrics.ts: one namespace per stage, so dev never mixes with prod.
         POWERTOOLS_METRICS_NAMESPACE: props.namePrefix,
-        ...props.environment,
       },
       bundling: { ...BUNDLING, tsconfig: `${props.projectRoot}/tsconfig.json` },
     });

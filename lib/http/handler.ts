@@ -41,7 +41,8 @@ function accountIdOf(event: Event): string | undefined {
  * not the client).
  */
 function httpContext(options: RouteOptions): MiddlewareObj<Event, Result, Error, Context, Internal> {
-  const { route, metric } = options;
+  const { metric } = options;
+  const route = options.route.name;
   const finish = (request: { event: Event; internal: Internal }, response: Result) => {
     logRequest({
       method: request.event.httpMethod,
@@ -111,8 +112,8 @@ function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
 }
 
 export interface RouteOptions {
-  /** Route name for logs (the route table's `name`). */
-  route: string;
+  /** The route served, from the route table (`route()` of functions/routes.ts): its name is logged. */
+  route: { readonly name: string };
   /** Whether the request carries a JSON body to parse. */
   body?: boolean;
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */

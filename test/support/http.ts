@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
 import { LocalGateway } from '#infra/local/gateway.ts';
 
@@ -40,5 +41,30 @@ export async function startGateway(authCacheTtlSeconds = 0) {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+export type Gateway = Awaited<ReturnType<typeof startGateway>>;
+
+/**
+ * The local gateway for the tests of this file (or of the describe block it is called in): started before
+ * them, closed after them. Use it from tests and hooks, not while the file is being collected.
+ */
+export function useGateway(authCacheTtlSeconds = 0): Gateway {
+  let started: Gateway | undefined;
+  beforeAll(async () => {
+    started = await startGateway(authCacheTtlSeconds);
+  });
+  afterAll(() => started?.close());
+  const running = () => {
+    if (!started) throw new Error('useGateway(): the gateway is not running outside tests and hooks');
+    return started;
+  };
+  return {
+    get baseUrl() {
+      return running().baseUrl;
+    },
+    call: (...args) => running().call(...args),
+    close: () => running().close(),
   };
 }

@@ -20,8 +20,11 @@ export function synthStage(stage: Stage) {
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
-/** "METHOD /path" of every API method that invokes a Lambda function, read off a synthesized template. */
-export function lambdaRoutesOf(template: Template): string[] {
+/**
+ * "METHOD /path" → auth of every API method that invokes a Lambda function, read off a synthesized template:
+ * "NONE", or "TOKEN <header>" for a TOKEN authorizer of this template reading that header.
+ */
+export function lambdaAuthOf(template: Template): Record<string, string> {
   const resources = template.toJSON().Resources as Resources;
   const pathOf = (resourceRef: unknown): string => {
     const id = (resourceRef as { Ref?: string }).Ref;
@@ -29,11 +32,35 @@ export function lambdaRoutesOf(template: Template): string[] {
     if (resource?.Type !== 'AWS::ApiGateway::Resource') return '';
     return `${pathOf(resource.Properties.ParentId)}/${String(resource.Properties.PathPart)}`;
   };
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::ApiGateway::Method')
-    .filter((r) => (r.Properties.Integration as { Type?: string } | undefined)?.Type === 'AWS_PROXY')
-    .map((r) => `${String(r.Properties.HttpMethod)} ${pathOf(r.Properties.ResourceId)}`)
-    .sort();
+  const authOf = (method: Record<string, unknown>): string => {
+    if (method.AuthorizationType !== 'CUSTOM') return String(method.AuthorizationType);
+    const id = (method.AuthorizerId as { Ref?: string } | undefined)?.Ref;
+    const authorizer = id ? resources[id] : undefined;
+    if (authorizer?.Type !== 'AWS::ApiGateway::Authorizer' || authorizer.Properties.Type !== 'TOKEN')
+      return 'CUSTOM, not a TOKEN authorizer of this stack';
+    return `TOKEN ${String(authorizer.Properties.IdentitySource).replace('method.request.header.', '')}`;
+  };
+  return Object.fromEntries(
+    Object.values(resources)
+      .filter((r) => r.Type === 'AWS::ApiGateway::Method')
+      .filter((r) => (r.Properties.Integration as { Type?: string } | undefined)?.Type === 'AWS_PROXY')
+      .map((r) => [
+        `${String(r.Properties.HttpMethod)} ${pathOf(r.Properties.ResourceId)}`,
+        authOf(r.Properties),
+      ]),
+  );
+}
+
+/** "METHOD /path" of every API method that invokes a Lambda function. */
+export function lambdaRoutesOf(template: Template): string[] {
+  return Object.keys(lambdaAuthOf(template)).sort();
+}
+
+/** What lambdaAuthOf should read for each route of the table. */
+export function declaredAuthOf(table: readonly RouteDefinition[]): Record<string, string> {
+  return Object.fromEntries(
+    table.map((r) => [`${r.method} ${r.path}`, r.auth ? 'TOKEN Authorization' : 'NONE']),
+  );
 }
 
 /** Routes of the table that the synthesized API lacks, and API routes the table lacks. */

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { handler as authorize } from '#functions/authorizer.ts';
+import { handler as createTicket } from '#functions/tickets-create.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
+import { useGateway } from '#test/support/http.ts';
+import { grantedActions, iamActionsOf, undeclaredActions, usedActions } from '#test/support/table-actions.ts';
+
+/**
+ * The check of test/support/table-actions-setup.ts (after every test file, each function used only its
+ * granted DynamoDB actions) is only worth something if it can fail: these prove it does.
+ */
+const without = (name: string, action: string) => ({
+  ...grantedActions,
+  [name]: (grantedActions[name] ?? []).filter((a) => a !== action),
+});
+
+describe('DynamoDB actions per function', () => {
+  const gateway = useGateway();
+  const body = { subject: 'S', description: 'D', requester_email: 'r@client.test' };
+
+  it('are recorded for a handler that a test calls directly', async () => {
+    const account = await createTestAccount();
+    expect([...usedActions.keys()]).toEqual([]); // the account was set up outside any function
+    const event = proxyEvent({ method: 'POST', path: '/api/tickets', caller: callerOf(account), body });
+    expect((await createTicket(event, lambdaContext)).statusCode).toBe(201);
+    await authorize(tokenEvent(`Bearer ${account.apiKey}`));
+    expect([...usedActions.keys()].sort()).toEqual(['authorizer', 'createTicket']);
+  });
+
+  it('are recorded through the gateway, and the check fails when a function lacks one of them', async () => {
+    const account = await createTestAccount();
+    usedActions.clear(); // what follows is only what the gateway's request recorded
+    const response = await gateway.call('POST', '/api/tickets', { key: account.apiKey, body });
+    expect(response.status).toBe(201);
+    expect([...(usedActions.get('createTicket') ?? [])]).toContain('PutItem');
+    expect([...(usedActions.get('authorizer') ?? [])]).toContain('GetItem');
+    expect(undeclaredActions(usedActions, grantedActions)).toEqual([]);
+    expect(undeclaredActions(usedActions, without('createTicket', 'PutItem'))).toEqual([
+      'createTicket: PutItem',
+    ]);
+    expect(undeclaredActions(usedActions, without('authorizer', 'GetItem'))).toEqual(['authorizer: GetItem']);
+  });
+
+  it('of a transaction are the actions of its items; a call on an index needs a grant nobody has', () => {
+    const TransactItems = [{ Put: {} }, { Update: {} }, { ConditionCheck: {} }, { Delete: {} }];
+    expect(iamActionsOf('TransactWriteItemsCommand', { TransactItems })).toEqual([
+      'PutItem',
+      'UpdateItem',
+      'ConditionCheckItem',
+      'DeleteItem',
+    ]);
+    expect(iamActionsOf('TransactGetItemsCommand', { TransactItems: [{ Get: {} }] })).toEqual(['GetItem']);
+    expect(iamActionsOf('BatchWriteItemCommand', {})).toEqual(['BatchWriteItem']);
+    expect(iamActionsOf('BatchGetItemCommand', {})).toEqual(['BatchGetItem']);
+    expect(iamActionsOf('QueryCommand', { IndexName: 'gsi1' })).toEqual(['Query on index gsi1']);
+  });
+});
