@@ -17,7 +17,10 @@ export interface RouteDefinition {
   readonly tableActions: readonly TableAction[];
 }
 
-/** DynamoDB actions a function may be granted (a transaction needs the action of each of its items). */
+/**
+ * DynamoDB actions a function may be granted (a transaction needs the action of each of its items). Every route
+ * past the authorizer makes an UpdateItem: its request's rate count (lib/data/rate-limit.ts).
+ */
 export type TableAction =
   | 'GetItem'
   | 'BatchGetItem'
@@ -38,7 +41,7 @@ export const routes = [
     path: '/api/pipelines',
     entry: 'functions/pipelines-list.ts',
     auth: true,
-    tableActions: ['Query'],
+    tableActions: ['Query', 'UpdateItem'],
   },
   {
     name: 'createTicket',
@@ -55,7 +58,7 @@ export const routes = [
     path: '/api/tickets',
     entry: 'functions/tickets-list.ts',
     auth: true,
-    tableActions: ['Query', 'BatchGetItem'],
+    tableActions: ['Query', 'BatchGetItem', 'UpdateItem'],
   },
   {
     name: 'getTicket',
@@ -63,7 +66,7 @@ export const routes = [
     path: '/api/tickets/{ticket}',
     entry: 'functions/tickets-get.ts',
     auth: true,
-    tableActions: ['Query', 'GetItem'],
+    tableActions: ['Query', 'GetItem', 'UpdateItem'],
   },
   {
     name: 'updateTicket',

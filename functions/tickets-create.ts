@@ -7,7 +7,7 @@ import type { Ticket } from '#lib/tickets/types.ts';
 
 /** POST /api/tickets: creates a ticket with its SLA due date, team and automatic assignment. */
 export const handler = httpHandler(
-  { route: route('createTicket'), body: true, metric: 'TicketCreated' },
+  { route: route('createTicket'), body: true, metric: 'TicketCreated', foldsRate: true },
   async (request, caller) =>
     created(await createTicket(caller.accountId, request.body, request.receipt(created))),
 );

@@ -83,7 +83,7 @@ describe('apply', () => {
       slug: account.slug,
       name: 'Renamed',
       plan: 'enterprise',
-      rate_limit_per_minute: 1000,
+      rate_limit_per_minute: 1_000_000, // the test account's own limit: a file without the field keeps it
     });
     expect(updated.teams).toEqual([
       { id: account.teams[0]?.id, name: 'Billing' },

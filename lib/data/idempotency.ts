@@ -3,6 +3,7 @@ import { Conflict } from '#lib/errors.ts';
 import { dynamo, tableName } from './client.ts';
 import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
 import { idempotencyKeys } from './keys.ts';
+import { rateExempt } from './rate-limit.ts';
 import type { TransactAction } from './transact.ts';
 
 /**
@@ -48,24 +49,31 @@ const DONE = 'done';
 /** One conditional Put: the key is free (never used, expired, or its holder's lease ran out), or who has it. */
 export async function claimIdempotencyKey(claim: IdempotencyClaim, nowMs: number): Promise<ClaimOutcome> {
   try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...idempotencyKeys.record(claim.accountId, claim.keyHash),
-          type: 'idempotency',
-          state: RUNNING,
-          fingerprint: claim.fingerprint,
-          token: claim.token,
-          lease_until: nowMs + IDEMPOTENCY_LEASE_MS,
-          expires_at: claim.expiresAt,
-        },
-        ConditionExpression:
-          'attribute_not_exists(pk) OR expires_at < :now OR (#state = :running AND lease_until < :nowMs)',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':running': RUNNING },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+    // Beside the request's rate count, not after it: a refused request releases its claim (nothing kept).
+    await rateExempt(() =>
+      dynamo.send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: {
+            ...idempotencyKeys.record(claim.accountId, claim.keyHash),
+            type: 'idempotency',
+            state: RUNNING,
+            fingerprint: claim.fingerprint,
+            token: claim.token,
+            lease_until: nowMs + IDEMPOTENCY_LEASE_MS,
+            expires_at: claim.expiresAt,
+          },
+          ConditionExpression:
+            'attribute_not_exists(pk) OR expires_at < :now OR (#state = :running AND lease_until < :nowMs)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':now': Math.floor(nowMs / 1000),
+            ':nowMs': nowMs,
+            ':running': RUNNING,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
     );
     return { outcome: 'claimed' };
   } catch (error) {
@@ -120,14 +128,16 @@ export async function keepAnswer(claim: IdempotencyClaim, answer: KeptAnswer): P
  */
 export async function releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
   try {
-    await dynamo.send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: idempotencyKeys.record(claim.accountId, claim.keyHash),
-        ConditionExpression: '#token = :token AND #state = :running',
-        ExpressionAttributeNames: { '#token': 'token', '#state': 'state' },
-        ExpressionAttributeValues: { ':token': claim.token, ':running': RUNNING },
-      }),
+    await rateExempt(() =>
+      dynamo.send(
+        new DeleteCommand({
+          TableName: tableName(),
+          Key: idempotencyKeys.record(claim.accountId, claim.keyHash),
+          ConditionExpression: '#token = :token AND #state = :running',
+          ExpressionAttributeNames: { '#token': 'token', '#state': 'state' },
+          ExpressionAttributeValues: { ':token': claim.token, ':running': RUNNING },
+        }),
+      ),
     );
   } catch (error) {
     if (!isConditionFailure(error)) throw error;

@@ -5,6 +5,7 @@ import { actionConditionFailed, isConditionFailure, isTransactionConflict } from
 import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
+import { foldRate } from './rate-limit.ts';
 import { dimensionsOf, isStatsDimension, orderKeyOf, orderKeyOfUuid } from './ticket-index.ts';
 import { MAX_TRANSACTION_ITEMS, type TransactAction, transact } from './transact.ts';
 
@@ -32,16 +33,24 @@ function statsOf(item: Record<string, unknown> | undefined): TicketStats {
  * A number is never handed out twice; one is lost only when the create fails after taking it.
  */
 export async function reserveTicketNumber(accountId: string, roundRobinSet?: string) {
-  const { Attributes } = await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: accountKeys.sequences(accountId),
-      UpdateExpression: roundRobinSet ? 'ADD ticket :one, #rr :one' : 'ADD ticket :one',
-      ...(roundRobinSet ? { ExpressionAttributeNames: { '#rr': `rr:${roundRobinSet}` } } : {}),
-      ExpressionAttributeValues: { ':one': 1 },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
+  const add = roundRobinSet ? 'ticket :one, #rr :one' : 'ticket :one';
+  const names = roundRobinSet ? { '#rr': `rr:${roundRobinSet}` } : undefined;
+  const values = { ':one': 1 };
+  // The request's rate count rides on this update when it has not been counted yet: a create refused for its
+  // rate takes no number, and costs no extra round trip (lib/data/rate-limit.ts).
+  const Attributes = await foldRate(accountId, { add, names, values }, async () => {
+    const output = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: accountKeys.sequences(accountId),
+        UpdateExpression: `ADD ${add}`,
+        ...(names ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return output.Attributes ?? {};
+  });
   return {
     number: Attributes?.ticket as number,
     cursor: roundRobinSet ? (Attributes?.[`rr:${roundRobinSet}`] as number) : 0,
