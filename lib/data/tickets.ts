@@ -506,9 +506,11 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
       Put: {
         TableName: table,
         Item: after.ticket,
-        ConditionExpression: '#v = :version OR (attribute_not_exists(#v) AND :version = :one)',
+        // Tickets written before versions existed have none: they are at version 1.
+        ConditionExpression:
+          update.version === 1 ? 'attribute_not_exists(#v) OR #v = :version' : '#v = :version',
         ExpressionAttributeNames: { '#v': VERSION },
-        ExpressionAttributeValues: { ':version': update.version, ':one': 1 },
+        ExpressionAttributeValues: { ':version': update.version },
       },
     },
     ...(adds.length > 0
