@@ -7,6 +7,7 @@ import {
   optionalText,
   requiredEmail,
   requiredText,
+  storableNumber,
   unstorableNumber,
 } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';
@@ -128,20 +129,53 @@ const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema) =>
     ),
   );
 
-const nullableId = (field: string) =>
+/** A blank string counts as null (decisions.md: empty means absent; in a PATCH, absent-by-value is null). */
+const blankToNull = v.transform((x: unknown) => (typeof x === 'string' && x.trim() === '' ? null : x));
+
+/** An id a PATCH may set or clear (null): an integer as the create takes it, naming an entity (≥ 1). */
+const nullableId = (field: string) => {
+  const notId = `The ${attribute(field)} field must be an integer or null.`;
+  const notInteger = `The ${attribute(field)} field must be an integer.`;
+  return v.optional(
+    v.pipe(
+      v.unknown(),
+      blankToNull,
+      v.union(
+        [
+          v.null(),
+          v.pipe(
+            v.union(
+              [v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/, notId), v.transform(Number))],
+              notId,
+            ),
+            v.number(notId),
+            v.integer(notInteger),
+            storableNumber(field),
+            v.minValue(1, `The selected ${attribute(field)} is invalid.`),
+          ),
+        ],
+        notId,
+      ),
+    ),
+  );
+};
+
+const nullableSlug = (field: string, max: number) =>
   v.optional(
-    v.union(
-      [
-        v.null(),
-        v.pipe(
-          v.union([v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/), v.transform(Number))]),
-          v.number(),
-          v.integer(),
-          v.minValue(1),
-          v.maxValue(Number.MAX_SAFE_INTEGER),
-        ),
-      ],
-      `The ${attribute(field)} field must be an integer or null.`,
+    v.pipe(
+      v.unknown(),
+      blankToNull,
+      v.union(
+        [
+          v.null(),
+          v.pipe(
+            v.string(`The ${attribute(field)} field must be a string.`),
+            v.trim(),
+            v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
+          ),
+        ],
+        `The ${attribute(field)} field must be a string or null.`,
+      ),
     ),
   );
 
@@ -171,12 +205,7 @@ export const UpdateTicketSchema = v.pipe(
     assignee_id: nullableId('assignee_id'),
     team_id: nullableId('team_id'),
     category_id: nullableId('category_id'),
-    category_slug: v.optional(
-      v.union(
-        [v.null(), v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(255))],
-        'The category slug field must be a string or null.',
-      ),
-    ),
+    category_slug: nullableSlug('category_slug', 255),
     subject: sometimes(requiredText('subject', 255)),
     description: sometimes(requiredText('description', 65_535)),
     custom_fields: sometimes(customFields),
