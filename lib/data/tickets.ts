@@ -179,20 +179,14 @@ export function planTicketWrite(write: TicketWrite): TicketWritePlan {
   const table = tableName();
   const items = ticketItems(write);
 
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':one': 1 };
-  const adds = items.statsIncrements.map((attribute, i) => {
-    names[`#c${i}`] = attribute;
-    return `#c${i} :one`;
-  });
-  let condition: string | undefined;
+  let condition: Parameters<typeof statsAction>[2];
   if (write.busyCondition) {
     // Still the least busy at commit time: the chosen agent's count is the one seen, agents with a lower id
     // are busier, agents with a higher id at least as busy. A missing counter is zero.
     const { chosen, seen, candidates } = write.busyCondition;
     const seenCount = seen[chosen] ?? 0;
-    values[':seen'] = seenCount;
-    condition = candidates
+    const names: Record<string, string> = {};
+    const expression = candidates
       .map((id) => {
         names[`#b${id}`] = `${BUSY_PREFIX}${id}`;
         const op = id === chosen ? '=' : id < chosen ? '>' : '>=';
@@ -200,6 +194,7 @@ export function planTicketWrite(write: TicketWrite): TicketWritePlan {
         return `(${zeroHolds ? `attribute_not_exists(#b${id}) OR ` : ''}#b${id} ${op} :seen)`;
       })
       .join(' AND ');
+    condition = { expression, names, values: { ':seen': seenCount } };
   }
   const put = (Item: Record<string, unknown>): TransactAction => ({ Put: { TableName: table, Item } });
   const increment = (Key: Record<string, string>): TransactAction => ({
@@ -213,16 +208,11 @@ export function planTicketWrite(write: TicketWrite): TicketWritePlan {
 
   const commit: TransactAction[] = [
     { Put: { TableName: table, Item: items.ticket, ConditionExpression: 'attribute_not_exists(pk)' } },
-    {
-      Update: {
-        TableName: table,
-        Key: ticketKeys.stats(accountId),
-        UpdateExpression: `ADD ${adds.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ...(condition ? { ConditionExpression: condition } : {}),
-      },
-    },
+    statsAction(
+      accountId,
+      items.statsIncrements.map((attribute) => [attribute, 1]),
+      condition,
+    ) as TransactAction,
     ...items.boundedPostings.map(put),
     put(items.numberTerm),
     ...items.unbounded.map((u) => increment(u.counterKey)),
@@ -235,6 +225,36 @@ export function planTicketWrite(write: TicketWrite): TicketWritePlan {
   return {
     unconfirmed: rest.slice(room).map((item) => ({ ...item, [UNCONFIRMED]: 1 })),
     commit,
+  };
+}
+
+/**
+ * The stats item's part of a transaction: ADD each delta (+1 entering a count or an agent's open work, −1
+ * leaving it), with an optional condition (least-busy). Undefined when nothing moves.
+ */
+function statsAction(
+  accountId: string,
+  deltas: [attribute: string, delta: number][],
+  condition?: { expression: string; names: Record<string, string>; values: Record<string, unknown> },
+): TransactAction | undefined {
+  const moves = deltas.filter(([, delta]) => delta !== 0);
+  if (moves.length === 0) return undefined;
+  const names: Record<string, string> = { ...condition?.names };
+  const values: Record<string, unknown> = { ...condition?.values };
+  const adds = moves.map(([attribute, delta], i) => {
+    names[`#c${i}`] = attribute;
+    values[`:d${i}`] = delta;
+    return `#c${i} :d${i}`;
+  });
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: ticketKeys.stats(accountId),
+      UpdateExpression: `ADD ${adds.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ...(condition ? { ConditionExpression: condition.expression } : {}),
+    },
   };
 }
 
@@ -475,14 +495,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   const statsDelta = new Map<string, number>();
   for (const a of before.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) - 1);
   for (const a of after.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) + 1);
-  const moves = [...statsDelta].filter(([, delta]) => delta !== 0);
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const adds = moves.map(([attribute, delta], i) => {
-    names[`#c${i}`] = attribute;
-    values[`:d${i}`] = delta;
-    return `#c${i} :d${i}`;
-  });
+  const stats = statsAction(accountId, [...statsDelta]);
 
   const bounded = diff(before.boundedPostings, after.boundedPostings);
   const unboundedPostings = diff(
@@ -513,19 +526,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
         ExpressionAttributeValues: { ':version': update.version },
       },
     },
-    ...(adds.length > 0
-      ? [
-          {
-            Update: {
-              TableName: table,
-              Key: ticketKeys.stats(accountId),
-              UpdateExpression: `ADD ${adds.join(', ')}`,
-              ExpressionAttributeNames: names,
-              ExpressionAttributeValues: values,
-            },
-          },
-        ]
-      : []),
+    ...(stats ? [stats] : []),
     ...counterMoves.map(({ key, delta }) => ({
       Update: {
         TableName: table,

@@ -132,51 +132,36 @@ const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema) =>
 /** A blank string counts as null (decisions.md: empty means absent; in a PATCH, absent-by-value is null). */
 const blankToNull = v.transform((x: unknown) => (typeof x === 'string' && x.trim() === '' ? null : x));
 
-/** An id a PATCH may set or clear (null): an integer as the create takes it, naming an entity (≥ 1). */
+/** A field a PATCH may set or clear: null (or blank) clears it, anything else must pass `rules`. */
+const clearable = <TSchema extends v.GenericSchema>(rules: TSchema, message: string) =>
+  v.optional(v.pipe(v.unknown(), blankToNull, v.union([v.null(), rules], message)));
+
+/** An id a PATCH may set or clear: an integer as the create takes it, naming an entity (≥ 1). */
 const nullableId = (field: string) => {
   const notId = `The ${attribute(field)} field must be an integer or null.`;
-  const notInteger = `The ${attribute(field)} field must be an integer.`;
-  return v.optional(
+  return clearable(
     v.pipe(
-      v.unknown(),
-      blankToNull,
       v.union(
-        [
-          v.null(),
-          v.pipe(
-            v.union(
-              [v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/, notId), v.transform(Number))],
-              notId,
-            ),
-            v.number(notId),
-            v.integer(notInteger),
-            storableNumber(field),
-            v.minValue(1, `The selected ${attribute(field)} is invalid.`),
-          ),
-        ],
+        [v.number(), v.pipe(v.string(), v.trim(), v.regex(/^-?\d+$/, notId), v.transform(Number))],
         notId,
       ),
+      v.number(notId),
+      v.integer(`The ${attribute(field)} field must be an integer.`),
+      storableNumber(field),
+      v.minValue(1, `The selected ${attribute(field)} is invalid.`),
     ),
+    notId,
   );
 };
 
 const nullableSlug = (field: string, max: number) =>
-  v.optional(
+  clearable(
     v.pipe(
-      v.unknown(),
-      blankToNull,
-      v.union(
-        [
-          v.null(),
-          v.pipe(
-            v.string(`The ${attribute(field)} field must be a string.`),
-            v.trim(),
-            v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
-          ),
-        ],
-        `The ${attribute(field)} field must be a string or null.`,
-      ),
+      v.string(`The ${attribute(field)} field must be a string.`),
+      v.trim(),
+      v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
     ),
+    `The ${attribute(field)} field must be a string or null.`,
   );
 
 const MAX_TAGS = 50;
