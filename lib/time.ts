@@ -32,3 +32,12 @@ export function parseTimestamp(timestamp: Timestamp): number {
 export function now(): Timestamp {
   return formatTimestamp(nowMicros());
 }
+
+/** A real calendar date written `YYYY-MM-DD` (no 2026-02-30). */
+export function isCalendarDate(value: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}

@@ -37,8 +37,8 @@ function requiredField<TSchema extends v.GenericSchema>(field: string, rules: TS
   return v.optional(v.pipe(v.unknown(), v.transform(blankToUndefined), present(field), rules), null);
 }
 
-/** An optional field: missing, null and '' all come out as undefined. */
-function optionalField<TSchema extends v.GenericSchema>(rules: TSchema) {
+/** An optional field: trimmed; missing, null and '' all come out as undefined, anything else meets `rules`. */
+export function optionalField<TSchema extends v.GenericSchema>(rules: TSchema) {
   return v.optional(
     v.pipe(
       v.unknown(),
@@ -139,13 +139,46 @@ export function parseInput<TSchema extends v.GenericSchema>(
   schema: TSchema,
   input: unknown,
 ): v.InferOutput<TSchema> {
+  return validate(schema, input, { paths: 'dot' });
+}
+
+/**
+ * How an issue names its field: `dot` as the API's 422 bodies do (`custom_fields.plan`, `tags.1`), `index` as the
+ * admin CLI does (`agents[0].email`); the input itself is `_` or `(file)`.
+ */
+export type PathStyle = 'dot' | 'index';
+
+export function fieldPath(issue: v.BaseIssue<unknown>, style: PathStyle): string {
+  let path = '';
+  for (const step of issue.path ?? []) {
+    const key = (step as { key: unknown }).key;
+    if (style === 'index' && typeof key === 'number') path += `[${key}]`;
+    else path += path ? `.${String(key)}` : String(key);
+  }
+  return path || (style === 'dot' ? '_' : '(file)');
+}
+
+/**
+ * The one way input is validated: runs the schema, and on failure throws ValidationFailed (or the error `fail`
+ * makes of the same field errors) with every field's messages under its path.
+ */
+export function validate<TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  input: unknown,
+  options: {
+    paths: PathStyle;
+    message?: (issue: v.BaseIssue<unknown>) => string;
+    fail?: (errors: FieldErrors) => Error;
+  },
+): v.InferOutput<TSchema> {
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
   const errors: FieldErrors = {};
   for (const issue of result.issues) {
-    const path = v.getDotPath(issue) ?? '_';
+    const path = fieldPath(issue, options.paths);
+    const message = options.message?.(issue) ?? issue.message;
     const messages = errors[path] ?? [];
-    if (!messages.includes(issue.message)) errors[path] = [...messages, issue.message];
+    if (!messages.includes(message)) errors[path] = [...messages, message];
   }
-  throw new ValidationFailed(errors);
+  throw options.fail?.(errors) ?? new ValidationFailed(errors);
 }

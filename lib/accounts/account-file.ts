@@ -1,4 +1,7 @@
 import * as v from 'valibot';
+import type { FieldErrors } from '#lib/errors.ts';
+import { isCalendarDate } from '#lib/time.ts';
+import { validate } from '#lib/validation.ts';
 import { ASSIGNMENT_METHODS, PLANS, PRIORITIES, WEEKDAYS } from './types.ts';
 
 /**
@@ -32,14 +35,6 @@ const calendarDate = v.pipe(
   v.string('must be a date YYYY-MM-DD'),
   v.check(isCalendarDate, 'must be a real calendar date YYYY-MM-DD'),
 );
-
-export function isCalendarDate(value: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
 
 export function isTimeZone(value: string): boolean {
   try {
@@ -191,19 +186,11 @@ export interface FileProblem {
   rule: string;
 }
 
+/** An account file that breaks a rule: the CLI prints one `<path>: <rule>` line per problem. */
 export class AccountFileInvalid extends Error {
   constructor(readonly problems: FileProblem[]) {
     super(problems.map((p) => `${p.path}: ${p.rule}`).join('\n'));
   }
-}
-
-function pathOf(issue: v.BaseIssue<unknown>): string {
-  let path = '';
-  for (const step of issue.path ?? []) {
-    const key = (step as { key: unknown }).key;
-    path += typeof key === 'number' ? `[${key}]` : path ? `.${String(key)}` : String(key);
-  }
-  return path || '(file)';
 }
 
 function ruleOf(issue: v.BaseIssue<unknown>): string {
@@ -216,7 +203,12 @@ function ruleOf(issue: v.BaseIssue<unknown>): string {
 
 /** Validates a parsed account file; throws AccountFileInvalid naming every problem's field path and rule. */
 export function parseAccountFile(raw: unknown): AccountFile {
-  const result = v.safeParse(AccountFileSchema, raw);
-  if (result.success) return result.output;
-  throw new AccountFileInvalid(result.issues.map((issue) => ({ path: pathOf(issue), rule: ruleOf(issue) })));
+  return validate(AccountFileSchema, raw, {
+    paths: 'index',
+    message: ruleOf,
+    fail: (errors: FieldErrors) =>
+      new AccountFileInvalid(
+        Object.entries(errors).flatMap(([path, rules]) => rules.map((rule) => ({ path, rule }))),
+      ),
+  });
 }

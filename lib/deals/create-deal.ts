@@ -8,7 +8,7 @@ import { putContactWithDeal, putDeal } from '#lib/data/deals.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { now } from '#lib/time.ts';
-import { parseInput } from '#lib/validation.ts';
+import { attribute, parseInput } from '#lib/validation.ts';
 import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
@@ -82,7 +82,7 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
 function resolveStage(config: AccountConfig, input: CreateDealInput): { pipeline: Pipeline; stage: Stage } {
   const firstStage = (p: Pipeline) => [...p.stages].sort((a, b) => a.position - b.position)[0];
   const invalid = (field: string, message?: string) =>
-    ValidationFailed.field(field, message ?? `The selected ${field.replace('_', ' ')} is invalid.`);
+    ValidationFailed.field(field, message ?? `The selected ${attribute(field)} is invalid.`);
 
   let pipeline: Pipeline | undefined;
   if (input.pipeline_id !== undefined) {

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
-import { isCalendarDate } from '#lib/accounts/account-file.ts';
+import { isCalendarDate } from '#lib/time.ts';
 import {
   attribute,
   NUMERIC_STRING,
+  optionalField,
   optionalInteger,
   optionalText,
   requiredEmail,
@@ -12,48 +13,31 @@ import {
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
-const amount = v.optional(
+/** Laravel's `numeric`: a JSON number or a decimal string (NUMERIC_STRING), at least 0, kept exactly. */
+const amount = optionalField(
   v.pipe(
     v.unknown(),
-    v.transform((x) => (typeof x === 'string' && NUMERIC_STRING.test(x.trim()) ? Number(x) : x)),
-    v.transform((x) => (x === null || x === '' ? undefined : x)),
-    v.optional(
-      v.pipe(
-        v.number('The amount field must be a number.'),
-        v.finite('The amount field must be a number.'),
-        v.minValue(0, 'The amount field must be at least 0.'),
-        storableNumber('amount'),
-      ),
-    ),
+    v.transform((x) => (typeof x === 'string' && NUMERIC_STRING.test(x) ? Number(x) : x)),
+    v.number('The amount field must be a number.'),
+    v.finite('The amount field must be a number.'),
+    v.minValue(0, 'The amount field must be at least 0.'),
+    storableNumber('amount'),
   ),
 );
 
-const currency = v.optional(
+const currency = optionalField(
   v.pipe(
-    v.unknown(),
-    v.transform((x) => (typeof x === 'string' ? x.trim().toUpperCase() : x)),
-    v.transform((x) => (x === null || x === '' ? undefined : x)),
-    v.optional(
-      v.pipe(
-        v.string('The currency field must be a string.'),
-        v.regex(/^[A-Z]{3}$/, 'The currency field must be a three-letter ISO 4217 code.'),
-        v.check((code) => CURRENCIES.has(code), 'The selected currency is invalid.'),
-      ),
-    ),
+    v.string('The currency field must be a string.'),
+    v.toUpperCase(),
+    v.regex(/^[A-Z]{3}$/, 'The currency field must be a three-letter ISO 4217 code.'),
+    v.check((code) => CURRENCIES.has(code), 'The selected currency is invalid.'),
   ),
 );
 
-const expectedCloseDate = v.optional(
+const expectedCloseDate = optionalField(
   v.pipe(
-    v.unknown(),
-    v.transform((x) => (typeof x === 'string' ? x.trim() : x)),
-    v.transform((x) => (x === null || x === '' ? undefined : x)),
-    v.optional(
-      v.pipe(
-        v.string(`The ${attribute('expected_close_date')} field must be a string.`),
-        v.check(isCalendarDate, 'The expected close date field must be a valid date in the format Y-m-d.'),
-      ),
-    ),
+    v.string(`The ${attribute('expected_close_date')} field must be a string.`),
+    v.check(isCalendarDate, 'The expected close date field must be a valid date in the format Y-m-d.'),
   ),
 );
 

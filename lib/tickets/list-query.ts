@@ -1,6 +1,6 @@
+import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
-import { type FieldErrors, ValidationFailed } from '#lib/errors.ts';
-import { attribute, MAX_EXACT_INTEGER } from '#lib/validation.ts';
+import { attribute, MAX_EXACT_INTEGER, parseInput } from '#lib/validation.ts';
 import { CUSTOM_FIELD_KEY } from './schemas.ts';
 import { TICKET_STATUSES, type TicketFilter } from './types.ts';
 
@@ -15,97 +15,128 @@ export interface ListQuery extends TicketFilter {
 
 export const DEFAULT_PER_PAGE = 15;
 export const MAX_PER_PAGE = 100;
-const SCALARS = [
-  'page',
-  'per_page',
-  'status',
-  'priority',
-  'assignee_id',
-  'requester_email',
-  'search',
-] as const;
 const CUSTOM_FIELD_PARAM = /^custom_fields\[(.*)\]$/;
 
+/**
+ * A query parameter arrives as the list of its values: one value, trimmed, '' as absent (a parameter given
+ * twice is a 422), then the field's rules.
+ */
+function param<TSchema extends v.GenericSchema<string, unknown>>(field: string, rules: TSchema) {
+  return v.optional(
+    v.pipe(
+      v.array(v.string()),
+      v.check((values) => values.length <= 1, `The ${attribute(field)} field must be a single value.`),
+      v.transform((values) => {
+        const value = (values[0] ?? '').trim();
+        return value === '' ? undefined : value;
+      }),
+      v.optional(rules),
+    ),
+  );
+}
+
+/** A whole number from the query, within [min, max] and the exact integers. */
+function wholeNumber(field: string, min: number, max?: number) {
+  const name = attribute(field);
+  return v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `The ${name} field must be an integer.`),
+    v.transform(Number),
+    v.maxValue(MAX_EXACT_INTEGER, `The ${name} field must not be greater than ${MAX_EXACT_INTEGER}.`),
+    max === undefined
+      ? v.minValue(min, `The ${name} field must be at least ${min}.`)
+      : v.check((n: number) => n >= min && n <= max, `The ${name} field must be between ${min} and ${max}.`),
+  );
+}
+
+const picked = <const T extends readonly string[]>(field: string, allowed: T) =>
+  v.picklist(allowed, `The selected ${attribute(field)} is invalid.`);
+
+const maxText = (field: string, max: number) =>
+  v.pipe(
+    v.string(),
+    v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
+  );
+
+/**
+ * GET /api/tickets query: the scalar parameters, and `custom_fields[<key>]` filters gathered under
+ * `custom_fields` (a bare `custom_fields=` is a 422: filters are sent with a key).
+ */
+export const ListQuerySchema = v.pipe(
+  v.record(v.string(), v.array(v.string())),
+  v.transform(
+    (query): Record<string, unknown> => ({
+      ...query,
+      custom_fields: Object.entries(query).flatMap(([name, values]) => {
+        const key = CUSTOM_FIELD_PARAM.exec(name)?.[1];
+        return key === undefined ? [] : [[key, values] as [string, string[]]];
+      }),
+      bare_custom_fields: query.custom_fields,
+    }),
+  ),
+  v.object({
+    page: param('page', wholeNumber('page', 1)),
+    per_page: param('per_page', wholeNumber('per_page', 1, MAX_PER_PAGE)),
+    status: param('status', picked('status', TICKET_STATUSES)),
+    priority: param('priority', picked('priority', PRIORITIES)),
+    assignee_id: param('assignee_id', wholeNumber('assignee_id', 1)),
+    requester_email: param('requester_email', maxText('requester_email', 254)),
+    search: param('search', maxText('search', 255)),
+    bare_custom_fields: v.optional(
+      v.pipe(
+        v.array(v.string()),
+        v.check(() => false, 'The custom fields filter must be sent as custom_fields[<key>]=<value>.'),
+      ),
+    ),
+    custom_fields: v.pipe(
+      v.array(v.tuple([v.string(), v.array(v.string())])),
+      v.rawCheck(({ dataset, addIssue }) => {
+        if (!dataset.typed) return;
+        for (const [key, values] of dataset.value) {
+          // Below custom_fields: the issue names custom_fields.<key>.
+          const path = [{ type: 'object', origin: 'value', input: {}, key, value: values }] as unknown as [
+            v.ObjectPathItem,
+          ];
+          if (!CUSTOM_FIELD_KEY.test(key)) {
+            addIssue({
+              message: `The custom fields.${key} key must be 1 to 64 letters, digits or underscores.`,
+              path,
+            });
+          } else if (values.length > 1) {
+            addIssue({ message: `The custom fields.${key} field must be a single value.`, path });
+          }
+        }
+      }),
+      v.transform((entries) => entries.map(([key, values]): [string, string] => [key, values[0] ?? ''])),
+    ),
+  }),
+);
+
+/** The scalar parameters that links repeat (every recognised one but page). */
+const LINKED = ['per_page', 'status', 'priority', 'assignee_id', 'requester_email', 'search'];
+
 export function parseListQuery(query: Record<string, string[]>): ListQuery {
-  const errors: FieldErrors = {};
-  const fail = (field: string, message: string) => {
-    errors[field] = [...(errors[field] ?? []), message];
-  };
-  const single = (field: string): string | undefined => {
-    const values = query[field];
-    if (!values) return undefined;
-    if (values.length > 1) {
-      fail(field, `The ${attribute(field)} field must be a single value.`);
-      return undefined;
-    }
-    const value = (values[0] ?? '').trim();
-    return value === '' ? undefined : value;
-  };
-  const integer = (field: string, min: number, max?: number): number | undefined => {
-    const raw = single(field);
-    if (raw === undefined) return undefined;
-    if (!/^\d+$/.test(raw)) return void fail(field, `The ${attribute(field)} field must be an integer.`);
-    const value = Number(raw);
-    if (value > MAX_EXACT_INTEGER) {
-      return void fail(field, `The ${attribute(field)} field must not be greater than ${MAX_EXACT_INTEGER}.`);
-    }
-    if (max !== undefined && (value < min || value > max)) {
-      return void fail(field, `The ${attribute(field)} field must be between ${min} and ${max}.`);
-    }
-    if (value < min) return void fail(field, `The ${attribute(field)} field must be at least ${min}.`);
-    return value;
-  };
-  const picked = <T extends string>(field: string, allowed: readonly T[]): T | undefined => {
-    const raw = single(field);
-    if (raw === undefined) return undefined;
-    if (!(allowed as readonly string[]).includes(raw))
-      return void fail(field, `The selected ${attribute(field)} is invalid.`);
-    return raw as T;
-  };
-
-  const page = integer('page', 1) ?? 1;
-  const perPage = integer('per_page', 1, MAX_PER_PAGE) ?? DEFAULT_PER_PAGE;
-  const status = picked('status', TICKET_STATUSES);
-  const priority = picked('priority', PRIORITIES);
-  const assigneeId = integer('assignee_id', 1);
-  const requesterEmail = single('requester_email');
-  if (requesterEmail !== undefined && requesterEmail.length > 254) {
-    fail('requester_email', 'The requester email field must not be greater than 254 characters.');
-  }
-  const search = single('search');
-  if (search !== undefined && search.length > 255)
-    fail('search', 'The search field must not be greater than 255 characters.');
-
-  const customFields: [string, string][] = [];
-  for (const [param, values] of Object.entries(query)) {
-    const key = CUSTOM_FIELD_PARAM.exec(param)?.[1];
-    if (key === undefined) {
-      if (param === 'custom_fields')
-        fail('custom_fields', 'The custom fields filter must be sent as custom_fields[<key>]=<value>.');
-      continue;
-    }
-    const field = `custom_fields.${key}`;
-    if (!CUSTOM_FIELD_KEY.test(key))
-      fail(field, `The custom fields.${key} key must be 1 to 64 letters, digits or underscores.`);
-    else if (values.length > 1) fail(field, `The custom fields.${key} field must be a single value.`);
-    else customFields.push([key, values[0] ?? '']);
-  }
-  if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
-
-  const linkParams: [string, string][] = [];
-  for (const [param, values] of Object.entries(query)) {
-    const known = (SCALARS as readonly string[]).includes(param) || CUSTOM_FIELD_PARAM.test(param);
-    if (known && param !== 'page') linkParams.push([param, values[0] ?? '']);
-  }
+  const q = parseInput(ListQuerySchema, query);
+  // Pagination links repeat the recognised parameters as sent, after `page`.
+  const linkParams = Object.entries(query)
+    .filter(
+      ([name]) =>
+        (name in ListQuerySchema.pipe[2].entries &&
+          name !== 'page' &&
+          name !== 'custom_fields' &&
+          name !== 'bare_custom_fields') ||
+        CUSTOM_FIELD_PARAM.test(name),
+    )
+    .map(([name, values]): [string, string] => [name, values[0] ?? '']);
   return {
-    page,
-    perPage,
-    ...(status ? { status } : {}),
-    ...(priority ? { priority } : {}),
-    ...(assigneeId !== undefined ? { assigneeId } : {}),
-    ...(requesterEmail !== undefined ? { requesterEmail } : {}),
-    ...(search !== undefined ? { search } : {}),
-    customFields,
+    page: q.page ?? 1,
+    perPage: q.per_page ?? DEFAULT_PER_PAGE,
+    ...(q.status ? { status: q.status } : {}),
+    ...(q.priority ? { priority: q.priority } : {}),
+    ...(q.assignee_id !== undefined ? { assigneeId: q.assignee_id } : {}),
+    ...(q.requester_email !== undefined ? { requesterEmail: q.requester_email } : {}),
+    ...(q.search !== undefined ? { search: q.search } : {}),
+    customFields: q.custom_fields,
     linkParams,
   };
 }
