@@ -13,7 +13,9 @@ import { handler as authorizer } from '#functions/authorizer.ts';
 import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as listPipelines } from '#functions/pipelines-list.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
+import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
+import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { localClient } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
@@ -143,6 +145,57 @@ export async function runSuite(options: Options) {
   const createItems = Math.max(3, (endpoints[0]?.itemsWritten ?? 4) - 1);
   const sizedTransaction = await measureTransaction(options.endpoint, createItems, options.quick ? 100 : 200);
   log(`  floor TransactWriteItems (${createItems} items, as a create) p50 ${sizedTransaction.p50} ms`);
+
+  // One ticket (GET by uuid, by reference, PATCH), on 20 tickets of the round-robin account. Budgets as above:
+  // 1.3 × the floor of each round trip (GET by uuid 1, by reference 2, PATCH 2: read, then one transaction).
+  const oneTicket = (method: string, ref: string, body?: Record<string, unknown>) => ({
+    ...proxyEvent({ method, path: `/api/tickets/${encodeURIComponent(ref)}`, caller: callerOf(rr), body }),
+    resource: '/api/tickets/{ticket}',
+    pathParameters: { ticket: ref },
+  });
+  const expectStatus = async (answer: Promise<{ statusCode: number; body: string }>, status: number) => {
+    const result = await answer;
+    if (result.statusCode !== status)
+      throw new Error(`expected ${status}: ${result.statusCode} ${result.body}`);
+    return result;
+  };
+  const pool: { uuid: string; reference: string }[] = [];
+  for (let i = 0; i < 20; i++) pool.push(JSON.parse((await expectStatus(post(rr)(), 201)).body).ticket);
+  const ticketAt = (n: number) =>
+    pool[((n % pool.length) + pool.length) % pool.length] ?? { uuid: '', reference: '' };
+  endpoints.push(
+    await endpoint('get ticket (uuid)', (i) =>
+      expectStatus(getTicket(oneTicket('GET', ticketAt(i).uuid), lambdaContext), 200),
+    ),
+  );
+  endpoints.push(
+    await endpoint('get ticket (reference)', (i) =>
+      expectStatus(getTicket(oneTicket('GET', ticketAt(i).reference.toLowerCase()), lambdaContext), 200),
+    ),
+  );
+  // Each PATCH sends status, priority, assignee, a custom field and the subject; every visit of a ticket changes
+  // its status, priority, plan and subject (words re-indexed), so none is a no-op that writes nothing.
+  let patches = 0;
+  endpoints.push(
+    await endpoint('update ticket', () => {
+      const n = patches++;
+      const visit = Math.floor(n / pool.length);
+      const odd = visit % 2 === 1;
+      return expectStatus(
+        updateTicket(
+          oneTicket('PATCH', ticketAt(n).uuid, {
+            status: (['pending', 'in_progress', 'open'] as const)[visit % 3],
+            priority: odd ? 'high' : 'low',
+            assignee_id: rr.agents[odd ? 0 : 1]?.id,
+            custom_fields: { plan: odd ? 'gold' : 'silver' },
+            subject: odd ? 'Invoice missing for March' : 'Refund requested in April',
+          }),
+          lambdaContext,
+        ),
+        200,
+      );
+    }),
+  );
   const deal = (body: (i: number) => Record<string, unknown>) => (i: number) =>
     createDeal(
       proxyEvent({ method: 'POST', path: '/api/deals', caller: callerOf(plain), body: body(i) }),

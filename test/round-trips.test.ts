@@ -1,6 +1,10 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as createTicket } from '#functions/tickets-create.ts';
+import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
+import { handler as updateTicket } from '#functions/tickets-update.ts';
+import type { Caller } from '#lib/accounts/api-keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { countRoundTrips } from '#test/support/round-trips.ts';
@@ -12,6 +16,16 @@ const body = {
   requester_email: 'zed@budget.test',
   custom_fields: { plan: 'gold' },
 };
+
+/** An event for /api/tickets/{ticket}, as API Gateway sends it (path parameter included). */
+function oneTicketEvent(method: string, ref: string, caller: Caller, body?: Record<string, unknown>) {
+  const event: APIGatewayProxyEvent = {
+    ...proxyEvent({ method, path: `/api/tickets/${encodeURIComponent(ref)}`, caller, body }),
+    resource: '/api/tickets/{ticket}',
+    pathParameters: { ticket: ref },
+  };
+  return event;
+}
 
 async function setUp(method?: 'round_robin' | 'least_busy' | 'random') {
   const account = await createTestAccount({
@@ -115,6 +129,76 @@ describe('DynamoDB round trips per request', () => {
     );
     expect(JSON.parse(result.body).data.length).toBeGreaterThan(0);
     expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+  });
+
+  /**
+   * One ticket, counted twice: as the other cases (rate limit on: its UpdateItem runs beside the first round
+   * trip) and with the rate limit out of the way (rateLimit 0: no rate scope): both take the same round trips.
+   */
+  describe('one ticket', () => {
+    let rated: Caller;
+    let unrated: Caller;
+    let agentId = 0;
+    const tickets: { uuid: string; reference: string }[] = [];
+    beforeAll(async () => {
+      const setup = await setUp();
+      rated = callerOf(setup.account);
+      unrated = { ...rated, rateLimit: 0 };
+      agentId = setup.account.agents[1]?.id ?? 0;
+      for (let i = 0; i < 4; i++) tickets.push(JSON.parse((await setup.post()).body).ticket);
+      // Warms the settings cache for the reference's prefix and the PATCH's agents.
+      await getTicket(oneTicketEvent('GET', tickets[0]?.reference ?? '', rated), lambdaContext);
+    });
+    const ticket = (i: number) => tickets[i] ?? { uuid: '', reference: '' };
+    const both = async <T>(run: (caller: Caller, n: number) => Promise<T>) => [
+      await countRoundTrips(() => run(rated, 0)),
+      await countRoundTrips(() => run(unrated, 1)),
+    ];
+
+    it('GET by uuid takes 1', async () => {
+      for (const { result, roundTrips, calls } of await both((caller) =>
+        getTicket(oneTicketEvent('GET', ticket(0).uuid, caller), lambdaContext),
+      )) {
+        expect(result.statusCode).toBe(200);
+        expect(JSON.parse(result.body).data.uuid).toBe(ticket(0).uuid);
+        expect(roundTrips, calls.join(', ')).toBe(1);
+      }
+    });
+
+    it('GET by reference (any case) takes at most 2', async () => {
+      for (const { result, roundTrips, calls } of await both((caller) =>
+        getTicket(oneTicketEvent('GET', ticket(1).reference.toLowerCase(), caller), lambdaContext),
+      )) {
+        expect(result.statusCode).toBe(200);
+        expect(JSON.parse(result.body).data.reference).toBe(ticket(1).reference);
+        expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(2);
+      }
+    });
+
+    it('PATCH by uuid of status, priority, assignee, a custom field and the subject takes at most 2', async () => {
+      const change = {
+        status: 'pending',
+        priority: 'urgent',
+        assignee_id: agentId,
+        custom_fields: { plan: null, seats: 3 },
+        subject: 'Refund for March',
+      };
+      for (const { result, roundTrips, calls } of await both((caller, n) =>
+        updateTicket(oneTicketEvent('PATCH', ticket(2 + n).uuid, caller, change), lambdaContext),
+      )) {
+        expect(result.statusCode, result.body).toBe(200);
+        const shown = JSON.parse(result.body).ticket;
+        expect(shown).toMatchObject({
+          status: 'pending',
+          priority: 'urgent',
+          assignee: { id: agentId },
+          custom_fields: { seats: 3 },
+          subject: 'Refund for March',
+        });
+        expect(shown.custom_fields).not.toHaveProperty('plan');
+        expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(2);
+      }
+    });
   });
 
   it('the counter notices a sequential call', async () => {

@@ -1,44 +1,111 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { handler as createTicket } from '#functions/tickets-create.ts';
+import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
+import { handler as updateTicket } from '#functions/tickets-update.ts';
+import type { Caller } from '#lib/accounts/api-keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 
 /**
- * Random tickets, random list queries, and a plain in-memory model of the spec (decisions.md "Ticket list"):
- * filter with AND, search by word prefixes / reference / bare number / e-mail / domain, newest first,
- * paginate. Every answer must equal the model's, totals and page contents included.
+ * Random creates and random PATCHes, applied both to the service and to a plain in-memory model of the spec
+ * (decisions.md "Ticket list", "Automatic assignment" and "One ticket: read and update"): closed is final,
+ * entering resolved sets resolved_at, leaving it reopens, custom fields merge key by key (null removes), a
+ * PATCH that changes nothing writes nothing, least-busy counts open work as it now is. Then random list
+ * queries (filters with AND, search by word prefixes / reference / bare number / e-mail / domain, newest
+ * first, pages): every answer must equal the model's, totals and page contents included.
  */
 const WORDS = ['invoice', 'inv', 'login', 'refund', 'portal', 'e-mail', 'march,', 'x1'];
 const EMAILS = ['ann@example.com', 'bob@corp.test', 'carl@example.com'];
+const STATUSES = ['open', 'pending', 'in_progress', 'resolved', 'closed'] as const;
+const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
+const OPEN_WORK: readonly string[] = ['open', 'pending', 'in_progress'];
 
-interface Created {
+type Status = (typeof STATUSES)[number];
+type Fields = Record<string, string | number | boolean>;
+
+/** A ticket as the service shows it (create, GET, PATCH and list answers share these fields). */
+interface Shown {
+  uuid: string;
   reference: string;
   subject: string;
   priority: string;
-  status: string;
+  status: Status;
   requester: { email: string };
   assignee: { id: number } | null;
-  custom_fields: Record<string, unknown>;
+  custom_fields: Fields;
   created_at: string;
+  updated_at: string;
+  resolved_at: string | null;
+  closed_at: string | null;
 }
 
+/** The model's ticket: what the spec says it is after every command so far. */
+interface Modelled {
+  uuid: string;
+  reference: string;
+  email: string;
+  createdAt: string;
+  updatedAt: string;
+  subject: string;
+  priority: string;
+  status: Status;
+  assigneeId: number | null;
+  customFields: Fields;
+  resolved: boolean;
+  closed: boolean;
+}
+
+const subjectArb = fc
+  .array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 })
+  .map((w) => w.join(' '));
+
 const ticketArb = fc.record({
-  subject: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')),
+  subject: subjectArb,
   requester_email: fc.constantFrom(...EMAILS),
-  priority: fc.constantFrom('low', 'medium', 'high', 'urgent'),
+  priority: fc.constantFrom(...PRIORITIES),
   custom_fields: fc.record(
     { plan: fc.constantFrom('gold', 'silver'), seats: fc.constantFrom(1, 2, '2', true) },
     { requiredKeys: [] },
   ),
 });
 
+/** Any subset of the fields (none at all included: a 422). `assignee` is an index among the agents, or null. */
+const patchArb = fc.record(
+  {
+    status: fc.constantFrom(...STATUSES),
+    priority: fc.constantFrom(...PRIORITIES),
+    assignee: fc.constantFrom(0, 1, 2, null),
+    custom_fields: fc.record(
+      {
+        plan: fc.constantFrom('gold', 'silver', null),
+        seats: fc.constantFrom(1, 2, '2', true, null),
+      },
+      { requiredKeys: [] },
+    ),
+    subject: subjectArb,
+  },
+  { requiredKeys: [] },
+);
+
+const commandArb = fc.oneof(
+  ticketArb.map((input) => ({ kind: 'create' as const, input })),
+  fc.record({
+    kind: fc.constant('patch' as const),
+    target: fc.nat(),
+    by: fc.constantFrom('uuid', 'reference', 'lower-case reference'),
+    patch: patchArb,
+  }),
+);
+
 const queryArb = fc.record(
   {
-    status: fc.constantFrom('open', 'closed'),
-    priority: fc.constantFrom('low', 'medium', 'high', 'urgent'),
-    assignee: fc.constantFrom(0, 1, 2),
+    status: fc.constantFrom(...STATUSES),
+    priority: fc.constantFrom(...PRIORITIES),
+    assignee: fc.constantFrom(0, 1, 2, 3),
     requester_email: fc.constantFrom(...EMAILS, 'ANN@EXAMPLE.COM', 'nobody@x.test'),
     plan: fc.constantFrom('gold', 'silver', 'Gold'),
     seats: fc.constantFrom('1', '2', 'true'),
@@ -48,6 +115,7 @@ const queryArb = fc.record(
           'inv',
           'invoice',
           'log',
+          'refund',
           'e-mail',
           'march',
           'x',
@@ -79,8 +147,8 @@ function subjectWords(subject: string): string[] {
   return words;
 }
 
-function wordMatches(t: Created, word: string): boolean {
-  const email = t.requester.email.toLowerCase();
+function wordMatches(t: Modelled, word: string): boolean {
+  const email = t.email.toLowerCase();
   const number = Number(t.reference.split('-')[1]);
   return (
     subjectWords(t.subject).some((w) => w.startsWith(word)) ||
@@ -91,23 +159,17 @@ function wordMatches(t: Created, word: string): boolean {
   );
 }
 
-function model(tickets: Created[], q: Record<string, string>) {
+function model(tickets: Modelled[], q: Record<string, string>) {
   const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+  const field = (t: Modelled, key: string) =>
+    !q[`custom_fields[${key}]`] ||
+    (key in t.customFields && text(t.customFields[key]) === q[`custom_fields[${key}]`]);
   return tickets
     .filter((t) => !q.status || t.status === q.status)
     .filter((t) => !q.priority || t.priority === q.priority)
-    .filter((t) => !q.assignee_id || t.assignee?.id === Number(q.assignee_id))
-    .filter((t) => !q.requester_email || t.requester.email.toLowerCase() === q.requester_email.toLowerCase())
-    .filter(
-      (t) =>
-        !q['custom_fields[plan]'] ||
-        ('plan' in t.custom_fields && text(t.custom_fields.plan) === q['custom_fields[plan]']),
-    )
-    .filter(
-      (t) =>
-        !q['custom_fields[seats]'] ||
-        ('seats' in t.custom_fields && text(t.custom_fields.seats) === q['custom_fields[seats]']),
-    )
+    .filter((t) => !q.assignee_id || t.assigneeId === Number(q.assignee_id))
+    .filter((t) => !q.requester_email || t.email.toLowerCase() === q.requester_email.toLowerCase())
+    .filter((t) => field(t, 'plan') && field(t, 'seats'))
     .filter(
       (t) =>
         !q.search ||
@@ -116,41 +178,183 @@ function model(tickets: Created[], q: Record<string, string>) {
           .split(/\s+/)
           .every((w) => wordMatches(t, w)),
     )
-    .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.reference.localeCompare(a.reference));
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.reference.localeCompare(a.reference));
 }
 
-describe('ticket list against a model of the spec', () => {
-  it('answers every query exactly as the model does', async () => {
+/** least_busy: the agent with the fewest tickets in open work, ties to the lowest id. */
+function leastBusy(tickets: Modelled[], agentIds: number[]): number | null {
+  const busy = (id: number) =>
+    tickets.filter((t) => t.assigneeId === id && OPEN_WORK.includes(t.status)).length;
+  return [...agentIds].sort((a, b) => busy(a) - busy(b) || a - b)[0] ?? null;
+}
+
+/** The spec's rules for one PATCH of a ticket that is not closed (decisions.md, "One ticket"). */
+function applyPatch(t: Modelled, body: Record<string, unknown>): Modelled {
+  const after: Modelled = { ...t, customFields: { ...t.customFields } };
+  if (typeof body.subject === 'string') after.subject = body.subject;
+  if (typeof body.priority === 'string') after.priority = body.priority;
+  if (body.assignee_id !== undefined) after.assigneeId = body.assignee_id as number | null;
+  if (body.custom_fields) {
+    for (const [key, value] of Object.entries(body.custom_fields as Record<string, unknown>)) {
+      if (value === null) delete after.customFields[key];
+      else after.customFields[key] = value as Fields[string];
+    }
+  }
+  const status = body.status as Status | undefined;
+  if (status !== undefined && status !== t.status) {
+    after.status = status;
+    if (status === 'resolved') after.resolved = true;
+    else if (status === 'closed') {
+      after.closed = true;
+      after.resolved = true; // resolved_at too, if it was null
+    } else after.resolved = false; // a reopen clears resolved_at
+  }
+  return after;
+}
+
+/** What the model says of a ticket, in the service's shape, for comparison. */
+const expectedOf = (t: Modelled) => ({
+  reference: t.reference,
+  subject: t.subject,
+  priority: t.priority,
+  status: t.status,
+  assignee: t.assigneeId,
+  custom_fields: t.customFields,
+  resolved: t.resolved,
+  closed: t.closed,
+});
+const shownOf = (t: Shown) => ({
+  reference: t.reference,
+  subject: t.subject,
+  priority: t.priority,
+  status: t.status,
+  assignee: t.assignee?.id ?? null,
+  custom_fields: t.custom_fields,
+  resolved: t.resolved_at !== null,
+  closed: t.closed_at !== null,
+});
+
+/** An event for /api/tickets/{ticket}, as API Gateway sends it (path parameter included). */
+function oneTicketEvent(method: string, ref: string, caller: Caller, body?: Record<string, unknown>) {
+  const event: APIGatewayProxyEvent = {
+    ...proxyEvent({ method, path: `/api/tickets/${encodeURIComponent(ref)}`, caller, body }),
+    resource: '/api/tickets/{ticket}',
+    pathParameters: { ticket: ref },
+  };
+  return event;
+}
+
+describe('tickets against a model of the spec', () => {
+  it('answers every create, PATCH, GET and list query exactly as the model does', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(ticketArb, { minLength: 1, maxLength: 14 }),
+        fc.array(commandArb, { minLength: 1, maxLength: 14 }),
         fc.array(fc.tuple(queryArb, fc.integer({ min: 1, max: 4 }), fc.constantFrom(1, 2, 5, 15)), {
           minLength: 6,
           maxLength: 12,
         }),
-        async (inputs, queries) => {
+        async (commands, queries) => {
           const account = await createTestAccount({
-            auto_assignment: { enabled: true, method: 'round_robin' },
+            auto_assignment: { enabled: true, method: 'least_busy' },
             agents: [
               { email: 'a1@d.test', name: 'A1' },
               { email: 'a2@d.test', name: 'A2' },
+              { email: 'a3@d.test', name: 'A3' },
             ],
           });
           const caller = callerOf(account);
-          const created: Created[] = [];
-          for (const input of inputs) {
-            const response = await createTicket(
-              proxyEvent({
-                method: 'POST',
-                path: '/api/tickets',
-                caller,
-                body: { ...input, description: 'd' },
-              }),
-              lambdaContext,
-            );
-            created.push(JSON.parse(response.body).ticket);
-          }
           const agentIds = account.agents.map((a) => a.id);
+          const tickets: Modelled[] = [];
+          const etags = new Map<string, string>();
+
+          for (const command of commands) {
+            if (command.kind === 'create') {
+              const expectedAssignee = leastBusy(tickets, agentIds);
+              const response = await createTicket(
+                proxyEvent({
+                  method: 'POST',
+                  path: '/api/tickets',
+                  caller,
+                  body: { ...command.input, description: 'd' },
+                }),
+                lambdaContext,
+              );
+              expect(response.statusCode, response.body).toBe(201);
+              const shown: Shown = JSON.parse(response.body).ticket;
+              const created: Modelled = {
+                uuid: shown.uuid,
+                reference: shown.reference,
+                email: command.input.requester_email,
+                createdAt: shown.created_at,
+                updatedAt: shown.updated_at,
+                subject: command.input.subject,
+                priority: command.input.priority,
+                status: 'open',
+                assigneeId: expectedAssignee,
+                customFields: { ...command.input.custom_fields },
+                resolved: false,
+                closed: false,
+              };
+              expect(shownOf(shown), 'create (least-busy assignee)').toEqual(expectedOf(created));
+              tickets.push(created);
+              continue;
+            }
+
+            const { patch, by } = command;
+            const body: Record<string, unknown> = {};
+            if (patch.status !== undefined) body.status = patch.status;
+            if (patch.priority !== undefined) body.priority = patch.priority;
+            if (patch.assignee !== undefined)
+              body.assignee_id = patch.assignee === null ? null : agentIds[patch.assignee];
+            if (patch.custom_fields !== undefined) body.custom_fields = patch.custom_fields;
+            if (patch.subject !== undefined) body.subject = patch.subject;
+            const index = command.target % tickets.length;
+            const before = tickets[index];
+            if (!before) continue;
+            const ref =
+              by === 'uuid'
+                ? before.uuid
+                : by === 'reference'
+                  ? before.reference
+                  : before.reference.toLowerCase();
+            const response = await updateTicket(oneTicketEvent('PATCH', ref, caller, body), lambdaContext);
+            const label = `PATCH ${before.reference} (${before.status}) ${JSON.stringify(body)}`;
+            if (Object.keys(body).length === 0 || before.closed) {
+              // Nothing to change, or closed is final: 422 and the model stays as it is.
+              expect(response.statusCode, `${label}: ${response.body}`).toBe(422);
+              if (before.closed && Object.keys(body).length > 0) {
+                expect(Object.keys(JSON.parse(response.body).errors), label).toContain('status');
+              }
+              continue;
+            }
+            expect(response.statusCode, `${label}: ${response.body}`).toBe(200);
+            const shown: Shown = JSON.parse(response.body).ticket;
+            const after = applyPatch(before, body);
+            expect(shownOf(shown), label).toEqual(expectedOf(after));
+            if (isDeepStrictEqual(after, before)) {
+              expect(shown.updated_at, `${label}: changes nothing, writes nothing`).toBe(before.updatedAt);
+            } else {
+              expect(shown.updated_at > before.updatedAt, `${label}: updated_at moves`).toBe(true);
+            }
+            after.updatedAt = shown.updated_at;
+            tickets[index] = after;
+            etags.set(after.uuid, response.headers?.ETag as string);
+          }
+
+          // Every ticket reads back as the model has it, with the ETag of its last PATCH.
+          for (const [i, t] of tickets.entries()) {
+            const ref = i % 2 === 0 ? t.uuid : t.reference.toLowerCase();
+            const response = await getTicket(oneTicketEvent('GET', ref, caller), lambdaContext);
+            expect(response.statusCode, `GET ${ref}`).toBe(200);
+            const shown: Shown = JSON.parse(response.body).data;
+            expect({ ...shownOf(shown), updated_at: shown.updated_at }, `GET ${ref}`).toEqual({
+              ...expectedOf(t),
+              updated_at: t.updatedAt,
+            });
+            const etag = etags.get(t.uuid);
+            if (etag !== undefined) expect(response.headers?.ETag, `GET ${ref} ETag`).toBe(etag);
+          }
+
           for (const [filters, page, perPage] of queries) {
             const query: Record<string, string> = { page: String(page), per_page: String(perPage) };
             if (filters.status) query.status = filters.status;
@@ -167,18 +371,17 @@ describe('ticket list against a model of the spec', () => {
               lambdaContext,
             );
             const body = JSON.parse(response.body);
-            const expected = model(created, query);
+            const expected = model(tickets, query);
             const slice = expected.slice((page - 1) * perPage, page * perPage);
-            expect(body.meta.total, JSON.stringify(query)).toBe(expected.length);
-            expect(body.meta.last_page).toBe(Math.max(1, Math.ceil(expected.length / perPage)));
-            expect(
-              body.data.map((t: Created) => t.reference),
-              JSON.stringify(query),
-            ).toEqual(slice.map((t) => t.reference));
+            const label = JSON.stringify(query);
+            expect(body.meta?.total, label).toBe(expected.length);
+            expect(body.meta.last_page, label).toBe(Math.max(1, Math.ceil(expected.length / perPage)));
+            expect(body.data.map(shownOf), label).toEqual(slice.map(expectedOf));
           }
         },
       ),
-      { numRuns: 12 },
+      // A failure shrinks for at most a minute, then reports the smallest counterexample found so far.
+      { numRuns: 12, interruptAfterTimeLimit: 60_000 },
     );
-  });
+  }, 120_000);
 });

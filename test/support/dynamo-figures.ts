@@ -1,9 +1,11 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
- * Per-request DynamoDB figures, from an SDK middleware on the service's own client: sequential round trips
- * (a call starting while none is in flight opens a new one), the operations of each round trip, items read
- * and written, and consumed capacity (every call is sent with ReturnConsumedCapacity=TOTAL).
+ * Per-request DynamoDB figures, from an SDK middleware on the service's own client: sequential round trips,
+ * the operations of each round trip, items read and written, and consumed capacity (every call is sent with
+ * ReturnConsumedCapacity=TOTAL). A call's round trip is one more than the deepest call that had completed when
+ * it started: calls sent together share one, a call sent after another answered is one further, whatever else
+ * (the rate count) is still in flight beside them.
  */
 export interface RequestFigures {
   roundTrips: number;
@@ -15,7 +17,8 @@ export interface RequestFigures {
 }
 
 let current: RequestFigures | undefined;
-let inFlight = 0;
+/** The deepest round trip among the calls of the current request that have answered. */
+let deepestAnswered = 0;
 
 type Output = Record<string, unknown>;
 
@@ -56,15 +59,13 @@ export function instrument(client: DynamoDBDocumentClient): void {
       if (!('ReturnConsumedCapacity' in input)) input.ReturnConsumedCapacity = 'TOTAL';
       const command = String(context.commandName);
       const figures = current;
+      const depth = deepestAnswered + 1;
       if (figures) {
-        if (inFlight === 0) {
-          figures.roundTrips++;
-          figures.operations.push([]);
-        }
-        figures.operations[figures.operations.length - 1]?.push(command.replace(/Command$/, ''));
+        figures.roundTrips = Math.max(figures.roundTrips, depth);
+        while (figures.operations.length < depth) figures.operations.push([]);
+        figures.operations[depth - 1]?.push(command.replace(/Command$/, ''));
         figures.itemsWritten += itemsWrittenOf(command, input);
       }
-      inFlight++;
       try {
         const result = await next(args);
         if (figures) {
@@ -74,7 +75,7 @@ export function instrument(client: DynamoDBDocumentClient): void {
         }
         return result;
       } finally {
-        inFlight--;
+        if (figures && figures === current) deepestAnswered = Math.max(deepestAnswered, depth);
       }
     },
     { step: 'initialize', name: 'benchFigures', priority: 'high' },
@@ -84,6 +85,7 @@ export function instrument(client: DynamoDBDocumentClient): void {
 /** Runs one request and returns what it cost in DynamoDB terms. */
 export async function figuresOf(fn: () => Promise<unknown>): Promise<RequestFigures> {
   current = { roundTrips: 0, operations: [], itemsRead: 0, itemsWritten: 0, capacity: 0 };
+  deepestAnswered = 0;
   const figures = current;
   try {
     await fn();
