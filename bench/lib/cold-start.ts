@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { authorizerEntry, routes } from '#functions/routes.ts';
 import { BUNDLING } from '#infra/constructs/deskpipe-function.ts';
+import { ROOT } from '#infra/local/environment.ts';
 import { median, round } from './stats.ts';
 
 /**
@@ -30,6 +31,8 @@ async function bundle(entry: string, outfile: string): Promise<number> {
     sourcemap: BUNDLING.sourceMap,
     mainFields: BUNDLING.mainFields,
     banner: { js: BUNDLING.banner },
+    alias: BUNDLING.alias,
+    absWorkingDir: ROOT,
     logLevel: 'silent',
   });
   return statSync(outfile).size;

@@ -33,6 +33,8 @@ export const BUNDLING = {
   externalModules: [] as string[],
   // Some bundled CommonJS code calls require(); ESM has none unless we make one.
   banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  /** Lambda's credentials come from its environment only (infra/bundling/env-credentials.ts says why). */
+  alias: { '@aws-sdk/credential-provider-node': './infra/bundling/env-credentials.ts' },
 };
 
 export class DeskpipeFunction extends NodejsFunction {
@@ -60,7 +62,17 @@ export class DeskpipeFunction extends NodejsFunction {
         // The EMF counts of lib/http/metrics.ts: one namespace per stage, so dev never mixes with prod.
         POWERTOOLS_METRICS_NAMESPACE: props.namePrefix,
       },
-      bundling: { ...BUNDLING, tsconfig: `${props.projectRoot}/tsconfig.json` },
+      bundling: {
+        format: BUNDLING.format,
+        target: BUNDLING.target,
+        minify: BUNDLING.minify,
+        sourceMap: BUNDLING.sourceMap,
+        mainFields: BUNDLING.mainFields,
+        externalModules: BUNDLING.externalModules,
+        banner: BUNDLING.banner,
+        esbuildArgs: { '--alias': Object.entries(BUNDLING.alias).map(([from, to]) => `${from}=${to}`) },
+        tsconfig: `${props.projectRoot}/tsconfig.json`,
+      },
     });
   }
 
