@@ -1,26 +1,22 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
-import { etagOf } from '#lib/tickets/get-ticket.ts';
+import { etagOf, type StoredTicket } from '#lib/tickets/get-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
-import type { Ticket } from '#lib/tickets/types.ts';
 import { updateTicket } from '#lib/tickets/update-ticket.ts';
 
 /** PATCH /api/tickets/{ticket}: changes a ticket; If-Match refuses a lost update (412). */
 export const handler = httpHandler({ route: route('updateTicket'), body: true }, async (request, caller) => {
-  const { ticket, version } = await updateTicket(
-    caller.accountId,
-    request.params.ticket ?? '',
-    request.body,
-    {
-      ifMatch: request.header('if-match'),
-      receipt: request.receipt(updated),
-    },
-  );
-  return { ...updated(ticket), headers: { ETag: etagOf(version) } };
+  const stored = await updateTicket(caller.accountId, request.params.ticket ?? '', request.body, {
+    ifMatch: request.header('if-match'),
+    receipt: request.receipt(updated),
+  });
+  return updated(stored);
 });
 
-const updated = (ticket: Ticket): HttpResult => ({
+/** The answer, kept as it is for a retry with the same Idempotency-Key: its ETag too. */
+const updated = ({ ticket, version }: StoredTicket): HttpResult => ({
   statusCode: 200,
   body: { message: 'Ticket updated successfully.', ticket: presentCreatedTicket(ticket) },
+  headers: { ETag: etagOf(version) },
 });

@@ -32,10 +32,11 @@ export interface IdempotencyClaim {
   expiresAt: number;
 }
 
-/** An answer as kept with its key: status and the exact body text. */
+/** An answer as kept with its key: status, the exact body text, and the route's own headers (an ETag). */
 export interface KeptAnswer {
   statusCode: number;
   body: string;
+  headers?: Record<string, string>;
 }
 
 export type ClaimOutcome =
@@ -84,7 +85,11 @@ export async function claimIdempotencyKey(claim: IdempotencyClaim, nowMs: number
       return {
         outcome: 'done',
         fingerprint,
-        answer: { statusCode: Number(held.status), body: String(held.body) },
+        answer: {
+          statusCode: Number(held.status),
+          body: String(held.body),
+          ...(held.headers ? { headers: held.headers as Record<string, string> } : {}),
+        },
       };
     }
     return { outcome: 'running', fingerprint };
@@ -102,6 +107,7 @@ function doneRecord(claim: IdempotencyClaim, answer: KeptAnswer) {
       token: claim.token,
       status: answer.statusCode,
       body: answer.body,
+      ...(answer.headers && Object.keys(answer.headers).length > 0 ? { headers: answer.headers } : {}),
       expires_at: claim.expiresAt,
     },
     // Only the claim's holder completes it, and only once: a request whose lease ran out and whose key was

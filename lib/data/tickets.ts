@@ -443,7 +443,8 @@ export interface TicketUpdate {
   version: number;
   openWork: { before: boolean; after: boolean };
   terms: { before: TicketWrite['terms']; after: TicketWrite['terms'] };
-  receipt?: Receipt<Ticket> | undefined;
+  /** An update's answer carries the ticket's new version (its ETag). */
+  receipt?: Receipt<StoredTicket> | undefined;
 }
 
 /** The ticket changed since it was read (another update landed first): nothing was written. */
@@ -540,7 +541,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     ...unboundedPostings.removed.map(remove),
     ...terms.removed.map(remove),
   ];
-  const completion = completionActions(update.receipt, update.after);
+  const completion = completionActions(update.receipt, { ticket: update.after, version: newVersion });
   const room = MAX_TRANSACTION_ITEMS - commit.length - completion.length;
   if (room < 0) throw new UpdateTooLarge();
   const additions = [...unboundedPostings.added, ...terms.added];

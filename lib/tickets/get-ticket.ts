@@ -2,6 +2,8 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { getTicketByNumber, getTicketByUuid, type StoredTicket } from '#lib/data/tickets.ts';
 import { NotFound } from '#lib/errors.ts';
 
+export type { StoredTicket };
+
 /**
  * GET /api/tickets/{ticket}: by uuid (one read) or by reference, any case (`tkt-000042`: the number's term,
  * then the ticket). Unknown, malformed and other accounts' tickets are all 404.

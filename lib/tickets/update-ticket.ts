@@ -3,7 +3,13 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
 import { retryOnConflict } from '#lib/data/errors.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
-import { ConcurrentWrite, StaleTicket, UpdateTooLarge, updateTicketItems } from '#lib/data/tickets.ts';
+import {
+  ConcurrentWrite,
+  StaleTicket,
+  type StoredTicket,
+  UpdateTooLarge,
+  updateTicketItems,
+} from '#lib/data/tickets.ts';
 import { AppError, NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
@@ -24,7 +30,7 @@ export class PreconditionFailed extends AppError {
 export interface UpdateOptions {
   /** The If-Match header as sent, if any. */
   ifMatch?: string | undefined;
-  receipt?: Receipt<Ticket> | undefined;
+  receipt?: Receipt<StoredTicket> | undefined;
 }
 
 /**
