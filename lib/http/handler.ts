@@ -1,11 +1,18 @@
 import middy, { type MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { type RateScope, withRateScope } from '#lib/data/rate-limit.ts';
-import { AppError, BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
+import {
+  type AnswerHook,
+  type Event,
+  httpContext,
+  type Internal,
+  REPLAYED_HEADER,
+  type Result,
+} from './context.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey, startIdempotent } from './idempotency.ts';
-import { logError, logRequest, startInvocationLog } from './log.ts';
-import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
+import type { BusinessMetric } from './metrics.ts';
 import { closeRateScope, openRateScope } from './rate-limit.ts';
 import {
   baseUrlOf,
@@ -17,17 +24,9 @@ import {
   queryOf,
   requestIdOf,
 } from './request.ts';
-import { jsonResponse, jsonTextResponse, serverErrorBody } from './response.ts';
+import { jsonResponse, jsonTextResponse } from './response.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-type Event = APIGatewayProxyEvent;
-type Result = APIGatewayProxyResult;
-
-interface Internal extends Record<string, unknown> {
-  startedAt: number;
-  requestId: string;
-}
 
 /** The rate scope of each request past authentication, keyed by its event (see lib/http/rate-limit.ts). */
 const rateScopes = new WeakMap<Event, RateScope>();
@@ -35,79 +34,24 @@ const rateScopes = new WeakMap<Event, RateScope>();
 /** Bodies parsed by jsonBody(), keyed by their event: the raw event stays as API Gateway sent it. */
 const parsedBodies = new WeakMap<Event, Record<string, unknown>>();
 
-function accountIdOf(event: Event): string | undefined {
-  const accountId = event.requestContext?.authorizer?.accountId;
-  return typeof accountId === 'string' ? accountId : undefined;
-}
-
 /**
- * Outermost middleware: request id, timing, the log line and the counts, and errors → responses. AppErrors
- * become their status and body; anything else a 500 with only the request id (the cause goes to the log,
- * not the client).
+ * The rate count around every answer past authentication: opened when the request starts (beside its first
+ * round trip, or folded into its first write), and every answer goes through the rate decision (headers, or 429).
  */
-function httpContext(options: RouteOptions): MiddlewareObj<Event, Result, Error, Context, Internal> {
-  const { metric } = options;
-  const route = options.route.name;
-  const finish = (request: { event: Event; internal: Internal }, response: Result) => {
-    logRequest({
-      method: request.event.httpMethod,
-      status: response.statusCode,
-      durationMs: Math.round((performance.now() - request.internal.startedAt) * 100) / 100,
-    });
-    publishCounts(route, countsOf(response, metric));
-  };
-  /** Every answer past authentication goes through the rate decision (headers, or 429). */
-  const rated = async (request: { event: Event; internal: Internal }, response: Result): Promise<Result> => {
-    const rate = rateScopes.get(request.event);
-    const accountId = accountIdOf(request.event);
-    if (!rate || !accountId) return response;
-    try {
-      return await closeRateScope(rate, accountId, response, request.internal.requestId);
-    } catch (error) {
-      return errorResponse(error, request.internal.requestId);
-    }
-  };
+function rateHook(foldsRate: boolean): AnswerHook {
   return {
-    before: (request) => {
-      request.internal.startedAt = performance.now();
-      request.internal.requestId = requestIdOf(request.event);
-      const accountId = accountIdOf(request.event);
-      startInvocationLog({ requestId: request.internal.requestId, accountId, route }, request.context);
-      const limit = Number(request.event.requestContext?.authorizer?.rateLimit);
+    open: (event, accountId) => {
+      const limit = Number(event.requestContext?.authorizer?.rateLimit);
       if (accountId && Number.isInteger(limit) && limit > 0) {
-        rateScopes.set(
-          request.event,
-          openRateScope(request.event, accountId, limit, options.foldsRate === true),
-        );
+        rateScopes.set(event, openRateScope(event, accountId, limit, foldsRate));
       }
     },
-    after: async (request) => {
-      if (!request.response) return;
-      request.response = await rated(request, request.response);
-      finish(request, request.response);
-    },
-    onError: async (request) => {
-      const requestId = request.internal.requestId ?? requestIdOf(request.event);
-      request.response = await rated(request, errorResponse(request.error, requestId));
-      finish(request, request.response);
+    close: async (event, accountId, response, requestId) => {
+      const rate = rateScopes.get(event);
+      if (!rate || !accountId) return response;
+      return closeRateScope(rate, accountId, response, requestId);
     },
   };
-}
-
-/** AppErrors become their status, headers and body; anything else a 500 with only the request id. */
-function errorResponse(error: unknown, requestId: string): Result {
-  if (error instanceof AppError)
-    return jsonResponse(error.statusCode, error.body(), requestId, error.headers());
-  logError(error);
-  return jsonResponse(500, serverErrorBody(requestId), requestId);
-}
-
-/** A request's counts: a 4xx or 5xx by its class; a success by the route's metric, unless it was a replay. */
-function countsOf(response: Result, metric: BusinessMetric | undefined): MetricName[] {
-  if (response.statusCode >= 500) return ['Responses5xx'];
-  if (response.statusCode >= 400) return ['Responses4xx'];
-  const replayed = response.headers?.[REPLAYED_HEADER] === 'true';
-  return metric && !replayed ? [metric] : [];
 }
 
 /** JSON body: 413 over 1 MiB, 415 without a JSON content type, 400 when it is not a JSON object. */
@@ -157,7 +101,7 @@ export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<Htt
  */
 export function httpHandler(options: RouteOptions, handle: RouteHandler) {
   const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 }).use(
-    httpContext(options),
+    httpContext({ ...options, hook: rateHook(options.foldsRate === true) }),
   );
   if (options.body) stack.use(jsonBody());
   return stack.handler((event) => {
@@ -185,6 +129,7 @@ async function serveRequest(event: Event, handle: RouteHandler): Promise<Result>
       : undefined;
   if (start && 'replay' in start) {
     return jsonTextResponse(start.replay.statusCode, start.replay.body, requestId, {
+      ...start.replay.headers,
       [REPLAYED_HEADER]: 'true',
     });
   }
@@ -213,12 +158,11 @@ async function serveRequest(event: Event, handle: RouteHandler): Promise<Result>
   return jsonResponse(result.statusCode, result.body, requestId, result.headers);
 }
 
-const REPLAYED_HEADER = 'Idempotent-Replayed';
-
 /** Methods that change something: the ones an Idempotency-Key applies to. */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const keptAnswerOf = (result: HttpResult) => ({
   statusCode: result.statusCode,
   body: JSON.stringify(result.body),
+  ...(result.headers ? { headers: result.headers } : {}),
 });

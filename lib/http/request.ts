@@ -93,9 +93,11 @@ export function queryOf(event: APIGatewayProxyEvent): Record<string, string[]> {
 export function baseUrlOf(event: APIGatewayProxyEvent): string {
   const proto = headerOf(event, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
   const host = event.requestContext?.domainName ?? 'localhost';
+  return `${proto}://${host}${stagePathOf(event)}`;
+}
+
+/** The path before the route's own: `/prod` on API Gateway's default domain, '' locally or on a custom domain. */
+export function stagePathOf(event: APIGatewayProxyEvent): string {
   const fullPath = event.requestContext?.path ?? event.path;
-  const stagePrefix = fullPath.endsWith(event.path)
-    ? fullPath.slice(0, fullPath.length - event.path.length)
-    : '';
-  return `${proto}://${host}${stagePrefix}`;
+  return fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
 }
