@@ -13,8 +13,10 @@ export interface RouteDefinition {
   readonly entry: string;
   /** Whether the API key authorizer guards this route. */
   readonly auth: boolean;
-  /** The DynamoDB actions the function uses on the table: its IAM policy allows exactly these. */
+  /** The DynamoDB actions the function uses on the table: its IAM policy allows exactly these (none: no table). */
   readonly tableActions: readonly TableAction[];
+  /** Package files the function reads at run time (node_modules-relative): copied beside its bundle. */
+  readonly files?: readonly string[];
 }
 
 /**
@@ -84,6 +86,32 @@ export const routes = [
     entry: 'functions/deals-create.ts',
     auth: true,
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  // The contract (decisions.md, "Contract"): public, and away from the store.
+  {
+    name: 'getOpenApi',
+    method: 'GET',
+    path: '/api/openapi.json',
+    entry: 'functions/openapi-get.ts',
+    auth: false,
+    tableActions: [],
+  },
+  {
+    name: 'docsPage',
+    method: 'GET',
+    path: '/docs',
+    entry: 'functions/docs-page.ts',
+    auth: false,
+    tableActions: [],
+  },
+  {
+    name: 'docsAsset',
+    method: 'GET',
+    path: '/docs/{asset}',
+    entry: 'functions/docs-asset.ts',
+    auth: false,
+    tableActions: [],
+    files: ['swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui-dist/swagger-ui.css'],
   },
 ] as const satisfies readonly RouteDefinition[];
 

@@ -52,3 +52,14 @@ export function suppressOpenMethodNotAllowed(method: IConstruct): void {
     },
   ]);
 }
+
+/** Routes without a key (the route table's `auth: false`): the published contract and its page, no data. */
+export function suppressPublicRoute(method: IConstruct): void {
+  NagSuppressions.addResourceSuppressions(method, [
+    {
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Public by design (decisions.md, "Contract"): the OpenAPI document and its docs page; these functions have no table access.',
+    },
+  ]);
+}

@@ -27,7 +27,11 @@ import {
 import type { Stage, StageConfig } from './config.ts';
 import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
 import { ServiceAlarms } from './constructs/service-alarms.ts';
-import { suppressAcceptedFindings, suppressOpenMethodNotAllowed } from './nag-suppressions.ts';
+import {
+  suppressAcceptedFindings,
+  suppressOpenMethodNotAllowed,
+  suppressPublicRoute,
+} from './nag-suppressions.ts';
 
 export interface DeskpipeStackProps extends StackProps {
   stage: Stage;
@@ -133,13 +137,18 @@ export class DeskpipeStack extends Stack {
       const fn = new DeskpipeFunction(this, route.name, {
         ...functionDefaults,
         entry: join(ROOT, route.entry),
-      }).bindTable(this.table, route.tableActions);
-      functions[route.name] = fn;
-      this.api.root.resourceForPath(route.path).addMethod(route.method, new LambdaIntegration(fn), {
-        ...(route.auth
-          ? { authorizer, authorizationType: AuthorizationType.CUSTOM }
-          : { authorizationType: AuthorizationType.NONE }),
+        files: 'files' in route ? route.files : undefined,
       });
+      if (route.tableActions.length > 0) fn.bindTable(this.table, route.tableActions);
+      functions[route.name] = fn;
+      const method = this.api.root
+        .resourceForPath(route.path)
+        .addMethod(route.method, new LambdaIntegration(fn), {
+          ...(route.auth
+            ? { authorizer, authorizationType: AuthorizationType.CUSTOM }
+            : { authorizationType: AuthorizationType.NONE }),
+        });
+      if (!route.auth) suppressPublicRoute(method);
     }
 
     // A known path with a method it does not serve: 405 with Allow, before any authorizer, as locally.

@@ -22,6 +22,31 @@ const mustBeString = (field: string) => `The ${attribute(field)} field must be a
 const tooLong = (field: string, max: number) =>
   `The ${attribute(field)} field must not be greater than ${max} characters.`;
 
+/**
+ * The form a field takes on the wire, for the OpenAPI document (infra/openapi/). The pipelines here accept any
+ * value so that each field reports its own message; beside each one sits the schema a client's value meets,
+ * built from the same rules, and whether the field is required. wireOf() reads it back.
+ */
+export interface WireForm {
+  readonly schema: v.GenericSchema;
+  readonly required: boolean;
+}
+
+export function wire<TInput = unknown>(schema: v.GenericSchema, required = false) {
+  return v.metadata<TInput, { wire: WireForm }>({ wire: { schema, required } });
+}
+
+/** The wire form a field schema built by these helpers carries, or undefined. */
+export function wireOf(schema: v.GenericSchema): WireForm | undefined {
+  const s = schema as v.GenericSchema & { wrapped?: v.GenericSchema; pipe?: readonly unknown[] };
+  if (s.wrapped) return wireOf(s.wrapped);
+  for (const item of s.pipe ?? []) {
+    const meta = item as { type?: string; metadata?: { wire?: WireForm } };
+    if (meta.type === 'metadata' && meta.metadata?.wire) return meta.metadata.wire;
+  }
+  return undefined;
+}
+
 const present = (field: string) => v.check((x: unknown) => x !== undefined && x !== null, required(field));
 const nullToUndefined = <T>(x: T | null | undefined): T | undefined => (x === null ? undefined : x);
 
@@ -34,14 +59,24 @@ function stringRules(field: string, max: number) {
  * the key itself), so that the field's own "is required" message is the one reported.
  */
 function requiredField<TSchema extends v.GenericSchema>(field: string, rules: TSchema) {
-  return v.optional(v.pipe(v.unknown(), v.transform(blankToUndefined), present(field), rules), null);
+  return v.optional(
+    v.pipe(v.unknown(), wire(rules, true), v.transform(blankToUndefined), present(field), rules),
+    null,
+  );
 }
 
-/** An optional field: trimmed; missing, null and '' all come out as undefined, anything else meets `rules`. */
-export function optionalField<TSchema extends v.GenericSchema>(rules: TSchema) {
+/**
+ * An optional field: trimmed; missing, null and '' all come out as undefined, anything else meets `rules`.
+ * `wireSchema`: what a client sends, when `rules` takes more (a number as a string, say).
+ */
+export function optionalField<TSchema extends v.GenericSchema>(
+  rules: TSchema,
+  wireSchema: v.GenericSchema = rules,
+) {
   return v.optional(
     v.pipe(
       v.unknown(),
+      wire(v.nullable(wireSchema)),
       v.transform(blankToUndefined),
       v.optional(v.nullable(rules)),
       v.transform(nullToUndefined),
@@ -81,6 +116,7 @@ export const optionalInteger = (field: string) =>
   v.optional(
     v.pipe(
       v.unknown(),
+      wire(v.nullable(exactInteger)),
       v.transform((x) => (typeof x === 'string' && x.trim() === '' ? undefined : x)),
       v.optional(
         v.nullable(
@@ -119,6 +155,14 @@ export function unstorableNumber(field: string, n: number): string | undefined {
   }
   return undefined;
 }
+
+/** An integer the store keeps exactly, as the wire form of the integer fields. */
+export const exactInteger = v.pipe(
+  v.number(),
+  v.integer(),
+  v.minValue(-MAX_EXACT_INTEGER),
+  v.maxValue(MAX_EXACT_INTEGER),
+);
 
 /** A number the store keeps exactly (see unstorableNumber). */
 export const storableNumber = (field: string) =>

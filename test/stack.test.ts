@@ -47,14 +47,22 @@ describe.each(STAGES)('stack for %s', (stage) => {
     }
   });
 
-  it('sets only the environment that is read: TABLE_NAME by the data layer, NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts', () => {
-    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    for (const fn of functions as { Properties: { Environment: { Variables: Record<string, unknown> } } }[]) {
-      expect(Object.keys(fn.Properties.Environment.Variables).sort()).toEqual([
-        'NODE_OPTIONS',
-        'POWERTOOLS_METRICS_NAMESPACE',
-        'TABLE_NAME',
-      ]);
+  it('sets only the environment that is read: TABLE_NAME by the data layer (functions with table actions), NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts', () => {
+    const functions = template.findResources('AWS::Lambda::Function') as Record<
+      string,
+      { Properties: { FunctionName: string; Environment: { Variables: Record<string, unknown> } } }
+    >;
+    const withTable = new Set([
+      `deskpipe-${stage}-authorizer`,
+      ...routes.filter((r) => r.tableActions.length > 0).map((r) => `deskpipe-${stage}-${r.name}`),
+    ]);
+    for (const fn of Object.values(functions)) {
+      const name = fn.Properties.FunctionName;
+      expect(Object.keys(fn.Properties.Environment.Variables).sort(), name).toEqual(
+        withTable.has(name)
+          ? ['NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE', 'TABLE_NAME']
+          : ['NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE'],
+      );
     }
   });
 
@@ -112,7 +120,7 @@ describe.each(STAGES)('production settings for %s', (stage) => {
             .Statement,
       );
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo).toHaveLength(routes.length + 1);
+    expect(dynamo).toHaveLength(routes.filter((r) => r.tableActions.length > 0).length + 1);
     for (const statement of dynamo) {
       const actions = [statement.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -124,7 +132,10 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] });
     }
     const granted = dynamo.map((s) => [s.Action].flat().sort().join(',')).sort();
-    const declared = [...routes.map((r) => r.tableActions), authorizerTableActions]
+    const declared = [
+      ...routes.filter((r) => r.tableActions.length > 0).map((r) => r.tableActions),
+      authorizerTableActions,
+    ]
       .map((actions) =>
         actions
           .map((a) => `dynamodb:${a}`)

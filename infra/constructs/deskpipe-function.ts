@@ -21,6 +21,8 @@ export interface DeskpipeFunctionProps {
   projectRoot: string;
   memorySize: number;
   logRetention: RetentionDays;
+  /** Package files (node_modules-relative) the function reads at run time: copied beside its bundle. */
+  files?: readonly string[];
 }
 
 /** esbuild settings shared by the stack and the cold-start benchmark. */
@@ -72,6 +74,7 @@ export class DeskpipeFunction extends NodejsFunction {
         banner: BUNDLING.banner,
         esbuildArgs: { '--alias': Object.entries(BUNDLING.alias).map(([from, to]) => `${from}=${to}`) },
         tsconfig: `${props.projectRoot}/tsconfig.json`,
+        ...(props.files?.length ? { commandHooks: copyBesideBundle(props.files) } : {}),
       },
     });
   }
@@ -87,4 +90,14 @@ export class DeskpipeFunction extends NodejsFunction {
     );
     return this;
   }
+}
+
+/** Bundling hooks that copy package files into the function's asset, beside index.mjs. */
+function copyBesideBundle(files: readonly string[]) {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) =>
+      files.map((file) => `cp "${inputDir}/node_modules/${file}" "${outputDir}/"`),
+  };
 }

@@ -23,6 +23,10 @@ const amount = optionalField(
     v.minValue(0, 'The amount field must be at least 0.'),
     storableNumber('amount'),
   ),
+  v.union([
+    v.pipe(v.number(), v.minValue(0)),
+    v.pipe(v.string(), v.regex(NUMERIC_STRING), v.description('A decimal number, at least 0.')),
+  ]),
 );
 
 const currency = optionalField(
@@ -32,6 +36,7 @@ const currency = optionalField(
     v.regex(/^[A-Z]{3}$/, 'The currency field must be a three-letter ISO 4217 code.'),
     v.check((code) => CURRENCIES.has(code), 'The selected currency is invalid.'),
   ),
+  v.pipe(v.string(), v.regex(/^[A-Za-z]{3}$/), v.description('An ISO 4217 code, in any case.')),
 );
 
 const expectedCloseDate = optionalField(
@@ -39,6 +44,7 @@ const expectedCloseDate = optionalField(
     v.string(`The ${attribute('expected_close_date')} field must be a string.`),
     v.check(isCalendarDate, 'The expected close date field must be a valid date in the format Y-m-d.'),
   ),
+  v.pipe(v.string(), v.isoDate()),
 );
 
 export const CreateDealSchema = v.object({

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
-import { attribute, MAX_EXACT_INTEGER, parseInput } from '#lib/validation.ts';
+import { attribute, MAX_EXACT_INTEGER, parseInput, wire } from '#lib/validation.ts';
 import { CUSTOM_FIELD_KEY } from './schemas.ts';
 import { TICKET_STATUSES, type TicketFilter } from './types.ts';
 
@@ -19,12 +19,18 @@ const CUSTOM_FIELD_PARAM = /^custom_fields\[(.*)\]$/;
 
 /**
  * A query parameter arrives as the list of its values: one value, trimmed, '' as absent (a parameter given
- * twice is a 422), then the field's rules.
+ * twice is a 422), then the field's rules. Its wire form is `rules`, or `wireSchema` when the rules parse a
+ * string into something else.
  */
-function param<TSchema extends v.GenericSchema<string, unknown>>(field: string, rules: TSchema) {
+function param<TSchema extends v.GenericSchema<string, unknown>>(
+  field: string,
+  rules: TSchema,
+  wireSchema: v.GenericSchema = rules,
+) {
   return v.optional(
     v.pipe(
       v.array(v.string()),
+      wire<string[]>(wireSchema),
       v.check((values) => values.length <= 1, `The ${attribute(field)} field must be a single value.`),
       v.transform((values) => {
         const value = (values[0] ?? '').trim();
@@ -34,6 +40,10 @@ function param<TSchema extends v.GenericSchema<string, unknown>>(field: string, 
     ),
   );
 }
+
+/** The wire form of wholeNumber(). */
+const wholeNumberWire = (min: number, max = MAX_EXACT_INTEGER) =>
+  v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
 /** A whole number from the query, within [min, max] and the exact integers. */
 function wholeNumber(field: string, min: number, max?: number) {
@@ -59,6 +69,49 @@ const maxText = (field: string, max: number) =>
   );
 
 /**
+ * The list's parameters after gathering: each field's rules, and its wire form for the OpenAPI document.
+ * `bare_custom_fields` is not a parameter: it catches `custom_fields=` sent without a key.
+ */
+export const ListQueryParams = v.object({
+  page: param('page', wholeNumber('page', 1), wholeNumberWire(1)),
+  per_page: param('per_page', wholeNumber('per_page', 1, MAX_PER_PAGE), wholeNumberWire(1, MAX_PER_PAGE)),
+  status: param('status', picked('status', TICKET_STATUSES)),
+  priority: param('priority', picked('priority', PRIORITIES)),
+  assignee_id: param('assignee_id', wholeNumber('assignee_id', 1), wholeNumberWire(1)),
+  requester_email: param('requester_email', maxText('requester_email', 254)),
+  search: param('search', maxText('search', 255)),
+  bare_custom_fields: v.optional(
+    v.pipe(
+      v.array(v.string()),
+      v.check(() => false, 'The custom fields filter must be sent as custom_fields[<key>]=<value>.'),
+    ),
+  ),
+  custom_fields: v.pipe(
+    v.array(v.tuple([v.string(), v.array(v.string())])),
+    // Sent as custom_fields[<key>]=<value>: a deepObject parameter.
+    wire<[string, string[]][]>(v.record(v.pipe(v.string(), v.regex(CUSTOM_FIELD_KEY)), v.string())),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      for (const [key, values] of dataset.value) {
+        // Below custom_fields: the issue names custom_fields.<key>.
+        const path = [{ type: 'object', origin: 'value', input: {}, key, value: values }] as unknown as [
+          v.ObjectPathItem,
+        ];
+        if (!CUSTOM_FIELD_KEY.test(key)) {
+          addIssue({
+            message: `The custom fields.${key} key must be 1 to 64 letters, digits or underscores.`,
+            path,
+          });
+        } else if (values.length > 1) {
+          addIssue({ message: `The custom fields.${key} field must be a single value.`, path });
+        }
+      }
+    }),
+    v.transform((entries) => entries.map(([key, values]): [string, string] => [key, values[0] ?? ''])),
+  ),
+});
+
+/**
  * GET /api/tickets query: the scalar parameters, and `custom_fields[<key>]` filters gathered under
  * `custom_fields` (a bare `custom_fields=` is a 422: filters are sent with a key).
  */
@@ -74,46 +127,8 @@ export const ListQuerySchema = v.pipe(
       bare_custom_fields: query.custom_fields,
     }),
   ),
-  v.object({
-    page: param('page', wholeNumber('page', 1)),
-    per_page: param('per_page', wholeNumber('per_page', 1, MAX_PER_PAGE)),
-    status: param('status', picked('status', TICKET_STATUSES)),
-    priority: param('priority', picked('priority', PRIORITIES)),
-    assignee_id: param('assignee_id', wholeNumber('assignee_id', 1)),
-    requester_email: param('requester_email', maxText('requester_email', 254)),
-    search: param('search', maxText('search', 255)),
-    bare_custom_fields: v.optional(
-      v.pipe(
-        v.array(v.string()),
-        v.check(() => false, 'The custom fields filter must be sent as custom_fields[<key>]=<value>.'),
-      ),
-    ),
-    custom_fields: v.pipe(
-      v.array(v.tuple([v.string(), v.array(v.string())])),
-      v.rawCheck(({ dataset, addIssue }) => {
-        if (!dataset.typed) return;
-        for (const [key, values] of dataset.value) {
-          // Below custom_fields: the issue names custom_fields.<key>.
-          const path = [{ type: 'object', origin: 'value', input: {}, key, value: values }] as unknown as [
-            v.ObjectPathItem,
-          ];
-          if (!CUSTOM_FIELD_KEY.test(key)) {
-            addIssue({
-              message: `The custom fields.${key} key must be 1 to 64 letters, digits or underscores.`,
-              path,
-            });
-          } else if (values.length > 1) {
-            addIssue({ message: `The custom fields.${key} field must be a single value.`, path });
-          }
-        }
-      }),
-      v.transform((entries) => entries.map(([key, values]): [string, string] => [key, values[0] ?? ''])),
-    ),
-  }),
+  ListQueryParams,
 );
-
-/** The scalar parameters that links repeat (every recognised one but page). */
-const LINKED = ['per_page', 'status', 'priority', 'assignee_id', 'requester_email', 'search'];
 
 export function parseListQuery(query: Record<string, string[]>): ListQuery {
   const q = parseInput(ListQuerySchema, query);
@@ -121,7 +136,7 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
   const linkParams = Object.entries(query)
     .filter(
       ([name]) =>
-        (name in ListQuerySchema.pipe[2].entries &&
+        (name in ListQueryParams.entries &&
           name !== 'page' &&
           name !== 'custom_fields' &&
           name !== 'bare_custom_fields') ||

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import {
   attribute,
+  MAX_EXACT_INTEGER,
   oneOf,
   optionalInteger,
   optionalText,
@@ -9,6 +10,8 @@ import {
   requiredText,
   storableNumber,
   unstorableNumber,
+  wire,
+  wireOf,
 } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';
 
@@ -21,10 +24,20 @@ const RESERVED_CUSTOM_FIELD_KEYS = new Set(['__proto__', 'constructor', 'prototy
 export const MAX_CUSTOM_FIELDS = 50;
 const MAX_CUSTOM_FIELD_STRING = 1024;
 
+/** What custom_fields takes on the wire: the rules below, as a schema. */
+const customFieldsWire = v.pipe(
+  v.record(
+    v.pipe(v.string(), v.regex(CUSTOM_FIELD_KEY)),
+    v.nullable(v.union([v.pipe(v.string(), v.maxLength(MAX_CUSTOM_FIELD_STRING)), v.number(), v.boolean()])),
+  ),
+  v.maxEntries(MAX_CUSTOM_FIELDS),
+);
+
 /** custom_fields: an object of at most 50 keys `^[A-Za-z0-9_]{1,64}$`, scalar values, strings ≤ 1,024. */
 const customFields = v.optional(
   v.pipe(
     v.unknown(),
+    wire(v.nullable(customFieldsWire)),
     v.transform((x) => (x === null ? undefined : x)),
     v.optional(
       v.pipe(
@@ -119,11 +132,15 @@ export const CreateTicketSchema = v.pipe(
 
 export type CreateTicketInput = v.InferOutput<typeof CreateTicketSchema>;
 
-/** A field a PATCH may leave out; when sent, the create's rules apply (a blank subject is "required"). */
-const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema) =>
+/**
+ * A field a PATCH may leave out; when sent, the create's rules apply (a blank subject is "required"). Its wire
+ * form is the create's, or `wireSchema`.
+ */
+const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema, wireSchema?: v.GenericSchema) =>
   v.optional(
     v.pipe(
       v.unknown(),
+      wire(wireSchema ?? (wireOf(schema)?.schema as v.GenericSchema)),
       v.check((x) => x !== undefined),
       schema,
     ),
@@ -132,9 +149,15 @@ const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema) =>
 /** A blank string counts as null (decisions.md: empty means absent; in a PATCH, absent-by-value is null). */
 const blankToNull = v.transform((x: unknown) => (typeof x === 'string' && x.trim() === '' ? null : x));
 
-/** A field a PATCH may set or clear: null (or blank) clears it, anything else must pass `rules`. */
-const clearable = <TSchema extends v.GenericSchema>(rules: TSchema, message: string) =>
-  v.optional(v.pipe(v.unknown(), blankToNull, v.union([v.null(), rules], message)));
+/** A field a PATCH may set or clear: null (or blank) clears it, anything else must pass `rules` (`wireSchema` sent). */
+const clearable = <TSchema extends v.GenericSchema>(
+  rules: TSchema,
+  message: string,
+  wireSchema: v.GenericSchema,
+) =>
+  v.optional(
+    v.pipe(v.unknown(), wire(v.nullable(wireSchema)), blankToNull, v.union([v.null(), rules], message)),
+  );
 
 /** An id a PATCH may set or clear: an integer as the create takes it, naming an entity (≥ 1). */
 const nullableId = (field: string) => {
@@ -151,6 +174,7 @@ const nullableId = (field: string) => {
       v.minValue(1, `The selected ${attribute(field)} is invalid.`),
     ),
     notId,
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_EXACT_INTEGER)),
   );
 };
 
@@ -162,6 +186,7 @@ const nullableSlug = (field: string, max: number) =>
       v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
     ),
     `The ${attribute(field)} field must be a string or null.`,
+    v.pipe(v.string(), v.maxLength(max)),
   );
 
 const MAX_TAGS = 50;
@@ -185,15 +210,21 @@ const tags = v.optional(
 /** PATCH /api/tickets/{ticket} (decisions.md, "One ticket: read and update"). */
 export const UpdateTicketSchema = v.pipe(
   v.object({
-    status: sometimes(v.pipe(v.unknown(), v.picklist(TICKET_STATUSES, 'The selected status is invalid.'))),
-    priority: sometimes(v.pipe(v.unknown(), v.picklist(PRIORITIES, 'The selected priority is invalid.'))),
+    status: sometimes(
+      v.pipe(v.unknown(), v.picklist(TICKET_STATUSES, 'The selected status is invalid.')),
+      v.picklist(TICKET_STATUSES),
+    ),
+    priority: sometimes(
+      v.pipe(v.unknown(), v.picklist(PRIORITIES, 'The selected priority is invalid.')),
+      v.picklist(PRIORITIES),
+    ),
     assignee_id: nullableId('assignee_id'),
     team_id: nullableId('team_id'),
     category_id: nullableId('category_id'),
     category_slug: nullableSlug('category_slug', 255),
     subject: sometimes(requiredText('subject', 255)),
     description: sometimes(requiredText('description', 65_535)),
-    custom_fields: sometimes(customFields),
+    custom_fields: sometimes(customFields, customFieldsWire),
     tags,
   }),
   v.rawCheck(({ dataset, addIssue }) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
 import { LocalGateway } from '#infra/local/gateway.ts';
+import { checkAnswer } from './contract.ts';
 
 /** The local gateway on a free port, as `npm start` runs it, for tests over real HTTP. */
 export async function startGateway(authCacheTtlSeconds = 0) {
@@ -25,11 +26,14 @@ export async function startGateway(authCacheTtlSeconds = 0) {
     }
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
+    // Every answer is one the OpenAPI document describes (test/support/contract.ts).
+    checkAnswer({ method, path, status: response.status, headers: response.headers, text });
+    const json = /^application\/json/.test(response.headers.get('content-type') ?? '');
     return {
       status: response.status,
       headers: response.headers,
       text,
-      body: text ? JSON.parse(text) : undefined,
+      body: text && json ? JSON.parse(text) : undefined,
     };
   }
 

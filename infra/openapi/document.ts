@@ -1,0 +1,320 @@
+import {
+  type ConversionConfig,
+  type JsonSchema,
+  toJsonSchema,
+  toJsonSchemaDefs,
+} from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import { type RouteDefinition, routes } from '#functions/routes.ts';
+import { CreateDealSchema } from '#lib/deals/schemas.ts';
+import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
+import { type WireForm, wireOf } from '#lib/validation.ts';
+import { type Operation, operations } from './operations.ts';
+import * as answers from './schemas.ts';
+
+/**
+ * The OpenAPI 3.1 document, built from the route table (method, path, auth) and the valibot schemas the handlers
+ * validate with (lib/validation.ts's wire forms) or answer in (./schemas.ts). `npm run openapi` writes it to
+ * docs/openapi.json, which GET /api/openapi.json serves; test/openapi.test.ts fails when that file is stale.
+ */
+
+/** Named schemas: components.schemas, referenced wherever they are used. */
+const definitions: Record<string, v.GenericSchema> = {
+  Ticket: answers.Ticket,
+  ListedTicket: answers.ListedTicket,
+  TicketPage: answers.TicketPage,
+  Deal: answers.Deal,
+  Pipeline: answers.Pipeline,
+  Error: answers.ErrorBody,
+  ValidationError: answers.ValidationErrorBody,
+  ServerError: answers.ServerErrorBody,
+  CreateTicketRequest: CreateTicketSchema,
+  UpdateTicketRequest: UpdateTicketSchema,
+  CreateDealRequest: CreateDealSchema,
+};
+
+/**
+ * Actions with no JSON Schema form: checks that need the whole input (a field that prohibits another, at least
+ * one field changed), and normalisation (trim, upper-case). They are enforced at runtime and described in words.
+ */
+const RUNTIME_ONLY = new Set(['check', 'raw_check', 'trim', 'to_upper_case', 'metadata']);
+
+type ValibotNode = v.GenericSchema & { entries?: Record<string, v.GenericSchema> };
+
+const config: ConversionConfig = {
+  target: 'draft-2020-12',
+  // A field's pipeline is described up to its first transformation: the wire form it carries says the rest.
+  typeMode: 'input',
+  errorMode: 'throw',
+  overrideAction: ({ valibotAction, jsonSchema }) => {
+    const form = (valibotAction as { metadata?: { wire?: WireForm } }).metadata?.wire;
+    if (form) return plain(form.schema, {});
+    return RUNTIME_ONLY.has(valibotAction.type) ? jsonSchema : undefined;
+  },
+  overrideSchema: ({ valibotSchema, jsonSchema }) => {
+    const node = valibotSchema as ValibotNode;
+    // A required field's pipeline sits in optional(..., null) so that it can report its own message.
+    if (node.type === 'optional' && wireOf(node)) {
+      const { default: _, ...rest } = jsonSchema;
+      return rest;
+    }
+    if (node.entries && !node.type.startsWith('strict')) {
+      const required = Object.entries(node.entries)
+        .filter(([, entry]) => wireOf(entry)?.required)
+        .map(([key]) => key);
+      const { required: _, ...rest } = jsonSchema;
+      return required.length > 0 ? { ...rest, required } : rest;
+    }
+    return undefined;
+  },
+  overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+};
+
+/**
+ * A schema on its own, without $schema or $defs (they live in components). A wire form names no definition
+ * (and converting the definitions inside one would recurse).
+ */
+function plain(schema: v.GenericSchema, defs: Record<string, v.GenericSchema> = definitions): JsonSchema {
+  const { $schema: _, $defs: __, ...rest } = toJsonSchema(schema, { ...config, definitions: defs });
+  return rest;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
+
+const headers = {
+  'X-Request-Id': {
+    description: "The request's id (yours, when you send a sane X-Request-Id): quote it to support.",
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': {
+    description: "Requests the account may make per minute (its plan's, or its own).",
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in this minute.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  'RateLimit-Policy': {
+    description: 'The IETF draft\'s policy: `"minute";q=<limit>;w=60`.',
+    schema: { type: 'string', pattern: '^"minute";q=\\d+;w=60$' },
+  },
+  RateLimit: {
+    description: 'The IETF draft\'s state: `"minute";r=<remaining>;t=<seconds to reset>`.',
+    schema: { type: 'string', pattern: '^"minute";r=\\d+;t=\\d+$' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  'X-RateLimit-Reset': {
+    description: 'When the minute ends, in epoch seconds.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  ETag: {
+    description: "The ticket's version: send it as If-Match to update only that version.",
+    schema: { type: 'string', pattern: '^"\\d+"$' },
+  },
+  'Idempotent-Replayed': {
+    description:
+      'Present (true) when this is the kept answer of an earlier request with the same Idempotency-Key.',
+    schema: { const: 'true' },
+  },
+  Allow: { description: 'The methods the path serves.', schema: { type: 'string' } },
+} as const satisfies Record<string, { description: string; schema: JsonSchema }>;
+
+type HeaderName = keyof typeof headers;
+
+const RATE_HEADERS: HeaderName[] = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'RateLimit-Policy',
+  'RateLimit',
+];
+
+/** The headers of one answer: X-Request-Id always, the others by name, each required or not. */
+function headersOf(names: readonly HeaderName[], required: readonly HeaderName[] = []) {
+  return Object.fromEntries(
+    (['X-Request-Id', ...names] as HeaderName[]).map((name) => [
+      name,
+      { ...headers[name], required: name === 'X-Request-Id' || required.includes(name) },
+    ]),
+  );
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'The body is not a JSON object.',
+  401: 'No key, or a key that is unknown or revoked.',
+  403: "The account's plan has no API access.",
+  404: 'Not found (or not this account’s).',
+  409: 'A request with this Idempotency-Key is still being served: retry after Retry-After.',
+  412: 'If-Match names a version the ticket no longer has: nothing changed.',
+  413: 'The body is over 1 MiB.',
+  415: 'The body is not sent as application/json.',
+  422: 'A field breaks a rule: every field’s messages, under the names sent.',
+  429: 'Over the rate limit: nothing changed.',
+  500: 'An unexpected fault: nothing about it but the id to quote.',
+  502: 'The gateway could not get an answer.',
+  503: 'The store is unreachable or slow: retry after Retry-After (with the same Idempotency-Key for a write).',
+};
+
+function errorBody(status: number) {
+  if (status === 422) return ref('ValidationError');
+  if (status === 500 || status === 502) return ref('ServerError');
+  return ref('Error');
+}
+
+/** Every status a route can answer besides its success, and the headers of each. */
+function failures(route: RouteDefinition, op: Operation) {
+  const write = route.method !== 'GET';
+  const hasBody = op.body !== undefined;
+  const statuses = new Set<number>([429, 500, 502, ...(op.statuses ?? [])]);
+  if (route.auth) for (const s of [401, 403, 503]) statuses.add(s);
+  if (hasBody) for (const s of [400, 413, 415, 422]) statuses.add(s);
+  if (op.query) statuses.add(422);
+  if (route.auth && write) for (const s of [409, 422]) statuses.add(s);
+  const answered = (status: number) => {
+    const rate = route.auth && ![401, 403, 500, 502, 503].includes(status) ? RATE_HEADERS : [];
+    const retry: HeaderName[] = [409, 429, 503].includes(status) ? ['Retry-After'] : [];
+    const reset: HeaderName[] = status === 429 && route.auth ? ['X-RateLimit-Reset'] : [];
+    return {
+      description: STATUS_TEXT[status] ?? String(status),
+      headers: headersOf(
+        [...rate, ...retry, ...reset],
+        status === 409 || status === 503 ? ['Retry-After'] : [],
+      ),
+      content: json(errorBody(status)),
+    };
+  };
+  return Object.fromEntries([...statuses].sort().map((s) => [String(s), answered(s)]));
+}
+
+function success(route: RouteDefinition, op: Operation) {
+  const { ok } = op;
+  const names: HeaderName[] = [
+    ...(route.auth ? RATE_HEADERS : []),
+    ...(ok.etag ? (['ETag'] as const) : []),
+    ...(route.auth && route.method !== 'GET' ? (['Idempotent-Replayed'] as const) : []),
+  ];
+  const required: HeaderName[] = [
+    ...(route.auth ? RATE_HEADERS : []),
+    ...(ok.etag ? (['ETag'] as const) : []),
+  ];
+  const content =
+    'contentTypes' in ok.body
+      ? Object.fromEntries(ok.body.contentTypes.map((type) => [type, {}]))
+      : json(plain(ok.body as v.GenericSchema));
+  return {
+    [String(ok.status)]: { description: ok.description, headers: headersOf(names, required), content },
+  };
+}
+
+function parameters(route: RouteDefinition, op: Operation) {
+  const list: Record<string, unknown>[] = [];
+  for (const [name, description] of Object.entries(op.pathParams ?? {})) {
+    list.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+  }
+  for (const [name, entry] of Object.entries(op.query?.entries ?? {})) {
+    const form = wireOf(entry);
+    if (!form) continue; // not a parameter (lib/tickets/list-query.ts says why)
+    const schema = plain(form.schema);
+    const deep = (form.schema as { type?: string }).type === 'record';
+    list.push({ name, in: 'query', schema, ...(deep ? { style: 'deepObject', explode: true } : {}) });
+  }
+  if (route.auth && route.method !== 'GET') list.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (op.ifMatch) list.push({ $ref: '#/components/parameters/IfMatch' });
+  return list;
+}
+
+function operation(route: RouteDefinition) {
+  const op = operations[route.name as keyof typeof operations];
+  const params = parameters(route, op);
+  return {
+    operationId: route.name,
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    tags: [op.tag],
+    security: route.auth ? [{ apiKey: [] }] : [],
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(op.body
+      ? {
+          requestBody: {
+            required: true,
+            content: json(plain(op.body)),
+          },
+        }
+      : {}),
+    responses: { ...success(route, op), ...failures(route, op) },
+  };
+}
+
+export function openApiDocument(version: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    paths[route.path] ??= {};
+    (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route);
+  }
+  const components = toJsonSchemaDefs(definitions, config);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'deskpipe',
+      version,
+      description:
+        'Support tickets and sales deals for teams that run a helpdesk and a pipeline. Send your API key as ' +
+        '`Authorization: Bearer <key>`. Errors are JSON with a `message` (and, for 422, `errors` by field). ' +
+        'Writes take an `Idempotency-Key`; every answer past authentication carries the rate-limit headers.',
+    },
+    tags: [
+      { name: 'Tickets' },
+      { name: 'Deals' },
+      { name: 'Pipelines' },
+      { name: 'Contract', description: 'This document and its page.' },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key made with `npm run admin -- keys create`.',
+        },
+      },
+      schemas: components,
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          description:
+            'Makes a retry safe: within 24 hours the same key and body get the first answer again, and ' +
+            'never a second change. 1 to 255 printable ASCII characters.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+        IfMatch: {
+          name: 'If-Match',
+          in: 'header',
+          description:
+            'The ETag of the version you read: the update is refused (412) if the ticket moved on.',
+          schema: { type: 'string' },
+        },
+      },
+      responses: {
+        MethodNotAllowed: {
+          description: 'The path does not serve this method.',
+          headers: headersOf(['Allow'], ['Allow']),
+          content: json(ref('Error')),
+        },
+        NotFound: {
+          description: 'No such path.',
+          headers: headersOf([]),
+          content: json(ref('Error')),
+        },
+        GatewayPayloadTooLarge: {
+          description: 'A body over 10 MB, refused by the gateway on any path, before routing.',
+          headers: headersOf([]),
+          content: json(ref('Error')),
+        },
+      },
+    },
+  };
+}

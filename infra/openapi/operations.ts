@@ -1,0 +1,116 @@
+import type * as v from 'valibot';
+import type { RouteName } from '#functions/routes.ts';
+import { CreateDealSchema } from '#lib/deals/schemas.ts';
+import { ListQueryParams } from '#lib/tickets/list-query.ts';
+import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
+import { DealCreated, OneTicket, PipelineList, TicketCreated, TicketPage, TicketUpdated } from './schemas.ts';
+
+/**
+ * What the OpenAPI document says of each route of the route table beyond its method, path and auth: typed by
+ * route name, so a route added to functions/routes.ts without its entry here fails the typecheck. Request
+ * schemas are the ones the handlers validate with; statuses every route shares (auth, rate limit, body,
+ * idempotency, store faults) are added by document.ts from the route itself.
+ */
+export interface Operation {
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag: 'Tickets' | 'Deals' | 'Pipelines' | 'Contract';
+  /** The JSON body's schema (routes with a body). */
+  readonly body?: v.GenericSchema;
+  /** An object schema whose entries are the query parameters, each carrying its wire form. */
+  readonly query?: v.ObjectSchema<v.ObjectEntries, undefined>;
+  /** Path parameters: name → description (all strings). */
+  readonly pathParams?: Readonly<Record<string, string>>;
+  /** The answer on success. */
+  readonly ok: {
+    readonly status: 200 | 201;
+    readonly description: string;
+    /** A JSON body's schema, or the content types of a body that is not an API object. */
+    readonly body: v.GenericSchema | { readonly contentTypes: readonly string[] };
+    /** Answers an ETag (the ticket's version). */
+    readonly etag?: boolean;
+  };
+  /** Statuses of this route's own (404, 412), besides the shared ones. */
+  readonly statuses?: readonly (404 | 412)[];
+  /** Request headers of this route's own. */
+  readonly ifMatch?: boolean;
+}
+
+const TICKET_PARAM = {
+  ticket: "The ticket's uuid or its reference (TKT-000042), in any case.",
+};
+
+export const operations: Record<RouteName, Operation> = {
+  listPipelines: {
+    summary: 'List pipelines',
+    description: "The account's active pipelines by id, each with its stages by position.",
+    tag: 'Pipelines',
+    ok: { status: 200, description: 'The active pipelines.', body: PipelineList },
+  },
+  createTicket: {
+    summary: 'Create a ticket',
+    description:
+      'Creates a ticket with its reference, service-level due date, team routing and automatic assignment.',
+    tag: 'Tickets',
+    body: CreateTicketSchema,
+    ok: { status: 201, description: 'The ticket, as stored.', body: TicketCreated },
+  },
+  listTickets: {
+    summary: 'List tickets',
+    description:
+      'Newest first, filtered (every filter narrows), searched by subject words or reference, paginated.',
+    tag: 'Tickets',
+    query: ListQueryParams,
+    ok: { status: 200, description: 'One page of tickets and the exact total.', body: TicketPage },
+  },
+  getTicket: {
+    summary: 'Get a ticket',
+    tag: 'Tickets',
+    pathParams: TICKET_PARAM,
+    ok: { status: 200, description: 'The ticket and its version.', body: OneTicket, etag: true },
+    statuses: [404],
+  },
+  updateTicket: {
+    summary: 'Update a ticket',
+    description:
+      'Changes only the fields sent. Closed is final; reopening clears resolved_at; a priority or category ' +
+      'change recomputes due_at. A PATCH that changes nothing writes nothing.',
+    tag: 'Tickets',
+    pathParams: TICKET_PARAM,
+    body: UpdateTicketSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The ticket after the change.', body: TicketUpdated, etag: true },
+    statuses: [404, 412],
+  },
+  createDeal: {
+    summary: 'Create a deal',
+    description:
+      "Creates a deal in a pipeline's stage, finding its contact by e-mail or creating it (one per e-mail).",
+    tag: 'Deals',
+    body: CreateDealSchema,
+    ok: { status: 201, description: 'The deal, as stored.', body: DealCreated },
+  },
+  getOpenApi: {
+    summary: 'This document',
+    description: 'The OpenAPI 3.1 document of every route. No key needed.',
+    tag: 'Contract',
+    ok: { status: 200, description: 'The document.', body: { contentTypes: ['application/json'] } },
+  },
+  docsPage: {
+    summary: 'The API reference page',
+    description: 'This document rendered for people (Swagger UI, served by the API itself). No key needed.',
+    tag: 'Contract',
+    ok: { status: 200, description: 'The page.', body: { contentTypes: ['text/html'] } },
+  },
+  docsAsset: {
+    summary: "The reference page's script and style sheet",
+    tag: 'Contract',
+    pathParams: { asset: 'swagger-ui-bundle.js or swagger-ui.css.' },
+    ok: {
+      status: 200,
+      description: 'The file.',
+      body: { contentTypes: ['text/javascript', 'text/css'] },
+    },
+    statuses: [404],
+  },
+};

@@ -1,0 +1,158 @@
+import * as v from 'valibot';
+import { PRIORITIES } from '#lib/accounts/types.ts';
+import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
+
+/**
+ * What the API answers, as schemas for the OpenAPI document (infra/openapi/document.ts). Objects are strict:
+ * the HTTP tests validate every answer they receive against the document (test/support/contract.ts), so a
+ * presenter that adds, drops or retypes a field fails a test until this file says so too.
+ */
+const timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601, UTC, microseconds.'));
+const uuid = v.pipe(v.string(), v.uuid());
+const id = v.pipe(v.number(), v.integer(), v.minValue(1));
+const nullable = <T extends v.GenericSchema>(schema: T) => v.nullable(schema);
+
+const customFieldValue = v.nullable(v.union([v.string(), v.number(), v.boolean()]));
+
+const ticketCommon = {
+  uuid,
+  reference: v.pipe(v.string(), v.description('The account prefix and number, e.g. TKT-000042.')),
+  subject: v.string(),
+  description: v.string(),
+  status: v.picklist(TICKET_STATUSES),
+  priority: v.picklist(PRIORITIES),
+  category: nullable(v.strictObject({ name: v.string(), slug: v.string() })),
+  channel: v.picklist(CHANNELS),
+};
+
+const ticketTimes = {
+  custom_fields: v.record(v.string(), customFieldValue),
+  tags: v.array(v.string()),
+  due_at: nullable(timestamp),
+  created_at: timestamp,
+  updated_at: timestamp,
+  resolved_at: nullable(timestamp),
+  closed_at: nullable(timestamp),
+};
+
+const assignee = nullable(v.strictObject({ id, name: v.string(), email: v.string() }));
+const team = nullable(v.strictObject({ id, name: v.string() }));
+
+export const Ticket = v.pipe(
+  v.strictObject({
+    ...ticketCommon,
+    requester: v.strictObject({
+      type: v.literal('email'),
+      name: nullable(v.string()),
+      email: v.string(),
+      phone: nullable(v.string()),
+      contact_id: nullable(id),
+      client_id: nullable(id),
+    }),
+    assignee,
+    team,
+    parent_uuid: nullable(uuid),
+    ...ticketTimes,
+  }),
+  v.title('Ticket'),
+);
+
+export const ListedTicket = v.pipe(
+  v.strictObject({
+    ...ticketCommon,
+    requester: v.strictObject({ name: nullable(v.string()), email: v.string() }),
+    assignee,
+    team,
+    ...ticketTimes,
+  }),
+  v.title('ListedTicket'),
+);
+
+/** Links keep a custom-field filter's brackets readable (custom_fields[plan]), as Laravel's do: not RFC 3986. */
+const url = v.pipe(v.string(), v.regex(/^https?:\/\//));
+const link = nullable(url);
+
+export const TicketPage = v.pipe(
+  v.strictObject({
+    data: v.array(ListedTicket),
+    links: v.strictObject({ first: link, last: link, prev: link, next: link }),
+    meta: v.strictObject({
+      current_page: id,
+      from: nullable(id),
+      last_page: id,
+      path: url,
+      per_page: id,
+      to: nullable(id),
+      total: v.pipe(v.number(), v.integer(), v.minValue(0)),
+    }),
+  }),
+  v.title('TicketPage'),
+);
+
+export const TicketCreated = v.strictObject({
+  message: v.literal('Ticket created successfully.'),
+  ticket: Ticket,
+});
+
+export const TicketUpdated = v.strictObject({
+  message: v.literal('Ticket updated successfully.'),
+  ticket: Ticket,
+});
+
+export const OneTicket = v.strictObject({ data: Ticket });
+
+export const Deal = v.pipe(
+  v.strictObject({
+    uuid,
+    name: v.string(),
+    amount: v.pipe(v.number(), v.minValue(0)),
+    currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/)),
+    status: v.literal('open'),
+    probability: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
+    pipeline: v.strictObject({ id, name: v.string() }),
+    stage: v.strictObject({ id, name: v.string(), color: v.string() }),
+    contact: v.strictObject({ uuid, full_name: v.string(), email: v.string() }),
+    created_at: timestamp,
+  }),
+  v.title('Deal'),
+);
+
+export const DealCreated = v.strictObject({ data: Deal });
+
+export const Pipeline = v.pipe(
+  v.strictObject({
+    id,
+    name: v.string(),
+    is_default: v.boolean(),
+    stages: v.array(
+      v.strictObject({
+        id,
+        name: v.string(),
+        color: v.string(),
+        probability: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
+        position: v.pipe(v.number(), v.integer()),
+      }),
+    ),
+  }),
+  v.title('Pipeline'),
+);
+
+export const PipelineList = v.strictObject({ data: v.array(Pipeline) });
+
+/** Every error but the two below: a message for people. */
+export const ErrorBody = v.pipe(v.strictObject({ message: v.string() }), v.title('Error'));
+
+/** 422: the first message (and how many more), and every field's messages under the request's names. */
+export const ValidationErrorBody = v.pipe(
+  v.strictObject({
+    message: v.string(),
+    errors: v.record(v.string(), v.pipe(v.array(v.string()), v.minLength(1))),
+  }),
+  v.title('ValidationError'),
+);
+
+/** 500 and 502: nothing about the cause, the id to quote to support. */
+export const ServerErrorBody = v.pipe(
+  v.strictObject({ message: v.literal('Server error.'), request_id: v.string() }),
+  v.title('ServerError'),
+);
