@@ -111,12 +111,15 @@ export function oneOf<const T extends readonly string[]>(field: string, values: 
   return optionalField(v.picklist(values, `The selected ${attribute(field)} is invalid.`));
 }
 
-/** An optional integer (a JSON number or a string of digits, as Laravel's integer rule accepts). */
+/**
+ * An optional id: an integer (a JSON number or a string of digits, as Laravel's integer rule accepts); one that
+ * names nothing is refused later, by the field's existence rule. On the wire: an id, at least 1.
+ */
 export const optionalInteger = (field: string) =>
   v.optional(
     v.pipe(
       v.unknown(),
-      wire(v.nullable(exactInteger)),
+      wire(v.nullable(v.pipe(exactInteger, v.minValue(1)))),
       v.transform((x) => (typeof x === 'string' && x.trim() === '' ? undefined : x)),
       v.optional(
         v.nullable(
