@@ -26,7 +26,7 @@ function page(stagePath: string): string {
 <div id="swagger-ui"></div>
 <script src="${at('/docs/swagger-ui-bundle.js')}"></script>
 <script>
-SwaggerUIBundle({ url: ${JSON.stringify(at('/api/openapi.json'))}, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });
+SwaggerUIBundle({ url: ${JSON.stringify(at('/api/openapi.json'))}, dom_id: '#swagger-ui', deepLinking: true, displayOperationId: true, validatorUrl: null });
 </script>
 </body>
 </html>

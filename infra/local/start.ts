@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     await gateway.warm();
     const server = await gateway.listen(settings.port);
 
-    console.log(`deskpipe is listening on ${baseUrl}`);
+    console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(
       `DynamoDB: ${endpoint} (${store ? (inMemory ? 'embedded, in memory' : `embedded, data in ${LOCAL_DATA_DIR}`) : 'external'}), table ${settings.tableName}`,
     );
