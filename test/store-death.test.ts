@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
+import { checkAnswer } from '#test/support/contract.ts';
 
 /**
  * `npm start` under load while its embedded DynamoDB is killed (issue 9): the service says so, restarts the
@@ -88,7 +89,15 @@ describe('npm start when its store dies', () => {
             : {},
         }),
       });
-      await response.text();
+      const text = await response.text();
+      // Under the store's death too, every answer is one the OpenAPI document describes.
+      checkAnswer({
+        method: 'POST',
+        path: '/api/tickets',
+        status: response.status,
+        headers: response.headers,
+        text,
+      });
       statuses.push(response.status);
       expect(Date.now() - started, 'a request never hangs').toBeLessThan(15_000);
       return response.status;
@@ -125,11 +134,12 @@ describe('npm start when its store dies', () => {
     expect(statuses, stderr).toContain(503);
     expect(statuses.every((s) => [201, 503, 409].includes(s))).toBe(true);
     const get = async (query: string) => {
-      const response = await fetch(`${base}/api/tickets?per_page=100&${query}`, {
-        headers: { Authorization: `Bearer ${apiKey}` },
-      });
+      const path = `/api/tickets?per_page=100&${query}`;
+      const response = await fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${apiKey}` } });
+      const text = await response.text();
+      checkAnswer({ method: 'GET', path, status: response.status, headers: response.headers, text });
       expect(response.status).toBe(200);
-      return (await response.json()) as { meta: { total: number }; data: unknown[] };
+      return JSON.parse(text) as { meta: { total: number }; data: unknown[] };
     };
     expect(tags.length).toBeGreaterThanOrEqual(4); // every worker got at least one ticket through
     for (const tag of tags) {
@@ -157,9 +167,17 @@ describe('npm start when its store dies', () => {
       const stalled = await fetch(`${base}/api/pipelines`, {
         headers: { Authorization: `Bearer ${apiKey}` },
       });
+      const text = await stalled.text();
+      checkAnswer({
+        method: 'GET',
+        path: '/api/pipelines',
+        status: stalled.status,
+        headers: stalled.headers,
+        text,
+      });
       expect(stalled.status).toBe(503);
       expect(stalled.headers.get('retry-after')).toBe('1');
-      expect(await stalled.json()).toEqual({ message: 'Service temporarily unavailable.' });
+      expect(JSON.parse(text)).toEqual({ message: 'Service temporarily unavailable.' });
       expect(Date.now() - started).toBeLessThan(9_000);
     } finally {
       process.kill(restartedPid as number, 'SIGCONT');
