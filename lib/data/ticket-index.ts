@@ -15,6 +15,17 @@ export const dimension = {
   assignee: (id: number) => `assignee#${id}`,
   email: (email: string) => `email#${email.toLowerCase()}`,
   customField: (key: string, text: string) => `cf#${key}#${compactValue(text)}`,
+  /**
+   * A queue: two or three of status, priority and assignee together (an agent's open tickets, the urgent open
+   * ones). Its own posting list and counter make such a page O(per_page) and its total one item.
+   */
+  queue: (status: string | undefined, priority: string | undefined, assigneeId: number | undefined) =>
+    [
+      'queue',
+      ...(status ? [`s=${status}`] : []),
+      ...(priority ? [`p=${priority}`] : []),
+      ...(assigneeId !== undefined ? [`a=${assigneeId}`] : []),
+    ].join('#'),
 };
 
 /**
@@ -29,11 +40,21 @@ function compactValue(text: string): string {
 
 /** Every dimension a ticket is listed under; `all` lists every ticket. */
 export function dimensionsOf(ticket: Ticket): string[] {
+  const { status, priority } = ticket;
+  const agent = ticket.assignee?.id;
   return [
     dimension.all,
-    dimension.status(ticket.status),
-    dimension.priority(ticket.priority),
-    ...(ticket.assignee ? [dimension.assignee(ticket.assignee.id)] : []),
+    dimension.status(status),
+    dimension.priority(priority),
+    dimension.queue(status, priority, undefined),
+    ...(agent !== undefined
+      ? [
+          dimension.assignee(agent),
+          dimension.queue(status, undefined, agent),
+          dimension.queue(undefined, priority, agent),
+          dimension.queue(status, priority, agent),
+        ]
+      : []),
     dimension.email(ticket.requester.email),
     ...Object.entries(ticket.customFields).map(([key, value]) =>
       dimension.customField(key, customFieldText(value)),
@@ -41,12 +62,22 @@ export function dimensionsOf(ticket: Ticket): string[] {
   ];
 }
 
-/** The dimensions a filter names (none: every ticket). */
+/**
+ * The dimensions a filter names (none: every ticket). Two or three of status, priority and assignee are one
+ * queue dimension, not two or three to intersect.
+ */
 export function filterDimensions(q: TicketFilter): string[] {
+  const queueParts = [q.status, q.priority, q.assigneeId].filter((x) => x !== undefined).length;
+  const queue =
+    queueParts >= 2
+      ? [dimension.queue(q.status, q.priority, q.assigneeId)]
+      : [
+          ...(q.status ? [dimension.status(q.status)] : []),
+          ...(q.priority ? [dimension.priority(q.priority)] : []),
+          ...(q.assigneeId !== undefined ? [dimension.assignee(q.assigneeId)] : []),
+        ];
   return [
-    ...(q.status ? [dimension.status(q.status)] : []),
-    ...(q.priority ? [dimension.priority(q.priority)] : []),
-    ...(q.assigneeId !== undefined ? [dimension.assignee(q.assigneeId)] : []),
+    ...queue,
     ...(q.requesterEmail !== undefined ? [dimension.email(q.requesterEmail)] : []),
     ...q.customFields.map(([key, text]) => dimension.customField(key, text)),
   ];

@@ -8,8 +8,6 @@ export interface TicketPageQuery {
   words: string[];
   offset: number;
   limit: number;
-  /** The domain's own test of the filter, for the shapes that read candidate tickets. */
-  matches: (ticket: Ticket) => boolean;
 }
 
 /** DynamoDB's largest Query Limit (2^31 − 1), far beyond any account's tickets. */
@@ -17,13 +15,14 @@ const MAX_LISTED = 2 ** 31 - 1 - 100;
 
 /**
  * One page of tickets, newest first, and the exact total. Every filter is a dimension with a posting list and
- * an exact counter (docs/data-model.md, cost model):
+ * an exact counter; two or three of status, priority and assignee are one queue dimension (docs/data-model.md,
+ * cost model):
  * - no filter, first page: count ‖ the newest tickets from the ticket partition (1 round trip);
- * - no filter or one filter: count ‖ that dimension's page of keys, then the page's tickets (2 round trips,
- *   O(per_page) reads at any account size; a deep page also reads the skipped keys, which are tiny);
- * - several filters: the counters pick the smallest dimension, whose tickets are read and filtered (O(smallest));
- * - search: each word's term postings are read and intersected (exact, no index lag); the page's tickets are
- *   read, or all candidates when filters are combined with it (O(matches)).
+ * - one dimension (a single filter, or a queue): count ‖ that dimension's page of keys, then the page's tickets
+ *   (2 round trips, O(per_page) reads at any account size; a deep page also reads the skipped keys, tiny);
+ * - several dimensions, or search: the counters (an empty dimension ends it), then every dimension's keys and
+ *   every word's term keys in parallel, intersected; only the page's tickets are read. O(keys of the named
+ *   dimensions and words), never a ticket that is not on the page.
  */
 export async function findTicketPage(
   accountId: string,
@@ -49,24 +48,16 @@ export async function findTicketPage(
     ]);
     return { total: counts[dim] ?? 0, tickets: await getTickets(accountId, keys.slice(offset)) };
   }
-  let candidates: string[];
-  if (words.length > 0) {
-    const sets = await Promise.all(words.map((w) => queryTerm(accountId, w)));
-    candidates = intersect(sets);
-  } else {
+  if (dims.length > 0) {
     const counts = await getDimensionCounts(accountId, dims);
-    const driver = dims.reduce((best, d) => ((counts[d] ?? 0) < (counts[best] ?? 0) ? d : best));
-    candidates = (counts[driver] ?? 0) === 0 ? [] : await queryPostings(accountId, driver);
+    if (dims.some((d) => (counts[d] ?? 0) === 0)) return { total: 0, tickets: [] };
   }
-  candidates.sort().reverse();
-  if (dims.length === 0) {
-    return {
-      total: candidates.length,
-      tickets: await getTickets(accountId, candidates.slice(offset, offset + limit)),
-    };
-  }
-  const matches = (await getTickets(accountId, candidates)).filter(q.matches);
-  return { total: matches.length, tickets: matches.slice(offset, offset + limit) };
+  const sets = await Promise.all([
+    ...dims.map(async (d) => new Set(await queryPostings(accountId, d))),
+    ...words.map((w) => queryTerm(accountId, w)),
+  ]);
+  const keys = intersect(sets).sort().reverse();
+  return { total: keys.length, tickets: await getTickets(accountId, keys.slice(offset, offset + limit)) };
 }
 
 function intersect(sets: Set<string>[]): string[] {

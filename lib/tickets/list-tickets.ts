@@ -2,7 +2,6 @@ import { findTicketPage } from '#lib/data/ticket-list.ts';
 import type { ListQuery } from './list-query.ts';
 import { presentListedTicket } from './present.ts';
 import { searchWords } from './search-terms.ts';
-import { matchesFilter } from './types.ts';
 
 /** GET /api/tickets: filtered, searched, paginated, newest first; how each shape is read: lib/data/ticket-list.ts. */
 export async function listTickets(accountId: string, query: ListQuery, baseUrl: string) {
@@ -11,7 +10,6 @@ export async function listTickets(accountId: string, query: ListQuery, baseUrl: 
     words: query.search ? searchWords(query.search) : [],
     offset: (query.page - 1) * query.perPage,
     limit: query.perPage,
-    matches: (ticket) => matchesFilter(ticket, query),
   });
   return paginate(tickets.map(presentListedTicket), total, query, baseUrl);
 }

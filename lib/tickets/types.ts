@@ -64,16 +64,3 @@ export interface TicketFilter {
   /** `custom_fields[key]=text`: the field's JSON text form (customFieldText) equals text. */
   customFields: [key: string, text: string][];
 }
-
-/** Whether a ticket passes every filter. */
-export function matchesFilter(t: Ticket, q: TicketFilter): boolean {
-  if (q.status && t.status !== q.status) return false;
-  if (q.priority && t.priority !== q.priority) return false;
-  if (q.assigneeId !== undefined && t.assignee?.id !== q.assigneeId) return false;
-  if (q.requesterEmail !== undefined && t.requester.email.toLowerCase() !== q.requesterEmail.toLowerCase())
-    return false;
-  return q.customFields.every(
-    ([key, text]) =>
-      Object.hasOwn(t.customFields, key) && customFieldText(t.customFields[key] ?? null) === text,
-  );
-}
