@@ -12,6 +12,8 @@ export interface RequestFigures {
   /** Operation names per round trip, e.g. [['UpdateItem','GetItem'], ['TransactWriteItems']]. */
   operations: string[][];
   itemsRead: number;
+  /** Of the items read, whole tickets (their own partition): a list reads no more than its page. */
+  ticketsRead: number;
   itemsWritten: number;
   capacity: number;
 }
@@ -43,6 +45,17 @@ function itemsReadOf(command: string, output: Output): number {
   return 0;
 }
 
+/** Items read that are whole tickets: the ticket partition is `TICKETS#<account>` (lib/data/keys.ts). */
+function ticketsReadOf(output: Output): number {
+  const items = [
+    ...(output.Item ? [output.Item] : []),
+    ...((output.Items as unknown[] | undefined) ?? []),
+    ...Object.values((output.Responses as Record<string, unknown[]> | undefined) ?? {}).flat(),
+  ] as { pk?: unknown }[];
+  const pkOf = (pk: unknown) => (typeof pk === 'string' ? pk : (pk as { S?: string } | undefined)?.S);
+  return items.filter((item) => pkOf(item.pk)?.startsWith('TICKETS#')).length;
+}
+
 function itemsWrittenOf(command: string, input: Output): number {
   if (command === 'PutItemCommand' || command === 'UpdateItemCommand') return 1;
   if (command === 'TransactWriteItemsCommand') return (input.TransactItems as unknown[]).length;
@@ -71,6 +84,7 @@ export function instrument(client: DynamoDBDocumentClient): void {
         if (figures) {
           const output = result.output as Output;
           figures.itemsRead += itemsReadOf(command, output);
+          figures.ticketsRead += ticketsReadOf(output);
           figures.capacity += capacityOf(output);
         }
         return result;
@@ -84,7 +98,7 @@ export function instrument(client: DynamoDBDocumentClient): void {
 
 /** Runs one request and returns what it cost in DynamoDB terms. */
 export async function figuresOf(fn: () => Promise<unknown>): Promise<RequestFigures> {
-  current = { roundTrips: 0, operations: [], itemsRead: 0, itemsWritten: 0, capacity: 0 };
+  current = { roundTrips: 0, operations: [], itemsRead: 0, ticketsRead: 0, itemsWritten: 0, capacity: 0 };
   deepestAnswered = 0;
   const figures = current;
   try {

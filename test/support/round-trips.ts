@@ -13,5 +13,11 @@ export async function countRoundTrips<T>(work: () => Promise<T>) {
   const figures = await figuresOf(async () => {
     result = await work();
   });
-  return { result: result as T, roundTrips: figures.roundTrips, calls: figures.operations.flat() };
+  return {
+    result: result as T,
+    roundTrips: figures.roundTrips,
+    calls: figures.operations.flat(),
+    itemsRead: figures.itemsRead,
+    ticketsRead: figures.ticketsRead,
+  };
 }
