@@ -1,6 +1,13 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
 import { dimension, filterDimensions } from './ticket-index.ts';
-import { getDimensionCounts, getTickets, newestTickets, queryPostings, queryTerm } from './tickets.ts';
+import {
+  getDimensionCounts,
+  getTickets,
+  newestTickets,
+  postingsAmong,
+  queryPostings,
+  queryTerm,
+} from './tickets.ts';
 
 /** What a list asks for: filters, search words (every one must match), and the window of the page. */
 export interface TicketPageQuery {
@@ -9,6 +16,12 @@ export interface TicketPageQuery {
   offset: number;
   limit: number;
 }
+
+/**
+ * A point read of one posting costs what a Query costs for about this many keys (1 RCU for an item up to 4 KB,
+ * against postings of ~80 bytes): fewer candidates than a dimension's size / this are checked key by key.
+ */
+const POINT_READ_COST_IN_KEYS = 50;
 
 /** DynamoDB's largest Query Limit (2^31 − 1), far beyond any account's tickets. */
 const MAX_LISTED = 2 ** 31 - 1 - 100;
@@ -48,15 +61,38 @@ export async function findTicketPage(
     ]);
     return { total: counts[dim] ?? 0, tickets: await getTickets(accountId, keys.slice(offset)) };
   }
-  if (dims.length > 0) {
-    const counts = await getDimensionCounts(accountId, dims);
-    if (dims.some((d) => (counts[d] ?? 0) === 0)) return { total: 0, tickets: [] };
-  }
-  const sets = await Promise.all([
-    ...dims.map(async (d) => new Set(await queryPostings(accountId, d))),
-    ...words.map((w) => queryTerm(accountId, w)),
+  // Several dimensions, or search. The counters (beside the words' term keys) name an empty dimension, which
+  // ends it, and the smallest. The driver (the words, or else the smallest dimension) gives the candidates; a
+  // larger dimension is read whole (beside the driver when it cannot be small against it), or, when the
+  // candidates are few against it, asked for just their postings, by key.
+  const [counts, termSets] = await Promise.all([
+    dims.length > 0 ? getDimensionCounts(accountId, dims) : {},
+    Promise.all(words.map((w) => queryTerm(accountId, w))),
   ]);
-  const keys = intersect(sets).sort().reverse();
+  const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
+  if (dims.some((d) => size(d) === 0)) return { total: 0, tickets: [] };
+  const bySize = [...dims].sort((a, b) => size(a) - size(b));
+  const driver = words.length === 0 ? bySize.shift() : undefined;
+  const mostCandidates = driver ? size(driver) : Math.min(...termSets.map((t) => t.size));
+  const readWhole = (d: string) => mostCandidates * POINT_READ_COST_IN_KEYS >= size(d);
+  const wholeSets = new Map(
+    await Promise.all(
+      [...(driver ? [driver] : []), ...bySize.filter(readWhole)].map(
+        async (d) => [d, new Set(await queryPostings(accountId, d))] as const,
+      ),
+    ),
+  );
+  let keys = intersect([...(driver ? [wholeSets.get(driver) as Set<string>] : termSets)]);
+  const checked = bySize.filter((d) => !wholeSets.has(d));
+  const found = await Promise.all(
+    checked.map((d) => (keys.length > 0 ? postingsAmong(accountId, d, keys) : new Set<string>())),
+  );
+  const sets = [
+    ...bySize.filter((d) => wholeSets.has(d)).map((d) => wholeSets.get(d) as Set<string>),
+    ...found,
+  ];
+  keys = keys.filter((k) => sets.every((set) => set.has(k)));
+  keys.sort().reverse();
   return { total: keys.length, tickets: await getTickets(accountId, keys.slice(offset, offset + limit)) };
 }
 

@@ -308,6 +308,23 @@ export async function queryPostings(accountId: string, dim: string, limit?: numb
 }
 
 /**
+ * Which of these order keys a dimension lists: each one's posting read by its key (BatchGet), for a few
+ * candidates against a large dimension, where reading the whole posting list would cost more.
+ */
+export async function postingsAmong(
+  accountId: string,
+  dim: string,
+  orderKeys: string[],
+): Promise<Set<string>> {
+  const items = await batchGetAll(
+    orderKeys.map((k) => ticketKeys.posting(accountId, dim, k)),
+    `sk, ${UNCONFIRMED}`,
+  );
+  const keys = items.map((item) => ({ orderKey: item.sk as string, marked: UNCONFIRMED in item }));
+  return new Set(await confirmed(accountId, keys, holdsDimension(dim)));
+}
+
+/**
  * Order keys whose ticket lists them: unmarked keys do, since they were written in their ticket's commit (and
  * are removed in the commit that removes them); marked keys (written before their ticket's commit) are kept
  * only when their ticket exists and holds that dimension or term now (one BatchGet of those tickets, rare).
