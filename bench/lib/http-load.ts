@@ -58,6 +58,8 @@ export async function load(
     headers: Record<string, string>;
     seconds: number;
     connections: number;
+    /** Replace `[<id>]` in the body with a fresh id on every request (autocannon -I): each PATCH changes something. */
+    idReplacement?: boolean;
   },
 ): Promise<HttpLoad> {
   const args = [
@@ -71,6 +73,7 @@ export async function load(
   ];
   for (const [k, v] of Object.entries(options.headers)) args.push('-H', `${k}: ${v}`);
   if (options.body) args.push('-b', options.body);
+  if (options.idReplacement) args.push('-I');
   args.push(url);
   const { stdout } = await run(join(root, 'node_modules/.bin/autocannon'), args, {
     maxBuffer: 10 * 1024 * 1024,

@@ -6,6 +6,7 @@ import { ticketItems } from '#lib/data/tickets.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
 import { ticketTerms } from '#lib/tickets/search-terms.ts';
 import { isOpenWork } from '#lib/tickets/types.ts';
+import { formatTimestamp } from '#lib/time.ts';
 
 /**
  * Bulk path for the scaling runs: builds every ticket with the create path's own pure functions
@@ -29,7 +30,30 @@ export const SEED = {
   rareWord: 'zebra',
   /** 500 requesters (an e-mail filter matches N/500 tickets); tickets 1 to 3 have a requester of their own. */
   email: (i: number) => (i <= 3 ? 'founder@acme-rare.test' : `user${i % 500}@example${i % 20}.test`),
-  plan: (i: number) => (i % 10 === 0 ? 'gold' : 'silver'),
+  /** gold on a third of tickets: with priority=high, the broad two-filter shape of the bench. */
+  plan: (i: number) => (i % 3 === 0 ? 'gold' : 'silver'),
+  /** A second custom field, on every ticket (half a, half b): two custom-field filters together. */
+  tier: (i: number) => (i % 2 === 0 ? 'a' : 'b'),
+  /**
+   * Where updates have left the ticket: 40% open, 20% pending, 10% in progress, 20% resolved, 10% closed. The
+   * seed writes each ticket's final state, indexed exactly as a create and its updates leave it (the model test
+   * proves updates keep every index exact).
+   */
+  status: (i: number) =>
+    (
+      [
+        'open',
+        'open',
+        'open',
+        'open',
+        'pending',
+        'in_progress',
+        'resolved',
+        'resolved',
+        'closed',
+        'pending',
+      ] as const
+    )[i % 10] as 'open' | 'pending' | 'in_progress' | 'resolved' | 'closed',
   priority: (i: number) =>
     (['low', 'medium', 'high', 'urgent'] as const)[i % 4] as 'low' | 'medium' | 'high' | 'urgent',
 };
@@ -72,7 +96,7 @@ export class TicketSeeder {
           subject: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}${i <= 5 ? ` ${SEED.rareWord}` : ''}`,
           description: 'Seeded for the benchmark.',
           requester_email: SEED.email(i),
-          custom_fields: { plan: SEED.plan(i) },
+          custom_fields: { plan: SEED.plan(i), tier: SEED.tier(i) },
         },
         number,
         createdUs,
@@ -82,6 +106,12 @@ export class TicketSeeder {
         assignee: agents[i % agents.length],
         contact: undefined,
       });
+      const status = SEED.status(i);
+      const at = formatTimestamp(createdUs + 3_600_000_000); // an hour after the ticket was created
+      ticket.status = status;
+      if (status !== 'open') ticket.updatedAt = at;
+      if (status === 'resolved' || status === 'closed') ticket.resolvedAt = at;
+      if (status === 'closed') ticket.closedAt = at;
       const terms = ticketTerms({
         subject: ticket.subject,
         reference: ticket.reference,
