@@ -58,8 +58,6 @@ export async function load(
     headers: Record<string, string>;
     seconds: number;
     connections: number;
-    /** Replace `[<id>]` in the body with a fresh id on every request (autocannon -I): each PATCH changes something. */
-    idReplacement?: boolean;
   },
 ): Promise<HttpLoad> {
   const args = [
@@ -73,7 +71,6 @@ export async function load(
   ];
   for (const [k, v] of Object.entries(options.headers)) args.push('-H', `${k}: ${v}`);
   if (options.body) args.push('-b', options.body);
-  if (options.idReplacement) args.push('-I');
   args.push(url);
   const { stdout } = await run(join(root, 'node_modules/.bin/autocannon'), args, {
     maxBuffer: 10 * 1024 * 1024,
@@ -93,5 +90,48 @@ export async function load(
     p99Ms: report.latency.p99,
     non2xx: report.non2xx,
     errors: report.errors,
+  };
+}
+
+/**
+ * Requests whose body changes every time (autocannon sends one fixed body; its id replacement breaks the
+ * Content-Length): `connections` loops of fetch for `seconds`, each request made by `request(i)`.
+ */
+export async function loopLoad(
+  name: string,
+  options: { seconds: number; connections: number },
+  request: (connection: number, i: number) => Promise<Response>,
+): Promise<HttpLoad> {
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  const until = Date.now() + options.seconds * 1000;
+  await Promise.all(
+    Array.from({ length: options.connections }, async (_, connection) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const started = performance.now();
+        try {
+          const response = await request(connection, i);
+          await response.arrayBuffer();
+          if (response.status >= 300) non2xx++;
+          latencies.push(performance.now() - started);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return {
+    name,
+    connections: options.connections,
+    seconds: options.seconds,
+    requestsPerSecond: Math.round(latencies.length / options.seconds),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    non2xx,
+    errors,
   };
 }
