@@ -1,7 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { capacityChart, endpointCapacityChart, scalingChart } from './charts.ts';
 
-/** Renders bench/results.json as the Markdown tables of docs/performance.md (`npx tsx bench/report.ts`). */
+/**
+ * Renders bench/results.json as the Markdown tables of docs/performance.md (`npx tsx bench/report.ts`), and
+ * writes its charts to docs/bench-*.svg, printing the Markdown image links after the tables.
+ */
 const r = JSON.parse(readFileSync(join(import.meta.dirname, 'results.json'), 'utf8'));
 const out: string[] = [];
 const row = (cells: unknown[]) => out.push(`| ${cells.join(' | ')} |`);
@@ -78,6 +82,13 @@ row(['request', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'in-process p50 ms', 'HT
 row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
 for (const h of r.http)
   row([h.name, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.inProcessP50Ms, h.p50Ratio]);
+if (r.mixed) {
+  out.push('', '### Mixed workload over HTTP, at once, on the largest account', '');
+  row(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']);
+  row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
+  for (const h of r.mixed)
+    row([h.name, h.connections, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.errors]);
+}
 out.push('', `Peak RSS of the gateway process under that load: ${r.peakRssMb} MB.`, '');
 out.push('### Cold start', '');
 row(['bundle', 'size KB', 'module load ms', '× baseline', 'budget (≤ 400 KB, ≤ 1.15×)']);
@@ -92,6 +103,18 @@ row([
 for (const f of r.coldStart.functions) {
   const b = r.coldStart.budgets.find((x: { name: string }) => x.name === f.name);
   row([f.name, Math.round(f.bytes / 1024), f.loadMs, f.loadRatio, b.sizeOk && b.loadOk ? '✓' : '✗']);
+}
+const docs = join(import.meta.dirname, '..', 'docs');
+mkdirSync(docs, { recursive: true });
+const charts: [file: string, alt: string, svg: string][] = [
+  ['bench-p50-by-size.svg', 'p50 by account size', scalingChart(r)],
+  ['bench-capacity-by-size.svg', 'capacity per request by account size', capacityChart(r)],
+  ['bench-endpoint-capacity.svg', 'capacity per request by endpoint', endpointCapacityChart(r)],
+];
+out.push('', '### Charts');
+for (const [file, alt, svg] of charts) {
+  writeFileSync(join(docs, file), `${svg}\n`);
+  out.push('', `![${alt}](${file})`);
 }
 process.stdout.write(`${out.join('\n')}\n`);
 
