@@ -76,7 +76,7 @@ export function endpointCapacityChart(results: ChartResults): string {
   const max = niceLinearMax(Math.max(0, ...endpoints.map((e) => e.capacity)));
   const ticks = linearTicks(max);
   const x = (v: number) => left + ((right - left) * v) / max;
-  const out = svgOpen(height);
+  const out = svgOpen(height, 'Endpoint capacity per request');
   out.push(...header('Endpoint capacity per request', subtitle(results)));
   for (const t of ticks) {
     out.push(
@@ -163,7 +163,7 @@ function sizeChart(results: ChartResults, o: SizeChartOptions): string {
   const xs = logScale(xDomain as [number, number], [left, right]);
   const yScale = logScale(yDomain as [number, number], [bottom, top]);
 
-  const out = svgOpen(height);
+  const out = svgOpen(height, o.title);
   out.push(...header(o.title, subtitle(results)));
 
   // Grid and y ticks.
@@ -304,10 +304,12 @@ function marker(
 
 // ---- primitives ----
 
-function svgOpen(height: number): string[] {
+/** The opening of a chart, with its title as the SVG's accessible name. */
+function svgOpen(height: number, title: string): string[] {
   const h = Math.round(height);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${h}" viewBox="0 0 ${WIDTH} ${h}" ${FONT}>`,
+    `<title>${escapeXml(title)}</title>`,
     // An opaque background keeps the dark text readable in GitHub's dark theme.
     `<rect width="${WIDTH}" height="${h}" fill="#ffffff"/>`,
   ];
