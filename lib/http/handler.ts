@@ -21,6 +21,7 @@ import {
   type HttpResult,
   headerOf,
   headerValues,
+  paramsOf,
   queryOf,
   requestIdOf,
 } from './request.ts';
@@ -137,9 +138,7 @@ async function serveRequest(event: Event, handle: RouteHandler): Promise<Result>
   const request: HttpRequest = {
     method: event.httpMethod,
     path: event.path,
-    params: Object.fromEntries(
-      Object.entries(event.pathParameters ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
-    ),
+    params: paramsOf(event),
     header: (name) => headerOf(event, name),
     query: queryOf(event),
     body,

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { NotFound } from '#lib/errors.ts';
 import { type Event, httpContext, type Internal, type Result } from './context.ts';
-import { baseUrlOf, requestIdOf, stagePathOf } from './request.ts';
+import { baseUrlOf, paramsOf, requestIdOf, stagePathOf } from './request.ts';
 
 /** What a public route is told of its request. */
 export interface PublicRequest {
@@ -33,10 +33,11 @@ export function publicHandler(
   return middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
     .use(httpContext(options))
     .handler(async (event) => {
-      const params = Object.fromEntries(
-        Object.entries(event.pathParameters ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
-      );
-      const answer = await serve({ params, baseUrl: baseUrlOf(event), stagePath: stagePathOf(event) });
+      const answer = await serve({
+        params: paramsOf(event),
+        baseUrl: baseUrlOf(event),
+        stagePath: stagePathOf(event),
+      });
       if (!answer) throw new NotFound();
       return {
         statusCode: answer.statusCode,

@@ -75,6 +75,13 @@ export function callerOf(event: APIGatewayProxyEvent): Caller {
   };
 }
 
+/** The path parameters API Gateway passed (`{ticket}` → its decoded segment). */
+export function paramsOf(event: APIGatewayProxyEvent): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(event.pathParameters ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+}
+
 export function queryOf(event: APIGatewayProxyEvent): Record<string, string[]> {
   const query: Record<string, string[]> = {};
   for (const [key, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
