@@ -124,7 +124,8 @@ describe('DynamoDB round trips per request', () => {
   /**
    * Queues (two or three of status, priority and assignee) are one dimension of their own: a page reads its keys
    * and its tickets, never the other tickets of its parts. Every other combination intersects keys: it reads no
-   * ticket that is not on the page. At least 24 tickets match each query; a page of 5 reads 5 tickets.
+   * ticket that is not on the page, and reads two dimensions' keys from their packed blocks. At least 24 tickets
+   * match each query; a page of 5 reads 5 tickets.
    */
   describe('combined filters read only the page of tickets', () => {
     let get: Awaited<ReturnType<typeof setUp>>['get'];
@@ -152,14 +153,19 @@ describe('DynamoDB round trips per request', () => {
     });
 
     it.each([
-      ['status + assignee (an agent queue)', { status: 'open', assignee_id: 'AGENT' }, 2],
-      ['status + priority', { status: 'open', priority: 'medium' }, 2],
-      ['priority + assignee', { priority: 'medium', assignee_id: 'AGENT' }, 2],
-      ['status + priority + assignee', { status: 'open', priority: 'medium', assignee_id: 'AGENT' }, 2],
-      ['queue + custom field', { status: 'open', assignee_id: 'AGENT', 'custom_fields[plan]': 'gold' }, 3],
-      ['priority + custom field', { priority: 'medium', 'custom_fields[plan]': 'gold' }, 3],
-      ['search + filter', { search: 'invoice', assignee_id: 'AGENT' }, 3],
-    ])('%s', async (_label, query: Record<string, string>, maxRoundTrips: number) => {
+      ['status + assignee (an agent queue)', { status: 'open', assignee_id: 'AGENT' }, 2, 12],
+      ['status + priority', { status: 'open', priority: 'medium' }, 2, 12],
+      ['priority + assignee', { priority: 'medium', assignee_id: 'AGENT' }, 2, 12],
+      ['status + priority + assignee', { status: 'open', priority: 'medium', assignee_id: 'AGENT' }, 2, 12],
+      [
+        'queue + custom field',
+        { status: 'open', assignee_id: 'AGENT', 'custom_fields[plan]': 'gold' },
+        3,
+        16,
+      ],
+      ['priority + custom field', { priority: 'medium', 'custom_fields[plan]': 'gold' }, 3, 16],
+      ['search + filter', { search: 'invoice', assignee_id: 'AGENT' }, 3, Number.POSITIVE_INFINITY],
+    ])('%s', async (_label, query: Record<string, string>, maxRoundTrips: number, maxItems: number) => {
       const q = Object.fromEntries(
         Object.entries({ ...query, per_page: '5' }).map(([k, v]) => [k, v === 'AGENT' ? String(agentId) : v]),
       );
@@ -170,7 +176,9 @@ describe('DynamoDB round trips per request', () => {
       expect(figures.ticketsRead, figures.calls.join(', ')).toBe(5);
       expect(figures.roundTrips, figures.calls.join(', ')).toBeLessThanOrEqual(maxRoundTrips);
       // A queue reads its page of keys (5), the page's tickets (5), the counters and the rate count: no more.
-      if (maxRoundTrips === 2) expect(figures.itemsRead).toBeLessThanOrEqual(12);
+      // Two dimensions are intersected from their packed blocks (3 items each for 110 tickets), not from
+      // their postings (an item per ticket).
+      expect(figures.itemsRead, figures.calls.join(', ')).toBeLessThanOrEqual(maxItems);
     });
 
     /**

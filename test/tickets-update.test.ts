@@ -664,6 +664,12 @@ describe('PATCH /api/tickets/{ticket}', () => {
       ['custom_fields[plan]=gold', [target.uuid]],
       ['status=pending&priority=urgent&custom_fields[plan]=gold', [target.uuid]],
       ['status=open&priority=urgent', []],
+      // Combinations that intersect each dimension's blocks: the ticket left low, free and open.
+      ['priority=low&custom_fields[plan]=free', [bystander.uuid]],
+      ['status=open&custom_fields[plan]=free', [bystander.uuid]],
+      ['status=pending&custom_fields[plan]=gold', [target.uuid]],
+      [`assignee_id=${agent}&custom_fields[plan]=gold`, [target.uuid]],
+      ['custom_fields[plan]=free&search=kettle', [bystander.uuid]],
       ['search=toaster', [target.uuid]],
       ['search=smok', [target.uuid]],
       ['search=kettle', [bystander.uuid]],

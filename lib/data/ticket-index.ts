@@ -94,6 +94,42 @@ export function orderKeyOf(ticket: Pick<Ticket, 'createdAt' | 'number'>): string
 }
 
 /**
+ * The dimensions that keep packed blocks beside their postings: every one but `all` (which is never
+ * intersected: no filter means the ticket partition itself).
+ */
+export const hasBlocks = (d: string): boolean => d !== dimension.all;
+
+/**
+ * An order key packed into 16 characters for a block's string set: creation microseconds in 9 and the number
+ * in 7 digits of base 64, written with the 64 consecutive code points from '0', so packed keys sort as their
+ * order keys do (fixed width, ascending alphabet) and need no decoding to be intersected.
+ */
+const PACK_ZERO = 0x30;
+const packedDigits = (value: number, width: number): string => {
+  const digits = new Array<string>(width);
+  let rest = value;
+  for (let i = width - 1; i >= 0; i--) {
+    digits[i] = String.fromCharCode(PACK_ZERO + (rest % 64));
+    rest = Math.floor(rest / 64);
+  }
+  return digits.join('');
+};
+const unpackedDigits = (packed: string, from: number, to: number): number => {
+  let value = 0;
+  for (let i = from; i < to; i++) value = value * 64 + (packed.charCodeAt(i) - PACK_ZERO);
+  return value;
+};
+
+export function packOrderKey(orderKey: string): string {
+  const [micros, number] = orderKey.split('#');
+  return packedDigits(Number(micros), 9) + packedDigits(Number(number), 7);
+}
+
+export function unpackOrderKey(packed: string): string {
+  return ticketKeys.orderKey(unpackedDigits(packed, 0, 9), unpackedDigits(packed, 9, 16));
+}
+
+/**
  * A ticket's uuid carries its order key, so a ticket is read by uuid in one GetItem with no lookup item: an
  * RFC 9562 version 8 (custom) UUID whose 122 free bits hold the creation time in microseconds (53 bits), the
  * ticket number (40 bits) and 29 random bits. Like a version 7 UUID it reveals when it was made.

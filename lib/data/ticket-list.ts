@@ -1,10 +1,12 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
-import { dimension, filterDimensions } from './ticket-index.ts';
+import { TICKETS_PER_BLOCK } from './keys.ts';
+import { dimension, filterDimensions, packOrderKey, unpackOrderKey } from './ticket-index.ts';
 import {
   getDimensionCounts,
   getTickets,
   newestTickets,
   postingsAmong,
+  queryBlocks,
   queryPostings,
   queryTerm,
 } from './tickets.ts';
@@ -17,12 +19,6 @@ export interface TicketPageQuery {
   limit: number;
 }
 
-/**
- * A point read of one posting costs what a Query costs for about this many keys (1 RCU for an item up to 4 KB,
- * against postings of ~80 bytes): fewer candidates than a dimension's size / this are checked key by key.
- */
-const POINT_READ_COST_IN_KEYS = 50;
-
 /** DynamoDB's largest Query Limit (2^31 − 1), far beyond any account's tickets. */
 const MAX_LISTED = 2 ** 31 - 1 - 100;
 
@@ -33,9 +29,9 @@ const MAX_LISTED = 2 ** 31 - 1 - 100;
  * - no filter, first page: count ‖ the newest tickets from the ticket partition (1 round trip);
  * - one dimension (a single filter, or a queue): count ‖ that dimension's page of keys, then the page's tickets
  *   (2 round trips, O(per_page) reads at any account size; a deep page also reads the skipped keys, tiny);
- * - several dimensions, or search: the counters (an empty dimension ends it), then every dimension's keys and
- *   every word's term keys in parallel, intersected; only the page's tickets are read. O(keys of the named
- *   dimensions and words), never a ticket that is not on the page.
+ * - several dimensions, or search: the counters (an empty dimension ends it), then every dimension's packed
+ *   blocks and every word's term keys in parallel, intersected; only the page's tickets are read. O(keys of
+ *   the named dimensions and words) at about 16 bytes a key, never a ticket that is not on the page.
  */
 export async function findTicketPage(
   accountId: string,
@@ -63,37 +59,91 @@ export async function findTicketPage(
   }
   // Several dimensions, or search. The counters (beside the words' term keys) name an empty dimension, which
   // ends it, and the smallest. The driver (the words, or else the smallest dimension) gives the candidates; a
-  // larger dimension is read whole (beside the driver when it cannot be small against it), or, when the
-  // candidates are few against it, asked for just their postings, by key.
+  // larger dimension's blocks are read whole (beside the driver) when that costs less than asking for each
+  // candidate's posting by key, which it does unless the candidates are few against it. Keys are intersected
+  // packed (as the blocks hold them); only the page's are unpacked and their tickets read.
   const [counts, termSets] = await Promise.all([
-    dims.length > 0 ? getDimensionCounts(accountId, dims) : {},
-    Promise.all(words.map((w) => queryTerm(accountId, w))),
+    dims.length > 0 ? getDimensionCounts(accountId, [dimension.all, ...dims]) : {},
+    Promise.all(words.map(async (w) => packedSet(await queryTerm(accountId, w)))),
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return { total: 0, tickets: [] };
-  const bySize = [...dims].sort((a, b) => size(a) - size(b));
-  const driver = words.length === 0 ? bySize.shift() : undefined;
-  const mostCandidates = driver ? size(driver) : Math.min(...termSets.map((t) => t.size));
-  const readWhole = (d: string) => mostCandidates * POINT_READ_COST_IN_KEYS >= size(d);
+  const plan = planIntersection(
+    dims.map((d) => ({ dim: d, size: size(d) })),
+    size(dimension.all),
+    words.length > 0 ? Math.min(...termSets.map((t) => t.size)) : undefined,
+  );
   const wholeSets = new Map(
     await Promise.all(
-      [...(driver ? [driver] : []), ...bySize.filter(readWhole)].map(
-        async (d) => [d, new Set(await queryPostings(accountId, d))] as const,
+      [...(plan.driver ? [plan.driver] : []), ...plan.whole].map(
+        async (d) => [d, await queryBlocks(accountId, d)] as const,
       ),
     ),
   );
-  let keys = intersect([...(driver ? [wholeSets.get(driver) as Set<string>] : termSets)]);
-  const checked = bySize.filter((d) => !wholeSets.has(d));
+  let keys = intersect(plan.driver ? [wholeSets.get(plan.driver) as Set<string>] : termSets);
   const found = await Promise.all(
-    checked.map((d) => (keys.length > 0 ? postingsAmong(accountId, d, keys) : new Set<string>())),
+    plan.byKey.map(async (d) =>
+      keys.length > 0
+        ? packedSet(await postingsAmong(accountId, d, keys.map(unpackOrderKey)))
+        : new Set<string>(),
+    ),
   );
-  const sets = [
-    ...bySize.filter((d) => wholeSets.has(d)).map((d) => wholeSets.get(d) as Set<string>),
-    ...found,
-  ];
+  const sets = [...plan.whole.map((d) => wholeSets.get(d) as Set<string>), ...found];
   keys = keys.filter((k) => sets.every((set) => set.has(k)));
   keys.sort().reverse();
-  return { total: keys.length, tickets: await getTickets(accountId, keys.slice(offset, offset + limit)) };
+  const page = keys.slice(offset, offset + limit).map(unpackOrderKey);
+  return { total: keys.length, tickets: await getTickets(accountId, page) };
+}
+
+/** How several dimensions are intersected: which drives, which are read whole, which are asked by key. */
+export interface IntersectionPlan {
+  /** The smallest dimension, whose keys are the candidates (none when search words drive). */
+  driver: string | undefined;
+  /** Dimensions whose blocks are read whole, beside the driver. */
+  whole: string[];
+  /** Dimensions asked for just the candidates' postings, by key, once the candidates are known. */
+  byKey: string[];
+}
+
+/**
+ * The cheapest exact plan, from the counters: the search words drive (their candidates are given), or else the
+ * smallest dimension; each other dimension is read whole when its blocks cost no more read units than asking
+ * for every candidate's posting by key (a unit each), which is the case unless the candidates are few
+ * against it.
+ */
+export function planIntersection(
+  dims: { dim: string; size: number }[],
+  accountTickets: number,
+  wordCandidates: number | undefined,
+): IntersectionPlan {
+  const bySize = [...dims].sort((a, b) => a.size - b.size);
+  const driver = wordCandidates === undefined ? bySize.shift() : undefined;
+  const candidates = driver ? driver.size : (wordCandidates ?? 0);
+  const readWhole = (d: { size: number }) => blockReadUnits(d.size, accountTickets) <= candidates;
+  return {
+    driver: driver?.dim,
+    whole: bySize.filter(readWhole).map((d) => d.dim),
+    byKey: bySize.filter((d) => !readWhole(d)).map((d) => d.dim),
+  };
+}
+
+/**
+ * Read units of a dimension's blocks, read whole: its packed keys (16 bytes each) and the keys and overhead of
+ * its blocks (about 100 bytes each; a dimension has at most one block per TICKETS_PER_BLOCK tickets of the
+ * account, and at most one per ticket it lists). A posting read by key costs one unit.
+ */
+function blockReadUnits(listed: number, accountTickets: number): number {
+  const blocks = Math.min(listed, Math.ceil(accountTickets / TICKETS_PER_BLOCK) + 1);
+  return (listed * PACKED_KEY_BYTES + blocks * BLOCK_OVERHEAD_BYTES) / READ_UNIT_BYTES;
+}
+const PACKED_KEY_BYTES = 16;
+const BLOCK_OVERHEAD_BYTES = 100;
+const READ_UNIT_BYTES = 4096;
+
+function packedSet(orderKeys: Iterable<string>): Set<string> {
+  const packed = new Set<string>();
+  for (const k of orderKeys) packed.add(packOrderKey(k));
+  return packed;
 }
 
 function intersect(sets: Set<string>[]): string[] {

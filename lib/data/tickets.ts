@@ -6,8 +6,16 @@ import { completionActions, idempotencyTakenOver, type Receipt } from './idempot
 import { entityOf } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
 import { foldRate } from './rate-limit.ts';
-import { dimensionsOf, isStatsDimension, orderKeyOf, orderKeyOfUuid } from './ticket-index.ts';
-import { MAX_TRANSACTION_ITEMS, type TransactAction, transact } from './transact.ts';
+import {
+  dimensionsOf,
+  hasBlocks,
+  isStatsDimension,
+  orderKeyOf,
+  orderKeyOfUuid,
+  packOrderKey,
+  unpackOrderKey,
+} from './ticket-index.ts';
+import { MAX_TRANSACTION_ITEMS, type TransactAction, type TransactUpdate, transact } from './transact.ts';
 
 export interface TicketStats {
   /** Exact ticket counts of the bounded dimensions (`all`, `status#open`, `priority#high`, `assignee#3`). */
@@ -113,6 +121,14 @@ export interface TicketItems {
   unbounded: { posting: Record<string, unknown>; counterKey: { pk: string; sk: string } }[];
   numberTerm: Record<string, unknown>;
   prefixTerms: Record<string, unknown>[];
+  /** The ticket's packed order key in the block of each of its dimensions but `all`. */
+  blocks: BlockEntry[];
+}
+
+/** A ticket's packed order key in one dimension's block (lib/data/keys.ts, ticketKeys.block). */
+export interface BlockEntry {
+  key: { pk: string; sk: string };
+  packed: string;
 }
 
 export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'>, version = 1): TicketItems {
@@ -139,7 +155,67 @@ export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'
       ...ticketKeys.prefixTerm(accountId, t, orderKey),
       type: 'ticket_term',
     })),
+    blocks: dims
+      .filter(hasBlocks)
+      .map((d) => ({ key: ticketKeys.block(accountId, d, ticket.number), packed: packOrderKey(orderKey) })),
   };
+}
+
+/** A block's packed keys: those written in their ticket's commit, and those put before it (marked). */
+export const BLOCK_KEYS = 'k';
+
+/** Adds a packed key to its block: in the commit, or before it, marked (it counts once its ticket holds it). */
+function addToBlock(entry: BlockEntry, marked = false): TransactUpdate {
+  return {
+    TableName: tableName(),
+    Key: entry.key,
+    UpdateExpression: 'ADD #k :key',
+    ExpressionAttributeNames: { '#k': marked ? UNCONFIRMED : BLOCK_KEYS },
+    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
+  };
+}
+
+/** Takes a packed key out of its block, whether its commit or an earlier marked put wrote it. */
+function removeFromBlock(entry: BlockEntry): TransactUpdate {
+  return {
+    TableName: tableName(),
+    Key: entry.key,
+    UpdateExpression: 'DELETE #k :key, #u :key',
+    ExpressionAttributeNames: { '#k': BLOCK_KEYS, '#u': UNCONFIRMED },
+    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
+  };
+}
+
+/**
+ * What a write adds to the index beyond its commit's fixed part: postings and terms (puts) and block keys
+ * (set additions). As many as fit go in the commit, block keys first (a marked block key costs a ticket read
+ * to every intersection of its dimension, a marked posting only to the pages it falls on); the rest are
+ * written first, marked.
+ */
+type Addition = { put: Record<string, unknown> } | { block: BlockEntry };
+
+function splitAdditions(additions: Addition[], room: number) {
+  const inCommit = additions
+    .slice(0, Math.max(0, room))
+    .map(
+      (a): TransactAction =>
+        'put' in a ? { Put: { TableName: tableName(), Item: a.put } } : { Update: addToBlock(a.block) },
+    );
+  const spilled = additions.slice(Math.max(0, room));
+  const marked = spilled.flatMap((a) => ('put' in a ? [{ ...a.put, [UNCONFIRMED]: 1 }] : []));
+  const markedBlocks = spilled.flatMap((a) => ('block' in a ? [a.block] : []));
+  return {
+    inCommit,
+    unconfirmed: { items: marked, blocks: markedBlocks },
+  };
+}
+
+/** Writes a plan's marked additions (before its commit). */
+async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<void> {
+  await Promise.all([
+    unconfirmed.items.length > 0 ? batchPutAll(unconfirmed.items) : undefined,
+    ...unconfirmed.blocks.map((b) => dynamo.send(new UpdateCommand(addToBlock(b, true)))),
+  ]);
 }
 
 /**
@@ -154,7 +230,7 @@ export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
   const plan = planTicketWrite(write);
-  if (plan.unconfirmed.length > 0) await batchPutAll(plan.unconfirmed);
+  await putUnconfirmed(plan.unconfirmed);
   try {
     await transact(plan.commit);
   } catch (error) {
@@ -167,9 +243,14 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
   }
 }
 
+/** Items put and block keys added before a commit, marked unconfirmed (none for all but the largest tickets). */
+export interface UnconfirmedWrites {
+  items: Record<string, unknown>[];
+  blocks: BlockEntry[];
+}
+
 export interface TicketWritePlan {
-  /** Put first, marked unconfirmed (empty for all but the largest tickets). */
-  unconfirmed: Record<string, unknown>[];
+  unconfirmed: UnconfirmedWrites;
   /** The one transaction that makes the ticket exist. */
   commit: TransactAction[];
 }
@@ -220,12 +301,16 @@ export function planTicketWrite(write: TicketWrite): TicketWritePlan {
   // The receipt's completion goes last (insertTicket reads its cancellation reason by position).
   const completion = completionActions(write.receipt, write.ticket);
   const room = MAX_TRANSACTION_ITEMS - commit.length - completion.length;
-  const rest = [...items.unbounded.map((u) => u.posting), ...items.prefixTerms];
-  commit.push(...rest.slice(0, room).map(put), ...completion);
-  return {
-    unconfirmed: rest.slice(room).map((item) => ({ ...item, [UNCONFIRMED]: 1 })),
-    commit,
-  };
+  const { inCommit, unconfirmed } = splitAdditions(
+    [
+      ...items.blocks.map((block) => ({ block })),
+      ...items.unbounded.map((u) => ({ put: u.posting })),
+      ...items.prefixTerms.map((put) => ({ put })),
+    ],
+    room,
+  );
+  commit.push(...inCommit, ...completion);
+  return { unconfirmed, commit };
 }
 
 /**
@@ -305,6 +390,36 @@ export async function queryPostings(accountId: string, dim: string, limit?: numb
     if (dropped === 0 || want === undefined || items.length < want) return keys;
     want += dropped;
   }
+}
+
+/**
+ * Every packed order key a dimension lists, from its blocks (about 16 bytes a ticket: a 4 KB read unit
+ * carries some 200 of them, against some 50 postings). Marked keys count only once their ticket holds the
+ * dimension (confirmed as for postings).
+ */
+export async function queryBlocks(accountId: string, dim: string): Promise<Set<string>> {
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': ticketKeys.blockPartition(accountId, dim) },
+    ProjectionExpression: '#k, #u',
+    ExpressionAttributeNames: { '#k': BLOCK_KEYS, '#u': UNCONFIRMED },
+    ConsistentRead: true,
+  });
+  const keys = new Set<string>();
+  const marked: string[] = [];
+  for (const item of items) {
+    for (const packed of (item[BLOCK_KEYS] as Set<string> | undefined) ?? []) keys.add(packed);
+    for (const packed of (item[UNCONFIRMED] as Set<string> | undefined) ?? []) marked.push(packed);
+  }
+  if (marked.length > 0) {
+    const unsure = marked
+      .filter((p) => !keys.has(p))
+      .map((p) => ({ orderKey: unpackOrderKey(p), marked: true }));
+    for (const orderKey of await confirmed(accountId, unsure, holdsDimension(dim)))
+      keys.add(packOrderKey(orderKey));
+  }
+  return keys;
 }
 
 /**
@@ -527,6 +642,11 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     ...unboundedPostings.added.map((p) => ({ key: counterOf(p, after.unbounded), delta: 1 })),
   ];
   const terms = diff(before.prefixTerms, after.prefixTerms);
+  const blockKeyOf = (b: BlockEntry) => `${b.key.pk}\u0000${b.key.sk}`;
+  const blocksBefore = new Set(before.blocks.map(blockKeyOf));
+  const blocksAfter = new Set(after.blocks.map(blockKeyOf));
+  const blocksLeft = before.blocks.filter((b) => !blocksAfter.has(blockKeyOf(b)));
+  const blocksEntered = after.blocks.filter((b) => !blocksBefore.has(blockKeyOf(b)));
 
   const put = (Item: Record<string, unknown>): TransactAction => ({ Put: { TableName: table, Item } });
   const remove = (item: Record<string, unknown>): TransactAction => ({
@@ -556,16 +676,23 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     ...bounded.removed.map(remove),
     ...bounded.added.map(put),
     ...unboundedPostings.removed.map(remove),
+    ...blocksLeft.map((b) => ({ Update: removeFromBlock(b) })),
     ...terms.removed.map(remove),
   ];
   const completion = completionActions(update.receipt, { ticket: update.after, version: newVersion });
   const room = MAX_TRANSACTION_ITEMS - commit.length - completion.length;
   if (room < 0) throw new UpdateTooLarge();
-  const additions = [...unboundedPostings.added, ...terms.added];
-  commit.push(...additions.slice(0, room).map(put), ...completion);
-  const unconfirmed = additions.slice(room).map((item) => ({ ...item, [UNCONFIRMED]: 1 }));
+  const { inCommit, unconfirmed } = splitAdditions(
+    [
+      ...blocksEntered.map((block) => ({ block })),
+      ...unboundedPostings.added.map((p) => ({ put: p })),
+      ...terms.added.map((p) => ({ put: p })),
+    ],
+    room,
+  );
+  commit.push(...inCommit, ...completion);
 
-  if (unconfirmed.length > 0) await batchPutAll(unconfirmed);
+  await putUnconfirmed(unconfirmed);
   try {
     await transact(commit);
   } catch (error) {

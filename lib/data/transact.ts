@@ -6,6 +6,9 @@ export type TransactAction = NonNullable<
   ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
 >[number];
 
+/** An Update action of a transaction (also a valid UpdateItem input). */
+export type TransactUpdate = NonNullable<TransactAction['Update']>;
+
 /** DynamoDB's limit on the actions of one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
 

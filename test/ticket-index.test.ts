@@ -1,0 +1,126 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ticketKeys } from '#lib/data/keys.ts';
+import { dimension, orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/ticket-index.ts';
+import { planIntersection } from '#lib/data/ticket-list.ts';
+import { postingsAmong, queryBlocks } from '#lib/data/tickets.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
+
+/**
+ * The pieces of the list plan that the HTTP tests cannot reach at their size: packed order keys, the choice
+ * between reading a dimension's blocks whole and asking for candidates by key (which only pays at tens of
+ * thousands of tickets), and the by-key read itself.
+ */
+describe('packed order keys', () => {
+  const micros = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
+  const number = fc.integer({ min: 1, max: 2 ** 40 - 1 });
+
+  it('unpack what they pack, in 16 characters', () => {
+    fc.assert(
+      fc.property(micros, number, (us, n) => {
+        const key = ticketKeys.orderKey(us, n);
+        const packed = packOrderKey(key);
+        expect(packed).toHaveLength(16);
+        expect(unpackOrderKey(packed)).toBe(key);
+      }),
+    );
+  });
+
+  it('sort as their order keys do', () => {
+    fc.assert(
+      fc.property(micros, number, micros, number, (us1, n1, us2, n2) => {
+        const [a, b] = [ticketKeys.orderKey(us1, n1), ticketKeys.orderKey(us2, n2)];
+        const [pa, pb] = [packOrderKey(a), packOrderKey(b)];
+        expect(pa < pb).toBe(a < b);
+        expect(pa === pb).toBe(a === b);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('the intersection plan', () => {
+  const open = dimension.status('open');
+  const high = dimension.priority('high');
+  const gold = dimension.customField('plan', 'gold');
+  const email = dimension.email('ann@example.com');
+
+  it('drives with the smallest dimension and reads two broad ones whole, from their blocks', () => {
+    // The bench's broad shape at 100,000 tickets: priority=high (25%) and gold (a third).
+    const plan = planIntersection(
+      [
+        { dim: gold, size: 33_333 },
+        { dim: high, size: 25_000 },
+      ],
+      100_000,
+      undefined,
+    );
+    expect(plan).toEqual({ driver: high, whole: [gold], byKey: [] });
+  });
+
+  it("asks for a few candidates' postings by key when the other dimension's blocks cost more", () => {
+    // A customer's open tickets at 100,000: 200 candidates, against 40,000 open (blocks of ~205 read units).
+    const customer = planIntersection(
+      [
+        { dim: open, size: 40_000 },
+        { dim: email, size: 200 },
+      ],
+      100_000,
+      undefined,
+    );
+    expect(customer).toEqual({ driver: email, whole: [], byKey: [open] });
+    // Search words drive: 5 tickets match, 40,000 are open.
+    expect(planIntersection([{ dim: open, size: 40_000 }], 100_000, 5)).toEqual({
+      driver: undefined,
+      whole: [],
+      byKey: [open],
+    });
+  });
+
+  it('reads small dimensions whole even for one candidate (their blocks cost less than a unit)', () => {
+    expect(
+      planIntersection(
+        [
+          { dim: open, size: 109 },
+          { dim: email, size: 2 },
+        ],
+        111,
+        undefined,
+      ),
+    ).toEqual({ driver: email, whole: [open], byKey: [] });
+  });
+});
+
+describe('the reads the plan chooses between', () => {
+  const gateway = useGateway();
+  const CF_KEYS = Array.from({ length: 50 }, (_, i) => `k${i}`);
+
+  it('give the same keys: blocks whole, and postings by key, including those put before the commit', async () => {
+    const account = await createTestAccount();
+    const create = async (body: Record<string, unknown>) => {
+      const response = await gateway.call('POST', '/api/tickets', {
+        key: account.apiKey,
+        body: { subject: 'Lamp', description: 'd', requester_email: 'ann@example.com', ...body },
+      });
+      expect(response.status, response.text).toBe(201);
+      return orderKeyOfUuid(response.body.ticket.uuid) as string;
+    };
+    // More items than one transaction holds: the last custom fields' postings and block keys are put first,
+    // marked, and count only once the ticket is read and holds them.
+    const heavy = await create({
+      subject: Array.from({ length: 30 }, (_, i) => `word${i}x`).join(' '),
+      custom_fields: Object.fromEntries(CF_KEYS.map((k) => [k, 'v'])),
+    });
+    const light = await create({ custom_fields: { k49: 'other' } });
+    const id = account.accountId;
+    for (const k of ['k0', 'k30', 'k49']) {
+      const dim = dimension.customField(k, 'v');
+      expect(await postingsAmong(id, dim, [heavy, light]), k).toEqual(new Set([heavy]));
+      expect(await queryBlocks(id, dim), k).toEqual(new Set([packOrderKey(heavy)]));
+    }
+    const both = new Set([heavy, light]);
+    expect(await postingsAmong(id, dimension.status('open'), [heavy, light])).toEqual(both);
+    expect(await queryBlocks(id, dimension.status('open'))).toEqual(new Set([...both].map(packOrderKey)));
+  });
+});
