@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
 import { accountKeys, ticketKeys } from '#lib/data/keys.ts';
-import { ticketItems } from '#lib/data/tickets.ts';
+import { BLOCK_KEYS, ticketItems } from '#lib/data/tickets.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
 import { ticketTerms } from '#lib/tickets/search-terms.ts';
 import { isOpenWork } from '#lib/tickets/types.ts';
@@ -11,7 +11,8 @@ import { formatTimestamp } from '#lib/time.ts';
 /**
  * Bulk path for the scaling runs: builds every ticket with the create path's own pure functions
  * (composeTicket, ticketTerms, ticketItems) and writes exactly those items with BatchWriteItem; the counters
- * the transaction would have incremented are summed here and written as their final values.
+ * the transaction would have incremented are summed here and written as their final values, and so are the
+ * blocks' packed keys.
  */
 const WORDS = [
   'invoice',
@@ -62,6 +63,9 @@ export class TicketSeeder {
   private seeded = 0;
   private readonly stats = new Map<string, number>();
   private readonly counters = new Map<string, number>();
+  /** Every block's packed keys so far, and the blocks this call touched (written whole at its end). */
+  private readonly blocks = new Map<string, Set<string>>();
+  private readonly touchedBlocks = new Set<string>();
   private readonly startUs = Date.parse('2026-01-01T00:00:00Z') * 1000;
 
   constructor(
@@ -130,6 +134,12 @@ export class TicketSeeder {
         const key = JSON.stringify(u.counterKey);
         this.counters.set(key, (this.counters.get(key) ?? 0) + 1);
       }
+      for (const b of items.blocks) {
+        const key = JSON.stringify(b.key);
+        const block = this.blocks.get(key) ?? new Set<string>();
+        this.blocks.set(key, block.add(b.packed));
+        this.touchedBlocks.add(key);
+      }
       for (const attribute of items.statsIncrements)
         this.stats.set(attribute, (this.stats.get(attribute) ?? 0) + 1);
       await flush();
@@ -144,10 +154,16 @@ export class TicketSeeder {
     const items: Record<string, unknown>[] = [
       { ...ticketKeys.stats(this.accountId), ...Object.fromEntries(this.stats) },
       ...[...this.counters].map(([key, n]) => ({ ...JSON.parse(key), n })),
+      ...[...this.touchedBlocks].map((key) => ({ ...JSON.parse(key), [BLOCK_KEYS]: this.blocks.get(key) })),
     ];
-    const writes: Promise<void>[] = [];
-    for (let i = 0; i < items.length; i += 25) writes.push(batchPutAll(items.slice(i, i + 25)));
-    await Promise.all(writes);
+    this.touchedBlocks.clear();
+    // 16 batches at a time: the blocks alone are some hundred thousand items at 100,000 tickets.
+    const batches: Record<string, unknown>[][] = [];
+    for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+    const writer = async () => {
+      for (let batch = batches.shift(); batch; batch = batches.shift()) await batchPutAll(batch);
+    };
+    await Promise.all(Array.from({ length: 16 }, writer));
     await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
