@@ -4,13 +4,13 @@ import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
 import { accountKeys, ticketKeys } from '#lib/data/keys.ts';
 import { BLOCK_KEYS, ticketItems } from '#lib/data/tickets.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
-import { ticketTerms } from '#lib/tickets/search-terms.ts';
+import { termsOfTicket } from '#lib/tickets/search-terms.ts';
 import { isOpenWork } from '#lib/tickets/types.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
  * Bulk path for the scaling runs: builds every ticket with the create path's own pure functions
- * (composeTicket, ticketTerms, ticketItems) and writes exactly those items with BatchWriteItem; the counters
+ * (composeTicket, termsOfTicket, ticketItems) and writes exactly those items with BatchWriteItem; the counters
  * the transaction would have incremented are summed here and written as their final values, and so are the
  * blocks' packed keys.
  */
@@ -116,12 +116,7 @@ export class TicketSeeder {
       if (status !== 'open') ticket.updatedAt = at;
       if (status === 'resolved' || status === 'closed') ticket.resolvedAt = at;
       if (status === 'closed') ticket.closedAt = at;
-      const terms = ticketTerms({
-        subject: ticket.subject,
-        reference: ticket.reference,
-        number,
-        email: ticket.requester.email,
-      });
+      const terms = termsOfTicket(ticket);
       const items = ticketItems({
         accountId: this.accountId,
         ticket,

@@ -25,7 +25,7 @@ import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
-import { ticketTerms } from './search-terms.ts';
+import { termsOfTicket } from './search-terms.ts';
 import { dueAt, matchPolicy } from './sla.ts';
 import { isOpenWork, type Ticket } from './types.ts';
 
@@ -83,12 +83,7 @@ export async function createTicket(
         contact,
         priority,
       });
-      const terms = ticketTerms({
-        subject: ticket.subject,
-        reference: ticket.reference,
-        number,
-        email: ticket.requester.email,
-      });
+      const terms = termsOfTicket(ticket);
       await insertTicket({ accountId, ticket, openWork: isOpenWork(ticket), terms, busyCondition, receipt });
       return ticket;
     },

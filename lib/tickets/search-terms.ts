@@ -1,3 +1,5 @@
+import type { Ticket } from './types.ts';
+
 /**
  * The words a ticket can be found by, and how a search term is split (decisions.md, "search").
  * A search word matches a ticket when it is a prefix of one of the ticket's prefix terms (subject words,
@@ -45,6 +47,18 @@ export function ticketTerms(input: {
     ...useful.filter((t) => !fixed.some((f) => f.startsWith(t))),
   ];
   return { prefixes: ordered, number: String(input.number) };
+}
+
+/** A stored ticket's terms. */
+export function termsOfTicket(
+  t: Pick<Ticket, 'subject' | 'reference' | 'number' | 'requester'>,
+): TicketTerms {
+  return ticketTerms({
+    subject: t.subject,
+    reference: t.reference,
+    number: t.number,
+    email: t.requester.email,
+  });
 }
 
 /** Words of a search: whitespace-separated, lower-cased (cut to the indexed term length). */

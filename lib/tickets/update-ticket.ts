@@ -15,7 +15,7 @@ import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, findTicket } from './get-ticket.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
-import { ticketTerms } from './search-terms.ts';
+import { termsOfTicket } from './search-terms.ts';
 import { dueAt, matchPolicy } from './sla.ts';
 import { isOpenWork, type Ticket, type TicketStatus } from './types.ts';
 
@@ -63,13 +63,6 @@ export async function updateTicket(
       }
       const after = applyChange(before, input, changes, config, nowMicros());
       if (isDeepStrictEqual(after, before)) return stored;
-      const termsOf = (t: Ticket) =>
-        ticketTerms({
-          subject: t.subject,
-          reference: t.reference,
-          number: t.number,
-          email: t.requester.email,
-        });
       try {
         const version = await updateTicketItems({
           accountId,
@@ -77,7 +70,7 @@ export async function updateTicket(
           after,
           version: stored.version,
           openWork: { before: isOpenWork(before), after: isOpenWork(after) },
-          terms: { before: termsOf(before), after: termsOf(after) },
+          terms: { before: termsOfTicket(before), after: termsOfTicket(after) },
           receipt: options.receipt,
         });
         return { ticket: after, version };
