@@ -3,6 +3,7 @@ import { AccountFileInvalid } from '#lib/accounts/account-file.ts';
 import { describeApiKeys, issueApiKey, revokeApiKeyById } from '#lib/accounts/api-keys.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { findAccountIdBySlug } from '#lib/data/accounts.ts';
+import { reindexTickets } from '#lib/tickets/reindex-tickets.ts';
 
 /**
  * The admin commands of operations.md, independent of how the store was reached (cli.ts does that).
@@ -22,6 +23,7 @@ export const USAGE = `usage: npm run --silent admin -- <command>
   keys create SLUG         new API key for the account
   keys list SLUG           the account's keys (never the secret)
   keys revoke KEY_ID       revoke a key
+  tickets reindex SLUG     rebuild the account's ticket index from its tickets (while it takes no writes)
 options: --aws  use the deployed table named by TABLE_NAME (AWS credentials from the environment)`;
 
 export async function runCommand(args: string[]): Promise<Record<string, unknown>> {
@@ -43,6 +45,10 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
       if (!revoked) throw new CommandError(`no API key has the id ${target}`);
       return revoked;
     }
+  }
+  if (command === 'tickets') {
+    const [action, slug, ...extra] = rest;
+    if (action === 'reindex' && slug && extra.length === 0) return reindexTickets(await accountIdOf(slug));
   }
   throw new CommandError(USAGE, 2);
 }

@@ -139,8 +139,17 @@ export async function batchGetAll(
 
 /** Puts items (no conditions): chunks of 25, one after another, unprocessed items sent again. */
 export async function batchPutAll(items: Record<string, unknown>[]): Promise<void> {
-  for (const group of chunks(items, 25)) {
-    let requests: Record<string, unknown>[] | undefined = group.map((Item) => ({ PutRequest: { Item } }));
+  await batchWriteAll(items.map((Item) => ({ PutRequest: { Item } })));
+}
+
+/** Deletes items by key (no conditions), as batchPutAll puts them. */
+export async function batchDeleteAll(keys: Record<string, unknown>[]): Promise<void> {
+  await batchWriteAll(keys.map((Key) => ({ DeleteRequest: { Key } })));
+}
+
+async function batchWriteAll(all: Record<string, unknown>[]): Promise<void> {
+  for (const group of chunks(all, 25)) {
+    let requests: Record<string, unknown>[] | undefined = group;
     while (requests && requests.length > 0) {
       const { UnprocessedItems }: BatchWriteCommandOutput = await dynamo.send(
         new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }),
