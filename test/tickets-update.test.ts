@@ -486,6 +486,33 @@ describe('PATCH /api/tickets/{ticket}', () => {
     },
   );
 
+  it('changes 20 custom fields in one update, and refuses 40 (their removals pass one transaction) unchanged', async () => {
+    const account = await createTestAccount();
+    const fields = (n: number, value: string) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, `${value}${i}`]));
+    const created = await create(account.apiKey, { custom_fields: fields(40, 'old') });
+    const before = await current(account.apiKey, created.uuid);
+    const tooMany = await patch(account.apiKey, created.uuid, { custom_fields: fields(40, 'new') });
+    expect(tooMany.status).toBe(422);
+    const message =
+      'The update changes too many custom fields and subject words at once: send it in two updates.';
+    expect(tooMany.body).toEqual({ message, errors: { custom_fields: [message] } });
+    expect(await current(account.apiKey, created.uuid)).toEqual(before);
+
+    const twenty = await update(account.apiKey, created.uuid, { custom_fields: fields(20, 'new') });
+    expect(twenty.custom_fields).toEqual({ ...fields(40, 'old'), ...fields(20, 'new') });
+    for (const [query, total] of [
+      ['custom_fields[k19]=new19', 1],
+      ['custom_fields[k19]=old19', 0],
+      ['custom_fields[k19]=new19&status=open', 1],
+      ['custom_fields[k19]=old19&status=open', 0],
+      ['custom_fields[k39]=old39&custom_fields[k0]=new0', 1],
+    ] as const) {
+      const found = await gateway.call('GET', `/api/tickets?${query}`, { key: account.apiKey });
+      expect(found.body.meta.total, query).toBe(total);
+    }
+  });
+
   // Numbers that are not ids, and category slugs of the wrong length: the create answers these in its own words
   // ("The category id field must be an integer.", "... must not be greater than 255 characters."); so must the
   // PATCH, naming the field, not with the validation library's internal message ("Invalid integer: ...").
