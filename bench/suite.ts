@@ -399,7 +399,9 @@ export async function runSuite(options: Options) {
   ];
   for (const h of http)
     log(
-      `  ${h.name.padEnd(30)} ${h.requestsPerSecond} req/s  p50 ${h.p50Ms} ms  p99 ${h.p99Ms} ms  non-2xx ${h.non2xx}`,
+      `  ${h.name.padEnd(30)} ${h.requestsPerSecond} req/s  p50 ${h.p50Ms} ms  p99 ${h.p99Ms} ms  non-2xx ${h.non2xx}${
+        h.non2xx > 0 ? ` (statuses ${JSON.stringify(h.statuses)})` : ''
+      }`,
     );
   log(`  peak RSS of the gateway process: ${peakRssMb} MB`);
 

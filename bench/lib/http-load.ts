@@ -18,6 +18,8 @@ export interface HttpLoad {
   p99Ms: number;
   non2xx: number;
   errors: number;
+  /** How many answers had each status (so a non-2xx count says what it was). */
+  statuses?: Record<string, number>;
 }
 
 export async function startServer(root: string, env: Record<string, string>) {
@@ -80,6 +82,7 @@ export async function load(
     latency: { p50: number; p99: number };
     non2xx: number;
     errors: number;
+    statusCodeStats?: Record<string, { count: number }>;
   };
   return {
     name,
@@ -90,6 +93,9 @@ export async function load(
     p99Ms: report.latency.p99,
     non2xx: report.non2xx,
     errors: report.errors,
+    statuses: Object.fromEntries(
+      Object.entries(report.statusCodeStats ?? {}).map(([status, { count }]) => [status, count]),
+    ),
   };
 }
 
