@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamo, tableName } from '#lib/data/client.ts';
+import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
 import { contactKeys } from '#lib/data/keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
@@ -178,20 +178,11 @@ describe('a deal with a new contact survives a failure of any of its store calls
       }
     }
     // One deal per tag: read every deal of the account (test-only Scan).
-    const deals: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamo.send(
-        new ScanCommand({
-          TableName: tableName(),
-          FilterExpression: 'begins_with(pk, :prefix)',
-          ExpressionAttributeValues: { ':prefix': `DEAL#${account.accountId}#` },
-          ExclusiveStartKey: start,
-        }),
-      );
-      deals.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const deals = await scanAll({
+      TableName: tableName(),
+      FilterExpression: 'begins_with(pk, :prefix)',
+      ExpressionAttributeValues: { ':prefix': `DEAL#${account.accountId}#` },
+    });
     for (const tag of tags) {
       const mine = deals.filter((d) => (d.contact as { email: string }).email === `${tag}@deals.test`);
       expect(mine, tag).toHaveLength(1);

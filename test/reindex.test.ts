@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DeleteCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
-import { dynamo, tableName } from '#lib/data/client.ts';
+import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { dimension, orderKeyOfUuid, packOrderKey } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -20,26 +20,17 @@ const gateway = useGateway();
 
 /** Every index item of the account, normalised: what a reader can observe of it. */
 async function indexOf(accountId: string): Promise<Record<string, unknown>> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new ScanCommand({
-        TableName: tableName(),
-        FilterExpression: 'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR pk = :d',
-        ExpressionAttributeValues: {
-          ':a': ticketKeys.postingPartition(accountId, ''),
-          ':b': ticketKeys.blockPartition(accountId, ''),
-          ':c': ticketKeys.termsPartition(accountId),
-          ':d': ticketKeys.stats(accountId).pk,
-        },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const items = await scanAll({
+    TableName: tableName(),
+    FilterExpression: 'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR pk = :d',
+    ExpressionAttributeValues: {
+      ':a': ticketKeys.postingPartition(accountId, ''),
+      ':b': ticketKeys.blockPartition(accountId, ''),
+      ':c': ticketKeys.termsPartition(accountId),
+      ':d': ticketKeys.stats(accountId).pk,
+    },
+    ConsistentRead: true,
+  });
   const index: Record<string, unknown> = {};
   for (const { pk, sk, ...rest } of items) {
     const values = Object.fromEntries(

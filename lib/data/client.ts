@@ -9,6 +9,9 @@ import {
   QueryCommand,
   type QueryCommandInput,
   type QueryCommandOutput,
+  ScanCommand,
+  type ScanCommandInput,
+  type ScanCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { intEnv, requireEnv } from '#lib/config/env.ts';
 import { ServiceUnavailable } from '#lib/errors.ts';
@@ -101,6 +104,20 @@ export async function queryAll(input: QueryCommandInput, limit?: number): Promis
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey && (limit === undefined || items.length < limit));
+  return items;
+}
+
+/** Every item a Scan returns, following LastEvaluatedKey (maintenance and tests only: it reads the table). */
+export async function scanAll(input: ScanCommandInput): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page: ScanCommandOutput = await dynamo.send(
+      new ScanCommand({ ...input, ExclusiveStartKey: startKey }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
   return items;
 }
 

@@ -1,6 +1,5 @@
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { batchDeleteAll, batchPutAll, dynamo, tableName } from './client.ts';
+import { batchDeleteAll, batchPutAll, queryAll, scanAll, tableName } from './client.ts';
 import { entityOf } from './items.ts';
 import { ticketKeys } from './keys.ts';
 import { BLOCK_KEYS, type TicketWrite, ticketItems } from './tickets.ts';
@@ -52,22 +51,13 @@ export async function rebuildTicketIndex(
 
 /** Every ticket of the account, as stored. */
 export async function allTickets(accountId: string): Promise<Ticket[]> {
-  const tickets: Ticket[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': ticketKeys.ticketPartition(accountId) },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    tickets.push(...(page.Items ?? []).map((item) => entityOf<Ticket>(item)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return tickets;
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': ticketKeys.ticketPartition(accountId) },
+    ConsistentRead: true,
+  });
+  return items.map((item) => entityOf<Ticket>(item));
 }
 
 /**
@@ -75,43 +65,24 @@ export async function allTickets(accountId: string): Promise<Ticket[]> {
  * and blocks, which live in a partition per dimension and so are found by one Scan of the table.
  */
 async function indexKeysOf(accountId: string): Promise<{ pk: string; sk: string }[]> {
-  const keys: { pk: string; sk: string }[] = [];
-  type Page = { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> };
-  const collect = async (page: (startKey?: Record<string, unknown>) => Promise<Page>) => {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const { Items, LastEvaluatedKey } = await page(startKey);
-      for (const item of Items ?? []) keys.push({ pk: item.pk as string, sk: item.sk as string });
-      startKey = LastEvaluatedKey;
-    } while (startKey);
-  };
-  const postings = ticketKeys.postingPartition(accountId, '');
-  const blocks = ticketKeys.blockPartition(accountId, '');
-  await Promise.all([
-    collect((startKey) =>
-      dynamo.send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': ticketKeys.termsPartition(accountId) },
-          ProjectionExpression: 'pk, sk',
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      ),
-    ),
-    collect((startKey) =>
-      dynamo.send(
-        new ScanCommand({
-          TableName: tableName(),
-          FilterExpression: 'begins_with(pk, :postings) OR begins_with(pk, :blocks)',
-          ExpressionAttributeValues: { ':postings': postings, ':blocks': blocks },
-          ProjectionExpression: 'pk, sk',
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      ),
-    ),
+  const [terms, dimensions] = await Promise.all([
+    queryAll({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': ticketKeys.termsPartition(accountId) },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    }),
+    scanAll({
+      TableName: tableName(),
+      FilterExpression: 'begins_with(pk, :postings) OR begins_with(pk, :blocks)',
+      ExpressionAttributeValues: {
+        ':postings': ticketKeys.postingPartition(accountId, ''),
+        ':blocks': ticketKeys.blockPartition(accountId, ''),
+      },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    }),
   ]);
-  return keys;
+  return [...terms, ...dimensions].map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
 }
