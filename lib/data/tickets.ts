@@ -642,11 +642,11 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     ...unboundedPostings.added.map((p) => ({ key: counterOf(p, after.unbounded), delta: 1 })),
   ];
   const terms = diff(before.prefixTerms, after.prefixTerms);
-  const blockKeyOf = (b: BlockEntry) => `${b.key.pk}\u0000${b.key.sk}`;
-  const blocksBefore = new Set(before.blocks.map(blockKeyOf));
-  const blocksAfter = new Set(after.blocks.map(blockKeyOf));
-  const blocksLeft = before.blocks.filter((b) => !blocksAfter.has(blockKeyOf(b)));
-  const blocksEntered = after.blocks.filter((b) => !blocksBefore.has(blockKeyOf(b)));
+  // A ticket's block in a dimension is the same item before and after (its number does not change).
+  const blocksBefore = new Set(before.blocks.map((b) => keyOf(b.key)));
+  const blocksAfter = new Set(after.blocks.map((b) => keyOf(b.key)));
+  const blocksLeft = before.blocks.filter((b) => !blocksAfter.has(keyOf(b.key)));
+  const blocksEntered = after.blocks.filter((b) => !blocksBefore.has(keyOf(b.key)));
 
   const put = (Item: Record<string, unknown>): TransactAction => ({ Put: { TableName: table, Item } });
   const remove = (item: Record<string, unknown>): TransactAction => ({
