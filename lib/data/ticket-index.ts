@@ -30,12 +30,14 @@ export const dimension = {
 
 /**
  * A key holds at most 2,048 bytes, and a custom field value up to 1,024 characters (4 KB in UTF-8): long values
- * are named in keys by their SHA-256 instead, which matches exactly the same tickets.
+ * are named in keys by their SHA-256 instead, which matches exactly the same tickets. A short value that looks
+ * like such a name is hashed too, so that no value is ever named like the hash of another.
  */
 const MAX_VALUE_BYTES_IN_KEY = 512;
+const HASHED = 'sha256:';
 function compactValue(text: string): string {
-  if (Buffer.byteLength(text, 'utf8') <= MAX_VALUE_BYTES_IN_KEY) return text;
-  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  if (Buffer.byteLength(text, 'utf8') <= MAX_VALUE_BYTES_IN_KEY && !text.startsWith(HASHED)) return text;
+  return `${HASHED}${createHash('sha256').update(text).digest('hex')}`;
 }
 
 /** Every dimension a ticket is listed under; `all` lists every ticket. */

@@ -55,7 +55,10 @@ export async function findTicketPage(
       getDimensionCounts(accountId, [dim]),
       offset < MAX_LISTED ? queryPostings(accountId, dim, offset + limit) : [],
     ]);
-    return { total: counts[dim] ?? 0, tickets: await getTickets(accountId, keys.slice(offset)) };
+    return {
+      total: counts[dim] ?? 0,
+      tickets: await getTickets(accountId, keys.slice(offset, offset + limit)),
+    };
   }
   // Several dimensions, or search. The counters (beside the words' term keys) name an empty dimension, which
   // ends it, and the smallest. The driver (the words, or else the smallest dimension) gives the candidates; a

@@ -385,10 +385,12 @@ export async function queryPostings(accountId: string, dim: string, limit?: numb
       items.map((item) => ({ orderKey: item.sk as string, marked: UNCONFIRMED in item })),
       holdsDimension(dim),
     );
-    const dropped = items.length - keys.length;
-    // Postings of tickets that never committed took places in this page: read that many further.
-    if (dropped === 0 || want === undefined || items.length < want) return keys;
-    want += dropped;
+    if (limit === undefined || want === undefined || keys.length >= limit || items.length < want) {
+      return keys.slice(0, limit);
+    }
+    // Postings of tickets that never committed took places in this page: read as many further as this
+    // read dropped (counted afresh each pass, so `want` grows only by what is new, and strictly).
+    want = limit + (items.length - keys.length);
   }
 }
 
@@ -466,11 +468,18 @@ const PREFIX_RANGE_END = '\u{10FFFF}';
 
 /** Order keys of the tickets a search word matches: prefix terms, and the bare number when it is one. */
 export async function queryTerm(accountId: string, word: string): Promise<Set<string>> {
-  const prefixes = [ticketKeys.prefixTermQuery(word)];
-  if (/^\d+$/.test(word)) prefixes.push(ticketKeys.numberTermQuery(String(Number(word))));
+  // A word matches the terms it is a prefix of; a bare number also matches that number exactly. The key range
+  // of `p#<word>` also holds shorter terms when the word has the key's separator in it (`plan#` reaches
+  // `p#plan#<order key>`), hence the check on each term.
+  const ranges = [
+    { prefix: ticketKeys.prefixTermQuery(word), matches: (term: string) => term.startsWith(word) },
+  ];
+  if (/^\d+$/.test(word)) {
+    ranges.push({ prefix: ticketKeys.numberTermQuery(String(Number(word))), matches: () => true });
+  }
   const found = new Set<string>();
   await Promise.all(
-    prefixes.map(async (prefix) => {
+    ranges.map(async ({ prefix, matches }) => {
       const items = await queryAll({
         TableName: tableName(),
         // A prefix as a key range: the same items as begins_with, and DynamoDB Local serves a range from
@@ -490,6 +499,7 @@ export async function queryTerm(accountId: string, word: string): Promise<Set<st
       for (const item of items) {
         const sk = item.sk as string;
         const term = sk.slice(2, sk.length - ticketKeys.orderKeyLength - 1);
+        if (!matches(term)) continue;
         const key = {
           orderKey: sk.slice(sk.length - ticketKeys.orderKeyLength),
           marked: UNCONFIRMED in item,
