@@ -51,7 +51,7 @@ export function ticketTerms(input: {
 
 /** A stored ticket's terms. */
 export function termsOfTicket(
-  t: Pick<Ticket, 'subject' | 'reference' | 'number' | 'requester'>,
+  t: Pick<Ticket, 'subject' | 'reference' | 'number'> & { requester: { email: string } },
 ): TicketTerms {
   return ticketTerms({
     subject: t.subject,

@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { useGateway } from '#test/support/http.ts';
+import { checkFilter, type Filter, fetchAll, type Mismatch, type Shown } from '#test/support/list-model.ts';
+
+/**
+ * Every store call of a heavy PATCH (status, assignee, subject and 20 of 50 custom fields at once: block keys
+ * and postings spill into marked items) fails in turn, before reaching the store or after it did its work;
+ * then the retry with the same Idempotency-Key. After each: every combined filter over the ticket's old and
+ * new values answers what GET of every ticket says.
+ */
+const gateway = useGateway();
+const MODES: FaultMode[] = ['lost-request', 'lost-answer'];
+
+function filtersAround(t: Shown, agents: number[]): Filter[] {
+  const cf = Object.entries(t.custom_fields).map(([k, v]): [string, string] => [
+    k,
+    typeof v === 'string' ? v : JSON.stringify(v),
+  ]);
+  const some = [cf[0], cf[10], cf[19], cf[25], cf[49], cf[cf.length - 1]].filter(Boolean) as [
+    string,
+    string,
+  ][];
+  const out: Filter[] = [];
+  for (const c of some) {
+    out.push({ status: t.status, custom_fields: [c] });
+    out.push({ priority: t.priority, custom_fields: [c] });
+    out.push({ status: t.status, priority: t.priority, custom_fields: [c] });
+    out.push({ requester_email: t.requester.email, custom_fields: [c] });
+    if (t.assignee) out.push({ assignee_id: t.assignee.id, custom_fields: [c] });
+    out.push({ search: t.subject.split(' ').pop() as string, custom_fields: [c] });
+    out.push({ custom_fields: [c, ['plan', 'gold']] });
+  }
+  out.push({ status: t.status, requester_email: t.requester.email });
+  out.push({ search: 'w29', status: t.status });
+  for (const a of agents)
+    out.push(
+      { assignee_id: a, custom_fields: [['plan', 'gold']] },
+      { assignee_id: a, status: t.status, search: 'printer' },
+    );
+  return out;
+}
+
+describe('a heavy update survives a failure of any of its store calls', () => {
+  it.each([
+    ['status, assignee, priority, subject and 16 custom fields', false],
+    ['a status and 20 custom fields (block keys spill into marked sets)', true],
+  ])(
+    '%s: every combined filter agrees with GET after the fault and after the retry',
+    async (_label, big) => {
+      const account = await createTestAccount({
+        agents: [1, 2].map((i) => ({ email: `agent${i}@fu.test`, name: `Agent ${i}` })),
+      });
+      const key = account.apiKey;
+      const agents = account.agents.map((a: { id: number }) => a.id);
+      const uuids: string[] = [];
+      const create = async (i: number, heavy: boolean) => {
+        const r = await gateway.call('POST', '/api/tickets', {
+          key,
+          body: {
+            subject: heavy
+              ? `${Array.from({ length: 30 }, (_, j) => `w${j}`).join(' ')} printer t${i}`
+              : `Printer t${i}`,
+            description: 'd',
+            requester_email: `r${i % 3}@fu.test`,
+            priority: i % 2 ? 'high' : 'low',
+            custom_fields: heavy
+              ? {
+                  plan: 'gold',
+                  ...Object.fromEntries(Array.from({ length: 49 }, (_, j) => [`k${j}`, `v${j % 4}`])),
+                }
+              : { plan: i % 3 ? 'gold' : 'silver', k0: 'v0', k10: 'v2' },
+          },
+        });
+        expect(r.status, r.text).toBe(201);
+        uuids.push(r.body.ticket.uuid);
+      };
+      for (let i = 0; i < 12; i++) await create(i, i % 4 === 0);
+      let round = 0;
+      const bodyFor = (r: number) =>
+        big
+          ? {
+              status: (['pending', 'in_progress', 'open', 'resolved'] as const)[r % 4],
+              custom_fields: Object.fromEntries(
+                Array.from({ length: 20 }, (_, j) => [`k${(j + r * 3) % 49}`, `r${r}-${j % 3}`]),
+              ),
+            }
+          : {
+              status: (['pending', 'in_progress', 'open', 'resolved'] as const)[r % 4],
+              assignee_id: r % 3 === 2 ? null : agents[r % 2],
+              priority: (['urgent', 'medium'] as const)[r % 2],
+              subject: `${Array.from({ length: 30 }, (_, j) => `w${j}`).join(' ')} printer round${r}`,
+              custom_fields: Object.fromEntries(
+                Array.from({ length: 16 }, (_, j) => [
+                  `k${(j + r * 3) % 49}`,
+                  j % 5 === 0 ? null : `r${r}-${j % 3}`,
+                ]),
+              ),
+            };
+      const mismatches: Mismatch[] = [];
+      let before: Shown | undefined;
+      const checkAll = async (label: string) => {
+        const model = await fetchAll(gateway, key, uuids);
+        const t = model.find((m) => m.uuid === target()) as Shown;
+        const filters = [...filtersAround(t, agents), ...filtersAround(before ?? t, agents)];
+        before = t;
+        await Promise.all(
+          filters.map(async (f, i) => {
+            for (const m of await checkFilter(gateway, key, model, f, i % 2 ? 1 : 100))
+              mismatches.push({ ...m, query: `${label}: ${m.query}` });
+          }),
+        );
+      };
+      const target = () => uuids[4 * (Math.floor(round / 2) % 3)] as string; // the heavy tickets, in turn
+      const dry = await withFault(undefined, () =>
+        gateway.call('PATCH', `/api/tickets/${target()}`, {
+          key,
+          body: bodyFor(round),
+          headers: { 'Idempotency-Key': `dry-${round}` },
+        }),
+      );
+      expect(dry.result.status, dry.result.text).toBe(200);
+      round++;
+      const statuses: string[] = [];
+      for (const mode of MODES) {
+        const n = dry.operations.length;
+        for (const at of [...new Set(big ? [6, 7, 8, n - 1, n] : [1, 2, 3, 4, 5, 6, 7, 8, n - 1, n])]) {
+          const label = `${mode} at ${at}`;
+          const headers = { 'Idempotency-Key': `k-${round}` };
+          const first = await withFault({ at, mode }, () =>
+            gateway.call('PATCH', `/api/tickets/${target()}`, { key, body: bodyFor(round), headers }),
+          );
+          statuses.push(`${label}: ${first.result.status} (${first.operations[at - 1]})`);
+          expect([200, 503, 409, 422], `${label} ${first.result.text}`).toContain(first.result.status);
+          await checkAll(`${label} after fault`);
+          if (first.result.status !== 200 && first.result.status !== 422) {
+            let retry = await gateway.call('PATCH', `/api/tickets/${target()}`, {
+              key,
+              body: bodyFor(round),
+              headers,
+            });
+            for (let i = 0; retry.status === 409 && i < 30; i++) {
+              await new Promise((r) => setTimeout(r, 500));
+              retry = await gateway.call('PATCH', `/api/tickets/${target()}`, {
+                key,
+                body: bodyFor(round),
+                headers,
+              });
+            }
+            expect(retry.status, `${label} retry ${retry.text}`).toBe(200);
+            await checkAll(`${label} after retry`);
+          }
+          round++;
+          if (mismatches.length > 0) break;
+        }
+      }
+      expect(mismatches.length).toBe(0);
+    },
+    280_000,
+  );
+});
