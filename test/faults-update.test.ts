@@ -160,3 +160,57 @@ describe('a heavy update survives a failure of any of its store calls', () => {
     280_000,
   );
 });
+
+/**
+ * Marked block keys (a heavy ticket's, put before its commit) are plain UpdateItems on block items that other
+ * tickets' commits hold too: DynamoDB refuses such a write with TransactionConflictException. That is a
+ * conflict like the commit's own, decided again and retried, never a 500.
+ */
+describe('a conflict on a marked block key', () => {
+  const heavyBody = (tag: string) => ({
+    subject: `${Array.from({ length: 30 }, (_, j) => `w${j}`).join(' ')} ${tag}`,
+    description: 'd',
+    requester_email: `${tag}@conflict.test`,
+    custom_fields: Object.fromEntries(Array.from({ length: 50 }, (_, j) => [`k${j}`, `${tag}${j}`])),
+  });
+
+  it('is retried on a create and on an update', async () => {
+    const { apiKey: key } = await createTestAccount();
+    // Warm (the account's settings are read once, then cached): the dry run counts the calls the next one makes.
+    expect((await gateway.call('POST', '/api/tickets', { key, body: heavyBody('warm') })).status).toBe(201);
+    const dry = await withFault(undefined, () =>
+      gateway.call('POST', '/api/tickets', { key, body: heavyBody('dry') }),
+    );
+    expect(dry.result.status, dry.result.text).toBe(201);
+    const commitAt = dry.operations.lastIndexOf('TransactWriteItems');
+    const markedAt = dry.operations.lastIndexOf('UpdateItem', commitAt) + 1;
+    expect(markedAt).toBeGreaterThan(1);
+
+    const created = await withFault({ at: markedAt, mode: 'conflict' }, () =>
+      gateway.call('POST', '/api/tickets', { key, body: heavyBody('hot') }),
+    );
+    expect(created.operations[markedAt - 1]).toBe('UpdateItem');
+    expect(created.result.status, created.result.text).toBe(201);
+    const uuid = created.result.body.ticket.uuid;
+    const listed = await gateway.call('GET', '/api/tickets?custom_fields[k49]=hot49&status=open', { key });
+    expect(listed.body.data.map((t: { uuid: string }) => t.uuid)).toEqual([uuid]);
+
+    const change = {
+      status: 'pending',
+      custom_fields: Object.fromEntries(Array.from({ length: 20 }, (_, j) => [`k${j}`, `new${j}`])),
+    };
+    const dryPatch = await withFault(undefined, () =>
+      gateway.call('PATCH', `/api/tickets/${dry.result.body.ticket.uuid}`, { key, body: change }),
+    );
+    expect(dryPatch.result.status, dryPatch.result.text).toBe(200);
+    const patchCommitAt = dryPatch.operations.lastIndexOf('TransactWriteItems');
+    const patchMarkedAt = dryPatch.operations.lastIndexOf('UpdateItem', patchCommitAt) + 1;
+    const updated = await withFault({ at: patchMarkedAt, mode: 'conflict' }, () =>
+      gateway.call('PATCH', `/api/tickets/${uuid}`, { key, body: change }),
+    );
+    expect(updated.operations[patchMarkedAt - 1]).toBe('UpdateItem');
+    expect(updated.result.status, updated.result.text).toBe(200);
+    const moved = await gateway.call('GET', '/api/tickets?custom_fields[k19]=new19&status=pending', { key });
+    expect(moved.body.meta.total).toBe(2);
+  });
+});

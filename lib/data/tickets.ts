@@ -230,8 +230,9 @@ async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<void> {
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
   const plan = planTicketWrite(write);
-  await putUnconfirmed(plan.unconfirmed);
   try {
+    // Marked block keys go to items other tickets' commits hold too: a conflict there is a conflict.
+    await putUnconfirmed(plan.unconfirmed);
     await transact(plan.commit);
   } catch (error) {
     if (isTransactionConflict(error)) throw new ConcurrentWrite();
@@ -702,8 +703,8 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   );
   commit.push(...inCommit, ...completion);
 
-  await putUnconfirmed(unconfirmed);
   try {
+    await putUnconfirmed(unconfirmed);
     await transact(commit);
   } catch (error) {
     if (isTransactionConflict(error)) throw new ConcurrentWrite();

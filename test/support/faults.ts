@@ -6,9 +6,11 @@ import { dynamo } from '#lib/data/client.ts';
  * - `lost-request`: the call never reaches the store (connection reset before sending).
  * - `lost-answer`: the store does the work, then the answer is lost (a timeout reading the response), so
  *   a write may have landed although the caller saw an error.
+ * - `conflict`: the store refuses the call because a transaction holds one of its items
+ *   (TransactionConflictException, which DynamoDB raises for a plain write too).
  * It sits inside the service's error mapping and outside the SDK's retries: the injected failure is final.
  */
-export type FaultMode = 'lost-request' | 'lost-answer';
+export type FaultMode = 'lost-request' | 'lost-answer' | 'conflict';
 
 interface Plan {
   at: number;
@@ -20,7 +22,13 @@ let plan: Plan | undefined;
 let operations: string[] = [];
 let installed = false;
 
-function networkError(mode: FaultMode): Error {
+function injectedError(mode: FaultMode): Error {
+  if (mode === 'conflict') {
+    return Object.assign(new Error('Transaction is ongoing for the item (injected)'), {
+      name: 'TransactionConflictException',
+      $metadata: { httpStatusCode: 400 },
+    });
+  }
   return mode === 'lost-request'
     ? Object.assign(new Error('socket hang up (injected)'), { code: 'ECONNRESET' })
     : Object.assign(new Error('response timed out (injected)'), { name: 'TimeoutError' });
@@ -34,9 +42,9 @@ function install(): void {
       const n = ++calls;
       operations.push(String(context.commandName).replace(/Command$/, ''));
       if (plan?.at !== n) return next(args);
-      if (plan.mode === 'lost-request') throw networkError(plan.mode);
+      if (plan.mode !== 'lost-answer') throw injectedError(plan.mode);
       await next(args);
-      throw networkError(plan.mode);
+      throw injectedError(plan.mode);
     },
     { step: 'initialize', name: 'injectedFaults', priority: 'low' },
   );
