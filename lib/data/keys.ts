@@ -55,20 +55,26 @@ export const contactKeys = {
 };
 
 /**
- * Tickets. A ticket's sort key is its order key: creation time in epoch microseconds then its number, both
- * zero-padded, so a descending Query is newest first with the reference breaking ties.
- * Every list dimension (all, status, priority, assignee, requester e-mail, custom field value) has a
- * posting partition of small items keyed by order key, and a counter. See docs/data-model.md.
- */
-/**
  * Ticket numbers per block: a dense block holds at most 50 packed keys (about 0.9 KB with its keys, so adding
  * one costs 1 write unit, as a posting's put does).
  */
 export const TICKETS_PER_BLOCK = 50;
 
+/**
+ * Tickets. A ticket's sort key is its order key: creation time in epoch microseconds then its number, both
+ * zero-padded, so a descending Query is newest first with the reference breaking ties.
+ * Every list dimension (all, status, priority, assignee, requester e-mail, custom field value) has a
+ * posting partition of small items keyed by order key, and a counter; every one but `all` also has blocks.
+ * See docs/data-model.md.
+ */
 export const ticketKeys = {
   orderKey: (createdMicros: number, number: number) =>
     `${String(createdMicros).padStart(17, '0')}#${String(number).padStart(10, '0')}`,
+  /** The creation microseconds and number an order key holds. */
+  orderKeyParts: (orderKey: string) => {
+    const [micros, number] = orderKey.split('#');
+    return { createdMicros: Number(micros), number: Number(number) };
+  },
   orderKeyLength: 28,
   ticketPartition: (accountId: string) => `TICKETS#${accountId}`,
   ticket: (accountId: string, orderKey: string) => ({ pk: `TICKETS#${accountId}`, sk: orderKey }),
@@ -91,7 +97,7 @@ export const ticketKeys = {
    */
   blockPartition: (accountId: string, dimension: string) => `TICKET_BLOCKS#${accountId}#${dimension}`,
   block: (accountId: string, dimension: string, number: number) => ({
-    pk: `TICKET_BLOCKS#${accountId}#${dimension}`,
+    pk: ticketKeys.blockPartition(accountId, dimension),
     sk: padId(Math.floor(number / TICKETS_PER_BLOCK)),
   }),
   /** Lowest possible order key: postings sort above the `#COUNT` item. */

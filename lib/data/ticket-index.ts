@@ -123,8 +123,8 @@ const unpackedDigits = (packed: string, from: number, to: number): number => {
 };
 
 export function packOrderKey(orderKey: string): string {
-  const [micros, number] = orderKey.split('#');
-  return packedDigits(Number(micros), 9) + packedDigits(Number(number), 7);
+  const { createdMicros, number } = ticketKeys.orderKeyParts(orderKey);
+  return packedDigits(createdMicros, 9) + packedDigits(number, 7);
 }
 
 export function unpackOrderKey(packed: string): string {

@@ -131,9 +131,10 @@ export function planIntersection(
 }
 
 /**
- * Read units of a dimension's blocks, read whole: its packed keys (16 bytes each) and the keys and overhead of
- * its blocks (about 100 bytes each; a dimension has at most one block per TICKETS_PER_BLOCK tickets of the
- * account, and at most one per ticket it lists). A posting read by key costs one unit.
+ * Read units of a dimension's blocks, read whole, estimated: its packed keys (16 bytes each) and the keys and
+ * overhead of its blocks (about 100 bytes each; about one block per TICKETS_PER_BLOCK tickets of the account, and
+ * at most one per ticket it lists; more where numbers were lost to failed creates or blocks were emptied by
+ * updates, so the estimate leans towards reading whole). A posting read by key costs one unit.
  */
 function blockReadUnits(listed: number, accountTickets: number): number {
   const blocks = Math.min(listed, Math.ceil(accountTickets / TICKETS_PER_BLOCK) + 1);

@@ -161,7 +161,7 @@ export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'
   };
 }
 
-/** A block's packed keys: those written in their ticket's commit, and those put before it (marked). */
+/** A block's packed keys written in their ticket's commit (those put before it, marked, are in `u`). */
 export const BLOCK_KEYS = 'k';
 
 /** Adds a packed key to its block: in the commit, or before it, marked (it counts once its ticket holds it). */
@@ -222,10 +222,10 @@ async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<void> {
  * Writes a ticket so that every reader sees all of it or none of it (docs/data-model.md, "All or nothing").
  *
  * The commit is one transaction holding the ticket, every counter (stats, and each unbounded dimension's),
- * the bounded postings, the number term and the kept answer of an Idempotency-Key; the other postings and
- * search terms fill it up to DynamoDB's 100 actions. A ticket with more (many custom fields and a long subject)
- * puts the rest first, marked unconfirmed (`u`): readers count and list a marked item only once they have
- * read its ticket, and the ticket exists only if the commit landed. A failure anywhere leaves at most marked
+ * the bounded postings, the number term and the kept answer of an Idempotency-Key; the block keys, then the
+ * other postings and the search terms fill it up to DynamoDB's 100 actions. A ticket with more (many custom
+ * fields and a long subject) puts the rest first, marked unconfirmed (`u`): readers count and list a marked
+ * item or block key only once they have read its ticket, and the ticket exists only if the commit landed. A failure anywhere leaves at most marked
  * items of a ticket that does not exist, which no reader returns or counts.
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
@@ -345,7 +345,7 @@ function statsAction(
 }
 
 /** Marks a posting or term written before its ticket's commit: it counts only once its ticket is read. */
-const UNCONFIRMED = 'u';
+export const UNCONFIRMED = 'u';
 /** The ticket item's version (its ETag) and its prefix search terms (what a marked term is checked against). */
 const VERSION = 'v';
 const TERMS = 't';
@@ -606,10 +606,11 @@ export class UpdateTooLarge extends Error {
 
 /**
  * Applies a ticket's change and moves its index with it, in one transaction guarded by the version: the ticket,
- * the stats item (counters and open work of both assignees), every posting and term the change removes or adds,
- * every counter it moves, and the kept answer of an Idempotency-Key. Readers never see the ticket in a list it
- * left, or counted where it is not. As for creates, additions that do not fit are put first, marked, and count
- * only once the ticket holds them; removals and counter moves must fit (UpdateTooLarge otherwise).
+ * the stats item (counters and open work of both assignees), every posting, block key and term the change
+ * removes or adds, every counter it moves, and the kept answer of an Idempotency-Key. Readers never see the
+ * ticket in a list it left, or counted where it is not. As for creates, additions that do not fit are put first,
+ * marked, and count only once the ticket holds them; removals (block keys included) and counter moves must fit
+ * (UpdateTooLarge otherwise).
  */
 export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   const { accountId } = update;
