@@ -5,9 +5,11 @@ import { useGateway } from '#test/support/http.ts';
 import { checkFilter, type Filter, fetchAll, type Mismatch, type Shown } from '#test/support/list-model.ts';
 
 /**
- * Every store call of a heavy PATCH (status, assignee, subject and 20 of 50 custom fields at once: block keys
- * and postings spill into marked items) fails in turn, before reaching the store or after it did its work;
- * then the retry with the same Idempotency-Key. After each: every combined filter over the ticket's old and
+ * The store calls of a heavy PATCH (status, assignee, subject and 16 of 50 custom fields at once; or a status and
+ * 20 fields, whose block keys spill into marked sets) fail in turn, before reaching the store or after it did
+ * its work: calls 1–8 (the key's claim, the rate count, the reads, the marked puts; 6–8 for the second, whose
+ * first calls are the first's) and the last two (the commit and what follows it); then the retry with the same
+ * Idempotency-Key. After each: every combined filter over the ticket's old and
  * new values answers what GET of every ticket says.
  */
 const gateway = useGateway();

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#lib/data/client.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { dimension, orderKeyOfUuid } from '#lib/data/ticket-index.ts';
+import { UNCONFIRMED } from '#lib/data/tickets.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -52,7 +53,7 @@ describe('a page of a dimension that holds an orphan marked posting', () => {
         Item: {
           ...ticketKeys.posting(accountId, queue, orderKeyOfUuid(x as string) as string),
           type: 'ticket_posting',
-          u: 1,
+          [UNCONFIRMED]: 1,
         },
       }),
     );

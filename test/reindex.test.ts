@@ -7,6 +7,7 @@ import { ROOT } from '#infra/local/environment.ts';
 import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { dimension, orderKeyOfUuid, packOrderKey } from '#lib/data/ticket-index.ts';
+import { BLOCK_KEYS } from '#lib/data/tickets.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -126,7 +127,7 @@ describe('tickets reindex', () => {
         TableName: tableName(),
         Item: {
           ...ticketKeys.block(id, dimension.status('pending'), 1),
-          k: new Set([packOrderKey(resolved)]),
+          [BLOCK_KEYS]: new Set([packOrderKey(resolved)]),
         },
       }),
     );

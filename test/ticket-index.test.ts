@@ -78,7 +78,7 @@ describe('the intersection plan', () => {
     });
   });
 
-  it('reads small dimensions whole even for one candidate (their blocks cost less than a unit)', () => {
+  it('reads small dimensions whole even for two candidates (their blocks cost less than a unit)', () => {
     expect(
       planIntersection(
         [
