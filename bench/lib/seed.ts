@@ -1,8 +1,10 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
-import { accountKeys, ticketKeys } from '#lib/data/keys.ts';
-import { BLOCK_KEYS, ticketItems } from '#lib/data/tickets.ts';
+import { chunks, keyString } from '#lib/data/items.ts';
+import { accountKeys } from '#lib/data/keys.ts';
+import { IndexTotals } from '#lib/data/ticket-reindex.ts';
+import { ticketItems } from '#lib/data/tickets.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
 import { termsOfTicket } from '#lib/tickets/search-terms.ts';
 import { isOpenWork } from '#lib/tickets/types.ts';
@@ -61,17 +63,17 @@ export const SEED = {
 
 export class TicketSeeder {
   private seeded = 0;
-  private readonly stats = new Map<string, number>();
-  private readonly counters = new Map<string, number>();
-  /** Every block's packed keys so far, and the blocks this call touched (written whole at its end). */
-  private readonly blocks = new Map<string, Set<string>>();
+  /** Counters, blocks and stats of every ticket so far, and the blocks this call touched (written whole). */
+  private readonly totals: IndexTotals;
   private readonly touchedBlocks = new Set<string>();
   private readonly startUs = Date.parse('2026-01-01T00:00:00Z') * 1000;
 
   constructor(
     private readonly accountId: string,
     private readonly config: AccountConfig,
-  ) {}
+  ) {
+    this.totals = new IndexTotals(accountId);
+  }
 
   get count(): number {
     return this.seeded;
@@ -124,19 +126,9 @@ export class TicketSeeder {
         terms,
       });
       queue.push(items.ticket, ...items.boundedPostings, items.numberTerm, ...items.prefixTerms);
-      for (const u of items.unbounded) {
-        queue.push(u.posting);
-        const key = JSON.stringify(u.counterKey);
-        this.counters.set(key, (this.counters.get(key) ?? 0) + 1);
-      }
-      for (const b of items.blocks) {
-        const key = JSON.stringify(b.key);
-        const block = this.blocks.get(key) ?? new Set<string>();
-        this.blocks.set(key, block.add(b.packed));
-        this.touchedBlocks.add(key);
-      }
-      for (const attribute of items.statsIncrements)
-        this.stats.set(attribute, (this.stats.get(attribute) ?? 0) + 1);
+      queue.push(...items.unbounded.map((u) => u.posting));
+      this.totals.add(items);
+      for (const b of items.blocks) this.touchedBlocks.add(keyString(b.key));
       await flush();
     }
     if (queue.length > 0) writers.push(batchPutAll(queue.splice(0)));
@@ -147,14 +139,13 @@ export class TicketSeeder {
 
   private async writeCounters(): Promise<void> {
     const items: Record<string, unknown>[] = [
-      { ...ticketKeys.stats(this.accountId), ...Object.fromEntries(this.stats) },
-      ...[...this.counters].map(([key, n]) => ({ ...JSON.parse(key), n })),
-      ...[...this.touchedBlocks].map((key) => ({ ...JSON.parse(key), [BLOCK_KEYS]: this.blocks.get(key) })),
+      this.totals.statsItem(),
+      ...this.totals.counterItems(),
+      ...this.totals.blockItems(this.touchedBlocks),
     ];
     this.touchedBlocks.clear();
     // 16 batches at a time: the blocks alone are some hundred thousand items at 100,000 tickets.
-    const batches: Record<string, unknown>[][] = [];
-    for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+    const batches = chunks(items, 25);
     const writer = async () => {
       for (let batch = batches.shift(); batch; batch = batches.shift()) await batchPutAll(batch);
     };

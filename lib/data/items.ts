@@ -11,6 +11,17 @@ export function entityOf<T>(item: Record<string, unknown>): T {
   return entity as T;
 }
 
+/** An item's primary key. */
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+/** An item's primary key as one string (a Map or Set key), for an item or a key alike. */
+export function keyString(item: { pk?: unknown; sk?: unknown }): string {
+  return `${item.pk}\u0000${item.sk}`;
+}
+
 /** Splits a list into chunks of at most `size` (BatchWrite takes 25, TransactWrite 100). */
 export function chunks<T>(list: readonly T[], size: number): T[][] {
   const out: T[][] = [];

@@ -3,7 +3,7 @@ import type { Ticket } from '#lib/tickets/types.ts';
 import { batchGetAll, batchPutAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { actionConditionFailed, isConditionFailure, isTransactionConflict } from './errors.ts';
 import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
-import { entityOf } from './items.ts';
+import { entityOf, keyString } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
 import { foldRate } from './rate-limit.ts';
 import {
@@ -626,13 +626,12 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     { accountId, ticket: update.after, openWork: update.openWork.after, terms: update.terms.after },
     newVersion,
   );
-  const keyOf = (item: Record<string, unknown>) => `${item.pk}\u0000${item.sk}`;
   const diff = (from: Record<string, unknown>[], to: Record<string, unknown>[]) => {
-    const fromKeys = new Set(from.map(keyOf));
-    const toKeys = new Set(to.map(keyOf));
+    const fromKeys = new Set(from.map(keyString));
+    const toKeys = new Set(to.map(keyString));
     return {
-      removed: from.filter((i) => !toKeys.has(keyOf(i))),
-      added: to.filter((i) => !fromKeys.has(keyOf(i))),
+      removed: from.filter((i) => !toKeys.has(keyString(i))),
+      added: to.filter((i) => !fromKeys.has(keyString(i))),
     };
   };
 
@@ -648,17 +647,17 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     after.unbounded.map((u) => u.posting),
   );
   const counterOf = (posting: Record<string, unknown>, all: TicketItems['unbounded']) =>
-    all.find((u) => keyOf(u.posting) === keyOf(posting))?.counterKey as { pk: string; sk: string };
+    all.find((u) => keyString(u.posting) === keyString(posting))?.counterKey as { pk: string; sk: string };
   const counterMoves = [
     ...unboundedPostings.removed.map((p) => ({ key: counterOf(p, before.unbounded), delta: -1 })),
     ...unboundedPostings.added.map((p) => ({ key: counterOf(p, after.unbounded), delta: 1 })),
   ];
   const terms = diff(before.prefixTerms, after.prefixTerms);
   // A ticket's block in a dimension is the same item before and after (its number does not change).
-  const blocksBefore = new Set(before.blocks.map((b) => keyOf(b.key)));
-  const blocksAfter = new Set(after.blocks.map((b) => keyOf(b.key)));
-  const blocksLeft = before.blocks.filter((b) => !blocksAfter.has(keyOf(b.key)));
-  const blocksEntered = after.blocks.filter((b) => !blocksBefore.has(keyOf(b.key)));
+  const blocksBefore = new Set(before.blocks.map((b) => keyString(b.key)));
+  const blocksAfter = new Set(after.blocks.map((b) => keyString(b.key)));
+  const blocksLeft = before.blocks.filter((b) => !blocksAfter.has(keyString(b.key)));
+  const blocksEntered = after.blocks.filter((b) => !blocksBefore.has(keyString(b.key)));
 
   const put = (Item: Record<string, unknown>): TransactAction => ({ Put: { TableName: table, Item } });
   const remove = (item: Record<string, unknown>): TransactAction => ({
