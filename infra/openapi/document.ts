@@ -82,6 +82,9 @@ function plain(schema: v.GenericSchema, defs: Record<string, v.GenericSchema> = 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 
+/** A header whose value is a whole number of requests or seconds. */
+const count: JsonSchema = { type: 'string', pattern: '^\\d+$' };
+
 const headers = {
   'X-Request-Id': {
     description: "The request's id (yours, when you send a sane X-Request-Id): quote it to support.",
@@ -89,11 +92,11 @@ const headers = {
   },
   'X-RateLimit-Limit': {
     description: "Requests the account may make per minute (its plan's, or its own).",
-    schema: { type: 'string', pattern: '^\\d+$' },
+    schema: count,
   },
   'X-RateLimit-Remaining': {
     description: 'Requests left in this minute.',
-    schema: { type: 'string', pattern: '^\\d+$' },
+    schema: count,
   },
   'RateLimit-Policy': {
     description: 'The IETF draft\'s policy: `"minute";q=<limit>;w=60`.',
@@ -105,11 +108,11 @@ const headers = {
   },
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
-    schema: { type: 'string', pattern: '^\\d+$' },
+    schema: count,
   },
   'X-RateLimit-Reset': {
     description: 'When the minute ends, in epoch seconds.',
-    schema: { type: 'string', pattern: '^\\d+$' },
+    schema: count,
   },
   ETag: {
     description: "The ticket's version: send it as If-Match to update only that version.",
