@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamo, tableName } from '#lib/data/client.ts';
+import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
+import { ATTR } from '#lib/data/items.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
-import { dimension, orderKeyOfUuid } from '#lib/data/ticket-index.ts';
-import { UNCONFIRMED } from '#lib/data/tickets.ts';
+import { dimension } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -53,7 +54,7 @@ describe('a page of a dimension that holds an orphan marked posting', () => {
         Item: {
           ...ticketKeys.posting(accountId, queue, orderKeyOfUuid(x as string) as string),
           type: 'ticket_posting',
-          [UNCONFIRMED]: 1,
+          [ATTR.unconfirmed]: 1,
         },
       }),
     );

@@ -5,9 +5,10 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
 import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
+import { orderKeyOfUuid, packOrderKey } from '#lib/data/index/order-key.ts';
+import { ATTR } from '#lib/data/items.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
-import { dimension, orderKeyOfUuid, packOrderKey } from '#lib/data/ticket-index.ts';
-import { BLOCK_KEYS } from '#lib/data/tickets.ts';
+import { dimension } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -127,7 +128,7 @@ describe('tickets reindex', () => {
         TableName: tableName(),
         Item: {
           ...ticketKeys.block(id, dimension.status('pending'), 1),
-          [BLOCK_KEYS]: new Set([packOrderKey(resolved)]),
+          [ATTR.blockKeys]: new Set([packOrderKey(resolved)]),
         },
       }),
     );

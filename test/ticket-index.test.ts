@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ticketKeys } from '#lib/data/keys.ts';
-import { dimension, orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/ticket-index.ts';
-import { planIntersection } from '#lib/data/ticket-list.ts';
-import { postingsAmong, queryBlocks } from '#lib/data/tickets.ts';
+import { planIntersection } from '#lib/data/index/list.ts';
+import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
+import { postingsAmong, queryBlocks } from '#lib/data/index/reads.ts';
+import { orderKeys } from '#lib/data/keys.ts';
+import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -19,7 +20,7 @@ describe('packed order keys', () => {
   it('unpack what they pack, in 16 characters', () => {
     fc.assert(
       fc.property(micros, number, (us, n) => {
-        const key = ticketKeys.orderKey(us, n);
+        const key = orderKeys.of(us, n);
         const packed = packOrderKey(key);
         expect(packed).toHaveLength(16);
         expect(unpackOrderKey(packed)).toBe(key);
@@ -30,7 +31,7 @@ describe('packed order keys', () => {
   it('sort as their order keys do', () => {
     fc.assert(
       fc.property(micros, number, micros, number, (us1, n1, us2, n2) => {
-        const [a, b] = [ticketKeys.orderKey(us1, n1), ticketKeys.orderKey(us2, n2)];
+        const [a, b] = [orderKeys.of(us1, n1), orderKeys.of(us2, n2)];
         const [pa, pb] = [packOrderKey(a), packOrderKey(b)];
         expect(pa < pb).toBe(a < b);
         expect(pa === pb).toBe(a === b);
@@ -116,11 +117,13 @@ describe('the reads the plan chooses between', () => {
     const id = account.accountId;
     for (const k of ['k0', 'k30', 'k49']) {
       const dim = dimension.customField(k, 'v');
-      expect(await postingsAmong(id, dim, [heavy, light]), k).toEqual(new Set([heavy]));
-      expect(await queryBlocks(id, dim), k).toEqual(new Set([packOrderKey(heavy)]));
+      expect(await postingsAmong(tickets.index, id, dim, [heavy, light]), k).toEqual(new Set([heavy]));
+      expect(await queryBlocks(tickets.index, id, dim), k).toEqual(new Set([packOrderKey(heavy)]));
     }
     const both = new Set([heavy, light]);
-    expect(await postingsAmong(id, dimension.status('open'), [heavy, light])).toEqual(both);
-    expect(await queryBlocks(id, dimension.status('open'))).toEqual(new Set([...both].map(packOrderKey)));
+    expect(await postingsAmong(tickets.index, id, dimension.status('open'), [heavy, light])).toEqual(both);
+    expect(await queryBlocks(tickets.index, id, dimension.status('open'))).toEqual(
+      new Set([...both].map(packOrderKey)),
+    );
   });
 });

@@ -1,18 +1,17 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
+import { IndexTotals } from '#lib/data/index/reindex.ts';
 import { chunks, keyString } from '#lib/data/items.ts';
 import { accountKeys } from '#lib/data/keys.ts';
-import { IndexTotals } from '#lib/data/ticket-reindex.ts';
-import { ticketItems } from '#lib/data/tickets.ts';
+import { tickets } from '#lib/data/ticket-index.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
-import { termsOfTicket } from '#lib/tickets/search-terms.ts';
-import { isOpenWork } from '#lib/tickets/types.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
  * Bulk path for the scaling runs: builds every ticket with the create path's own pure functions
- * (composeTicket, termsOfTicket, ticketItems) and writes exactly those items with BatchWriteItem; the counters
+ * (composeTicket, and the ticket index's items) and writes exactly those items with BatchWriteItem; the counters
  * the transaction would have incremented are summed here and written as their final values, and so are the
  * blocks' packed keys.
  */
@@ -64,7 +63,7 @@ export const SEED = {
 export class TicketSeeder {
   private seeded = 0;
   /** Counters, blocks and stats of every ticket so far, and the blocks this call touched (written whole). */
-  private readonly totals: IndexTotals;
+  private readonly totals: IndexTotals<Ticket>;
   private readonly touchedBlocks = new Set<string>();
   private readonly startUs = Date.parse('2026-01-01T00:00:00Z') * 1000;
 
@@ -72,7 +71,7 @@ export class TicketSeeder {
     private readonly accountId: string,
     private readonly config: AccountConfig,
   ) {
-    this.totals = new IndexTotals(accountId);
+    this.totals = new IndexTotals(tickets.index, accountId);
   }
 
   get count(): number {
@@ -118,14 +117,9 @@ export class TicketSeeder {
       if (status !== 'open') ticket.updatedAt = at;
       if (status === 'resolved' || status === 'closed') ticket.resolvedAt = at;
       if (status === 'closed') ticket.closedAt = at;
-      const terms = termsOfTicket(ticket);
-      const items = ticketItems({
-        accountId: this.accountId,
-        ticket,
-        openWork: isOpenWork(ticket),
-        terms,
-      });
-      queue.push(items.ticket, ...items.boundedPostings, items.numberTerm, ...items.prefixTerms);
+      const items = tickets.items(this.accountId, ticket);
+      queue.push(items.entity, ...items.boundedPostings, ...(items.numberTerm ? [items.numberTerm] : []));
+      queue.push(...items.prefixTerms);
       queue.push(...items.unbounded.map((u) => u.posting));
       this.totals.add(items);
       for (const b of items.blocks) this.touchedBlocks.add(keyString(b.key));

@@ -3,34 +3,36 @@ import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { dynamo, tableName } from './client.ts';
 import { contactItem } from './contacts.ts';
-import { actionConditionFailed, itemOnConditionFailure } from './errors.ts';
-import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
+import { completionCommit, type Receipt } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { dealKeys } from './keys.ts';
-import { transact } from './transact.ts';
+import { type CommitAction, commit } from './transact.ts';
 
-const dealItem = (accountId: string, deal: Deal) => ({
-  ...dealKeys.deal(accountId, deal.uuid),
-  type: 'deal',
-  ...deal,
+const dealAction = (accountId: string, deal: Deal): CommitAction => ({
+  what: 'deal',
+  action: {
+    Put: {
+      TableName: tableName(),
+      Item: { ...dealKeys.deal(accountId, deal.uuid), type: 'deal', ...deal },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  },
 });
 
 /** Puts a new deal (with the kept answer of its Idempotency-Key, in one transaction, when there is one). */
 export async function putDeal(accountId: string, deal: Deal, receipt?: Receipt<Deal>): Promise<void> {
-  const put = {
-    TableName: tableName(),
-    Item: dealItem(accountId, deal),
-    ConditionExpression: 'attribute_not_exists(pk)',
-  };
+  const put = dealAction(accountId, deal);
   if (!receipt) {
-    await dynamo.send(new PutCommand(put));
+    await dynamo.send(new PutCommand(put.action.Put as NonNullable<CommitAction['action']['Put']>));
     return;
   }
-  try {
-    await transact([{ Put: put }, ...completionActions(receipt, deal)]);
-  } catch (error) {
-    if (actionConditionFailed(error, 1)) throw idempotencyTakenOver();
-    throw error;
+  await commit([put, ...completionCommit(receipt, deal)]);
+}
+
+/** A concurrent request created the contact first: the winner, read from the cancelled transaction. */
+class ContactTaken extends Error {
+  constructor(readonly existing: Contact) {
+    super('A contact with this e-mail was created concurrently');
   }
 }
 
@@ -46,29 +48,25 @@ export async function putContactWithDeal(
   receipt?: Receipt<Deal>,
 ): Promise<{ created: true } | { created: false; existing: Contact }> {
   try {
-    await transact([
+    await commit([
       {
-        Put: {
-          TableName: tableName(),
-          Item: contactItem(accountId, contact),
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        what: 'contact',
+        action: {
+          Put: {
+            TableName: tableName(),
+            Item: contactItem(accountId, contact),
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
         },
+        refused: (held) => held && new ContactTaken(entityOf<Contact>(held)),
       },
-      {
-        Put: {
-          TableName: tableName(),
-          Item: dealItem(accountId, deal),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-      ...completionActions(receipt, deal),
+      dealAction(accountId, deal),
+      ...completionCommit(receipt, deal),
     ]);
     return { created: true };
   } catch (error) {
-    const winner = actionConditionFailed(error, 0) ? itemOnConditionFailure(error, 0) : undefined;
-    if (winner) return { created: false, existing: entityOf<Contact>(winner) };
-    if (receipt && actionConditionFailed(error, 2)) throw idempotencyTakenOver();
+    if (error instanceof ContactTaken) return { created: false, existing: error.existing };
     throw error;
   }
 }

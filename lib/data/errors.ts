@@ -99,6 +99,34 @@ export function isStoreUnavailable(error: unknown): boolean {
   return cause !== undefined && cause !== error && isStoreUnavailable(cause);
 }
 
+/**
+ * Signals of the data layer to the domain (not HTTP errors: the domain decides what each means for the client).
+ */
+
+/**
+ * A write lost to a concurrent one: a transaction conflict, or a condition on a shared item (the least-busy
+ * choice) no longer holding. Nothing was written; the caller may decide again and retry.
+ */
+export class ConcurrentWrite extends Error {
+  constructor(options?: ErrorOptions) {
+    super('A concurrent write changed what this write depended on', options);
+  }
+}
+
+/** The entity changed since it was read (another update landed first): nothing was written. */
+export class StaleVersion extends Error {
+  constructor() {
+    super('The entity changed since it was read');
+  }
+}
+
+/** An update whose removals and counter moves alone pass one transaction's 100 actions. */
+export class UpdateTooLarge extends Error {
+  constructor() {
+    super('The update changes more index entries than one transaction holds');
+  }
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How often a write that lost to a concurrent one is decided again (each attempt waits a little longer). */

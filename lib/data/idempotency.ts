@@ -4,7 +4,7 @@ import { dynamo, tableName } from './client.ts';
 import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
 import { idempotencyKeys } from './keys.ts';
 import { rateExempt } from './rate-limit.ts';
-import type { TransactAction } from './transact.ts';
+import type { CommitAction, TransactAction } from './transact.ts';
 
 /**
  * Idempotency records (decisions.md, "Safe retries"): one item per (account, key). A request claims its key
@@ -161,9 +161,19 @@ export interface Receipt<T> {
   readonly used: boolean;
 }
 
-/** The completion action of a receipt for this result, or nothing when the request carries no key. */
-export function completionActions<T>(receipt: Receipt<T> | undefined, result: T): TransactAction[] {
-  return receipt ? [completionAction(receipt.claim, receipt.answer(result))] : [];
+/**
+ * The completion of a receipt for this result, as the last action of a commit, or nothing when the request
+ * carries no key. Its condition failing means the claim ran out and another request holds the key now.
+ */
+export function completionCommit<T>(receipt: Receipt<T> | undefined, result: T): CommitAction[] {
+  if (!receipt) return [];
+  return [
+    {
+      what: 'idempotency',
+      action: completionAction(receipt.claim, receipt.answer(result)),
+      refused: idempotencyTakenOver,
+    },
+  ];
 }
 
 /** A write's claim ran out and another request holds the key now: that one completes, this one changed nothing. */

@@ -1,6 +1,30 @@
+/**
+ * Attribute names the table layout adds to items, beside the entity's own fields: their one home. Short, since
+ * every index item carries them.
+ */
+export const ATTR = {
+  /** An indexed entity's version, incremented by every update (its ETag). */
+  version: 'v',
+  /** An indexed entity's prefix search terms (what a marked term item is checked against). */
+  terms: 't',
+  /** Marks an index item or block key written before its entity's commit: it counts once its entity holds it. */
+  unconfirmed: 'u',
+  /** A block's packed order keys written in their entity's commit (a string set). */
+  blockKeys: 'k',
+  /** A counter item's count. */
+  count: 'n',
+} as const;
+
 /** Attributes that belong to the table layout, not to the entity stored in an item. */
-/** `v`: a ticket's version (ETag); `t`: its prefix search terms; `u`: an index item not yet confirmed. */
-const LAYOUT_ATTRIBUTES = new Set(['pk', 'sk', 'type', 'gsi1pk', 'gsi1sk', 'expires_at', 'v', 't', 'u']);
+const LAYOUT_ATTRIBUTES = new Set<string>([
+  'pk',
+  'sk',
+  'type',
+  'gsi1pk',
+  'gsi1sk',
+  'expires_at',
+  ...Object.values(ATTR),
+]);
 
 /** Strips the layout attributes from an item, leaving the entity as the domain knows it. */
 export function entityOf<T>(item: Record<string, unknown>): T {

@@ -55,65 +55,93 @@ export const contactKeys = {
 };
 
 /**
- * Ticket numbers per block: a dense block holds at most 50 packed keys (about 0.9 KB with its keys, so adding
- * one costs 1 write unit, as a posting's put does).
+ * Numbers per block: a dense block holds at most 50 packed keys (about 0.9 KB with its keys, so adding one costs
+ * 1 write unit, as a posting's put does).
  */
-export const TICKETS_PER_BLOCK = 50;
+export const NUMBERS_PER_BLOCK = 50;
 
 /**
- * Tickets. A ticket's sort key is its order key: creation time in epoch microseconds then its number, both
- * zero-padded, so a descending Query is newest first with the reference breaking ties.
- * Every list dimension (all, status, priority, assignee, requester e-mail, custom field value) has a
- * posting partition of small items keyed by order key, and a counter; every one but `all` also has blocks.
- * See docs/data-model.md.
+ * Order keys: creation time in epoch microseconds then a per-account number, both zero-padded, so a descending
+ * Query is newest first with the number breaking ties. Every entity kept by the index engine is keyed by one.
  */
-export const ticketKeys = {
-  orderKey: (createdMicros: number, number: number) =>
+export const orderKeys = {
+  of: (createdMicros: number, number: number) =>
     `${String(createdMicros).padStart(17, '0')}#${String(number).padStart(10, '0')}`,
   /** The creation microseconds and number an order key holds. */
-  orderKeyParts: (orderKey: string) => {
+  parts: (orderKey: string) => {
     const [micros, number] = orderKey.split('#');
     return { createdMicros: Number(micros), number: Number(number) };
   },
-  orderKeyLength: 28,
-  ticketPartition: (accountId: string) => `TICKETS#${accountId}`,
-  ticket: (accountId: string, orderKey: string) => ({ pk: `TICKETS#${accountId}`, sk: orderKey }),
-  /** Counters of the bounded dimensions, and open work per agent (least-busy). */
-  stats: (accountId: string) => ({ pk: `TICKET_STATS#${accountId}`, sk: 'STATS' }),
-  postingPartition: (accountId: string, dimension: string) => `TICKET_INDEX#${accountId}#${dimension}`,
-  posting: (accountId: string, dimension: string, orderKey: string) => ({
-    pk: `TICKET_INDEX#${accountId}#${dimension}`,
-    sk: orderKey,
-  }),
-  /** Counter of an unbounded dimension (e-mail, custom field value), in its posting partition. */
-  counter: (accountId: string, dimension: string) => ({
-    pk: `TICKET_INDEX#${accountId}#${dimension}`,
-    sk: '#COUNT',
-  }),
-  /**
-   * A dimension's packed block: the packed order keys (a string set) of its tickets numbered in one range of
-   * TICKETS_PER_BLOCK. Read whole when two broad dimensions are intersected (about 16 bytes a ticket, where a
-   * posting item costs about 80).
-   */
-  blockPartition: (accountId: string, dimension: string) => `TICKET_BLOCKS#${accountId}#${dimension}`,
-  block: (accountId: string, dimension: string, number: number) => ({
-    pk: ticketKeys.blockPartition(accountId, dimension),
-    sk: padId(Math.floor(number / TICKETS_PER_BLOCK)),
-  }),
-  /** Lowest possible order key: postings sort above the `#COUNT` item. */
-  firstOrderKey: '0',
-  termsPartition: (accountId: string) => `TICKET_TERMS#${accountId}`,
-  prefixTerm: (accountId: string, term: string, orderKey: string) => ({
-    pk: `TICKET_TERMS#${accountId}`,
-    sk: `p#${term}#${orderKey}`,
-  }),
-  prefixTermQuery: (term: string) => `p#${term}`,
-  numberTerm: (accountId: string, number: string, orderKey: string) => ({
-    pk: `TICKET_TERMS#${accountId}`,
-    sk: `n#${number}#${orderKey}`,
-  }),
-  numberTermQuery: (number: string) => `n#${number}#`,
+  length: 28,
+  /** Lowest possible order key: postings sort above a dimension's `#COUNT` item. */
+  first: '0',
 };
+
+/**
+ * The keys of an entity kept by the index engine (lib/data/index/), `entity` naming it in every partition
+ * (`TICKET` → `TICKETS#…`, `TICKET_INDEX#…`). Its items sort by order key in one partition per account; every
+ * list dimension (a status, a custom field value, a queue) has a posting partition of small items keyed by order
+ * key and a counter, and every one but `all` also has packed blocks; search terms share one partition. See
+ * docs/data-model.md.
+ */
+export function indexKeys(entity: string) {
+  const itemPartition = (accountId: string) => `${entity}S#${accountId}`;
+  const postingPartition = (accountId: string, dimension: string) =>
+    `${entity}_INDEX#${accountId}#${dimension}`;
+  const blockPartition = (accountId: string, dimension: string) =>
+    `${entity}_BLOCKS#${accountId}#${dimension}`;
+  const termsPartition = (accountId: string) => `${entity}_TERMS#${accountId}`;
+  return {
+    itemPartition,
+    item: (accountId: string, orderKey: string) => ({ pk: itemPartition(accountId), sk: orderKey }),
+    /** Counters of the bounded dimensions, and the entity's own counters (a ticket's open work per agent). */
+    stats: (accountId: string) => ({ pk: `${entity}_STATS#${accountId}`, sk: 'STATS' }),
+    postingPartition,
+    posting: (accountId: string, dimension: string, orderKey: string) => ({
+      pk: postingPartition(accountId, dimension),
+      sk: orderKey,
+    }),
+    /** Counter of an unbounded dimension (e-mail, custom field value, queue), in its posting partition. */
+    counter: (accountId: string, dimension: string) => ({
+      pk: postingPartition(accountId, dimension),
+      sk: '#COUNT',
+    }),
+    /**
+     * A dimension's packed block: the packed order keys (a string set) of its items numbered in one range of
+     * NUMBERS_PER_BLOCK. Read whole when two broad dimensions are intersected (about 16 bytes an item, where a
+     * posting costs about 80).
+     */
+    blockPartition,
+    block: (accountId: string, dimension: string, number: number) => ({
+      pk: blockPartition(accountId, dimension),
+      sk: padId(Math.floor(number / NUMBERS_PER_BLOCK)),
+    }),
+    termsPartition,
+    prefixTerm: (accountId: string, term: string, orderKey: string) => ({
+      pk: termsPartition(accountId),
+      sk: `p#${term}#${orderKey}`,
+    }),
+    prefixTermQuery: (term: string) => `p#${term}`,
+    numberTerm: (accountId: string, number: string, orderKey: string) => ({
+      pk: termsPartition(accountId),
+      sk: `n#${number}#${orderKey}`,
+    }),
+    numberTermQuery: (number: string) => `n#${number}#`,
+  };
+}
+
+/** A term item's sort key (`p#<term>#<order key>` or `n#<number>#<order key>`) read back. */
+export function parseTermKey(sk: string): { term: string; orderKey: string } {
+  return {
+    term: sk.slice(2, sk.length - orderKeys.length - 1),
+    orderKey: sk.slice(sk.length - orderKeys.length),
+  };
+}
+
+export type IndexKeys = ReturnType<typeof indexKeys>;
+
+/** Tickets: the index engine's keys of the `TICKET` entity, as every ticket item has always been keyed. */
+export const ticketKeys = indexKeys('TICKET');
 
 export const idempotencyKeys = {
   /** An Idempotency-Key of an account (by its SHA-256: any printable key fits) and its kept answer. */

@@ -10,24 +10,17 @@ import type {
   Team,
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
-import { retryOnConflict } from '#lib/data/errors.ts';
+import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
-import { newTicketUuid } from '#lib/data/ticket-index.ts';
-import {
-  type BusyCondition,
-  ConcurrentWrite,
-  getTicketStats,
-  insertTicket,
-  reserveTicketNumber,
-} from '#lib/data/tickets.ts';
+import { newOrderedUuid } from '#lib/data/index/order-key.ts';
+import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
-import { termsOfTicket } from './search-terms.ts';
 import { dueAt, matchPolicy } from './sla.ts';
-import { isOpenWork, type Ticket } from './types.ts';
+import type { Ticket } from './types.ts';
 
 /**
  * POST /api/tickets. Round trips once the account's configuration is cached: (1) the ticket number and the
@@ -83,8 +76,7 @@ export async function createTicket(
         contact,
         priority,
       });
-      const terms = termsOfTicket(ticket);
-      await insertTicket({ accountId, ticket, openWork: isOpenWork(ticket), terms, busyCondition, receipt });
+      await insertTicket({ accountId, ticket, busyCondition, receipt });
       return ticket;
     },
     {
@@ -134,7 +126,7 @@ export function composeTicket(p: TicketParts): Ticket {
   });
   const due = dueAt(p.createdUs, policy, p.account.businessHours);
   return {
-    uuid: newTicketUuid(p.createdUs, p.number),
+    uuid: newOrderedUuid(p.createdUs, p.number),
     number: p.number,
     reference: formatReference(p.account, p.number),
     subject: p.input.subject,

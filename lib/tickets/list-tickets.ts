@@ -1,9 +1,9 @@
-import { findTicketPage } from '#lib/data/ticket-list.ts';
+import { findTicketPage } from '#lib/data/tickets.ts';
 import type { ListQuery } from './list-query.ts';
 import { presentListedTicket } from './present.ts';
 import { searchWords } from './search-terms.ts';
 
-/** GET /api/tickets: filtered, searched, paginated, newest first; how each shape is read: lib/data/ticket-list.ts. */
+/** GET /api/tickets: filtered, searched, paginated, newest first; how each shape is read: lib/data/index/list.ts. */
 export async function listTickets(accountId: string, query: ListQuery, baseUrl: string) {
   const { total, tickets } = await findTicketPage(accountId, {
     filter: query,

@@ -1,6 +1,4 @@
-import { allTickets, rebuildTicketIndex } from '#lib/data/ticket-reindex.ts';
-import { termsOfTicket } from './search-terms.ts';
-import { isOpenWork } from './types.ts';
+import { rebuildTicketIndex } from '#lib/data/tickets.ts';
 
 /**
  * `tickets reindex SLUG` (admin): rebuilds the account's ticket index (postings, counters, queues, blocks,
@@ -8,15 +6,6 @@ import { isOpenWork } from './types.ts';
  * drift. The account must take no ticket writes meanwhile (see docs/data-model.md, "Reindex").
  */
 export async function reindexTickets(accountId: string) {
-  const tickets = await allTickets(accountId);
-  const { written, removed } = await rebuildTicketIndex(
-    accountId,
-    tickets.map((ticket) => ({
-      accountId,
-      ticket,
-      openWork: isOpenWork(ticket),
-      terms: termsOfTicket(ticket),
-    })),
-  );
-  return { tickets: tickets.length, index_items_written: written, stale_items_removed: removed };
+  const { tickets, written, removed } = await rebuildTicketIndex(accountId);
+  return { tickets, index_items_written: written, stale_items_removed: removed };
 }

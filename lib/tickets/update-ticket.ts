@@ -1,23 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
-import { retryOnConflict } from '#lib/data/errors.ts';
+import { ConcurrentWrite, retryOnConflict, StaleVersion, UpdateTooLarge } from '#lib/data/errors.ts';
 import type { Receipt } from '#lib/data/idempotency.ts';
-import {
-  ConcurrentWrite,
-  StaleTicket,
-  type StoredTicket,
-  UpdateTooLarge,
-  updateTicketItems,
-} from '#lib/data/tickets.ts';
+import { type StoredTicket, updateTicketItems } from '#lib/data/tickets.ts';
 import { AppError, NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, findTicket } from './get-ticket.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
-import { termsOfTicket } from './search-terms.ts';
 import { dueAt, matchPolicy } from './sla.ts';
-import { isOpenWork, type Ticket, type TicketStatus } from './types.ts';
+import type { Ticket, TicketStatus } from './types.ts';
 
 /** If-Match named another version than the ticket's: nothing changed. */
 export class PreconditionFailed extends AppError {
@@ -69,13 +62,11 @@ export async function updateTicket(
           before,
           after,
           version: stored.version,
-          openWork: { before: isOpenWork(before), after: isOpenWork(after) },
-          terms: { before: termsOfTicket(before), after: termsOfTicket(after) },
           receipt: options.receipt,
         });
         return { ticket: after, version };
       } catch (error) {
-        if (error instanceof StaleTicket && options.ifMatch !== undefined) throw new PreconditionFailed();
+        if (error instanceof StaleVersion && options.ifMatch !== undefined) throw new PreconditionFailed();
         if (error instanceof UpdateTooLarge) {
           throw ValidationFailed.field(
             input.custom_fields ? 'custom_fields' : 'subject',
@@ -86,7 +77,7 @@ export async function updateTicket(
       }
     },
     // Lost to a concurrent update: read the ticket again and apply the change to it as it now is.
-    { retryable: (error) => error instanceof StaleTicket || error instanceof ConcurrentWrite },
+    { retryable: (error) => error instanceof StaleVersion || error instanceof ConcurrentWrite },
   );
 }
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { orderKeyOfUuid } from '#lib/data/ticket-index.ts';
+import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { termsOfTicket } from '#lib/tickets/search-terms.ts';
 import type { Gateway } from './http.ts';
 

@@ -1,85 +1,87 @@
-import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
-import { TICKETS_PER_BLOCK } from './keys.ts';
-import { dimension, filterDimensions, packOrderKey, unpackOrderKey } from './ticket-index.ts';
+import { NUMBERS_PER_BLOCK } from '../keys.ts';
+import { ALL, filterDimensions } from './declaration.ts';
+import type { Index } from './items.ts';
+import { packOrderKey, unpackOrderKey } from './order-key.ts';
 import {
+  getByOrderKeys,
   getDimensionCounts,
-  getTickets,
-  newestTickets,
+  newest,
   postingsAmong,
   queryBlocks,
   queryPostings,
   queryTerm,
-} from './tickets.ts';
+} from './reads.ts';
 
 /** What a list asks for: filters, search words (every one must match), and the window of the page. */
-export interface TicketPageQuery {
-  filter: TicketFilter;
+export interface PageQuery<F> {
+  filter: F;
   words: string[];
   offset: number;
   limit: number;
 }
 
-/** DynamoDB's largest Query Limit (2^31 − 1), far beyond any account's tickets. */
+/** DynamoDB's largest Query Limit (2^31 − 1), far beyond any account's entities. */
 const MAX_LISTED = 2 ** 31 - 1 - 100;
 
 /**
- * One page of tickets, newest first, and the exact total. Every filter is a dimension with a posting list and
- * an exact counter; two or three of status, priority and assignee are one queue dimension (docs/data-model.md,
- * cost model):
- * - no filter, first page: count ‖ the newest tickets from the ticket partition (1 round trip);
- * - one dimension (a single filter, or a queue): count ‖ that dimension's page of keys, then the page's tickets
+ * One page of entities, newest first, and the exact total. Every filter is a dimension with a posting list and
+ * an exact counter; queue parts named together are one queue dimension (docs/data-model.md, cost model):
+ * - no filter, first page: count ‖ the newest entities from their own partition (1 round trip);
+ * - one dimension (a single filter, or a queue): count ‖ that dimension's page of keys, then the page's entities
  *   (2 round trips, O(per_page) reads at any account size; a deep page also reads the skipped keys, tiny);
  * - several dimensions, or search: the counters (an empty dimension ends it), then every dimension's packed
- *   blocks and every word's term keys in parallel, intersected; only the page's tickets are read. O(keys of
- *   the named dimensions and words) at about 16 bytes a key, never a ticket that is not on the page.
+ *   blocks and every word's term keys in parallel, intersected; only the page's entities are read. O(keys of
+ *   the named dimensions and words) at about 16 bytes a key, never an entity that is not on the page.
  */
-export async function findTicketPage(
+export async function findPage<E, F>(
+  index: Index<E, F>,
   accountId: string,
-  q: TicketPageQuery,
-): Promise<{ total: number; tickets: Ticket[] }> {
-  const dims = filterDimensions(q.filter);
+  q: PageQuery<F>,
+): Promise<{ total: number; entities: E[] }> {
+  const ix = index as Index<E>;
+  const dims = filterDimensions(index.declaration, q.filter);
   const { words, offset, limit } = q;
 
   if (words.length === 0 && dims.length === 0 && offset === 0) {
-    // Unfiltered first page: the ticket partition is already newest first, so one round trip serves it.
-    const [counts, newest] = await Promise.all([
-      getDimensionCounts(accountId, [dimension.all]),
-      newestTickets(accountId, limit),
+    // Unfiltered first page: the entity partition is already newest first, so one round trip serves it.
+    const [counts, entities] = await Promise.all([
+      getDimensionCounts(ix, accountId, [ALL]),
+      newest(ix, accountId, limit),
     ]);
-    return { total: counts[dimension.all] ?? 0, tickets: newest };
+    return { total: counts[ALL] ?? 0, entities };
   }
   if (words.length === 0 && dims.length <= 1) {
-    const dim = dims[0] ?? dimension.all;
-    // No account holds MAX_LISTED tickets: a page that starts past it is empty without reading a key.
+    const dim = dims[0] ?? ALL;
+    // No account holds MAX_LISTED entities: a page that starts past it is empty without reading a key.
     const [counts, keys] = await Promise.all([
-      getDimensionCounts(accountId, [dim]),
-      offset < MAX_LISTED ? queryPostings(accountId, dim, offset + limit) : [],
+      getDimensionCounts(ix, accountId, [dim]),
+      offset < MAX_LISTED ? queryPostings(ix, accountId, dim, offset + limit) : [],
     ]);
     return {
       total: counts[dim] ?? 0,
-      tickets: await getTickets(accountId, keys.slice(offset, offset + limit)),
+      entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)),
     };
   }
   // Several dimensions, or search. The counters (beside the words' term keys) name an empty dimension, which
   // ends it, and the smallest. The driver (the words, or else the smallest dimension) gives the candidates; a
   // larger dimension's blocks are read whole (beside the driver) when that costs less than asking for each
   // candidate's posting by key, which it does unless the candidates are few against it. Keys are intersected
-  // packed (as the blocks hold them); only the page's are unpacked and their tickets read.
+  // packed (as the blocks hold them); only the page's are unpacked and their entities read.
   const [counts, termSets] = await Promise.all([
-    dims.length > 0 ? getDimensionCounts(accountId, [dimension.all, ...dims]) : {},
-    Promise.all(words.map(async (w) => packedSet(await queryTerm(accountId, w)))),
+    dims.length > 0 ? getDimensionCounts(ix, accountId, [ALL, ...dims]) : {},
+    Promise.all(words.map(async (w) => packedSet(await queryTerm(ix, accountId, w)))),
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
-  if (dims.some((d) => size(d) === 0)) return { total: 0, tickets: [] };
+  if (dims.some((d) => size(d) === 0)) return { total: 0, entities: [] };
   const plan = planIntersection(
     dims.map((d) => ({ dim: d, size: size(d) })),
-    size(dimension.all),
+    size(ALL),
     words.length > 0 ? Math.min(...termSets.map((t) => t.size)) : undefined,
   );
   const wholeSets = new Map(
     await Promise.all(
       [...(plan.driver ? [plan.driver] : []), ...plan.whole].map(
-        async (d) => [d, await queryBlocks(accountId, d)] as const,
+        async (d) => [d, await queryBlocks(ix, accountId, d)] as const,
       ),
     ),
   );
@@ -87,7 +89,7 @@ export async function findTicketPage(
   const found = await Promise.all(
     plan.byKey.map(async (d) =>
       keys.length > 0
-        ? packedSet(await postingsAmong(accountId, d, keys.map(unpackOrderKey)))
+        ? packedSet(await postingsAmong(ix, accountId, d, keys.map(unpackOrderKey)))
         : new Set<string>(),
     ),
   );
@@ -95,7 +97,7 @@ export async function findTicketPage(
   keys = keys.filter((k) => sets.every((set) => set.has(k)));
   keys.sort().reverse();
   const page = keys.slice(offset, offset + limit).map(unpackOrderKey);
-  return { total: keys.length, tickets: await getTickets(accountId, page) };
+  return { total: keys.length, entities: await getByOrderKeys(ix, accountId, page) };
 }
 
 /** How several dimensions are intersected: which drives, which are read whole, which are asked by key. */
@@ -116,13 +118,13 @@ export interface IntersectionPlan {
  */
 export function planIntersection(
   dims: { dim: string; size: number }[],
-  accountTickets: number,
+  accountSize: number,
   wordCandidates: number | undefined,
 ): IntersectionPlan {
   const bySize = [...dims].sort((a, b) => a.size - b.size);
   const driver = wordCandidates === undefined ? bySize.shift() : undefined;
   const candidates = driver ? driver.size : (wordCandidates ?? 0);
-  const readWhole = (d: { size: number }) => blockReadUnits(d.size, accountTickets) <= candidates;
+  const readWhole = (d: { size: number }) => blockReadUnits(d.size, accountSize) <= candidates;
   return {
     driver: driver?.dim,
     whole: bySize.filter(readWhole).map((d) => d.dim),
@@ -132,12 +134,12 @@ export function planIntersection(
 
 /**
  * Read units of a dimension's blocks, read whole, estimated: its packed keys (16 bytes each) and the keys and
- * overhead of its blocks (about 100 bytes each; about one block per TICKETS_PER_BLOCK tickets of the account, and
- * at most one per ticket it lists; more where numbers were lost to failed creates or blocks were emptied by
+ * overhead of its blocks (about 100 bytes each; about one block per NUMBERS_PER_BLOCK entities of the account, and
+ * at most one per entity it lists; more where numbers were lost to failed creates or blocks were emptied by
  * updates, so the estimate leans towards reading whole). A posting read by key costs one unit.
  */
-function blockReadUnits(listed: number, accountTickets: number): number {
-  const blocks = Math.min(listed, Math.ceil(accountTickets / TICKETS_PER_BLOCK) + 1);
+function blockReadUnits(listed: number, accountSize: number): number {
+  const blocks = Math.min(listed, Math.ceil(accountSize / NUMBERS_PER_BLOCK) + 1);
   return (listed * PACKED_KEY_BYTES + blocks * BLOCK_OVERHEAD_BYTES) / READ_UNIT_BYTES;
 }
 const PACKED_KEY_BYTES = 16;

@@ -1,0 +1,297 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchPutAll, dynamo, tableName } from '../client.ts';
+import { ConcurrentWrite, isTransactionConflict, StaleVersion, UpdateTooLarge } from '../errors.ts';
+import { ATTR, type ItemKey, keyString } from '../items.ts';
+import { type CommitAction, commit, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../transact.ts';
+import { type BlockEntry, type EntityItems, entityItems, type Index } from './items.ts';
+
+/**
+ * The commits of indexed entities: a create or an update writes the entity and every index item it adds,
+ * removes or counts in one transaction, so every reader sees all of it or none of it (docs/data-model.md, "All
+ * or nothing"). What does not fit in DynamoDB's 100 actions is put first, marked unconfirmed (`u`): readers count
+ * and list a marked item or block key only once they have read its entity and found it holds it.
+ */
+
+/** A condition on the stats item at commit time (least-busy: the chosen agent is still the least busy). */
+export interface StatsCondition {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
+export interface WriteOptions {
+  statsCondition?: StatsCondition | undefined;
+  /** Written last in the same commit, all or nothing with the change (an Idempotency-Key's kept answer). */
+  attach?: CommitAction[] | undefined;
+}
+
+/** Items put and block keys added before a commit, marked unconfirmed (none for all but the largest entities). */
+export interface UnconfirmedWrites {
+  items: Record<string, unknown>[];
+  blocks: BlockEntry[];
+}
+
+export interface WritePlan {
+  unconfirmed: UnconfirmedWrites;
+  /** The one transaction that makes the change exist. */
+  commit: CommitAction[];
+}
+
+const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
+  what,
+  action: { Put: { TableName: tableName(), Item } },
+});
+const remove = (what: string, item: Record<string, unknown>): CommitAction => ({
+  what,
+  action: { Delete: { TableName: tableName(), Key: { pk: item.pk, sk: item.sk } } },
+});
+const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
+  what: 'counter',
+  action: {
+    Update: {
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: `ADD ${ATTR.count} :d`,
+      ExpressionAttributeValues: { ':d': delta },
+    },
+  },
+});
+
+/** Adds a packed key to its block: in the commit, or before it, marked (it counts once its entity holds it). */
+function addToBlock(entry: BlockEntry, marked = false): TransactUpdate {
+  return {
+    TableName: tableName(),
+    Key: entry.key,
+    UpdateExpression: 'ADD #k :key',
+    ExpressionAttributeNames: { '#k': marked ? ATTR.unconfirmed : ATTR.blockKeys },
+    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
+  };
+}
+
+/** Takes a packed key out of its block, whether its commit or an earlier marked put wrote it. */
+function removeFromBlock(entry: BlockEntry): TransactUpdate {
+  return {
+    TableName: tableName(),
+    Key: entry.key,
+    UpdateExpression: 'DELETE #k :key, #u :key',
+    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed },
+    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
+  };
+}
+
+/**
+ * What a write adds to the index beyond its commit's fixed part: postings and terms (puts) and block keys
+ * (set additions). As many as fit go in the commit, block keys first (a marked block key costs an entity read
+ * to every intersection of its dimension, a marked posting only to the pages it falls on); the rest are
+ * written first, marked.
+ */
+type Addition = { put: Record<string, unknown> } | { block: BlockEntry };
+
+function splitAdditions(additions: Addition[], room: number) {
+  const inCommit = additions
+    .slice(0, Math.max(0, room))
+    .map(
+      (a): CommitAction =>
+        'put' in a ? put('index', a.put) : { what: 'block', action: { Update: addToBlock(a.block) } },
+    );
+  const spilled = additions.slice(Math.max(0, room));
+  return {
+    inCommit,
+    unconfirmed: {
+      items: spilled.flatMap((a) => ('put' in a ? [{ ...a.put, [ATTR.unconfirmed]: 1 }] : [])),
+      blocks: spilled.flatMap((a) => ('block' in a ? [a.block] : [])),
+    },
+  };
+}
+
+/**
+ * The stats item's part of a commit: ADD each delta (+1 entering a count or a counter, −1 leaving it), with an
+ * optional condition. Undefined when nothing moves.
+ */
+function statsAction(
+  statsKey: ItemKey,
+  deltas: [attribute: string, delta: number][],
+  condition?: StatsCondition,
+): CommitAction | undefined {
+  const moves = deltas.filter(([, delta]) => delta !== 0);
+  if (moves.length === 0) return undefined;
+  const names: Record<string, string> = { ...condition?.names };
+  const values: Record<string, unknown> = { ...condition?.values };
+  const adds = moves.map(([attribute, delta], i) => {
+    names[`#c${i}`] = attribute;
+    values[`:d${i}`] = delta;
+    return `#c${i} :d${i}`;
+  });
+  return {
+    what: 'stats',
+    action: {
+      Update: {
+        TableName: tableName(),
+        Key: statsKey,
+        UpdateExpression: `ADD ${adds.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ...(condition ? { ConditionExpression: condition.expression } : {}),
+      },
+    },
+    // The stats condition (least-busy) no longer holds: decide again.
+    ...(condition ? { refused: () => new ConcurrentWrite() } : {}),
+  };
+}
+
+/**
+ * A create's commit: the entity, the stats item (with its condition), the bounded postings, the number term
+ * and every unbounded counter; then the block keys, the other postings and the prefix terms as they fit; the
+ * attached actions last.
+ */
+export function planCreate<E>(
+  index: Index<E>,
+  accountId: string,
+  entity: E,
+  options: WriteOptions = {},
+): WritePlan {
+  const items = entityItems(index, accountId, entity);
+  const stats = statsAction(
+    index.keys.stats(accountId),
+    items.statsIncrements.map((attribute) => [attribute, 1]),
+    options.statsCondition,
+  );
+  const fixed: CommitAction[] = [
+    {
+      what: index.types.entity,
+      action: {
+        Put: { TableName: tableName(), Item: items.entity, ConditionExpression: 'attribute_not_exists(pk)' },
+      },
+      // Order keys are unique: never, unless the same create is committed twice.
+      refused: () => new ConcurrentWrite(),
+    },
+    ...(stats ? [stats] : []),
+    ...items.boundedPostings.map((p) => put('posting', p)),
+    ...(items.numberTerm ? [put('term', items.numberTerm)] : []),
+    ...items.unbounded.map((u) => addToCounter(u.counterKey, 1)),
+  ];
+  const attached = options.attach ?? [];
+  const { inCommit, unconfirmed } = splitAdditions(
+    [
+      ...items.blocks.map((block) => ({ block })),
+      ...items.unbounded.map((u) => ({ put: u.posting })),
+      ...items.prefixTerms.map((p) => ({ put: p })),
+    ],
+    MAX_TRANSACTION_ITEMS - fixed.length - attached.length,
+  );
+  return { unconfirmed, commit: [...fixed, ...inCommit, ...attached] };
+}
+
+/** A change of an entity read at `version`: before and after, as the domain decided it. */
+export interface EntityChange<E> {
+  before: E;
+  after: E;
+  version: number;
+}
+
+/**
+ * An update's commit, guarded by the version read: the entity, the stats item, every posting, block key and
+ * term the change removes or adds, every counter it moves, the attached actions. Removals and counter moves
+ * must fit (UpdateTooLarge otherwise); additions that do not fit are put first, marked, as for creates.
+ */
+export function planUpdate<E>(
+  index: Index<E>,
+  accountId: string,
+  change: EntityChange<E>,
+  options: WriteOptions = {},
+): WritePlan {
+  const newVersion = change.version + 1;
+  const before = entityItems(index, accountId, change.before);
+  const after = entityItems(index, accountId, change.after, newVersion);
+
+  // The stats item: -1 for what the entity leaves, +1 for what it enters (counts and counters).
+  const statsDelta = new Map<string, number>();
+  for (const a of before.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) - 1);
+  for (const a of after.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) + 1);
+  const stats = statsAction(index.keys.stats(accountId), [...statsDelta], options.statsCondition);
+
+  const bounded = diff(before.boundedPostings, after.boundedPostings);
+  const unboundedPostings = diff(
+    before.unbounded.map((u) => u.posting),
+    after.unbounded.map((u) => u.posting),
+  );
+  const counterOf = (posting: Record<string, unknown>, all: EntityItems['unbounded']) =>
+    all.find((u) => keyString(u.posting) === keyString(posting))?.counterKey as ItemKey;
+  const terms = diff(before.prefixTerms, after.prefixTerms);
+  // An entity's block in a dimension is the same item before and after (its number does not change).
+  const blocks = diff(
+    before.blocks.map((b) => ({ ...b.key, entry: b })),
+    after.blocks.map((b) => ({ ...b.key, entry: b })),
+  );
+
+  const fixed: CommitAction[] = [
+    {
+      what: index.types.entity,
+      action: {
+        Put: {
+          TableName: tableName(),
+          Item: after.entity,
+          // Entities written before versions existed have none: they are at version 1.
+          ConditionExpression:
+            change.version === 1 ? 'attribute_not_exists(#v) OR #v = :version' : '#v = :version',
+          ExpressionAttributeNames: { '#v': ATTR.version },
+          ExpressionAttributeValues: { ':version': change.version },
+        },
+      },
+      refused: () => new StaleVersion(),
+    },
+    ...(stats ? [stats] : []),
+    ...unboundedPostings.removed.map((p) => addToCounter(counterOf(p, before.unbounded), -1)),
+    ...unboundedPostings.added.map((p) => addToCounter(counterOf(p, after.unbounded), 1)),
+    ...bounded.removed.map((p) => remove('posting', p)),
+    ...bounded.added.map((p) => put('posting', p)),
+    ...unboundedPostings.removed.map((p) => remove('posting', p)),
+    ...blocks.removed.map(
+      (b): CommitAction => ({ what: 'block', action: { Update: removeFromBlock(b.entry) } }),
+    ),
+    ...terms.removed.map((t) => remove('term', t)),
+  ];
+  const attached = options.attach ?? [];
+  const room = MAX_TRANSACTION_ITEMS - fixed.length - attached.length;
+  if (room < 0) throw new UpdateTooLarge();
+  const { inCommit, unconfirmed } = splitAdditions(
+    [
+      ...blocks.added.map((b) => ({ block: b.entry })),
+      ...unboundedPostings.added.map((p) => ({ put: p })),
+      ...terms.added.map((p) => ({ put: p })),
+    ],
+    room,
+  );
+  return { unconfirmed, commit: [...fixed, ...inCommit, ...attached] };
+}
+
+/** Items in `from` and not in `to` (removed), and the other way round (added), by key. */
+function diff<T extends { pk?: unknown; sk?: unknown }>(from: T[], to: T[]) {
+  const fromKeys = new Set(from.map(keyString));
+  const toKeys = new Set(to.map(keyString));
+  return {
+    removed: from.filter((i) => !toKeys.has(keyString(i))),
+    added: to.filter((i) => !fromKeys.has(keyString(i))),
+  };
+}
+
+/**
+ * Writes a plan: its marked additions, then its commit. A conflict, on the commit or on a marked block key
+ * (block items other commits hold too), is a ConcurrentWrite; a failed condition throws what its action names.
+ */
+export async function writePlan(plan: WritePlan): Promise<void> {
+  try {
+    await putUnconfirmed(plan.unconfirmed);
+    await commit(plan.commit);
+  } catch (error) {
+    if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
+    throw error;
+  }
+}
+
+async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<void> {
+  await Promise.all([
+    unconfirmed.items.length > 0 ? batchPutAll(unconfirmed.items) : undefined,
+    ...unconfirmed.blocks.map((b) => dynamo.send(new UpdateCommand(addToBlock(b, true)))),
+  ]);
+}

@@ -1,0 +1,156 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * An entity's index, declared as data (as the table is): the dimensions it is listed under, the queues that
+ * combine some of them, its own counters and its search terms. The engine (lib/data/index/) builds the items,
+ * the commits, the list plans and the reindex of any entity from its declaration; only the data layer knows
+ * these, the domain speaks of entities and filters. See docs/data-model.md, "The index engine".
+ */
+export interface IndexDeclaration<E, F> {
+  /** The entity's name in keys (`TICKET` → `TICKETS#…`, `TICKET_INDEX#…`) and, lower-cased, in item types. */
+  entity: string;
+  /** Creation time and per-account number: the order key (newest first) and the block an entity's keys go to. */
+  order(entity: E): { createdMicros: number; number: number };
+  /**
+   * What an entity is listed under, in the order its index items are written (which decides, for the largest
+   * entities, which of them fit in the commit). `all` lists every entity and comes first, implicitly.
+   */
+  dimensions: (DimensionDeclaration<E> | QueueDeclaration)[];
+  /** Counters of the stats item beyond the dimensions' (a ticket's open work per agent): name → values counted. */
+  statsCounters?: Record<string, (entity: E) => string[]>;
+  /** Words an entity is found by: prefixes match any word that starts them, a number matches exactly. */
+  search?(entity: E): SearchTerms;
+  /** The values a list filter names, per dimension name (AND-combined; none: every entity). */
+  filter(filter: F): Record<string, string[]>;
+}
+
+export interface DimensionDeclaration<E> {
+  /** The dimension's name: `status` lists under `status#open`. */
+  name: string;
+  /** The values an entity is listed under in this dimension (none: it is not). */
+  values(entity: E): string[];
+  /** Few values (a status): counted in the stats item; any number (an e-mail): a counter item each. */
+  bounded: boolean;
+  /** Its tag in the name of the queues it is part of (`s` → `queue#s=open#p=high`). */
+  queueTag?: string;
+}
+
+/**
+ * Two or more single-valued dimensions together (an agent's open tickets): their own postings and counter make
+ * such a page O(per_page) and its total one item, where intersecting would read every key of each. An entity
+ * is in a queue when it has a value in every part.
+ */
+export interface QueueDeclaration {
+  queue: string[];
+}
+
+export interface SearchTerms {
+  /** Terms matched by prefix (a term that is a prefix of another is left out: it adds nothing). */
+  prefixes: string[];
+  /** The entity's number without padding, matched exactly. */
+  number?: string;
+}
+
+/** The dimension listing every entity (never intersected: no filter reads the entity partition itself). */
+export const ALL = 'all';
+
+const isQueue = <E>(d: DimensionDeclaration<E> | QueueDeclaration): d is QueueDeclaration => 'queue' in d;
+
+/** A dimension's name with its value: `status#open`, `cf#plan#gold`. */
+const named = (name: string, value: string) => `${name}#${value}`;
+
+function queueName<E>(declaration: IndexDeclaration<E, unknown>, parts: [name: string, value: string][]) {
+  const tags = parts.map(([name, value]) => `${tagOf(declaration, name)}=${value}`);
+  return ['queue', ...tags].join('#');
+}
+
+function tagOf<E>(declaration: IndexDeclaration<E, unknown>, name: string): string {
+  const found = declaration.dimensions.find((d) => !isQueue(d) && d.name === name) as
+    | DimensionDeclaration<E>
+    | undefined;
+  if (!found?.queueTag) throw new Error(`${declaration.entity}: queue part ${name} has no queueTag`);
+  return found.queueTag;
+}
+
+/** Every dimension an entity is listed under, in the declaration's order, `all` first. */
+export function dimensionsOf<E>(declaration: IndexDeclaration<E, unknown>, entity: E): string[] {
+  const single = new Map<string, string | undefined>();
+  const out = [ALL];
+  for (const d of declaration.dimensions) {
+    if (isQueue(d)) {
+      const parts = d.queue.map((name) => [name, single.get(name)] as [string, string | undefined]);
+      if (parts.every(([, value]) => value !== undefined))
+        out.push(queueName(declaration, parts as [string, string][]));
+      continue;
+    }
+    const values = d.values(entity);
+    if (d.queueTag) single.set(d.name, values[0]);
+    out.push(...values.map((v) => named(d.name, v)));
+  }
+  return out;
+}
+
+/**
+ * The dimensions a filter names (none: every entity). Two or more queue parts named together are their queue,
+ * when one is declared, not dimensions to intersect; the queue (or its parts) comes first, then the rest in the
+ * declaration's order.
+ */
+export function filterDimensions<E, F>(declaration: IndexDeclaration<E, F>, filter: F): string[] {
+  const wanted = declaration.filter(filter);
+  const singles = declaration.dimensions.filter((d): d is DimensionDeclaration<E> => !isQueue(d));
+  const queued = singles.filter((d) => d.queueTag && (wanted[d.name]?.length ?? 0) > 0);
+  const names = new Set(queued.map((d) => d.name));
+  const queue = declaration.dimensions.find(
+    (d): d is QueueDeclaration =>
+      isQueue(d) && d.queue.length === names.size && d.queue.every((n) => names.has(n)),
+  );
+  const first =
+    queued.length >= 2 && queue
+      ? [
+          queueName(
+            declaration,
+            queue.queue.map((n) => [n, wanted[n]?.[0] as string]),
+          ),
+        ]
+      : queued.flatMap((d) => (wanted[d.name] ?? []).map((v) => named(d.name, v)));
+  const rest = singles
+    .filter((d) => !d.queueTag)
+    .flatMap((d) => (wanted[d.name] ?? []).map((v) => named(d.name, v)));
+  return [...first, ...rest];
+}
+
+/** Dimensions whose counter lives in the entity's stats item: `all` and the bounded dimensions' values. */
+export function isStatsDimension<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
+  if (dim === ALL) return true;
+  const name = dim.slice(0, dim.indexOf('#'));
+  return declaration.dimensions.some((d) => !isQueue(d) && d.bounded && d.name === name);
+}
+
+/** The dimensions that keep packed blocks beside their postings: every one but `all`. */
+export const hasBlocks = (dim: string): boolean => dim !== ALL;
+
+/** Attribute names of the stats item: a dimension's count (`n:status#open`), a declared counter (`busy:3`). */
+export const statsAttribute = {
+  count: (dim: string) => `n:${dim}`,
+  counter: (name: string, value: string) => `${name}:${value}`,
+  /** What an attribute of the stats item counts: a dimension, or a declared counter's value. */
+  parse: (attribute: string): { dim: string } | { counter: string; value: string } | undefined => {
+    const colon = attribute.indexOf(':');
+    if (colon < 0) return undefined;
+    const name = attribute.slice(0, colon);
+    const value = attribute.slice(colon + 1);
+    return name === 'n' ? { dim: value } : { counter: name, value };
+  },
+};
+
+/**
+ * A key holds at most 2,048 bytes, and a value (a custom field's) may be up to 4 KB in UTF-8: long values are
+ * named in keys by their SHA-256 instead, which matches exactly the same entities. A short value that looks like
+ * such a name is hashed too, so that no value is ever named like the hash of another.
+ */
+const MAX_VALUE_BYTES_IN_KEY = 512;
+const HASHED = 'sha256:';
+export function keyValue(text: string): string {
+  if (Buffer.byteLength(text, 'utf8') <= MAX_VALUE_BYTES_IN_KEY && !text.startsWith(HASHED)) return text;
+  return `${HASHED}${createHash('sha256').update(text).digest('hex')}`;
+}

@@ -1,0 +1,40 @@
+import { type EntityChange, planCreate, planUpdate, type WriteOptions, writePlan } from './commit.ts';
+import type { IndexDeclaration } from './declaration.ts';
+import { defineIndex, entityItems } from './items.ts';
+import { findPage, type PageQuery } from './list.ts';
+import { allEntities, getByNumber, getByUuid, getDimensionCounts, getStats } from './reads.ts';
+import { rebuildIndex } from './reindex.ts';
+
+/**
+ * An indexed entity: everything the engine does for an entity, bound to its declaration. Tickets are one
+ * (lib/data/ticket-index.ts); any entity with a uuid, a creation time and a per-account number can be another,
+ * with exact lists and totals, versioned updates and a reindex, by declaring its dimensions.
+ */
+export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexDeclaration<E, F>) {
+  const index = defineIndex(declaration);
+  return {
+    index,
+    /** The items a create writes (the reindex and the benchmark's bulk loader write these too). */
+    items: (accountId: string, entity: E, version = 1) => entityItems(index, accountId, entity, version),
+    /** Writes a new entity and its whole index, all or nothing. */
+    create: (accountId: string, entity: E, options?: WriteOptions) =>
+      writePlan(planCreate(index, accountId, entity, options)),
+    /** Writes a change guarded by the version read; answers the new version. */
+    update: async (accountId: string, change: EntityChange<E>, options?: WriteOptions): Promise<number> => {
+      await writePlan(planUpdate(index, accountId, change, options));
+      return change.version + 1;
+    },
+    getByUuid: (accountId: string, uuid: string) => getByUuid(index, accountId, uuid),
+    getByNumber: (accountId: string, number: number) => getByNumber(index, accountId, number),
+    findPage: (accountId: string, query: PageQuery<F>) => findPage(index, accountId, query),
+    stats: (accountId: string) => getStats(index, accountId),
+    counts: (accountId: string, dimensions: string[]) => getDimensionCounts(index, accountId, dimensions),
+    /** Rebuilds the account's index from its entities as stored (maintenance, docs/data-model.md "Reindex"). */
+    rebuild: async (accountId: string) => {
+      const entities = await allEntities(index, accountId);
+      return { entities: entities.length, ...(await rebuildIndex(index, accountId, entities)) };
+    },
+  };
+}
+
+export type IndexedEntity<E extends { uuid: string }, F> = ReturnType<typeof indexedEntity<E, F>>;

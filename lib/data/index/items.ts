@@ -1,0 +1,102 @@
+import { ATTR, type ItemKey } from '../items.ts';
+import { type IndexKeys, indexKeys, orderKeys } from '../keys.ts';
+import {
+  dimensionsOf,
+  hasBlocks,
+  type IndexDeclaration,
+  isStatsDimension,
+  type SearchTerms,
+  statsAttribute,
+} from './declaration.ts';
+import { packOrderKey } from './order-key.ts';
+
+/** An entity's declaration with what the engine derives from it once: its keys, item types, dimensions. */
+export interface Index<E, F = unknown> {
+  declaration: IndexDeclaration<E, F>;
+  keys: IndexKeys;
+  /** Item types: the entity's (`ticket`), its postings' and its terms'. */
+  types: { entity: string; posting: string; term: string };
+  orderKeyOf(entity: E): string;
+  dimensionsOf(entity: E): string[];
+  isStatsDimension(dim: string): boolean;
+  termsOf(entity: E): SearchTerms;
+}
+
+export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E, F> {
+  const type = declaration.entity.toLowerCase();
+  return {
+    declaration,
+    keys: indexKeys(declaration.entity),
+    types: { entity: type, posting: `${type}_posting`, term: `${type}_term` },
+    orderKeyOf: (entity) => {
+      const { createdMicros, number } = declaration.order(entity);
+      return orderKeys.of(createdMicros, number);
+    },
+    dimensionsOf: (entity) => dimensionsOf(declaration as IndexDeclaration<E, unknown>, entity),
+    isStatsDimension: (dim) => isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
+    termsOf: (entity) => declaration.search?.(entity) ?? { prefixes: [] },
+  };
+}
+
+/** An entity's packed order key in one dimension's block (lib/data/keys.ts, indexKeys().block). */
+export interface BlockEntry {
+  key: ItemKey;
+  packed: string;
+}
+
+/**
+ * The items of an entity, as data: what to put, and which counters to increment. Its create's commit, the
+ * update's diff, the reindex and the benchmark's bulk loader all write exactly these.
+ */
+export interface EntityItems {
+  entity: Record<string, unknown>;
+  /** Attributes of the stats item to increment by one. */
+  statsIncrements: string[];
+  /** Postings of the bounded dimensions: atomic with the entity. */
+  boundedPostings: Record<string, unknown>[];
+  /** Each unbounded dimension: its posting and the key of its counter (incremented by one). */
+  unbounded: { posting: Record<string, unknown>; counterKey: ItemKey }[];
+  /** The number term (always in the commit), when the entity is found by its number. */
+  numberTerm: Record<string, unknown> | undefined;
+  prefixTerms: Record<string, unknown>[];
+  /** The entity's packed order key in the block of each of its dimensions but `all`. */
+  blocks: BlockEntry[];
+}
+
+export function entityItems<E>(index: Index<E>, accountId: string, entity: E, version = 1): EntityItems {
+  const { keys, types, declaration } = index;
+  const orderKey = index.orderKeyOf(entity);
+  const { number } = declaration.order(entity);
+  const dims = index.dimensionsOf(entity);
+  const terms = index.termsOf(entity);
+  const bounded = dims.filter(index.isStatsDimension);
+  const posting = (d: string) => ({ ...keys.posting(accountId, d, orderKey), type: types.posting });
+  const counters = Object.entries(declaration.statsCounters ?? {}).flatMap(([name, valuesOf]) =>
+    valuesOf(entity).map((value) => statsAttribute.counter(name, value)),
+  );
+  return {
+    entity: {
+      ...keys.item(accountId, orderKey),
+      type: types.entity,
+      ...entity,
+      [ATTR.version]: version,
+      [ATTR.terms]: terms.prefixes,
+    },
+    statsIncrements: [...bounded.map(statsAttribute.count), ...counters],
+    boundedPostings: bounded.map(posting),
+    unbounded: dims
+      .filter((d) => !index.isStatsDimension(d))
+      .map((d) => ({ posting: posting(d), counterKey: keys.counter(accountId, d) })),
+    numberTerm:
+      terms.number === undefined
+        ? undefined
+        : { ...keys.numberTerm(accountId, terms.number, orderKey), type: types.term },
+    prefixTerms: terms.prefixes.map((t) => ({
+      ...keys.prefixTerm(accountId, t, orderKey),
+      type: types.term,
+    })),
+    blocks: dims
+      .filter(hasBlocks)
+      .map((d) => ({ key: keys.block(accountId, d, number), packed: packOrderKey(orderKey) })),
+  };
+}
