@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { postingsAmong, queryBlocks } from '#lib/data/index/index-reads.ts';
 import { planIntersection } from '#lib/data/index/list.ts';
 import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
-import { postingsAmong, queryBlocks } from '#lib/data/index/reads.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';

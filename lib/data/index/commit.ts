@@ -1,9 +1,9 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchPutAll, dynamo, tableName } from '../client.ts';
+import { tableName } from '../client.ts';
 import { ConcurrentWrite, isTransactionConflict, StaleVersion, UpdateTooLarge } from '../errors.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
-import { type CommitAction, commit, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../transact.ts';
-import { type BlockEntry, type EntityItems, entityItems, type Index } from './items.ts';
+import { type CommitAction, commit, MAX_TRANSACTION_ITEMS } from '../transact.ts';
+import { putUnconfirmed, removeFromBlock, splitAdditions, type UnconfirmedWrites } from './additions.ts';
+import { type EntityItems, entityItems, type Index } from './items.ts';
 
 /**
  * The commits of indexed entities: a create or an update writes the entity and every index item it adds,
@@ -23,12 +23,6 @@ export interface WriteOptions {
   statsCondition?: StatsCondition | undefined;
   /** Written last in the same commit, all or nothing with the change (an Idempotency-Key's kept answer). */
   attach?: CommitAction[] | undefined;
-}
-
-/** Items put and block keys added before a commit, marked unconfirmed (none for all but the largest entities). */
-export interface UnconfirmedWrites {
-  items: Record<string, unknown>[];
-  blocks: BlockEntry[];
 }
 
 export interface WritePlan {
@@ -56,53 +50,6 @@ const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
     },
   },
 });
-
-/** Adds a packed key to its block: in the commit, or before it, marked (it counts once its entity holds it). */
-function addToBlock(entry: BlockEntry, marked = false): TransactUpdate {
-  return {
-    TableName: tableName(),
-    Key: entry.key,
-    UpdateExpression: 'ADD #k :key',
-    ExpressionAttributeNames: { '#k': marked ? ATTR.unconfirmed : ATTR.blockKeys },
-    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
-  };
-}
-
-/** Takes a packed key out of its block, whether its commit or an earlier marked put wrote it. */
-function removeFromBlock(entry: BlockEntry): TransactUpdate {
-  return {
-    TableName: tableName(),
-    Key: entry.key,
-    UpdateExpression: 'DELETE #k :key, #u :key',
-    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed },
-    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
-  };
-}
-
-/**
- * What a write adds to the index beyond its commit's fixed part: postings and terms (puts) and block keys
- * (set additions). As many as fit go in the commit, block keys first (a marked block key costs an entity read
- * to every intersection of its dimension, a marked posting only to the pages it falls on); the rest are
- * written first, marked.
- */
-type Addition = { put: Record<string, unknown> } | { block: BlockEntry };
-
-function splitAdditions(additions: Addition[], room: number) {
-  const inCommit = additions
-    .slice(0, Math.max(0, room))
-    .map(
-      (a): CommitAction =>
-        'put' in a ? put('index', a.put) : { what: 'block', action: { Update: addToBlock(a.block) } },
-    );
-  const spilled = additions.slice(Math.max(0, room));
-  return {
-    inCommit,
-    unconfirmed: {
-      items: spilled.flatMap((a) => ('put' in a ? [{ ...a.put, [ATTR.unconfirmed]: 1 }] : [])),
-      blocks: spilled.flatMap((a) => ('block' in a ? [a.block] : [])),
-    },
-  };
-}
 
 /**
  * The stats item's part of a commit: ADD each delta (+1 entering a count or a counter, −1 leaving it), with an
@@ -287,11 +234,4 @@ export async function writePlan(plan: WritePlan): Promise<void> {
     if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
     throw error;
   }
-}
-
-async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<void> {
-  await Promise.all([
-    unconfirmed.items.length > 0 ? batchPutAll(unconfirmed.items) : undefined,
-    ...unconfirmed.blocks.map((b) => dynamo.send(new UpdateCommand(addToBlock(b, true)))),
-  ]);
 }

@@ -1,16 +1,9 @@
 import { NUMBERS_PER_BLOCK } from '../keys.ts';
 import { ALL, filterDimensions } from './declaration.ts';
+import { postingsAmong, queryBlocks, queryPostings, queryTerm } from './index-reads.ts';
 import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
-import {
-  getByOrderKeys,
-  getDimensionCounts,
-  newest,
-  postingsAmong,
-  queryBlocks,
-  queryPostings,
-  queryTerm,
-} from './reads.ts';
+import { getByOrderKeys, getDimensionCounts, newest } from './reads.ts';
 
 /** What a list asks for: filters, search words (every one must match), and the window of the page. */
 export interface PageQuery<F> {

@@ -1,16 +1,12 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll, dynamo, getItem, queryAll, tableName } from '../client.ts';
 import { ATTR, entityOf, keyString } from '../items.ts';
-import { orderKeys, parseTermKey } from '../keys.ts';
+import { parseTermKey } from '../keys.ts';
 import { statsAttribute } from './declaration.ts';
 import type { Index } from './items.ts';
-import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from './order-key.ts';
+import { orderKeyOfUuid } from './order-key.ts';
 
-/**
- * Reads of indexed entities: by key, by uuid and number, and the index reads a list is made of (postings,
- * blocks, terms, counters). Marked index items (written before their entity's commit) count only once their
- * entity is read and holds them.
- */
+/** Reads of indexed entities: by key, by uuid and number, newest first, and their counters. */
 
 /** An entity as stored, with its version (incremented by every update; the ETag). */
 export interface Stored<E> {
@@ -64,166 +60,6 @@ export async function getDimensionCounts<E>(
     counts[d] = (byKey.get(keyString(keys.counter(accountId, d)))?.[ATTR.count] as number | undefined) ?? 0;
   }
   return counts;
-}
-
-/**
- * Order keys of a dimension, newest first. With `limit`, one page of at most that many (a deep page reads
- * its skipped keys too, but only these small key items); without, all of them.
- */
-export async function queryPostings<E>(
-  index: Index<E>,
-  accountId: string,
-  dim: string,
-  limit?: number,
-): Promise<string[]> {
-  for (let want = limit; ; ) {
-    const items = await queryAll(
-      {
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk >= :first',
-        ExpressionAttributeValues: {
-          ':pk': index.keys.postingPartition(accountId, dim),
-          ':first': orderKeys.first,
-        },
-        ProjectionExpression: 'sk, #u',
-        ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-      },
-      want,
-    );
-    const keys = await confirmed(
-      index,
-      accountId,
-      items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item })),
-      holdsDimension(index, dim),
-    );
-    if (limit === undefined || want === undefined || keys.length >= limit || items.length < want) {
-      return keys.slice(0, limit);
-    }
-    // Postings of entities that never committed took places in this page: read as many further as this
-    // read dropped (counted afresh each pass, so `want` grows only by what is new, and strictly).
-    want = limit + (items.length - keys.length);
-  }
-}
-
-/**
- * Every packed order key a dimension lists, from its blocks (about 16 bytes an entity: a 4 KB read unit
- * carried 180 of them in the bench, against 36 postings). Marked keys count only once their entity holds the
- * dimension (confirmed as for postings).
- */
-export async function queryBlocks<E>(index: Index<E>, accountId: string, dim: string): Promise<Set<string>> {
-  const items = await queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': index.keys.blockPartition(accountId, dim) },
-    ProjectionExpression: '#k, #u',
-    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed },
-    ConsistentRead: true,
-  });
-  const keys = new Set<string>();
-  const marked: string[] = [];
-  for (const item of items) {
-    for (const packed of (item[ATTR.blockKeys] as Set<string> | undefined) ?? []) keys.add(packed);
-    for (const packed of (item[ATTR.unconfirmed] as Set<string> | undefined) ?? []) marked.push(packed);
-  }
-  if (marked.length > 0) {
-    const unsure = marked
-      .filter((p) => !keys.has(p))
-      .map((p) => ({ orderKey: unpackOrderKey(p), marked: true }));
-    for (const orderKey of await confirmed(index, accountId, unsure, holdsDimension(index, dim))) {
-      keys.add(packOrderKey(orderKey));
-    }
-  }
-  return keys;
-}
-
-/**
- * Which of these order keys a dimension lists: each one's posting read by its key (BatchGet), for a few
- * candidates against a large dimension, where reading the whole posting list would cost more.
- */
-export async function postingsAmong<E>(
-  index: Index<E>,
-  accountId: string,
-  dim: string,
-  orderKeys: string[],
-): Promise<Set<string>> {
-  const items = await batchGetAll(
-    orderKeys.map((k) => index.keys.posting(accountId, dim, k)),
-    `sk, ${ATTR.unconfirmed}`,
-  );
-  const keys = items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item }));
-  return new Set(await confirmed(index, accountId, keys, holdsDimension(index, dim)));
-}
-
-/**
- * Order keys whose entity lists them: unmarked keys do, since they were written in their entity's commit (and
- * are removed in the commit that removes them); marked keys (written before their entity's commit) are kept
- * only when their entity exists and holds that dimension or term now (one BatchGet of those entities, rare).
- */
-async function confirmed<E>(
-  index: Index<E>,
-  accountId: string,
-  keys: { orderKey: string; marked: boolean }[],
-  holds: (entityItem: Record<string, unknown>) => boolean,
-): Promise<string[]> {
-  const marked = keys.filter((k) => k.marked).map((k) => k.orderKey);
-  if (marked.length === 0) return keys.map((k) => k.orderKey);
-  const found = await batchGetAll(marked.map((k) => index.keys.item(accountId, k)));
-  const live = new Set(found.filter(holds).map((item) => item.sk as string));
-  return keys.filter((k) => !k.marked || live.has(k.orderKey)).map((k) => k.orderKey);
-}
-
-const holdsDimension =
-  <E>(index: Index<E>, dim: string) =>
-  (item: Record<string, unknown>) =>
-    index.dimensionsOf(entityOf<E>(item)).includes(dim);
-const holdsTerm = (term: string) => (item: Record<string, unknown>) =>
-  ((item[ATTR.terms] as string[] | undefined) ?? []).includes(term);
-
-/** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
-const PREFIX_RANGE_END = '\u{10FFFF}';
-
-/** Order keys of the entities a search word matches: prefix terms, and the bare number when it is one. */
-export async function queryTerm<E>(index: Index<E>, accountId: string, word: string): Promise<Set<string>> {
-  const { keys } = index;
-  // A word matches the terms it is a prefix of; a bare number also matches that number exactly. The key range
-  // of `p#<word>` also holds shorter terms when the word has the key's separator in it (`plan#` reaches
-  // `p#plan#<order key>`), hence the check on each term.
-  const ranges = [{ prefix: keys.prefixTermQuery(word), matches: (term: string) => term.startsWith(word) }];
-  if (/^\d+$/.test(word)) {
-    ranges.push({ prefix: keys.numberTermQuery(String(Number(word))), matches: () => true });
-  }
-  const found = new Set<string>();
-  await Promise.all(
-    ranges.map(async ({ prefix, matches }) => {
-      const items = await queryAll({
-        TableName: tableName(),
-        // A prefix as a key range: the same items as begins_with, and DynamoDB Local serves a range from
-        // its index where it scans the whole partition for begins_with (measured: 4 ms vs 30 ms at 50k terms).
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: {
-          ':pk': keys.termsPartition(accountId),
-          ':from': prefix,
-          ':to': `${prefix}${PREFIX_RANGE_END}`,
-        },
-        ProjectionExpression: 'sk, #u',
-        ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
-        ConsistentRead: true,
-      });
-      // Marked items are prefix terms (the number term is always in the commit).
-      const byTerm = new Map<string, { orderKey: string; marked: boolean }[]>();
-      for (const item of items) {
-        const { term, orderKey } = parseTermKey(item.sk as string);
-        if (!matches(term)) continue;
-        byTerm.set(term, [...(byTerm.get(term) ?? []), { orderKey, marked: ATTR.unconfirmed in item }]);
-      }
-      for (const [term, termKeys] of byTerm) {
-        for (const key of await confirmed(index, accountId, termKeys, holdsTerm(term))) found.add(key);
-      }
-    }),
-  );
-  return found;
 }
 
 /** The newest `limit` entities of the account, straight from their own partition (order key descending). */

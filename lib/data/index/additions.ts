@@ -1,0 +1,72 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchPutAll, dynamo, tableName } from '../client.ts';
+import { ATTR } from '../items.ts';
+import type { CommitAction, TransactUpdate } from '../transact.ts';
+import type { BlockEntry } from './items.ts';
+
+/**
+ * What a commit adds to the index and how much of it fits: block keys (set additions) and postings and terms
+ * (puts). What does not fit in the commit is written before it, marked unconfirmed (`u`).
+ */
+
+/** Items put and block keys added before a commit, marked unconfirmed (none for all but the largest entities). */
+export interface UnconfirmedWrites {
+  items: Record<string, unknown>[];
+  blocks: BlockEntry[];
+}
+
+/** Adds a packed key to its block: in the commit, or before it, marked (it counts once its entity holds it). */
+function addToBlock(entry: BlockEntry, marked = false): TransactUpdate {
+  return {
+    TableName: tableName(),
+    Key: entry.key,
+    UpdateExpression: 'ADD #k :key',
+    ExpressionAttributeNames: { '#k': marked ? ATTR.unconfirmed : ATTR.blockKeys },
+    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
+  };
+}
+
+/** Takes a packed key out of its block, whether its commit or an earlier marked put wrote it. */
+export function removeFromBlock(entry: BlockEntry): TransactUpdate {
+  return {
+    TableName: tableName(),
+    Key: entry.key,
+    UpdateExpression: 'DELETE #k :key, #u :key',
+    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed },
+    ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
+  };
+}
+
+/**
+ * What a write adds to the index beyond its commit's fixed part: postings and terms (puts) and block keys
+ * (set additions). As many as fit go in the commit, block keys first (a marked block key costs an entity read
+ * to every intersection of its dimension, a marked posting only to the pages it falls on); the rest are
+ * written first, marked.
+ */
+export type Addition = { put: Record<string, unknown> } | { block: BlockEntry };
+
+export function splitAdditions(additions: Addition[], room: number) {
+  const inCommit = additions
+    .slice(0, Math.max(0, room))
+    .map(
+      (a): CommitAction =>
+        'put' in a
+          ? { what: 'index', action: { Put: { TableName: tableName(), Item: a.put } } }
+          : { what: 'block', action: { Update: addToBlock(a.block) } },
+    );
+  const spilled = additions.slice(Math.max(0, room));
+  return {
+    inCommit,
+    unconfirmed: {
+      items: spilled.flatMap((a) => ('put' in a ? [{ ...a.put, [ATTR.unconfirmed]: 1 }] : [])),
+      blocks: spilled.flatMap((a) => ('block' in a ? [a.block] : [])),
+    },
+  };
+}
+
+export async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<void> {
+  await Promise.all([
+    unconfirmed.items.length > 0 ? batchPutAll(unconfirmed.items) : undefined,
+    ...unconfirmed.blocks.map((b) => dynamo.send(new UpdateCommand(addToBlock(b, true)))),
+  ]);
+}
