@@ -3,10 +3,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { indexedEntity } from '#lib/data/index/engine.ts';
 import { newOrderedUuid } from '#lib/data/index/order-key.ts';
+import { addDecimal } from '#lib/decimal.ts';
 
 /**
  * The proof that a second entity costs a declaration, not a copy: a toy entity declared here (two dimensions,
- * one counter, one search field) gets exact lists, totals, versioned updates and a reindex from the engine that
+ * a count, an exact sum, one search field) gets exact lists, totals, versioned updates and a reindex from the engine that
  * tickets use, with no change to the engine. Its lists are compared with an in-memory model after random
  * creates and updates.
  */
@@ -17,6 +18,8 @@ interface Task {
   state: 'todo' | 'doing' | 'done';
   owner: string;
   points: number;
+  /** Hours, in tenths: summed per owner exactly (ten tasks of 0.1 are 1 hour). */
+  hours: number;
   title: string;
 }
 
@@ -33,7 +36,10 @@ const tasks = indexedEntity<Task, TaskFilter>({
     { name: 'owner', values: (t) => [t.owner], bounded: false },
   ],
   // Unfinished tasks per owner, as tickets count an agent's open work.
-  statsCounters: { unfinished: (t) => (t.state === 'done' ? [] : [t.owner]) },
+  statsCounters: {
+    unfinished: (t) => (t.state === 'done' ? {} : { [t.owner]: 1 }),
+    hours: (t) => ({ [t.owner]: t.hours }),
+  },
   search: (t) => ({ prefixes: [...new Set(t.title.toLowerCase().split(/\s+/).filter(Boolean))] }),
   filter: (f) => ({ state: f.state ? [f.state] : [], owner: f.owner ? [f.owner] : [] }),
 });
@@ -65,6 +71,7 @@ const taskArb = fc.record({
   state: fc.constantFrom(...STATES),
   owner: fc.constantFrom(...OWNERS),
   points: fc.integer({ min: 0, max: 8 }),
+  hours: fc.integer({ min: 0, max: 30 }).map((tenths) => tenths / 10),
   title: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
 });
 
@@ -126,7 +133,12 @@ describe('a toy entity on the index engine', () => {
           );
           const unfinished: Record<string, number> = {};
           for (const t of all) if (t.state !== 'done') unfinished[t.owner] = (unfinished[t.owner] ?? 0) + 1;
+          const hours: Record<string, string> = {};
+          for (const t of all) hours[t.owner] = addDecimal(hours[t.owner] ?? '0', t.hours);
           const stats = await tasks.stats(accountId);
+          for (const owner of OWNERS) {
+            expect(stats.counters.hours?.[owner] ?? 0, owner).toBe(Number(hours[owner] ?? 0));
+          }
           expect(
             Object.fromEntries(Object.entries(stats.counters.unfinished ?? {}).filter(([, n]) => n > 0)),
           ).toEqual(unfinished);

@@ -43,7 +43,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     },
   ],
   // Open, pending and in-progress tickets per agent: what least-busy assignment compares.
-  statsCounters: { busy: (t) => (t.assignee && isOpenWork(t) ? [String(t.assignee.id)] : []) },
+  statsCounters: { busy: (t) => (t.assignee && isOpenWork(t) ? { [t.assignee.id]: 1 } : {}) },
   search: termsOfTicket,
   filter: (q) => ({
     status: q.status ? [q.status] : [],

@@ -1,3 +1,5 @@
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { addDecimal, isZeroDecimal, negateDecimal } from '#lib/decimal.ts';
 import { tableName } from '../client.ts';
 import { ConcurrentWrite, isTransactionConflict, StaleVersion, UpdateTooLarge } from '../errors.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
@@ -52,21 +54,21 @@ const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
 });
 
 /**
- * The stats item's part of a commit: ADD each delta (+1 entering a count or a counter, −1 leaving it), with an
- * optional condition. Undefined when nothing moves.
+ * The stats item's part of a commit: ADD each delta (+1 entering a count, −1 leaving it; an amount entering or
+ * leaving a sum), sent as exact decimals, with an optional condition. Undefined when nothing moves.
  */
 function statsAction(
   statsKey: ItemKey,
-  deltas: [attribute: string, delta: number][],
+  deltas: [attribute: string, delta: string][],
   condition?: StatsCondition,
 ): CommitAction | undefined {
-  const moves = deltas.filter(([, delta]) => delta !== 0);
+  const moves = deltas.filter(([, delta]) => !isZeroDecimal(delta));
   if (moves.length === 0) return undefined;
   const names: Record<string, string> = { ...condition?.names };
   const values: Record<string, unknown> = { ...condition?.values };
   const adds = moves.map(([attribute, delta], i) => {
     names[`#c${i}`] = attribute;
-    values[`:d${i}`] = delta;
+    values[`:d${i}`] = NumberValue.from(delta);
     return `#c${i} :d${i}`;
   });
   return {
@@ -98,11 +100,7 @@ export function planCreate<E>(
   options: WriteOptions = {},
 ): WritePlan {
   const items = entityItems(index, accountId, entity);
-  const stats = statsAction(
-    index.keys.stats(accountId),
-    items.statsIncrements.map((attribute) => [attribute, 1]),
-    options.statsCondition,
-  );
+  const stats = statsAction(index.keys.stats(accountId), items.statsAdds, options.statsCondition);
   const fixed: CommitAction[] = [
     {
       what: index.types.entity,
@@ -151,10 +149,11 @@ export function planUpdate<E>(
   const before = entityItems(index, accountId, change.before);
   const after = entityItems(index, accountId, change.after, newVersion);
 
-  // The stats item: -1 for what the entity leaves, +1 for what it enters (counts and counters).
-  const statsDelta = new Map<string, number>();
-  for (const a of before.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) - 1);
-  for (const a of after.statsIncrements) statsDelta.set(a, (statsDelta.get(a) ?? 0) + 1);
+  // The stats item: minus what the entity added before, plus what it adds after (counts and sums), exactly.
+  const statsDelta = new Map<string, string>();
+  for (const [a, amount] of before.statsAdds)
+    statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', negateDecimal(amount)));
+  for (const [a, amount] of after.statsAdds) statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', amount));
   const stats = statsAction(index.keys.stats(accountId), [...statsDelta], options.statsCondition);
 
   const bounded = diff(before.boundedPostings, after.boundedPostings);

@@ -16,8 +16,12 @@ export interface IndexDeclaration<E, F> {
    * entities, which of them fit in the commit). `all` lists every entity and comes first, implicitly.
    */
   dimensions: (DimensionDeclaration<E> | QueueDeclaration)[];
-  /** Counters of the stats item beyond the dimensions' (a ticket's open work per agent): name → values counted. */
-  statsCounters?: Record<string, (entity: E) => string[]>;
+  /**
+   * Counters of the stats item beyond the dimensions' counts: name → what an entity adds to each of its values
+   * (a ticket adds 1 to its agent's open work; a deal its amount to its stage's sum). Amounts are exact
+   * decimals: numbers or decimal strings, summed by the store, never as binary floats.
+   */
+  statsCounters?: Record<string, (entity: E) => Record<string, number | string>>;
   /** Words an entity is found by: prefixes match any word that starts them, a number matches exactly. */
   search?(entity: E): SearchTerms;
   /** The values a list filter names, per dimension name (AND-combined; none: every entity). */

@@ -50,8 +50,8 @@ export interface BlockEntry {
  */
 export interface EntityItems {
   entity: Record<string, unknown>;
-  /** Attributes of the stats item to increment by one. */
-  statsIncrements: string[];
+  /** What the entity adds to attributes of the stats item: 1 to each count, its amounts to declared sums. */
+  statsAdds: [attribute: string, amount: string][];
   /** Postings of the bounded dimensions: atomic with the entity. */
   boundedPostings: Record<string, unknown>[];
   /** Each unbounded dimension: its posting and the key of its counter (incremented by one). */
@@ -71,8 +71,11 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
   const terms = index.termsOf(entity);
   const bounded = dims.filter(index.isStatsDimension);
   const posting = (d: string) => ({ ...keys.posting(accountId, d, orderKey), type: types.posting });
-  const counters = Object.entries(declaration.statsCounters ?? {}).flatMap(([name, valuesOf]) =>
-    valuesOf(entity).map((value) => statsAttribute.counter(name, value)),
+  const counters = Object.entries(declaration.statsCounters ?? {}).flatMap(([name, addsOf]) =>
+    Object.entries(addsOf(entity)).map(([value, amount]): [string, string] => [
+      statsAttribute.counter(name, value),
+      String(amount),
+    ]),
   );
   return {
     entity: {
@@ -82,7 +85,7 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
       [ATTR.version]: version,
       [ATTR.terms]: terms.prefixes,
     },
-    statsIncrements: [...bounded.map(statsAttribute.count), ...counters],
+    statsAdds: [...bounded.map((d): [string, string] => [statsAttribute.count(d), '1']), ...counters],
     boundedPostings: bounded.map(posting),
     unbounded: dims
       .filter((d) => !index.isStatsDimension(d))

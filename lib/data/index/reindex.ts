@@ -1,3 +1,5 @@
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { addDecimal } from '#lib/decimal.ts';
 import { batchDeleteAll, batchPutAll, queryAll, scanAll, tableName } from '../client.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
@@ -44,7 +46,7 @@ export async function rebuildIndex<E>(
 export class IndexTotals<E> {
   private readonly counters = new Map<string, { key: ItemKey; n: number }>();
   private readonly blocks = new Map<string, { key: ItemKey; packed: Set<string> }>();
-  private readonly stats = new Map<string, number>();
+  private readonly stats = new Map<string, string>();
 
   constructor(
     private readonly index: Index<E>,
@@ -60,13 +62,14 @@ export class IndexTotals<E> {
       const entry = this.blocks.get(keyString(key)) ?? { key, packed: new Set<string>() };
       this.blocks.set(keyString(key), { key, packed: entry.packed.add(packed) });
     }
-    for (const attribute of items.statsIncrements) {
-      this.stats.set(attribute, (this.stats.get(attribute) ?? 0) + 1);
+    for (const [attribute, amount] of items.statsAdds) {
+      this.stats.set(attribute, addDecimal(this.stats.get(attribute) ?? '0', amount));
     }
   }
 
   statsItem(): Record<string, unknown> {
-    return { ...this.index.keys.stats(this.accountId), ...Object.fromEntries(this.stats) };
+    const sums = [...this.stats].map(([attribute, sum]) => [attribute, NumberValue.from(sum)]);
+    return { ...this.index.keys.stats(this.accountId), ...Object.fromEntries(sums) };
   }
 
   counterItems(): Record<string, unknown>[] {
