@@ -1,7 +1,7 @@
 import { findTicketPage } from '#lib/data/tickets.ts';
+import { searchWords } from '#lib/search.ts';
 import type { ListQuery } from './list-query.ts';
 import { presentListedTicket } from './present.ts';
-import { searchWords } from './search-terms.ts';
 
 /** GET /api/tickets: filtered, searched, paginated, newest first; how each shape is read: lib/data/index/list.ts. */
 export async function listTickets(accountId: string, query: ListQuery, baseUrl: string) {
