@@ -1,22 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
-import { findContactByEmail } from '#lib/data/contacts.ts';
-import { putContactWithDeal, putDeal } from '#lib/data/deals.ts';
-import type { Receipt } from '#lib/data/idempotency.ts';
+import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
+import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
+import { completionCommit, type Receipt } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
-import { now } from '#lib/time.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { attribute, parseInput } from '#lib/validation.ts';
 import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
 /**
- * POST /api/deals. Round trips once settings are warm: (1) the contact by e-mail; then for an existing
- * contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one transaction whose
- * e-mail item is the unique constraint; if a concurrent request created the contact first, (4) the deal
- * is attached to that winner. Every check that can reject the request runs before the first write.
+ * POST /api/deals. Round trips once settings are warm: (1) the contact by e-mail, beside the deal's number;
+ * then for an existing contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one
+ * transaction whose e-mail item is the unique constraint; if a concurrent request created the contact first,
+ * (4) the deal is attached to that winner. Every check that can reject the request runs before the first
+ * write, but for a missing contact_first_name, which is known once the contact was looked up (the deal's number
+ * it took is then lost, as a failed create's is: deal numbers are not shown).
  */
 export async function createDeal(accountId: string, body: unknown, receipt?: Receipt<Deal>): Promise<Deal> {
   const input = parseInput(CreateDealSchema, body);
@@ -24,9 +25,17 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
   if (!config) throw new NotFound();
   const { pipeline, stage } = resolveStage(config, input);
 
-  const existing = await findContactByEmail(accountId, input.contact_email);
+  const [existing, ids] = await Promise.all([
+    findContactByEmail(accountId, input.contact_email),
+    reserveIds(accountId, { deal: 1 }),
+  ]);
+  const number = ids.deal as number;
+  const createdUs = nowMicros();
+  const created = formatTimestamp(createdUs);
   const dealFor = (contact: Contact): Deal => ({
-    uuid: randomUUID(),
+    // The uuid carries the contact's id: a deal is read with its contact in one round trip.
+    uuid: newDealUuid(createdUs, number, contact.id),
+    number,
     name: input.name,
     amount: input.amount ?? 0,
     currency: input.currency ?? 'EUR',
@@ -42,12 +51,16 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
     },
     expectedCloseDate: input.expected_close_date ?? null,
     contactPhone: input.contact_phone ?? null,
-    createdAt: now(),
+    lostReason: null,
+    wonAt: null,
+    lostAt: null,
+    createdAt: created,
+    updatedAt: created,
   });
 
   if (existing) {
     const deal = dealFor(existing);
-    await putDeal(accountId, deal, receipt);
+    await insertDeal(accountId, deal, { attach: completionCommit(receipt, deal) });
     return deal;
   }
   if (input.contact_first_name === undefined) {
@@ -59,19 +72,25 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
   const { contact: id } = await reserveIds(accountId, { contact: 1 });
   const contact: Contact = {
     id: id as number,
-    uuid: randomUUID(),
+    uuid: newContactUuid(id as number),
     email: input.contact_email,
     firstName: input.contact_first_name,
     lastName: input.contact_last_name ?? null,
     phone: input.contact_phone ?? null,
-    createdAt: now(),
+    createdAt: created,
+    updatedAt: created,
   };
   const deal = dealFor(contact);
-  const outcome = await putContactWithDeal(accountId, contact, deal, receipt);
-  if (outcome.created) return deal;
-  const attached = dealFor(outcome.existing);
-  await putDeal(accountId, attached, receipt);
-  return attached;
+  try {
+    await insertDeal(accountId, deal, { newContact: contact, attach: completionCommit(receipt, deal) });
+    return deal;
+  } catch (error) {
+    if (!(error instanceof ContactTaken)) throw error;
+    // A concurrent request created the contact first: the deal is that contact's.
+    const attached = dealFor(error.existing);
+    await insertDeal(accountId, attached, { attach: completionCommit(receipt, attached) });
+    return attached;
+  }
 }
 
 /**

@@ -68,7 +68,8 @@ export const ALL = 'all';
 const isQueue = <E>(d: DimensionDeclaration<E> | QueueDeclaration): d is QueueDeclaration => 'queue' in d;
 
 /** A dimension's name with its value: `status#open`, `cf#plan#gold`. */
-const named = (name: string, value: string) => `${name}#${value}`;
+export const dimensionName = (name: string, value: string) => `${name}#${value}`;
+const named = dimensionName;
 
 function queueName<E>(declaration: IndexDeclaration<E, unknown>, parts: [name: string, value: string][]) {
   const tags = parts.map(([name, value]) => `${tagOf(declaration, name)}=${value}`);
