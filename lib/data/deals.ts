@@ -4,7 +4,7 @@ import type { Deal } from '#lib/deals/types.ts';
 import { dynamo, tableName } from './client.ts';
 import { contactItem } from './contacts.ts';
 import { actionConditionFailed, itemOnConditionFailure } from './errors.ts';
-import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
+import { type CommitAttachment, completionActions, idempotencyTakenOver } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { dealKeys } from './keys.ts';
 import { transact } from './transact.ts';
@@ -15,19 +15,19 @@ const dealItem = (accountId: string, deal: Deal) => ({
   ...deal,
 });
 
-/** Puts a new deal (with the kept answer of its Idempotency-Key, in one transaction, when there is one). */
-export async function putDeal(accountId: string, deal: Deal, receipt?: Receipt<Deal>): Promise<void> {
+/** Puts a new deal (with its attachment, the kept answer of an Idempotency-Key, in one transaction). */
+export async function putDeal(accountId: string, deal: Deal, attachment?: CommitAttachment): Promise<void> {
   const put = {
     TableName: tableName(),
     Item: dealItem(accountId, deal),
     ConditionExpression: 'attribute_not_exists(pk)',
   };
-  if (!receipt) {
+  if (!attachment) {
     await dynamo.send(new PutCommand(put));
     return;
   }
   try {
-    await transact([{ Put: put }, ...completionActions(receipt, deal)]);
+    await transact([{ Put: put }, ...completionActions(attachment)]);
   } catch (error) {
     if (actionConditionFailed(error, 1)) throw idempotencyTakenOver();
     throw error;
@@ -43,7 +43,7 @@ export async function putContactWithDeal(
   accountId: string,
   contact: Contact,
   deal: Deal,
-  receipt?: Receipt<Deal>,
+  attachment?: CommitAttachment,
 ): Promise<{ created: true } | { created: false; existing: Contact }> {
   try {
     await transact([
@@ -62,13 +62,13 @@ export async function putContactWithDeal(
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
-      ...completionActions(receipt, deal),
+      ...completionActions(attachment),
     ]);
     return { created: true };
   } catch (error) {
     const winner = actionConditionFailed(error, 0) ? itemOnConditionFailure(error, 0) : undefined;
     if (winner) return { created: false, existing: entityOf<Contact>(winner) };
-    if (receipt && actionConditionFailed(error, 2)) throw idempotencyTakenOver();
+    if (attachment && actionConditionFailed(error, 2)) throw idempotencyTakenOver();
     throw error;
   }
 }

@@ -13,7 +13,7 @@ import { BLOCK_KEYS, type TicketItems, type TicketWrite, ticketItems } from './t
  */
 export async function rebuildTicketIndex(
   accountId: string,
-  writes: Omit<TicketWrite, 'busyCondition' | 'receipt'>[],
+  writes: Omit<TicketWrite, 'busyCondition' | 'attachment'>[],
 ): Promise<{ written: number; removed: number }> {
   const totals = new IndexTotals(accountId);
   const desired = new Map<string, Record<string, unknown>>();

@@ -2,7 +2,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { batchGetAll, batchPutAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { actionConditionFailed, isConditionFailure, isTransactionConflict } from './errors.ts';
-import { completionActions, idempotencyTakenOver, type Receipt } from './idempotency.ts';
+import { type CommitAttachment, completionActions, idempotencyTakenOver } from './idempotency.ts';
 import { entityOf, keyString } from './items.ts';
 import { accountKeys, ticketKeys } from './keys.ts';
 import { foldRate } from './rate-limit.ts';
@@ -103,8 +103,8 @@ export interface TicketWrite {
   openWork: boolean;
   terms: { prefixes: string[]; number: string };
   busyCondition?: BusyCondition;
-  /** Keeps the request's answer with its Idempotency-Key, in the commit. */
-  receipt?: Receipt<Ticket> | undefined;
+  /** Written with the commit as it is (the kept answer of the request's Idempotency-Key). */
+  attachment?: CommitAttachment | undefined;
 }
 
 /**
@@ -131,7 +131,10 @@ export interface BlockEntry {
   packed: string;
 }
 
-export function ticketItems(write: Omit<TicketWrite, 'busyCondition' | 'receipt'>, version = 1): TicketItems {
+export function ticketItems(
+  write: Omit<TicketWrite, 'busyCondition' | 'attachment'>,
+  version = 1,
+): TicketItems {
   const { accountId, ticket } = write;
   const orderKey = orderKeyOf(ticket);
   const dims = dimensionsOf(ticket);
@@ -238,7 +241,8 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
     if (isTransactionConflict(error)) throw new ConcurrentWrite();
     // Which condition failed: the ticket's own (never: order keys are unique), the least-busy choice, or the
     // Idempotency-Key's claim (its lease ran out and another request holds it now).
-    if (write.receipt && actionConditionFailed(error, plan.commit.length - 1)) throw idempotencyTakenOver();
+    if (write.attachment && actionConditionFailed(error, plan.commit.length - 1))
+      throw idempotencyTakenOver();
     if (isConditionFailure(error)) throw new ConcurrentWrite();
     throw error;
   }
@@ -299,8 +303,8 @@ export function planTicketWrite(write: TicketWrite): TicketWritePlan {
     put(items.numberTerm),
     ...items.unbounded.map((u) => increment(u.counterKey)),
   ];
-  // The receipt's completion goes last (insertTicket reads its cancellation reason by position).
-  const completion = completionActions(write.receipt, write.ticket);
+  // The attachment goes last (insertTicket reads its cancellation reason by position).
+  const completion = completionActions(write.attachment);
   const room = MAX_TRANSACTION_ITEMS - commit.length - completion.length;
   const { inCommit, unconfirmed } = splitAdditions(
     [
@@ -586,8 +590,8 @@ export interface TicketUpdate {
   version: number;
   openWork: { before: boolean; after: boolean };
   terms: { before: TicketWrite['terms']; after: TicketWrite['terms'] };
-  /** An update's answer carries the ticket's new version (its ETag). */
-  receipt?: Receipt<StoredTicket> | undefined;
+  /** Written with the commit as it is (the kept answer of the request's Idempotency-Key). */
+  attachment?: CommitAttachment | undefined;
 }
 
 /** The ticket changed since it was read (another update landed first): nothing was written. */
@@ -690,7 +694,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     ...blocksLeft.map((b) => ({ Update: removeFromBlock(b) })),
     ...terms.removed.map(remove),
   ];
-  const completion = completionActions(update.receipt, { ticket: update.after, version: newVersion });
+  const completion = completionActions(update.attachment);
   const room = MAX_TRANSACTION_ITEMS - commit.length - completion.length;
   if (room < 0) throw new UpdateTooLarge();
   const { inCommit, unconfirmed } = splitAdditions(
@@ -709,7 +713,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   } catch (error) {
     if (isTransactionConflict(error)) throw new ConcurrentWrite();
     if (actionConditionFailed(error, 0)) throw new StaleTicket();
-    if (update.receipt && actionConditionFailed(error, commit.length - 1)) throw idempotencyTakenOver();
+    if (update.attachment && actionConditionFailed(error, commit.length - 1)) throw idempotencyTakenOver();
     throw error;
   }
   return newVersion;

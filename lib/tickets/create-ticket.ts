@@ -11,7 +11,7 @@ import type {
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { retryOnConflict } from '#lib/data/errors.ts';
-import type { Receipt } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { newTicketUuid } from '#lib/data/ticket-index.ts';
 import {
   type BusyCondition,
@@ -33,12 +33,13 @@ import { isOpenWork, type Ticket } from './types.ts';
  * POST /api/tickets. Round trips once the account's configuration is cached: (1) the ticket number and the
  * round-robin cursor in one update, in parallel with the requester's contact (and, for least-busy, the agents'
  * open work); (2) one transaction writing the ticket, its postings, terms and counters. Every check that can
- * reject the request runs before (1), so a rejected request writes nothing.
+ * reject the request runs before (1), so a rejected request writes nothing. `attach` gives what to write with
+ * the commit for the ticket about to be stored (the HTTP stack's kept answer of an Idempotency-Key).
  */
 export async function createTicket(
   accountId: string,
   body: unknown,
-  receipt?: Receipt<Ticket>,
+  attach?: (ticket: Ticket) => CommitAttachment,
 ): Promise<Ticket> {
   const input = parseInput(CreateTicketSchema, body);
   refuseOversizedTicket(input);
@@ -84,7 +85,15 @@ export async function createTicket(
         priority,
       });
       const terms = termsOfTicket(ticket);
-      await insertTicket({ accountId, ticket, openWork: isOpenWork(ticket), terms, busyCondition, receipt });
+      const attachment = attach?.(ticket);
+      await insertTicket({
+        accountId,
+        ticket,
+        openWork: isOpenWork(ticket),
+        terms,
+        busyCondition,
+        attachment,
+      });
       return ticket;
     },
     {

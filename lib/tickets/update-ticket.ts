@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
 import { retryOnConflict } from '#lib/data/errors.ts';
-import type { Receipt } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import {
   ConcurrentWrite,
   StaleTicket,
@@ -10,7 +10,7 @@ import {
   UpdateTooLarge,
   updateTicketItems,
 } from '#lib/data/tickets.ts';
-import { AppError, NotFound, ValidationFailed } from '#lib/errors.ts';
+import { NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, findTicket } from './get-ticket.ts';
@@ -19,18 +19,11 @@ import { termsOfTicket } from './search-terms.ts';
 import { dueAt, matchPolicy } from './sla.ts';
 import { isOpenWork, type Ticket, type TicketStatus } from './types.ts';
 
-/** If-Match named another version than the ticket's: nothing changed. */
-export class PreconditionFailed extends AppError {
-  readonly statusCode = 412;
-  constructor() {
-    super('The ticket has changed since you read it (If-Match does not match its ETag).');
-  }
-}
-
 export interface UpdateOptions {
   /** The If-Match header as sent, if any. */
   ifMatch?: string | undefined;
-  receipt?: Receipt<StoredTicket> | undefined;
+  /** What to write with the change, for the ticket as it is about to be stored (the HTTP stack's kept answer). */
+  attach?: ((stored: StoredTicket) => CommitAttachment) | undefined;
 }
 
 /**
@@ -71,7 +64,8 @@ export async function updateTicket(
           version: stored.version,
           openWork: { before: isOpenWork(before), after: isOpenWork(after) },
           terms: { before: termsOfTicket(before), after: termsOfTicket(after) },
-          receipt: options.receipt,
+          // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
+          attachment: options.attach?.({ ticket: after, version: stored.version + 1 }),
         });
         return { ticket: after, version };
       } catch (error) {
