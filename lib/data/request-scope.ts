@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ServiceUnavailable } from '#lib/errors.ts';
 import type { RateScope } from './rate-limit.ts';
 
 /**
@@ -42,9 +41,4 @@ export function inExemptScope<T>(work: () => Promise<T>): Promise<T> {
 export function timeLeftMs(): number {
   const scope = storage.getStore();
   return scope ? scope.deadline - Date.now() : Number.POSITIVE_INFINITY;
-}
-
-/** The 503 of a request whose deadline passed: it may be retried (its Idempotency-Key tells what landed). */
-export function deadlinePassed(cause?: unknown): ServiceUnavailable {
-  return new ServiceUnavailable(1, cause === undefined ? undefined : { cause });
 }
