@@ -131,8 +131,10 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * The Idempotency-Key of a write, as a middleware (shaped like Powertools' makeHandlerIdempotent):
- * - before: claims the key. A replay answers the kept answer instead of the route; the same key still running
- *   (409) or used for another request (422) throws, and the error answer goes out like any other.
+ * - before: claims the key. A replay answers the kept answer instead of the route (set in request.internal,
+ *   which the stack's handler answers: a middy early return would also skip the `after` of the outer
+ *   middlewares, and a replay is logged, counted and carries its rate headers like any answer); the same key
+ *   still running (409) or used for another request (422) throws, and its error answer goes out like any other.
  * - after: keeps the answer, unless the route's commit already kept it (commitHook).
  * - onError: releases the claim, so that the client may retry with the same key (the failure is not kept).
  */
