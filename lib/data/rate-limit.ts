@@ -158,8 +158,9 @@ export async function consumeRate(accountId: string, window: RateWindow): Promis
 }
 
 /**
- * The request's rate decision, as the data layer needs it: every write of the request waits for it (a refused
- * request writes nothing), and a create folds its count into its number's UpdateItem instead.
+ * The request's rate decision, as the data layer needs it (held in the request scope, lib/data/request-scope.ts,
+ * by lib/http/rate-limit.ts): every write of the request waits for it (a refused request writes nothing), and a
+ * create folds its count into its number's UpdateItem instead.
  */
 export interface RateScope {
   window: RateWindow;
