@@ -3,7 +3,7 @@ import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { dynamo, tableName } from './client.ts';
 import { contactItem } from './contacts.ts';
-import { completionCommit, type Receipt } from './idempotency.ts';
+import { type CommitAttachment, completionCommit } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { dealKeys } from './keys.ts';
 import { type CommitAction, commit } from './transact.ts';
@@ -19,14 +19,14 @@ const dealAction = (accountId: string, deal: Deal): CommitAction => ({
   },
 });
 
-/** Puts a new deal (with the kept answer of its Idempotency-Key, in one transaction, when there is one). */
-export async function putDeal(accountId: string, deal: Deal, receipt?: Receipt<Deal>): Promise<void> {
+/** Puts a new deal (with its attachment, the kept answer of an Idempotency-Key, in one transaction). */
+export async function putDeal(accountId: string, deal: Deal, attachment?: CommitAttachment): Promise<void> {
   const put = dealAction(accountId, deal);
-  if (!receipt) {
+  if (!attachment) {
     await dynamo.send(new PutCommand(put.action.Put as NonNullable<CommitAction['action']['Put']>));
     return;
   }
-  await commit([put, ...completionCommit(receipt, deal)]);
+  await commit([put, ...completionCommit(attachment)]);
 }
 
 /** A concurrent request created the contact first: the winner, read from the cancelled transaction. */
@@ -45,7 +45,7 @@ export async function putContactWithDeal(
   accountId: string,
   contact: Contact,
   deal: Deal,
-  receipt?: Receipt<Deal>,
+  attachment?: CommitAttachment,
 ): Promise<{ created: true } | { created: false; existing: Contact }> {
   try {
     await commit([
@@ -62,7 +62,7 @@ export async function putContactWithDeal(
         refused: (held) => held && new ContactTaken(entityOf<Contact>(held)),
       },
       dealAction(accountId, deal),
-      ...completionCommit(receipt, deal),
+      ...completionCommit(attachment),
     ]);
     return { created: true };
   } catch (error) {

@@ -5,7 +5,7 @@ import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/type
 import { reserveIds } from '#lib/data/accounts.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { putContactWithDeal, putDeal } from '#lib/data/deals.ts';
-import type { Receipt } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { now } from '#lib/time.ts';
 import { attribute, parseInput } from '#lib/validation.ts';
@@ -16,9 +16,14 @@ import type { Deal } from './types.ts';
  * POST /api/deals. Round trips once settings are warm: (1) the contact by e-mail; then for an existing
  * contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one transaction whose
  * e-mail item is the unique constraint; if a concurrent request created the contact first, (4) the deal
- * is attached to that winner. Every check that can reject the request runs before the first write.
+ * is attached to that winner. Every check that can reject the request runs before the first write. `attach`
+ * gives what to write with the deal (the HTTP stack's kept answer of an Idempotency-Key).
  */
-export async function createDeal(accountId: string, body: unknown, receipt?: Receipt<Deal>): Promise<Deal> {
+export async function createDeal(
+  accountId: string,
+  body: unknown,
+  attach?: (deal: Deal) => CommitAttachment,
+): Promise<Deal> {
   const input = parseInput(CreateDealSchema, body);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
@@ -47,7 +52,7 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
 
   if (existing) {
     const deal = dealFor(existing);
-    await putDeal(accountId, deal, receipt);
+    await putDeal(accountId, deal, attach?.(deal));
     return deal;
   }
   if (input.contact_first_name === undefined) {
@@ -67,10 +72,10 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
     createdAt: now(),
   };
   const deal = dealFor(contact);
-  const outcome = await putContactWithDeal(accountId, contact, deal, receipt);
+  const outcome = await putContactWithDeal(accountId, contact, deal, attach?.(deal));
   if (outcome.created) return deal;
   const attached = dealFor(outcome.existing);
-  await putDeal(accountId, attached, receipt);
+  await putDeal(accountId, attached, attach?.(attached));
   return attached;
 }
 
