@@ -7,9 +7,10 @@ import type { HttpResult } from '#lib/http/request.ts';
 
 /** POST /api/deals: creates a deal, finding or creating its contact by e-mail. */
 export const handler = httpHandler(
-  { route: route('createDeal'), body: true, metric: 'DealCreated' },
-  async (request, caller) =>
-    created(await createDeal(caller.accountId, request.body, request.receipt(created))),
+  { route: route('createDeal'), body: true, metric: 'DealCreated', present: created },
+  (request, caller) => createDeal(caller.accountId, request.body, request.attach),
 );
 
-const created = (deal: Deal): HttpResult => ({ statusCode: 201, body: { data: presentDeal(deal) } });
+function created(deal: Deal): HttpResult {
+  return { statusCode: 201, body: { data: presentDeal(deal) } };
+}

@@ -7,12 +7,13 @@ import type { Ticket } from '#lib/tickets/types.ts';
 
 /** POST /api/tickets: creates a ticket with its SLA due date, team and automatic assignment. */
 export const handler = httpHandler(
-  { route: route('createTicket'), body: true, metric: 'TicketCreated', foldsRate: true },
-  async (request, caller) =>
-    created(await createTicket(caller.accountId, request.body, request.receipt(created))),
+  { route: route('createTicket'), body: true, metric: 'TicketCreated', foldsRate: true, present: created },
+  (request, caller) => createTicket(caller.accountId, request.body, request.attach),
 );
 
-const created = (ticket: Ticket): HttpResult => ({
-  statusCode: 201,
-  body: { message: 'Ticket created successfully.', ticket: presentCreatedTicket(ticket) },
-});
+function created(ticket: Ticket): HttpResult {
+  return {
+    statusCode: 201,
+    body: { message: 'Ticket created successfully.', ticket: presentCreatedTicket(ticket) },
+  };
+}

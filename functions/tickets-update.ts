@@ -6,17 +6,20 @@ import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import { updateTicket } from '#lib/tickets/update-ticket.ts';
 
 /** PATCH /api/tickets/{ticket}: changes a ticket; If-Match refuses a lost update (412). */
-export const handler = httpHandler({ route: route('updateTicket'), body: true }, async (request, caller) => {
-  const stored = await updateTicket(caller.accountId, request.params.ticket ?? '', request.body, {
-    ifMatch: request.header('if-match'),
-    receipt: request.receipt(updated),
-  });
-  return updated(stored);
-});
+export const handler = httpHandler(
+  { route: route('updateTicket'), body: true, present: updated },
+  (request, caller) =>
+    updateTicket(caller.accountId, request.params.ticket ?? '', request.body, {
+      ifMatch: request.header('if-match'),
+      attach: request.attach,
+    }),
+);
 
 /** The answer, kept as it is for a retry with the same Idempotency-Key: its ETag too. */
-const updated = ({ ticket, version }: StoredTicket): HttpResult => ({
-  statusCode: 200,
-  body: { message: 'Ticket updated successfully.', ticket: presentCreatedTicket(ticket) },
-  headers: { ETag: etagOf(version) },
-});
+function updated({ ticket, version }: StoredTicket): HttpResult {
+  return {
+    statusCode: 200,
+    body: { message: 'Ticket updated successfully.', ticket: presentCreatedTicket(ticket) },
+    headers: { ETag: etagOf(version) },
+  };
+}

@@ -46,12 +46,37 @@ export class Conflict extends AppError {
   }
 }
 
+/** If-Match named another version than the resource's: nothing changed. */
+export class PreconditionFailed extends AppError {
+  readonly statusCode = 412;
+  constructor(message = 'The ticket has changed since you read it (If-Match does not match its ETag).') {
+    super(message);
+  }
+}
+
 export class PayloadTooLarge extends AppError {
   readonly statusCode = 413;
 }
 
 export class UnsupportedMediaType extends AppError {
   readonly statusCode = 415;
+}
+
+/**
+ * Over the account's rate limit this minute (decisions.md, "Rate limits"): the request changed nothing. It
+ * carries the window's headers (lib/http/rate-limit.ts writes them) and when to come back.
+ */
+export class TooManyRequests extends AppError {
+  readonly statusCode = 429;
+  constructor(
+    readonly retryAfterSeconds: number,
+    private readonly windowHeaders: Record<string, string>,
+  ) {
+    super('Too Many Attempts.');
+  }
+  override headers() {
+    return { ...this.windowHeaders, 'Retry-After': String(this.retryAfterSeconds) };
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { TableAction } from '#functions/routes.ts';
+import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 
 /**
  * Every function's defaults in one place: Node 24 on arm64, one ESM bundle with the AWS SDK inside
@@ -55,7 +56,7 @@ export class DeskpipeFunction extends NodejsFunction {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize,
-      timeout: Duration.seconds(10),
+      timeout: Duration.millis(FUNCTION_TIMEOUT_MS),
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
       logGroup,

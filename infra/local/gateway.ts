@@ -18,6 +18,7 @@ import {
   METHOD_NOT_ALLOWED_BODY,
   renderGatewayBody,
 } from '#infra/api-contract.ts';
+import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { pickRequestId } from '#lib/http/response.ts';
 
 /**
@@ -303,8 +304,9 @@ function buildProxyEvent(
   };
 }
 
+/** The context a function gets: its timeout is the deployed one, so a handler's deadline is the deployed one. */
 function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 29_000;
+  const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

@@ -17,14 +17,20 @@ import { intEnv, requireEnv } from '#lib/config/env.ts';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { isStoreUnavailable, isTransactionConflict } from './errors.ts';
 import { chunks } from './items.ts';
+import { timeLeftMs } from './request-scope.ts';
 
 /**
  * One document client per container, created at module load and reused by every invocation.
  * DYNAMODB_ENDPOINT points it at DynamoDB Local; unset, it uses the AWS default chain.
  *
- * Time bounds, set so that a stalled or dead store answers 503 well inside the Lambda timeout (10 s):
- * one call makes at most DYNAMODB_MAX_ATTEMPTS attempts of at most DYNAMODB_REQUEST_TIMEOUT_MS each
- * (connecting at most 1 s), so 3 × 2 s + backoff ≈ 6.3 s; the first call that gives up ends the request.
+ * Time bounds, so that a stalled or dead store answers 503 before the function times out:
+ * - each call makes at most DYNAMODB_MAX_ATTEMPTS attempts of at most DYNAMODB_REQUEST_TIMEOUT_MS each
+ *   (connecting at most 1 s): 3 × 2 s + backoff ≈ 6.3 s;
+ * - and every attempt of a request's calls ends by the request's deadline (lib/data/request-scope.ts): the
+ *   function's remaining time less 1.5 s (DEADLINE_MARGIN_MS), so 8.5 s into a request on the 10 s function.
+ *   A request makes several calls one after another (the claim of its Idempotency-Key, its reads, its commit,
+ *   a conflict's retry, releasing the claim after a failure): whatever they add up to, a stalled store
+ *   answers 503 within 8.5 s of the request's start (docs/decisions.md, "Failures and retries").
  */
 const endpoint = process.env.DYNAMODB_ENDPOINT;
 export const storeTimeouts = {
@@ -33,24 +39,42 @@ export const storeTimeouts = {
   maxAttempts: Math.max(1, intEnv('DYNAMODB_MAX_ATTEMPTS', 3)),
 };
 
-export const dynamo = DynamoDBDocumentClient.from(
-  new DynamoDBClient({
-    ...(endpoint
-      ? {
-          endpoint,
-          region: process.env.AWS_REGION ?? 'local',
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        }
-      : {}),
-    maxAttempts: storeTimeouts.maxAttempts,
-    requestHandler: {
-      connectionTimeout: storeTimeouts.connectionTimeout,
-      requestTimeout: storeTimeouts.requestTimeout,
-      throwOnRequestTimeout: true,
-    },
-  }),
-  { marshallOptions: { removeUndefinedValues: true } },
-);
+const lowLevel = new DynamoDBClient({
+  ...(endpoint
+    ? {
+        endpoint,
+        region: process.env.AWS_REGION ?? 'local',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }
+    : {}),
+  maxAttempts: storeTimeouts.maxAttempts,
+  requestHandler: {
+    connectionTimeout: storeTimeouts.connectionTimeout,
+    requestTimeout: storeTimeouts.requestTimeout,
+    throwOnRequestTimeout: true,
+  },
+});
+
+// Every attempt gets what is left of its request's deadline, as the abort signal of its HTTP request: past it,
+// the attempt is aborted (AbortError: not retried by the SDK; a 503 below), and no attempt starts after it.
+const transport = lowLevel.config.requestHandler;
+const sendAttempt = transport.handle.bind(transport);
+transport.handle = (request, options = {}) => {
+  const left = timeLeftMs();
+  if (left === Number.POSITIVE_INFINITY) return sendAttempt(request, options);
+  if (left <= 0) return Promise.reject(deadlineAbort());
+  const deadline = AbortSignal.timeout(left);
+  const given = (options as { abortSignal?: AbortSignal }).abortSignal;
+  const abortSignal = given ? AbortSignal.any([given, deadline]) : deadline;
+  return sendAttempt(request, { ...options, abortSignal });
+};
+
+const deadlineAbort = () =>
+  Object.assign(new Error("The request's deadline passed before the store answered"), { name: 'AbortError' });
+
+export const dynamo = DynamoDBDocumentClient.from(lowLevel, {
+  marshallOptions: { removeUndefinedValues: true },
+});
 
 // Outermost: once the SDK's own retries are spent, an unreachable, slow or throttling store is a 503 for the
 // client (never a bare 500), whatever call it was. Conflicts stay as they are: the data layer retries them.

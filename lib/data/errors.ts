@@ -1,5 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ServiceUnavailable } from '#lib/errors.ts';
+import { timeLeftMs } from './request-scope.ts';
 
 /**
  * The one place that reads DynamoDB's errors. The rest of the data layer asks these questions; nothing above
@@ -135,7 +136,8 @@ export const MAX_CONFLICT_ATTEMPTS = 25;
 /**
  * Runs `attempt` until it does not throw a retryable error (by default: a transaction conflict), with a
  * short random backoff; `beforeRetry` may refresh what the next attempt decides on. Still losing after
- * MAX_CONFLICT_ATTEMPTS: 503 (the account is too busy right now; nothing was written).
+ * MAX_CONFLICT_ATTEMPTS, or with the request's deadline passed: 503 (the account is too busy right now;
+ * nothing was written).
  */
 export async function retryOnConflict<T>(
   attempt: () => Promise<T>,
@@ -147,8 +149,10 @@ export async function retryOnConflict<T>(
       return await attempt();
     } catch (error) {
       if (!retryable(error)) throw error;
-      if (n >= MAX_CONFLICT_ATTEMPTS) throw new ServiceUnavailable(1, { cause: error });
-      await pause(Math.random() * 5 * n);
+      const backoff = Math.random() * 5 * n;
+      if (n >= MAX_CONFLICT_ATTEMPTS || timeLeftMs() <= backoff)
+        throw new ServiceUnavailable(1, { cause: error });
+      await pause(backoff);
       await options.beforeRetry?.();
     }
   }

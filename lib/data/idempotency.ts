@@ -1,4 +1,5 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { Conflict } from '#lib/errors.ts';
 import { dynamo, tableName } from './client.ts';
 import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
@@ -16,11 +17,11 @@ import type { CommitAction, TransactAction } from './transact.ts';
  */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /**
- * How long a claim holds off others: as long as a request may run (the Lambda timeout, 10 s). A holder that
+ * How long a claim holds off others: as long as a request may run (the function timeout). A holder that
  * is slower than that cannot land its change after another request took the key over (the completion's
  * condition names the holder's token), so the lease protects only against doing the work twice.
  */
-export const IDEMPOTENCY_LEASE_MS = 10_000;
+export const IDEMPOTENCY_LEASE_MS = FUNCTION_TIMEOUT_MS;
 
 export interface IdempotencyClaim {
   accountId: string;
@@ -118,9 +119,29 @@ function doneRecord(claim: IdempotencyClaim, answer: KeptAnswer) {
   };
 }
 
-/** The transaction action that keeps `answer` with the key: put it in the same transaction as the change. */
-export function completionAction(claim: IdempotencyClaim, answer: KeptAnswer): TransactAction {
-  return { Put: doneRecord(claim, answer) };
+/**
+ * What a write adds to its commit so that its request's outcome is kept with its change: plain data (the
+ * Put of the Idempotency-Key's record as `done`, with the answer already rendered), made by the HTTP stack
+ * for the result the write is about to store. The data layer adds it to the transaction as it is; neither
+ * it nor the domain knows what it holds.
+ */
+export interface CommitAttachment {
+  readonly action: TransactAction;
+}
+
+/** The attachment that keeps `answer` with the claimed key: put it in the same transaction as the change. */
+export function completionAttachment(claim: IdempotencyClaim, answer: KeptAnswer): CommitAttachment {
+  return { action: { Put: doneRecord(claim, answer) } };
+}
+
+/**
+ * A write's attachment as the last action of its commit (none without one). Its condition failing means the
+ * claim ran out and another request holds the key now.
+ */
+export function completionCommit(attachment: CommitAttachment | undefined): CommitAction[] {
+  return attachment
+    ? [{ what: 'idempotency', action: attachment.action, refused: idempotencyTakenOver }]
+    : [];
 }
 
 /** Keeps the answer of a request that wrote nothing else (nothing to be atomic with). */
@@ -148,32 +169,6 @@ export async function releaseIdempotencyKey(claim: IdempotencyClaim): Promise<vo
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
   }
-}
-
-/**
- * What a write hands the data layer so that its transaction also keeps its answer: the claim, and how the
- * answer reads for the result the write produced (computed before the transaction, kept inside it).
- */
-export interface Receipt<T> {
-  claim: IdempotencyClaim;
-  answer(result: T): KeptAnswer;
-  /** Set once answer() was called: the answer went into a transaction with the change. */
-  readonly used: boolean;
-}
-
-/**
- * The completion of a receipt for this result, as the last action of a commit, or nothing when the request
- * carries no key. Its condition failing means the claim ran out and another request holds the key now.
- */
-export function completionCommit<T>(receipt: Receipt<T> | undefined, result: T): CommitAction[] {
-  if (!receipt) return [];
-  return [
-    {
-      what: 'idempotency',
-      action: completionAction(receipt.claim, receipt.answer(result)),
-      refused: idempotencyTakenOver,
-    },
-  ];
 }
 
 /** A write's claim ran out and another request holds the key now: that one completes, this one changed nothing. */

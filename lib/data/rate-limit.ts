@@ -1,8 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from './client.ts';
 import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
 import { accountKeys } from './keys.ts';
+import { inExemptScope, requestScope } from './request-scope.ts';
 
 /**
  * Requests per account and fixed minute (decisions.md, "Rate limits per plan"), counted on the account's
@@ -35,6 +35,7 @@ const MINUTE_SHIFT = 2 ** 20;
 const minuteOf = (nowMs: number) => Math.floor(nowMs / 60_000);
 const slotOf = (minute: number) => `rate${minute % 2}`;
 
+/** A data-layer signal, not an answer: the HTTP stack turns the request's refused count into its 429. */
 export class RateLimited extends Error {
   constructor(readonly outcome: RateOutcome) {
     super('Too many requests this minute');
@@ -130,7 +131,7 @@ export async function foldRate(
   extra: { add: string; names?: Record<string, string> | undefined; values: Record<string, unknown> },
   plain: () => Promise<Record<string, unknown>>,
 ): Promise<Record<string, unknown>> {
-  const rate = scope.getStore();
+  const rate = requestScope()?.rate;
   if (!rate || rate.eager || rate.folded) return plain();
   try {
     const { attributes, outcome } = await updateWithRate(accountId, rate.window, {
@@ -157,8 +158,9 @@ export async function consumeRate(accountId: string, window: RateWindow): Promis
 }
 
 /**
- * The request's rate decision, as the data layer needs it: every write of the request waits for it (a refused
- * request writes nothing), and a create folds its count into its number's UpdateItem instead.
+ * The request's rate decision, as the data layer needs it (held in the request scope, lib/data/request-scope.ts,
+ * by lib/http/rate-limit.ts): every write of the request waits for it (a refused request writes nothing), and a
+ * create folds its count into its number's UpdateItem instead.
  */
 export interface RateScope {
   window: RateWindow;
@@ -168,18 +170,9 @@ export interface RateScope {
   folded?: RateOutcome;
 }
 
-const scope = new AsyncLocalStorage<RateScope>();
-const exempt = new AsyncLocalStorage<true>();
-
-export function withRateScope<T>(rate: RateScope, work: () => Promise<T>): Promise<T> {
-  return scope.run(rate, work);
-}
-
-export const currentRateScope = (): RateScope | undefined => scope.getStore();
-
 /** A write that is itself the rate decision (or must not wait for it: the Idempotency-Key claim). */
 export function rateExempt<T>(work: () => Promise<T>): Promise<T> {
-  return exempt.run(true, work);
+  return inExemptScope(work);
 }
 
 const WRITES = new Set([
@@ -193,8 +186,9 @@ const WRITES = new Set([
 // Every write waits for the request's rate decision: over the limit, it throws RateLimited and writes nothing.
 dynamo.middlewareStack.add(
   (next, context) => async (args) => {
-    const rate = scope.getStore();
-    if (rate?.eager && !exempt.getStore() && WRITES.has(String(context.commandName))) {
+    const scope = requestScope();
+    const rate = scope?.rate;
+    if (rate?.eager && !scope?.rateExempt && WRITES.has(String(context.commandName))) {
       const outcome = await rate.eager;
       if (!outcome.allowed) throw new RateLimited(outcome);
     }

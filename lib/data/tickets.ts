@@ -1,5 +1,5 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
-import { completionCommit, type Receipt } from './idempotency.ts';
+import { type CommitAttachment, completionCommit } from './idempotency.ts';
 import type { StatsCondition } from './index/commit.ts';
 import { statsAttribute } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
@@ -38,8 +38,8 @@ export interface TicketWrite {
   accountId: string;
   ticket: Ticket;
   busyCondition?: BusyCondition | undefined;
-  /** Keeps the request's answer with its Idempotency-Key, in the commit. */
-  receipt?: Receipt<Ticket> | undefined;
+  /** Written in the commit: the request's answer kept with its Idempotency-Key. */
+  attachment?: CommitAttachment | undefined;
 }
 
 /**
@@ -49,7 +49,7 @@ export interface TicketWrite {
 export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
-    attach: completionCommit(write.receipt, write.ticket),
+    attach: completionCommit(write.attachment),
   });
 }
 
@@ -99,8 +99,8 @@ export interface TicketUpdate {
   before: Ticket;
   after: Ticket;
   version: number;
-  /** An update's answer carries the ticket's new version (its ETag). */
-  receipt?: Receipt<StoredTicket> | undefined;
+  /** Written in the commit: the request's answer (with the ticket's new version, its ETag) kept with its key. */
+  attachment?: CommitAttachment | undefined;
 }
 
 /**
@@ -113,7 +113,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   return tickets.update(
     accountId,
     { before, after, version },
-    { attach: completionCommit(update.receipt, { ticket: after, version: version + 1 }) },
+    { attach: completionCommit(update.attachment) },
   );
 }
 

@@ -4,7 +4,7 @@ import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/type
 import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
 import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
-import { completionCommit, type Receipt } from '#lib/data/idempotency.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { attribute, parseInput } from '#lib/validation.ts';
@@ -17,9 +17,14 @@ import type { Deal } from './types.ts';
  * transaction whose e-mail item is the unique constraint; if a concurrent request created the contact first,
  * (4) the deal is attached to that winner. Every check that can reject the request runs before the first
  * write, but for a missing contact_first_name, which is known once the contact was looked up (the deal's number
- * it took is then lost, as a failed create's is: deal numbers are not shown).
+ * it took is then lost, as a failed create's is: deal numbers are not shown). `attach` gives what to write with
+ * the deal (an Idempotency-Key's kept answer), in its commit.
  */
-export async function createDeal(accountId: string, body: unknown, receipt?: Receipt<Deal>): Promise<Deal> {
+export async function createDeal(
+  accountId: string,
+  body: unknown,
+  attach?: (deal: Deal) => CommitAttachment,
+): Promise<Deal> {
   const input = parseInput(CreateDealSchema, body);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
@@ -60,7 +65,7 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
 
   if (existing) {
     const deal = dealFor(existing);
-    await insertDeal(accountId, deal, { attach: completionCommit(receipt, deal) });
+    await insertDeal(accountId, deal, { attach: completionCommit(attach?.(deal)) });
     return deal;
   }
   if (input.contact_first_name === undefined) {
@@ -82,13 +87,13 @@ export async function createDeal(accountId: string, body: unknown, receipt?: Rec
   };
   const deal = dealFor(contact);
   try {
-    await insertDeal(accountId, deal, { newContact: contact, attach: completionCommit(receipt, deal) });
+    await insertDeal(accountId, deal, { newContact: contact, attach: completionCommit(attach?.(deal)) });
     return deal;
   } catch (error) {
     if (!(error instanceof ContactTaken)) throw error;
     // A concurrent request created the contact first: the deal is that contact's.
     const attached = dealFor(error.existing);
-    await insertDeal(accountId, attached, { attach: completionCommit(receipt, attached) });
+    await insertDeal(accountId, attached, { attach: completionCommit(attach?.(attached)) });
     return attached;
   }
 }

@@ -1,30 +1,40 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { AppError } from '#lib/errors.ts';
+import type { IdempotentCall } from './idempotency.ts';
 import { logError, logRequest, startInvocationLog } from './log.ts';
 import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
-import { requestIdOf } from './request.ts';
+import { type HttpResult, requestIdOf } from './request.ts';
 import { jsonResponse, serverErrorBody } from './response.ts';
 
-/**
- * The outermost middleware of every handler, public or behind the authorizer: request id, timing, the log
- * line and the counts, and errors → responses. It knows nothing of the store, so a public route's bundle
- * (the OpenAPI document, the docs page) carries no DynamoDB client.
- */
 export type Event = APIGatewayProxyEvent;
 export type Result = APIGatewayProxyResult;
 
+/**
+ * The request's state, shared by the middlewares of its stack (middy's `request.internal`). The handler reaches
+ * it through its context (internalOf): middy hands a handler only the event and the context.
+ */
 export interface Internal extends Record<string, unknown> {
   startedAt: number;
   requestId: string;
+  /** The JSON body, parsed by jsonBody() (the event keeps the body as API Gateway sent it). */
+  body?: Record<string, unknown>;
+  /** The Idempotency-Key claimed for this request (lib/http/idempotency.ts). */
+  idempotency?: IdempotentCall;
+  /** The kept answer of an earlier request with this Idempotency-Key: the answer, without calling the route. */
+  replay?: Result;
+  /** The route's answer as rendered, before the stack's own headers: what an Idempotency-Key keeps. */
+  answer?: HttpResult;
 }
 
-/** What the authenticated stack adds around every answer (the rate count: lib/http/handler.ts). */
-export interface AnswerHook {
-  /** When the request starts, with the account the authorizer resolved (undefined on public routes). */
-  open(event: Event, accountId: string | undefined): void;
-  /** Every answer passes through here before it is logged and sent. */
-  close(event: Event, accountId: string | undefined, response: Result, requestId: string): Promise<Result>;
+/** Lambda's context as the handler of a stack sees it: the request's internal state beside Lambda's own. */
+type StackContext = Context & { readonly internal?: Internal };
+
+/** The request's internal state, from the context the stack handed its handler. */
+export function internalOf(context: Context): Internal {
+  const internal = (context as StackContext).internal;
+  if (!internal) throw new Error('internalOf: not called from a handler of the HTTP stack');
+  return internal;
 }
 
 export function accountIdOf(event: Event): string | undefined {
@@ -37,11 +47,15 @@ export interface ContextOptions {
   route: { readonly name: string };
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
   metric?: BusinessMetric;
-  hook?: AnswerHook;
 }
 
+/**
+ * The outermost middleware of every handler, public or behind the authorizer: ids, timing, the log line and the
+ * counts of every answer, and errors that no inner middleware answered → errorResponse. It knows nothing of the
+ * store, so a public route's bundle (the OpenAPI document, the docs page) carries no DynamoDB client.
+ */
 export function httpContext(options: ContextOptions): MiddlewareObj<Event, Result, Error, Context, Internal> {
-  const { metric, hook } = options;
+  const { metric } = options;
   const route = options.route.name;
   const finish = (request: { event: Event; internal: Internal }, response: Result) => {
     logRequest({
@@ -51,41 +65,37 @@ export function httpContext(options: ContextOptions): MiddlewareObj<Event, Resul
     });
     publishCounts(route, countsOf(response, metric));
   };
-  const closed = async (request: { event: Event; internal: Internal }, response: Result): Promise<Result> => {
-    if (!hook) return response;
-    try {
-      return await hook.close(
-        request.event,
-        accountIdOf(request.event),
-        response,
-        request.internal.requestId,
-      );
-    } catch (error) {
-      return errorResponse(error, request.internal.requestId);
-    }
-  };
   return {
     before: (request) => {
       request.internal.startedAt = performance.now();
       request.internal.requestId = requestIdOf(request.event);
-      const accountId = accountIdOf(request.event);
-      startInvocationLog({ requestId: request.internal.requestId, accountId, route }, request.context);
-      hook?.open(request.event, accountId);
+      startInvocationLog(
+        { requestId: request.internal.requestId, accountId: accountIdOf(request.event), route },
+        request.context,
+      );
+      // This request's view of Lambda's context (every field and method of it, and the request's state): the
+      // context object itself may serve several requests at once (the local gateway, tests).
+      request.context = Object.assign(Object.create(request.context) as Context, {
+        internal: request.internal,
+      });
     },
-    after: async (request) => {
-      if (!request.response) return;
-      request.response = await closed(request, request.response);
-      finish(request, request.response);
+    after: (request) => {
+      if (request.response) finish(request, request.response);
     },
-    onError: async (request) => {
-      const requestId = request.internal.requestId ?? requestIdOf(request.event);
-      request.response = await closed(request, errorResponse(request.error, requestId));
+    onError: (request) => {
+      request.response ??= errorResponse(
+        request.error,
+        request.internal.requestId ?? requestIdOf(request.event),
+      );
       finish(request, request.response);
     },
   };
 }
 
-/** AppErrors become their status, headers and body; anything else a 500 with only the request id. */
+/**
+ * The one error answer: AppErrors become their status, headers and body; anything else a 500 with only the
+ * request id (and the error in the log).
+ */
 export function errorResponse(error: unknown, requestId: string): Result {
   if (error instanceof AppError)
     return jsonResponse(error.statusCode, error.body(), requestId, error.headers());

@@ -1,59 +1,25 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
-import { type RateScope, withRateScope } from '#lib/data/rate-limit.ts';
+import { DEADLINE_MARGIN_MS, FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
+import { runInRequestScope } from '#lib/data/request-scope.ts';
 import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
-import {
-  type AnswerHook,
-  type Event,
-  httpContext,
-  type Internal,
-  REPLAYED_HEADER,
-  type Result,
-} from './context.ts';
-import { IDEMPOTENCY_HEADER, parseIdempotencyKey, startIdempotent } from './idempotency.ts';
+import { type Event, httpContext, type Internal, internalOf, type Result } from './context.ts';
+import { commitHook, idempotency } from './idempotency.ts';
 import type { BusinessMetric } from './metrics.ts';
-import { closeRateScope, openRateScope } from './rate-limit.ts';
+import { rateCount } from './rate-limit.ts';
 import {
   baseUrlOf,
   callerOf,
   type HttpRequest,
   type HttpResult,
   headerOf,
-  headerValues,
   paramsOf,
   queryOf,
-  requestIdOf,
 } from './request.ts';
-import { jsonResponse, jsonTextResponse } from './response.ts';
+import { jsonResponse } from './response.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** The rate scope of each request past authentication, keyed by its event (see lib/http/rate-limit.ts). */
-const rateScopes = new WeakMap<Event, RateScope>();
-
-/** Bodies parsed by jsonBody(), keyed by their event: the raw event stays as API Gateway sent it. */
-const parsedBodies = new WeakMap<Event, Record<string, unknown>>();
-
-/**
- * The rate count around every answer past authentication: opened when the request starts (beside its first
- * round trip, or folded into its first write), and every answer goes through the rate decision (headers, or 429).
- */
-function rateHook(foldsRate: boolean): AnswerHook {
-  return {
-    open: (event, accountId) => {
-      const limit = Number(event.requestContext?.authorizer?.rateLimit);
-      if (accountId && Number.isInteger(limit) && limit > 0) {
-        rateScopes.set(event, openRateScope(event, accountId, limit, foldsRate));
-      }
-    },
-    close: async (event, accountId, response, requestId) => {
-      const rate = rateScopes.get(event);
-      if (!rate || !accountId) return response;
-      return closeRateScope(rate, accountId, response, requestId);
-    },
-  };
-}
 
 /** JSON body: 413 over 1 MiB, 415 without a JSON content type, 400 when it is not a JSON object. */
 function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
@@ -78,7 +44,7 @@ function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
         throw new BadRequest('The request body must be a JSON object.');
       }
-      parsedBodies.set(event, parsed as Record<string, unknown>);
+      request.internal.body = parsed as Record<string, unknown>;
     },
   };
 }
@@ -94,74 +60,76 @@ export interface RouteOptions {
   foldsRate?: boolean;
 }
 
-export type RouteHandler = (request: HttpRequest, caller: Caller) => Promise<HttpResult>;
+/** A route that renders its domain's result itself: `present` is its answer, and what an Idempotency-Key keeps. */
+export interface PresentingRouteOptions<T> extends RouteOptions {
+  present: (result: T) => HttpResult;
+}
+
+export type RouteHandler<T = HttpResult> = (request: HttpRequest<T>, caller: Caller) => Promise<T>;
+
+/**
+ * The deadline of a request: the time its function has left, less a margin (DEADLINE_MARGIN_MS), so that a
+ * stalled store is a 503 before the function times out. A context without a clock (a test's) gets the function
+ * timeout, as a fresh invocation would.
+ */
+function deadlineOf(context: Context | undefined): number {
+  const remaining =
+    typeof context?.getRemainingTimeInMillis === 'function'
+      ? context.getRemainingTimeInMillis()
+      : FUNCTION_TIMEOUT_MS;
+  return Date.now() + remaining - DEADLINE_MARGIN_MS;
+}
 
 /**
  * The one middy stack every HTTP handler uses: thin handlers get a parsed request and the caller, and
- * return a status and a body; everything else (ids, parsing, errors, logs) happens here.
+ * return their result; everything else (ids, the rate count, parsing, Idempotency-Key, errors, logs) happens
+ * here. A route with `present` returns its domain's result, and the stack renders it: so the answer an
+ * Idempotency-Key keeps is rendered before the domain writes (request.attach), and the domain knows no HTTP.
+ *
+ * The middlewares, outermost first: httpContext (ids, log, counts, the error answer), rateCount, jsonBody,
+ * idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
+ * count), entered around the whole stack so that every middleware's store calls have it too.
  */
-export function httpHandler(options: RouteOptions, handle: RouteHandler) {
-  const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 }).use(
-    httpContext({ ...options, hook: rateHook(options.foldsRate === true) }),
-  );
+export function httpHandler(options: RouteOptions, handle: RouteHandler): ReturnType<typeof scoped>;
+export function httpHandler<T>(
+  options: PresentingRouteOptions<T>,
+  handle: RouteHandler<T>,
+): ReturnType<typeof scoped>;
+export function httpHandler<T>(
+  options: RouteOptions & { present?: (result: T) => HttpResult },
+  handle: RouteHandler<T>,
+) {
+  const present = options.present ?? ((result: T) => result as HttpResult);
+  const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
+    .use(httpContext(options))
+    .use(rateCount({ foldsRate: options.foldsRate === true }));
   if (options.body) stack.use(jsonBody());
-  return stack.handler((event) => {
-    const rate = rateScopes.get(event);
-    const serve = () => serveRequest(event, handle);
-    return rate ? withRateScope(rate, serve) : serve();
+  stack.use(idempotency());
+  stack.handler(async (event, context) => {
+    const internal = internalOf(context);
+    if (internal.replay) return internal.replay;
+    const caller = callerOf(event);
+    const call = internal.idempotency;
+    const request: HttpRequest<T> = {
+      method: event.httpMethod,
+      path: event.path,
+      params: paramsOf(event),
+      header: (name) => headerOf(event, name),
+      query: queryOf(event),
+      body: internal.body,
+      requestId: internal.requestId,
+      baseUrl: baseUrlOf(event),
+      attach: call ? commitHook(call, present) : undefined,
+    };
+    const answer = present(await handle(request, caller));
+    internal.answer = answer;
+    return jsonResponse(answer.statusCode, answer.body, internal.requestId, answer.headers);
   });
+  return scoped(stack);
 }
 
-/** Idempotency, the request the handler sees, and its answer. */
-async function serveRequest(event: Event, handle: RouteHandler): Promise<Result> {
-  const requestId = requestIdOf(event);
-  const caller = callerOf(event);
-  const body = parsedBodies.get(event);
-  const keyValues = WRITE_METHODS.has(event.httpMethod) ? headerValues(event, IDEMPOTENCY_HEADER) : [];
-  const start =
-    keyValues.length > 0
-      ? await startIdempotent({
-          accountId: caller.accountId,
-          key: parseIdempotencyKey(keyValues),
-          method: event.httpMethod,
-          path: event.path,
-          body,
-        })
-      : undefined;
-  if (start && 'replay' in start) {
-    return jsonTextResponse(start.replay.statusCode, start.replay.body, requestId, {
-      ...start.replay.headers,
-      [REPLAYED_HEADER]: 'true',
-    });
-  }
-  const call = start?.call;
-  const request: HttpRequest = {
-    method: event.httpMethod,
-    path: event.path,
-    params: paramsOf(event),
-    header: (name) => headerOf(event, name),
-    query: queryOf(event),
-    body,
-    requestId,
-    baseUrl: baseUrlOf(event),
-    receipt: (answer) => call?.receipt((result) => keptAnswerOf(answer(result))),
-  };
-  let result: HttpResult;
-  try {
-    result = await handle(request, caller);
-    await call?.succeeded(keptAnswerOf(result));
-  } catch (error) {
-    await call?.failed();
-    throw error;
-  }
-  return jsonResponse(result.statusCode, result.body, requestId, result.headers);
+/** Runs each invocation of the stack inside its request scope, with its deadline. */
+function scoped(stack: (event: Event, context: Context) => Promise<Result>) {
+  return (event: Event, context: Context): Promise<Result> =>
+    runInRequestScope({ deadline: deadlineOf(context) }, () => stack(event, context));
 }
-
-/** Methods that change something: the ones an Idempotency-Key applies to. */
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-const keptAnswerOf = (result: HttpResult) => ({
-  statusCode: result.statusCode,
-  body: JSON.stringify(result.body),
-  ...(result.headers ? { headers: result.headers } : {}),
-});

@@ -1,22 +1,28 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { MiddlewareObj } from '@middy/core';
+import type { Context } from 'aws-lambda';
 import {
+  type CommitAttachment,
   claimIdempotencyKey,
+  completionAttachment,
   IDEMPOTENCY_TTL_SECONDS,
   type IdempotencyClaim,
   type KeptAnswer,
   keepAnswer,
-  type Receipt,
   releaseIdempotencyKey,
 } from '#lib/data/idempotency.ts';
 import { Conflict, ValidationFailed } from '#lib/errors.ts';
 import { nowMicros } from '#lib/time.ts';
+import { type Event, type Internal, REPLAYED_HEADER, type Result } from './context.ts';
 import { logError } from './log.ts';
+import { callerOf, type HttpResult, headerValues } from './request.ts';
+import { jsonTextResponse } from './response.ts';
 
 /**
  * Idempotency-Key on writes (decisions.md, "Safe retries"). A request with a key first claims it (one
  * conditional Put, so a replay or a rejected duplicate never reaches the domain and takes no ticket number);
- * the domain writes its change and the kept answer in one transaction through the receipt; a failed request
- * releases the key. See docs/data-model.md, "Idempotency".
+ * the domain writes its change and the kept answer in one transaction (commitHook); a failed request releases
+ * the key. See docs/data-model.md, "Idempotency".
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_RULE = /^[\x20-\x7E]{1,255}$/;
@@ -56,11 +62,9 @@ export interface IdempotentRequest {
 
 /** A claimed key for the length of one request. */
 export interface IdempotentCall {
-  receipt<T>(answer: (result: T) => KeptAnswer): Receipt<T>;
-  /** After success: keeps the answer unless a transaction already did. */
-  succeeded(answer: KeptAnswer): Promise<void>;
-  /** After failure: frees the key (the failure is not kept). Never throws. */
-  failed(): Promise<void>;
+  claim: IdempotencyClaim;
+  /** Set once the route attached the answer to its commit: the answer is kept with the change, or not at all. */
+  attached: boolean;
 }
 
 export type IdempotencyStart = { replay: KeptAnswer } | { call: IdempotentCall };
@@ -98,35 +102,84 @@ export async function startIdempotent(request: IdempotentRequest): Promise<Idemp
     }
     return { replay: held.answer };
   }
+  return { call: { claim, attached: false } };
+}
 
-  let used = false;
+/** The answer as an Idempotency-Key keeps it: status, the exact body text, and the route's own headers. */
+export const keptAnswerOf = (result: HttpResult): KeptAnswer => ({
+  statusCode: result.statusCode,
+  body: JSON.stringify(result.body),
+  ...(result.headers ? { headers: result.headers } : {}),
+});
+
+/**
+ * The commit hook a route's domain gets for a claimed key: for the result it is about to write, the answer
+ * rendered as the route renders it, as plain data its transaction writes with the change.
+ */
+export function commitHook<T>(
+  call: IdempotentCall,
+  present: (result: T) => HttpResult,
+): (result: T) => CommitAttachment {
+  return (result) => {
+    call.attached = true;
+    return completionAttachment(call.claim, keptAnswerOf(present(result)));
+  };
+}
+
+/** Methods that change something: the ones an Idempotency-Key applies to. */
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The Idempotency-Key of a write, as a middleware (shaped like Powertools' makeHandlerIdempotent):
+ * - before: claims the key. A replay answers the kept answer instead of the route (set in request.internal,
+ *   which the stack's handler answers: a middy early return would also skip the `after` of the outer
+ *   middlewares, and a replay is logged, counted and carries its rate headers like any answer); the same key
+ *   still running (409) or used for another request (422) throws, and its error answer goes out like any other.
+ * - after: keeps the answer, unless the route's commit already kept it (commitHook).
+ * - onError: releases the claim, so that the client may retry with the same key (the failure is not kept).
+ */
+export function idempotency(): MiddlewareObj<Event, Result, Error, Context, Internal> {
   return {
-    call: {
-      receipt<T>(answer: (result: T) => KeptAnswer): Receipt<T> {
-        return {
-          claim,
-          answer: (result: T) => {
-            used = true;
-            return answer(result);
-          },
-          get used() {
-            return used;
-          },
-        };
-      },
-      succeeded: async (answer) => {
-        if (!used) await keepAnswer(claim, answer);
-      },
-      failed: () => release(claim),
+    before: async (request) => {
+      const { event, internal } = request;
+      if (!WRITE_METHODS.has(event.httpMethod)) return;
+      const values = headerValues(event, IDEMPOTENCY_HEADER);
+      if (values.length === 0) return;
+      const start = await startIdempotent({
+        accountId: callerOf(event).accountId,
+        key: parseIdempotencyKey(values),
+        method: event.httpMethod,
+        path: event.path,
+        body: internal.body,
+      });
+      if ('replay' in start) {
+        const { statusCode, body, headers } = start.replay;
+        internal.replay = jsonTextResponse(statusCode, body, internal.requestId, {
+          ...headers,
+          [REPLAYED_HEADER]: 'true',
+        });
+        return;
+      }
+      internal.idempotency = start.call;
+    },
+    after: async (request) => {
+      const { idempotency: call, answer } = request.internal;
+      if (call && !call.attached && answer) await keepAnswer(call.claim, keptAnswerOf(answer));
+    },
+    onError: async (request) => {
+      const call = request.internal.idempotency;
+      if (call) await release(call.claim);
     },
   };
 }
 
+/** Frees a claim; never throws. */
 async function release(claim: IdempotencyClaim): Promise<void> {
   try {
     await releaseIdempotencyKey(claim);
   } catch (error) {
-    // The store is failing: the claim's lease runs out by itself (IDEMPOTENCY_LEASE_MS).
+    // The store is failing, or the request's deadline passed: the claim's lease runs out by itself
+    // (IDEMPOTENCY_LEASE_MS).
     logError(error);
   }
 }

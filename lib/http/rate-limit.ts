@@ -1,31 +1,18 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { MiddlewareObj } from '@middy/core';
+import type { Context } from 'aws-lambda';
 import { consumeRate, type RateOutcome, type RateScope } from '#lib/data/rate-limit.ts';
-import { AppError } from '#lib/errors.ts';
+import { requestScope } from '#lib/data/request-scope.ts';
+import { TooManyRequests } from '#lib/errors.ts';
 import { nowMicros } from '#lib/time.ts';
+import { accountIdOf, type Event, errorResponse, type Internal, type Result } from './context.ts';
 import { IDEMPOTENCY_HEADER } from './idempotency.ts';
 import { headerValues } from './request.ts';
-import { jsonResponse } from './response.ts';
 
 /**
  * Rate limits per plan over HTTP (decisions.md, "Rate limits per plan"): every answer past authentication
  * carries the window's headers; over the limit, 429 and the request changes nothing. How the count is kept:
  * lib/data/rate-limit.ts; cost and failure behaviour: docs/data-model.md, "Rate limits".
  */
-export class TooManyRequests extends AppError {
-  readonly statusCode = 429;
-  constructor(private readonly outcome: RateOutcome) {
-    super('Too Many Attempts.');
-  }
-  override headers() {
-    const retryAfter = Math.max(1, this.outcome.resetAt - Math.floor(nowMicros() / 1_000_000));
-    return {
-      ...rateHeaders(this.outcome),
-      'Retry-After': String(retryAfter),
-      'X-RateLimit-Reset': String(this.outcome.resetAt),
-    };
-  }
-}
-
 export function rateHeaders(outcome: RateOutcome): Record<string, string> {
   const remaining = Math.max(0, outcome.limit - outcome.count);
   const reset = Math.max(0, outcome.resetAt - Math.floor(nowMicros() / 1_000_000));
@@ -37,38 +24,75 @@ export function rateHeaders(outcome: RateOutcome): Record<string, string> {
   };
 }
 
+/** The 429 of a refused count: the window's headers, when it ends, and Retry-After until then (at least 1 s). */
+export function tooManyRequests(outcome: RateOutcome): TooManyRequests {
+  const retryAfter = Math.max(1, outcome.resetAt - Math.floor(nowMicros() / 1_000_000));
+  return new TooManyRequests(retryAfter, {
+    ...rateHeaders(outcome),
+    'X-RateLimit-Reset': String(outcome.resetAt),
+  });
+}
+
 /**
  * Opens the request's rate scope. The count runs at once, beside the request's first round trip, unless the
  * route folds it into its first write (a create without Idempotency-Key: its ticket number's UpdateItem).
  */
-export function openRateScope(
-  event: APIGatewayProxyEvent,
-  accountId: string,
-  limit: number,
-  foldable: boolean,
-): RateScope {
+export function openRateScope(event: Event, accountId: string, limit: number, foldable: boolean): RateScope {
   const window = { limit, nowMs: Math.floor(nowMicros() / 1000) };
   const folds = foldable && headerValues(event, IDEMPOTENCY_HEADER).length === 0;
   if (folds) return { window };
   const eager = consumeRate(accountId, window);
-  eager.catch(() => {}); // awaited by closeRateScope; a failure must not be unhandled meanwhile
+  eager.catch(() => {}); // awaited when the request is decided; a failure must not be unhandled meanwhile
   return { window, eager };
 }
 
 /**
- * The request's outcome with its rate: the response with the window's headers, or 429 when the request was over
- * the limit (whatever it would have answered: it changed nothing). A count that could not be written is a 503.
+ * The rate count of every request past authentication, as a middleware: opened in `before` (into the request
+ * scope, where the data layer's writes wait for it and a create folds it), decided in `after`/`onError`: the
+ * answer with the window's headers, or 429 when the request was over the limit (whatever it would have
+ * answered: it changed nothing). A count that could not be written is a 503. Every one of these answers is
+ * the one errorResponse.
  */
-export async function closeRateScope(
-  rate: RateScope,
-  accountId: string,
-  response: APIGatewayProxyResult,
-  requestId: string,
-): Promise<APIGatewayProxyResult> {
-  const outcome = rate.folded ?? (await (rate.eager ?? consumeRate(accountId, rate.window)));
-  if (!outcome.allowed) {
-    const error = new TooManyRequests(outcome);
-    return jsonResponse(error.statusCode, error.body(), requestId, error.headers());
-  }
-  return { ...response, headers: { ...response.headers, ...rateHeaders(outcome) } };
+export function rateCount(options: {
+  foldsRate: boolean;
+}): MiddlewareObj<Event, Result, Error, Context, Internal> {
+  const decide = async (
+    event: Event,
+    requestId: string,
+    answer: () => Result,
+  ): Promise<Result | undefined> => {
+    const rate = requestScope()?.rate;
+    const accountId = accountIdOf(event);
+    if (!rate || !accountId) return undefined;
+    let outcome: RateOutcome;
+    try {
+      outcome = rate.folded ?? (await (rate.eager ?? consumeRate(accountId, rate.window)));
+    } catch (error) {
+      return errorResponse(error, requestId);
+    }
+    if (!outcome.allowed) return errorResponse(tooManyRequests(outcome), requestId);
+    const response = answer();
+    return { ...response, headers: { ...response.headers, ...rateHeaders(outcome) } };
+  };
+  return {
+    before: (request) => {
+      const scope = requestScope();
+      const accountId = accountIdOf(request.event);
+      const limit = Number(request.event.requestContext?.authorizer?.rateLimit);
+      if (scope && accountId && Number.isInteger(limit) && limit > 0) {
+        scope.rate = openRateScope(request.event, accountId, limit, options.foldsRate);
+      }
+    },
+    after: async (request) => {
+      const { response } = request;
+      if (!response) return;
+      request.response =
+        (await decide(request.event, request.internal.requestId, () => response)) ?? response;
+    },
+    onError: async (request) => {
+      const { requestId } = request.internal;
+      const decided = await decide(request.event, requestId, () => errorResponse(request.error, requestId));
+      if (decided) request.response = decided;
+    },
+  };
 }

@@ -1,12 +1,15 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { PLAN_RATE_LIMITS, PLANS, type Plan } from '#lib/accounts/types.ts';
-import type { Receipt } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { Unauthenticated } from '#lib/errors.ts';
 import { pickRequestId } from './response.ts';
 
-/** What a route handler sees of a request: no API Gateway types beyond this module. */
-export interface HttpRequest {
+/**
+ * What a route handler sees of a request: no API Gateway types beyond this module. `T` is the result of the
+ * route's domain call (what its `present` renders).
+ */
+export interface HttpRequest<T = HttpResult> {
   method: string;
   path: string;
   /** Every query parameter with all its values, in order (`?a=1&a=2` → `{ a: ['1', '2'] }`). */
@@ -21,10 +24,11 @@ export interface HttpRequest {
   /** Scheme, host and stage prefix the client called, e.g. `https://api.example.com/prod`. */
   baseUrl: string;
   /**
-   * For a write sent with an Idempotency-Key: what the domain hands its transaction so that the answer is kept
-   * with the change. `answer` renders the response for the write's result. Undefined without a key.
+   * For a write sent with an Idempotency-Key: the hook the domain calls with the result it is about to write,
+   * giving what its transaction writes with the change (the answer, as the route renders it, kept with the
+   * key). Undefined without a key.
    */
-  receipt<T>(answer: (result: T) => HttpResult): Receipt<T> | undefined;
+  attach: ((result: T) => CommitAttachment) | undefined;
 }
 
 export interface HttpResult {

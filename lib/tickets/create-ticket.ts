@@ -11,7 +11,7 @@ import type {
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
-import type { Receipt } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { newOrderedUuid } from '#lib/data/index/order-key.ts';
 import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
@@ -26,12 +26,13 @@ import type { Ticket } from './types.ts';
  * POST /api/tickets. Round trips once the account's configuration is cached: (1) the ticket number and the
  * round-robin cursor in one update, in parallel with the requester's contact (and, for least-busy, the agents'
  * open work); (2) one transaction writing the ticket, its postings, terms and counters. Every check that can
- * reject the request runs before (1), so a rejected request writes nothing.
+ * reject the request runs before (1), so a rejected request writes nothing. `attach` gives what to write with
+ * the commit for the ticket about to be stored (the HTTP stack's kept answer of an Idempotency-Key).
  */
 export async function createTicket(
   accountId: string,
   body: unknown,
-  receipt?: Receipt<Ticket>,
+  attach?: (ticket: Ticket) => CommitAttachment,
 ): Promise<Ticket> {
   const input = parseInput(CreateTicketSchema, body);
   refuseOversizedTicket(input);
@@ -76,7 +77,7 @@ export async function createTicket(
         contact,
         priority,
       });
-      await insertTicket({ accountId, ticket, busyCondition, receipt });
+      await insertTicket({ accountId, ticket, busyCondition, attachment: attach?.(ticket) });
       return ticket;
     },
     {

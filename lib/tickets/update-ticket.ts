@@ -2,9 +2,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
 import { ConcurrentWrite, retryOnConflict, StaleVersion, UpdateTooLarge } from '#lib/data/errors.ts';
-import type { Receipt } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { type StoredTicket, updateTicketItems } from '#lib/data/tickets.ts';
-import { AppError, NotFound, ValidationFailed } from '#lib/errors.ts';
+import { NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, findTicket } from './get-ticket.ts';
@@ -12,18 +12,11 @@ import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from '.
 import { dueAt, matchPolicy } from './sla.ts';
 import type { Ticket, TicketStatus } from './types.ts';
 
-/** If-Match named another version than the ticket's: nothing changed. */
-export class PreconditionFailed extends AppError {
-  readonly statusCode = 412;
-  constructor() {
-    super('The ticket has changed since you read it (If-Match does not match its ETag).');
-  }
-}
-
 export interface UpdateOptions {
   /** The If-Match header as sent, if any. */
   ifMatch?: string | undefined;
-  receipt?: Receipt<StoredTicket> | undefined;
+  /** What to write with the change, for the ticket as it is about to be stored (the HTTP stack's kept answer). */
+  attach?: ((stored: StoredTicket) => CommitAttachment) | undefined;
 }
 
 /**
@@ -62,7 +55,8 @@ export async function updateTicket(
           before,
           after,
           version: stored.version,
-          receipt: options.receipt,
+          // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
+          attachment: options.attach?.({ ticket: after, version: stored.version + 1 }),
         });
         return { ticket: after, version };
       } catch (error) {
