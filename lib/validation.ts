@@ -143,6 +143,35 @@ export const optionalInteger = (field: string) =>
  * range where a JSON number is still the number that was sent, and other numbers of magnitude at least
  * 1e-130 (DynamoDB's smallest). Anything else is refused with a 422 on its field, before anything is written.
  */
+/** PATCH bodies: fields that may be left out, or cleared. */
+
+/**
+ * A field a PATCH may leave out; when sent, the create's rules apply (a blank subject is "required"). Its wire
+ * form is the create's, or `wireSchema`.
+ */
+export const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema, wireSchema?: v.GenericSchema) =>
+  v.optional(
+    v.pipe(
+      v.unknown(),
+      wire(wireSchema ?? (wireOf(schema)?.schema as v.GenericSchema)),
+      v.check((x) => x !== undefined),
+      schema,
+    ),
+  );
+
+/** A blank string counts as null (decisions.md: empty means absent; in a PATCH, absent-by-value is null). */
+const blankToNull = v.transform((x: unknown) => (typeof x === 'string' && x.trim() === '' ? null : x));
+
+/** A field a PATCH may set or clear: null (or blank) clears it, anything else must pass `rules` (`wireSchema` sent). */
+export const clearable = <TSchema extends v.GenericSchema>(
+  rules: TSchema,
+  message: string,
+  wireSchema: v.GenericSchema,
+) =>
+  v.optional(
+    v.pipe(v.unknown(), wire(v.nullable(wireSchema)), blankToNull, v.union([v.null(), rules], message)),
+  );
+
 export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 const MIN_STORABLE_MAGNITUDE = 1e-130;
 

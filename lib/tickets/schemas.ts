@@ -2,16 +2,17 @@ import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import {
   attribute,
+  clearable,
   MAX_EXACT_INTEGER,
   oneOf,
   optionalInteger,
   optionalText,
   requiredEmail,
   requiredText,
+  sometimes,
   storableNumber,
   unstorableNumber,
   wire,
-  wireOf,
 } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';
 
@@ -131,33 +132,6 @@ export const CreateTicketSchema = v.pipe(
 );
 
 export type CreateTicketInput = v.InferOutput<typeof CreateTicketSchema>;
-
-/**
- * A field a PATCH may leave out; when sent, the create's rules apply (a blank subject is "required"). Its wire
- * form is the create's, or `wireSchema`.
- */
-const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema, wireSchema?: v.GenericSchema) =>
-  v.optional(
-    v.pipe(
-      v.unknown(),
-      wire(wireSchema ?? (wireOf(schema)?.schema as v.GenericSchema)),
-      v.check((x) => x !== undefined),
-      schema,
-    ),
-  );
-
-/** A blank string counts as null (decisions.md: empty means absent; in a PATCH, absent-by-value is null). */
-const blankToNull = v.transform((x: unknown) => (typeof x === 'string' && x.trim() === '' ? null : x));
-
-/** A field a PATCH may set or clear: null (or blank) clears it, anything else must pass `rules` (`wireSchema` sent). */
-const clearable = <TSchema extends v.GenericSchema>(
-  rules: TSchema,
-  message: string,
-  wireSchema: v.GenericSchema,
-) =>
-  v.optional(
-    v.pipe(v.unknown(), wire(v.nullable(wireSchema)), blankToNull, v.union([v.null(), rules], message)),
-  );
 
 /** An id a PATCH may set or clear: an integer as the create takes it, naming an entity (≥ 1). */
 const nullableId = (field: string) => {
