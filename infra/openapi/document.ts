@@ -49,6 +49,8 @@ const config: ConversionConfig = {
   overrideAction: ({ valibotAction, jsonSchema }) => {
     const form = (valibotAction as { metadata?: { wire?: WireForm } }).metadata?.wire;
     if (form) return plain(form.schema, {});
+    // Every integer the API takes or answers is within ±(2^53 − 1) (lib/validation.ts, MAX_EXACT_INTEGER).
+    if (valibotAction.type === 'integer') return { ...jsonSchema, format: 'int64' };
     return RUNTIME_ONLY.has(valibotAction.type) ? jsonSchema : undefined;
   },
   overrideSchema: ({ valibotSchema, jsonSchema }) => {
@@ -214,8 +216,8 @@ function success(route: RouteDefinition, op: Operation) {
 
 function parameters(route: RouteDefinition, op: Operation) {
   const list: Record<string, unknown>[] = [];
-  for (const [name, description] of Object.entries(op.pathParams ?? {})) {
-    list.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+  for (const [name, { description, schema }] of Object.entries(op.pathParams ?? {})) {
+    list.push({ name, in: 'path', required: true, description, schema: plain(schema) });
   }
   for (const [name, entry] of Object.entries(op.query?.entries ?? {})) {
     const form = wireOf(entry);
@@ -290,15 +292,18 @@ export function openApiDocument(version: string) {
           in: 'header',
           description:
             'Makes a retry safe: within 24 hours the same key and body get the first answer again, and ' +
-            'never a second change. 1 to 255 printable ASCII characters.',
-          schema: { type: 'string', minLength: 1, maxLength: 255 },
+            'never a second change. 1 to 255 printable ASCII characters (an RFC 8941 quoted string is ' +
+            'taken without its quotes).',
+          // lib/http/idempotency.ts's KEY_RULE, which refuses any other key with a 422.
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
         },
         IfMatch: {
           name: 'If-Match',
           in: 'header',
           description:
-            'The ETag of the version you read: the update is refused (412) if the ticket moved on.',
-          schema: { type: 'string' },
+            'The ETag of the version you read (or `*`, or a list of ETags): the update is refused (412) if ' +
+            'the ticket moved on. Any other value matches no version.',
+          schema: { type: 'string', pattern: '^(\\*|"\\d+"( *, *"\\d+")*)$' },
         },
       },
       responses: {

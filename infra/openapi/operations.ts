@@ -1,5 +1,6 @@
-import type * as v from 'valibot';
-import type { RouteName } from '#functions/routes.ts';
+import { basename } from 'node:path';
+import * as v from 'valibot';
+import { type RouteName, route } from '#functions/routes.ts';
 import { CreateDealSchema } from '#lib/deals/schemas.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
@@ -19,8 +20,10 @@ export interface Operation {
   readonly body?: v.GenericSchema;
   /** An object schema whose entries are the query parameters, each carrying its wire form. */
   readonly query?: v.ObjectSchema<v.ObjectEntries, undefined>;
-  /** Path parameters: name → description (all strings). */
-  readonly pathParams?: Readonly<Record<string, string>>;
+  /** Path parameters: name → description, and the schema of the values that can name something. */
+  readonly pathParams?: Readonly<
+    Record<string, { readonly description: string; readonly schema: v.GenericSchema }>
+  >;
   /** The answer on success. */
   readonly ok: {
     readonly status: 200 | 201;
@@ -36,9 +39,25 @@ export interface Operation {
   readonly ifMatch?: boolean;
 }
 
+/**
+ * What can name a ticket (lib/tickets/get-ticket.ts, findTicket): a uuid or a reference, in any case. Anything
+ * else names nothing and is answered 404, as an unknown ticket is.
+ */
 const TICKET_PARAM = {
-  ticket: "The ticket's uuid or its reference (TKT-000042), in any case.",
+  ticket: {
+    description: "The ticket's uuid or its reference (TKT-000042), in any case.",
+    schema: v.pipe(
+      v.string(),
+      v.maxLength(36),
+      v.regex(
+        /^([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}|[A-Za-z]{2,10}-\d{1,15})$/,
+      ),
+    ),
+  },
 };
+
+/** The docs page's files, by the name in the path (functions/docs-asset.ts serves these and 404s any other). */
+const DOCS_ASSETS = (route('docsAsset').files ?? []).map((file) => basename(file));
 
 export const operations: Record<RouteName, Operation> = {
   listPipelines: {
@@ -105,7 +124,9 @@ export const operations: Record<RouteName, Operation> = {
   docsAsset: {
     summary: "The reference page's script and style sheet",
     tag: 'Contract',
-    pathParams: { asset: 'swagger-ui-bundle.js or swagger-ui.css.' },
+    pathParams: {
+      asset: { description: 'swagger-ui-bundle.js or swagger-ui.css.', schema: v.picklist(DOCS_ASSETS) },
+    },
     ok: {
       status: 200,
       description: 'The file.',

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { isCalendarDate } from '#lib/time.ts';
 import {
   attribute,
+  MAX_EXACT_INTEGER,
   NUMERIC_STRING,
   optionalField,
   optionalInteger,
@@ -24,7 +25,7 @@ const amount = optionalField(
     storableNumber('amount'),
   ),
   v.union([
-    v.pipe(v.number(), v.minValue(0)),
+    v.pipe(v.number(), v.minValue(0), v.maxValue(MAX_EXACT_INTEGER)),
     v.pipe(v.string(), v.regex(NUMERIC_STRING), v.description('A decimal number, at least 0.')),
   ]),
 );
@@ -36,7 +37,7 @@ const currency = optionalField(
     v.regex(/^[A-Z]{3}$/, 'The currency field must be a three-letter ISO 4217 code.'),
     v.check((code) => CURRENCIES.has(code), 'The selected currency is invalid.'),
   ),
-  v.pipe(v.string(), v.regex(/^[A-Za-z]{3}$/), v.description('An ISO 4217 code, in any case.')),
+  v.pipe(v.string(), v.length(3), v.regex(/^[A-Za-z]{3}$/), v.description('An ISO 4217 code, in any case.')),
 );
 
 const expectedCloseDate = optionalField(
@@ -44,7 +45,7 @@ const expectedCloseDate = optionalField(
     v.string(`The ${attribute('expected_close_date')} field must be a string.`),
     v.check(isCalendarDate, 'The expected close date field must be a valid date in the format Y-m-d.'),
   ),
-  v.pipe(v.string(), v.isoDate()),
+  v.pipe(v.string(), v.length(10), v.isoDate()),
 );
 
 export const CreateDealSchema = v.object({

@@ -11,7 +11,7 @@ import {
   wholeNumberWire,
 } from '#lib/list-params.ts';
 import { parseInput, wire } from '#lib/validation.ts';
-import { CUSTOM_FIELD_KEY } from './schemas.ts';
+import { CUSTOM_FIELD_KEY, customFieldKeyWire } from './schemas.ts';
 import { TICKET_STATUSES, type TicketFilter } from './types.ts';
 
 /** The list's query parameters, validated (decisions.md, "Ticket list"). */
@@ -45,7 +45,7 @@ export const ListQueryParams = v.object({
   custom_fields: v.pipe(
     v.array(v.tuple([v.string(), v.array(v.string())])),
     // Sent as custom_fields[<key>]=<value>: a deepObject parameter.
-    wire<[string, string[]][]>(v.record(v.pipe(v.string(), v.regex(CUSTOM_FIELD_KEY)), v.string())),
+    wire<[string, string[]][]>(v.record(customFieldKeyWire, v.string())),
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed) return;
       for (const [key, values] of dataset.value) {

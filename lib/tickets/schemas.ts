@@ -25,11 +25,25 @@ const RESERVED_CUSTOM_FIELD_KEYS = new Set(['__proto__', 'constructor', 'prototy
 export const MAX_CUSTOM_FIELDS = 50;
 const MAX_CUSTOM_FIELD_STRING = 1024;
 
+/** A custom field's key on the wire (CUSTOM_FIELD_KEY, its length stated for the document's limits). */
+export const customFieldKeyWire = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(64),
+  v.regex(CUSTOM_FIELD_KEY),
+);
+
 /** What custom_fields takes on the wire: the rules below, as a schema. */
 const customFieldsWire = v.pipe(
   v.record(
-    v.pipe(v.string(), v.regex(CUSTOM_FIELD_KEY)),
-    v.nullable(v.union([v.pipe(v.string(), v.maxLength(MAX_CUSTOM_FIELD_STRING)), v.number(), v.boolean()])),
+    customFieldKeyWire,
+    v.nullable(
+      v.union([
+        v.pipe(v.string(), v.maxLength(MAX_CUSTOM_FIELD_STRING)),
+        v.pipe(v.number(), v.minValue(-MAX_EXACT_INTEGER), v.maxValue(MAX_EXACT_INTEGER)),
+        v.boolean(),
+      ]),
+    ),
   ),
   v.maxEntries(MAX_CUSTOM_FIELDS),
 );
