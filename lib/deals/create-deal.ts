@@ -1,14 +1,15 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { fullName } from '#lib/accounts/contact-name.ts';
-import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
+import type { Contact } from '#lib/accounts/types.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
 import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
-import { attribute, parseInput } from '#lib/validation.ts';
-import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
+import { parseInput } from '#lib/validation.ts';
+import { defaultStage, resolveStage } from './pipeline-stage.ts';
+import { CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
 /**
@@ -28,7 +29,7 @@ export async function createDeal(
   const input = parseInput(CreateDealSchema, body);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
-  const { pipeline, stage } = resolveStage(config, input);
+  const { pipeline, stage } = resolveStage(config, input) ?? defaultStage(config);
 
   const [existing, ids] = await Promise.all([
     findContactByEmail(accountId, input.contact_email),
@@ -96,36 +97,4 @@ export async function createDeal(
     await insertDeal(accountId, attached, { attach: completionCommit(attach?.(attached)) });
     return attached;
   }
-}
-
-/**
- * Pipeline and stage (decisions.md): neither → the default pipeline's first stage; a stage alone → its
- * pipeline; a pipeline alone → its first stage. Unknown ids, a stage of another pipeline, or an inactive
- * pipeline are a 422 on the field at fault. Ids of another account are unknown ids.
- */
-function resolveStage(config: AccountConfig, input: CreateDealInput): { pipeline: Pipeline; stage: Stage } {
-  const firstStage = (p: Pipeline) => [...p.stages].sort((a, b) => a.position - b.position)[0];
-  const invalid = (field: string, message?: string) =>
-    ValidationFailed.field(field, message ?? `The selected ${attribute(field)} is invalid.`);
-
-  let pipeline: Pipeline | undefined;
-  if (input.pipeline_id !== undefined) {
-    pipeline = config.pipelines.find((p) => p.id === input.pipeline_id);
-    if (!pipeline) throw invalid('pipeline_id');
-    if (!pipeline.active) throw invalid('pipeline_id', 'The selected pipeline id is not active.');
-  }
-  if (input.stage_id !== undefined) {
-    const owner = config.pipelines.find((p) => p.stages.some((s) => s.id === input.stage_id));
-    if (!owner) throw invalid('stage_id');
-    if (pipeline && owner.id !== pipeline.id) {
-      throw invalid('stage_id', 'The selected stage id does not belong to the selected pipeline.');
-    }
-    if (!owner.active) throw invalid('stage_id', 'The selected stage id belongs to an inactive pipeline.');
-    const stage = owner.stages.find((s) => s.id === input.stage_id) as Stage;
-    return { pipeline: owner, stage };
-  }
-  pipeline ??= config.pipelines.find((p) => p.active && p.isDefault);
-  const stage = pipeline && firstStage(pipeline);
-  if (!pipeline || !stage) throw invalid('pipeline_id', 'The account has no active default pipeline.');
-  return { pipeline, stage };
 }
