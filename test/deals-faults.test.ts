@@ -113,14 +113,16 @@ describe('a deal PATCH survives a failure of any of its store calls', () => {
     checkDeal(round, (await readDeals(gateway, key, [target(round)]))[0] as DealShown, 'warm');
     round++;
     const dry = await withFault(undefined, () => patch(round, `dry-${round}`));
+    // Copied at once: withFault's list keeps counting the calls made after it returned (the next reads).
+    const operations = [...dry.operations];
     expect(dry.result.status, dry.result.text).toBe(200);
     checkDeal(round, (await readDeals(gateway, key, [target(round)]))[0] as DealShown, 'dry');
     round++;
-    const n = dry.operations.length;
+    const n = operations.length;
     // The rate count (an UpdateItem of the sequences item, which no transaction holds: a conflict there cannot
     // happen) and the Idempotency-Key's claim (a conditional Put; its conflict is the next test's).
-    const rateAt = dry.operations.indexOf('UpdateItem') + 1;
-    const claimAt = dry.operations.indexOf('PutItem') + 1;
+    const rateAt = operations.indexOf('UpdateItem') + 1;
+    const claimAt = operations.indexOf('PutItem') + 1;
     expect(rateAt).toBeGreaterThan(0);
     expect(claimAt).toBeGreaterThan(rateAt);
 
@@ -128,14 +130,16 @@ describe('a deal PATCH survives a failure of any of its store calls', () => {
     for (const mode of MODES) {
       const positions = Array.from({ length: n }, (_, i) => i + 1).filter(
         (at) =>
-          mode !== 'conflict' ||
-          (WRITES.has(dry.operations[at - 1] ?? '') && at !== rateAt && at !== claimAt),
+          mode !== 'conflict' || (WRITES.has(operations[at - 1] ?? '') && at !== rateAt && at !== claimAt),
       );
-      for (const at of positions) {
-        const label = `${mode} at ${at} (${dry.operations[at - 1]}), round ${round}`;
+      // Twice over: each position meets two different PATCHes (another deal, stage, currency and status).
+      for (const at of [...positions, ...positions]) {
+        const label = `${mode} at ${at} (${operations[at - 1]}), round ${round}`;
         const idempotencyKey = `k-${round}`;
         const first = await withFault({ at, mode }, () => patch(round, idempotencyKey));
         outcomes.push(`${label}: ${first.result.status}`);
+        if (first.operations[at - 1] !== operations[at - 1])
+          problems.push(`${label}: the faulted call was ${first.operations[at - 1]}, not the dry run's`);
         if (![200, 503].includes(first.result.status))
           problems.push(
             `${label}: the PATCH under the fault answered ${first.result.status} ${first.result.text}`,
@@ -186,7 +190,7 @@ describe('a conflict on the Idempotency-Key claim', () => {
     expect((await patch(2, 'warm')).status).toBe(200);
     const dry = await withFault(undefined, () => patch(3, 'dry'));
     expect(dry.result.status, dry.result.text).toBe(200);
-    const claimAt = dry.operations.indexOf('PutItem') + 1;
+    const claimAt = dry.operations.indexOf('PutItem') + 1; // before any later call: the claim comes early
     expect(claimAt).toBeGreaterThan(0);
 
     const first = await withFault({ at: claimAt, mode: 'conflict' }, () => patch(4.25, 'claim'));
