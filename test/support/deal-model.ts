@@ -1,12 +1,14 @@
 import type { DealShown, PipelineShape } from './deal-checks.ts';
 
 /**
- * A plain in-memory model of deals, written from decisions.md ("Deals and contacts", "Deals that move") and not
- * from lib/deals: what each create and PATCH must answer, and what every deal is afterwards. Amounts are kept as
- * the client sent them; sums are the checks' (exact decimals).
+ * A plain in-memory model of deals and their contacts, written from decisions.md ("Deals and contacts", "Deals that
+ * move") and not from lib/deals: what each create, deal PATCH and contact PATCH must answer, and what every deal is
+ * afterwards. Amounts are kept as the client sent them; sums are the checks' (exact decimals).
  */
 
 export interface ModelContact {
+  /** Known once the service answered with it. */
+  uuid?: string;
   email: string;
   firstName: string;
   lastName: string;
@@ -21,7 +23,8 @@ export interface ModelDeal {
   pipelineId: number;
   stageId: number;
   lostReason: string | null;
-  contactEmail: string;
+  /** The contact as it is now (a renamed or re-e-mailed contact is so in its deals' answers). */
+  contact: ModelContact;
   /** The ETag's version: 1 on creation, one more for every PATCH that changed something. */
   version: number;
 }
@@ -116,7 +119,7 @@ export class DealModel {
       status: 'open',
       ...placed,
       lostReason: null,
-      contactEmail: contact.email,
+      contact,
       version: 1,
     };
     this.deals.push(deal);
@@ -154,6 +157,22 @@ export class DealModel {
     return { status: 200, deal: { ...deal } };
   }
 
+  /** PATCH /api/contacts/{contact}: an e-mail another contact has (case-insensitively) is a 422 on `email`. */
+  patchContact(
+    contact: ModelContact,
+    body: { first_name?: string; last_name?: string; email?: string },
+  ): { status: 200 } | { status: 422; field: string } {
+    if (Object.keys(body).length === 0) return { status: 422, field: 'body' };
+    if (body.email !== undefined) {
+      const holder = this.contactOf(body.email);
+      if (holder && holder !== contact) return { status: 422, field: 'email' };
+    }
+    if (body.first_name !== undefined) contact.firstName = body.first_name;
+    if (body.last_name !== undefined) contact.lastName = body.last_name;
+    if (body.email !== undefined) contact.email = body.email;
+    return { status: 200 };
+  }
+
   /** The probability the deal must show: its stage's while open, 100 won, 0 lost. */
   probability(d: ModelDeal): number {
     if (d.status === 'won') return 100;
@@ -164,7 +183,6 @@ export class DealModel {
   /** The deals in the shape the list and board checks read. */
   shown(): DealShown[] {
     return this.deals.map((d) => {
-      const c = this.contactOf(d.contactEmail);
       return {
         uuid: d.uuid,
         name: d.name,
@@ -174,7 +192,11 @@ export class DealModel {
         probability: this.probability(d),
         pipeline: { id: d.pipelineId, name: '' },
         stage: { id: d.stageId, name: '' },
-        contact: { uuid: '', full_name: `${c?.firstName} ${c?.lastName}`.trim(), email: d.contactEmail },
+        contact: {
+          uuid: d.contact.uuid ?? '',
+          full_name: `${d.contact.firstName} ${d.contact.lastName}`.trim(),
+          email: d.contact.email,
+        },
         lost_reason: d.lostReason,
         won_at: null,
         lost_at: null,
