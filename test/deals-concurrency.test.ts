@@ -232,12 +232,12 @@ describe('concurrent deal writes', () => {
           statuses,
         );
       // Each racer in turn gets a head start of a few milliseconds, so each wins some rounds.
-      const after = (k: number, send: () => Promise<Answer>) =>
+      const delayed = (k: number, send: () => Promise<Answer>) =>
         new Promise<void>((resolve) => setTimeout(resolve, ((k + round) % 3) * 4)).then(send);
       const [pa, pb, created] = await Promise.all([
-        after(0, patchTo(a.uuid)),
-        after(1, patchTo(b.uuid)),
-        after(2, post),
+        delayed(0, patchTo(a.uuid)),
+        delayed(1, patchTo(b.uuid)),
+        delayed(2, post),
       ]);
       const label = `round ${round} (${email})`;
       expect(created.status, `${label}: ${created.text}`).toBe(201);
