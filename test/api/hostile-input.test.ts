@@ -1,17 +1,15 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 import { sequencesOf } from '#test/support/sequences.ts';
 
 /** Each input an adversarial tester found answering 500, an empty body or the wrong route (issue 9). */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
+const gateway = useGateway();
 let account: Awaited<ReturnType<typeof createTestAccount>>;
 beforeAll(async () => {
-  gateway = await startGateway(0);
   account = await createTestAccount();
 });
-afterAll(() => gateway.close());
 
 const ticket = (extra: Record<string, unknown>) => ({
   subject: 'Hostile',

@@ -1,16 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { nowMicros, setClockForTests } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 
 /** Idempotency-Key on writes (decisions.md, "Safe retries: Idempotency-Key"). */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
+const gateway = useGateway();
 let account: Awaited<ReturnType<typeof createTestAccount>>;
 beforeAll(async () => {
-  gateway = await startGateway(0);
   account = await createTestAccount();
 });
-afterAll(() => gateway.close());
 afterEach(() => setClockForTests());
 
 let n = 0;

@@ -17,3 +17,12 @@ export async function createTestAccount(file: Record<string, unknown> = {}) {
   if (!state.api_key) throw new Error('first apply must issue a key');
   return { ...state, slug, apiKey: state.api_key, accountId: state.account.id };
 }
+
+/** The `agents` of an account file: `n` agents, agent1@desk.test to agent<n>@desk.test, each with `extra`. */
+export function agentsFile(n: number, extra: Record<string, unknown> = {}) {
+  return Array.from({ length: n }, (_, i) => ({
+    email: `agent${i + 1}@desk.test`,
+    name: `Agent ${i + 1}`,
+    ...extra,
+  }));
+}

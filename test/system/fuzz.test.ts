@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { checkAnswer as checkContract } from '#test/support/contract.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 import { sequencesOf } from '#test/support/sequences.ts';
 
 /**
@@ -11,13 +11,11 @@ import { sequencesOf } from '#test/support/sequences.ts';
  * shape with an X-Request-Id; a refused request stores nothing (the account's counters and totals stay).
  * Bounded in runs and time so that it stays well under a minute.
  */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
+const gateway = useGateway();
 let account: Awaited<ReturnType<typeof createTestAccount>>;
 beforeAll(async () => {
-  gateway = await startGateway(0);
   account = await createTestAccount({ categories: [{ slug: 'billing', name: 'Billing' }] });
 });
-afterAll(() => gateway.close());
 
 const FIELDS = [
   'subject',
