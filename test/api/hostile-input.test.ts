@@ -1,15 +1,12 @@
 import { connect } from 'node:net';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 import { sequencesOf } from '#test/support/sequences.ts';
 
 /** Each input an adversarial tester found answering 500, an empty body or the wrong route (issue 9). */
 const gateway = useGateway();
-let account: Awaited<ReturnType<typeof createTestAccount>>;
-beforeAll(async () => {
-  account = await createTestAccount();
-});
+const account = useTestAccount();
 
 const ticket = (extra: Record<string, unknown>) => ({
   subject: 'Hostile',

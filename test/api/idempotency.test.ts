@@ -1,14 +1,11 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { nowMicros, setClockForTests } from '#lib/time.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /** Idempotency-Key on writes (decisions.md, "Safe retries: Idempotency-Key"). */
 const gateway = useGateway();
-let account: Awaited<ReturnType<typeof createTestAccount>>;
-beforeAll(async () => {
-  account = await createTestAccount();
-});
+const account = useTestAccount();
 afterEach(() => setClockForTests());
 
 let n = 0;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { useTestAccount } from '#test/support/accounts.ts';
 import { checkAnswer as checkContract } from '#test/support/contract.ts';
 import { useGateway } from '#test/support/http.ts';
 import { sequencesOf } from '#test/support/sequences.ts';
@@ -12,10 +12,7 @@ import { sequencesOf } from '#test/support/sequences.ts';
  * Bounded in runs and time so that it stays well under a minute.
  */
 const gateway = useGateway();
-let account: Awaited<ReturnType<typeof createTestAccount>>;
-beforeAll(async () => {
-  account = await createTestAccount({ categories: [{ slug: 'billing', name: 'Billing' }] });
-});
+const account = useTestAccount({ categories: [{ slug: 'billing', name: 'Billing' }] });
 
 const FIELDS = [
   'subject',
