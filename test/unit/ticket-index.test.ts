@@ -11,7 +11,9 @@ import { planIntersection } from '#lib/data/ticket-list.ts';
  */
 describe('packed order keys', () => {
   const micros = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
-  const number = fc.integer({ min: 1, max: 2 ** 40 - 1 });
+  // Order keys hold a number in 10 digits (a longer one would sort by its text, not its value): the numbers an
+  // account can reach. The property once drew 13-digit numbers and failed now and then.
+  const number = fc.integer({ min: 1, max: 9_999_999_999 });
 
   it('unpack what they pack, in 16 characters', () => {
     fc.assert(
