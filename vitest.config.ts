@@ -1,15 +1,27 @@
+import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
-/**
- * Three tiers (docs/testing.md says which test goes where): `npm run test:unit`, `test:api`, `test:system`;
- * `npm test` runs them all. What every tier shares is set here once.
- */
+// A test file outside the tier folders would be run by no tier: refuse to start rather than skip it silently.
+const untiered = readdirSync(new URL('./test', import.meta.url), {
+  recursive: true,
+  encoding: 'utf8',
+}).filter((path) => path.endsWith('.test.ts') && !/^(unit|api|system)\//.test(path));
+if (untiered.length > 0) {
+  throw new Error(
+    `test files outside test/unit, test/api and test/system (docs/testing.md): ${untiered.join(', ')}`,
+  );
+}
+
 const storeTier = {
   // DynamoDB Local is started once for the run (shared by both tiers); every test file gets its own accounts.
   globalSetup: ['test/support/global-setup.ts'],
   setupFiles: ['test/support/require-dynamodb.ts', 'test/support/table-actions-setup.ts'],
 };
 
+/**
+ * Three tiers (docs/testing.md says which test goes where): `npm run test:unit`, `test:api`, `test:system`;
+ * `npm test` runs them all. What every tier shares is set here once.
+ */
 export default defineConfig({
   test: {
     env: { LOG_LEVEL: 'silent', AWS_REGION: 'local' },
