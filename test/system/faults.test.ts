@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
 import { contactKeys } from '#lib/data/keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 
 /**
  * Every DynamoDB call of a write, failed in turn (issue 9): for each call position of a create (plain, heavy
@@ -14,11 +14,7 @@ import { startGateway } from '#test/support/http.ts';
  * with the same Idempotency-Key gives the one ticket; a ticket is in every list, filter, total and search or
  * in none; nothing is duplicated.
  */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
 
 const MODES: FaultMode[] = ['lost-request', 'lost-answer'];
 const newTag = () => `f${randomBytes(5).toString('hex')}`;

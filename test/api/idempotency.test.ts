@@ -1,16 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { nowMicros, setClockForTests } from '#lib/time.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
 
 /** Idempotency-Key on writes (decisions.md, "Safe retries: Idempotency-Key"). */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-let account: Awaited<ReturnType<typeof createTestAccount>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-  account = await createTestAccount();
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
+const account = useTestAccount();
 afterEach(() => setClockForTests());
 
 let n = 0;
