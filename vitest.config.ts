@@ -1,14 +1,46 @@
+import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
+// A test file outside the tier folders would be run by no tier: refuse to start rather than skip it silently.
+const untiered = readdirSync(new URL('./test', import.meta.url), {
+  recursive: true,
+  encoding: 'utf8',
+}).filter((path) => path.endsWith('.test.ts') && !/^(unit|api|system)\//.test(path));
+if (untiered.length > 0) {
+  throw new Error(
+    `test files outside test/unit, test/api and test/system (docs/testing.md): ${untiered.join(', ')}`,
+  );
+}
+
+const storeTier = {
+  // DynamoDB Local is started once for the run (shared by both tiers); every test file gets its own accounts.
+  globalSetup: ['test/support/global-setup.ts'],
+  setupFiles: ['test/support/require-dynamodb.ts', 'test/support/table-actions-setup.ts'],
+};
+
+/**
+ * Three tiers (docs/testing.md says which test goes where): `npm run test:unit`, `test:api`, `test:system`;
+ * `npm test` runs them all. What every tier shares is set here once.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // DynamoDB Local is started once for the whole run; every test file gets its own accounts in it.
-    globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/require-dynamodb.ts', 'test/support/table-actions-setup.ts'],
     env: { LOG_LEVEL: 'silent', AWS_REGION: 'local' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          // No store: the data layer's client points nowhere, and any call it makes fails the test saying so.
+          env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: 'no-store-in-the-unit-tier' },
+          setupFiles: ['test/support/no-store.ts'],
+        },
+      },
+      { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'], ...storeTier } },
+      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], ...storeTier } },
+    ],
   },
 });

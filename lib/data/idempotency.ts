@@ -2,7 +2,7 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { Conflict } from '#lib/errors.ts';
 import { dynamo, tableName } from './client.ts';
-import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
+import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from './errors.ts';
 import { idempotencyKeys } from './keys.ts';
 import { rateExempt } from './rate-limit.ts';
 import type { CommitAction, TransactAction } from './transact.ts';
@@ -79,6 +79,9 @@ export async function claimIdempotencyKey(claim: IdempotencyClaim, nowMs: number
     );
     return { outcome: 'claimed' };
   } catch (error) {
+    // The key's record is in the commit transaction of the request that holds the key: a claim arriving while
+    // that commit runs meets DynamoDB's TransactionConflictException. The key is taken, still running.
+    if (isTransactionConflict(error)) return { outcome: 'running', fingerprint: claim.fingerprint };
     const held = isConditionFailure(error) ? itemOnConditionFailure(error) : undefined;
     if (!held) throw error;
     const fingerprint = String(held.fingerprint);

@@ -64,6 +64,20 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
   };
 }
 
+/** An event for /api/tickets/{ticket}, as API Gateway sends it (the path parameter included). */
+export function ticketEvent(
+  method: string,
+  ref: string,
+  caller: Caller,
+  body?: Record<string, unknown>,
+): APIGatewayProxyEvent {
+  return {
+    ...proxyEvent({ method, path: `/api/tickets/${encodeURIComponent(ref)}`, caller, body }),
+    resource: '/api/tickets/{ticket}',
+    pathParameters: { ticket: ref },
+  };
+}
+
 export function tokenEvent(authorizationToken: string): APIGatewayTokenAuthorizerEvent {
   return {
     type: 'TOKEN',

@@ -1,7 +1,6 @@
 import { expect } from 'vitest';
-import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
-import { termsOfTicket } from '#lib/tickets/search-terms.ts';
 import type { Gateway } from './http.ts';
+import { searchMatches } from './ticket-model.ts';
 
 /**
  * A model of the ticket list for tests that race or fault writes: which tickets a filter must list, computed
@@ -13,6 +12,7 @@ export interface Shown {
   uuid: string;
   reference: string;
   subject: string;
+  created_at: string;
   status: string;
   priority: string;
   assignee: { id: number } | null;
@@ -31,26 +31,6 @@ export interface Filter {
 
 const text = (v: string | number | boolean | null) => (typeof v === 'string' ? v : JSON.stringify(v));
 
-/** Every word of the search (as the API splits it) is a prefix of a term or the bare number. */
-export function searchMatches(t: Shown, search: string): boolean {
-  const words = [
-    ...new Set(
-      search
-        .toLowerCase()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map((w) => w.slice(0, 64)),
-    ),
-  ];
-  const number = Number(t.reference.split('-').pop());
-  const terms = termsOfTicket({ ...t, number });
-  return words.every(
-    (w) =>
-      terms.prefixes.some((p) => p.startsWith(w)) ||
-      (/^\d+$/.test(w) && String(Number(w)) === String(number)),
-  );
-}
-
 export function matches(t: Shown, f: Filter): boolean {
   if (f.status !== undefined && t.status !== f.status) return false;
   if (f.priority !== undefined && t.priority !== f.priority) return false;
@@ -60,7 +40,12 @@ export function matches(t: Shown, f: Filter): boolean {
   for (const [k, v] of f.custom_fields ?? []) {
     if (!(k in t.custom_fields) || text(t.custom_fields[k] as never) !== v) return false;
   }
-  if (f.search !== undefined && f.search.trim() !== '' && !searchMatches(t, f.search)) return false;
+  if (
+    f.search !== undefined &&
+    f.search.trim() !== '' &&
+    !searchMatches({ ...t, email: t.requester.email }, f.search)
+  )
+    return false;
   return true;
 }
 
@@ -75,13 +60,11 @@ export function queryOf(f: Filter, page: number, perPage: number): string {
   return parts.join('&');
 }
 
-/** Newest first: the order key descending. */
+/** Newest first: created_at descending, reference descending on ties (decisions.md, "Ticket list"). */
 export function sortNewest(ts: Shown[]): Shown[] {
-  return [...ts].sort((a, b) => {
-    const ka = orderKeyOfUuid(a.uuid) as string;
-    const kb = orderKeyOfUuid(b.uuid) as string;
-    return ka < kb ? 1 : ka > kb ? -1 : 0;
-  });
+  return [...ts].sort(
+    (a, b) => b.created_at.localeCompare(a.created_at) || b.reference.localeCompare(a.reference),
+  );
 }
 
 export async function fetchAll(gateway: Gateway, key: string, uuids: string[]): Promise<Shown[]> {

@@ -5,8 +5,30 @@ import type { RouteDefinition } from '#functions/routes.ts';
 import { type Stage, stageConfigs } from '#infra/config.ts';
 import { DeskpipeStack } from '#infra/stack.ts';
 
-/** Synthesizes one stage's stack with bundling skipped (the context key CDK reads for that). */
-export function synthStage(stage: Stage) {
+/**
+ * One stage's stack, synthesized with bundling skipped (the context key CDK reads for that), with its cdk-nag
+ * findings. Synthesis takes seconds, so each stage is synthesized once per test process (a vitest worker runs
+ * one test file in its own process) and every test of the file reads that template: treat it as read-only
+ * (copy `template.toJSON()` with structuredClone before altering it).
+ */
+export function synthStage(stage: Stage): Synthesized {
+  let synthesized = synthesizedStages.get(stage);
+  if (!synthesized) {
+    synthesized = synthesize(stage);
+    synthesizedStages.set(stage, synthesized);
+  }
+  return synthesized;
+}
+
+interface Synthesized {
+  stack: DeskpipeStack;
+  template: Template;
+  nagFindings: string[];
+}
+
+const synthesizedStages = new Map<Stage, Synthesized>();
+
+function synthesize(stage: Stage): Synthesized {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new DeskpipeStack(app, `deskpipe-${stage}`, { stage, config: stageConfigs[stage] });
   Aspects.of(app).add(new AwsSolutionsChecks());

@@ -1,14 +1,23 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
-import type { Caller } from '#lib/accounts/api-keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
+import {
+  applyPatch,
+  expectedOf,
+  leastBusy,
+  listed,
+  type Modelled,
+  PRIORITIES,
+  type ShownTicket as Shown,
+  STATUSES,
+  shownOf,
+} from '#test/support/ticket-model.ts';
 
 /**
  * Random creates and random PATCHes, applied both to the service and to a plain in-memory model of the spec
@@ -20,44 +29,6 @@ import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
  */
 const WORDS = ['invoice', 'inv', 'login', 'refund', 'portal', 'e-mail', 'march,', 'x1'];
 const EMAILS = ['ann@example.com', 'bob@corp.test', 'carl@example.com'];
-const STATUSES = ['open', 'pending', 'in_progress', 'resolved', 'closed'] as const;
-const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
-const OPEN_WORK: readonly string[] = ['open', 'pending', 'in_progress'];
-
-type Status = (typeof STATUSES)[number];
-type Fields = Record<string, string | number | boolean>;
-
-/** A ticket as the service shows it (create, GET, PATCH and list answers share these fields). */
-interface Shown {
-  uuid: string;
-  reference: string;
-  subject: string;
-  priority: string;
-  status: Status;
-  requester: { email: string };
-  assignee: { id: number } | null;
-  custom_fields: Fields;
-  created_at: string;
-  updated_at: string;
-  resolved_at: string | null;
-  closed_at: string | null;
-}
-
-/** The model's ticket: what the spec says it is after every command so far. */
-interface Modelled {
-  uuid: string;
-  reference: string;
-  email: string;
-  createdAt: string;
-  updatedAt: string;
-  subject: string;
-  priority: string;
-  status: Status;
-  assigneeId: number | null;
-  customFields: Fields;
-  resolved: boolean;
-  closed: boolean;
-}
 
 const subjectArb = fc
   .array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 })
@@ -137,113 +108,6 @@ const queryArb = fc.record(
   { requiredKeys: [] },
 );
 
-function subjectWords(subject: string): string[] {
-  const words: string[] = [];
-  for (const token of subject.toLowerCase().split(/\s+/)) {
-    const trimmed = token.replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
-    if (!trimmed) continue;
-    words.push(trimmed, ...trimmed.split(/[^a-z0-9]+/).filter(Boolean));
-  }
-  return words;
-}
-
-function wordMatches(t: Modelled, word: string): boolean {
-  const email = t.email.toLowerCase();
-  const number = Number(t.reference.split('-')[1]);
-  return (
-    subjectWords(t.subject).some((w) => w.startsWith(word)) ||
-    t.reference.toLowerCase().startsWith(word) ||
-    (/^\d+$/.test(word) && Number(word) === number) ||
-    email.startsWith(word) ||
-    email.slice(email.indexOf('@') + 1).startsWith(word)
-  );
-}
-
-function model(tickets: Modelled[], q: Record<string, string>) {
-  const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
-  const field = (t: Modelled, key: string) =>
-    !q[`custom_fields[${key}]`] ||
-    (key in t.customFields && text(t.customFields[key]) === q[`custom_fields[${key}]`]);
-  return tickets
-    .filter((t) => !q.status || t.status === q.status)
-    .filter((t) => !q.priority || t.priority === q.priority)
-    .filter((t) => !q.assignee_id || t.assigneeId === Number(q.assignee_id))
-    .filter((t) => !q.requester_email || t.email.toLowerCase() === q.requester_email.toLowerCase())
-    .filter((t) => field(t, 'plan') && field(t, 'seats'))
-    .filter(
-      (t) =>
-        !q.search ||
-        q.search
-          .toLowerCase()
-          .split(/\s+/)
-          .every((w) => wordMatches(t, w)),
-    )
-    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.reference.localeCompare(a.reference));
-}
-
-/** least_busy: the agent with the fewest tickets in open work, ties to the lowest id. */
-function leastBusy(tickets: Modelled[], agentIds: number[]): number | null {
-  const busy = (id: number) =>
-    tickets.filter((t) => t.assigneeId === id && OPEN_WORK.includes(t.status)).length;
-  return [...agentIds].sort((a, b) => busy(a) - busy(b) || a - b)[0] ?? null;
-}
-
-/** The spec's rules for one PATCH of a ticket that is not closed (decisions.md, "One ticket"). */
-function applyPatch(t: Modelled, body: Record<string, unknown>): Modelled {
-  const after: Modelled = { ...t, customFields: { ...t.customFields } };
-  if (typeof body.subject === 'string') after.subject = body.subject;
-  if (typeof body.priority === 'string') after.priority = body.priority;
-  if (body.assignee_id !== undefined) after.assigneeId = body.assignee_id as number | null;
-  if (body.custom_fields) {
-    for (const [key, value] of Object.entries(body.custom_fields as Record<string, unknown>)) {
-      if (value === null) delete after.customFields[key];
-      else after.customFields[key] = value as Fields[string];
-    }
-  }
-  const status = body.status as Status | undefined;
-  if (status !== undefined && status !== t.status) {
-    after.status = status;
-    if (status === 'resolved') after.resolved = true;
-    else if (status === 'closed') {
-      after.closed = true;
-      after.resolved = true; // resolved_at too, if it was null
-    } else after.resolved = false; // a reopen clears resolved_at
-  }
-  return after;
-}
-
-/** What the model says of a ticket, in the service's shape, for comparison. */
-const expectedOf = (t: Modelled) => ({
-  reference: t.reference,
-  subject: t.subject,
-  priority: t.priority,
-  status: t.status,
-  assignee: t.assigneeId,
-  custom_fields: t.customFields,
-  resolved: t.resolved,
-  closed: t.closed,
-});
-const shownOf = (t: Shown) => ({
-  reference: t.reference,
-  subject: t.subject,
-  priority: t.priority,
-  status: t.status,
-  assignee: t.assignee?.id ?? null,
-  custom_fields: t.custom_fields,
-  resolved: t.resolved_at !== null,
-  closed: t.closed_at !== null,
-});
-
-/** An event for /api/tickets/{ticket}, as API Gateway sends it (path parameter included). */
-function oneTicketEvent(method: string, ref: string, caller: Caller, body?: Record<string, unknown>) {
-  const event: APIGatewayProxyEvent = {
-    ...proxyEvent({ method, path: `/api/tickets/${encodeURIComponent(ref)}`, caller, body }),
-    resource: '/api/tickets/{ticket}',
-    pathParameters: { ticket: ref },
-  };
-  return event;
-}
-
 describe('tickets against a model of the spec', () => {
   it('answers every create, PATCH, GET and list query exactly as the model does', async () => {
     await fc.assert(
@@ -317,7 +181,7 @@ describe('tickets against a model of the spec', () => {
                 : by === 'reference'
                   ? before.reference
                   : before.reference.toLowerCase();
-            const response = await updateTicket(oneTicketEvent('PATCH', ref, caller, body), lambdaContext);
+            const response = await updateTicket(ticketEvent('PATCH', ref, caller, body), lambdaContext);
             const label = `PATCH ${before.reference} (${before.status}) ${JSON.stringify(body)}`;
             if (Object.keys(body).length === 0 || before.closed) {
               // Nothing to change, or closed is final: 422 and the model stays as it is.
@@ -344,7 +208,7 @@ describe('tickets against a model of the spec', () => {
           // Every ticket reads back as the model has it, with the ETag of its last PATCH.
           for (const [i, t] of tickets.entries()) {
             const ref = i % 2 === 0 ? t.uuid : t.reference.toLowerCase();
-            const response = await getTicket(oneTicketEvent('GET', ref, caller), lambdaContext);
+            const response = await getTicket(ticketEvent('GET', ref, caller), lambdaContext);
             expect(response.statusCode, `GET ${ref}`).toBe(200);
             const shown: Shown = JSON.parse(response.body).data;
             expect({ ...shownOf(shown), updated_at: shown.updated_at }, `GET ${ref}`).toEqual({
@@ -371,7 +235,7 @@ describe('tickets against a model of the spec', () => {
               lambdaContext,
             );
             const body = JSON.parse(response.body);
-            const expected = model(tickets, query);
+            const expected = listed(tickets, query);
             const slice = expected.slice((page - 1) * perPage, page * perPage);
             const label = JSON.stringify(query);
             expect(body.meta?.total, label).toBe(expected.length);

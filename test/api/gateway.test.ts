@@ -1,16 +1,13 @@
 import { request } from 'node:http';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCommand } from '#infra/admin/commands.ts';
 import { GATEWAY_MAX_BODY_BYTES, gatewayAnswers } from '#infra/api-contract.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
 import { startGateway, useGateway } from '#test/support/http.ts';
 
 describe('local gateway over HTTP', () => {
   const gateway = useGateway();
-  let account: Awaited<ReturnType<typeof createTestAccount>>;
-  beforeAll(async () => {
-    account = await createTestAccount();
-  });
+  const account = useTestAccount();
 
   it('serves GET /api/pipelines with a valid key', async () => {
     const response = await gateway.call('GET', '/api/pipelines', { key: account.apiKey });

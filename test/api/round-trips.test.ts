@@ -1,4 +1,3 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as getTicket } from '#functions/tickets-get.ts';
@@ -6,7 +5,7 @@ import { handler as listTickets } from '#functions/tickets-list.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
 import { countRoundTrips } from '#test/support/round-trips.ts';
 
 /** Round-trip budgets of the ticket issue, once the account's settings are warm in the container. */
@@ -16,16 +15,6 @@ const body = {
   requester_email: 'zed@budget.test',
   custom_fields: { plan: 'gold' },
 };
-
-/** An event for /api/tickets/{ticket}, as API Gateway sends it (path parameter included). */
-function oneTicketEvent(method: string, ref: string, caller: Caller, body?: Record<string, unknown>) {
-  const event: APIGatewayProxyEvent = {
-    ...proxyEvent({ method, path: `/api/tickets/${encodeURIComponent(ref)}`, caller, body }),
-    resource: '/api/tickets/{ticket}',
-    pathParameters: { ticket: ref },
-  };
-  return event;
-}
 
 async function setUp(method?: 'round_robin' | 'least_busy' | 'random') {
   const account = await createTestAccount({
@@ -146,7 +135,7 @@ describe('DynamoDB round trips per request', () => {
         const event = proxyEvent({ method: 'POST', path: '/api/tickets', caller, body: rare });
         made.push(JSON.parse((await createTicket(event, lambdaContext)).body).ticket);
       }
-      const resolve = oneTicketEvent('PATCH', made[0].uuid, caller, { status: 'resolved' });
+      const resolve = ticketEvent('PATCH', made[0].uuid, caller, { status: 'resolved' });
       expect((await updateTicket(resolve, lambdaContext)).statusCode).toBe(200);
       rareOpen = made[1].uuid;
       rareResolved = made[0].uuid;
@@ -221,7 +210,7 @@ describe('DynamoDB round trips per request', () => {
       agentId = setup.account.agents[1]?.id ?? 0;
       for (let i = 0; i < 4; i++) tickets.push(JSON.parse((await setup.post()).body).ticket);
       // Warms the settings cache for the reference's prefix and the PATCH's agents.
-      await getTicket(oneTicketEvent('GET', tickets[0]?.reference ?? '', rated), lambdaContext);
+      await getTicket(ticketEvent('GET', tickets[0]?.reference ?? '', rated), lambdaContext);
     });
     const ticket = (i: number) => tickets[i] ?? { uuid: '', reference: '' };
     const both = async <T>(run: (caller: Caller, n: number) => Promise<T>) => [
@@ -231,7 +220,7 @@ describe('DynamoDB round trips per request', () => {
 
     it('GET by uuid takes 1', async () => {
       for (const { result, roundTrips, calls } of await both((caller) =>
-        getTicket(oneTicketEvent('GET', ticket(0).uuid, caller), lambdaContext),
+        getTicket(ticketEvent('GET', ticket(0).uuid, caller), lambdaContext),
       )) {
         expect(result.statusCode).toBe(200);
         expect(JSON.parse(result.body).data.uuid).toBe(ticket(0).uuid);
@@ -241,7 +230,7 @@ describe('DynamoDB round trips per request', () => {
 
     it('GET by reference (any case) takes at most 2', async () => {
       for (const { result, roundTrips, calls } of await both((caller) =>
-        getTicket(oneTicketEvent('GET', ticket(1).reference.toLowerCase(), caller), lambdaContext),
+        getTicket(ticketEvent('GET', ticket(1).reference.toLowerCase(), caller), lambdaContext),
       )) {
         expect(result.statusCode).toBe(200);
         expect(JSON.parse(result.body).data.reference).toBe(ticket(1).reference);
@@ -258,7 +247,7 @@ describe('DynamoDB round trips per request', () => {
         subject: 'Refund for March',
       };
       for (const { result, roundTrips, calls } of await both((caller, n) =>
-        updateTicket(oneTicketEvent('PATCH', ticket(2 + n).uuid, caller, change), lambdaContext),
+        updateTicket(ticketEvent('PATCH', ticket(2 + n).uuid, caller, change), lambdaContext),
       )) {
         expect(result.statusCode, result.body).toBe(200);
         const shown = JSON.parse(result.body).ticket;

@@ -1,17 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { postingsAmong, queryBlocks } from '#lib/data/index/index-reads.ts';
 import { planIntersection } from '#lib/data/index/list.ts';
-import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
+import { packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { orderKeys } from '#lib/data/keys.ts';
-import { dimension, tickets } from '#lib/data/ticket-index.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
-import { useGateway } from '#test/support/http.ts';
+import { dimension } from '#lib/data/ticket-index.ts';
 
 /**
- * The pieces of the list plan that the HTTP tests cannot reach at their size: packed order keys, the choice
+ * The pieces of the list plan that the HTTP tests cannot reach at their size: packed order keys and the choice
  * between reading a dimension's blocks whole and asking for candidates by key (which only pays at tens of
- * thousands of tickets), and the by-key read itself.
+ * thousands of tickets). The by-key read itself is in test/api/ticket-index-reads.test.ts.
  */
 describe('packed order keys', () => {
   const micros = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
@@ -92,40 +89,5 @@ describe('the intersection plan', () => {
         undefined,
       ),
     ).toEqual({ driver: email, whole: [open], byKey: [] });
-  });
-});
-
-describe('the reads the plan chooses between', () => {
-  const gateway = useGateway();
-  const CF_KEYS = Array.from({ length: 50 }, (_, i) => `k${i}`);
-
-  it('give the same keys: blocks whole, and postings by key, including those put before the commit', async () => {
-    const account = await createTestAccount();
-    const create = async (body: Record<string, unknown>) => {
-      const response = await gateway.call('POST', '/api/tickets', {
-        key: account.apiKey,
-        body: { subject: 'Lamp', description: 'd', requester_email: 'ann@example.com', ...body },
-      });
-      expect(response.status, response.text).toBe(201);
-      return orderKeyOfUuid(response.body.ticket.uuid) as string;
-    };
-    // More items than one transaction holds: the last custom fields' postings and block keys are put first,
-    // marked, and count only once the ticket is read and holds them.
-    const heavy = await create({
-      subject: Array.from({ length: 30 }, (_, i) => `word${i}x`).join(' '),
-      custom_fields: Object.fromEntries(CF_KEYS.map((k) => [k, 'v'])),
-    });
-    const light = await create({ custom_fields: { k49: 'other' } });
-    const id = account.accountId;
-    for (const k of ['k0', 'k30', 'k49']) {
-      const dim = dimension.customField(k, 'v');
-      expect(await postingsAmong(tickets.index, id, dim, [heavy, light]), k).toEqual(new Set([heavy]));
-      expect(await queryBlocks(tickets.index, id, dim), k).toEqual(new Set([packOrderKey(heavy)]));
-    }
-    const both = new Set([heavy, light]);
-    expect(await postingsAmong(tickets.index, id, dimension.status('open'), [heavy, light])).toEqual(both);
-    expect(await queryBlocks(tickets.index, id, dimension.status('open'))).toEqual(
-      new Set([...both].map(packOrderKey)),
-    );
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
 import { checkAnswer } from '#test/support/contract.ts';
+import { waitFor } from '#test/support/wait.ts';
 
 /**
  * `npm start` under load while its embedded DynamoDB is killed (issue 9): the service says so, restarts the
@@ -30,14 +31,6 @@ const javaPids = (port: number) => {
     return [];
   }
 };
-
-async function waitFor(what: () => boolean, timeoutMs: number, label: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('npm start when its store dies', () => {
   it('restarts the store, keeps every acknowledged ticket whole, and stops everything on SIGTERM', async () => {
@@ -66,7 +59,7 @@ describe('npm start when its store dies', () => {
     child.stderr?.on('data', (c) => {
       stderr += c;
     });
-    await waitFor(() => /dpk_[A-Za-z0-9_-]+/.test(stdout), 60_000, 'the demo key');
+    await waitFor(() => /dpk_[A-Za-z0-9_-]+/.test(stdout), { timeout: 60_000, label: 'the demo key' });
     const apiKey = /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0] as string;
     const base = `http://127.0.0.1:${port}`;
 
@@ -121,13 +114,16 @@ describe('npm start when its store dies', () => {
         tags.push(await client(tag, (w + i) % 2 === 0));
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The store dies under load: once four tickets have been acknowledged.
+    await waitFor(() => tags.length >= 4, { timeout: 60_000, label: 'the load to flow' });
     const [javaPid] = javaPids(dynamoPort);
     expect(javaPid).toBeGreaterThan(0);
     process.kill(javaPid as number, 'SIGKILL');
-    await waitFor(() => /DynamoDB Local restarted/.test(stderr), 60_000, 'the restart');
+    await waitFor(() => /DynamoDB Local restarted/.test(stderr), { timeout: 60_000, label: 'the restart' });
     expect(stderr).toMatch(/DynamoDB Local exited unexpectedly/);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // The load goes on until the restarted store has acknowledged tickets again.
+    const atRestart = tags.length;
+    await waitFor(() => tags.length > atRestart, { timeout: 60_000, label: 'a ticket after the restart' });
     loading = false;
     await Promise.all(workers);
 

@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
+import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
 
 const gateway = useGateway();
 
-const body = { subject: 'Help', description: 'Please', requester_email: 'c@client.test' };
-const agents = (n: number, extra: Record<string, unknown> = {}) =>
-  Array.from({ length: n }, (_, i) => ({
-    email: `agent${i + 1}@desk.test`,
-    name: `Agent ${i + 1}`,
-    ...extra,
-  }));
-
-async function create(key: string, patch: Record<string, unknown> = {}) {
-  const response = await gateway.call('POST', '/api/tickets', { key, body: { ...body, ...patch } });
-  expect(response.status).toBe(201);
-  return response.body.ticket;
-}
+const { create } = ticketsThrough(gateway, ticketBody());
 
 function tally(tickets: { assignee: { id: number } | null }[]) {
   const counts: Record<number, number> = {};
@@ -26,14 +15,14 @@ function tally(tickets: { assignee: { id: number } | null }[]) {
 
 describe('automatic assignment', () => {
   it('leaves tickets unassigned when assignment is disabled', async () => {
-    const account = await createTestAccount({ agents: agents(2) });
+    const account = await createTestAccount({ agents: agentsFile(2) });
     expect((await create(account.apiKey)).assignee).toBeNull();
   });
 
   it('round-robin takes candidates in ascending id order, one per create', async () => {
     const account = await createTestAccount({
       auto_assignment: { enabled: true, method: 'round_robin' },
-      agents: [...agents(3), { email: 'off@desk.test', name: 'Off', active: false }],
+      agents: [...agentsFile(3), { email: 'off@desk.test', name: 'Off', active: false }],
     });
     const ids = account.agents.filter((a) => a.active).map((a) => a.id);
     const assigned: number[] = [];
@@ -46,7 +35,7 @@ describe('automatic assignment', () => {
   it('round-robin stays fair under concurrency: 30 creates over 3 agents give 10 each', async () => {
     const account = await createTestAccount({
       auto_assignment: { enabled: true, method: 'round_robin' },
-      agents: agents(3),
+      agents: agentsFile(3),
     });
     const tickets = await Promise.all(Array.from({ length: 30 }, () => create(account.apiKey)));
     expect(Object.values(tally(tickets))).toEqual([10, 10, 10]);
@@ -55,7 +44,7 @@ describe('automatic assignment', () => {
   it('least-busy: 20 concurrent creates over 4 idle agents give each 5 (±1)', async () => {
     const account = await createTestAccount({
       auto_assignment: { enabled: true, method: 'least_busy' },
-      agents: agents(4),
+      agents: agentsFile(4),
     });
     const tickets = await Promise.all(Array.from({ length: 20 }, () => create(account.apiKey)));
     const counts = Object.values(tally(tickets));
@@ -66,7 +55,7 @@ describe('automatic assignment', () => {
   it('least-busy picks the agent with the fewest open tickets, ties to the lowest id', async () => {
     const account = await createTestAccount({
       auto_assignment: { enabled: true, method: 'least_busy' },
-      agents: agents(3),
+      agents: agentsFile(3),
     });
     const ids = account.agents.map((a) => a.id);
     const sequence: number[] = [];
@@ -78,7 +67,7 @@ describe('automatic assignment', () => {
     const account = await createTestAccount({
       auto_assignment: { enabled: true, method: 'random' },
       teams: [{ name: 'Tech' }],
-      agents: [...agents(2, { teams: ['Tech'] }), { email: 'other@desk.test', name: 'Other' }],
+      agents: [...agentsFile(2, { teams: ['Tech'] }), { email: 'other@desk.test', name: 'Other' }],
       categories: [{ slug: 'bug', name: 'Bug', default_team: 'Tech' }],
     });
     const tech = account.agents.filter((a) => a.team_ids.length > 0).map((a) => a.id);
@@ -118,7 +107,7 @@ describe('automatic assignment', () => {
   it('leaves the ticket unassigned when there is no active agent', async () => {
     const account = await createTestAccount({
       auto_assignment: { enabled: true, method: 'least_busy' },
-      agents: agents(1, { active: false }),
+      agents: agentsFile(1, { active: false }),
     });
     expect((await create(account.apiKey)).assignee).toBeNull();
   });

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { useTestAccount } from '#test/support/accounts.ts';
 import { checkAnswer as checkContract } from '#test/support/contract.ts';
-import { startGateway } from '#test/support/http.ts';
+import { useGateway } from '#test/support/http.ts';
 import { sequencesOf } from '#test/support/sequences.ts';
 
 /**
@@ -11,13 +11,8 @@ import { sequencesOf } from '#test/support/sequences.ts';
  * shape with an X-Request-Id; a refused request stores nothing (the account's counters and totals stay).
  * Bounded in runs and time so that it stays well under a minute.
  */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-let account: Awaited<ReturnType<typeof createTestAccount>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-  account = await createTestAccount({ categories: [{ slug: 'billing', name: 'Billing' }] });
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
+const account = useTestAccount({ categories: [{ slug: 'billing', name: 'Billing' }] });
 
 const FIELDS = [
   'subject',

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
+import { waitFor } from '#test/support/wait.ts';
 
 /**
  * The docs page in a real browser: `npm start` serves /docs, headless Chromium (the build the
@@ -41,11 +42,16 @@ async function startService(): Promise<string> {
   child.stderr?.on('data', (chunk) => {
     output += chunk;
   });
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('is listening on')) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`npm start did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error('npm start exited');
+        return output.includes('is listening on');
+      },
+      { timeout: 60_000, label: 'npm start to listen' },
+    );
+  } catch (error) {
+    throw new Error(`npm start did not start (${(error as Error).message}):\n${output}`);
   }
   return `http://127.0.0.1:${port}`;
 }

@@ -1,44 +1,26 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '#infra/local/dynamodb-local.ts';
-import { ROOT } from '#infra/local/environment.ts';
-
-const run = promisify(execFile);
+import { admin } from '#test/support/admin.ts';
 
 /**
- * The admin CLI as an operator runs it: a separate process, JSON on stdout, errors on stderr, exit codes.
- * It gets a table of its own so that "nothing was written" can be checked on the whole table.
+ * The admin commands as an operator runs them, in this process (test/support/admin.ts): JSON on stdout, errors
+ * on stderr, exit codes; test/system/admin-cli-process.test.ts runs the real process. This file's commands use a
+ * table of their own so that "nothing was written" can be checked on the whole table.
  */
 const tableName = `deskpipe-admin-${randomBytes(4).toString('hex')}`;
+// Set before the data layer first reads it (lib/data/client.ts reads TABLE_NAME at the first call).
+process.env.TABLE_NAME = tableName;
 const endpoint = process.env.DYNAMODB_ENDPOINT ?? '';
 const client = new DynamoDBClient({
   endpoint,
   region: 'local',
   credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
 });
-
-async function admin(...args: string[]) {
-  try {
-    const { stdout, stderr } = await run(
-      join(ROOT, 'node_modules', '.bin', 'tsx'),
-      ['infra/admin/cli.ts', ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName },
-      },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 async function scanAll(): Promise<string[]> {
   const items: string[] = [];
@@ -87,7 +69,7 @@ const acme = {
   contacts: [{ email: 'kim@client.test', first_name: 'Kim', last_name: 'Known', phone: null }],
 };
 
-describe('admin CLI (separate process)', () => {
+describe('admin CLI', () => {
   beforeAll(async () => {
     await ensureTable(endpoint, tableName);
   });

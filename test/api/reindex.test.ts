@@ -1,18 +1,13 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '#infra/local/environment.ts';
 import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
 import { orderKeyOfUuid, packOrderKey } from '#lib/data/index/order-key.ts';
 import { ATTR } from '#lib/data/items.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { dimension } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { admin } from '#test/support/admin.ts';
 import { useGateway } from '#test/support/http.ts';
-
-const run = promisify(execFile);
 
 /**
  * `tickets reindex SLUG`: an index written before the queues and the blocks existed (or one that drifted) is
@@ -134,11 +129,7 @@ describe('tickets reindex', () => {
     );
     expect(await answers()).not.toEqual(expectedAnswers);
 
-    const { stdout } = await run(
-      join(ROOT, 'node_modules', '.bin', 'tsx'),
-      ['infra/admin/cli.ts', 'tickets', 'reindex', account.slug],
-      { cwd: ROOT, env: { ...process.env, TABLE_NAME: tableName() } },
-    );
+    const { stdout } = await admin('tickets', 'reindex', account.slug);
     const printed = JSON.parse(stdout);
     expect(printed).toMatchObject({ tickets: 8, stale_items_removed: 2 });
     expect(printed.index_items_written).toBeGreaterThan(8);
@@ -148,12 +139,11 @@ describe('tickets reindex', () => {
   });
 
   it('says what it needs when the account is unknown or the arguments are wrong', async () => {
-    const unknown = await run(
-      join(ROOT, 'node_modules', '.bin', 'tsx'),
-      ['infra/admin/cli.ts', 'tickets', 'reindex', 'no-such-account-x'],
-      { cwd: ROOT, env: { ...process.env, TABLE_NAME: tableName() } },
-    ).catch((e: { code: number; stderr: string }) => e);
+    const unknown = await admin('tickets', 'reindex', 'no-such-account-x');
     expect(unknown).toMatchObject({ code: 1 });
-    expect((unknown as { stderr: string }).stderr).toContain('no account has the slug no-such-account-x');
+    expect(unknown.stderr).toContain('no account has the slug no-such-account-x');
+    const wrong = await admin('tickets', 'reindex');
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('usage:');
   });
 });

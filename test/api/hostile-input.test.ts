@@ -1,17 +1,12 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
 import { sequencesOf } from '#test/support/sequences.ts';
 
 /** Each input an adversarial tester found answering 500, an empty body or the wrong route (issue 9). */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-let account: Awaited<ReturnType<typeof createTestAccount>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-  account = await createTestAccount();
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
+const account = useTestAccount();
 
 const ticket = (extra: Record<string, unknown>) => ({
   subject: 'Hostile',

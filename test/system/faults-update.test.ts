@@ -3,6 +3,7 @@ import { createTestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { checkFilter, type Filter, fetchAll, type Mismatch, type Shown } from '#test/support/list-model.ts';
+import { waitFor } from '#test/support/wait.ts';
 
 /**
  * The store calls of a heavy PATCH (status, assignee, subject and 16 of 50 custom fields at once; or a status and
@@ -137,19 +138,18 @@ describe('a heavy update survives a failure of any of its store calls', () => {
           expect([200, 503, 409, 422], `${label} ${first.result.text}`).toContain(first.result.status);
           await checkAll(`${label} after fault`);
           if (first.result.status !== 200 && first.result.status !== 422) {
-            let retry = await gateway.call('PATCH', `/api/tickets/${target()}`, {
-              key,
-              body: bodyFor(round),
-              headers,
-            });
-            for (let i = 0; retry.status === 409 && i < 30; i++) {
-              await new Promise((r) => setTimeout(r, 500));
-              retry = await gateway.call('PATCH', `/api/tickets/${target()}`, {
-                key,
-                body: bodyFor(round),
-                headers,
-              });
-            }
+            // 409 while the faulted request's claim on the Idempotency-Key is still held.
+            const retry = await waitFor(
+              async () => {
+                const answer = await gateway.call('PATCH', `/api/tickets/${target()}`, {
+                  key,
+                  body: bodyFor(round),
+                  headers,
+                });
+                return answer.status === 409 ? undefined : answer;
+              },
+              { timeout: 15_000, interval: 500, label: `${label}: the key's claim to end` },
+            );
             expect(retry.status, `${label} retry ${retry.text}`).toBe(200);
             await checkAll(`${label} after retry`);
           }

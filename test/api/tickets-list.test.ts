@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
 const gateway = useGateway();
@@ -7,9 +7,8 @@ const gateway = useGateway();
 const base = { description: 'd' };
 
 describe('GET /api/tickets pagination', () => {
-  let account: Awaited<ReturnType<typeof createTestAccount>>;
+  const account = useTestAccount();
   beforeAll(async () => {
-    account = await createTestAccount();
     for (let i = 1; i <= 37; i++) {
       await gateway.call('POST', '/api/tickets', {
         key: account.apiKey,
@@ -122,16 +121,15 @@ describe('GET /api/tickets pagination', () => {
 });
 
 describe('GET /api/tickets filters and search', () => {
-  let account: Awaited<ReturnType<typeof createTestAccount>>;
+  const account = useTestAccount({
+    auto_assignment: { enabled: true, method: 'round_robin' },
+    agents: [
+      { email: 'a1@desk.test', name: 'A1' },
+      { email: 'a2@desk.test', name: 'A2' },
+    ],
+  });
   const refs: Record<string, string> = {};
   beforeAll(async () => {
-    account = await createTestAccount({
-      auto_assignment: { enabled: true, method: 'round_robin' },
-      agents: [
-        { email: 'a1@desk.test', name: 'A1' },
-        { email: 'a2@desk.test', name: 'A2' },
-      ],
-    });
     const tickets: [string, Record<string, unknown>][] = [
       [
         'invoice',

@@ -172,11 +172,10 @@ describe('a deal PATCH survives a failure of any of its store calls', () => {
  * retry with that key arriving while the first request commits meets a TransactionConflictException on its
  * claim (DynamoDB raises it for a plain Put on an item a transaction holds). That retry should hear "still
  * running" (409 with Retry-After) or 503, and a later retry get the one change.
- * KNOWN DEFECT (found by this test, 2026-11-24): the conflict is not mapped and the client gets a 500. `it.fails`
- * keeps the suite green while it stands; once fixed this test fails: make it a plain `it`.
+ * Found by this test (a 500 then); fixed in lib/data/idempotency.ts: a conflict on the claim is "still running".
  */
 describe('a conflict on the Idempotency-Key claim', () => {
-  it.fails('answers 409 or 503, never 500, and the retry applies the change once', async () => {
+  it('answers 409 or 503, never 500, and the retry applies the change once', async () => {
     const account = await createTestAccount({ contacts: [{ email: 'kim@claim.test', first_name: 'Kim' }] });
     const key = account.apiKey;
     const created = await gateway.call('POST', '/api/deals', {

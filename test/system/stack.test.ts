@@ -199,7 +199,8 @@ describe.each(STAGES)('production settings for %s', (stage) => {
 
 describe('per-route auth check', () => {
   it('notices one open route among guarded routes of the same method', () => {
-    const json = synthStage('dev').template.toJSON();
+    // A copy: the template is shared by every test of this file (test/support/synth.ts).
+    const json = structuredClone(synthStage('dev').template.toJSON());
     const methods = Object.values(json.Resources as Record<string, Resource>).filter(
       (r) => r.Type === 'AWS::ApiGateway::Method' && r.Properties.HttpMethod === 'GET',
     );

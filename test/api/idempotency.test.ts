@@ -1,16 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { nowMicros, setClockForTests } from '#lib/time.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
-import { startGateway } from '#test/support/http.ts';
+import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
+import { withFault } from '#test/support/faults.ts';
+import { useGateway } from '#test/support/http.ts';
 
 /** Idempotency-Key on writes (decisions.md, "Safe retries: Idempotency-Key"). */
-let gateway: Awaited<ReturnType<typeof startGateway>>;
-let account: Awaited<ReturnType<typeof createTestAccount>>;
-beforeAll(async () => {
-  gateway = await startGateway(0);
-  account = await createTestAccount();
-});
-afterAll(() => gateway.close());
+const gateway = useGateway();
+const account = useTestAccount();
 afterEach(() => setClockForTests());
 
 let n = 0;
@@ -168,5 +164,40 @@ describe('Idempotency-Key', () => {
       headers: { 'Idempotency-Key': 'x'.repeat(300) },
     });
     expect(response.status).toBe(200);
+  });
+});
+
+/**
+ * The key's record is written in the commit of the request that holds the key, so a retry's claim arriving
+ * while that commit runs meets DynamoDB's TransactionConflictException on a plain Put. That is "still running"
+ * (409, Retry-After), never a 500; a later retry with the key applies the change once. Found by the deal fault
+ * sweep (a 500 before).
+ */
+describe('a conflict on the Idempotency-Key claim', () => {
+  it('answers 409 with Retry-After, and the retry applies the change once', async () => {
+    const key = uniqueKey();
+    const created = await post(account.apiKey, ticket('Claimed'));
+    const path = `/api/tickets/${created.body.ticket.uuid}`;
+    const patch = (idempotencyKey = key) =>
+      gateway.call('PATCH', path, {
+        key: account.apiKey,
+        body: { subject: 'Claimed again' },
+        headers: { 'Idempotency-Key': idempotencyKey },
+      });
+    // A dry run of the same request (another key: version 2) names the position of the claim's Put; a PATCH
+    // back (version 3) makes the keyed one a change again.
+    const dry = await withFault(undefined, () => patch(uniqueKey()));
+    const claimAt = dry.operations.indexOf('PutItem') + 1;
+    expect(claimAt).toBeGreaterThan(0);
+    await gateway.call('PATCH', path, { key: account.apiKey, body: { subject: 'Claimed' } });
+    const faulted = await withFault({ at: claimAt, mode: 'conflict' }, () => patch());
+    expect(faulted.operations[claimAt - 1]).toBe('PutItem');
+    expect(faulted.result.status, faulted.result.text).toBe(409);
+    expect(faulted.result.headers.get('retry-after')).toBe('1');
+    const retry = await patch();
+    expect(retry.status, retry.text).toBe(200);
+    const read = await gateway.call('GET', path, { key: account.apiKey });
+    expect(read.headers.get('etag')).toBe('"4"'); // the faulted request wrote nothing, the retry once
+    expect(read.body.data.subject).toBe('Claimed again');
   });
 });
