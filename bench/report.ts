@@ -191,22 +191,16 @@ function renderDeals(d: {
 
 const docs = join(import.meta.dirname, '..', 'docs');
 mkdirSync(docs, { recursive: true });
-const charts: [file: string, alt: string, svg: string][] = [
-  ...(tickets
-    ? ([
-        ['bench-p50-by-size.svg', 'p50 by account size', scalingChart(r)],
-        ['bench-capacity-by-size.svg', 'capacity per request by account size', capacityChart(r)],
-        ['bench-endpoint-capacity.svg', 'capacity per request by endpoint', endpointCapacityChart(r)],
-      ] as [string, string, string][])
-    : []),
-  ...(r.deals
-    ? ([['bench-deals-p50-by-size.svg', 'deal list and board p50 by deals', dealScalingChart(r)]] as [
-        string,
-        string,
-        string,
-      ][])
-    : []),
-];
+type Chart = [file: string, alt: string, svg: string];
+const charts: Chart[] = [];
+if (tickets)
+  charts.push(
+    ['bench-p50-by-size.svg', 'p50 by account size', scalingChart(r)],
+    ['bench-capacity-by-size.svg', 'capacity per request by account size', capacityChart(r)],
+    ['bench-endpoint-capacity.svg', 'capacity per request by endpoint', endpointCapacityChart(r)],
+  );
+if (r.deals)
+  charts.push(['bench-deals-p50-by-size.svg', 'deal list and board p50 by deals', dealScalingChart(r)]);
 out.push('', '### Charts');
 for (const [file, alt, svg] of charts) {
   writeFileSync(join(docs, file), `${svg}\n`);
