@@ -126,7 +126,7 @@ describe('GET and PATCH /api/deals/{deal}', () => {
     expect(after.headers.get('etag')).toBe('"1"');
   });
 
-  it('answers 404 for an unknown, malformed or other account deal', async () => {
+  it('answers 404 for an unknown, malformed or other account deal, contact or pipeline', async () => {
     const mine = await setUp();
     const other = await setUp();
     const deal = await other.create({ name: 'Theirs' });
@@ -139,6 +139,18 @@ describe('GET and PATCH /api/deals/{deal}', () => {
       expect((await mine.patch(path.slice('/api/deals/'.length), { name: 'x' })).status, path).toBe(404);
     }
     expect((await mine.get('/api/pipelines/999999/board')).status).toBe(404);
+    expect((await mine.get('/api/pipelines/abc/board')).status).toBe(404);
+    // Contacts: another account's (by its real uuid), malformed, unknown.
+    const theirs = (await other.get('/api/contacts?email=kim@client.test')).body.data[0].uuid as string;
+    for (const ref of [theirs, 'not-a-uuid', '00000000-0000-8000-8000-000000000000']) {
+      expect((await mine.get(`/api/contacts/${ref}`)).status, ref).toBe(404);
+      const patched = await gateway.call('PATCH', `/api/contacts/${ref}`, {
+        key: mine.key,
+        body: { first_name: 'X' },
+      });
+      expect(patched.status, ref).toBe(404);
+    }
+    expect((await other.get(`/api/contacts/${theirs}`)).body.data.first_name).toBe('Kim');
     expect((await mine.get(`/api/pipelines/${other.sales.id}/board`)).status).toBe(
       other.sales.id === mine.sales.id ? 200 : 404,
     );
