@@ -1,43 +1,33 @@
 import * as v from 'valibot';
 import { DEFAULT_PER_PAGE, linkParamsOf, maxText, pageParams, param } from '#lib/list-params.ts';
 import type { PageRequest } from '#lib/pagination.ts';
-import { clearable, parseInput, requiredEmail, requiredText, sometimes } from '#lib/validation.ts';
+import { clearable, parseInput, requiredEmail, requiredText, someField, sometimes } from '#lib/validation.ts';
 
 /** PATCH /api/contacts/{contact}: the account file's rules for each field sent. */
-export const UpdateContactSchema = v.pipe(
-  v.object({
-    first_name: sometimes(requiredText('first_name', 255)),
-    last_name: clearable(
-      v.pipe(
-        v.string('The last name field must be a string.'),
-        v.trim(),
-        v.maxLength(255, 'The last name field must not be greater than 255 characters.'),
-      ),
-      'The last name field must be a string or null.',
-      v.pipe(v.string(), v.maxLength(255)),
+const UpdateContactFields = v.object({
+  first_name: sometimes(requiredText('first_name', 255)),
+  last_name: clearable(
+    v.pipe(
+      v.string('The last name field must be a string.'),
+      v.trim(),
+      v.maxLength(255, 'The last name field must not be greater than 255 characters.'),
     ),
-    phone: clearable(
-      v.pipe(
-        v.string('The phone field must be a string.'),
-        v.trim(),
-        v.maxLength(64, 'The phone field must not be greater than 64 characters.'),
-      ),
-      'The phone field must be a string or null.',
-      v.pipe(v.string(), v.maxLength(64)),
+    'The last name field must be a string or null.',
+    v.pipe(v.string(), v.maxLength(255)),
+  ),
+  phone: clearable(
+    v.pipe(
+      v.string('The phone field must be a string.'),
+      v.trim(),
+      v.maxLength(64, 'The phone field must not be greater than 64 characters.'),
     ),
-    email: sometimes(requiredEmail('email')),
-  }),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    const value = dataset.value;
-    if (Object.values(value).every((x) => x === undefined)) {
-      addIssue({
-        message: 'The request must change at least one field: first_name, last_name, phone or email.',
-        path: [{ type: 'object', origin: 'value', input: value, key: 'body', value }],
-      });
-    }
-  }),
-);
+    'The phone field must be a string or null.',
+    v.pipe(v.string(), v.maxLength(64)),
+  ),
+  email: sometimes(requiredEmail('email')),
+});
+
+export const UpdateContactSchema = v.pipe(UpdateContactFields, someField(UpdateContactFields));
 
 export type UpdateContactInput = v.InferOutput<typeof UpdateContactSchema>;
 

@@ -10,6 +10,7 @@ import {
   optionalText,
   requiredEmail,
   requiredText,
+  someField,
   sometimes,
 } from '#lib/validation.ts';
 import { DEAL_STATUSES } from './types.ts';
@@ -82,46 +83,35 @@ export type CreateDealInput = v.InferOutput<typeof CreateDealSchema>;
 export const MAX_LOST_REASON = 255;
 
 /** PATCH /api/deals/{deal} (decisions.md, "Deals that move"): the create's rules for each field sent. */
-export const UpdateDealSchema = v.pipe(
-  v.object({
-    name: sometimes(requiredText('name', 255)),
-    amount: sometimes(amountRules, amountWire),
-    currency: sometimes(currencyRules, currencyWire),
-    expected_close_date: clearable(
-      dateRules,
-      'The expected close date field must be a date in the format Y-m-d, or null.',
-      dateWire,
-    ),
-    pipeline_id: optionalInteger('pipeline_id'),
-    stage_id: optionalInteger('stage_id'),
-    status: sometimes(
-      v.pipe(v.unknown(), v.picklist(DEAL_STATUSES, 'The selected status is invalid.')),
-      v.picklist(DEAL_STATUSES),
-    ),
-    lost_reason: clearable(
-      v.pipe(
-        v.string('The lost reason field must be a string.'),
-        v.trim(),
-        v.maxLength(
-          MAX_LOST_REASON,
-          `The lost reason field must not be greater than ${MAX_LOST_REASON} characters.`,
-        ),
+const UpdateDealFields = v.object({
+  name: sometimes(requiredText('name', 255)),
+  amount: sometimes(amountRules, amountWire),
+  currency: sometimes(currencyRules, currencyWire),
+  expected_close_date: clearable(
+    dateRules,
+    'The expected close date field must be a date in the format Y-m-d, or null.',
+    dateWire,
+  ),
+  pipeline_id: optionalInteger('pipeline_id'),
+  stage_id: optionalInteger('stage_id'),
+  status: sometimes(
+    v.pipe(v.unknown(), v.picklist(DEAL_STATUSES, 'The selected status is invalid.')),
+    v.picklist(DEAL_STATUSES),
+  ),
+  lost_reason: clearable(
+    v.pipe(
+      v.string('The lost reason field must be a string.'),
+      v.trim(),
+      v.maxLength(
+        MAX_LOST_REASON,
+        `The lost reason field must not be greater than ${MAX_LOST_REASON} characters.`,
       ),
-      'The lost reason field must be a string or null.',
-      v.pipe(v.string(), v.maxLength(MAX_LOST_REASON)),
     ),
-  }),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    const value = dataset.value;
-    if (Object.values(value).every((x) => x === undefined)) {
-      addIssue({
-        message:
-          'The request must change at least one field: name, amount, currency, expected_close_date, pipeline_id, stage_id, status or lost_reason.',
-        path: [{ type: 'object', origin: 'value', input: value, key: 'body', value }],
-      });
-    }
-  }),
-);
+    'The lost reason field must be a string or null.',
+    v.pipe(v.string(), v.maxLength(MAX_LOST_REASON)),
+  ),
+});
+
+export const UpdateDealSchema = v.pipe(UpdateDealFields, someField(UpdateDealFields));
 
 export type UpdateDealInput = v.InferOutput<typeof UpdateDealSchema>;

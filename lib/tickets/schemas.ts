@@ -9,6 +9,7 @@ import {
   optionalText,
   requiredEmail,
   requiredText,
+  someField,
   sometimes,
   storableNumber,
   unstorableNumber,
@@ -195,36 +196,32 @@ const tags = v.optional(
   ),
 );
 
+const UpdateTicketFields = v.object({
+  status: sometimes(
+    v.pipe(v.unknown(), v.picklist(TICKET_STATUSES, 'The selected status is invalid.')),
+    v.picklist(TICKET_STATUSES),
+  ),
+  priority: sometimes(
+    v.pipe(v.unknown(), v.picklist(PRIORITIES, 'The selected priority is invalid.')),
+    v.picklist(PRIORITIES),
+  ),
+  assignee_id: nullableId('assignee_id'),
+  team_id: nullableId('team_id'),
+  category_id: nullableId('category_id'),
+  category_slug: nullableSlug('category_slug', 255),
+  subject: sometimes(requiredText('subject', 255)),
+  description: sometimes(requiredText('description', 65_535)),
+  custom_fields: sometimes(customFields, customFieldsWire),
+  tags,
+});
+
 /** PATCH /api/tickets/{ticket} (decisions.md, "One ticket: read and update"). */
 export const UpdateTicketSchema = v.pipe(
-  v.object({
-    status: sometimes(
-      v.pipe(v.unknown(), v.picklist(TICKET_STATUSES, 'The selected status is invalid.')),
-      v.picklist(TICKET_STATUSES),
-    ),
-    priority: sometimes(
-      v.pipe(v.unknown(), v.picklist(PRIORITIES, 'The selected priority is invalid.')),
-      v.picklist(PRIORITIES),
-    ),
-    assignee_id: nullableId('assignee_id'),
-    team_id: nullableId('team_id'),
-    category_id: nullableId('category_id'),
-    category_slug: nullableSlug('category_slug', 255),
-    subject: sometimes(requiredText('subject', 255)),
-    description: sometimes(requiredText('description', 65_535)),
-    custom_fields: sometimes(customFields, customFieldsWire),
-    tags,
-  }),
+  UpdateTicketFields,
+  someField(UpdateTicketFields),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const value = dataset.value;
-    if (Object.values(value).every((x) => x === undefined)) {
-      addIssue({
-        message:
-          'The request must change at least one field: status, priority, assignee_id, team_id, category_id, category_slug, subject, description, custom_fields or tags.',
-        path: [{ type: 'object', origin: 'value', input: value, key: 'body', value }],
-      });
-    }
     if (value.category_id !== undefined && value.category_slug !== undefined) {
       addIssue({
         message: 'The category id field prohibits category slug from being present.',
