@@ -10,8 +10,11 @@ export interface ChartResults {
   startedAt?: string;
   machine?: { store?: string };
   endpoints?: { name: string; capacity: number; itemsRead: number; itemsWritten: number }[];
-  scaling?: { size: number; results: { name: string; p50: number | null; capacity: number | null }[] }[];
+  scaling?: SizeRun[];
+  deals?: { scaling?: SizeRun[] };
 }
+
+type SizeRun = { size: number; results: { name: string; p50: number | null; capacity: number | null }[] };
 
 const WIDTH = 760;
 const FONT = 'font-family="sans-serif"';
@@ -49,6 +52,21 @@ export function scalingChart(results: ChartResults): string {
     unit: 'ms',
     floor: 0,
   });
+}
+
+/** p50 of each deal list shape and of the board by the account's deals, log-log. */
+export function dealScalingChart(results: ChartResults): string {
+  return sizeChart(
+    { ...results, scaling: results.deals?.scaling ?? [] },
+    {
+      title: 'Deal list and board p50 by deals in the account',
+      yTitle: 'p50 ms (log scale)',
+      value: (r) => r.p50,
+      unit: 'ms',
+      floor: 0,
+      entities: 'deals',
+    },
+  );
 }
 
 /** Consumed capacity units per request of each list shape by account size, log-log. */
@@ -120,6 +138,8 @@ interface SizeChartOptions {
   unit: string;
   /** Values at or below this are drawn at it (0 on a log axis); 0 = no clamping. */
   floor: number;
+  /** What the account size counts (tickets unless said). */
+  entities?: string;
 }
 
 function sizeChart(results: ChartResults, o: SizeChartOptions): string {
@@ -184,7 +204,7 @@ function sizeChart(results: ChartResults, o: SizeChartOptions): string {
   }
   out.push(
     `<rect x="${left}" y="${top}" width="${right - left}" height="${plotHeight}" fill="none" stroke="#999"/>`,
-    text((left + right) / 2, bottom + 38, 'account size (tickets, log scale)', {
+    text((left + right) / 2, bottom + 38, `account size (${o.entities ?? 'tickets'}, log scale)`, {
       anchor: 'middle',
       size: 12,
     }),

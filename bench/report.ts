@@ -1,12 +1,15 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { capacityChart, endpointCapacityChart, scalingChart } from './charts.ts';
+import { capacityChart, dealScalingChart, endpointCapacityChart, scalingChart } from './charts.ts';
 
 /**
- * Renders bench/results.json as the Markdown tables of docs/performance.md (`npx tsx bench/report.ts`), and
- * writes its charts to docs/bench-*.svg, printing the Markdown image links after the tables.
+ * Renders bench/results.json (or the file named, e.g. bench/results-deals.json of `--deals`) as the Markdown
+ * tables of docs/performance.md (`npx tsx bench/report.ts [file]`), and writes its charts to docs/bench-*.svg,
+ * printing the Markdown image links after the tables. Sections the file lacks are left out.
  */
-const r = JSON.parse(readFileSync(join(import.meta.dirname, 'results.json'), 'utf8'));
+const file = process.argv[2] ?? join(import.meta.dirname, 'results.json');
+const r = JSON.parse(readFileSync(file, 'utf8'));
+const tickets = r.endpoints !== undefined;
 const out: string[] = [];
 const row = (cells: unknown[]) => out.push(`| ${cells.join(' | ')} |`);
 
@@ -14,17 +17,6 @@ out.push(
   `Run: ${r.mode}, ${r.startedAt} → ${r.finishedAt}; ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGb} GB; Node ${r.machine.node}; ${r.machine.store}.`,
   '',
 );
-out.push('### Floor', '');
-row(['operation', 'p50 ms', 'p99 ms']);
-row(['---', '---:', '---:']);
-for (const [op, t] of Object.entries(r.floor) as [string, { p50: number; p99: number }][])
-  row([op, t.p50, t.p99]);
-row([
-  `TransactWriteItems, ${r.sizedTransactionFloor.items} items (a create's size)`,
-  r.sizedTransactionFloor.p50,
-  r.sizedTransactionFloor.p99,
-]);
-out.push('', '### Endpoints (in-process, warm)', '');
 const endpointHeader = [
   'request',
   'p50 ms',
@@ -57,60 +49,158 @@ const endpointRow = (
     `${e.budgetMs} ${e.withinBudget ? '✓' : '✗'}`,
     (e.p50 / (e.budgetMs / 1.3)).toFixed(2),
   ]);
-row(endpointHeader);
-row(endpointHeader.map((_, i) => (i === 0 || i === 4 ? '---' : '---:')));
-for (const e of r.endpoints) endpointRow(e);
-for (const s of r.scaling) {
-  out.push('', `### List at ${s.size.toLocaleString('en')} tickets (seeded in ${s.seedSeconds} s)`, '');
+out.push('### Floor', '');
+row(['operation', 'p50 ms', 'p99 ms']);
+row(['---', '---:', '---:']);
+for (const [op, t] of Object.entries(r.floor) as [string, { p50: number; p99: number }][])
+  row([op, t.p50, t.p99]);
+if (tickets) renderTickets();
+if (r.deals) renderDeals(r.deals);
+
+function renderTickets() {
+  row([
+    `TransactWriteItems, ${r.sizedTransactionFloor.items} items (a create's size)`,
+    r.sizedTransactionFloor.p50,
+    r.sizedTransactionFloor.p99,
+  ]);
+  out.push('', '### Endpoints (in-process, warm)', '');
   row(endpointHeader);
   row(endpointHeader.map((_, i) => (i === 0 || i === 4 ? '---' : '---:')));
-  for (const e of s.results) endpointRow(e);
-}
-out.push('', '### Scaling (p50 at the largest size / p50 at the first size that has the page)', '');
-row(['query shape', 'from', 'to', 'ratio', 'budget 1.5']);
-row(['---', '---:', '---:', '---:', '---']);
-for (const s of r.scalingRatios)
+  for (const e of r.endpoints) endpointRow(e);
+  for (const s of r.scaling) {
+    out.push('', `### List at ${s.size.toLocaleString('en')} tickets (seeded in ${s.seedSeconds} s)`, '');
+    row(endpointHeader);
+    row(endpointHeader.map((_, i) => (i === 0 || i === 4 ? '---' : '---:')));
+    for (const e of s.results) endpointRow(e);
+  }
+  out.push('', '### Scaling (p50 at the largest size / p50 at the first size that has the page)', '');
+  row(['query shape', 'from', 'to', 'ratio', 'budget 1.5']);
+  row(['---', '---:', '---:', '---:', '---']);
+  for (const s of r.scalingRatios)
+    row([
+      s.name,
+      s.from,
+      s.to,
+      Number.isNaN(s.ratio) || s.ratio === null ? 'n/a' : s.ratio,
+      s.exempt ? 'exempt (cost model)' : s.withinBudget ? '✓' : '✗',
+    ]);
+  out.push('', '### HTTP through the local gateway (16 connections)', '');
+  row(['request', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'in-process p50 ms', 'HTTP p50 / in-process p50']);
+  row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
+  for (const h of r.http)
+    row([h.name, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.inProcessP50Ms, h.p50Ratio]);
+  if (r.mixed) {
+    out.push('', '### Mixed workload over HTTP, at once, on the largest account', '');
+    row(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']);
+    row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
+    for (const h of r.mixed)
+      row([h.name, h.connections, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.errors]);
+  }
+  out.push('', `Peak RSS of the gateway process under that load: ${r.peakRssMb} MB.`, '');
+  out.push('### Cold start', '');
+  row(['bundle', 'size KB', 'module load ms', '× baseline', 'budget (≤ 400 KB, ≤ 1.15×)']);
+  row(['---', '---:', '---:', '---:', '---']);
   row([
-    s.name,
-    s.from,
-    s.to,
-    Number.isNaN(s.ratio) || s.ratio === null ? 'n/a' : s.ratio,
-    s.exempt ? 'exempt (cost model)' : s.withinBudget ? '✓' : '✗',
+    r.coldStart.baseline.name,
+    Math.round(r.coldStart.baseline.bytes / 1024),
+    r.coldStart.baseline.loadMs,
+    1,
+    '',
   ]);
-out.push('', '### HTTP through the local gateway (16 connections)', '');
-row(['request', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'in-process p50 ms', 'HTTP p50 / in-process p50']);
-row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
-for (const h of r.http)
-  row([h.name, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.inProcessP50Ms, h.p50Ratio]);
-if (r.mixed) {
-  out.push('', '### Mixed workload over HTTP, at once, on the largest account', '');
+  for (const f of r.coldStart.functions) {
+    const b = r.coldStart.budgets.find((x: { name: string }) => x.name === f.name);
+    row([f.name, Math.round(f.bytes / 1024), f.loadMs, f.loadRatio, b.sizeOk && b.loadOk ? '✓' : '✗']);
+  }
+}
+
+function renderDeals(d: {
+  contacts: number;
+  scaling: { size: number; seedSeconds: number; results: Parameters<typeof endpointRow>[0][] }[];
+  writes: {
+    size: number;
+    results: (Parameters<typeof endpointRow>[0] & { floorMs: number; p50OverFloor: number })[];
+  }[];
+  transactionFloors: { name: string; items: number; p50: number; p99: number }[];
+  scalingRatios: { name: string; from: number; to: number; ratio: number | null; withinBudget: boolean }[];
+  mixed: {
+    name: string;
+    connections: number;
+    requestsPerSecond: number;
+    p50Ms: number;
+    p99Ms: number;
+    non2xx: number;
+    errors: number;
+  }[];
+}) {
+  for (const s of d.scaling) {
+    out.push(
+      '',
+      `### Deals: lists and the board at ${s.size.toLocaleString('en')} deals, ${d.contacts.toLocaleString('en')} contacts (seeded in ${s.seedSeconds} s)`,
+      '',
+    );
+    row(endpointHeader);
+    row(endpointHeader.map((_, i) => (i === 0 || i === 4 ? '---' : '---:')));
+    for (const e of s.results) endpointRow(e);
+  }
+  out.push('', '### Deals: scaling (p50 at the largest size / p50 at the smallest, same run)', '');
+  row(['shape', 'from', 'to', 'ratio', 'budget 1.5']);
+  row(['---', '---:', '---:', '---:', '---']);
+  for (const s of d.scalingRatios)
+    row([s.name, s.from, s.to, s.ratio ?? 'n/a', s.ratio === null ? 'n/a' : s.withinBudget ? '✓' : '✗']);
+  out.push(
+    '',
+    '### Deals: one deal and one contact against their floor',
+    '',
+    "Floor = Σ over round trips of the slowest operation's floor, a write's TransactWriteItems being one of the",
+    `request's own size (${d.transactionFloors.map((t) => `${t.name}: ${t.items} items, p50 ${t.p50} ms`).join('; ')}).`,
+    '',
+  );
+  row([
+    'deals',
+    'request',
+    'p50 ms',
+    'p99 ms',
+    'round trips',
+    'operations',
+    'items read',
+    'items written',
+    'floor ms',
+    'p50 / floor',
+  ]);
+  row(['---:', '---', '---:', '---:', '---:', '---', '---:', '---:', '---:', '---:']);
+  for (const w of d.writes)
+    for (const e of w.results)
+      row([
+        w.size,
+        e.name,
+        e.p50,
+        e.p99,
+        e.roundTrips,
+        e.operations.map(describeRoundTrip).join(' → '),
+        e.itemsRead,
+        e.itemsWritten,
+        e.floorMs,
+        e.p50OverFloor,
+      ]);
+  out.push('', '### Deals: mixed workload over HTTP, at once, on the largest account', '');
   row(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']);
   row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
-  for (const h of r.mixed)
+  for (const h of d.mixed)
     row([h.name, h.connections, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.errors]);
 }
-out.push('', `Peak RSS of the gateway process under that load: ${r.peakRssMb} MB.`, '');
-out.push('### Cold start', '');
-row(['bundle', 'size KB', 'module load ms', '× baseline', 'budget (≤ 400 KB, ≤ 1.15×)']);
-row(['---', '---:', '---:', '---:', '---']);
-row([
-  r.coldStart.baseline.name,
-  Math.round(r.coldStart.baseline.bytes / 1024),
-  r.coldStart.baseline.loadMs,
-  1,
-  '',
-]);
-for (const f of r.coldStart.functions) {
-  const b = r.coldStart.budgets.find((x: { name: string }) => x.name === f.name);
-  row([f.name, Math.round(f.bytes / 1024), f.loadMs, f.loadRatio, b.sizeOk && b.loadOk ? '✓' : '✗']);
-}
+
 const docs = join(import.meta.dirname, '..', 'docs');
 mkdirSync(docs, { recursive: true });
-const charts: [file: string, alt: string, svg: string][] = [
-  ['bench-p50-by-size.svg', 'p50 by account size', scalingChart(r)],
-  ['bench-capacity-by-size.svg', 'capacity per request by account size', capacityChart(r)],
-  ['bench-endpoint-capacity.svg', 'capacity per request by endpoint', endpointCapacityChart(r)],
-];
+type Chart = [file: string, alt: string, svg: string];
+const charts: Chart[] = [];
+if (tickets)
+  charts.push(
+    ['bench-p50-by-size.svg', 'p50 by account size', scalingChart(r)],
+    ['bench-capacity-by-size.svg', 'capacity per request by account size', capacityChart(r)],
+    ['bench-endpoint-capacity.svg', 'capacity per request by endpoint', endpointCapacityChart(r)],
+  );
+if (r.deals)
+  charts.push(['bench-deals-p50-by-size.svg', 'deal list and board p50 by deals', dealScalingChart(r)]);
 out.push('', '### Charts');
 for (const [file, alt, svg] of charts) {
   writeFileSync(join(docs, file), `${svg}\n`);

@@ -1,14 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
 import { handler as authorizer } from '#functions/authorizer.ts';
 import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as listPipelines } from '#functions/pipelines-list.ts';
@@ -16,47 +9,50 @@ import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
-import { localClient } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
-import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { loadAccountConfig } from '#lib/data/accounts.ts';
 import { dynamo } from '#lib/data/client.ts';
-import { figuresOf, instrument, type RequestFigures } from '#test/support/dynamo-figures.ts';
+import { instrument } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
+import { type DealResults, runDealSuite } from './deal-suite.ts';
+import { benchAccount } from './lib/account.ts';
 import { measureColdStarts } from './lib/cold-start.ts';
+import { measureFloor, measureTransaction } from './lib/floor.ts';
 import { load, loopLoad, startServer } from './lib/http-load.ts';
+import { type EndpointResult, expectStatus, log, measurer } from './lib/measure.ts';
 import { SEED, TicketSeeder } from './lib/seed.ts';
-import { median, round, type Timing, time } from './lib/stats.ts';
+import { round } from './lib/stats.ts';
 
 interface Options {
   quick: boolean;
   endpoint: string;
 }
 
-type FloorOp = 'GetItem' | 'Query' | 'UpdateItem' | 'TransactWriteItems';
-/** Which floor stands for an operation when computing a budget. */
-const FLOOR_OF: Record<string, FloorOp> = {
-  GetItem: 'GetItem',
-  Query: 'Query',
-  BatchGetItem: 'Query',
-  UpdateItem: 'UpdateItem',
-  PutItem: 'UpdateItem',
-  TransactWriteItems: 'TransactWriteItems',
-  BatchWriteItem: 'TransactWriteItems',
-};
-
-interface EndpointResult extends Timing {
-  name: string;
-  roundTrips: number;
-  operations: string[][];
-  itemsRead: number;
-  itemsWritten: number;
-  capacity: number;
-  budgetMs: number;
-  withinBudget: boolean;
+/**
+ * `--deals`: the floor and the deal part only (bench/deal-suite.ts), written to bench/results-deals.json
+ * (`npx tsx bench/report.ts bench/results-deals.json` renders it).
+ */
+export async function runDealsOnly(options: Options) {
+  const startedAt = new Date().toISOString();
+  instrument(dynamo);
+  log('floor: single DynamoDB operations on the same store');
+  const floor = await measureFloor(options.endpoint, options.quick ? 150 : 300);
+  const measure = measurer(floor, options.quick ? 40 : 100);
+  const deals = await runDealSuite({ ...options, floor, measure });
+  const results = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    mode: `${options.quick ? 'quick' : 'full'}, deals only`,
+    machine: machine(),
+    floor,
+    deals,
+  };
+  const file = join(ROOT, 'bench', 'results-deals.json');
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  // Committed beside its chart, and biome checks it (it ignores only bench/results.json): written as biome formats it.
+  execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
+  printSummary({ endpoints: [], scaling: [], scalingRatios: [], coldStart: { budgets: [] }, deals });
 }
-
-const log = (line: string) => process.stdout.write(`${line}\n`);
 
 export async function runSuite(options: Options) {
   const startedAt = new Date().toISOString();
@@ -66,59 +62,11 @@ export async function runSuite(options: Options) {
   // 1. Floor ------------------------------------------------------------------------------------------------
   log('floor: single DynamoDB operations on the same store');
   const floor = await measureFloor(options.endpoint, options.quick ? 150 : 300);
-  const budgetOf = (ops: string[][]) =>
-    round(
-      1.3 * ops.reduce((sum, rt) => sum + Math.max(...rt.map((op) => floor[FLOOR_OF[op] ?? 'Query'].p50)), 0),
-    );
-
-  async function endpoint(
-    name: string,
-    fn: (i: number) => Promise<{ statusCode: number } | unknown>,
-    n = iterations,
-  ) {
-    const figures: RequestFigures[] = [];
-    const timing = await time(
-      async (i) => {
-        const f = await figuresOf(() => fn(i));
-        if (i >= 0) figures.push(f);
-      },
-      n,
-      Math.min(10, n),
-    );
-    const pick = (k: 'roundTrips' | 'itemsRead' | 'itemsWritten' | 'capacity') =>
-      round(median(figures.map((f) => f[k])));
-    const operations = figures.find((f) => f.roundTrips === pick('roundTrips'))?.operations ?? [];
-    const budgetMs = budgetOf(operations);
-    const result: EndpointResult = {
-      name,
-      ...timing,
-      roundTrips: pick('roundTrips'),
-      operations,
-      itemsRead: pick('itemsRead'),
-      itemsWritten: pick('itemsWritten'),
-      capacity: pick('capacity'),
-      budgetMs,
-      withinBudget: timing.p50 <= budgetMs,
-    };
-    log(
-      `  ${name.padEnd(44)} p50 ${String(result.p50).padStart(7)} ms  p99 ${String(result.p99).padStart(7)} ms  RT ${result.roundTrips}  read ${result.itemsRead}  written ${result.itemsWritten}  budget ${budgetMs} ms ${result.withinBudget ? 'ok' : 'MISSED'}`,
-    );
-    return result;
-  }
+  const endpoint = measurer(floor, iterations);
 
   // 2. Endpoints ----------------------------------------------------------------------------------------------
   log('endpoints, in-process and warm');
-  const account = async (slug: string, file: Record<string, unknown> = {}) => {
-    // A limit the bench never reaches: it measures each request's cost (its rate count included), not the limit.
-    const state = await applyAccountFile({
-      slug,
-      name: slug,
-      plan: 'pro',
-      rate_limit_per_minute: 1_000_000,
-      ...file,
-    });
-    return { ...state, accountId: state.account.id, apiKey: state.api_key ?? '' };
-  };
+  const account = benchAccount;
   const agents = [1, 2, 3].map((i) => ({ email: `agent${i}@bench.test`, name: `Agent ${i}` }));
   const weekdays = Object.fromEntries(
     ['mon', 'tue', 'wed', 'thu', 'fri'].map((d) => [d, [['09:00', '17:00']]]),
@@ -160,12 +108,6 @@ export async function runSuite(options: Options) {
     resource: '/api/tickets/{ticket}',
     pathParameters: { ticket: ref },
   });
-  const expectStatus = async (answer: Promise<{ statusCode: number; body: string }>, status: number) => {
-    const result = await answer;
-    if (result.statusCode !== status)
-      throw new Error(`expected ${status}: ${result.statusCode} ${result.body}`);
-    return result;
-  };
   const pool: { uuid: string; reference: string }[] = [];
   for (let i = 0; i < 20; i++) pool.push(JSON.parse((await expectStatus(post(rr)(), 201)).body).ticket);
   const ticketAt = (n: number) =>
@@ -405,7 +347,10 @@ export async function runSuite(options: Options) {
     );
   log(`  peak RSS of the gateway process: ${peakRssMb} MB`);
 
-  // 5. Cold start ---------------------------------------------------------------------------------------------
+  // 5. Deals ---------------------------------------------------------------------------------------------------
+  const deals = await runDealSuite({ ...options, floor, measure: endpoint });
+
+  // 6. Cold start ---------------------------------------------------------------------------------------------
   log('cold start: bundle size and module load in a fresh Node process');
   const cold = await measureColdStarts(ROOT, options.quick ? 7 : 15);
   for (const f of [cold.baseline, ...cold.functions]) {
@@ -418,13 +363,7 @@ export async function runSuite(options: Options) {
     startedAt,
     finishedAt: new Date().toISOString(),
     mode: options.quick ? 'quick' : 'full',
-    machine: {
-      cpu: cpus()[0]?.model,
-      cores: cpus().length,
-      memoryGb: round(totalmem() / 2 ** 30, 1),
-      node: process.version,
-      store: 'DynamoDB Local 1.25.1 (in memory)',
-    },
+    machine: machine(),
     floor,
     sizedTransactionFloor: { items: createItems, ...sizedTransaction },
     endpoints,
@@ -433,6 +372,7 @@ export async function runSuite(options: Options) {
     http,
     mixed,
     peakRssMb,
+    deals,
     coldStart: {
       ...cold,
       budgets: cold.functions.map((f) => ({
@@ -446,87 +386,18 @@ export async function runSuite(options: Options) {
   printSummary(results);
 }
 
-async function measureFloor(endpoint: string, n: number) {
-  const client = DynamoDBDocumentClient.from(localClient(endpoint));
-  const TableName = process.env.TABLE_NAME;
-  const body = 'x'.repeat(700);
-  await client.send(new PutCommand({ TableName, Item: { pk: 'FLOOR', sk: 'ITEM', body } }));
-  for (let i = 0; i < 20; i++) {
-    await client.send(
-      new PutCommand({ TableName, Item: { pk: 'FLOOR#Q', sk: String(i).padStart(3, '0'), body } }),
-    );
-  }
-  const floor = {
-    GetItem: await time(
-      () => client.send(new GetCommand({ TableName, Key: { pk: 'FLOOR', sk: 'ITEM' } })),
-      n,
-      100,
-    ),
-    Query: await time(
-      () =>
-        client.send(
-          new QueryCommand({
-            TableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': 'FLOOR#Q' },
-            Limit: 15,
-          }),
-        ),
-      n,
-      100,
-    ),
-    UpdateItem: await time(
-      () =>
-        client.send(
-          new UpdateCommand({
-            TableName,
-            Key: { pk: 'FLOOR', sk: 'COUNTER' },
-            UpdateExpression: 'ADD n :one',
-            ExpressionAttributeValues: { ':one': 1 },
-          }),
-        ),
-      n,
-      100,
-    ),
-    TransactWriteItems: await time(
-      (i) =>
-        client.send(
-          new TransactWriteCommand({
-            TransactItems: [0, 1, 2].map((j) => ({
-              Put: { TableName, Item: { pk: `FLOOR#T${i}`, sk: String(j), body } },
-            })),
-          }),
-        ),
-      n,
-      100,
-    ),
-  } satisfies Record<FloorOp, Timing>;
-  for (const [op, t] of Object.entries(floor)) log(`  ${op.padEnd(20)} p50 ${t.p50} ms  p99 ${t.p99} ms`);
-  client.destroy();
-  return floor;
-}
-
-async function measureTransaction(endpoint: string, items: number, n: number): Promise<Timing> {
-  const client = DynamoDBDocumentClient.from(localClient(endpoint));
-  const TableName = process.env.TABLE_NAME;
-  const body = 'x'.repeat(200);
-  const timing = await time(
-    (i) =>
-      client.send(
-        new TransactWriteCommand({
-          TransactItems: Array.from({ length: items }, (_, j) => ({
-            Put: { TableName, Item: { pk: `FLOOR#S${i}`, sk: String(j), body } },
-          })),
-        }),
-      ),
-    n,
-    20,
-  );
-  client.destroy();
-  return timing;
+function machine() {
+  return {
+    cpu: cpus()[0]?.model,
+    cores: cpus().length,
+    memoryGb: round(totalmem() / 2 ** 30, 1),
+    node: process.version,
+    store: 'DynamoDB Local 1.25.1 (in memory)',
+  };
 }
 
 function printSummary(r: {
+  deals?: DealResults;
   endpoints: EndpointResult[];
   scaling: { size: number; results: EndpointResult[] }[];
   scalingRatios: { name: string; ratio: number; withinBudget: boolean; exempt: boolean }[];
@@ -543,6 +414,9 @@ function printSummary(r: {
       .filter((e) => !e.withinBudget)
       .map((e) => `latency: ${e.name} p50 ${e.p50} ms > ${e.budgetMs} ms`),
     ...r.scalingRatios.filter((s) => !s.withinBudget).map((s) => `scaling: ${s.name} ×${s.ratio} > 1.5`),
+    ...(r.deals?.scalingRatios ?? [])
+      .filter((s) => !s.withinBudget)
+      .map((s) => `deal scaling: ${s.name} ×${s.ratio} > 1.5`),
     ...r.coldStart.budgets.filter((b) => !b.sizeOk).map((b) => `bundle size: ${b.name} > 400 KB`),
     ...r.coldStart.budgets.filter((b) => !b.loadOk).map((b) => `load time: ${b.name} > 1.15 × baseline`),
   ];
@@ -550,6 +424,10 @@ function printSummary(r: {
     log(
       `  scaling ${s.name.padEnd(44)} ${Number.isNaN(s.ratio) ? 'n/a (one size)' : `×${s.ratio}`}${s.exempt ? ' (exempt: cost model)' : ''}`,
     );
+  for (const s of r.deals?.scalingRatios ?? [])
+    log(`  scaling ${s.name.padEnd(44)} ${Number.isNaN(s.ratio) ? 'n/a (one size)' : `×${s.ratio}`}`);
   log(missed.length === 0 ? '  every budget met' : `  missed:\n    ${missed.join('\n    ')}`);
-  log('results written to bench/results.json');
+  log(
+    `results written to bench/${r.deals && r.endpoints.length === 0 ? 'results-deals.json' : 'results.json'}`,
+  );
 }

@@ -6,7 +6,8 @@ import {
 } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { type RouteDefinition, routes } from '#functions/routes.ts';
-import { CreateDealSchema } from '#lib/deals/schemas.ts';
+import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
+import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation.ts';
 import { type Operation, operations } from './operations.ts';
@@ -31,6 +32,13 @@ const definitions: Record<string, v.GenericSchema> = {
   CreateTicketRequest: CreateTicketSchema,
   UpdateTicketRequest: UpdateTicketSchema,
   CreateDealRequest: CreateDealSchema,
+  UpdateDealRequest: UpdateDealSchema,
+  UpdateContactRequest: UpdateContactSchema,
+  DealDetail: answers.DealDetail,
+  DealPage: answers.DealPage,
+  PipelineBoard: answers.PipelineBoard,
+  Contact: answers.Contact,
+  ContactPage: answers.ContactPage,
 };
 
 /**

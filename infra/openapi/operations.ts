@@ -1,10 +1,26 @@
 import { basename } from 'node:path';
 import * as v from 'valibot';
 import { type RouteName, route } from '#functions/routes.ts';
-import { CreateDealSchema } from '#lib/deals/schemas.ts';
+import { ContactListQueryParams, UpdateContactSchema } from '#lib/contacts/schemas.ts';
+import { DealListQueryParams } from '#lib/deals/list-query.ts';
+import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
-import { DealCreated, OneTicket, PipelineList, TicketCreated, TicketPage, TicketUpdated } from './schemas.ts';
+import {
+  ContactPage,
+  ContactUpdated,
+  DealCreated,
+  DealPage,
+  DealUpdated,
+  OneContact,
+  OneDeal,
+  OneTicket,
+  PipelineBoard,
+  PipelineList,
+  TicketCreated,
+  TicketPage,
+  TicketUpdated,
+} from './schemas.ts';
 
 /**
  * What the OpenAPI document says of each route of the route table beyond its method, path and auth: typed by
@@ -15,7 +31,7 @@ import { DealCreated, OneTicket, PipelineList, TicketCreated, TicketPage, Ticket
 export interface Operation {
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'Tickets' | 'Deals' | 'Pipelines' | 'Contract';
+  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Contract';
   /** The JSON body's schema (routes with a body). */
   readonly body?: v.GenericSchema;
   /** An object schema whose entries are the query parameters, each carrying its wire form. */
@@ -55,6 +71,20 @@ const TICKET_PARAM = {
     ),
   },
 };
+
+/** A uuid, in any case: anything else names nothing and is answered 404, as an unknown one is. */
+const uuidParam = (name: string, description: string) => ({
+  [name]: {
+    description,
+    schema: v.pipe(
+      v.string(),
+      v.maxLength(36),
+      v.regex(/^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/),
+    ),
+  },
+});
+const DEAL_PARAM = uuidParam('deal', "The deal's uuid.");
+const CONTACT_PARAM = uuidParam('contact', "The contact's uuid.");
 
 /** The docs page's files, by the name in the path (functions/docs-asset.ts serves these and 404s any other). */
 const DOCS_ASSETS = (route('docsAsset').files ?? []).map((file) => basename(file));
@@ -108,6 +138,82 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Deals',
     body: CreateDealSchema,
     ok: { status: 201, description: 'The deal, as stored.', body: DealCreated },
+  },
+  listDeals: {
+    summary: 'List deals',
+    description:
+      'Newest first, filtered (every filter narrows), searched by words of the deal name and of its contact, paginated.',
+    tag: 'Deals',
+    query: DealListQueryParams,
+    ok: { status: 200, description: 'One page of deals and the exact total.', body: DealPage },
+  },
+  getDeal: {
+    summary: 'Get a deal',
+    tag: 'Deals',
+    pathParams: DEAL_PARAM,
+    ok: {
+      status: 200,
+      description: 'The deal, its contact as it is now, and its version.',
+      body: OneDeal,
+      etag: true,
+    },
+    statuses: [404],
+  },
+  updateDeal: {
+    summary: 'Update a deal',
+    description:
+      'Moves it to a stage, wins, loses or reopens it, or changes its name, amount, currency or expected close ' +
+      'date. Probability follows the stage while open (100 won, 0 lost). A PATCH that changes nothing writes nothing.',
+    tag: 'Deals',
+    pathParams: DEAL_PARAM,
+    body: UpdateDealSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The deal after the change.', body: DealUpdated, etag: true },
+    statuses: [404, 412],
+  },
+  getPipelineBoard: {
+    summary: "A pipeline's board",
+    description:
+      'Per stage its open deals: count, and per currency the exact amount and weighted amount; the won and lost deals.',
+    tag: 'Pipelines',
+    pathParams: {
+      pipeline: {
+        description: "The pipeline's id.",
+        schema: v.pipe(v.string(), v.maxLength(10), v.regex(/^\d{1,10}$/)),
+      },
+    },
+    ok: { status: 200, description: 'The board.', body: PipelineBoard },
+    statuses: [404],
+  },
+  listContacts: {
+    summary: 'List contacts',
+    description: 'Newest first, filtered by e-mail, searched by words of name and e-mail, paginated.',
+    tag: 'Contacts',
+    query: ContactListQueryParams,
+    ok: { status: 200, description: 'One page of contacts and the exact total.', body: ContactPage },
+  },
+  getContact: {
+    summary: 'Get a contact',
+    tag: 'Contacts',
+    pathParams: CONTACT_PARAM,
+    ok: {
+      status: 200,
+      description: 'The contact, its open deals, and its version.',
+      body: OneContact,
+      etag: true,
+    },
+    statuses: [404],
+  },
+  updateContact: {
+    summary: 'Update a contact',
+    description:
+      'Changes name, phone or e-mail (which must be free in the account). Its deals show it as it is now.',
+    tag: 'Contacts',
+    pathParams: CONTACT_PARAM,
+    body: UpdateContactSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The contact after the change.', body: ContactUpdated, etag: true },
+    statuses: [404, 412],
   },
   getOpenApi: {
     summary: 'This document',

@@ -72,22 +72,27 @@ export const ListedTicket = v.pipe(
 const url = v.pipe(v.string(), v.regex(/^https?:\/\//));
 const link = nullable(url);
 
-export const TicketPage = v.pipe(
-  v.strictObject({
-    data: v.array(ListedTicket),
-    links: v.strictObject({ first: link, last: link, prev: link, next: link }),
-    meta: v.strictObject({
-      current_page: id,
-      from: nullable(id),
-      last_page: id,
-      path: url,
-      per_page: id,
-      to: nullable(id),
-      total: v.pipe(v.number(), v.integer(), v.minValue(0)),
+/** Laravel's paginator shape around one page of `item`s (lib/pagination.ts). */
+const page = <T extends v.GenericSchema>(item: T, title: string) =>
+  v.pipe(
+    v.strictObject({
+      data: v.array(item),
+      links: v.strictObject({ first: link, last: link, prev: link, next: link }),
+      meta: v.strictObject({
+        current_page: id,
+        from: nullable(id),
+        last_page: id,
+        path: url,
+        per_page: id,
+        to: nullable(id),
+        total: count,
+      }),
     }),
-  }),
-  v.title('TicketPage'),
-);
+    v.title(title),
+  );
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+export const TicketPage = page(ListedTicket, 'TicketPage');
 
 export const TicketCreated = v.strictObject({
   message: v.literal('Ticket created successfully.'),
@@ -118,6 +123,77 @@ export const Deal = v.pipe(
 );
 
 export const DealCreated = v.strictObject({ data: Deal });
+
+const date = v.pipe(v.string(), v.isoDate());
+const dealStatus = v.picklist(['open', 'won', 'lost']);
+
+/** A deal as GET, PATCH and the list answer it: the create's fields, and those that move. */
+export const DealDetail = v.pipe(
+  v.strictObject({
+    ...Deal.pipe[0].entries,
+    status: dealStatus,
+    expected_close_date: nullable(date),
+    lost_reason: nullable(v.string()),
+    won_at: nullable(timestamp),
+    lost_at: nullable(timestamp),
+    updated_at: timestamp,
+  }),
+  v.title('DealDetail'),
+);
+export const OneDeal = v.strictObject({ data: DealDetail });
+export const DealUpdated = v.strictObject({
+  message: v.literal('Deal updated successfully.'),
+  data: DealDetail,
+});
+export const DealPage = page(DealDetail, 'DealPage');
+
+const amount = v.pipe(v.number(), v.minValue(0));
+const boardClosed = v.strictObject({
+  count,
+  totals: v.array(v.strictObject({ currency: v.string(), amount })),
+});
+export const PipelineBoard = v.pipe(
+  v.strictObject({
+    data: v.strictObject({
+      pipeline: v.strictObject({ id, name: v.string() }),
+      stages: v.array(
+        v.strictObject({
+          id,
+          name: v.string(),
+          position: v.pipe(v.number(), v.integer()),
+          probability: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
+          count,
+          totals: v.array(v.strictObject({ currency: v.string(), amount, weighted: amount })),
+        }),
+      ),
+      won: boardClosed,
+      lost: boardClosed,
+    }),
+  }),
+  v.title('PipelineBoard'),
+);
+
+export const Contact = v.pipe(
+  v.strictObject({
+    uuid,
+    id,
+    first_name: v.string(),
+    last_name: nullable(v.string()),
+    full_name: v.string(),
+    email: v.string(),
+    phone: nullable(v.string()),
+    created_at: timestamp,
+    updated_at: timestamp,
+    open_deals_count: count,
+  }),
+  v.title('Contact'),
+);
+export const OneContact = v.strictObject({ data: Contact });
+export const ContactUpdated = v.strictObject({
+  message: v.literal('Contact updated successfully.'),
+  data: Contact,
+});
+export const ContactPage = page(Contact, 'ContactPage');
 
 export const Pipeline = v.pipe(
   v.strictObject({

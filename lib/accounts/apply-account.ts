@@ -7,7 +7,7 @@ import {
   putConfigEntities,
   reserveIds,
 } from '#lib/data/accounts.ts';
-import { createContact, findContactsByEmail, updateContact } from '#lib/data/contacts.ts';
+import { createContact, findContactsByEmail, newContactUuid, saveContact } from '#lib/data/contacts.ts';
 import { now } from '#lib/time.ts';
 import { parseAccountFile } from './account-file.ts';
 import { accountState } from './account-state.ts';
@@ -43,14 +43,14 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
     accountId: id,
     firstIds,
     timestamp: now(),
-    newUuid: randomUUID,
+    newUuid: (contactId) => newContactUuid(contactId),
   });
 
   if (!existing) await createAccount(merged.config.account);
   else if (merged.accountChanged) await putAccount(merged.config.account);
   await putConfigEntities(id, merged.changed);
   for (const contact of merged.newContacts) await createContact(id, contact);
-  for (const contact of merged.changedContacts) await updateContact(id, contact);
+  for (const contact of merged.changedContacts) await saveContact(id, contact);
 
   const key = !existing || options.newKey ? await issueApiKey(id) : undefined;
   return accountState(merged.config, key?.api_key, merged.contacts);

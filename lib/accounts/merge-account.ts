@@ -21,7 +21,8 @@ export interface Allocation {
   /** First reserved id of each sequence; the merge uses exactly `newIdCounts` of them. */
   firstIds: IdCounts;
   timestamp: Timestamp;
-  newUuid: () => string;
+  /** A new contact's uuid, given its id (lib/data: its uuid names where it is stored). */
+  newUuid: (id: number) => string;
 }
 
 export interface MergedAccount {
@@ -125,17 +126,23 @@ export function mergeAccount(
   const changedContacts: Contact[] = [];
   const contacts = (file.contacts ?? []).map((c) => {
     const old = oldContacts.get(emailKey(c));
+    const id = old?.id ?? next('contact');
     const contact: Contact = {
-      id: old?.id ?? next('contact'),
-      uuid: old?.uuid ?? allocation.newUuid(),
+      id,
+      uuid: old?.uuid ?? allocation.newUuid(id),
       email: old?.email ?? c.email,
       firstName: c.first_name,
       lastName: c.last_name ?? null,
       phone: c.phone ?? null,
       createdAt: old?.createdAt ?? timestamp,
+      updatedAt: old?.updatedAt ?? old?.createdAt ?? timestamp,
     };
-    if (!old) newContacts.push(contact);
-    else if (!isDeepStrictEqual(old, contact)) changedContacts.push(contact);
+    if (!old) {
+      newContacts.push(contact);
+    } else if (!isDeepStrictEqual(old, contact)) {
+      contact.updatedAt = timestamp;
+      changedContacts.push(contact);
+    }
     return contact;
   });
 

@@ -96,6 +96,8 @@ export interface Contact {
   lastName: string | null;
   phone: string | null;
   createdAt: Timestamp;
+  /** Changed by every write that changes the contact (contacts from before it existed: their createdAt). */
+  updatedAt?: Timestamp;
 }
 
 /** Everything an account is configured with; small, read in one query and cacheable. */
@@ -108,7 +110,7 @@ export interface AccountConfig {
 }
 
 /** Integer id sequences kept per account. */
-export const SEQUENCES = ['team', 'agent', 'category', 'pipeline', 'stage', 'contact'] as const;
+export const SEQUENCES = ['team', 'agent', 'category', 'pipeline', 'stage', 'contact', 'deal'] as const;
 export type Sequence = (typeof SEQUENCES)[number];
 
 export interface ApiKeyRecord {

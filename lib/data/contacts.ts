@@ -1,13 +1,79 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
-import { batchGetAll, dynamo, getItem, tableName } from './client.ts';
-import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
-import { entityOf } from './items.ts';
+import { nowMicros } from '#lib/time.ts';
+import { batchGetAll, getItem, tableName } from './client.ts';
+import { contactItemKey, contacts } from './contact-index.ts';
+import { writePlan } from './index/commit.ts';
+import { newOrderedUuid } from './index/order-key.ts';
+import type { Stored } from './index/reads.ts';
+import { ATTR, entityOf } from './items.ts';
 import { contactKeys } from './keys.ts';
+import type { CommitAction } from './transact.ts';
 
-/** A contact as stored: its e-mail item (the uniqueness constraint and the lookup in one). */
+/**
+ * Contacts in the store: the contact item kept by the index engine (lib/data/contact-index.ts), and its e-mail
+ * item, which holds a copy of the contact and is the unique constraint of its e-mail (one per account, compared
+ * lower-cased). Both are written in one transaction, so they never disagree.
+ */
+
+/** A new contact's uuid: its creation time and id (from which its item's key follows). */
+export const newContactUuid = (id: number) => newOrderedUuid(nowMicros(), id);
+
+/** The e-mail is another contact's: nothing was written. The holder, as its e-mail item had it. */
+export class ContactTaken extends Error {
+  constructor(readonly existing: Contact) {
+    super('Another contact has this e-mail');
+  }
+}
+
+/** A contact's e-mail item: the uniqueness constraint and the lookup in one. */
 export function contactItem(accountId: string, contact: Contact): Record<string, unknown> {
   return { ...contactKeys.byEmail(accountId, contact.email), type: 'contact', ...contact };
+}
+
+/** Takes the contact's e-mail: refused (ContactTaken) when another contact holds it. */
+function takeEmail(accountId: string, contact: Contact): CommitAction {
+  return {
+    what: 'contact_email',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: contactItem(accountId, contact),
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+    refused: (held) => held && new ContactTaken(entityOf<Contact>(held)),
+  };
+}
+
+/** Rewrites the copy in the contact's own e-mail item (it still holds this contact). */
+function refreshEmail(accountId: string, contact: Contact): CommitAction {
+  return {
+    what: 'contact_email',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: contactItem(accountId, contact),
+        ConditionExpression: 'attribute_not_exists(pk) OR id = :id',
+        ExpressionAttributeValues: { ':id': contact.id },
+      },
+    },
+  };
+}
+
+/** Gives up the contact's old e-mail (it still holds this contact). */
+function releaseEmail(accountId: string, contact: Contact): CommitAction {
+  return {
+    what: 'contact_old_email',
+    action: {
+      Delete: {
+        TableName: tableName(),
+        Key: contactKeys.byEmail(accountId, contact.email),
+        ConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':id': contact.id },
+      },
+    },
+  };
 }
 
 export async function findContactByEmail(accountId: string, email: string): Promise<Contact | undefined> {
@@ -21,36 +87,68 @@ export async function findContactsByEmail(accountId: string, emails: string[]): 
   return items.map((item) => entityOf<Contact>(item));
 }
 
+/** A new contact's write plan: the contact and its index, and its e-mail taken (ContactTaken when held). */
+export const planNewContact = (accountId: string, contact: Contact, attach: CommitAction[] = []) =>
+  contacts.planCreate(accountId, contact, { attach: [takeEmail(accountId, contact), ...attach] });
+
 /**
  * Creates a contact unless one with its e-mail already exists in the account; returns the stored one.
  * The e-mail item is the uniqueness constraint, so concurrent creators agree on a single contact.
  */
 export async function createContact(accountId: string, contact: Contact): Promise<Contact> {
   try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: contactItem(accountId, contact),
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    await writePlan(planNewContact(accountId, contact));
     return contact;
   } catch (error) {
-    const stored = isConditionFailure(error) ? itemOnConditionFailure(error) : undefined;
-    if (stored) return entityOf<Contact>(stored);
+    if (error instanceof ContactTaken) return error.existing;
     throw error;
   }
 }
 
-/** Replaces the stored fields of an existing contact, keeping its id and uuid. */
-export async function updateContact(accountId: string, contact: Contact): Promise<void> {
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: contactItem(accountId, contact),
-      ConditionExpression: 'id = :id',
-      ExpressionAttributeValues: { ':id': contact.id },
-    }),
-  );
+/**
+ * Writes a contact's change, guarded by the version read, with its e-mail item: moved when the e-mail changes
+ * (ContactTaken when another contact holds the new one), refreshed otherwise. Answers the new version.
+ */
+export async function updateContact(
+  accountId: string,
+  change: { before: Contact; after: Contact; version: number },
+  attach: CommitAction[] = [],
+): Promise<number> {
+  const { before, after } = change;
+  const moved = before.email.toLowerCase() !== after.email.toLowerCase();
+  const email = moved
+    ? [releaseEmail(accountId, before), takeEmail(accountId, after)]
+    : [refreshEmail(accountId, after)];
+  return contacts.update(accountId, change, { attach: [...email, ...attach] });
+}
+
+/**
+ * Writes a contact an account file describes: its change when it is stored, or the contact itself when it is
+ * not (one from before contacts were indexed, known only by its e-mail item).
+ */
+export async function saveContact(accountId: string, contact: Contact): Promise<void> {
+  const stored = await getContactById(accountId, contact.id);
+  if (stored) {
+    await updateContact(accountId, { before: stored.entity, after: contact, version: stored.version });
+    return;
+  }
+  await writePlan(contacts.planCreate(accountId, contact, { attach: [refreshEmail(accountId, contact)] }));
+}
+
+export async function getContactByUuid(
+  accountId: string,
+  uuid: string,
+): Promise<Stored<Contact> | undefined> {
+  return contacts.getByUuid(accountId, uuid);
+}
+
+export async function getContactById(accountId: string, id: number): Promise<Stored<Contact> | undefined> {
+  const [stored] = await getStoredContacts(accountId, [id]);
+  return stored;
+}
+
+/** Contacts by id, as stored (one BatchGet), in no particular order. */
+export async function getStoredContacts(accountId: string, ids: number[]): Promise<Stored<Contact>[]> {
+  const items = await batchGetAll([...new Set(ids)].map((id) => contactItemKey(accountId, id)));
+  return items.map((item) => ({ entity: entityOf<Contact>(item), version: Number(item[ATTR.version] ?? 1) }));
 }

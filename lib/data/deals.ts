@@ -1,72 +1,93 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
-import type { Deal } from '#lib/deals/types.ts';
-import { dynamo, tableName } from './client.ts';
-import { contactItem } from './contacts.ts';
-import { type CommitAttachment, completionCommit } from './idempotency.ts';
-import { entityOf } from './items.ts';
-import { dealKeys } from './keys.ts';
-import { type CommitAction, commit } from './transact.ts';
-
-const dealAction = (accountId: string, deal: Deal): CommitAction => ({
-  what: 'deal',
-  action: {
-    Put: {
-      TableName: tableName(),
-      Item: { ...dealKeys.deal(accountId, deal.uuid), type: 'deal', ...deal },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  },
-});
-
-/** Puts a new deal (with its attachment, the kept answer of an Idempotency-Key, in one transaction). */
-export async function putDeal(accountId: string, deal: Deal, attachment?: CommitAttachment): Promise<void> {
-  const put = dealAction(accountId, deal);
-  if (!attachment) {
-    await dynamo.send(new PutCommand(put.action.Put as NonNullable<CommitAction['action']['Put']>));
-    return;
-  }
-  await commit([put, ...completionCommit(attachment)]);
-}
-
-/** A concurrent request created the contact first: the winner, read from the cancelled transaction. */
-class ContactTaken extends Error {
-  constructor(readonly existing: Contact) {
-    super('A contact with this e-mail was created concurrently');
-  }
-}
+import type { Deal, DealFilter } from '#lib/deals/types.ts';
+import { batchGetAll } from './client.ts';
+import { contactItemKey } from './contact-index.ts';
+import { getStoredContacts, planNewContact } from './contacts.ts';
+import { deals } from './deal-index.ts';
+import { combinePlans } from './index/additions.ts';
+import { type EntityChange, writePlan } from './index/commit.ts';
+import { filterDimensions } from './index/declaration.ts';
+import type { PageQuery } from './index/list.ts';
+import { newOrderedUuid, orderKeyOfUuid, uuidParts } from './index/order-key.ts';
+import type { Stats, Stored } from './index/reads.ts';
+import { ATTR, entityOf } from './items.ts';
+import type { CommitAction } from './transact.ts';
 
 /**
- * Creates a contact and its deal in one transaction. The contact's e-mail item is the unique constraint:
- * when a concurrent request created that contact first, nothing is written and the winner is returned
- * (from the cancelled transaction itself, no extra read), so the caller can attach the deal to it.
+ * Deals in the store, kept by the index engine (lib/data/deal-index.ts). A deal's uuid carries its contact's
+ * id, so a deal is read with its contact as it is now in one BatchGet.
  */
-export async function putContactWithDeal(
+
+/** A new deal's uuid: its creation time and number, and its contact's id in the free bits. */
+export const newDealUuid = (createdUs: number, number: number, contactId: number) =>
+  newOrderedUuid(createdUs, number, contactId);
+
+/**
+ * Writes a new deal and its index, and its new contact when it has one, in one transaction (ContactTaken when
+ * a concurrent request took the contact's e-mail first: nothing was written). `attach` goes in the same commit.
+ */
+export async function insertDeal(
   accountId: string,
-  contact: Contact,
   deal: Deal,
-  attachment?: CommitAttachment,
-): Promise<{ created: true } | { created: false; existing: Contact }> {
-  try {
-    await commit([
-      {
-        what: 'contact',
-        action: {
-          Put: {
-            TableName: tableName(),
-            Item: contactItem(accountId, contact),
-            ConditionExpression: 'attribute_not_exists(pk)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
-        refused: (held) => held && new ContactTaken(entityOf<Contact>(held)),
-      },
-      dealAction(accountId, deal),
-      ...completionCommit(attachment),
-    ]);
-    return { created: true };
-  } catch (error) {
-    if (error instanceof ContactTaken) return { created: false, existing: error.existing };
-    throw error;
-  }
+  options: { newContact?: Contact | undefined; attach?: CommitAction[] | undefined } = {},
+): Promise<void> {
+  const plan = deals.planCreate(accountId, deal, { attach: options.attach });
+  await writePlan(
+    options.newContact ? combinePlans(planNewContact(accountId, options.newContact), plan) : plan,
+  );
+}
+
+/** A deal as stored, with its version, and its contact as it is now. */
+export interface StoredDeal extends Stored<Deal> {
+  contact: Contact | undefined;
+}
+
+/** The deal a uuid names and its contact (one BatchGet: the uuid names both), or undefined. */
+export async function getDeal(accountId: string, uuid: string): Promise<StoredDeal | undefined> {
+  const orderKey = orderKeyOfUuid(uuid);
+  const parts = uuidParts(uuid);
+  if (!orderKey || !parts) return undefined;
+  const dealKey = deals.index.keys.item(accountId, orderKey);
+  const items = await batchGetAll([dealKey, contactItemKey(accountId, parts.tag)]);
+  const dealItem = items.find((i) => i.pk === dealKey.pk && i.sk === dealKey.sk);
+  const deal = dealItem && entityOf<Deal>(dealItem);
+  if (!dealItem || !deal || deal.uuid !== uuid) return undefined;
+  const contactItem = items.find((i) => i !== dealItem && i.id === deal.contact.id);
+  // A contact id too large for the uuid's free bits: its contact is read by the deal's record.
+  const contact = contactItem
+    ? entityOf<Contact>(contactItem)
+    : (await getStoredContacts(accountId, [deal.contact.id]))[0]?.entity;
+  return { entity: deal, version: Number(dealItem[ATTR.version] ?? 1), contact };
+}
+
+/** Writes a deal's change guarded by the version read (StaleVersion otherwise); answers the new version. */
+export async function updateDeal(
+  accountId: string,
+  change: EntityChange<Deal>,
+  attach: CommitAction[] = [],
+): Promise<number> {
+  return deals.update(accountId, change, { attach });
+}
+
+/** One page of deals, newest first, the exact total, and the page's contacts as they are now (by id). */
+export async function findDealPage(accountId: string, query: PageQuery<DealFilter>) {
+  const { total, entities } = await deals.findPage(accountId, query);
+  const stored = await getStoredContacts(
+    accountId,
+    entities.map((d) => d.contact.id),
+  );
+  return { total, deals: entities, contacts: new Map(stored.map((c) => [c.entity.id, c.entity])) };
+}
+
+/** The deals' stats item: the board's counters (lib/data/deal-index.ts, BOARD). */
+export async function getDealStats(accountId: string): Promise<Stats> {
+  return deals.stats(accountId);
+}
+
+/** Open deals per contact (each contact's open queue counter, one BatchGet). */
+export async function openDealCounts(accountId: string, contactIds: number[]): Promise<Map<number, number>> {
+  const dimOf = (contactId: number) =>
+    filterDimensions(deals.index.declaration, { contactId, status: 'open' })[0] as string;
+  const counts = await deals.counts(accountId, contactIds.map(dimOf));
+  return new Map(contactIds.map((id) => [id, counts[dimOf(id)] ?? 0]));
 }

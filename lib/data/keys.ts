@@ -150,8 +150,3 @@ export const idempotencyKeys = {
     sk: 'IDEMPOTENCY',
   }),
 };
-
-export const dealKeys = {
-  /** A deal, found by its uuid. */
-  deal: (accountId: string, uuid: string) => ({ pk: `DEAL#${accountId}#${uuid}`, sk: 'DEAL' }),
-};

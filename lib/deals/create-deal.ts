@@ -1,23 +1,25 @@
-import { randomUUID } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { fullName } from '#lib/accounts/contact-name.ts';
-import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
+import type { Contact } from '#lib/accounts/types.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
-import { findContactByEmail } from '#lib/data/contacts.ts';
-import { putContactWithDeal, putDeal } from '#lib/data/deals.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
+import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
-import { now } from '#lib/time.ts';
-import { attribute, parseInput } from '#lib/validation.ts';
-import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { parseInput } from '#lib/validation.ts';
+import { defaultStage, resolveStage } from './pipeline-stage.ts';
+import { CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
 /**
- * POST /api/deals. Round trips once settings are warm: (1) the contact by e-mail; then for an existing
- * contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one transaction whose
- * e-mail item is the unique constraint; if a concurrent request created the contact first, (4) the deal
- * is attached to that winner. Every check that can reject the request runs before the first write. `attach`
- * gives what to write with the deal (the HTTP stack's kept answer of an Idempotency-Key).
+ * POST /api/deals. Round trips once settings are warm: (1) the contact by e-mail, beside the deal's number;
+ * then for an existing contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one
+ * transaction whose e-mail item is the unique constraint; if a concurrent request created the contact first,
+ * (4) the deal is attached to that winner. Every check that can reject the request runs before the first
+ * write, but for a missing contact_first_name, which is known once the contact was looked up (the deal's number
+ * it took is then lost, as a failed create's is: deal numbers are not shown). `attach` gives what to write with
+ * the deal (an Idempotency-Key's kept answer), in its commit.
  */
 export async function createDeal(
   accountId: string,
@@ -27,11 +29,19 @@ export async function createDeal(
   const input = parseInput(CreateDealSchema, body);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
-  const { pipeline, stage } = resolveStage(config, input);
+  const { pipeline, stage } = resolveStage(config, input) ?? defaultStage(config);
 
-  const existing = await findContactByEmail(accountId, input.contact_email);
+  const [existing, ids] = await Promise.all([
+    findContactByEmail(accountId, input.contact_email),
+    reserveIds(accountId, { deal: 1 }),
+  ]);
+  const number = ids.deal as number;
+  const createdUs = nowMicros();
+  const created = formatTimestamp(createdUs);
   const dealFor = (contact: Contact): Deal => ({
-    uuid: randomUUID(),
+    // The uuid carries the contact's id: a deal is read with its contact in one round trip.
+    uuid: newDealUuid(createdUs, number, contact.id),
+    number,
     name: input.name,
     amount: input.amount ?? 0,
     currency: input.currency ?? 'EUR',
@@ -47,12 +57,16 @@ export async function createDeal(
     },
     expectedCloseDate: input.expected_close_date ?? null,
     contactPhone: input.contact_phone ?? null,
-    createdAt: now(),
+    lostReason: null,
+    wonAt: null,
+    lostAt: null,
+    createdAt: created,
+    updatedAt: created,
   });
 
   if (existing) {
     const deal = dealFor(existing);
-    await putDeal(accountId, deal, attach?.(deal));
+    await insertDeal(accountId, deal, { attach: completionCommit(attach?.(deal)) });
     return deal;
   }
   if (input.contact_first_name === undefined) {
@@ -64,49 +78,23 @@ export async function createDeal(
   const { contact: id } = await reserveIds(accountId, { contact: 1 });
   const contact: Contact = {
     id: id as number,
-    uuid: randomUUID(),
+    uuid: newContactUuid(id as number),
     email: input.contact_email,
     firstName: input.contact_first_name,
     lastName: input.contact_last_name ?? null,
     phone: input.contact_phone ?? null,
-    createdAt: now(),
+    createdAt: created,
+    updatedAt: created,
   };
   const deal = dealFor(contact);
-  const outcome = await putContactWithDeal(accountId, contact, deal, attach?.(deal));
-  if (outcome.created) return deal;
-  const attached = dealFor(outcome.existing);
-  await putDeal(accountId, attached, attach?.(attached));
-  return attached;
-}
-
-/**
- * Pipeline and stage (decisions.md): neither → the default pipeline's first stage; a stage alone → its
- * pipeline; a pipeline alone → its first stage. Unknown ids, a stage of another pipeline, or an inactive
- * pipeline are a 422 on the field at fault. Ids of another account are unknown ids.
- */
-function resolveStage(config: AccountConfig, input: CreateDealInput): { pipeline: Pipeline; stage: Stage } {
-  const firstStage = (p: Pipeline) => [...p.stages].sort((a, b) => a.position - b.position)[0];
-  const invalid = (field: string, message?: string) =>
-    ValidationFailed.field(field, message ?? `The selected ${attribute(field)} is invalid.`);
-
-  let pipeline: Pipeline | undefined;
-  if (input.pipeline_id !== undefined) {
-    pipeline = config.pipelines.find((p) => p.id === input.pipeline_id);
-    if (!pipeline) throw invalid('pipeline_id');
-    if (!pipeline.active) throw invalid('pipeline_id', 'The selected pipeline id is not active.');
+  try {
+    await insertDeal(accountId, deal, { newContact: contact, attach: completionCommit(attach?.(deal)) });
+    return deal;
+  } catch (error) {
+    if (!(error instanceof ContactTaken)) throw error;
+    // A concurrent request created the contact first: the deal is that contact's.
+    const attached = dealFor(error.existing);
+    await insertDeal(accountId, attached, { attach: completionCommit(attach?.(attached)) });
+    return attached;
   }
-  if (input.stage_id !== undefined) {
-    const owner = config.pipelines.find((p) => p.stages.some((s) => s.id === input.stage_id));
-    if (!owner) throw invalid('stage_id');
-    if (pipeline && owner.id !== pipeline.id) {
-      throw invalid('stage_id', 'The selected stage id does not belong to the selected pipeline.');
-    }
-    if (!owner.active) throw invalid('stage_id', 'The selected stage id belongs to an inactive pipeline.');
-    const stage = owner.stages.find((s) => s.id === input.stage_id) as Stage;
-    return { pipeline: owner, stage };
-  }
-  pipeline ??= config.pipelines.find((p) => p.active && p.isDefault);
-  const stage = pipeline && firstStage(pipeline);
-  if (!pipeline || !stage) throw invalid('pipeline_id', 'The account has no active default pipeline.');
-  return { pipeline, stage };
 }

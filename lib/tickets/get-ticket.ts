@@ -26,5 +26,4 @@ export async function findTicket(accountId: string, ref: string): Promise<Stored
   return getTicketByNumber(accountId, Number(reference[2]));
 }
 
-/** The ETag of a ticket version: strong, quoted. */
-export const etagOf = (version: number) => `"${version}"`;
+export { etagOf } from '#lib/versioned-update.ts';

@@ -1,6 +1,16 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
-import { attribute, MAX_EXACT_INTEGER, parseInput, wire } from '#lib/validation.ts';
+import {
+  DEFAULT_PER_PAGE,
+  linkParamsOf,
+  maxText,
+  pageParams,
+  param,
+  picked,
+  wholeNumber,
+  wholeNumberWire,
+} from '#lib/list-params.ts';
+import { parseInput, wire } from '#lib/validation.ts';
 import { CUSTOM_FIELD_KEY, customFieldKeyWire } from './schemas.ts';
 import { TICKET_STATUSES, type TicketFilter } from './types.ts';
 
@@ -13,68 +23,14 @@ export interface ListQuery extends TicketFilter {
   linkParams: [string, string][];
 }
 
-export const DEFAULT_PER_PAGE = 15;
-export const MAX_PER_PAGE = 100;
 const CUSTOM_FIELD_PARAM = /^custom_fields\[(.*)\]$/;
-
-/**
- * A query parameter arrives as the list of its values: one value, trimmed, '' as absent (a parameter given
- * twice is a 422), then the field's rules. Its wire form is `rules`, or `wireSchema` when the rules parse a
- * string into something else.
- */
-function param<TSchema extends v.GenericSchema<string, unknown>>(
-  field: string,
-  rules: TSchema,
-  wireSchema: v.GenericSchema = rules,
-) {
-  return v.optional(
-    v.pipe(
-      v.array(v.string()),
-      wire<string[]>(wireSchema),
-      v.check((values) => values.length <= 1, `The ${attribute(field)} field must be a single value.`),
-      v.transform((values) => {
-        const value = (values[0] ?? '').trim();
-        return value === '' ? undefined : value;
-      }),
-      v.optional(rules),
-    ),
-  );
-}
-
-/** The wire form of wholeNumber(). */
-const wholeNumberWire = (min: number, max = MAX_EXACT_INTEGER) =>
-  v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
-
-/** A whole number from the query, within [min, max] and the exact integers. */
-function wholeNumber(field: string, min: number, max?: number) {
-  const name = attribute(field);
-  return v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `The ${name} field must be an integer.`),
-    v.transform(Number),
-    v.maxValue(MAX_EXACT_INTEGER, `The ${name} field must not be greater than ${MAX_EXACT_INTEGER}.`),
-    max === undefined
-      ? v.minValue(min, `The ${name} field must be at least ${min}.`)
-      : v.check((n: number) => n >= min && n <= max, `The ${name} field must be between ${min} and ${max}.`),
-  );
-}
-
-const picked = <const T extends readonly string[]>(field: string, allowed: T) =>
-  v.picklist(allowed, `The selected ${attribute(field)} is invalid.`);
-
-const maxText = (field: string, max: number) =>
-  v.pipe(
-    v.string(),
-    v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
-  );
 
 /**
  * The list's parameters after gathering: each field's rules, and its wire form for the OpenAPI document.
  * `bare_custom_fields` is not a parameter: it catches `custom_fields=` sent without a key.
  */
 export const ListQueryParams = v.object({
-  page: param('page', wholeNumber('page', 1), wholeNumberWire(1)),
-  per_page: param('per_page', wholeNumber('per_page', 1, MAX_PER_PAGE), wholeNumberWire(1, MAX_PER_PAGE)),
+  ...pageParams,
   status: param('status', picked('status', TICKET_STATUSES)),
   priority: param('priority', picked('priority', PRIORITIES)),
   assignee_id: param('assignee_id', wholeNumber('assignee_id', 1), wholeNumberWire(1)),
@@ -133,16 +89,12 @@ export const ListQuerySchema = v.pipe(
 export function parseListQuery(query: Record<string, string[]>): ListQuery {
   const q = parseInput(ListQuerySchema, query);
   // Pagination links repeat the recognised parameters as sent, after `page`.
-  const linkParams = Object.entries(query)
-    .filter(
-      ([name]) =>
-        (name in ListQueryParams.entries &&
-          name !== 'page' &&
-          name !== 'custom_fields' &&
-          name !== 'bare_custom_fields') ||
-        CUSTOM_FIELD_PARAM.test(name),
-    )
-    .map(([name, values]): [string, string] => [name, values[0] ?? '']);
+  const linkParams = linkParamsOf(
+    query,
+    (name) =>
+      (name in ListQueryParams.entries && name !== 'custom_fields' && name !== 'bare_custom_fields') ||
+      CUSTOM_FIELD_PARAM.test(name),
+  );
   return {
     page: q.page ?? 1,
     perPage: q.per_page ?? DEFAULT_PER_PAGE,

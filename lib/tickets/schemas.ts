@@ -2,16 +2,18 @@ import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import {
   attribute,
+  clearable,
   MAX_EXACT_INTEGER,
   oneOf,
   optionalInteger,
   optionalText,
   requiredEmail,
   requiredText,
+  someField,
+  sometimes,
   storableNumber,
   unstorableNumber,
   wire,
-  wireOf,
 } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';
 
@@ -146,33 +148,6 @@ export const CreateTicketSchema = v.pipe(
 
 export type CreateTicketInput = v.InferOutput<typeof CreateTicketSchema>;
 
-/**
- * A field a PATCH may leave out; when sent, the create's rules apply (a blank subject is "required"). Its wire
- * form is the create's, or `wireSchema`.
- */
-const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema, wireSchema?: v.GenericSchema) =>
-  v.optional(
-    v.pipe(
-      v.unknown(),
-      wire(wireSchema ?? (wireOf(schema)?.schema as v.GenericSchema)),
-      v.check((x) => x !== undefined),
-      schema,
-    ),
-  );
-
-/** A blank string counts as null (decisions.md: empty means absent; in a PATCH, absent-by-value is null). */
-const blankToNull = v.transform((x: unknown) => (typeof x === 'string' && x.trim() === '' ? null : x));
-
-/** A field a PATCH may set or clear: null (or blank) clears it, anything else must pass `rules` (`wireSchema` sent). */
-const clearable = <TSchema extends v.GenericSchema>(
-  rules: TSchema,
-  message: string,
-  wireSchema: v.GenericSchema,
-) =>
-  v.optional(
-    v.pipe(v.unknown(), wire(v.nullable(wireSchema)), blankToNull, v.union([v.null(), rules], message)),
-  );
-
 /** An id a PATCH may set or clear: an integer as the create takes it, naming an entity (≥ 1). */
 const nullableId = (field: string) => {
   const notId = `The ${attribute(field)} field must be an integer or null.`;
@@ -221,36 +196,32 @@ const tags = v.optional(
   ),
 );
 
+const UpdateTicketFields = v.object({
+  status: sometimes(
+    v.pipe(v.unknown(), v.picklist(TICKET_STATUSES, 'The selected status is invalid.')),
+    v.picklist(TICKET_STATUSES),
+  ),
+  priority: sometimes(
+    v.pipe(v.unknown(), v.picklist(PRIORITIES, 'The selected priority is invalid.')),
+    v.picklist(PRIORITIES),
+  ),
+  assignee_id: nullableId('assignee_id'),
+  team_id: nullableId('team_id'),
+  category_id: nullableId('category_id'),
+  category_slug: nullableSlug('category_slug', 255),
+  subject: sometimes(requiredText('subject', 255)),
+  description: sometimes(requiredText('description', 65_535)),
+  custom_fields: sometimes(customFields, customFieldsWire),
+  tags,
+});
+
 /** PATCH /api/tickets/{ticket} (decisions.md, "One ticket: read and update"). */
 export const UpdateTicketSchema = v.pipe(
-  v.object({
-    status: sometimes(
-      v.pipe(v.unknown(), v.picklist(TICKET_STATUSES, 'The selected status is invalid.')),
-      v.picklist(TICKET_STATUSES),
-    ),
-    priority: sometimes(
-      v.pipe(v.unknown(), v.picklist(PRIORITIES, 'The selected priority is invalid.')),
-      v.picklist(PRIORITIES),
-    ),
-    assignee_id: nullableId('assignee_id'),
-    team_id: nullableId('team_id'),
-    category_id: nullableId('category_id'),
-    category_slug: nullableSlug('category_slug', 255),
-    subject: sometimes(requiredText('subject', 255)),
-    description: sometimes(requiredText('description', 65_535)),
-    custom_fields: sometimes(customFields, customFieldsWire),
-    tags,
-  }),
+  UpdateTicketFields,
+  someField(UpdateTicketFields),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const value = dataset.value;
-    if (Object.values(value).every((x) => x === undefined)) {
-      addIssue({
-        message:
-          'The request must change at least one field: status, priority, assignee_id, team_id, category_id, category_slug, subject, description, custom_fields or tags.',
-        path: [{ type: 'object', origin: 'value', input: value, key: 'body', value }],
-      });
-    }
     if (value.category_id !== undefined && value.category_slug !== undefined) {
       addIssue({
         message: 'The category id field prohibits category slug from being present.',

@@ -1,27 +1,11 @@
+import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
 import type { Ticket } from './types.ts';
 
 /**
- * The words a ticket can be found by, and how a search term is split (decisions.md, "search").
- * A search word matches a ticket when it is a prefix of one of the ticket's prefix terms (subject words,
- * the reference, the requester e-mail whole or from its domain), or equals its bare number.
- * Substrings inside words are not matched.
+ * The words a ticket can be found by (decisions.md, "search"): its prefix terms (subject words, the reference,
+ * the requester e-mail whole or from its domain), or its bare number, matched exactly. The term rules shared by
+ * every searchable entity are in lib/search.ts.
  */
-const EDGE_PUNCTUATION = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
-const INNER_SEPARATORS = /[^\p{L}\p{N}]+/u;
-export const MAX_TERM_LENGTH = 64;
-
-/** Words of a subject: whitespace-separated tokens without edge punctuation, and their inner parts. */
-export function subjectWords(subject: string): string[] {
-  const words = new Set<string>();
-  for (const token of subject.toLowerCase().split(/\s+/)) {
-    const trimmed = token.replace(EDGE_PUNCTUATION, '');
-    if (!trimmed) continue;
-    words.add(trimmed);
-    for (const part of trimmed.split(INNER_SEPARATORS)) if (part) words.add(part);
-  }
-  return [...words];
-}
-
 export interface TicketTerms {
   /** Terms matched by prefix; a term that is a prefix of another is left out (it adds nothing). */
   prefixes: string[];
@@ -36,12 +20,8 @@ export function ticketTerms(input: {
   number: number;
   email: string;
 }): TicketTerms {
-  const email = input.email.toLowerCase();
-  const domain = email.slice(email.lastIndexOf('@') + 1);
-  const fixed = [input.reference.toLowerCase(), email, domain];
-  const words = subjectWords(input.subject);
-  const all = [...new Set([...fixed, ...words].map((t) => t.slice(0, MAX_TERM_LENGTH)))];
-  const useful = all.filter((t) => !all.some((other) => other !== t && other.startsWith(t)));
+  const fixed = [input.reference.toLowerCase(), ...emailTerms(input.email)];
+  const useful = usefulTerms([...fixed, ...textWords(input.subject)]);
   const ordered = [
     ...useful.filter((t) => fixed.some((f) => f.startsWith(t))),
     ...useful.filter((t) => !fixed.some((f) => f.startsWith(t))),
@@ -59,17 +39,4 @@ export function termsOfTicket(
     number: t.number,
     email: t.requester.email,
   });
-}
-
-/** Words of a search: whitespace-separated, lower-cased (cut to the indexed term length). */
-export function searchWords(search: string): string[] {
-  return [
-    ...new Set(
-      search
-        .toLowerCase()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map((w) => w.slice(0, MAX_TERM_LENGTH)),
-    ),
-  ];
 }

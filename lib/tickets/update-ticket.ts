@@ -1,13 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
-import { ConcurrentWrite, retryOnConflict, StaleVersion, UpdateTooLarge } from '#lib/data/errors.ts';
+import { UpdateTooLarge } from '#lib/data/errors.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { type StoredTicket, updateTicketItems } from '#lib/data/tickets.ts';
-import { NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
+import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
-import { etagOf, findTicket } from './get-ticket.ts';
+import { updateVersioned } from '#lib/versioned-update.ts';
+import { findTicket } from './get-ticket.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
 import { dueAt, matchPolicy } from './sla.ts';
 import type { Ticket, TicketStatus } from './types.ts';
@@ -36,31 +37,28 @@ export async function updateTicket(
   if (!config) throw new NotFound();
   const changes = resolveReferences(config, input);
 
-  return retryOnConflict(
-    async () => {
+  const updated = await updateVersioned({
+    read: async () => {
       const stored = await findTicket(accountId, ref);
-      if (!stored) throw new NotFound();
-      if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etagOf(stored.version))) {
-        throw new PreconditionFailed();
-      }
-      const before = stored.ticket;
+      return stored && { entity: stored.ticket, version: stored.version };
+    },
+    apply: (before) => {
       if (before.status === 'closed') {
         throw ValidationFailed.field('status', 'A closed ticket cannot be changed.');
       }
-      const after = applyChange(before, input, changes, config, nowMicros());
-      if (isDeepStrictEqual(after, before)) return stored;
+      return applyChange(before, input, changes, config, nowMicros());
+    },
+    write: async (before, after, version) => {
       try {
-        const version = await updateTicketItems({
+        return await updateTicketItems({
           accountId,
           before,
           after,
-          version: stored.version,
+          version,
           // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
-          attachment: options.attach?.({ ticket: after, version: stored.version + 1 }),
+          attachment: options.attach?.({ ticket: after, version: version + 1 }),
         });
-        return { ticket: after, version };
       } catch (error) {
-        if (error instanceof StaleVersion && options.ifMatch !== undefined) throw new PreconditionFailed();
         if (error instanceof UpdateTooLarge) {
           throw ValidationFailed.field(
             input.custom_fields ? 'custom_fields' : 'subject',
@@ -70,16 +68,10 @@ export async function updateTicket(
         throw error;
       }
     },
-    // Lost to a concurrent update: read the ticket again and apply the change to it as it now is.
-    { retryable: (error) => error instanceof StaleVersion || error instanceof ConcurrentWrite },
-  );
-}
-
-/** `If-Match: *`, or a list of entity tags one of which is the current one (strong comparison). */
-function ifMatchHolds(header: string, etag: string): boolean {
-  const value = header.trim();
-  if (value === '*') return true;
-  return value.split(',').some((tag) => tag.trim() === etag);
+    ifMatch: options.ifMatch,
+    changedMessage: 'The ticket has changed since you read it (If-Match does not match its ETag).',
+  });
+  return { ticket: updated.entity, version: updated.version };
 }
 
 interface ResolvedChanges {

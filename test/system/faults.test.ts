@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
+import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
+import { deals as dealIndex } from '#lib/data/deal-index.ts';
 import { contactKeys } from '#lib/data/keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
@@ -175,11 +176,12 @@ describe('a deal with a new contact survives a failure of any of its store calls
         expect(await contactOf(tag), label).toBeDefined();
       }
     }
-    // One deal per tag: read every deal of the account (test-only Scan).
-    const deals = await scanAll({
+    // One deal per tag: read every deal of the account (its partition, as stored).
+    const deals = await queryAll({
       TableName: tableName(),
-      FilterExpression: 'begins_with(pk, :prefix)',
-      ExpressionAttributeValues: { ':prefix': `DEAL#${account.accountId}#` },
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': dealIndex.index.keys.itemPartition(account.accountId) },
+      ConsistentRead: true,
     });
     for (const tag of tags) {
       const mine = deals.filter((d) => (d.contact as { email: string }).email === `${tag}@deals.test`);

@@ -177,7 +177,9 @@ describe('mergeAccount: matching by natural key', () => {
       [won?.id, 'Won', 3],
     ]);
     expect(second.newContacts).toEqual([]);
-    expect(second.changedContacts).toEqual([{ ...first.contacts[0], firstName: 'Kimberly' }]);
+    expect(second.changedContacts).toEqual([
+      { ...first.contacts[0], firstName: 'Kimberly', updatedAt: LATER.timestamp },
+    ]);
   });
 
   it('yields no changed entity for the same file applied again, and keeps updatedAt', () => {

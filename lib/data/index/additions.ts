@@ -1,12 +1,14 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchPutAll, dynamo, tableName } from '../client.ts';
+import { UpdateTooLarge } from '../errors.ts';
 import { ATTR } from '../items.ts';
-import type { CommitAction, TransactUpdate } from '../transact.ts';
+import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../transact.ts';
 import type { BlockEntry } from './items.ts';
 
 /**
- * What a commit adds to the index and how much of it fits: block keys (set additions) and postings and terms
- * (puts). What does not fit in the commit is written before it, marked unconfirmed (`u`).
+ * Write plans and how they fit one transaction: what a commit adds to the index (block keys as set additions,
+ * postings and terms as puts) goes in it as far as it fits; the rest is written before it, marked unconfirmed
+ * (`u`). Plans of two entities written together (a new contact and its deal) are cut as one.
  */
 
 /** Items put and block keys added before a commit, marked unconfirmed (none for all but the largest entities). */
@@ -69,4 +71,44 @@ export async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<vo
     unconfirmed.items.length > 0 ? batchPutAll(unconfirmed.items) : undefined,
     ...unconfirmed.blocks.map((b) => dynamo.send(new UpdateCommand(addToBlock(b, true)))),
   ]);
+}
+
+/**
+ * What a write will do, before it is cut to one transaction: the actions that must be in the commit (the
+ * entity, counters, removals), the index additions that go in it as far as they fit, and the attached actions.
+ */
+export interface WritePlan {
+  fixed: CommitAction[];
+  additions: Addition[];
+  attached: CommitAction[];
+}
+
+/** A plan cut to DynamoDB's 100 actions: the marked writes before the commit, and the commit. */
+export interface CutPlan {
+  unconfirmed: UnconfirmedWrites;
+  /** The one transaction that makes the change exist. */
+  commit: CommitAction[];
+}
+
+/**
+ * Cuts a plan: the fixed and attached actions, then as many additions as fit (the rest are written first,
+ * marked). Fixed and attached actions that alone pass the limit: UpdateTooLarge.
+ */
+export function cutPlan(plan: WritePlan): CutPlan {
+  const room = MAX_TRANSACTION_ITEMS - plan.fixed.length - plan.attached.length;
+  if (room < 0) throw new UpdateTooLarge();
+  const { inCommit, unconfirmed } = splitAdditions(plan.additions, room);
+  return { unconfirmed, commit: [...plan.fixed, ...inCommit, ...plan.attached] };
+}
+
+/**
+ * Plans of several entities as one (a new contact and its first deal): their fixed and attached actions in one
+ * commit, their additions filling what is left of it together.
+ */
+export function combinePlans(...plans: WritePlan[]): WritePlan {
+  return {
+    fixed: plans.flatMap((p) => p.fixed),
+    additions: plans.flatMap((p) => p.additions),
+    attached: plans.flatMap((p) => p.attached),
+  };
 }

@@ -1,10 +1,10 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { addDecimal, isZeroDecimal, negateDecimal } from '#lib/decimal.ts';
 import { tableName } from '../client.ts';
-import { ConcurrentWrite, isTransactionConflict, StaleVersion, UpdateTooLarge } from '../errors.ts';
+import { ConcurrentWrite, isTransactionConflict, StaleVersion } from '../errors.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
-import { type CommitAction, commit, MAX_TRANSACTION_ITEMS } from '../transact.ts';
-import { putUnconfirmed, removeFromBlock, splitAdditions, type UnconfirmedWrites } from './additions.ts';
+import { type CommitAction, commit } from '../transact.ts';
+import { cutPlan, putUnconfirmed, removeFromBlock, type WritePlan } from './additions.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
 /**
@@ -25,12 +25,6 @@ export interface WriteOptions {
   statsCondition?: StatsCondition | undefined;
   /** Written last in the same commit, all or nothing with the change (an Idempotency-Key's kept answer). */
   attach?: CommitAction[] | undefined;
-}
-
-export interface WritePlan {
-  unconfirmed: UnconfirmedWrites;
-  /** The one transaction that makes the change exist. */
-  commit: CommitAction[];
 }
 
 const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
@@ -115,16 +109,15 @@ export function planCreate<E>(
     ...(items.numberTerm ? [put('term', items.numberTerm)] : []),
     ...items.unbounded.map((u) => addToCounter(u.counterKey, 1)),
   ];
-  const attached = options.attach ?? [];
-  const { inCommit, unconfirmed } = splitAdditions(
-    [
+  return {
+    fixed,
+    additions: [
       ...items.blocks.map((block) => ({ block })),
       ...items.unbounded.map((u) => ({ put: u.posting })),
       ...items.prefixTerms.map((p) => ({ put: p })),
     ],
-    MAX_TRANSACTION_ITEMS - fixed.length - attached.length,
-  );
-  return { unconfirmed, commit: [...fixed, ...inCommit, ...attached] };
+    attached: options.attach ?? [],
+  };
 }
 
 /** A change of an entity read at `version`: before and after, as the domain decided it. */
@@ -197,18 +190,15 @@ export function planUpdate<E>(
     ),
     ...terms.removed.map((t) => remove('term', t)),
   ];
-  const attached = options.attach ?? [];
-  const room = MAX_TRANSACTION_ITEMS - fixed.length - attached.length;
-  if (room < 0) throw new UpdateTooLarge();
-  const { inCommit, unconfirmed } = splitAdditions(
-    [
+  return {
+    fixed,
+    additions: [
       ...blocks.added.map((b) => ({ block: b.entry })),
       ...unboundedPostings.added.map((p) => ({ put: p })),
       ...terms.added.map((p) => ({ put: p })),
     ],
-    room,
-  );
-  return { unconfirmed, commit: [...fixed, ...inCommit, ...attached] };
+    attached: options.attach ?? [],
+  };
 }
 
 /** Items in `from` and not in `to` (removed), and the other way round (added), by key. */
@@ -226,9 +216,10 @@ function diff<T extends { pk?: unknown; sk?: unknown }>(from: T[], to: T[]) {
  * (block items other commits hold too), is a ConcurrentWrite; a failed condition throws what its action names.
  */
 export async function writePlan(plan: WritePlan): Promise<void> {
+  const cut = cutPlan(plan);
   try {
-    await putUnconfirmed(plan.unconfirmed);
-    await commit(plan.commit);
+    await putUnconfirmed(cut.unconfirmed);
+    await commit(cut.commit);
   } catch (error) {
     if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
     throw error;

@@ -26,6 +26,13 @@ export interface IndexDeclaration<E, F> {
   search?(entity: E): SearchTerms;
   /** The values a list filter names, per dimension name (AND-combined; none: every entity). */
   filter(filter: F): Record<string, string[]>;
+  /**
+   * Dimensions whose entities a search word matches too, found elsewhere (a deal matches the words of its
+   * contact's name as the contact is now: the contacts the word finds name `contact#<id>` dimensions).
+   */
+  searchRelated?(accountId: string, word: string): Promise<string[]>;
+  /** The order key a uuid names (default: the one newOrderedUuid wrote into it). */
+  keyOfUuid?(uuid: string): string | undefined;
 }
 
 export interface DimensionDeclaration<E> {
@@ -61,7 +68,8 @@ export const ALL = 'all';
 const isQueue = <E>(d: DimensionDeclaration<E> | QueueDeclaration): d is QueueDeclaration => 'queue' in d;
 
 /** A dimension's name with its value: `status#open`, `cf#plan#gold`. */
-const named = (name: string, value: string) => `${name}#${value}`;
+export const dimensionName = (name: string, value: string) => `${name}#${value}`;
+const named = dimensionName;
 
 function queueName<E>(declaration: IndexDeclaration<E, unknown>, parts: [name: string, value: string][]) {
   const tags = parts.map(([name, value]) => `${tagOf(declaration, name)}=${value}`);

@@ -16,6 +16,12 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     index,
     /** The items a create writes (the reindex and the benchmark's bulk loader write these too). */
     items: (accountId: string, entity: E, version = 1) => entityItems(index, accountId, entity, version),
+    /** What a create writes, to be written with writePlan (alone, or combined with another entity's). */
+    planCreate: (accountId: string, entity: E, options?: WriteOptions) =>
+      planCreate(index, accountId, entity, options),
+    /** What an update writes, guarded by the version read (the new version is change.version + 1). */
+    planUpdate: (accountId: string, change: EntityChange<E>, options?: WriteOptions) =>
+      planUpdate(index, accountId, change, options),
     /** Writes a new entity and its whole index, all or nothing. */
     create: (accountId: string, entity: E, options?: WriteOptions) =>
       writePlan(planCreate(index, accountId, entity, options)),

@@ -62,7 +62,7 @@ export async function findPage<E, F>(
   // packed (as the blocks hold them); only the page's are unpacked and their entities read.
   const [counts, termSets] = await Promise.all([
     dims.length > 0 ? getDimensionCounts(ix, accountId, [ALL, ...dims]) : {},
-    Promise.all(words.map(async (w) => packedSet(await queryTerm(ix, accountId, w)))),
+    Promise.all(words.map((w) => wordKeys(ix, accountId, w))),
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return { total: 0, entities: [] };
@@ -138,6 +138,19 @@ function blockReadUnits(listed: number, accountSize: number): number {
 const PACKED_KEY_BYTES = 16;
 const BLOCK_OVERHEAD_BYTES = 100;
 const READ_UNIT_BYTES = 4096;
+
+/** Packed keys of the entities a word matches: its terms, and the dimensions the declaration relates to it. */
+async function wordKeys<E>(index: Index<E>, accountId: string, word: string): Promise<Set<string>> {
+  const [terms, related] = await Promise.all([
+    queryTerm(index, accountId, word),
+    index.declaration.searchRelated?.(accountId, word) ?? [],
+  ]);
+  const keys = packedSet(terms);
+  for (const set of await Promise.all(related.map((d) => queryBlocks(index, accountId, d)))) {
+    for (const k of set) keys.add(k);
+  }
+  return keys;
+}
 
 function packedSet(orderKeys: Iterable<string>): Set<string> {
   const packed = new Set<string>();

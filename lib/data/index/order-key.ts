@@ -39,8 +39,13 @@ export function unpackOrderKey(packed: string): string {
 const NUMBER_BITS = 40n;
 const RANDOM_BITS = 29n;
 
-export function newOrderedUuid(createdUs: number, number: number): string {
-  const random = BigInt(randomBytes(4).readUInt32BE(0)) & ((1n << RANDOM_BITS) - 1n);
+export function newOrderedUuid(createdUs: number, number: number, tag?: number): string {
+  // The 29 free bits are random, or carry a small number the uuid's reader wants without a read (a deal's
+  // contact id, so that a deal and its contact are read in one BatchGet).
+  const random =
+    tag !== undefined && Number.isInteger(tag) && tag >= 0 && tag < 2 ** 29
+      ? BigInt(tag)
+      : BigInt(randomBytes(4).readUInt32BE(0)) & ((1n << RANDOM_BITS) - 1n);
   const payload =
     (BigInt(createdUs) << (NUMBER_BITS + RANDOM_BITS)) | (BigInt(number) << RANDOM_BITS) | random;
   // 122 bits → 48 | version 8 | 12 | variant 0b10 | 62
@@ -54,6 +59,12 @@ export function newOrderedUuid(createdUs: number, number: number): string {
 
 /** The order key such a uuid names, or undefined for a string that is not such a uuid. */
 export function orderKeyOfUuid(uuid: string): string | undefined {
+  const parts = uuidParts(uuid);
+  return parts && orderKeys.of(parts.createdMicros, parts.number);
+}
+
+/** What newOrderedUuid wrote into a uuid: creation time, number and the 29 free bits (its tag, if any). */
+export function uuidParts(uuid: string): { createdMicros: number; number: number; tag: number } | undefined {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(uuid)) return undefined;
   const value = BigInt(`0x${uuid.replaceAll('-', '')}`);
   const high = value >> 80n;
@@ -63,5 +74,9 @@ export function orderKeyOfUuid(uuid: string): string | undefined {
   const createdUs = payload >> (NUMBER_BITS + RANDOM_BITS);
   const number = (payload >> RANDOM_BITS) & ((1n << NUMBER_BITS) - 1n);
   if (createdUs > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
-  return orderKeys.of(Number(createdUs), Number(number));
+  return {
+    createdMicros: Number(createdUs),
+    number: Number(number),
+    tag: Number(payload & ((1n << RANDOM_BITS) - 1n)),
+  };
 }

@@ -105,7 +105,7 @@ export async function getByUuid<E extends { uuid: string }>(
   accountId: string,
   uuid: string,
 ): Promise<Stored<E> | undefined> {
-  const orderKey = orderKeyOfUuid(uuid);
+  const orderKey = (index.declaration.keyOfUuid ?? orderKeyOfUuid)(uuid);
   const stored = orderKey ? await getStored(index, accountId, orderKey) : undefined;
   return stored?.entity.uuid === uuid ? stored : undefined;
 }

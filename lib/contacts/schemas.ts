@@ -1,0 +1,55 @@
+import * as v from 'valibot';
+import { DEFAULT_PER_PAGE, linkParamsOf, maxText, pageParams, param } from '#lib/list-params.ts';
+import type { PageRequest } from '#lib/pagination.ts';
+import { clearable, parseInput, requiredEmail, requiredText, someField, sometimes } from '#lib/validation.ts';
+
+/** PATCH /api/contacts/{contact}: the account file's rules for each field sent. */
+const UpdateContactFields = v.object({
+  first_name: sometimes(requiredText('first_name', 255)),
+  last_name: clearable(
+    v.pipe(
+      v.string('The last name field must be a string.'),
+      v.trim(),
+      v.maxLength(255, 'The last name field must not be greater than 255 characters.'),
+    ),
+    'The last name field must be a string or null.',
+    v.pipe(v.string(), v.maxLength(255)),
+  ),
+  phone: clearable(
+    v.pipe(
+      v.string('The phone field must be a string.'),
+      v.trim(),
+      v.maxLength(64, 'The phone field must not be greater than 64 characters.'),
+    ),
+    'The phone field must be a string or null.',
+    v.pipe(v.string(), v.maxLength(64)),
+  ),
+  email: sometimes(requiredEmail('email')),
+});
+
+export const UpdateContactSchema = v.pipe(UpdateContactFields, someField(UpdateContactFields));
+
+export type UpdateContactInput = v.InferOutput<typeof UpdateContactSchema>;
+
+/** GET /api/contacts query: pagination as tickets, `email` and `search`. */
+export const ContactListQueryParams = v.object({
+  ...pageParams,
+  email: param('email', maxText('email', 254)),
+  search: param('search', maxText('search', 255)),
+});
+
+export interface ContactListQuery extends PageRequest {
+  email?: string;
+  search?: string;
+}
+
+export function parseContactListQuery(query: Record<string, string[]>): ContactListQuery {
+  const q = parseInput(ContactListQueryParams, query);
+  return {
+    page: q.page ?? 1,
+    perPage: q.per_page ?? DEFAULT_PER_PAGE,
+    ...(q.email !== undefined ? { email: q.email } : {}),
+    ...(q.search !== undefined ? { search: q.search } : {}),
+    linkParams: linkParamsOf(query, (name) => name in ContactListQueryParams.entries),
+  };
+}

@@ -1,0 +1,62 @@
+import { isDeepStrictEqual } from 'node:util';
+import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
+import { NotFound, PreconditionFailed } from '#lib/errors.ts';
+
+/** An entity as read, with the version its ETag names. */
+export interface Versioned<E> {
+  entity: E;
+  version: number;
+}
+
+/** The ETag of a version: strong, quoted. */
+export const etagOf = (version: number) => `"${version}"`;
+
+/** `If-Match: *`, or a list of entity tags one of which is the current one (strong comparison). */
+export function ifMatchHolds(header: string, etag: string): boolean {
+  const value = header.trim();
+  if (value === '*') return true;
+  return value.split(',').some((tag) => tag.trim() === etag);
+}
+
+export interface VersionedUpdate<E> {
+  /** Reads the entity and its version (undefined: 404). */
+  read(): Promise<Versioned<E> | undefined>;
+  /** The entity after the change (pure; may refuse with a 422). */
+  apply(before: E): E;
+  /** Writes the change guarded by `version`; answers the new version (StaleVersion when another landed first). */
+  write(before: E, after: E, version: number): Promise<number>;
+  /** The If-Match header as sent, if any. */
+  ifMatch?: string | undefined;
+  /** What a 412 says. */
+  changedMessage: string;
+}
+
+/**
+ * A PATCH of a versioned entity (tickets, deals, contacts), as decisions.md has it: read (404), If-Match
+ * against the ETag (412), the change applied; a change that changes nothing writes nothing and answers the
+ * entity as it is; the write is guarded by the version read. Another update landing in between: with If-Match,
+ * 412; without, the change is applied again to the entity as it now is.
+ */
+export async function updateVersioned<E>(update: VersionedUpdate<E>): Promise<Versioned<E>> {
+  return retryOnConflict(
+    async () => {
+      const stored = await update.read();
+      if (!stored) throw new NotFound();
+      const { ifMatch } = update;
+      if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(stored.version))) {
+        throw new PreconditionFailed(update.changedMessage);
+      }
+      const after = update.apply(stored.entity);
+      if (isDeepStrictEqual(after, stored.entity)) return stored;
+      try {
+        return { entity: after, version: await update.write(stored.entity, after, stored.version) };
+      } catch (error) {
+        if (error instanceof StaleVersion && ifMatch !== undefined) {
+          throw new PreconditionFailed(update.changedMessage);
+        }
+        throw error;
+      }
+    },
+    { retryable: (error) => error instanceof StaleVersion || error instanceof ConcurrentWrite },
+  );
+}
