@@ -1,13 +1,13 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, localClient } from '#infra/local/dynamodb-local.ts';
-import { ROOT } from '#infra/local/environment.ts';
+import { localClient } from '#infra/local/dynamodb-local.ts';
 import { checkAnswer } from '#test/support/contract.ts';
+import { javaPids, startService } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -43,47 +43,17 @@ async function storeBarrier(dynamoPort: number, tableName: string): Promise<void
   }
 }
 
-const javaPids = (port: number) => {
-  try {
-    return execFileSync('pgrep', ['-f', `DynamoDBLocal.jar -port ${port} `], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-};
-
 describe('npm start when its store dies', () => {
   it('restarts the store, keeps every acknowledged ticket whole, and stops everything on SIGTERM', async () => {
-    const [port, dynamoPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      DYNAMODB_PORT: String(dynamoPort),
+    const started = await startService({
       DYNAMODB_DATA_DIR: dataDir,
       TABLE_NAME: 'deskpipe-death',
       AUTH_CACHE_TTL_SECONDS: '0',
       LOG_LEVEL: 'info',
-    };
-    delete env.DYNAMODB_ENDPOINT;
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['infra/local/start.ts'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    service = child;
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr?.on('data', (c) => {
-      stderr += c;
-    });
-    await waitFor(() => /dpk_[A-Za-z0-9_-]+/.test(stdout), { timeout: 60_000, label: 'the demo key' });
-    const apiKey = /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0] as string;
-    const base = `http://127.0.0.1:${port}`;
+    service = started.child;
+    const { child, dynamoPort, apiKey, env, baseUrl: base } = started;
+    const stderr = () => started.stderr();
 
     const statuses: number[] = [];
     const post = async (tag: string, heavy: boolean) => {
@@ -145,15 +115,15 @@ describe('npm start when its store dies', () => {
     const barrierSentAt = Date.now();
     await storeBarrier(dynamoPort, env.TABLE_NAME as string);
     process.kill(javaPid as number, 'SIGKILL');
-    await waitFor(() => /DynamoDB Local restarted/.test(stderr), { timeout: 60_000, label: 'the restart' });
-    expect(stderr).toMatch(/DynamoDB Local exited unexpectedly/);
+    await waitFor(() => /DynamoDB Local restarted/.test(stderr()), { timeout: 60_000, label: 'the restart' });
+    expect(stderr()).toMatch(/DynamoDB Local exited unexpectedly/);
     // The load goes on until the restarted store has acknowledged tickets again.
     const atRestart = tags.length;
     await waitFor(() => tags.length > atRestart, { timeout: 60_000, label: 'a ticket after the restart' });
     loading = false;
     await Promise.all(workers);
 
-    expect(statuses, stderr).toContain(503);
+    expect(statuses, stderr()).toContain(503);
     expect(statuses.every((s) => [201, 503, 409].includes(s))).toBe(true);
     const get = async (query: string) => {
       const path = `/api/tickets?per_page=100&${query}`;
@@ -220,7 +190,7 @@ describe('npm start when its store dies', () => {
       process.kill(restartedPid as number, 'SIGCONT');
     }
     // The authorizer's failure is in the log (the client only sees 503).
-    expect(stderr).toMatch(/Service temporarily unavailable/);
+    expect(stderr()).toMatch(/Service temporarily unavailable/);
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');

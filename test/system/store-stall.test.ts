@@ -1,12 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '#infra/local/dynamodb-local.ts';
-import { ROOT } from '#infra/local/environment.ts';
 import { checkAnswer } from '#test/support/contract.ts';
 import type { Gateway } from '#test/support/http.ts';
 import { checkFilter, fetchAll, type Shown } from '#test/support/list-model.ts';
+import { javaPids, startService } from '#test/support/service.ts';
+import { waitFor } from '#test/support/wait.ts';
 
 /**
  * `npm start` under keyed writes while its DynamoDB Local is stalled (SIGSTOP: the process stops, its socket
@@ -27,25 +26,6 @@ afterAll(() => {
   service?.kill('SIGKILL');
 });
 
-const javaPids = (port: number) => {
-  try {
-    return execFileSync('pgrep', ['-f', `DynamoDBLocal.jar -port ${port} `], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-};
-
-async function waitFor(what: () => boolean, timeoutMs: number, label: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 interface Answer {
   what: string;
   status: number;
@@ -58,33 +38,13 @@ const words = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `$
 
 describe('npm start when its store stalls', () => {
   it('answers every request within the deadline, and the keyed retries land each change exactly once', async () => {
-    const [port, dynamoPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      DYNAMODB_PORT: String(dynamoPort),
-      TABLE_NAME: 'deskpipe-stall',
-      LOG_LEVEL: 'silent',
-    };
-    delete env.DYNAMODB_ENDPOINT;
-    delete env.AUTH_CACHE_TTL_SECONDS; // the deployed cache: a stalled store does not also stall authorization
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['infra/local/start.ts', '--in-memory'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    service = child;
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr?.on('data', (c) => {
-      stderr += c;
-    });
-    await waitFor(() => /dpk_[A-Za-z0-9_-]+/.test(stdout), 60_000, 'the demo key');
-    const key = /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0] as string;
-    const baseUrl = `http://127.0.0.1:${port}`;
+    // The deployed authorizer cache (AUTH_CACHE_TTL_SECONDS unset): a stalled store does not also stall authorization.
+    const started = await startService({ TABLE_NAME: 'deskpipe-stall', LOG_LEVEL: 'silent' }, [
+      '--in-memory',
+    ]);
+    service = started.child;
+    const { dynamoPort, apiKey: key, baseUrl } = started;
+    const stderr = () => started.stderr();
 
     let stalledNow = false;
     const answers: Answer[] = [];
@@ -179,7 +139,7 @@ describe('npm start when its store stalls', () => {
     const workers = [...[0, 1, 2].map(creator), ...seeded.map(updater)];
     for (const worker of workers) worker.catch(() => {}); // awaited below; a failure meanwhile is not unhandled
 
-    await waitFor(() => answers.length >= 6, 30_000, 'the load to start');
+    await waitFor(() => answers.length >= 6, { timeout: 30_000, label: 'the load to start' });
     const [javaPid] = javaPids(dynamoPort);
     expect(javaPid).toBeGreaterThan(0);
     process.kill(javaPid as number, 'SIGSTOP');
@@ -242,6 +202,6 @@ describe('npm start when its store stalls', () => {
     ]) {
       mismatches.push(...(await checkFilter(gateway, key, model, filter, 25)));
     }
-    expect(mismatches, stderr).toEqual([]);
+    expect(mismatches, stderr()).toEqual([]);
   }, 110_000);
 });

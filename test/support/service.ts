@@ -1,0 +1,73 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort } from '#infra/local/dynamodb-local.ts';
+import { ROOT } from '#infra/local/environment.ts';
+import { waitFor } from './wait.ts';
+
+/**
+ * `npm start` (infra/local/start.ts) as a child process on free ports, its output kept, for the system tests that
+ * kill or stall its embedded DynamoDB. Resolves once it has printed the demo account's key.
+ */
+export interface Service {
+  child: ChildProcess;
+  port: number;
+  dynamoPort: number;
+  baseUrl: string;
+  apiKey: string;
+  env: NodeJS.ProcessEnv;
+  stdout(): string;
+  stderr(): string;
+}
+
+export async function startService(env: Record<string, string>, args: string[] = []): Promise<Service> {
+  const [port, dynamoPort] = [await freePort(), await freePort()];
+  // As a developer runs it: its own embedded store, and the deployed authorizer cache unless `env` says otherwise.
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
+  delete inherited.DYNAMODB_ENDPOINT;
+  delete inherited.AUTH_CACHE_TTL_SECONDS;
+  const childEnv: NodeJS.ProcessEnv = {
+    ...inherited,
+    PORT: String(port),
+    DYNAMODB_PORT: String(dynamoPort),
+    ...env,
+  };
+  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['infra/local/start.ts', ...args], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c) => {
+    stdout += c;
+  });
+  child.stderr?.on('data', (c) => {
+    stderr += c;
+  });
+  const service = {
+    child,
+    port,
+    dynamoPort,
+    baseUrl: `http://127.0.0.1:${port}`,
+    env: childEnv,
+    stdout: () => stdout,
+    stderr: () => stderr,
+  };
+  const apiKey = await waitFor(() => /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0], {
+    timeout: 60_000,
+    label: 'the demo key',
+  });
+  return { ...service, apiKey };
+}
+
+/** The process ids of the DynamoDB Local serving this port (to kill or stop it). */
+export function javaPids(port: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', `DynamoDBLocal.jar -port ${port} `], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
