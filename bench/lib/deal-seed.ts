@@ -1,22 +1,21 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { fullName } from '#lib/accounts/contact-name.ts';
 import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { contactItem, newContactUuid } from '#lib/data/contacts.ts';
 import { deals } from '#lib/data/deal-index.ts';
-import { newDealUuid } from '#lib/data/deals.ts';
 import type { EntityItems } from '#lib/data/index/items.ts';
 import { IndexTotals } from '#lib/data/index/reindex.ts';
 import { chunks, keyString } from '#lib/data/items.ts';
 import { accountKeys } from '#lib/data/keys.ts';
+import { composeDeal } from '#lib/deals/create-deal.ts';
 import type { Deal, DealStatus } from '#lib/deals/types.ts';
 import { applyDealChange } from '#lib/deals/update-deal.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
  * Bulk path for the deal scaling runs, as TicketSeeder is for tickets: contacts and deals built from the
- * domain's own pieces (a create's fields, `newDealUuid`, `fullName`, and `applyDealChange` for won and lost
+ * domain's own pieces (the create's `composeDeal`, and `applyDealChange` for won and lost
  * deals) and written as exactly the items the engine writes (`contacts.items` and the e-mail item
  * `contactItem`; `deals.items`). Counters, blocks and the stats item (with the board's exact sums) are summed by
  * IndexTotals and written as their final values.
@@ -166,33 +165,19 @@ export class DealSeeder {
     if (!place) throw new Error('the deal account has no stages');
     const { pipeline, stage } = place;
     const contact = this.contact(DEAL_SEED.contactOf(i));
-    const createdUs = this.startUs + i * 1000;
-    const created = formatTimestamp(createdUs);
     const words = DEAL_WORDS.length;
-    const open: Deal = {
-      uuid: newDealUuid(createdUs, i, contact.id),
-      number: i,
-      name: `${DEAL_WORDS[i % words]} ${DEAL_WORDS[(i * 3 + 1) % words]} Q${(i % 4) + 1}${i <= 5 ? ` ${DEAL_SEED.rareWord}` : ''}`,
-      amount: DEAL_SEED.amount(i),
-      currency: DEAL_SEED.currency(i),
-      status: 'open',
-      probability: stage.probability,
-      pipeline: { id: pipeline.id, name: pipeline.name },
-      stage: { id: stage.id, name: stage.name, color: stage.color },
-      contact: {
-        id: contact.id,
-        uuid: contact.uuid,
-        fullName: fullName(contact.firstName, contact.lastName),
-        email: contact.email,
+    const createdUs = this.startUs + i * 1000;
+    const open = composeDeal({
+      input: {
+        name: `${DEAL_WORDS[i % words]} ${DEAL_WORDS[(i * 3 + 1) % words]} Q${(i % 4) + 1}${i <= 5 ? ` ${DEAL_SEED.rareWord}` : ''}`,
+        amount: DEAL_SEED.amount(i),
+        currency: DEAL_SEED.currency(i),
       },
-      expectedCloseDate: null,
-      contactPhone: null,
-      lostReason: null,
-      wonAt: null,
-      lostAt: null,
-      createdAt: created,
-      updatedAt: created,
-    };
+      number: i,
+      createdUs,
+      place: { pipeline, stage },
+      contact,
+    });
     const status = DEAL_SEED.status(i);
     if (status === 'open') return open;
     return applyDealChange(

@@ -8,8 +8,8 @@ import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.t
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
-import { defaultStage, resolveStage } from './pipeline-stage.ts';
-import { CreateDealSchema } from './schemas.ts';
+import { defaultStage, type PipelineStage, resolveStage } from './pipeline-stage.ts';
+import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
 /**
@@ -37,32 +37,8 @@ export async function createDeal(
   ]);
   const number = ids.deal as number;
   const createdUs = nowMicros();
-  const created = formatTimestamp(createdUs);
-  const dealFor = (contact: Contact): Deal => ({
-    // The uuid carries the contact's id: a deal is read with its contact in one round trip.
-    uuid: newDealUuid(createdUs, number, contact.id),
-    number,
-    name: input.name,
-    amount: input.amount ?? 0,
-    currency: input.currency ?? 'EUR',
-    status: 'open',
-    probability: stage.probability,
-    pipeline: { id: pipeline.id, name: pipeline.name },
-    stage: { id: stage.id, name: stage.name, color: stage.color },
-    contact: {
-      id: contact.id,
-      uuid: contact.uuid,
-      fullName: fullName(contact.firstName, contact.lastName),
-      email: contact.email,
-    },
-    expectedCloseDate: input.expected_close_date ?? null,
-    contactPhone: input.contact_phone ?? null,
-    lostReason: null,
-    wonAt: null,
-    lostAt: null,
-    createdAt: created,
-    updatedAt: created,
-  });
+  const dealFor = (contact: Contact) =>
+    composeDeal({ input, number, createdUs, place: { pipeline, stage }, contact });
 
   if (existing) {
     const deal = dealFor(existing);
@@ -83,8 +59,8 @@ export async function createDeal(
     firstName: input.contact_first_name,
     lastName: input.contact_last_name ?? null,
     phone: input.contact_phone ?? null,
-    createdAt: created,
-    updatedAt: created,
+    createdAt: formatTimestamp(createdUs),
+    updatedAt: formatTimestamp(createdUs),
   };
   const deal = dealFor(contact);
   try {
@@ -97,4 +73,42 @@ export async function createDeal(
     await insertDeal(accountId, attached, { attach: completionCommit(attach?.(attached)) });
     return attached;
   }
+}
+
+export interface DealParts {
+  input: Pick<CreateDealInput, 'name' | 'amount' | 'currency' | 'expected_close_date' | 'contact_phone'>;
+  number: number;
+  createdUs: number;
+  place: PipelineStage;
+  contact: Contact;
+}
+
+/** The deal that a create with these decisions stores (pure: also used by the benchmark's bulk loader). */
+export function composeDeal({ input, number, createdUs, place, contact }: DealParts): Deal {
+  const created = formatTimestamp(createdUs);
+  return {
+    // The uuid carries the contact's id: a deal is read with its contact in one round trip.
+    uuid: newDealUuid(createdUs, number, contact.id),
+    number,
+    name: input.name,
+    amount: input.amount ?? 0,
+    currency: input.currency ?? 'EUR',
+    status: 'open',
+    probability: place.stage.probability,
+    pipeline: { id: place.pipeline.id, name: place.pipeline.name },
+    stage: { id: place.stage.id, name: place.stage.name, color: place.stage.color },
+    contact: {
+      id: contact.id,
+      uuid: contact.uuid,
+      fullName: fullName(contact.firstName, contact.lastName),
+      email: contact.email,
+    },
+    expectedCloseDate: input.expected_close_date ?? null,
+    contactPhone: input.contact_phone ?? null,
+    lostReason: null,
+    wonAt: null,
+    lostAt: null,
+    createdAt: created,
+    updatedAt: created,
+  };
 }
