@@ -17,6 +17,11 @@ export interface Service {
   env: NodeJS.ProcessEnv;
   stdout(): string;
   stderr(): string;
+  /**
+   * Stops it as Ctrl-C would (SIGTERM: tsx passes it on, and the service stops its store); SIGKILL only to a
+   * wrapper that did not exit in time. A SIGKILL first would orphan the service and its Java store.
+   */
+  stop(): Promise<void>;
 }
 
 export async function startService(env: Record<string, string>, args: string[] = []): Promise<Service> {
@@ -44,8 +49,19 @@ export async function startService(env: Record<string, string>, args: string[] =
   child.stderr?.on('data', (c) => {
     stderr += c;
   });
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 20_000).unref());
+    if ((await Promise.race([exited, timer])) === 'late') child.kill('SIGKILL');
+  };
   const service = {
     child,
+    stop,
     port,
     dynamoPort,
     baseUrl: `http://127.0.0.1:${port}`,

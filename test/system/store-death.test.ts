@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +6,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { localClient } from '#infra/local/dynamodb-local.ts';
 import { checkAnswer } from '#test/support/contract.ts';
-import { javaPids, startService } from '#test/support/service.ts';
+import { javaPids, type Service, startService } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -16,9 +15,9 @@ import { waitFor } from '#test/support/wait.ts';
  * with their Idempotency-Keys every ticket exists exactly once and is fully indexed. SIGTERM stops it all.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'deskpipe-death-'));
-let service: ChildProcess | undefined;
-afterAll(() => {
-  service?.kill('SIGKILL');
+let service: Service | undefined;
+afterAll(async () => {
+  await service?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -51,7 +50,7 @@ describe('npm start when its store dies', () => {
       AUTH_CACHE_TTL_SECONDS: '0',
       LOG_LEVEL: 'info',
     });
-    service = started.child;
+    service = started;
     const { child, dynamoPort, apiKey, env, baseUrl: base } = started;
     const stderr = () => started.stderr();
 

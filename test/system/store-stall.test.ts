@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkAnswer } from '#test/support/contract.ts';
 import type { Gateway } from '#test/support/http.ts';
 import { checkFilter, fetchAll, type Shown } from '#test/support/list-model.ts';
-import { javaPids, startService } from '#test/support/service.ts';
+import { javaPids, type Service, startService } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -21,9 +20,9 @@ const STALL_MS = 15_000;
  */
 const ANSWER_BOUND_MS = 9_500;
 
-let service: ChildProcess | undefined;
-afterAll(() => {
-  service?.kill('SIGKILL');
+let service: Service | undefined;
+afterAll(async () => {
+  await service?.stop();
 });
 
 interface Answer {
@@ -42,7 +41,7 @@ describe('npm start when its store stalls', () => {
     const started = await startService({ TABLE_NAME: 'deskpipe-stall', LOG_LEVEL: 'silent' }, [
       '--in-memory',
     ]);
-    service = started.child;
+    service = started;
     const { dynamoPort, apiKey: key, baseUrl } = started;
     const stderr = () => started.stderr();
 
@@ -203,5 +202,8 @@ describe('npm start when its store stalls', () => {
       mismatches.push(...(await checkFilter(gateway, key, model, filter, 25)));
     }
     expect(mismatches, stderr()).toEqual([]);
+    // Stopped as Ctrl-C stops it, the service leaves no store behind.
+    await started.stop();
+    expect(javaPids(dynamoPort)).toEqual([]);
   }, 110_000);
 });
