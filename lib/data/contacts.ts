@@ -4,8 +4,8 @@ import { batchGetAll, getItem, tableName } from './client.ts';
 import { contactItemKey, contacts } from './contact-index.ts';
 import { writePlan } from './index/commit.ts';
 import { newOrderedUuid } from './index/order-key.ts';
-import type { Stored } from './index/reads.ts';
-import { ATTR, entityOf } from './items.ts';
+import { type Stored, storedOf } from './index/reads.ts';
+import { entityOf } from './items.ts';
 import { contactKeys } from './keys.ts';
 import type { CommitAction } from './transact.ts';
 
@@ -150,5 +150,5 @@ export async function getContactById(accountId: string, id: number): Promise<Sto
 /** Contacts by id, as stored (one BatchGet), in no particular order. */
 export async function getStoredContacts(accountId: string, ids: number[]): Promise<Stored<Contact>[]> {
   const items = await batchGetAll([...new Set(ids)].map((id) => contactItemKey(accountId, id)));
-  return items.map((item) => ({ entity: entityOf<Contact>(item), version: Number(item[ATTR.version] ?? 1) }));
+  return items.map((item) => storedOf<Contact>(item));
 }

@@ -9,8 +9,8 @@ import { type EntityChange, writePlan } from './index/commit.ts';
 import { filterDimensions } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid, orderKeyOfUuid, uuidParts } from './index/order-key.ts';
-import type { Stats, Stored } from './index/reads.ts';
-import { ATTR, entityOf } from './items.ts';
+import { type Stats, type Stored, storedOf } from './index/reads.ts';
+import { entityOf } from './items.ts';
 import type { CommitAction } from './transact.ts';
 
 /**
@@ -57,7 +57,7 @@ export async function getDeal(accountId: string, uuid: string): Promise<StoredDe
   const contact = contactItem
     ? entityOf<Contact>(contactItem)
     : (await getStoredContacts(accountId, [deal.contact.id]))[0]?.entity;
-  return { entity: deal, version: Number(dealItem[ATTR.version] ?? 1), contact };
+  return { ...storedOf<Deal>(dealItem), contact };
 }
 
 /** Writes a deal's change guarded by the version read (StaleVersion otherwise); answers the new version. */

@@ -69,7 +69,6 @@ const isQueue = <E>(d: DimensionDeclaration<E> | QueueDeclaration): d is QueueDe
 
 /** A dimension's name with its value: `status#open`, `cf#plan#gold`. */
 export const dimensionName = (name: string, value: string) => `${name}#${value}`;
-const named = dimensionName;
 
 function queueName<E>(declaration: IndexDeclaration<E, unknown>, parts: [name: string, value: string][]) {
   const tags = parts.map(([name, value]) => `${tagOf(declaration, name)}=${value}`);
@@ -97,7 +96,7 @@ export function dimensionsOf<E>(declaration: IndexDeclaration<E, unknown>, entit
     }
     const values = d.values(entity);
     if (d.queueTag) single.set(d.name, values[0]);
-    out.push(...values.map((v) => named(d.name, v)));
+    out.push(...values.map((v) => dimensionName(d.name, v)));
   }
   return out;
 }
@@ -124,10 +123,10 @@ export function filterDimensions<E, F>(declaration: IndexDeclaration<E, F>, filt
             queue.queue.map((n) => [n, wanted[n]?.[0] as string]),
           ),
         ]
-      : queued.flatMap((d) => (wanted[d.name] ?? []).map((v) => named(d.name, v)));
+      : queued.flatMap((d) => (wanted[d.name] ?? []).map((v) => dimensionName(d.name, v)));
   const rest = singles
     .filter((d) => !d.queueTag)
-    .flatMap((d) => (wanted[d.name] ?? []).map((v) => named(d.name, v)));
+    .flatMap((d) => (wanted[d.name] ?? []).map((v) => dimensionName(d.name, v)));
   return [...first, ...rest];
 }
 

@@ -132,11 +132,16 @@ export async function getByNumber<E>(
   return term ? getStored(index, accountId, parseTermKey(term.sk as string).orderKey) : undefined;
 }
 
+/** An entity item as stored: the entity and its version (items from before versions existed are at 1). */
+export function storedOf<E>(item: Record<string, unknown>): Stored<E> {
+  return { entity: entityOf<E>(item), version: Number(item[ATTR.version] ?? 1) };
+}
+
 export async function getStored<E>(
   index: Index<E>,
   accountId: string,
   orderKey: string,
 ): Promise<Stored<E> | undefined> {
   const item = await getItem(index.keys.item(accountId, orderKey));
-  return item ? { entity: entityOf<E>(item), version: Number(item[ATTR.version] ?? 1) } : undefined;
+  return item ? storedOf<E>(item) : undefined;
 }
