@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getTicketStats } from '#lib/data/tickets.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
+import { seededRandom } from '#test/support/random.ts';
 
 /**
  * decisions.md, "One ticket: read and update": lists, filters, totals, search and the least-busy open-work
@@ -17,22 +18,6 @@ const ALL_STATUSES = [...STATUSES, 'closed'];
 const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 const PLANS = ['gold', 'silver', 'bronze'] as const;
 const OPEN_WORK = ['open', 'pending', 'in_progress'];
-
-/** A small seeded generator (mulberry32): the same run every time, so a failure can be replayed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return {
-    chance: (p: number) => next() < p,
-    pick: <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T,
-  };
-}
 
 /** A word of fixed width: no word of the run is a prefix of another, so a search finds exactly its tickets. */
 const word = (n: number) => `alpha${String(n).padStart(4, '0')}`;
@@ -53,7 +38,7 @@ describe('concurrent updates', () => {
     });
     const key = account.apiKey;
     const agentIds = account.agents.map((a) => a.id);
-    const rng = random(20_260_522);
+    const rng = seededRandom(20_260_522);
 
     // Ten tickets, each with a word of its own in its subject.
     const wordsOf = new Map<string, Set<string>>();

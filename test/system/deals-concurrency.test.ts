@@ -10,6 +10,7 @@ import {
   readDeals,
 } from '#test/support/deal-checks.ts';
 import { useGateway } from '#test/support/http.ts';
+import { seededRandom } from '#test/support/random.ts';
 
 /**
  * Deals and contacts written concurrently (decisions.md, "Deals that move"): totals and board cells stay exact
@@ -23,20 +24,10 @@ const CURRENCIES = ['EUR', 'USD', 'GBP'] as const;
 const stages = (names: string[], probabilities: number[]) =>
   names.map((name, i) => ({ name, color: `#00000${i}`, probability: probabilities[i] ?? 0 }));
 
-/** A small seeded generator (mulberry32): a failing run is replayed with its seed. */
+/** The seeded generator, and amounts with cents from it. */
 function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]) => items[int(items.length)] as T;
-  const cents = () => Number(`${int(5000)}.${String(int(100)).padStart(2, '0')}`);
-  return { int, pick, cents, chance: (p: number) => next() < p };
+  const rnd = seededRandom(seed);
+  return { ...rnd, cents: () => Number(`${rnd.int(5000)}.${String(rnd.int(100)).padStart(2, '0')}`) };
 }
 
 type Answer = Awaited<ReturnType<typeof gateway.call>>;
