@@ -160,6 +160,23 @@ export const routes = [
       'BatchWriteItem',
     ],
   },
+  {
+    name: 'listEvents',
+    method: 'GET',
+    path: '/api/events',
+    entry: 'functions/events-list.ts',
+    auth: true,
+    // PutItem: closing a place of the feed whose writer is gone (lib/data/events.ts).
+    tableActions: ['Query', 'PutItem', 'UpdateItem'],
+  },
+  {
+    name: 'getEvent',
+    method: 'GET',
+    path: '/api/events/{event}',
+    entry: 'functions/events-get.ts',
+    auth: true,
+    tableActions: ['Query', 'UpdateItem'],
+  },
   // The contract (decisions.md, "Contract"): public, and away from the store.
   {
     name: 'getOpenApi',

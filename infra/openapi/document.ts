@@ -39,6 +39,14 @@ const definitions: Record<string, v.GenericSchema> = {
   PipelineBoard: answers.PipelineBoard,
   Contact: answers.Contact,
   ContactPage: answers.ContactPage,
+  TicketCreatedEvent: answers.TicketCreatedEvent,
+  TicketUpdatedEvent: answers.TicketUpdatedEvent,
+  DealCreatedEvent: answers.DealCreatedEvent,
+  DealUpdatedEvent: answers.DealUpdatedEvent,
+  ContactCreatedEvent: answers.ContactCreatedEvent,
+  ContactUpdatedEvent: answers.ContactUpdatedEvent,
+  Event: answers.Event,
+  EventFeed: answers.EventFeed,
 };
 
 /**

@@ -4,6 +4,7 @@ import { type RouteName, route } from '#functions/routes.ts';
 import { ContactListQueryParams, UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { DealListQueryParams } from '#lib/deals/list-query.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
+import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import {
@@ -12,8 +13,10 @@ import {
   DealCreated,
   DealPage,
   DealUpdated,
+  EventFeed,
   OneContact,
   OneDeal,
+  OneEvent,
   OneTicket,
   PipelineBoard,
   PipelineList,
@@ -31,7 +34,7 @@ import {
 export interface Operation {
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Contract';
+  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Events' | 'Contract';
   /** The JSON body's schema (routes with a body). */
   readonly body?: v.GenericSchema;
   /** An object schema whose entries are the query parameters, each carrying its wire form. */
@@ -85,6 +88,12 @@ const uuidParam = (name: string, description: string) => ({
 });
 const DEAL_PARAM = uuidParam('deal', "The deal's uuid.");
 const CONTACT_PARAM = uuidParam('contact', "The contact's uuid.");
+const EVENT_PARAM = {
+  event: {
+    description: "The event's id (`evt_…`).",
+    schema: v.pipe(v.string(), v.maxLength(24), v.regex(/^evt_[0-9a-z]{10}[0-9a-f]{10}$/)),
+  },
+};
 
 /** The docs page's files, by the name in the path (functions/docs-asset.ts serves these and 404s any other). */
 const DOCS_ASSETS = (route('docsAsset').files ?? []).map((file) => basename(file));
@@ -214,6 +223,27 @@ export const operations: Record<RouteName, Operation> = {
     ifMatch: true,
     ok: { status: 200, description: 'The contact after the change.', body: ContactUpdated, etag: true },
     statuses: [404, 412],
+  },
+  listEvents: {
+    summary: 'List events',
+    description:
+      "The account's events after `after`, oldest first, each written with the change it describes. `limit` " +
+      'bounds the events examined: a page filtered by `type` may hold fewer. Follow `next_cursor` until it is ' +
+      'null; then poll with the same `after`. Events are kept 30 days.',
+    tag: 'Events',
+    query: EventFeedQueryParams,
+    ok: {
+      status: 200,
+      description: 'Events after the cursor, and the cursor to read after next.',
+      body: EventFeed,
+    },
+  },
+  getEvent: {
+    summary: 'Get an event',
+    tag: 'Events',
+    pathParams: EVENT_PARAM,
+    ok: { status: 200, description: 'The event.', body: OneEvent },
+    statuses: [404],
   },
   getOpenApi: {
     summary: 'This document',

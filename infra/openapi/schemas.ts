@@ -195,6 +195,51 @@ export const ContactUpdated = v.strictObject({
 });
 export const ContactPage = page(Contact, 'ContactPage');
 
+const eventId = v.pipe(v.string(), v.regex(/^evt_[0-9a-z]{10}[0-9a-f]{10}$/), v.description('An event id.'));
+const previous = v.pipe(
+  v.record(v.string(), v.unknown()),
+  v.description("The changed fields' values before the change, by field name (only those that changed)."),
+);
+const version = v.pipe(id, v.description("The object's version after the change: the number in its ETag."));
+
+/** One event type's schema: `data.object` is the resource as its GET answers it after the change. */
+function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
+  const data = updated ? v.strictObject({ object, previous, version }) : v.strictObject({ object, version });
+  return v.pipe(
+    v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, data }),
+    v.title(title),
+  );
+}
+
+export const TicketCreatedEvent = eventSchema('ticket.created', Ticket, 'TicketCreatedEvent', false);
+export const TicketUpdatedEvent = eventSchema('ticket.updated', Ticket, 'TicketUpdatedEvent', true);
+export const DealCreatedEvent = eventSchema('deal.created', DealDetail, 'DealCreatedEvent', false);
+export const DealUpdatedEvent = eventSchema('deal.updated', DealDetail, 'DealUpdatedEvent', true);
+export const ContactCreatedEvent = eventSchema('contact.created', Contact, 'ContactCreatedEvent', false);
+export const ContactUpdatedEvent = eventSchema('contact.updated', Contact, 'ContactUpdatedEvent', true);
+export const Event = v.pipe(
+  v.union([
+    TicketCreatedEvent,
+    TicketUpdatedEvent,
+    DealCreatedEvent,
+    DealUpdatedEvent,
+    ContactCreatedEvent,
+    ContactUpdatedEvent,
+  ]),
+  v.title('Event'),
+);
+export const EventFeed = v.pipe(
+  v.strictObject({
+    data: v.array(Event),
+    next_cursor: v.pipe(
+      v.nullable(eventId),
+      v.description('Pass as `after` for the next page; null when nothing after `after` is in the feed yet.'),
+    ),
+  }),
+  v.title('EventFeed'),
+);
+export const OneEvent = v.strictObject({ data: Event });
+
 export const Pipeline = v.pipe(
   v.strictObject({
     id,

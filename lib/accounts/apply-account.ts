@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { presentContact } from '#lib/contacts/present.ts';
 import {
   createAccount,
   findAccountIdBySlug,
@@ -8,6 +9,8 @@ import {
   reserveIds,
 } from '#lib/data/accounts.ts';
 import { createContact, findContactsByEmail, newContactUuid, saveContact } from '#lib/data/contacts.ts';
+import { openDealCounts } from '#lib/data/deals.ts';
+import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { now } from '#lib/time.ts';
 import { parseAccountFile } from './account-file.ts';
 import { accountState } from './account-state.ts';
@@ -49,8 +52,24 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
   if (!existing) await createAccount(merged.config.account);
   else if (merged.accountChanged) await putAccount(merged.config.account);
   await putConfigEntities(id, merged.changed);
-  for (const contact of merged.newContacts) await createContact(id, contact);
-  for (const contact of merged.changedContacts) await saveContact(id, contact);
+  // Each contact's change writes its event, as an API change does (its GET shows its open deals).
+  for (const contact of merged.newContacts) {
+    await createContact(id, contact, createdEvent('contact', presentContact(contact, 0)));
+  }
+  const openDeals = merged.changedContacts.length
+    ? await openDealCounts(
+        id,
+        merged.changedContacts.map((c) => c.id),
+      )
+    : new Map<number, number>();
+  for (const contact of merged.changedContacts) {
+    const count = openDeals.get(contact.id) ?? 0;
+    await saveContact(id, contact, (before, version) =>
+      before
+        ? updatedEvent('contact', presentContact(before, count), presentContact(contact, count), version)
+        : createdEvent('contact', presentContact(contact, count)),
+    );
+  }
 
   const key = !existing || options.newKey ? await issueApiKey(id) : undefined;
   return accountState(merged.config, key?.api_key, merged.contacts);

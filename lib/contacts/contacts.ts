@@ -5,6 +5,7 @@ import { ContactTaken, getContactByUuid, updateContact as writeContact } from '#
 import { openDealCounts } from '#lib/data/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { updatedEvent } from '#lib/events/drafts.ts';
 import { paginate } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
@@ -66,7 +67,17 @@ export async function updateContact(
         return await writeContact(
           accountId,
           { before, after, version },
-          completionCommit(options.attach?.({ entity: after, version: version + 1, openDeals: count })),
+          {
+            attach: completionCommit(
+              options.attach?.({ entity: after, version: version + 1, openDeals: count }),
+            ),
+            event: updatedEvent(
+              'contact',
+              presentContact(before, count),
+              presentContact(after, count),
+              version + 1,
+            ),
+          },
         );
       } catch (error) {
         if (error instanceof ContactTaken) {

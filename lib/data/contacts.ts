@@ -2,6 +2,7 @@ import type { Contact } from '#lib/accounts/types.ts';
 import { nowMicros } from '#lib/time.ts';
 import { batchGetAll, getItem, tableName } from './client.ts';
 import { contactItemKey, contacts } from './contact-index.ts';
+import type { EventDraft } from './events.ts';
 import { writePlan } from './index/commit.ts';
 import { newOrderedUuid } from './index/order-key.ts';
 import { type Stored, storedOf } from './index/reads.ts';
@@ -88,16 +89,24 @@ export async function findContactsByEmail(accountId: string, emails: string[]): 
 }
 
 /** A new contact's write plan: the contact and its index, and its e-mail taken (ContactTaken when held). */
-export const planNewContact = (accountId: string, contact: Contact, attach: CommitAction[] = []) =>
-  contacts.planCreate(accountId, contact, { attach: [takeEmail(accountId, contact), ...attach] });
+export const planNewContact = (
+  accountId: string,
+  contact: Contact,
+  attach: CommitAction[] = [],
+  events: EventDraft[] = [],
+) => contacts.planCreate(accountId, contact, { attach: [takeEmail(accountId, contact), ...attach], events });
 
 /**
  * Creates a contact unless one with its e-mail already exists in the account; returns the stored one.
  * The e-mail item is the uniqueness constraint, so concurrent creators agree on a single contact.
  */
-export async function createContact(accountId: string, contact: Contact): Promise<Contact> {
+export async function createContact(
+  accountId: string,
+  contact: Contact,
+  event: EventDraft,
+): Promise<Contact> {
   try {
-    await writePlan(planNewContact(accountId, contact));
+    await writePlan(planNewContact(accountId, contact, [], [event]));
     return contact;
   } catch (error) {
     if (error instanceof ContactTaken) return error.existing;
@@ -112,27 +121,40 @@ export async function createContact(accountId: string, contact: Contact): Promis
 export async function updateContact(
   accountId: string,
   change: { before: Contact; after: Contact; version: number },
-  attach: CommitAction[] = [],
+  options: { attach?: CommitAction[] | undefined; event: EventDraft },
 ): Promise<number> {
   const { before, after } = change;
   const moved = before.email.toLowerCase() !== after.email.toLowerCase();
   const email = moved
     ? [releaseEmail(accountId, before), takeEmail(accountId, after)]
     : [refreshEmail(accountId, after)];
-  return contacts.update(accountId, change, { attach: [...email, ...attach] });
+  return contacts.update(accountId, change, {
+    attach: [...email, ...(options.attach ?? [])],
+    events: [options.event],
+  });
 }
 
 /**
  * Writes a contact an account file describes: its change when it is stored, or the contact itself when it is
  * not (one from before contacts were indexed, known only by its e-mail item).
  */
-export async function saveContact(accountId: string, contact: Contact): Promise<void> {
+export async function saveContact(
+  accountId: string,
+  contact: Contact,
+  eventOf: (before: Contact | undefined, version: number) => EventDraft,
+): Promise<void> {
   const stored = await getContactById(accountId, contact.id);
   if (stored) {
-    await updateContact(accountId, { before: stored.entity, after: contact, version: stored.version });
+    const change = { before: stored.entity, after: contact, version: stored.version };
+    await updateContact(accountId, change, { event: eventOf(stored.entity, stored.version + 1) });
     return;
   }
-  await writePlan(contacts.planCreate(accountId, contact, { attach: [refreshEmail(accountId, contact)] }));
+  await writePlan(
+    contacts.planCreate(accountId, contact, {
+      attach: [refreshEmail(accountId, contact)],
+      events: [eventOf(undefined, 1)],
+    }),
+  );
 }
 
 export async function getContactByUuid(

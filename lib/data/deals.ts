@@ -4,6 +4,7 @@ import { batchGetAll } from './client.ts';
 import { contactItemKey } from './contact-index.ts';
 import { getStoredContacts, planNewContact } from './contacts.ts';
 import { deals } from './deal-index.ts';
+import type { EventDraft } from './events.ts';
 import { combinePlans } from './index/additions.ts';
 import { type EntityChange, writePlan } from './index/commit.ts';
 import { filterDimensions } from './index/declaration.ts';
@@ -29,11 +30,18 @@ export const newDealUuid = (createdUs: number, number: number, contactId: number
 export async function insertDeal(
   accountId: string,
   deal: Deal,
-  options: { newContact?: Contact | undefined; attach?: CommitAction[] | undefined } = {},
+  options: {
+    newContact?: { contact: Contact; event: EventDraft } | undefined;
+    attach?: CommitAction[] | undefined;
+    event: EventDraft;
+  },
 ): Promise<void> {
-  const plan = deals.planCreate(accountId, deal, { attach: options.attach });
+  const plan = deals.planCreate(accountId, deal, { attach: options.attach, events: [options.event] });
+  const { newContact } = options;
   await writePlan(
-    options.newContact ? combinePlans(planNewContact(accountId, options.newContact), plan) : plan,
+    newContact
+      ? combinePlans(planNewContact(accountId, newContact.contact, [], [newContact.event]), plan)
+      : plan,
   );
 }
 
@@ -64,9 +72,9 @@ export async function getDeal(accountId: string, uuid: string): Promise<StoredDe
 export async function updateDeal(
   accountId: string,
   change: EntityChange<Deal>,
-  attach: CommitAction[] = [],
+  options: { attach?: CommitAction[] | undefined; event: EventDraft },
 ): Promise<number> {
-  return deals.update(accountId, change, { attach });
+  return deals.update(accountId, change, { attach: options.attach, events: [options.event] });
 }
 
 /** One page of deals, newest first, the exact total, and the page's contacts as they are now (by id). */

@@ -150,3 +150,22 @@ export const idempotencyKeys = {
     sk: 'IDEMPOTENCY',
   }),
 };
+
+/**
+ * The events feed: one partition per account, an item per place in the account's sequence (an event, or a void
+ * place whose commit did not land), sorted by place; an event too large for one item continues in parts
+ * (`<place>#1`). docs/data-model.md, "Events".
+ */
+export const eventKeys = {
+  feedPartition: (accountId: string) => `EVENTS#${accountId}`,
+  sort: (seq: number) => String(seq).padStart(14, '0'),
+  place: (accountId: string, seq: number) => ({ pk: `EVENTS#${accountId}`, sk: eventKeys.sort(seq) }),
+  part: (accountId: string, seq: number, part: number) => ({
+    pk: `EVENTS#${accountId}`,
+    sk: `${eventKeys.sort(seq)}#${part}`,
+  }),
+  parse: (sk: string) => {
+    const [seq, part] = sk.split('#');
+    return { seq: Number(seq), part: part === undefined ? 0 : Number(part) };
+  },
+};

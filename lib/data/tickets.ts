@@ -1,4 +1,5 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
+import type { EventDraft } from './events.ts';
 import { type CommitAttachment, completionCommit } from './idempotency.ts';
 import type { StatsCondition } from './index/commit.ts';
 import { statsAttribute } from './index/declaration.ts';
@@ -40,6 +41,8 @@ export interface TicketWrite {
   busyCondition?: BusyCondition | undefined;
   /** Written in the commit: the request's answer kept with its Idempotency-Key. */
   attachment?: CommitAttachment | undefined;
+  /** Written in the commit: the change's event. */
+  event: EventDraft;
 }
 
 /**
@@ -50,6 +53,7 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
     attach: completionCommit(write.attachment),
+    events: [write.event],
   });
 }
 
@@ -101,6 +105,8 @@ export interface TicketUpdate {
   version: number;
   /** Written in the commit: the request's answer (with the ticket's new version, its ETag) kept with its key. */
   attachment?: CommitAttachment | undefined;
+  /** Written in the commit: the change's event. */
+  event: EventDraft;
 }
 
 /**
@@ -113,7 +119,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   return tickets.update(
     accountId,
     { before, after, version },
-    { attach: completionCommit(update.attachment) },
+    { attach: completionCommit(update.attachment), events: [update.event] },
   );
 }
 

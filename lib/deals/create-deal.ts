@@ -1,14 +1,17 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
+import { presentContact } from '#lib/contacts/present.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
 import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { defaultStage, type PipelineStage, resolveStage } from './pipeline-stage.ts';
+import { presentDealDetail } from './present.ts';
 import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
@@ -40,9 +43,19 @@ export async function createDeal(
   const dealFor = (contact: Contact) =>
     composeDeal({ input, number, createdUs, place: { pipeline, stage }, contact });
 
+  const write = (deal: Deal, contact: Contact, newContact?: Contact) =>
+    insertDeal(accountId, deal, {
+      attach: completionCommit(attach?.(deal)),
+      event: createdEvent('deal', presentDealDetail(deal, contact)),
+      newContact: newContact && {
+        contact: newContact,
+        event: createdEvent('contact', presentContact(newContact, deal.status === 'open' ? 1 : 0)),
+      },
+    });
+
   if (existing) {
     const deal = dealFor(existing);
-    await insertDeal(accountId, deal, { attach: completionCommit(attach?.(deal)) });
+    await write(deal, existing);
     return deal;
   }
   if (input.contact_first_name === undefined) {
@@ -64,13 +77,13 @@ export async function createDeal(
   };
   const deal = dealFor(contact);
   try {
-    await insertDeal(accountId, deal, { newContact: contact, attach: completionCommit(attach?.(deal)) });
+    await write(deal, contact, contact);
     return deal;
   } catch (error) {
     if (!(error instanceof ContactTaken)) throw error;
     // A concurrent request created the contact first: the deal is that contact's.
     const attached = dealFor(error.existing);
-    await insertDeal(accountId, attached, { attach: completionCommit(attach?.(attached)) });
+    await write(attached, error.existing);
     return attached;
   }
 }

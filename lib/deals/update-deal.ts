@@ -4,11 +4,13 @@ import type { AccountConfig, Contact } from '#lib/accounts/types.ts';
 import { updateDeal as writeDeal } from '#lib/data/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { updateVersioned } from '#lib/versioned-update.ts';
 import { findDeal } from './get-deal.ts';
 import { type PipelineStage, resolveStage, stageById } from './pipeline-stage.ts';
+import { presentDealDetail } from './present.ts';
 import { type UpdateDealInput, UpdateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
@@ -53,7 +55,15 @@ export async function updateDeal(
       writeDeal(
         accountId,
         { before, after, version },
-        completionCommit(options.attach?.({ deal: after, version: version + 1, contact })),
+        {
+          attach: completionCommit(options.attach?.({ deal: after, version: version + 1, contact })),
+          event: updatedEvent(
+            'deal',
+            presentDealDetail(before, contact),
+            presentDealDetail(after, contact),
+            version + 1,
+          ),
+        },
       ),
     ifMatch: options.ifMatch,
     changedMessage: 'The deal has changed since you read it (If-Match does not match its ETag).',

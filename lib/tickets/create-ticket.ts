@@ -15,9 +15,11 @@ import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { newOrderedUuid } from '#lib/data/index/order-key.ts';
 import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
+import { presentCreatedTicket } from './present.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
 import { dueAt, matchPolicy } from './sla.ts';
 import type { Ticket } from './types.ts';
@@ -77,7 +79,13 @@ export async function createTicket(
         contact,
         priority,
       });
-      await insertTicket({ accountId, ticket, busyCondition, attachment: attach?.(ticket) });
+      await insertTicket({
+        accountId,
+        ticket,
+        busyCondition,
+        attachment: attach?.(ticket),
+        event: createdEvent('ticket', presentCreatedTicket(ticket)),
+      });
       return ticket;
     },
     {

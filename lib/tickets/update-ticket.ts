@@ -5,10 +5,12 @@ import { UpdateTooLarge } from '#lib/data/errors.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { type StoredTicket, updateTicketItems } from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { updateVersioned } from '#lib/versioned-update.ts';
 import { findTicket } from './get-ticket.ts';
+import { presentCreatedTicket } from './present.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
 import { dueAt, matchPolicy } from './sla.ts';
 import type { Ticket, TicketStatus } from './types.ts';
@@ -57,6 +59,12 @@ export async function updateTicket(
           version,
           // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
           attachment: options.attach?.({ ticket: after, version: version + 1 }),
+          event: updatedEvent(
+            'ticket',
+            presentCreatedTicket(before),
+            presentCreatedTicket(after),
+            version + 1,
+          ),
         });
       } catch (error) {
         if (error instanceof UpdateTooLarge) {

@@ -1,6 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchPutAll, dynamo, tableName } from '../client.ts';
 import { UpdateTooLarge } from '../errors.ts';
+import { type EventDraft, MAX_EVENT_ACTIONS } from '../events.ts';
 import { ATTR } from '../items.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../transact.ts';
 import type { BlockEntry } from './items.ts';
@@ -81,6 +82,8 @@ export interface WritePlan {
   fixed: CommitAction[];
   additions: Addition[];
   attached: CommitAction[];
+  /** The change's events (lib/data/events.ts): their places are taken just before the commit, written in it. */
+  events: { accountId: string; drafts: EventDraft[] } | undefined;
 }
 
 /** A plan cut to DynamoDB's 100 actions: the marked writes before the commit, and the commit. */
@@ -95,7 +98,8 @@ export interface CutPlan {
  * marked). Fixed and attached actions that alone pass the limit: UpdateTooLarge.
  */
 export function cutPlan(plan: WritePlan): CutPlan {
-  const room = MAX_TRANSACTION_ITEMS - plan.fixed.length - plan.attached.length;
+  const eventRoom = (plan.events?.drafts.length ?? 0) * MAX_EVENT_ACTIONS;
+  const room = MAX_TRANSACTION_ITEMS - plan.fixed.length - plan.attached.length - eventRoom;
   if (room < 0) throw new UpdateTooLarge();
   const { inCommit, unconfirmed } = splitAdditions(plan.additions, room);
   return { unconfirmed, commit: [...plan.fixed, ...inCommit, ...plan.attached] };
@@ -110,5 +114,12 @@ export function combinePlans(...plans: WritePlan[]): WritePlan {
     fixed: plans.flatMap((p) => p.fixed),
     additions: plans.flatMap((p) => p.additions),
     attached: plans.flatMap((p) => p.attached),
+    events: combineEvents(plans),
   };
+}
+
+function combineEvents(plans: WritePlan[]): WritePlan['events'] {
+  const all = plans.flatMap((p) => (p.events ? [p.events] : []));
+  const first = all[0];
+  return first && { accountId: first.accountId, drafts: all.flatMap((e) => e.drafts) };
 }

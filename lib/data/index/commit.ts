@@ -2,6 +2,7 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { addDecimal, isZeroDecimal, negateDecimal } from '#lib/decimal.ts';
 import { tableName } from '../client.ts';
 import { ConcurrentWrite, isTransactionConflict, StaleVersion } from '../errors.ts';
+import { type EventDraft, type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
 import { type CommitAction, commit } from '../transact.ts';
 import { cutPlan, putUnconfirmed, removeFromBlock, type WritePlan } from './additions.ts';
@@ -25,7 +26,12 @@ export interface WriteOptions {
   statsCondition?: StatsCondition | undefined;
   /** Written last in the same commit, all or nothing with the change (an Idempotency-Key's kept answer). */
   attach?: CommitAction[] | undefined;
+  /** The change's events, written in its commit (lib/data/events.ts). */
+  events?: EventDraft[] | undefined;
 }
+
+const eventsOf = (accountId: string, options: WriteOptions): WritePlan['events'] =>
+  options.events?.length ? { accountId, drafts: options.events } : undefined;
 
 const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
   what,
@@ -117,6 +123,7 @@ export function planCreate<E>(
       ...items.prefixTerms.map((p) => ({ put: p })),
     ],
     attached: options.attach ?? [],
+    events: eventsOf(accountId, options),
   };
 }
 
@@ -198,6 +205,7 @@ export function planUpdate<E>(
       ...terms.added.map((p) => ({ put: p })),
     ],
     attached: options.attach ?? [],
+    events: eventsOf(accountId, options),
   };
 }
 
@@ -217,10 +225,16 @@ function diff<T extends { pk?: unknown; sk?: unknown }>(from: T[], to: T[]) {
  */
 export async function writePlan(plan: WritePlan): Promise<void> {
   const cut = cutPlan(plan);
+  let places: EventPlaces | undefined;
   try {
     await putUnconfirmed(cut.unconfirmed);
-    await commit(cut.commit);
+    // The events' places are taken last, just before the commit: a change read before them is ordered after
+    // every event of its object that committed (docs/data-model.md, "Events").
+    if (plan.events) places = await takeEventPlaces(plan.events.accountId, plan.events.drafts);
+    await commit([...cut.commit, ...(places?.actions ?? [])]);
   } catch (error) {
+    // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
+    if (places) await settleEventPlaces(places.accountId, places.seqs);
     if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
     throw error;
   }

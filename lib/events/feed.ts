@@ -1,0 +1,92 @@
+import * as v from 'valibot';
+import { type EventRecord, getEvent, readFeed, UnknownEventCursor } from '#lib/data/events.ts';
+import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
+import { parseInput, wire } from '#lib/validation.ts';
+import { EVENT_RESOURCES, EVENT_TYPES } from './drafts.ts';
+
+export const DEFAULT_EVENT_LIMIT = 50;
+export const MAX_EVENT_LIMIT = 100;
+
+/** What `type` accepts: an event type, `<resource>.*`, or `*`. */
+export const EVENT_TYPE_PATTERNS = [...EVENT_TYPES, ...EVENT_RESOURCES.map((r) => `${r}.*`), '*'];
+
+const EVENT_ID = /^evt_[0-9a-z]{10}[0-9a-f]{10}$/;
+
+/** GET /api/events query: `after` (an event id), `limit` (1..100), `type` (repeatable). */
+export const EventFeedQueryParams = v.object({
+  after: param(
+    'after',
+    v.pipe(v.string(), v.regex(EVENT_ID, 'The after field must be the id of an event.')),
+    v.pipe(v.string(), v.maxLength(24), v.regex(EVENT_ID)),
+  ),
+  limit: param('limit', wholeNumber('limit', 1, MAX_EVENT_LIMIT), wholeNumberWire(1, MAX_EVENT_LIMIT)),
+  type: v.optional(
+    v.pipe(
+      v.array(v.string()),
+      wire<string[]>(
+        v.pipe(v.array(v.picklist(EVENT_TYPE_PATTERNS)), v.maxLength(EVENT_TYPE_PATTERNS.length)),
+      ),
+      v.maxLength(
+        EVENT_TYPE_PATTERNS.length,
+        `The type field must not have more than ${EVENT_TYPE_PATTERNS.length} items.`,
+      ),
+      v.transform((values) => values.map((t) => t.trim()).filter((t) => t !== '')),
+      v.check(
+        (values) => values.every((t) => EVENT_TYPE_PATTERNS.includes(t)),
+        `The selected type is invalid: each must be one of ${EVENT_TYPE_PATTERNS.join(', ')}.`,
+      ),
+    ),
+  ),
+});
+
+export interface EventFeedQuery {
+  after?: string | undefined;
+  limit: number;
+  types: string[];
+}
+
+export function parseEventFeedQuery(query: Record<string, string[]>): EventFeedQuery {
+  const q = parseInput(EventFeedQueryParams, query);
+  return { after: q.after, limit: q.limit ?? DEFAULT_EVENT_LIMIT, types: q.type ?? [] };
+}
+
+/** Whether an event type is one `patterns` asks for (none: every type). */
+export function typeMatcher(patterns: string[]): (type: string) => boolean {
+  if (patterns.length === 0 || patterns.includes('*')) return () => true;
+  return (type) => patterns.some((p) => p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+}
+
+/**
+ * GET /api/events (decisions.md, "Events"): the account's events after `after`, oldest first. `limit` bounds
+ * the events examined, so a page filtered by type may hold fewer (even none) and still have a `next_cursor`;
+ * `next_cursor` is null when nothing after `after` is in the feed yet (poll again with the same `after`).
+ */
+export async function listEvents(
+  accountId: string,
+  query: EventFeedQuery,
+): Promise<{ data: EventRecord[]; next_cursor: string | null }> {
+  try {
+    const page = await readFeed(accountId, {
+      after: query.after,
+      limit: query.limit,
+      matches: typeMatcher(query.types),
+    });
+    return { data: page.events, next_cursor: page.last ?? null };
+  } catch (error) {
+    if (error instanceof UnknownEventCursor) {
+      throw ValidationFailed.field(
+        'after',
+        'The after field names no event of this account (or one past 30 days).',
+      );
+    }
+    throw error;
+  }
+}
+
+/** GET /api/events/{event}: one event; unknown, expired and other accounts' events are 404. */
+export async function showEvent(accountId: string, id: string): Promise<EventRecord> {
+  const event = EVENT_ID.test(id) ? await getEvent(accountId, id) : undefined;
+  if (!event) throw new NotFound();
+  return event;
+}

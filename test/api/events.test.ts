@@ -1,0 +1,229 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { dynamo, tableName } from '#lib/data/client.ts';
+import { ConcurrentWrite } from '#lib/data/errors.ts';
+import { settleEventPlaces, takeEventPlaces } from '#lib/data/events.ts';
+import { eventKeys } from '#lib/data/keys.ts';
+import { commit } from '#lib/data/transact.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { readFeedToEnd } from '#test/support/feed.ts';
+import { useGateway } from '#test/support/http.ts';
+
+/** The events feed (decisions.md, "Events"): one event per change, in the change's own transaction. */
+const gateway = useGateway();
+
+async function setUp() {
+  const account = await createTestAccount({
+    contacts: [{ email: 'kim@client.test', first_name: 'Kim', last_name: 'Known' }],
+  });
+  const key = account.apiKey;
+  const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+    gateway.call(method, path, {
+      key,
+      ...(body !== undefined ? { body } : {}),
+      ...(headers ? { headers } : {}),
+    });
+  const feed = (options: Parameters<typeof readFeedToEnd>[2] = {}) =>
+    readFeedToEnd(gateway.call, key, { limit: 100, ...options });
+  return { account, key, call, feed };
+}
+
+const ticketBody = { subject: 'Printer on fire', description: 'Smoke.', requester_email: 'ann@client.test' };
+
+describe('events of changes', () => {
+  it('records a ticket create and update as their GETs answer them, with previous and version', async () => {
+    const { call, feed } = await setUp();
+    const before = await feed();
+    const created = await call('POST', '/api/tickets', ticketBody);
+    expect(created.status).toBe(201);
+    const uuid = created.body.ticket.uuid;
+    const afterCreate = await call('GET', `/api/tickets/${uuid}`);
+    const patched = await call('PATCH', `/api/tickets/${uuid}`, {
+      priority: 'urgent',
+      subject: 'Printer out',
+    });
+    expect(patched.status).toBe(200);
+    const afterPatch = await call('GET', `/api/tickets/${uuid}`);
+
+    const { events } = await feed({ after: before.events.at(-1)?.id });
+    expect(events.map((e) => e.type)).toEqual(['ticket.created', 'ticket.updated']);
+    const [c, u] = events;
+    expect(c?.data).toEqual({ object: afterCreate.body.data, version: 1 });
+    expect(u?.data.object).toEqual(afterPatch.body.data);
+    expect(u?.data.version).toBe(2);
+    expect(afterPatch.headers.get('etag')).toBe('"2"');
+    const was = afterCreate.body.data;
+    expect(u?.data.previous).toEqual({
+      priority: was.priority,
+      subject: was.subject,
+      updated_at: was.updated_at,
+    });
+    // One event, by id, as the feed has it.
+    const one = await call('GET', `/api/events/${u?.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.data).toEqual(u);
+  });
+
+  it('writes no event for a replayed Idempotency-Key, an unchanged PATCH or a refused request', async () => {
+    const { call, feed } = await setUp();
+    const headers = { 'Idempotency-Key': 'evt-replay-1' };
+    const first = await call('POST', '/api/tickets', ticketBody, headers);
+    expect(first.status).toBe(201);
+    const mark = (await feed()).events.at(-1)?.id;
+    const replay = await call('POST', '/api/tickets', ticketBody, headers);
+    expect(replay.status).toBe(201);
+    expect(replay.body.ticket.uuid).toBe(first.body.ticket.uuid);
+    const uuid = first.body.ticket.uuid;
+    expect((await call('PATCH', `/api/tickets/${uuid}`, { subject: ticketBody.subject })).status).toBe(200);
+    expect((await call('PATCH', `/api/tickets/${uuid}`, { priority: 'nope' })).status).toBe(422);
+    expect(
+      (await call('PATCH', `/api/tickets/${uuid}`, { priority: 'low' }, { 'If-Match': '"7"' })).status,
+    ).toBe(412);
+    expect(
+      (await call('POST', '/api/deals', { name: 'x', amount: -1, contact_email: 'a@b.test' })).status,
+    ).toBe(422);
+    expect((await feed({ after: mark })).events).toEqual([]);
+  });
+
+  it('records deals, their new contacts, contact changes and the account file changes', async () => {
+    const { account, call, feed } = await setUp();
+    const mark = (await feed()).events.at(-1)?.id;
+    const deal = await call('POST', '/api/deals', {
+      name: 'Annual',
+      amount: 1200.5,
+      currency: 'EUR',
+      contact_email: 'nora@client.test',
+      contact_first_name: 'Nora',
+    });
+    expect(deal.status).toBe(201);
+    const moved = await call('PATCH', `/api/deals/${deal.body.data.uuid}`, { status: 'won' });
+    expect(moved.status).toBe(200);
+    const contactUuid = deal.body.data.contact.uuid;
+    const renamed = await call('PATCH', `/api/contacts/${contactUuid}`, { last_name: 'North' });
+    expect(renamed.status).toBe(200);
+    // The admin command line: the account file changes Kim's phone and adds Lee.
+    await applyAccountFile({
+      slug: account.slug,
+      name: account.account.name,
+      plan: 'pro',
+      rate_limit_per_minute: 1_000_000,
+      contacts: [
+        { email: 'kim@client.test', first_name: 'Kim', last_name: 'Known', phone: '+1 555 0100' },
+        { email: 'lee@client.test', first_name: 'Lee' },
+      ],
+    });
+
+    const { events } = await feed({ after: mark });
+    expect(events.map((e) => e.type)).toEqual([
+      'contact.created',
+      'deal.created',
+      'deal.updated',
+      'contact.updated',
+      'contact.created',
+      'contact.updated',
+    ]);
+    const [contactCreated, dealCreated, dealUpdated, contactUpdated, lee, kim] = events;
+    expect(contactCreated?.data.object).toMatchObject({ email: 'nora@client.test', open_deals_count: 1 });
+    const dealNow = await call('GET', `/api/deals/${deal.body.data.uuid}`);
+    expect(dealUpdated?.data.object).toEqual({
+      ...dealNow.body.data,
+      contact: dealUpdated?.data.object.contact,
+    });
+    expect(dealCreated?.data.version).toBe(1);
+    expect(dealUpdated?.data).toMatchObject({ version: 2, previous: { status: 'open', won_at: null } });
+    expect(contactUpdated?.data).toMatchObject({
+      version: 2,
+      previous: { last_name: null, full_name: 'Nora' },
+    });
+    const contactNow = await call('GET', `/api/contacts/${contactUuid}`);
+    expect(contactUpdated?.data.object).toEqual({ ...contactNow.body.data, open_deals_count: 0 });
+    expect(lee?.data.object).toMatchObject({ email: 'lee@client.test', first_name: 'Lee' });
+    expect(kim?.data).toMatchObject({ previous: { phone: null }, object: { phone: '+1 555 0100' } });
+  });
+});
+
+describe('GET /api/events', () => {
+  it('pages with next_cursor, resumes from any id, and filters by type and wildcard', async () => {
+    const { call, feed } = await setUp();
+    for (let i = 0; i < 3; i++) expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    const deal = await call('POST', '/api/deals', {
+      name: 'D',
+      amount: 10,
+      contact_email: 'kim@client.test',
+    });
+    expect(deal.status).toBe(201);
+    const all = (await feed({ limit: 100 })).events;
+    const paged = (await feed({ limit: 2 })).events;
+    expect(paged).toEqual(all);
+    for (const [i, event] of all.entries()) {
+      expect((await feed({ after: event.id, limit: 3 })).events).toEqual(all.slice(i + 1));
+    }
+    const tickets = (await feed({ types: ['ticket.*'], limit: 2 })).events;
+    expect(tickets).toEqual(all.filter((e) => e.type.startsWith('ticket.')));
+    const both = (await feed({ types: ['deal.created', 'contact.updated'] })).events;
+    expect(both).toEqual(all.filter((e) => e.type === 'deal.created' || e.type === 'contact.updated'));
+    const end = await call('GET', `/api/events?after=${all.at(-1)?.id}`);
+    expect(end.body).toEqual({ data: [], next_cursor: null });
+  });
+
+  it("answers 422 naming the parameter for a bad after, limit or type, and 404 for another account's event", async () => {
+    const { call } = await setUp();
+    const other = await setUp();
+    expect((await other.call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    const theirs = (await other.feed()).events.at(-1)?.id as string;
+    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    const cases: [string, string][] = [
+      ['after=nope', 'after'],
+      ['after=evt_00000000010123456789', 'after'],
+      [`after=${theirs}`, 'after'],
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['limit=ten', 'limit'],
+      ['type=ticket.deleted', 'type'],
+      ['type=ticket.created&type=tickets.*', 'type'],
+    ];
+    for (const [query, field] of cases) {
+      const r = await call('GET', `/api/events?${query}`);
+      expect(r.status, query).toBe(422);
+      expect(Object.keys(r.body.errors), query).toEqual([field]);
+    }
+    expect((await call('GET', `/api/events/${theirs}`)).status).toBe(404);
+    expect((await call('GET', '/api/events/evt_nope')).status).toBe(404);
+    expect((await other.call('GET', `/api/events/${theirs}`)).status).toBe(200);
+  });
+});
+
+describe('open places', () => {
+  it('holds the feed at a place whose commit is pending, and goes on once its writer closes it', async () => {
+    const { account, call, feed } = await setUp();
+    const mark = (await feed()).events.at(-1)?.id;
+    const draft = { type: 'ticket.created', object: { pending: true }, version: 1 };
+    const pending = await takeEventPlaces(account.accountId, [draft]);
+    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    expect((await feed({ after: mark })).events).toEqual([]);
+    expect(await settleEventPlaces(account.accountId, pending.seqs)).toBe(true);
+    expect((await feed({ after: mark })).events.map((e) => e.type)).toEqual(['ticket.created']);
+  });
+
+  it('closes a place older than any living writer, and the late commit then fails whole', async () => {
+    const { account, call, feed } = await setUp();
+    const mark = (await feed()).events.at(-1)?.id;
+    const draft = { type: 'ticket.created', object: { late: true }, version: 1 };
+    const late = await takeEventPlaces(account.accountId, [draft]);
+    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    // The event after the open place was taken 11 s ago, as far as the reader can tell.
+    const next = (late.seqs[0] as number) + 1;
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: eventKeys.place(account.accountId, next),
+        UpdateExpression: 'SET #at = :at',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':at': Date.now() - 11_000 },
+      }),
+    );
+    expect((await feed({ after: mark })).events.map((e) => e.type)).toEqual(['ticket.created']);
+    await expect(commit(late.actions)).rejects.toBeInstanceOf(ConcurrentWrite);
+  });
+});
