@@ -2,7 +2,7 @@ import type { Contact } from '#lib/accounts/types.ts';
 import { nowMicros } from '#lib/time.ts';
 import { batchGetAll, getItem, tableName } from './client.ts';
 import { contactItemKey, contacts } from './contact-index.ts';
-import type { EventDraft } from './events.ts';
+import type { EventDraft, ReservedPlaces } from './events.ts';
 import { writePlan } from './index/commit.ts';
 import { newOrderedUuid } from './index/order-key.ts';
 import { type Stored, storedOf } from './index/reads.ts';
@@ -94,7 +94,13 @@ export const planNewContact = (
   contact: Contact,
   attach: CommitAction[] = [],
   events: EventDraft[] = [],
-) => contacts.planCreate(accountId, contact, { attach: [takeEmail(accountId, contact), ...attach], events });
+  reserved?: ReservedPlaces,
+) =>
+  contacts.planCreate(accountId, contact, {
+    attach: [takeEmail(accountId, contact), ...attach],
+    events,
+    reserved,
+  });
 
 /**
  * Creates a contact unless one with its e-mail already exists in the account; returns the stored one.

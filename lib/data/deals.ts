@@ -4,7 +4,7 @@ import { batchGetAll } from './client.ts';
 import { contactItemKey } from './contact-index.ts';
 import { getStoredContacts, planNewContact } from './contacts.ts';
 import { deals } from './deal-index.ts';
-import type { EventDraft } from './events.ts';
+import type { EventDraft, ReservedPlaces } from './events.ts';
 import { combinePlans } from './index/additions.ts';
 import { type EntityChange, writePlan } from './index/commit.ts';
 import { filterDimensions } from './index/declaration.ts';
@@ -31,16 +31,21 @@ export async function insertDeal(
   accountId: string,
   deal: Deal,
   options: {
-    newContact?: { contact: Contact; event: EventDraft } | undefined;
+    newContact?: { contact: Contact; event: EventDraft; place: ReservedPlaces } | undefined;
     attach?: CommitAction[] | undefined;
     event: EventDraft;
+    /** The event's place, taken with the deal's number. */
+    place?: ReservedPlaces | undefined;
   },
 ): Promise<void> {
-  const plan = deals.planCreate(accountId, deal, { attach: options.attach, events: [options.event] });
-  const { newContact } = options;
+  const { newContact, event, place, attach } = options;
+  const plan = deals.planCreate(accountId, deal, { attach, events: [event], reserved: place });
   await writePlan(
     newContact
-      ? combinePlans(planNewContact(accountId, newContact.contact, [], [newContact.event]), plan)
+      ? combinePlans(
+          planNewContact(accountId, newContact.contact, [], [newContact.event], newContact.place),
+          plan,
+        )
       : plan,
   );
 }

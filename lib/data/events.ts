@@ -72,11 +72,41 @@ export interface EventPlaces {
 }
 
 /**
- * Takes places for a commit's events (one UpdateItem) and answers the commit actions that write them: each
- * event's item on the condition that its place is still open (ConcurrentWrite otherwise: a reader closed it,
- * nothing was written, decide again with new places).
+ * Places a create took with its number, in the same UpdateItem (no round trip of their own): its first commit
+ * uses them; a retry takes new ones (the first commit's are settled, by then).
  */
-export async function takeEventPlaces(accountId: string, drafts: EventDraft[]): Promise<EventPlaces> {
+export interface ReservedPlaces {
+  seqs: number[];
+  takenUs: number;
+  spent?: boolean;
+}
+
+/** `count` places from `first` on, taken now (by an UpdateItem that added `count` to the `event` sequence). */
+export const reservedPlaces = (first: number, count: number): ReservedPlaces => ({
+  seqs: Array.from({ length: count }, (_, i) => first + i),
+  takenUs: nowMicros(),
+});
+
+/**
+ * The places of a commit's events, and the commit actions that write them: each event's item on the condition
+ * that its place is still open (ConcurrentWrite otherwise: a reader closed it, nothing was written, decide again
+ * with new places). Reserved places are used when there is one for each event; otherwise one UpdateItem takes
+ * them.
+ */
+export async function takeEventPlaces(
+  accountId: string,
+  drafts: EventDraft[],
+  reserved: ReservedPlaces[] = [],
+): Promise<EventPlaces> {
+  const usable = reserved.filter((r) => !r.spent);
+  for (const r of reserved) r.spent = true;
+  const seqs = usable.flatMap((r) => r.seqs).sort((a, b) => a - b);
+  if (seqs.length === drafts.length) {
+    const takenUs = Math.min(...usable.map((r) => r.takenUs));
+    const actions = drafts.flatMap((draft, i) => eventActions(accountId, seqs[i] as number, draft, takenUs));
+    return { accountId, actions, seqs };
+  }
+  if (seqs.length > 0) await settleEventPlaces(accountId, seqs);
   const { Attributes } = await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
@@ -87,11 +117,11 @@ export async function takeEventPlaces(accountId: string, drafts: EventDraft[]): 
       ReturnValues: 'UPDATED_NEW',
     }),
   );
-  const last = Number(Attributes?.event);
-  const takenUs = nowMicros();
-  const seqs = drafts.map((_, i) => last - drafts.length + 1 + i);
-  const actions = drafts.flatMap((draft, i) => eventActions(accountId, seqs[i] as number, draft, takenUs));
-  return { accountId, actions, seqs };
+  const taken = reservedPlaces(Number(Attributes?.event) - drafts.length + 1, drafts.length);
+  const actions = drafts.flatMap((draft, i) =>
+    eventActions(accountId, taken.seqs[i] as number, draft, taken.takenUs),
+  );
+  return { accountId, actions, seqs: taken.seqs };
 }
 
 function eventActions(accountId: string, seq: number, draft: EventDraft, takenUs: number): CommitAction[] {

@@ -1,5 +1,5 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
-import type { EventDraft } from './events.ts';
+import type { EventDraft, ReservedPlaces } from './events.ts';
 import { type CommitAttachment, completionCommit } from './idempotency.ts';
 import type { StatsCondition } from './index/commit.ts';
 import { statsAttribute } from './index/declaration.ts';
@@ -41,8 +41,9 @@ export interface TicketWrite {
   busyCondition?: BusyCondition | undefined;
   /** Written in the commit: the request's answer kept with its Idempotency-Key. */
   attachment?: CommitAttachment | undefined;
-  /** Written in the commit: the change's event. */
+  /** Written in the commit: the change's event, at the place taken with the ticket's number. */
   event: EventDraft;
+  place?: ReservedPlaces | undefined;
 }
 
 /**
@@ -54,6 +55,7 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
     attach: completionCommit(write.attachment),
     events: [write.event],
+    reserved: write.place,
   });
 }
 

@@ -5,6 +5,7 @@ import { presentContact } from '#lib/contacts/present.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
 import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
+import { type ReservedPlaces, reservedPlaces } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
@@ -36,20 +37,23 @@ export async function createDeal(
 
   const [existing, ids] = await Promise.all([
     findContactByEmail(accountId, input.contact_email),
-    reserveIds(accountId, { deal: 1 }),
+    reserveIds(accountId, { deal: 1, event: 1 }),
   ]);
   const number = ids.deal as number;
+  // The deal's event takes its place with the deal's number, a new contact's with the contact's id.
+  const dealPlace = reservedPlaces(ids.event as number, 1);
   const createdUs = nowMicros();
   const dealFor = (contact: Contact) =>
     composeDeal({ input, number, createdUs, place: { pipeline, stage }, contact });
 
-  const write = (deal: Deal, contact: Contact, newContact?: Contact) =>
+  const write = (deal: Deal, contact: Contact, newContact?: { contact: Contact; place: ReservedPlaces }) =>
     insertDeal(accountId, deal, {
       attach: completionCommit(attach?.(deal)),
       event: createdEvent('deal', presentDealDetail(deal, contact)),
+      place: dealPlace,
       newContact: newContact && {
-        contact: newContact,
-        event: createdEvent('contact', presentContact(newContact, deal.status === 'open' ? 1 : 0)),
+        ...newContact,
+        event: createdEvent('contact', presentContact(newContact.contact, deal.status === 'open' ? 1 : 0)),
       },
     });
 
@@ -64,7 +68,7 @@ export async function createDeal(
       'The contact first name field is required when the contact does not exist.',
     );
   }
-  const { contact: id } = await reserveIds(accountId, { contact: 1 });
+  const { contact: id, event: contactPlace } = await reserveIds(accountId, { contact: 1, event: 1 });
   const contact: Contact = {
     id: id as number,
     uuid: newContactUuid(id as number),
@@ -77,7 +81,7 @@ export async function createDeal(
   };
   const deal = dealFor(contact);
   try {
-    await write(deal, contact, contact);
+    await write(deal, contact, { contact, place: reservedPlaces(contactPlace as number, 1) });
     return deal;
   } catch (error) {
     if (!(error instanceof ContactTaken)) throw error;

@@ -49,7 +49,7 @@ export async function createTicket(
   const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
   const method = candidates.length > 0 ? assignment.method : undefined;
 
-  const [{ number, cursor }, contact, stats] = await Promise.all([
+  const [{ number, cursor, place }, contact, stats] = await Promise.all([
     reserveTicketNumber(accountId, method === 'round_robin' ? candidateSetName(candidates) : undefined),
     findContactByEmail(accountId, input.requester_email),
     method === 'least_busy' ? getTicketStats(accountId) : undefined,
@@ -85,6 +85,7 @@ export async function createTicket(
         busyCondition,
         attachment: attach?.(ticket),
         event: createdEvent('ticket', presentCreatedTicket(ticket)),
+        place,
       });
       return ticket;
     },

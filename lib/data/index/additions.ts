@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchPutAll, dynamo, tableName } from '../client.ts';
 import { UpdateTooLarge } from '../errors.ts';
-import { type EventDraft, MAX_EVENT_ACTIONS } from '../events.ts';
+import { type EventDraft, MAX_EVENT_ACTIONS, type ReservedPlaces } from '../events.ts';
 import { ATTR } from '../items.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../transact.ts';
 import type { BlockEntry } from './items.ts';
@@ -83,7 +83,7 @@ export interface WritePlan {
   additions: Addition[];
   attached: CommitAction[];
   /** The change's events (lib/data/events.ts): their places are taken just before the commit, written in it. */
-  events: { accountId: string; drafts: EventDraft[] } | undefined;
+  events: { accountId: string; drafts: EventDraft[]; reserved: ReservedPlaces[] } | undefined;
 }
 
 /** A plan cut to DynamoDB's 100 actions: the marked writes before the commit, and the commit. */
@@ -121,5 +121,11 @@ export function combinePlans(...plans: WritePlan[]): WritePlan {
 function combineEvents(plans: WritePlan[]): WritePlan['events'] {
   const all = plans.flatMap((p) => (p.events ? [p.events] : []));
   const first = all[0];
-  return first && { accountId: first.accountId, drafts: all.flatMap((e) => e.drafts) };
+  return (
+    first && {
+      accountId: first.accountId,
+      drafts: all.flatMap((e) => e.drafts),
+      reserved: all.flatMap((e) => e.reserved),
+    }
+  );
 }

@@ -2,7 +2,13 @@ import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { addDecimal, isZeroDecimal, negateDecimal } from '#lib/decimal.ts';
 import { tableName } from '../client.ts';
 import { ConcurrentWrite, isTransactionConflict, StaleVersion } from '../errors.ts';
-import { type EventDraft, type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
+import {
+  type EventDraft,
+  type EventPlaces,
+  type ReservedPlaces,
+  settleEventPlaces,
+  takeEventPlaces,
+} from '../events.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
 import { type CommitAction, commit } from '../transact.ts';
 import { cutPlan, putUnconfirmed, removeFromBlock, type WritePlan } from './additions.ts';
@@ -28,10 +34,14 @@ export interface WriteOptions {
   attach?: CommitAction[] | undefined;
   /** The change's events, written in its commit (lib/data/events.ts). */
   events?: EventDraft[] | undefined;
+  /** Places a create took for its events with its number. */
+  reserved?: ReservedPlaces | undefined;
 }
 
 const eventsOf = (accountId: string, options: WriteOptions): WritePlan['events'] =>
-  options.events?.length ? { accountId, drafts: options.events } : undefined;
+  options.events?.length
+    ? { accountId, drafts: options.events, reserved: options.reserved ? [options.reserved] : [] }
+    : undefined;
 
 const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
   what,
@@ -230,7 +240,10 @@ export async function writePlan(plan: WritePlan): Promise<void> {
     await putUnconfirmed(cut.unconfirmed);
     // The events' places are taken last, just before the commit: a change read before them is ordered after
     // every event of its object that committed (docs/data-model.md, "Events").
-    if (plan.events) places = await takeEventPlaces(plan.events.accountId, plan.events.drafts);
+    if (plan.events) {
+      const { accountId, drafts, reserved } = plan.events;
+      places = await takeEventPlaces(accountId, drafts, reserved);
+    }
     await commit([...cut.commit, ...(places?.actions ?? [])]);
   } catch (error) {
     // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
