@@ -66,7 +66,7 @@ async function setUp(deals: number) {
 }
 
 describe('DynamoDB round trips of the deal routes', () => {
-  it('GET a deal: 1 round trip (the deal and its contact in one BatchGet); PATCH: 3 (read, the event's place, commit)', async () => {
+  it('GET a deal: 1 round trip (the deal and its contact in one BatchGet); PATCH: 3 (read, the event place, commit)', async () => {
     const { uuids, one, sales } = await setUp(2);
     const uuid = uuids[0] as string;
     const read = await countRoundTrips(() => getDeal(one('GET', uuid), lambdaContext));
