@@ -127,6 +127,36 @@ export async function takeEventPlaces(
 }
 
 function eventActions(accountId: string, seq: number, draft: EventDraft, takenUs: number): CommitAction[] {
+  const [head, ...parts] = eventItems(accountId, seq, draft, takenUs).items;
+  return [
+    {
+      what: 'event',
+      action: {
+        Put: {
+          TableName: tableName(),
+          Item: head as Record<string, unknown>,
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      refused: () => new ConcurrentWrite(),
+    },
+    ...parts.map(
+      (Item): CommitAction => ({ what: 'event_part', action: { Put: { TableName: tableName(), Item } } }),
+    ),
+  ];
+}
+
+/**
+ * The items of an event at place `seq` of the account's sequence, taken at `takenUs`: its item, then its parts
+ * when its JSON text is longer than one item holds. What a commit puts (on the condition that the place is
+ * open); the benchmark's bulk loader writes the same items (and sets the `event` sequence to match).
+ */
+export function eventItems(
+  accountId: string,
+  seq: number,
+  draft: EventDraft,
+  takenUs: number,
+): { id: string; items: Record<string, unknown>[] } {
   const record: EventRecord = {
     id: eventId(seq),
     type: draft.type,
@@ -141,38 +171,25 @@ function eventActions(accountId: string, seq: number, draft: EventDraft, takenUs
   const parts: Buffer[] = [];
   for (let at = 0; at < text.length; at += PART_BYTES) parts.push(text.subarray(at, at + PART_BYTES));
   const expires_at = Math.floor(takenUs / 1e6) + EVENT_RETENTION_SECONDS;
-  const head: CommitAction = {
-    what: 'event',
-    action: {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...eventKeys.place(accountId, seq),
-          type: 'event',
-          id: record.id,
-          event_type: draft.type,
-          at: Math.floor(takenUs / 1000),
-          expires_at,
-          body: parts[0],
-          ...(parts.length > 1 ? { parts: parts.length } : {}),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    refused: () => new ConcurrentWrite(),
+  const head = {
+    ...eventKeys.place(accountId, seq),
+    type: 'event',
+    id: record.id,
+    event_type: draft.type,
+    at: Math.floor(takenUs / 1000),
+    expires_at,
+    body: parts[0],
+    ...(parts.length > 1 ? { parts: parts.length } : {}),
   };
-  const rest = parts.slice(1).map(
-    (part, i): CommitAction => ({
-      what: 'event_part',
-      action: {
-        Put: {
-          TableName: tableName(),
-          Item: { ...eventKeys.part(accountId, seq, i + 1), type: 'event_part', expires_at, body: part },
-        },
-      },
-    }),
-  );
-  return [head, ...rest];
+  const rest = parts
+    .slice(1)
+    .map((part, i) => ({
+      ...eventKeys.part(accountId, seq, i + 1),
+      type: 'event_part',
+      expires_at,
+      body: part,
+    }));
+  return { id: record.id, items: [head, ...rest] };
 }
 
 /**
