@@ -5,7 +5,7 @@ import { presentContact } from '#lib/contacts/present.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
 import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
-import { type ReservedPlaces, reservedPlaces } from '#lib/data/events.ts';
+import { type ReservedPlaces, reservedPlaces, settleEventPlaces } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
@@ -63,6 +63,8 @@ export async function createDeal(
     return deal;
   }
   if (input.contact_first_name === undefined) {
+    // The deal's place in the feed is given up, so that no event waits behind it.
+    await settleEventPlaces(accountId, dealPlace.seqs);
     throw ValidationFailed.field(
       'contact_first_name',
       'The contact first name field is required when the contact does not exist.',

@@ -227,3 +227,18 @@ describe('open places', () => {
     await expect(commit(late.actions)).rejects.toBeInstanceOf(ConcurrentWrite);
   });
 });
+
+describe('refused creates', () => {
+  it('a deal refused for a missing contact_first_name gives up its place: the next event is not held', async () => {
+    const { call, feed } = await setUp();
+    const mark = (await feed()).events.at(-1)?.id;
+    const refused = await call('POST', '/api/deals', {
+      name: 'D',
+      amount: 1,
+      contact_email: 'new@client.test',
+    });
+    expect(refused.status).toBe(422);
+    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    expect((await feed({ after: mark })).events.map((e) => e.type)).toEqual(['ticket.created']);
+  });
+});
