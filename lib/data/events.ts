@@ -181,14 +181,12 @@ export function eventItems(
     body: parts[0],
     ...(parts.length > 1 ? { parts: parts.length } : {}),
   };
-  const rest = parts
-    .slice(1)
-    .map((part, i) => ({
-      ...eventKeys.part(accountId, seq, i + 1),
-      type: 'event_part',
-      expires_at,
-      body: part,
-    }));
+  const rest = parts.slice(1).map((part, i) => ({
+    ...eventKeys.part(accountId, seq, i + 1),
+    type: 'event_part',
+    expires_at,
+    body: part,
+  }));
   return { id: record.id, items: [head, ...rest] };
 }
 
@@ -201,8 +199,12 @@ export async function settleEventPlaces(accountId: string, seqs: number[]): Prom
   return closed.every(Boolean);
 }
 
-/** Answers true when the place is now void by this call, false when something (an event) is there. */
-async function closePlace(accountId: string, seq: number): Promise<boolean> {
+/**
+ * Answers true when the place is now void by this call, false when something (an event) is there. `at`: the
+ * time no place below it was taken after (now, for a writer closing its own; a reader closing places below an
+ * item gives that item's, so the voids it writes do not look younger than the places they close).
+ */
+async function closePlace(accountId: string, seq: number, at = Date.now()): Promise<boolean> {
   try {
     await dynamo.send(
       new PutCommand({
@@ -210,7 +212,7 @@ async function closePlace(accountId: string, seq: number): Promise<boolean> {
         Item: {
           ...eventKeys.place(accountId, seq),
           type: 'event_void',
-          at: Date.now(),
+          at,
           expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
         },
         ConditionExpression: 'attribute_not_exists(pk)',
@@ -266,7 +268,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
   let from = afterSeq ?? 0;
   for (let round = 0; round < 4 && examined < query.limit; round++) {
     // What the page still needs, +1: the cursor's own item, or a look past the last place read.
-    const slots = await readSlots(accountId, from, query.limit - examined + 1);
+    const { slots, more } = await readSlots(accountId, from, query.limit - examined + 1);
     if (round === 0 && afterSeq !== undefined) {
       const cursor = slots.shift();
       if (!cursor || cursor.seq !== afterSeq || cursor.item.id !== query.after || !live(cursor.item)) {
@@ -297,7 +299,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
         break;
       }
     }
-    if (stop) break;
+    if (stop || !more) break;
     from = expected as number;
   }
   return { events, last };
@@ -318,11 +320,16 @@ async function headSettled(accountId: string, oldest: Slot): Promise<boolean> {
   if (oldest.item.type !== 'event') return true;
   const below = Math.min(oldest.seq - 1, MAX_CLOSED_PER_READ);
   const seqs = Array.from({ length: below }, (_, i) => oldest.seq - below + i);
-  return (await Promise.all(seqs.map((seq) => closePlace(accountId, seq)))).every(Boolean);
+  const at = Number(oldest.item.at);
+  return (await Promise.all(seqs.map((seq) => closePlace(accountId, seq, at)))).every(Boolean);
 }
 
 /** Reads places from `from` on (at least `count` items when there are): in sequence order, parts joined. */
-async function readSlots(accountId: string, from: number, count: number): Promise<Slot[]> {
+async function readSlots(
+  accountId: string,
+  from: number,
+  count: number,
+): Promise<{ slots: Slot[]; more: boolean }> {
   const items = await queryAll(
     {
       TableName: tableName(),
@@ -343,7 +350,8 @@ async function readSlots(accountId: string, from: number, count: number): Promis
   if (tail && Number(tail.item.parts ?? 1) > tail.parts.length) {
     tail.parts = (await placeItems(accountId, tail.seq)).map(bodyOf);
   }
-  return slots;
+  // Fewer items than asked for: the feed ends here for now (no further read this page).
+  return { slots, more: items.length >= count };
 }
 
 const bodyOf = (item: Record<string, unknown>) =>
@@ -364,7 +372,8 @@ async function closeOpenPlaces(accountId: string, expected: number, next: Slot):
   if (age(next.item) < eventSettleMs()) return false;
   const open = Math.min(next.seq - expected, MAX_CLOSED_PER_READ);
   const seqs = Array.from({ length: open }, (_, i) => expected + i);
-  const closed = (await Promise.all(seqs.map((seq) => closePlace(accountId, seq)))).every(Boolean);
+  const at = Number(next.item.at);
+  const closed = (await Promise.all(seqs.map((seq) => closePlace(accountId, seq, at)))).every(Boolean);
   // More open places than one read closes, or one that turned out to hold an event: the next read goes on.
   return closed && open === next.seq - expected;
 }

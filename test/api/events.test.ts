@@ -1,5 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { handler as getEventHandler } from '#functions/events-get.ts';
+import { handler as listEventsHandler } from '#functions/events-list.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { dynamo, tableName } from '#lib/data/client.ts';
 import { ConcurrentWrite } from '#lib/data/errors.ts';
@@ -7,8 +10,10 @@ import { settleEventPlaces, takeEventPlaces } from '#lib/data/events.ts';
 import { eventKeys } from '#lib/data/keys.ts';
 import { commit } from '#lib/data/transact.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
+import { countRoundTrips } from '#test/support/round-trips.ts';
 
 /** The events feed (decisions.md, "Events"): one event per change, in the change's own transaction. */
 const gateway = useGateway();
@@ -240,5 +245,46 @@ describe('refused creates', () => {
     expect(refused.status).toBe(422);
     expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
     expect((await feed({ after: mark })).events.map((e) => e.type)).toEqual(['ticket.created']);
+  });
+});
+
+describe('round trips of the feed', () => {
+  it('a page is one Query whatever it holds (the rate count beside it), one event one Query', async () => {
+    const { account, call, feed } = await setUp();
+    for (let i = 0; i < 12; i++) expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    const events = (await feed()).events;
+    const caller = callerOf(account);
+    const list = (query: Record<string, string>) =>
+      countRoundTrips(
+        () =>
+          listEventsHandler(
+            proxyEvent({ path: '/api/events', caller, query }),
+            lambdaContext,
+          ) as Promise<APIGatewayProxyResult>,
+      );
+    const queries: Record<string, string>[] = [
+      { limit: '5' },
+      { after: events[2]?.id as string, limit: '5' },
+      { after: events.at(-2)?.id as string, limit: '50' },
+      { after: events.at(-1)?.id as string },
+      { type: 'deal.*', limit: '100' },
+    ];
+    for (const query of queries) {
+      const { result, roundTrips, calls } = await list(query);
+      expect(result.statusCode, result.body).toBe(200);
+      expect(roundTrips, `${JSON.stringify(query)}: ${calls.join(', ')}`).toBe(1);
+    }
+    const one = await countRoundTrips(
+      () =>
+        getEventHandler(
+          {
+            ...proxyEvent({ path: `/api/events/${events[0]?.id}`, caller }),
+            pathParameters: { event: events[0]?.id as string },
+          },
+          lambdaContext,
+        ) as Promise<APIGatewayProxyResult>,
+    );
+    expect(one.result.statusCode).toBe(200);
+    expect(one.roundTrips, one.calls.join(', ')).toBe(1);
   });
 });
