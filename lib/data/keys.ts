@@ -169,3 +169,18 @@ export const eventKeys = {
     return { seq: Number(seq), part: part === undefined ? 0 : Number(part) };
   },
 };
+
+/**
+ * Webhook endpoints (docs/webhooks.md, "Items"): one partition per account holding its endpoints, sorted by id (a
+ * time-ordered id, so the partition reads oldest first), and the item that counts them (at most MAX_ENDPOINTS).
+ */
+export const webhookKeys = {
+  partition: (accountId: string) => `WEBHOOKS#${accountId}`,
+  endpoint: (accountId: string, endpointId: string) => ({
+    pk: `WEBHOOKS#${accountId}`,
+    sk: `ENDPOINT#${endpointId}`,
+  }),
+  /** The sort key prefix of every endpoint of the partition (the count item sorts apart). */
+  endpointPrefix: 'ENDPOINT#',
+  count: (accountId: string) => ({ pk: `WEBHOOKS#${accountId}`, sk: 'COUNT' }),
+};
