@@ -11,7 +11,7 @@ import {
   RestApi,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
-import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -64,6 +64,7 @@ export class DeskpipeStack extends Stack {
       sortKey: { name: tableDeclaration.sortKey, type: AttributeType.STRING },
       billing: Billing.onDemand(),
       timeToLiveAttribute: tableDeclaration.ttlAttribute,
+      dynamoStream: StreamViewType[tableDeclaration.stream],
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
       deletionProtection: config.protectData,
       removalPolicy: config.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,

@@ -9,8 +9,9 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   ListTablesCommand,
+  UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput } from '#lib/data/table.ts';
+import { createTableInput, streamSpecification } from '#lib/data/table.ts';
 
 /**
  * AWS's DynamoDB Local, as shipped (jar and native libraries) by the registry package
@@ -164,13 +165,31 @@ function stopProcess(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Creates the table from the one declaration in lib/data/table.ts unless it exists. */
-export async function ensureTable(endpoint: string, tableName: string): Promise<'created' | 'exists'> {
+/**
+ * Creates the table from the one declaration in lib/data/table.ts unless it exists. A table kept from before the
+ * declaration had its stream (data in .local/) gets it turned on: the webhook dispatcher reads it.
+ */
+export async function ensureTable(
+  endpoint: string,
+  tableName: string,
+): Promise<'created' | 'exists' | 'stream enabled'> {
   const client = localClient(endpoint);
   try {
     try {
-      await client.send(new DescribeTableCommand({ TableName: tableName }));
-      return 'exists';
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      const stream = Table?.StreamSpecification;
+      if (stream?.StreamEnabled && stream.StreamViewType === streamSpecification.StreamViewType)
+        return 'exists';
+      if (stream?.StreamEnabled) {
+        // Another view type: a stream's view cannot change in place, so off, then on with the declared one.
+        await client.send(
+          new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }),
+        );
+      }
+      await client.send(
+        new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }),
+      );
+      return 'stream enabled';
     } catch (error) {
       if ((error as Error).name !== 'ResourceNotFoundException') throw error;
     }

@@ -15,6 +15,11 @@ export const table = {
   sortKey: 'sk',
   /** Epoch seconds; DynamoDB deletes an item some time after this passes. */
   ttlAttribute: 'expires_at',
+  /**
+   * The table's stream: every write's new item, read by the webhook fan-out (docs/webhooks.md): the deployed
+   * stack's event source mapping, and `npm start`'s stream reader on DynamoDB Local.
+   */
+  stream: 'NEW_IMAGE',
   indexes: {
     /** Overloaded lookup index: API key by id, and later entity lookups that are not by primary key. */
     gsi1: { partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' },
@@ -41,6 +46,7 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: table.partitionKey, KeyType: 'HASH' },
       { AttributeName: table.sortKey, KeyType: 'RANGE' },
     ],
+    StreamSpecification: streamSpecification,
     GlobalSecondaryIndexes: indexes.map(([name, index]) => ({
       IndexName: name,
       KeySchema: [
@@ -51,3 +57,6 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
     })),
   };
 }
+
+/** The stream as CreateTable and UpdateTable take it. */
+export const streamSpecification = { StreamEnabled: true, StreamViewType: table.stream } as const;

@@ -1,14 +1,24 @@
-import { DescribeTableCommand, type DescribeTableCommandOutput } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  type DescribeTableCommandOutput,
+} from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { localClient } from '#infra/local/dynamodb-local.ts';
-import { table } from '#lib/data/table.ts';
+import { ensureTable, localClient } from '#infra/local/dynamodb-local.ts';
+import { createTableInput, table } from '#lib/data/table.ts';
 import { synthStage } from '#test/support/synth.ts';
 
-/** The key schema and indexes of the declaration, in one comparable shape. */
-type Shape = { keys: string[]; indexes: Record<string, { keys: string[]; projection: string }> };
+/** The key schema, indexes and stream of the declaration, in one comparable shape. */
+type Shape = {
+  keys: string[];
+  indexes: Record<string, { keys: string[]; projection: string }>;
+  stream: string | undefined;
+};
 
 const declared: Shape = {
   keys: [table.partitionKey, table.sortKey],
+  stream: table.stream,
   indexes: Object.fromEntries(
     Object.entries(table.indexes).map(([name, index]) => [
       name,
@@ -23,14 +33,18 @@ const keyNames = (schema: KeyElement[] | undefined) =>
 
 function shapeOf(description: {
   KeySchema?: KeyElement[];
+  /** DescribeTable says StreamEnabled; CloudFormation names only the view type of a table with a stream. */
+  StreamSpecification?: { StreamEnabled?: boolean; StreamViewType?: string };
   GlobalSecondaryIndexes?: {
     IndexName?: string;
     KeySchema?: KeyElement[];
     Projection?: { ProjectionType?: string };
   }[];
 }): Shape {
+  const stream = description.StreamSpecification;
   return {
     keys: keyNames(description.KeySchema),
+    stream: stream && stream.StreamEnabled !== false ? stream.StreamViewType : undefined,
     indexes: Object.fromEntries(
       (description.GlobalSecondaryIndexes ?? []).map((i) => [
         i.IndexName ?? '',
@@ -41,6 +55,23 @@ function shapeOf(description: {
 }
 
 describe('one table declaration', () => {
+  it('a local table kept from before the stream gets it from the bootstrap (npm start on old data)', async () => {
+    const endpoint = process.env.DYNAMODB_ENDPOINT ?? '';
+    const name = `deskpipe-old-${Date.now()}`;
+    const client = localClient(endpoint);
+    const { StreamSpecification: _, ...withoutStream } = createTableInput(name);
+    await client.send(new CreateTableCommand(withoutStream));
+    try {
+      expect(await ensureTable(endpoint, name)).toBe('stream enabled');
+      expect(await ensureTable(endpoint, name)).toBe('exists');
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+      expect(shapeOf(Table ?? {})).toEqual(declared);
+    } finally {
+      await client.send(new DeleteTableCommand({ TableName: name }));
+      client.destroy();
+    }
+  });
+
   it('the table in DynamoDB Local (built by the local bootstrap) matches the declaration', async () => {
     const client = localClient(process.env.DYNAMODB_ENDPOINT ?? '');
     const { Table }: DescribeTableCommandOutput = await client.send(
@@ -89,6 +120,18 @@ describe('one table declaration', () => {
         ...k,
         KeyType: k.KeyType === 'HASH' ? 'RANGE' : 'HASH',
       }));
+      expect(shapeOf(description)).not.toEqual(declared);
+    });
+
+    it('no stream', () => {
+      const description = synthesized();
+      delete description.StreamSpecification;
+      expect(shapeOf(description)).not.toEqual(declared);
+    });
+
+    it('another stream view', () => {
+      const description = synthesized();
+      description.StreamSpecification = { StreamViewType: 'KEYS_ONLY' };
       expect(shapeOf(description)).not.toEqual(declared);
     });
 
