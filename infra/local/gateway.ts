@@ -18,6 +18,7 @@ import {
   METHOD_NOT_ALLOWED_BODY,
   renderGatewayBody,
 } from '#infra/api-contract.ts';
+import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { pickRequestId } from '#lib/http/response.ts';
 
@@ -57,6 +58,9 @@ export class LocalGateway {
 
   constructor(private readonly options: GatewayOptions) {
     this.baseUrl = new URL(options.baseUrl ?? 'http://127.0.0.1');
+    // The functions this gateway serves run in this process, as the local stage's (lib/config/stage.ts): their
+    // environment is the process's. The deployed stack never sets it.
+    process.env[STAGE_VARIABLE] = LOCAL_STAGE;
   }
 
   /** Loads every handler module up front, so that the first request pays no import. */
