@@ -168,6 +168,8 @@ export const eventKeys = {
     const [seq, part] = sk.split('#');
     return { seq: Number(seq), part: part === undefined ? 0 : Number(part) };
   },
+  /** The account of a feed partition key, or undefined for any other key. */
+  accountOf: (pk: string) => (pk.startsWith('EVENTS#') ? pk.slice('EVENTS#'.length) : undefined),
 };
 
 /**
@@ -183,4 +185,63 @@ export const webhookKeys = {
   /** The sort key prefix of every endpoint of the partition (the count item sorts apart). */
   endpointPrefix: 'ENDPOINT#',
   count: (accountId: string) => ({ pk: `WEBHOOKS#${accountId}`, sk: 'COUNT' }),
+};
+
+/** Epoch ms, zero-padded to 15 digits, so that lexical order is time order (the due index, pending deliveries). */
+const dueMs = (ms: number) => String(Math.max(0, Math.floor(ms))).padStart(15, '0');
+
+/**
+ * The webhook dispatcher's items (docs/webhooks.md, "Items"): per (account, endpoint) a delivery per event, the
+ * pending deliveries ordered by due time, and the attempts log numbered in the order they were recorded; the
+ * due index (gsi1) holds one entry per endpoint with pending deliveries, on the endpoint item itself; the local
+ * stream reader's checkpoints.
+ */
+export const webhookDeliveryKeys = {
+  /** A delivery of one event to one endpoint: its state, attempt count, next attempt, last answer. */
+  delivery: (accountId: string, endpointId: string, eventId: string) => ({
+    pk: `WEBHOOK_DELIVERY#${accountId}#${endpointId}`,
+    sk: eventId,
+  }),
+  /** A pending delivery, sorted by when it is due: what an endpoint has due now is one Query. */
+  pendingPartition: (accountId: string, endpointId: string) => `WEBHOOK_PENDING#${accountId}#${endpointId}`,
+  pending: (accountId: string, endpointId: string, dueAt: number, eventId: string) => ({
+    pk: `WEBHOOK_PENDING#${accountId}#${endpointId}`,
+    sk: `${dueMs(dueAt)}#${eventId}`,
+  }),
+  /** The sort key bound of the pending deliveries due at or before `at` (sk < this). */
+  pendingDueBefore: (at: number) => `${dueMs(at + 1)}#`,
+  /** A pending item's sort key read back. */
+  parsePending: (sk: string) => {
+    const [due, eventId] = sk.split('#');
+    return { dueAt: Number(due), eventId: eventId ?? '' };
+  },
+  /**
+   * An attempt of the endpoint's log, by its number in the endpoint's count of recorded attempts (12 digits):
+   * newest first is a descending Query, and page n is one range of numbers.
+   */
+  attemptsPartition: (accountId: string, endpointId: string) => `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
+  attempt: (accountId: string, endpointId: string, number: number) => ({
+    pk: `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
+    sk: webhookDeliveryKeys.attemptSort(number),
+  }),
+  attemptSort: (number: number) => String(number).padStart(12, '0'),
+  /** gsi1 entry of an endpoint with pending deliveries: one partition, sorted by the endpoint's earliest due. */
+  due: (accountId: string, endpointId: string, dueAt: number) => ({
+    gsi1pk: 'WEBHOOK_DUE',
+    gsi1sk: `${dueMs(dueAt)}#${accountId}#${endpointId}`,
+  }),
+  duePartition: 'WEBHOOK_DUE',
+  dueIndex: 'gsi1' as IndexName,
+  /** The gsi1 sort key bound of the endpoints due at or before `at` (gsi1sk < this). */
+  dueBefore: (at: number) => `${dueMs(at + 1)}#`,
+  /** A due entry's sort key read back. */
+  parseDue: (gsi1sk: string) => {
+    const [due, accountId, endpointId] = gsi1sk.split('#');
+    return { dueAt: Number(due), accountId: accountId ?? '', endpointId: endpointId ?? '' };
+  },
+  /** The local stream reader's checkpoint of one shard (infra/local/webhooks.ts). */
+  streamCheckpoint: (consumer: string, streamArn: string, shardId: string) => ({
+    pk: `STREAM_CHECKPOINT#${consumer}#${streamArn}`,
+    sk: shardId,
+  }),
 };

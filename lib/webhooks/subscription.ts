@@ -1,0 +1,11 @@
+import type { Endpoint } from './types.ts';
+
+/**
+ * Whether an endpoint subscribes to an event type: its `events` hold the type, `<resource>.*` or `*` (as GET
+ * /api/events' `type` reads them). The fan-out and a redelivery `{since}` ask it.
+ */
+export function subscribes(endpoint: Pick<Endpoint, 'events'>): (type: string) => boolean {
+  const patterns = endpoint.events;
+  return (type) =>
+    patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+}
