@@ -58,9 +58,13 @@ function stringRules(field: string, max: number) {
  * A required field. A missing key is given the value null (valibot's object schema would otherwise report
  * the key itself), so that the field's own "is required" message is the one reported.
  */
-function requiredField<TSchema extends v.GenericSchema>(field: string, rules: TSchema) {
+function requiredField<TSchema extends v.GenericSchema>(
+  field: string,
+  rules: TSchema,
+  wireSchema: v.GenericSchema = rules,
+) {
   return v.optional(
-    v.pipe(v.unknown(), wire(rules, true), v.transform(blankToUndefined), present(field), rules),
+    v.pipe(v.unknown(), wire(wireSchema, true), v.transform(blankToUndefined), present(field), rules),
     null,
   );
 }
@@ -104,6 +108,38 @@ function emailRules(field: string) {
 /** A required e-mail address, at most 254 characters. */
 export function requiredEmail(field: string) {
   return requiredField(field, emailRules(field));
+}
+
+function urlRules(field: string, max: number) {
+  return v.pipe(stringRules(field, max), v.url(`The ${attribute(field)} field must be a valid URL.`));
+}
+
+/** A required URL (what `new URL()` parses), at most `max` characters. */
+export function requiredUrl(field: string, max: number) {
+  return requiredField(field, urlRules(field, max));
+}
+
+/**
+ * A required list of distinct values: an array of at least one item, each meeting `item` (its issues under
+ * `field.<index>`); an item given twice is kept once, where it first appears.
+ */
+export function requiredSet<TItem extends v.GenericSchema>(
+  field: string,
+  item: TItem,
+  limits: { max: number; wireItem: v.GenericSchema },
+) {
+  const name = attribute(field);
+  return requiredField(
+    field,
+    v.pipe(
+      v.array(v.unknown(), `The ${name} field must be an array.`),
+      v.minLength(1, required(field)),
+      v.maxLength(limits.max, `The ${name} field must not have more than ${limits.max} items.`),
+      v.array(item),
+      v.transform((list) => [...new Set(list)]),
+    ),
+    v.pipe(v.array(limits.wireItem), v.minLength(1), v.maxLength(limits.max)),
+  );
 }
 
 /** One of a fixed list of values ("The selected priority is invalid."). */

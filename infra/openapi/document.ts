@@ -10,6 +10,7 @@ import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation.ts';
+import { CreateEndpointSchema, RedeliverSchema, UpdateEndpointSchema } from '#lib/webhooks/schemas.ts';
 import { type Operation, operations } from './operations.ts';
 import * as answers from './schemas.ts';
 
@@ -47,6 +48,13 @@ const definitions: Record<string, v.GenericSchema> = {
   ContactUpdatedEvent: answers.ContactUpdatedEvent,
   Event: answers.Event,
   EventFeed: answers.EventFeed,
+  WebhookEndpoint: answers.WebhookEndpoint,
+  WebhookEndpointWithSecret: answers.WebhookEndpointWithSecret,
+  CreateWebhookRequest: CreateEndpointSchema,
+  UpdateWebhookRequest: UpdateEndpointSchema,
+  WebhookDeliveryAttempt: answers.WebhookDeliveryAttempt,
+  WebhookDeliveryAttemptPage: answers.WebhookDeliveryAttemptPage,
+  RedeliverWebhookRequest: RedeliverSchema,
 };
 
 /**

@@ -8,6 +8,12 @@ import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import {
+  CreateEndpointSchema,
+  DeliveryListQueryParams,
+  RedeliverSchema,
+  UpdateEndpointSchema,
+} from '#lib/webhooks/schemas.ts';
+import {
   ContactPage,
   ContactUpdated,
   DealCreated,
@@ -18,11 +24,19 @@ import {
   OneDeal,
   OneEvent,
   OneTicket,
+  OneWebhook,
   PipelineBoard,
   PipelineList,
   TicketCreated,
   TicketPage,
   TicketUpdated,
+  WebhookCreated,
+  WebhookDeleted,
+  WebhookDeliveryAttemptPage,
+  WebhookList,
+  WebhookRedelivery,
+  WebhookSecretRotated,
+  WebhookUpdated,
 } from './schemas.ts';
 
 /**
@@ -34,7 +48,7 @@ import {
 export interface Operation {
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Events' | 'Contract';
+  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Events' | 'Webhooks' | 'Contract';
   /** The JSON body's schema (routes with a body). */
   readonly body?: v.GenericSchema;
   /** An object schema whose entries are the query parameters, each carrying its wire form. */
@@ -45,7 +59,7 @@ export interface Operation {
   >;
   /** The answer on success. */
   readonly ok: {
-    readonly status: 200 | 201;
+    readonly status: 200 | 201 | 202;
     readonly description: string;
     /** A JSON body's schema, or the content types of a body that is not an API object. */
     readonly body: v.GenericSchema | { readonly contentTypes: readonly string[] };
@@ -92,6 +106,13 @@ const EVENT_PARAM = {
   event: {
     description: "The event's id (`evt_…`).",
     schema: v.pipe(v.string(), v.maxLength(24), v.regex(/^evt_[0-9a-z]{10}[0-9a-f]{10}$/)),
+  },
+};
+
+const WEBHOOK_PARAM = {
+  webhook: {
+    description: "The webhook endpoint's id (`we_…`).",
+    schema: v.pipe(v.string(), v.maxLength(27), v.regex(/^we_[0-9a-f]{24}$/)),
   },
 };
 
@@ -243,6 +264,85 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Events',
     pathParams: EVENT_PARAM,
     ok: { status: 200, description: 'The event.', body: OneEvent },
+    statuses: [404],
+  },
+  createWebhook: {
+    summary: 'Register a webhook endpoint',
+    description:
+      'Events of the types listed are POSTed to the URL, signed as Standard Webhooks. The URL must be https and ' +
+      'reach a public address (http://127.0.0.1:<port> and http://localhost:<port> too on the local stage). ' +
+      'At most 20 endpoints an account. The answer holds the signing secret: the only one that shows it.',
+    tag: 'Webhooks',
+    body: CreateEndpointSchema,
+    ok: { status: 201, description: 'The endpoint, with its signing secret.', body: WebhookCreated },
+  },
+  listWebhooks: {
+    summary: 'List webhook endpoints',
+    description: "The account's endpoints (at most 20), oldest first, without their secrets.",
+    tag: 'Webhooks',
+    ok: { status: 200, description: 'Every endpoint of the account.', body: WebhookList },
+  },
+  getWebhook: {
+    summary: 'Get a webhook endpoint',
+    tag: 'Webhooks',
+    pathParams: WEBHOOK_PARAM,
+    ok: { status: 200, description: 'The endpoint, without its secrets.', body: OneWebhook },
+    statuses: [404],
+  },
+  updateWebhook: {
+    summary: 'Update a webhook endpoint',
+    description:
+      'Changes its URL (checked as on registration), event types, description, or whether it is enabled; ' +
+      'enabling it clears disabled_reason. A PATCH that changes nothing writes nothing.',
+    tag: 'Webhooks',
+    pathParams: WEBHOOK_PARAM,
+    body: UpdateEndpointSchema,
+    ok: { status: 200, description: 'The endpoint after the change.', body: WebhookUpdated },
+    statuses: [404],
+  },
+  deleteWebhook: {
+    summary: 'Delete a webhook endpoint',
+    description: 'It gets no more deliveries, pending ones included.',
+    tag: 'Webhooks',
+    pathParams: WEBHOOK_PARAM,
+    ok: { status: 200, description: 'Deleted.', body: WebhookDeleted },
+    statuses: [404],
+  },
+  rotateWebhookSecret: {
+    summary: "Rotate a webhook endpoint's secret",
+    description:
+      'A new signing secret, shown in this answer only. The previous one keeps signing beside it for 24 hours ' +
+      '(webhook-signature carries one entry per live secret), so receivers can switch without missing a delivery.',
+    tag: 'Webhooks',
+    pathParams: WEBHOOK_PARAM,
+    ok: { status: 200, description: 'The new secret.', body: WebhookSecretRotated },
+    statuses: [404],
+  },
+  listWebhookDeliveries: {
+    summary: "A webhook endpoint's deliveries",
+    description:
+      'Every attempt to deliver an event to the endpoint (the newest 10,000), newest first, paginated as tickets: ' +
+      'the answer status or what failed, the duration, and when it is tried next.',
+    tag: 'Webhooks',
+    pathParams: WEBHOOK_PARAM,
+    query: DeliveryListQueryParams,
+    ok: {
+      status: 200,
+      description: 'One page of attempts and the exact total.',
+      body: WebhookDeliveryAttemptPage,
+    },
+    statuses: [404],
+  },
+  redeliverWebhook: {
+    summary: 'Send events to a webhook endpoint again',
+    description:
+      '`event_id`: that event (of this account, kept 30 days); or `since`: every kept event since then of a type ' +
+      'the endpoint receives (at most 1,000, the oldest first). Each is sent again with its webhook-id unchanged, ' +
+      'on a new round of the retry schedule; one still pending is left to its schedule. The endpoint must be enabled.',
+    tag: 'Webhooks',
+    pathParams: WEBHOOK_PARAM,
+    body: RedeliverSchema,
+    ok: { status: 202, description: 'The events will be sent again.', body: WebhookRedelivery },
     statuses: [404],
   },
   getOpenApi: {

@@ -277,3 +277,98 @@ export const ServerErrorBody = v.pipe(
   v.strictObject({ message: v.literal('Server error.'), request_id: v.string() }),
   v.title('ServerError'),
 );
+
+const endpointId = v.pipe(
+  v.string(),
+  v.regex(/^we_[0-9a-f]{24}$/),
+  v.description("A webhook endpoint's id."),
+);
+const eventTypes = v.pipe(
+  v.array(v.string()),
+  v.description('Event types (`ticket.created`), every type of a resource (`deal.*`), or every type (`*`).'),
+);
+
+/** A webhook endpoint as every answer shows it: never its secrets. */
+export const WebhookEndpoint = v.pipe(
+  v.strictObject({
+    id: endpointId,
+    url: v.string(),
+    events: eventTypes,
+    description: nullable(v.string()),
+    enabled: v.boolean(),
+    disabled_reason: v.pipe(
+      nullable(v.string()),
+      v.description(
+        'Why deskpipe disabled the endpoint (it answered 410, or failed for 5 days); null otherwise.',
+      ),
+    ),
+    created_at: timestamp,
+    updated_at: timestamp,
+  }),
+  v.title('WebhookEndpoint'),
+);
+
+const secret = v.pipe(
+  nullable(v.pipe(v.string(), v.regex(/^whsec_[A-Za-z0-9+/]{43}=$/))),
+  v.description(
+    'The signing secret (`whsec_` + base64 of 32 bytes): shown in this answer only. Null when the answer is ' +
+      'the replay of an earlier request with the same Idempotency-Key: the secret is kept nowhere but in the ' +
+      'endpoint, so rotate it to get a new one.',
+  ),
+);
+
+/** The answer of a create: the endpoint and its secret. */
+export const WebhookEndpointWithSecret = v.pipe(
+  v.strictObject({ ...WebhookEndpoint.pipe[0].entries, secret }),
+  v.title('WebhookEndpointWithSecret'),
+);
+
+export const WebhookCreated = v.strictObject({ data: WebhookEndpointWithSecret });
+export const OneWebhook = v.strictObject({ data: WebhookEndpoint });
+export const WebhookList = v.strictObject({ data: v.array(WebhookEndpoint) });
+export const WebhookUpdated = v.strictObject({
+  message: v.literal('Webhook endpoint updated.'),
+  data: WebhookEndpoint,
+});
+export const WebhookDeleted = v.strictObject({ message: v.literal('Webhook endpoint deleted.') });
+export const WebhookSecretRotated = v.strictObject({
+  data: v.strictObject({
+    secret,
+    previous_secret_expires_at: v.pipe(
+      timestamp,
+      v.description('Until then the previous secret signs too (a second `v1,` entry of webhook-signature).'),
+    ),
+  }),
+});
+
+/** One attempt of the deliveries log. */
+export const WebhookDeliveryAttempt = v.pipe(
+  v.strictObject({
+    event_id: eventId,
+    event_type: v.string(),
+    attempt: v.pipe(id, v.description("The attempt's number among its event's attempts to this endpoint.")),
+    status: v.pipe(
+      nullable(v.pipe(v.number(), v.integer())),
+      v.description("The receiver's HTTP status, or null."),
+    ),
+    error: v.pipe(
+      nullable(v.string()),
+      v.description(
+        'What failed without an answer (a timeout, a refused connection, a refused URL), or null.',
+      ),
+    ),
+    duration_ms: count,
+    attempted_at: timestamp,
+    next_attempt_at: v.pipe(
+      nullable(timestamp),
+      v.description('When it is tried again; null when it is not.'),
+    ),
+  }),
+  v.title('WebhookDeliveryAttempt'),
+);
+export const WebhookDeliveryAttemptPage = page(WebhookDeliveryAttempt, 'WebhookDeliveryAttemptPage');
+
+export const WebhookRedelivery = v.strictObject({
+  message: v.string(),
+  count: v.pipe(count, v.description('The events that will be sent again.')),
+});

@@ -1,0 +1,14 @@
+import { route } from '#functions/routes.ts';
+import { httpHandler } from '#lib/http/handler.ts';
+import { listWebhookDeliveries, parseDeliveryListQuery } from '#lib/webhooks/deliveries.ts';
+
+/** GET /api/webhooks/{webhook}/deliveries: the endpoint's delivery attempts, newest first, paginated. */
+export const handler = httpHandler({ route: route('listWebhookDeliveries') }, async (request, caller) => ({
+  statusCode: 200,
+  body: await listWebhookDeliveries(
+    caller.accountId,
+    request.params.webhook ?? '',
+    parseDeliveryListQuery(request.query),
+    request.baseUrl,
+  ),
+}));

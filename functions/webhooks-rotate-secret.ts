@@ -1,0 +1,15 @@
+import { route } from '#functions/routes.ts';
+import { httpHandler } from '#lib/http/handler.ts';
+import type { HttpResult } from '#lib/http/request.ts';
+import { rotateWebhookSecret } from '#lib/webhooks/endpoints.ts';
+import { presentRotatedSecret, type RotatedSecret } from '#lib/webhooks/present.ts';
+
+/** POST /api/webhooks/{webhook}/rotate-secret: a new secret; the previous one keeps signing for 24 hours. */
+export const handler = httpHandler(
+  { route: route('rotateWebhookSecret'), present: rotated },
+  (request, caller) => rotateWebhookSecret(caller.accountId, request.params.webhook ?? '', request.attach),
+);
+
+function rotated(result: RotatedSecret): HttpResult {
+  return { statusCode: 200, body: { data: presentRotatedSecret(result) } };
+}
