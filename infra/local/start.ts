@@ -5,7 +5,8 @@ import { LOCAL_DATA_DIR, localSettings, ROOT } from './environment.ts';
 
 /**
  * `npm start`: the embedded DynamoDB (data kept in .local/ unless --in-memory), the table, the demo
- * account on first start (its key printed once), and the API through the local gateway. Ctrl-C stops all.
+ * account on first start (its key printed once), the API through the local gateway, and the webhook dispatcher
+ * (infra/local/webhooks.ts). Ctrl-C stops all.
  */
 const DEMO_ACCOUNT_FILE = join(ROOT, 'examples', 'demo-account.json');
 
@@ -30,11 +31,13 @@ async function main(): Promise<void> {
     process.env.TABLE_NAME = settings.tableName;
 
     // Loaded once the environment is set: the data layer's client reads it when its module loads.
-    const [{ applyAccountFile }, { findAccountIdBySlug }, { LocalGateway }] = await Promise.all([
-      import('#lib/accounts/apply-account.ts'),
-      import('#lib/data/accounts.ts'),
-      import('./gateway.ts'),
-    ]);
+    const [{ applyAccountFile }, { findAccountIdBySlug }, { LocalGateway }, { startWebhookDispatcher }] =
+      await Promise.all([
+        import('#lib/accounts/apply-account.ts'),
+        import('#lib/data/accounts.ts'),
+        import('./gateway.ts'),
+        import('./webhooks.ts'),
+      ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     let demoKey: string | undefined;
     if (!(await findAccountIdBySlug(demo.slug))) {
@@ -49,6 +52,8 @@ async function main(): Promise<void> {
     });
     await gateway.warm();
     const server = await gateway.listen(settings.port);
+    // Webhooks: the table's stream fanned out to endpoints, and the deliveries due, as the deployed functions do.
+    const dispatcher = await startWebhookDispatcher({ endpoint, tableName: settings.tableName });
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(
@@ -70,6 +75,8 @@ async function main(): Promise<void> {
       console.log('Stopping...');
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
+      await dispatcher.stop();
       await stopStore();
       process.exit(code);
     };

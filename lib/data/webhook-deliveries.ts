@@ -614,6 +614,11 @@ export interface AttemptRecord {
   endpoint: EndpointOutcome;
   /** This attempt's number in the endpoint's log: the holder's attemptCount + 1. */
   logNumber: number;
+  /**
+   * A failure: since when the endpoint has been failing (the first failure since its last success), as its holder
+   * knows it when recording; null or absent: since this attempt.
+   */
+  failingSince?: number | null;
 }
 
 /** The attempt's number in the endpoint's log was taken (the count moved since it was read): read it, again. */
@@ -741,15 +746,14 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
 
 function endpointUpdate(record: AttemptRecord, now: number): CommitAction {
   const sets = ['attemptCount = :count'];
-  const removes: string[] = [];
   const values: Record<string, unknown> = { ':count': record.logNumber };
   if (record.endpoint.kind === 'success') {
-    sets.push('lastSuccessAt = :now');
-    removes.push('failingSince');
+    sets.push('lastSuccessAt = :now', 'failingSince = :null');
     values[':now'] = now;
+    values[':null'] = null;
   } else {
-    sets.push('failingSince = if_not_exists(failingSince, :at)');
-    values[':at'] = record.attempt.at;
+    sets.push('failingSince = :since');
+    values[':since'] = record.failingSince ?? record.attempt.at;
     if (record.endpoint.kind === 'disable') {
       sets.push('enabled = :false', 'disabledReason = :reason', 'updatedAt = :updated');
       values[':false'] = false;
@@ -765,7 +769,7 @@ function endpointUpdate(record: AttemptRecord, now: number): CommitAction {
       Update: {
         TableName: tableName(),
         Key: webhookKeys.endpoint(record.accountId, record.endpointId),
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        UpdateExpression: `SET ${sets.join(', ')}`,
         ConditionExpression: `attribute_exists(pk) AND ${counted}`,
         ExpressionAttributeValues: values,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { intEnv } from '#lib/config/env.ts';
+import {
+  dueEndpoints,
+  duePending,
+  failPending,
+  leaseEndpoint,
+  type PendingDelivery,
+  releaseEndpoint,
+  renewLease,
+} from '#lib/data/webhook-deliveries.ts';
+import { logError } from '#lib/http/log.ts';
+import { attemptTimeoutMs, deliverOnce, HeldEndpoint } from './deliver.ts';
+
+/**
+ * The due runner (docs/webhooks.md, "Why a due index"): finds the endpoints with deliveries due (the due index),
+ * leases each, and runs its due deliveries, at most `perEndpoint` at once. Every endpoint is worked by its own
+ * loop: nothing waits for another endpoint's attempts, so a receiver that hangs holds only its own slots (and at
+ * most `perAccount` of the runner's `global` ones across its account's endpoints). The deployed due function runs
+ * it for most of a minute (functions/webhooks-due.ts); `npm start` runs it for as long as it runs.
+ */
+export interface DueRunnerOptions {
+  /** Attempts of one endpoint at once (WEBHOOK_CONCURRENCY_PER_ENDPOINT, default 4). */
+  perEndpoint?: number;
+  /** Attempts of one account's endpoints at once (default 16). */
+  perAccount?: number;
+  /** Attempts at once in this runner (default 64). */
+  global?: number;
+  /** Endpoints held at once (default 64). */
+  maxEndpoints?: number;
+  /** How long a leased endpoint's loop waits before looking for new due deliveries while attempts run (ms). */
+  pollMs?: number;
+  /** Only endpoints of the accounts this accepts (tests running a dispatcher on a shared table); all by default. */
+  accepts?: ((accountId: string) => boolean) | undefined;
+  /** What is done with an error the runner goes on after (the store unreachable for a while); logged by default. */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class DueRunner {
+  /** This runner's name in leases and claims. */
+  readonly owner = `runner-${randomBytes(6).toString('hex')}`;
+  private readonly perEndpoint: number;
+  private readonly maxEndpoints: number;
+  private readonly pollMs: number;
+  private readonly accepts: ((accountId: string) => boolean) | undefined;
+  private readonly onError: (error: unknown) => void;
+  private readonly slots: Slots;
+  /** The loops of the endpoints held, by `<account>#<endpoint>`. */
+  private readonly held = new Map<string, Promise<void>>();
+  private stopping = false;
+
+  constructor(options: DueRunnerOptions = {}) {
+    this.perEndpoint = options.perEndpoint ?? intEnv('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4);
+    this.maxEndpoints = options.maxEndpoints ?? 64;
+    this.pollMs = options.pollMs ?? 250;
+    this.accepts = options.accepts;
+    this.onError = options.onError ?? logError;
+    this.slots = new Slots(options.global ?? 64, options.perAccount ?? 16);
+  }
+
+  /** How long a lease lasts: an attempt and its record, with room; renewed every third of it. */
+  private leaseMs = () => attemptTimeoutMs() + 20_000;
+
+  /**
+   * One look at the due index: every due endpoint not held yet is leased and its loop started (not awaited).
+   * Answers how many were started.
+   */
+  async poll(): Promise<number> {
+    if (this.stopping) return 0;
+    const room = this.maxEndpoints - this.held.size;
+    if (room <= 0) return 0;
+    const due = await dueEndpoints(Date.now(), this.maxEndpoints * 2);
+    let started = 0;
+    for (const entry of due) {
+      const key = `${entry.accountId}#${entry.endpointId}`;
+      if (this.held.has(key) || (this.accepts && !this.accepts(entry.accountId))) continue;
+      if (this.held.size >= this.maxEndpoints) break;
+      const loop = this.work(entry.accountId, entry.endpointId)
+        .catch(this.onError)
+        .finally(() => this.held.delete(key));
+      this.held.set(key, loop);
+      started++;
+    }
+    return started;
+  }
+
+  /** Polls every `pollMs` until `deadline` (epoch ms) or stop(); then stops and waits for the endpoints' loops. */
+  async runUntil(deadline: number): Promise<void> {
+    while (!this.stopping && Date.now() < deadline) {
+      try {
+        await this.poll();
+      } catch (error) {
+        // The store unreachable for a moment (a restart, a stall): the next poll tries again.
+        this.onError(error);
+      }
+      await sleep(Math.min(this.pollMs, Math.max(0, deadline - Date.now())));
+    }
+    await this.stop();
+  }
+
+  /** Starts no attempt from now on; waits for those running to be recorded and the leases released. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.slots.close();
+    await Promise.all(this.held.values());
+  }
+
+  /** Endpoints held now (tests, logs). */
+  get holding(): number {
+    return this.held.size;
+  }
+
+  /** One endpoint's loop, from its lease to its release. */
+  private async work(accountId: string, endpointId: string): Promise<void> {
+    const leaseMs = this.leaseMs();
+    const leased = await leaseEndpoint(accountId, endpointId, this.owner, leaseMs);
+    if (!leased) return;
+    const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
+    let lost = false;
+    const renewal = setInterval(() => {
+      renewLease(accountId, endpointId, this.owner, leaseMs)
+        .then((renewed) => {
+          if (renewed) held.refresh(renewed);
+          else lost = true;
+        })
+        .catch(this.onError);
+    }, leaseMs / 3);
+    const running = new Map<string, Promise<void>>();
+    try {
+      while (!this.stopping && !lost) {
+        const room = this.perEndpoint - running.size;
+        if (room > 0) {
+          const due = (await duePending(accountId, endpointId, Date.now(), this.perEndpoint + running.size))
+            .filter((p) => !running.has(p.eventId))
+            .slice(0, room);
+          if (due.length === 0 && running.size === 0) break;
+          if (!held.endpoint.enabled) {
+            // Disabled (410, 5 days of failures, or by its owner): what is still pending ends here, unattempted.
+            await Promise.all(due.map((p) => failPending(accountId, endpointId, p, 'endpoint_disabled')));
+            if (running.size === 0) continue;
+          } else {
+            for (const pending of due) {
+              if (!(await this.slots.acquire(accountId))) break;
+              running.set(pending.eventId, this.attempt(held, pending, running));
+            }
+          }
+        }
+        // Until one attempt ends (a slot frees) or, with room left, new deliveries may have come due.
+        await Promise.race([
+          ...running.values(),
+          ...(running.size < this.perEndpoint ? [sleep(this.pollMs)] : []),
+        ]);
+      }
+      await Promise.all(running.values());
+    } finally {
+      clearInterval(renewal);
+      await releaseEndpoint(accountId, endpointId, this.owner);
+    }
+  }
+
+  private async attempt(held: HeldEndpoint, pending: PendingDelivery, running: Map<string, Promise<void>>) {
+    try {
+      await deliverOnce(held, pending);
+    } catch (error) {
+      // The store failed the claim or the record: the delivery stays pending, and comes due again.
+      this.onError(error);
+    } finally {
+      running.delete(pending.eventId);
+      this.slots.release(held.accountId);
+    }
+  }
+}
+
+/** Attempt slots: at most `global` in the runner and `perAccount` for one account; waiters served in order. */
+class Slots {
+  private used = 0;
+  private readonly byAccount = new Map<string, number>();
+  private readonly waiting: { accountId: string; grant: (granted: boolean) => void }[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly global: number,
+    private readonly perAccount: number,
+  ) {}
+
+  /** Resolves true once a slot is taken for the account; false when the runner is stopping. */
+  acquire(accountId: string): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.free(accountId)) {
+      this.take(accountId);
+      return Promise.resolve(true);
+    }
+    return new Promise((grant) => this.waiting.push({ accountId, grant }));
+  }
+
+  release(accountId: string): void {
+    this.used--;
+    const n = (this.byAccount.get(accountId) ?? 1) - 1;
+    if (n === 0) this.byAccount.delete(accountId);
+    else this.byAccount.set(accountId, n);
+    const i = this.waiting.findIndex((w) => this.free(w.accountId));
+    if (i >= 0) {
+      const [waiter] = this.waiting.splice(i, 1);
+      if (waiter) {
+        this.take(waiter.accountId);
+        waiter.grant(true);
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const waiter of this.waiting.splice(0)) waiter.grant(false);
+  }
+
+  private free(accountId: string): boolean {
+    return this.used < this.global && (this.byAccount.get(accountId) ?? 0) < this.perAccount;
+  }
+
+  private take(accountId: string): void {
+    this.used++;
+    this.byAccount.set(accountId, (this.byAccount.get(accountId) ?? 0) + 1);
+  }
+}

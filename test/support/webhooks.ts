@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll } from 'vitest';
+import { type Dispatcher, type DispatcherOptions, startWebhookDispatcher } from '#infra/local/webhooks.ts';
+import { createEndpoint, newEndpointId } from '#lib/data/webhooks.ts';
+import { formatTimestamp } from '#lib/time.ts';
+import type { Endpoint } from '#lib/webhooks/types.ts';
+
+/**
+ * Webhook receivers and the dispatcher for system tests. A receiver is a real HTTP server on 127.0.0.1 that
+ * verifies every delivery with the standardwebhooks library (the code receivers run) and records it; what it
+ * answers is the test's choice, per delivery.
+ */
+export interface Delivery {
+  webhookId: string;
+  timestamp: number;
+  /** Epoch ms at which the request arrived. */
+  at: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+  /** Whether Webhook.verify accepted it (a delivery that fails verification fails the test that checks this). */
+  verified: boolean;
+  /** What the receiver answered (null: it never answered). */
+  answered: number | null;
+  /** Epoch ms at which the answer was sent. */
+  answeredAt: number | null;
+}
+
+/** What to answer to one delivery: a status (and headers), or `hang` (never answer). */
+export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+
+export interface Receiver {
+  url: string;
+  port: number;
+  secret: string;
+  deliveries: Delivery[];
+  /** Deliveries by webhook-id, in arrival order. */
+  byId(): Map<string, Delivery[]>;
+  /** Sets what the receiver answers from now on. */
+  answer(choose: (delivery: Delivery, index: number) => Answer): void;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(options: { port?: number; secret?: string } = {}): Promise<Receiver> {
+  const secret = options.secret ?? `whsec_${randomBytes(32).toString('base64')}`;
+  const hook = new Webhook(secret);
+  const deliveries: Delivery[] = [];
+  let choose: (delivery: Delivery, index: number) => Answer = () => ({ status: 204 });
+  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let verified = false;
+      try {
+        hook.verify(body, request.headers as Record<string, string>);
+        verified = true;
+      } catch {}
+      const delivery: Delivery = {
+        webhookId: String(request.headers['webhook-id']),
+        timestamp: Number(request.headers['webhook-timestamp']),
+        at: Date.now(),
+        headers: request.headers,
+        body,
+        verified,
+        answered: null,
+        answeredAt: null,
+      };
+      deliveries.push(delivery);
+      const answer = choose(delivery, deliveries.length - 1);
+      if (answer === 'hang') return;
+      delivery.answered = answer.status;
+      delivery.answeredAt = Date.now();
+      response.writeHead(answer.status, answer.headers ?? {});
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    secret,
+    deliveries,
+    byId: () => {
+      const map = new Map<string, Delivery[]>();
+      for (const d of deliveries) map.set(d.webhookId, [...(map.get(d.webhookId) ?? []), d]);
+      return map;
+    },
+    answer: (next) => {
+      choose = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A stored endpoint of the account (through the data layer, as the management API stores one). */
+export async function createTestEndpoint(
+  accountId: string,
+  input: { url: string; secret: string; events: string[] },
+): Promise<Endpoint> {
+  const now = Date.now();
+  const endpoint: Endpoint = {
+    accountId,
+    id: newEndpointId(now),
+    url: input.url,
+    events: input.events,
+    description: null,
+    enabled: true,
+    disabledReason: null,
+    secrets: [{ secret: input.secret, expiresAt: null }],
+    createdAt: formatTimestamp(now * 1000),
+    updatedAt: formatTimestamp(now * 1000),
+    lastSuccessAt: null,
+    failingSince: null,
+  };
+  await createEndpoint(endpoint);
+  return endpoint;
+}
+
+/**
+ * `npm start`'s dispatcher in this test process, on the tests' DynamoDB Local, for the accounts `accounts` holds
+ * only (other files' accounts share the table and its stream): started before the file's tests, stopped after.
+ */
+export function useDispatcher(
+  accounts: Set<string>,
+  options: Partial<DispatcherOptions> = {},
+): () => Dispatcher {
+  let dispatcher: Dispatcher | undefined;
+  beforeAll(async () => {
+    dispatcher = await startWebhookDispatcher({
+      endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
+      tableName: process.env.TABLE_NAME ?? '',
+      consumer: `test-${randomBytes(4).toString('hex')}`,
+      accepts: (accountId) => accounts.has(accountId),
+      log: () => {},
+      ...options,
+    });
+  });
+  afterAll(async () => {
+    await dispatcher?.stop(100);
+  });
+  return () => {
+    if (!dispatcher) throw new Error('useDispatcher(): the dispatcher runs in tests and hooks only');
+    return dispatcher;
+  };
+}

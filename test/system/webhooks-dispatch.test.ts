@@ -1,0 +1,335 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { getItem } from '#lib/data/client.ts';
+import { webhookKeys } from '#lib/data/keys.ts';
+import { getDelivery, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
+import { DISABLED_REASONS } from '#lib/webhooks/deliver.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
+import { waitFor } from '#test/support/wait.ts';
+import { createTestEndpoint, type Receiver, startReceiver, useDispatcher } from '#test/support/webhooks.ts';
+
+/**
+ * The webhook dispatcher end to end (decisions.md, "Webhooks"; docs/webhooks.md): changes through the API, the
+ * table's stream read by `npm start`'s dispatcher (in this process, on the tests' DynamoDB Local), deliveries to
+ * real receivers on 127.0.0.1 that verify each one with the standardwebhooks library. The retry schedule and the
+ * attempt limit are shortened (read at each use).
+ */
+process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,1,1,1';
+process.env.WEBHOOK_TIMEOUT_MS = '1000';
+
+const gateway = useGateway();
+const accounts = new Set<string>();
+useDispatcher(accounts);
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,1,1,1';
+  process.env.WEBHOOK_TIMEOUT_MS = '1000';
+});
+
+async function receiver(options: Parameters<typeof startReceiver>[0] = {}) {
+  const started = await startReceiver(options);
+  receivers.push(started);
+  return started;
+}
+
+/** A fresh account the dispatcher serves, and calls of its API key. */
+async function account() {
+  const created = await createTestAccount();
+  accounts.add(created.accountId);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const answer = await gateway.call(method, path, { key: created.apiKey, ...(body ? { body } : {}) });
+    if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`);
+    return answer;
+  };
+  return { ...created, call };
+}
+
+type Account = Awaited<ReturnType<typeof account>>;
+
+/** Every event of the account so far (the feed read to its end). */
+async function allEvents(a: Account) {
+  const events: { id: string; type: string; created_at: string }[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const page = await a.call('GET', `/api/events?limit=100${after ? `&after=${after}` : ''}`);
+    events.push(...page.body.data);
+    after = page.body.next_cursor;
+    if (!after || page.body.data.length === 0) return events;
+  }
+}
+
+let tickets = 0;
+const createTicket = (a: Account) =>
+  a.call('POST', '/api/tickets', {
+    subject: `Printer ${++tickets}`,
+    description: 'Smoke.',
+    requester_email: 'ann@client.test',
+  });
+
+/** Runs `work` over 0..n-1, `lanes` at a time. */
+async function times(n: number, lanes: number, work: (i: number) => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < n) await work(next++);
+    }),
+  );
+}
+
+describe('webhook dispatcher', () => {
+  it('delivers every event of a subscribed type of 300 mixed changes, verified, and none of the others', async () => {
+    const a = await account();
+    const hook = await receiver();
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['ticket.*', 'contact.created'],
+    });
+    const started = Date.now();
+    // 100 ticket creates, 60 ticket updates, 50 deal creates (each with a new contact: deal.created and
+    // contact.created), 40 deal updates, 50 contact updates: 300 changes, 350 events.
+    const ticketIds: string[] = [];
+    await times(100, 8, async () => ticketIds.push((await createTicket(a)).body.ticket.uuid));
+    const deals: { uuid: string; contact: string }[] = [];
+    await times(50, 8, async (i) => {
+      const deal = await a.call('POST', '/api/deals', {
+        name: `Deal ${i}`,
+        amount: 100 + i,
+        contact_email: `buyer${i}@client.test`,
+        contact_first_name: `Buyer${i}`,
+      });
+      deals.push({ uuid: deal.body.data.uuid, contact: deal.body.data.contact.uuid });
+    });
+    await times(60, 8, (i) => a.call('PATCH', `/api/tickets/${ticketIds[i]}`, { priority: 'urgent' }));
+    await times(40, 8, (i) => a.call('PATCH', `/api/deals/${deals[i]?.uuid}`, { status: 'won' }));
+    await times(50, 8, (i) => a.call('PATCH', `/api/contacts/${deals[i]?.contact}`, { last_name: `L${i}` }));
+    const changed = Date.now();
+
+    const events = await allEvents(a);
+    expect(events).toHaveLength(350);
+    const wanted = events.filter((e) => e.type.startsWith('ticket.') || e.type === 'contact.created');
+    const others = events.filter((e) => !wanted.includes(e));
+    expect(wanted).toHaveLength(100 + 60 + 50);
+    await waitFor(() => wanted.every((e) => hook.byId().has(e.id)), {
+      timeout: 60_000,
+      label: 'every subscribed event at the receiver',
+    });
+    const delivered = Date.now();
+    // Nothing else arrives: give the dispatcher time to (wrongly) send the rest.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    const received = hook.byId();
+    expect(hook.deliveries.every((d) => d.verified)).toBe(true);
+    expect([...received.keys()].sort()).toEqual(wanted.map((e) => e.id).sort());
+    expect(others.filter((e) => received.has(e.id))).toEqual([]);
+    const duplicates = [...received.values()].filter((d) => d.length > 1).length;
+    expect(duplicates).toBe(0);
+    // Each one is the event as GET /api/events/{id} answers it, with the contract's headers.
+    const sample = wanted[Math.floor(wanted.length / 2)] as { id: string };
+    const one = (received.get(sample.id) ?? [])[0];
+    const asServed = await a.call('GET', `/api/events/${sample.id}`);
+    expect(JSON.parse(one?.body ?? '')).toEqual(asServed.body.data);
+    expect(one?.headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': expect.stringMatching(/^deskpipe-webhooks\/\d+\.\d+\.\d+$/),
+    });
+    const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 100 });
+    expect(log.total).toBe(wanted.length);
+    expect(log.data.every((attempt) => attempt.status === 204 && attempt.attempt === 1)).toBe(true);
+    const latency = wanted
+      .map((e) => (received.get(e.id)?.[0]?.at ?? 0) - Date.parse(e.created_at))
+      .sort((x, y) => x - y);
+    const at = (q: number) => latency[Math.min(latency.length - 1, Math.floor(q * latency.length))];
+    console.log(
+      `300 changes (${events.length} events) in ${changed - started} ms; the ${wanted.length} subscribed all ` +
+        `delivered ${delivered - changed} ms after the last change; from an event's commit to its receipt: ` +
+        `p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, max ${at(1)} ms; ${others.length} unsubscribed, none sent; ` +
+        `duplicates ${duplicates}`,
+    );
+  }, 120_000);
+
+  it('retries a receiver that is down, then answers 500, then 200: delivered with the same webhook-id, each attempt logged', async () => {
+    const a = await account();
+    const probe = await startReceiver();
+    const { port, secret } = probe;
+    await probe.close(); // nothing listens on the port: the first attempt is refused
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: `http://127.0.0.1:${port}/hook`,
+      secret,
+      events: ['ticket.created'],
+    });
+    await createTicket(a);
+    const [event] = await allEvents(a);
+    if (!event) throw new Error('no event');
+    const refused = await waitFor(
+      async () =>
+        (await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 })).total === 1,
+      { timeout: 10_000, label: 'the refused attempt' },
+    );
+    expect(refused).toBe(true);
+    const hook = await receiver({ port, secret });
+    hook.answer((_, i) => ({ status: i === 0 ? 500 : 200 }));
+    await waitFor(
+      async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
+      {
+        timeout: 15_000,
+        label: 'the delivery to succeed',
+      },
+    );
+    expect(hook.deliveries.map((d) => [d.webhookId, d.verified, d.answered])).toEqual([
+      [event.id, true, 500],
+      [event.id, true, 200],
+    ]);
+    const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 });
+    expect(log.total).toBe(3);
+    expect(log.data.map((x) => [x.eventId, x.eventType, x.attempt, x.status, x.error])).toEqual([
+      [event.id, 'ticket.created', 3, 200, null],
+      [event.id, 'ticket.created', 2, 500, null],
+      [event.id, 'ticket.created', 1, null, 'connection_refused'],
+    ]);
+    const [success, failed, first] = log.data;
+    expect(success?.nextAttemptAt).toBeNull();
+    expect(failed?.nextAttemptAt).toBeGreaterThanOrEqual((failed?.at ?? 0) + 1000);
+    expect(first?.nextAttemptAt).toBeGreaterThanOrEqual((first?.at ?? 0) + 1000);
+    // Pages of the log: newest first, exact total.
+    const page2 = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 2, perPage: 2 });
+    expect(page2).toEqual({ total: 3, data: [first] });
+    const stored = await getItem(webhookKeys.endpoint(a.accountId, endpoint.id));
+    expect(stored).toMatchObject({ enabled: true, failingSince: null });
+    expect(stored?.lastSuccessAt).toBeGreaterThan(0);
+    expect(stored?.gsi1sk).toBeUndefined();
+  });
+
+  it('disables an endpoint that answers 410 Gone, fails the delivery, and sends it nothing more', async () => {
+    const a = await account();
+    const hook = await receiver();
+    hook.answer(() => ({ status: 410 }));
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['*'],
+    });
+    await createTicket(a);
+    const [event] = await allEvents(a);
+    if (!event) throw new Error('no event');
+    await waitFor(async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'failed', {
+      timeout: 10_000,
+      label: 'the delivery to fail',
+    });
+    const stored = await getItem(webhookKeys.endpoint(a.accountId, endpoint.id));
+    expect(stored).toMatchObject({ enabled: false, disabledReason: DISABLED_REASONS.gone });
+    expect(await getDelivery(a.accountId, endpoint.id, event.id)).toMatchObject({
+      state: 'failed',
+      attempts: 1,
+      lastStatus: 410,
+    });
+    await createTicket(a);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(hook.deliveries).toHaveLength(1);
+  });
+
+  it('retries a 429 with Retry-After: 3 no sooner than 3 seconds, though the schedule says 1', async () => {
+    const a = await account();
+    const hook = await receiver();
+    hook.answer((_, i) => (i === 0 ? { status: 429, headers: { 'Retry-After': '3' } } : { status: 200 }));
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['ticket.created'],
+    });
+    await createTicket(a);
+    const [event] = await allEvents(a);
+    if (!event) throw new Error('no event');
+    await waitFor(
+      async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
+      {
+        timeout: 15_000,
+        label: 'the delivery to succeed',
+      },
+    );
+    const [limited, retried] = hook.deliveries;
+    const gap = (retried?.at ?? 0) - (limited?.answeredAt ?? 0);
+    console.log(`429 with Retry-After: 3 answered, retried ${gap} ms later (schedule step: 1000 ms)`);
+    expect(gap).toBeGreaterThanOrEqual(3000);
+    expect(retried?.webhookId).toBe(event.id);
+  });
+
+  it('cuts an attempt at the limit when the receiver never answers, and retries it', async () => {
+    const a = await account();
+    const hook = await receiver();
+    hook.answer((_, i) => (i < 2 ? 'hang' : { status: 200 }));
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['ticket.created'],
+    });
+    await createTicket(a);
+    const [event] = await allEvents(a);
+    if (!event) throw new Error('no event');
+    await waitFor(
+      async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
+      {
+        timeout: 15_000,
+        label: 'the delivery to succeed',
+      },
+    );
+    const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 });
+    expect(log.data.map((x) => [x.attempt, x.status, x.error])).toEqual([
+      [3, 200, null],
+      [2, null, 'timeout'],
+      [1, null, 'timeout'],
+    ]);
+    for (const cut of log.data.slice(1)) {
+      expect(cut.durationMs).toBeGreaterThanOrEqual(990);
+      expect(cut.durationMs).toBeLessThan(1500);
+    }
+    console.log(`attempts cut at the 1000 ms limit after ${log.data.slice(1).map((x) => x.durationMs)} ms`);
+  });
+
+  it("sends each account only its own events; account A's receiver timing out every attempt does not delay account B's", async () => {
+    process.env.WEBHOOK_TIMEOUT_MS = '3000';
+    const [a, b] = [await account(), await account()];
+    const [hookA, hookB] = [await receiver(), await receiver()];
+    hookA.answer(() => 'hang');
+    await createTestEndpoint(a.accountId, { url: hookA.url, secret: hookA.secret, events: ['*'] });
+    await createTestEndpoint(b.accountId, { url: hookB.url, secret: hookB.secret, events: ['*'] });
+    // A's backlog first, so that its endpoint holds its slots with hanging attempts while B's events come.
+    await times(40, 8, () => createTicket(a));
+    await waitFor(() => hookA.deliveries.length >= 4, { timeout: 10_000, label: "A's attempts hanging" });
+    const sentB = new Map<string, number>();
+    for (let i = 0; i < 20; i++) {
+      await createTicket(b);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const eventsB = await allEvents(b);
+    // When each of B's events was committed: its created_at.
+    for (const e of eventsB) sentB.set(e.id, Date.parse(e.created_at));
+    await waitFor(() => eventsB.every((e) => hookB.byId().has(e.id)), {
+      timeout: 20_000,
+      label: "B's events at B's receiver",
+    });
+    const eventsA = await allEvents(a);
+    const idsA = new Set(eventsA.map((e) => e.id));
+    const idsB = new Set(eventsB.map((e) => e.id));
+    expect(hookA.deliveries.every((d) => idsA.has(d.webhookId) && d.verified)).toBe(true);
+    expect(hookB.deliveries.every((d) => idsB.has(d.webhookId) && d.verified)).toBe(true);
+
+    const latencyB = eventsB
+      .map((e) => (hookB.byId().get(e.id)?.[0]?.at ?? 0) - (sentB.get(e.id) ?? 0))
+      .sort((x, y) => x - y);
+    const firstA = eventsA
+      .map((e) => hookA.byId().get(e.id)?.[0]?.at)
+      .filter((at): at is number => at !== undefined);
+    const p50 = latencyB[Math.floor(latencyB.length / 2)] ?? 0;
+    const max = latencyB.at(-1) ?? 0;
+    console.log(
+      `account A: ${eventsA.length} events, ${hookA.deliveries.length} attempts reached its hanging receiver ` +
+        `(each cut at 3000 ms; ${firstA.length} events attempted so far, at most 4 at once); ` +
+        `account B: ${eventsB.length} events delivered, latency p50 ${p50} ms, max ${max} ms`,
+    );
+    // B's deliveries wait for none of A's attempts (each of which takes 3 s).
+    expect(max).toBeLessThan(2500);
+  }, 60_000);
+});
