@@ -63,3 +63,14 @@ export function suppressPublicRoute(method: IConstruct): void {
     },
   ]);
 }
+
+/** The queue the stream's event source mapping sends its failed batches to: it is the dead-letter queue. */
+export function suppressDeadLetterDestination(queue: IConstruct): void {
+  NagSuppressions.addResourceSuppressions(queue, [
+    {
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "This queue is itself the dead-letter destination (on-failure destination) of the table stream's event source mapping for the webhook fan-out; nothing consumes it to fail again, and an alarm watches its depth.",
+    },
+  ]);
+}

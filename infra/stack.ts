@@ -17,6 +17,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
+import { webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
 import {
   type GatewayAnswer,
@@ -27,6 +28,7 @@ import {
 import type { Stage, StageConfig } from './config.ts';
 import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
 import { ServiceAlarms } from './constructs/service-alarms.ts';
+import { WebhookDispatcher } from './constructs/webhook-dispatcher.ts';
 import {
   suppressAcceptedFindings,
   suppressOpenMethodNotAllowed,
@@ -47,7 +49,10 @@ const RETENTION: Record<StageConfig['logRetentionDays'], RetentionDays> = {
   365: RetentionDays.ONE_YEAR,
 };
 
-/** The whole service for one stage: the table, the authorizer, one function per route, the REST API, alarms. */
+/**
+ * The whole service for one stage: the table, the authorizer, one function per route, the REST API, the webhook
+ * dispatcher's functions, alarms.
+ */
 export class DeskpipeStack extends Stack {
   readonly table: TableV2;
   readonly api: RestApi;
@@ -170,6 +175,18 @@ export class DeskpipeStack extends Stack {
       : undefined;
     if (topic && config.alarmTopic?.email)
       topic.addSubscription(new EmailSubscription(config.alarmTopic.email));
+
+    // Webhooks: not API routes; the table's stream and a schedule invoke them.
+    const webhooks = new WebhookDispatcher(this, 'Webhooks', {
+      table: this.table,
+      projectRoot: ROOT,
+      namePrefix,
+      memorySize: config.memorySize,
+      logRetention: retention,
+      topic,
+    });
+    functions[webhookStreamWorker.name] = webhooks.streamFunction;
+    functions[webhookDueWorker.name] = webhooks.dueFunction;
     new ServiceAlarms(this, 'Alarms', {
       api: this.api,
       functions,

@@ -24,6 +24,8 @@ export interface DeskpipeFunctionProps {
   logRetention: RetentionDays;
   /** Package files (node_modules-relative) the function reads at run time: copied beside its bundle. */
   files?: readonly string[];
+  /** How long it may run; FUNCTION_TIMEOUT_MS (an API request's limit) unless it is a background worker. */
+  timeout?: Duration;
 }
 
 /** esbuild settings shared by the stack and the cold-start benchmark. */
@@ -56,7 +58,7 @@ export class DeskpipeFunction extends NodejsFunction {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize,
-      timeout: Duration.millis(FUNCTION_TIMEOUT_MS),
+      timeout: props.timeout ?? Duration.millis(FUNCTION_TIMEOUT_MS),
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
       logGroup,
@@ -82,12 +84,24 @@ export class DeskpipeFunction extends NodejsFunction {
 
   /**
    * Sets TABLE_NAME and allows exactly the DynamoDB actions the function uses, on this table only, together,
-   * so neither is forgotten. No function queries an index, so none is granted one.
+   * so neither is forgotten. An index is granted apart (bindIndexQueries), to the one function that queries one.
    */
   bindTable(table: ITableV2, actions: readonly TableAction[]): this {
     this.addEnvironment('TABLE_NAME', table.tableName);
     this.addToRolePolicy(
       new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn] }),
+    );
+    return this;
+  }
+
+  /** Allows Query on these indexes of the table, and nothing else on them. */
+  bindIndexQueries(table: ITableV2, indexes: readonly string[]): this {
+    if (indexes.length === 0) return this;
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: indexes.map((index) => `${table.tableArn}/index/${index}`),
+      }),
     );
     return this;
   }

@@ -59,6 +59,11 @@ export function logError(error: unknown): void {
   logger.error('unexpected error', { error: { name: err.name, message: err.message, stack: err.stack } });
 }
 
+/** One line per background run (a stream batch fanned out, a run of the due runner): what it did, in figures. */
+export function logWorkerRun(name: string, figures: Record<string, number>): void {
+  logger.info(name, { ...figures });
+}
+
 export type AuthorizerDecision =
   | { decision: 'allow'; keyId: string; accountId: string }
   | { decision: 'deny' | 'unauthenticated'; keyPrefix: string | undefined };

@@ -10,7 +10,7 @@ import {
   renewLease,
 } from '#lib/data/webhook-deliveries.ts';
 import { logError } from '#lib/http/log.ts';
-import { attemptTimeoutMs, deliverOnce, HeldEndpoint } from './deliver.ts';
+import { type AttemptResult, attemptTimeoutMs, deliverOnce, HeldEndpoint } from './deliver.ts';
 
 /**
  * The due runner (docs/webhooks.md, "Why a due index"): finds the endpoints with deliveries due (the due index),
@@ -36,6 +36,16 @@ export interface DueRunnerOptions {
   onError?: ((error: unknown) => void) | undefined;
 }
 
+let accountsForTests: ((accountId: string) => boolean) | undefined;
+
+/**
+ * Tests only: runners made without `accepts` (the due function's) take only the accounts this accepts, so a test
+ * of the function does not attempt the deliveries of other test files sharing the table; nothing: all again.
+ */
+export function onlyAccountsForTests(accepts?: (accountId: string) => boolean): void {
+  accountsForTests = accepts;
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class DueRunner {
@@ -50,12 +60,20 @@ export class DueRunner {
   /** The loops of the endpoints held, by `<account>#<endpoint>`. */
   private readonly held = new Map<string, Promise<void>>();
   private stopping = false;
+  /** What this runner did: endpoints leased, and attempts by outcome. */
+  readonly counts: Record<'endpoints' | AttemptResult, number> = {
+    endpoints: 0,
+    succeeded: 0,
+    retrying: 0,
+    failed: 0,
+    skipped: 0,
+  };
 
   constructor(options: DueRunnerOptions = {}) {
     this.perEndpoint = options.perEndpoint ?? intEnv('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4);
     this.maxEndpoints = options.maxEndpoints ?? 64;
     this.pollMs = options.pollMs ?? 250;
-    this.accepts = options.accepts;
+    this.accepts = options.accepts ?? accountsForTests;
     this.onError = options.onError ?? logError;
     this.slots = new Slots(options.global ?? 64, options.perAccount ?? 16);
   }
@@ -117,6 +135,7 @@ export class DueRunner {
     const leaseMs = this.leaseMs();
     const leased = await leaseEndpoint(accountId, endpointId, this.owner, leaseMs);
     if (!leased) return;
+    this.counts.endpoints++;
     const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
     let lost = false;
     const renewal = setInterval(() => {
@@ -162,7 +181,7 @@ export class DueRunner {
 
   private async attempt(held: HeldEndpoint, pending: PendingDelivery, running: Map<string, Promise<void>>) {
     try {
-      await deliverOnce(held, pending);
+      this.counts[await deliverOnce(held, pending)]++;
     } catch (error) {
       // The store failed the claim or the record: the delivery stays pending, and comes due again.
       this.onError(error);

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { authorizerEntry, authorizerTableActions, routes } from '#functions/routes.ts';
+import { workers } from '#functions/workers.ts';
 
 /**
  * DynamoDB Local ignores IAM, so a function calling an action its role lacks passes every test and fails
@@ -13,6 +14,12 @@ export type UsedActions = Map<string, Set<string>>;
 export const tableFunctions = [
   ...routes.map((r) => ({ name: r.name, entry: r.entry, granted: r.tableActions })),
   { name: 'authorizer', entry: authorizerEntry, granted: authorizerTableActions },
+  // The functions that are not routes: a Query on an index is granted by name (bindIndexQueries).
+  ...workers.map((w) => ({
+    name: w.name,
+    entry: w.entry,
+    granted: [...w.tableActions, ...w.indexQueries.map((index) => `Query on index ${index}`)],
+  })),
 ];
 
 export const grantedActions: Record<string, readonly string[]> = Object.fromEntries(

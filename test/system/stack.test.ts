@@ -4,9 +4,15 @@ import { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { authorizerTableActions, routes } from '#functions/routes.ts';
+import { webhookDueWorker, webhookStreamWorker, workers } from '#functions/workers.ts';
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
+import { STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from '#infra/constructs/webhook-dispatcher.ts';
 import { declaredAuthOf, lambdaAuthOf, lambdaRoutesOf, synthStage } from '#test/support/synth.ts';
+
+/** The table's logical id (the stack has one table). */
+const tableIdOf = (template: Template) =>
+  Object.keys(template.findResources('AWS::DynamoDB::GlobalTable'))[0];
 
 describe.each(STAGES)('stack for %s', (stage) => {
   const { template } = synthStage(stage);
@@ -17,6 +23,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
       TableName: `deskpipe-${stage}`,
       BillingMode: 'PAY_PER_REQUEST',
       TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
       Replicas: [
         Match.objectLike({
           DeletionProtectionEnabled: config.protectData,
@@ -41,7 +48,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
 
   it('runs every function on Node 24, arm64', () => {
     const functions = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(routes.length + 1);
+    expect(Object.keys(functions)).toHaveLength(routes.length + 1 + workers.length);
     for (const fn of Object.values(functions) as { Properties: Record<string, unknown> }[]) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
     }
@@ -55,6 +62,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
     const withTable = new Set([
       `deskpipe-${stage}-authorizer`,
       ...routes.filter((r) => r.tableActions.length > 0).map((r) => `deskpipe-${stage}-${r.name}`),
+      ...workers.map((w) => `deskpipe-${stage}-${w.name}`),
     ]);
     for (const fn of Object.values(functions)) {
       const name = fn.Properties.FunctionName;
@@ -101,9 +109,38 @@ describe.each(STAGES)('stack for %s', (stage) => {
 });
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
+type Statement = { Action: string | string[]; Resource: unknown };
+
+/**
+ * Every function's IAM statements, by the function's name (its stage prefix off): a policy's role is the role of
+ * one function.
+ */
+function statementsByFunction(resources: Resource[]): Record<string, Statement[]> {
+  const all = resources as (Resource & { id?: string })[];
+  const functions = all.filter((r) => r.Type === 'AWS::Lambda::Function');
+  const byRole = new Map<string, string>();
+  for (const fn of functions) {
+    const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    byRole.set(role, String(fn.Properties.FunctionName).replace(/^deskpipe-[a-z]+-/, ''));
+  }
+  const statements: Record<string, Statement[]> = {};
+  for (const policy of all.filter((r) => r.Type === 'AWS::IAM::Policy')) {
+    const roles = policy.Properties.Roles as { Ref: string }[];
+    for (const { Ref } of roles) {
+      const name = byRole.get(Ref);
+      if (!name) throw new Error(`a policy of a role no function has: ${Ref}`);
+      statements[name] = [
+        ...(statements[name] ?? []),
+        ...(policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
+      ];
+    }
+  }
+  return statements;
+}
 
 describe.each(STAGES)('production settings for %s', (stage) => {
   const { template, nagFindings } = synthStage(stage);
+  const tableId = tableIdOf(template);
   const config = stageConfigs[stage];
   const resources = Object.values(template.toJSON().Resources as Record<string, Resource>);
 
@@ -111,44 +148,61 @@ describe.each(STAGES)('production settings for %s', (stage) => {
     expect(nagFindings).toEqual([]);
   });
 
-  it('grants each function only its DynamoDB actions, on the table only', () => {
-    const statements = resources
-      .filter((r) => r.Type === 'AWS::IAM::Policy')
-      .flatMap(
-        (r) =>
-          (r.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
-            .Statement,
-      );
-    const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo).toHaveLength(routes.filter((r) => r.tableActions.length > 0).length + 1);
-    for (const statement of dynamo) {
-      const actions = [statement.Action].flat();
-      expect(actions).not.toContain('dynamodb:*');
-      expect(
-        actions.every((a) =>
-          /^dynamodb:(GetItem|BatchGetItem|Query|PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(a),
-        ),
-      ).toBe(true);
-      expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] });
+  it('grants each function only its DynamoDB actions: on the table, an index to the due runner only, the stream to the fan-out only', () => {
+    const byFunction = statementsByFunction(resources);
+    const onTable = (statement: Statement) =>
+      JSON.stringify(statement.Resource) === JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] });
+    const granted: Record<string, string> = {};
+    for (const [name, statements] of Object.entries(byFunction)) {
+      const dynamo = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('dynamodb:')));
+      for (const statement of dynamo) {
+        const actions = [statement.Action].flat();
+        expect(actions).not.toContain('dynamodb:*');
+        if (onTable(statement)) {
+          expect(granted[name], `${name}: one statement on the table`).toBeUndefined();
+          granted[name] = actions.sort().join(',');
+        } else if (name === webhookDueWorker.name) {
+          // The due index, Query only.
+          expect(statement).toMatchObject({
+            Action: 'dynamodb:Query',
+            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi1']] },
+          });
+        } else if (name === webhookStreamWorker.name) {
+          // The table's stream, read by the event source mapping.
+          expect(statement.Resource).toEqual({ 'Fn::GetAtt': [tableId, 'StreamArn'] });
+          expect(
+            actions.every((a) =>
+              /^dynamodb:(DescribeStream|GetRecords|GetShardIterator|ListStreams)$/.test(a),
+            ),
+          ).toBe(true);
+        } else {
+          throw new Error(`${name}: a DynamoDB grant beyond the table: ${JSON.stringify(statement)}`);
+        }
+      }
     }
-    const granted = dynamo.map((s) => [s.Action].flat().sort().join(',')).sort();
-    const declared = [
-      ...routes.filter((r) => r.tableActions.length > 0).map((r) => r.tableActions),
-      authorizerTableActions,
-    ]
-      .map((actions) =>
-        actions
+    const declared = Object.fromEntries(
+      [
+        ...routes.filter((r) => r.tableActions.length > 0),
+        { name: 'authorizer', tableActions: authorizerTableActions },
+        ...workers,
+      ].map((fn) => [
+        fn.name,
+        fn.tableActions
           .map((a) => `dynamodb:${a}`)
           .sort()
           .join(','),
-      )
-      .sort();
+      ]),
+    );
     expect(granted).toEqual(declared);
+    const streamReaders = Object.entries(byFunction)
+      .filter(([, statements]) => statements.some((st) => [st.Action].flat().includes('dynamodb:GetRecords')))
+      .map(([name]) => name);
+    expect(streamReaders).toEqual([webhookStreamWorker.name]);
   });
 
   it('keeps every log group for the stage retention, and writes JSON access logs', () => {
     const groups = resources.filter((r) => r.Type === 'AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(routes.length + 2);
+    expect(groups).toHaveLength(routes.length + 2 + workers.length);
     for (const group of groups) expect(group.Properties.RetentionInDays).toBe(config.logRetentionDays);
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: stage,
@@ -182,11 +236,17 @@ describe.each(STAGES)('production settings for %s', (stage) => {
     });
     expect(byName[`deskpipe-${stage}-dynamodb-throttled`]?.Threshold).toBe(t.dynamoThrottledRequests);
     expect(byName[`deskpipe-${stage}-dynamodb-system-errors`]?.Threshold).toBe(t.dynamoSystemErrors);
-    for (const name of ['authorizer', ...routes.map((r) => r.name)]) {
+    for (const name of ['authorizer', ...routes.map((r) => r.name), ...workers.map((w) => w.name)]) {
       expect(byName[`deskpipe-${stage}-${name}-errors`]?.Threshold).toBe(t.lambdaErrors);
       expect(byName[`deskpipe-${stage}-${name}-throttles`]?.Threshold).toBe(t.lambdaThrottles);
     }
-    expect(alarms).toHaveLength(4 + 2 * (routes.length + 1));
+    expect(byName[`deskpipe-${stage}-webhooks-stream-failures`]).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarms).toHaveLength(5 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
@@ -194,6 +254,103 @@ describe.each(STAGES)('production settings for %s', (stage) => {
   it('outputs the API URL and the table name', () => {
     const outputs = Object.keys(template.toJSON().Outputs ?? {});
     expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName']));
+  });
+});
+
+describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
+  const { template } = synthStage(stage);
+  const tableId = tableIdOf(template);
+  const resources = Object.values(template.toJSON().Resources as Record<string, Resource>);
+  const logicalId = (type: string, name: string) => {
+    const found = Object.entries(template.findResources(type)).find(([, r]) =>
+      JSON.stringify(r.Properties).includes(name),
+    );
+    if (!found) throw new Error(`no ${type} named ${name}`);
+    return found[0];
+  };
+  const streamFunction = () =>
+    logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${webhookStreamWorker.name}"`);
+  const dueFunction = () => logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${webhookDueWorker.name}"`);
+  const queue = () => logicalId('AWS::SQS::Queue', `deskpipe-${stage}-webhooks-stream-failures`);
+
+  it('feeds the stream function new event items from the table stream: bisected, partial failures, bounded retries and age, failures to the queue', () => {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: streamFunction() },
+      EventSourceArn: { 'Fn::GetAtt': [tableId, 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: STREAM_RETRY_ATTEMPTS,
+      MaximumRecordAgeInSeconds: STREAM_MAX_RECORD_AGE.toSeconds(),
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue(), 'Arn'] } } },
+      FilterCriteria: {
+        Filters: [
+          {
+            Pattern: JSON.stringify({
+              eventName: ['INSERT'],
+              dynamodb: { NewImage: { type: { S: ['event'] } } },
+            }),
+          },
+        ],
+      },
+    });
+    expect(STREAM_RETRY_ATTEMPTS).toBeLessThanOrEqual(10);
+  });
+
+  it('keeps failed stream batches in an encrypted queue that refuses anything but TLS, and the stream function may send there', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: `deskpipe-${stage}-webhooks-stream-failures`,
+      SqsManagedSseEnabled: true,
+    });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: queue() }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sqs:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+    const senders = Object.entries(statementsByFunction(resources))
+      .filter(([, statements]) =>
+        statements.some(
+          (st) =>
+            [st.Action].flat().includes('sqs:SendMessage') &&
+            JSON.stringify(st.Resource) === JSON.stringify({ 'Fn::GetAtt': [queue(), 'Arn'] }),
+        ),
+      )
+      .map(([name]) => name);
+    expect(senders).toEqual([webhookStreamWorker.name]);
+  });
+
+  it('runs the due function every minute, once (a missed minute is made up by the next), for longer than an API function', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [dueFunction(), 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: `deskpipe-${stage}-${webhookDueWorker.name}`,
+      Timeout: webhookDueWorker.timeoutSeconds,
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: `deskpipe-${stage}-${webhookStreamWorker.name}`,
+      Timeout: webhookStreamWorker.timeoutSeconds,
+    });
+  });
+
+  it('keeps the dispatcher functions out of the API', () => {
+    const integrated = JSON.stringify(template.findResources('AWS::ApiGateway::Method'));
+    expect(integrated).not.toContain(streamFunction());
+    expect(integrated).not.toContain(dueFunction());
   });
 });
 

@@ -1,0 +1,47 @@
+import type { IndexName } from '#lib/data/table.ts';
+import type { TableAction } from './routes.ts';
+
+/**
+ * The functions that are not API routes: the webhook dispatcher's (docs/webhooks.md). Declared here, beside the
+ * route table and apart from it as the authorizer is, so the stack, the grant checks of the tests
+ * (test/support/table-actions.ts) and the stack test read one declaration. `entry` is relative to the repository
+ * root and must export `handler`.
+ */
+export interface WorkerDefinition {
+  /** The Lambda function's logical id and name suffix. */
+  readonly name: string;
+  readonly entry: string;
+  /** The DynamoDB actions the function uses on the table: its IAM policy allows exactly these. */
+  readonly tableActions: readonly TableAction[];
+  /** The indexes it queries (Query on each, nothing else). */
+  readonly indexQueries: readonly IndexName[];
+  /** How long one invocation may run, seconds. */
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * The stream's event source mapping hands it batches of new event items: it reads the account's endpoints
+ * (Query), puts deliveries and pending items (a transaction of PutItems) and updates the endpoint's due entry.
+ */
+export const webhookStreamWorker = {
+  name: 'webhooksStream',
+  entry: 'functions/webhooks-stream.ts',
+  tableActions: ['Query', 'PutItem', 'UpdateItem'],
+  indexQueries: [],
+  timeoutSeconds: 60,
+} as const satisfies WorkerDefinition;
+
+/**
+ * Scheduled every minute, runs the due runner for DUE_RUN_MS: the due index (Query on gsi1), leases and claims
+ * (UpdateItem), pending deliveries and events (Query), attempts recorded (a transaction of Put, Update and
+ * DeleteItems), a lease's release (GetItem); then waits for the attempts still running (up to the attempt limit).
+ */
+export const webhookDueWorker = {
+  name: 'webhooksDue',
+  entry: 'functions/webhooks-due.ts',
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  indexQueries: ['gsi1'],
+  timeoutSeconds: 80,
+} as const satisfies WorkerDefinition;
+
+export const workers: readonly WorkerDefinition[] = [webhookStreamWorker, webhookDueWorker];

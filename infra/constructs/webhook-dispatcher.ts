@@ -1,0 +1,118 @@
+import { join } from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { type WorkerDefinition, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import { suppressDeadLetterDestination } from '../nag-suppressions.ts';
+import { DeskpipeFunction } from './deskpipe-function.ts';
+
+/**
+ * The webhook dispatcher deployed (docs/webhooks.md): the stream function, fed by the table's stream through an
+ * event source mapping that passes it only new event items; the due function, run every minute; and where stream
+ * batches that could not be fanned out end up (an SQS queue, alarmed). Both functions reach receivers over the
+ * internet (HTTPS) as every function outside a VPC does: nothing to open; the URL policy decides where to.
+ */
+export interface WebhookDispatcherProps {
+  table: TableV2;
+  projectRoot: string;
+  namePrefix: string;
+  memorySize: number;
+  logRetention: RetentionDays;
+  topic?: ITopic | undefined;
+}
+
+/** Attempts of a failing stream batch (halved each time by bisection) before it goes to the queue. */
+export const STREAM_RETRY_ATTEMPTS = 10;
+/** A stream record older than this goes to the queue unprocessed (the stream keeps records 24 hours). */
+export const STREAM_MAX_RECORD_AGE = Duration.hours(6);
+
+export class WebhookDispatcher extends Construct {
+  readonly streamFunction: DeskpipeFunction;
+  readonly dueFunction: DeskpipeFunction;
+  /** Where the stream's failed batches are described (shard and sequence range) once their retries are spent. */
+  readonly streamFailures: Queue;
+  readonly streamFailuresAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: WebhookDispatcherProps) {
+    super(scope, id);
+    const { table, namePrefix } = props;
+    const worker = (definition: WorkerDefinition) =>
+      new DeskpipeFunction(this, definition.name, {
+        entry: join(props.projectRoot, definition.entry),
+        projectRoot: props.projectRoot,
+        namePrefix,
+        memorySize: props.memorySize,
+        logRetention: props.logRetention,
+        timeout: Duration.seconds(definition.timeoutSeconds),
+      })
+        .bindTable(table, definition.tableActions)
+        .bindIndexQueries(table, definition.indexQueries);
+
+    this.streamFailures = new Queue(this, 'StreamFailures', {
+      queueName: `${namePrefix}-webhooks-stream-failures`,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    suppressDeadLetterDestination(this.streamFailures);
+
+    this.streamFunction = worker(webhookStreamWorker);
+    // The event source grants the stream's read (DescribeStream, GetRecords, GetShardIterator, ListStreams).
+    this.streamFunction.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: STREAM_RETRY_ATTEMPTS,
+        maxRecordAge: STREAM_MAX_RECORD_AGE,
+        onFailure: new SqsDlq(this.streamFailures),
+        // Only events are fanned out: every other write of the table never invokes the function.
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual('INSERT'),
+            dynamodb: { NewImage: { type: { S: FilterRule.isEqual('event') } } },
+          }),
+        ],
+      }),
+    );
+
+    this.dueFunction = worker(webhookDueWorker);
+    new Rule(this, 'DueEveryMinute', {
+      ruleName: `${namePrefix}-webhooks-due`,
+      description: 'Runs the webhook due runner (functions/webhooks-due.ts) for most of each minute.',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      // A run missed is made up by the next one, a minute later: no retries of the invocation.
+      targets: [new LambdaFunction(this.dueFunction, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
+    });
+
+    this.streamFailuresAlarm = new Alarm(this, 'StreamFailuresAlarm', {
+      alarmName: `${namePrefix}-webhooks-stream-failures`,
+      metric: this.streamFailures.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        'Stream records that were never fanned out to webhook endpoints. See docs/deploy.md#webhook-stream-failures.',
+    });
+    if (props.topic) {
+      const action = new SnsAction(props.topic);
+      this.streamFailuresAlarm.addAlarmAction(action);
+      this.streamFailuresAlarm.addOkAction(action);
+    }
+  }
+}
