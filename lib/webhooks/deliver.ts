@@ -48,6 +48,13 @@ export function retrySchedule(): number[] {
   return steps;
 }
 
+/**
+ * What a claim (and an endpoint's lease) lasts beyond the attempt limit: the attempt's record, with room for a slow
+ * store. A runner that dies leaves its deliveries due again after this; a record that lands after it finds the
+ * claim taken (ClaimLost) and the receiver may get that attempt twice, with the same webhook-id.
+ */
+export const LEASE_MARGIN_MS = 10_000;
+
 /** At most this much of an answer is read; the rest is dropped with the connection. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** A Retry-After is honoured up to this far ahead (a delivery's items are kept 30 days). */
@@ -254,7 +261,7 @@ export async function deliverOnce(held: HeldEndpoint, pending: PendingDelivery):
   const { accountId, endpointId, owner } = held;
   const timeoutMs = attemptTimeoutMs();
   // The claim outlives the attempt and its record: a runner that dies mid-attempt frees it by then.
-  const delivery = await claimDelivery(accountId, endpointId, pending, owner, timeoutMs + 20_000);
+  const delivery = await claimDelivery(accountId, endpointId, pending, owner, timeoutMs + LEASE_MARGIN_MS);
   if (!delivery) return 'skipped';
   if (!held.endpoint.enabled) {
     await failPending(accountId, endpointId, pending, 'endpoint_disabled');

@@ -10,7 +10,13 @@ import {
   renewLease,
 } from '#lib/data/webhook-deliveries.ts';
 import { logError } from '#lib/http/log.ts';
-import { type AttemptResult, attemptTimeoutMs, deliverOnce, HeldEndpoint } from './deliver.ts';
+import {
+  type AttemptResult,
+  attemptTimeoutMs,
+  deliverOnce,
+  HeldEndpoint,
+  LEASE_MARGIN_MS,
+} from './deliver.ts';
 
 /**
  * The due runner (docs/webhooks.md, "Why a due index"): finds the endpoints with deliveries due (the due index),
@@ -79,7 +85,7 @@ export class DueRunner {
   }
 
   /** How long a lease lasts: an attempt and its record, with room; renewed every third of it. */
-  private leaseMs = () => attemptTimeoutMs() + 20_000;
+  private leaseMs = () => attemptTimeoutMs() + LEASE_MARGIN_MS;
 
   /**
    * One look at the due index: every due endpoint not held yet is leased and its loop started (not awaited).

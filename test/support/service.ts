@@ -6,7 +6,8 @@ import { waitFor } from './wait.ts';
 
 /**
  * `npm start` (infra/local/start.ts) as a child process on free ports, its output kept, for the system tests that
- * kill or stall its embedded DynamoDB. Resolves once it has printed the demo account's key.
+ * kill or stall its embedded DynamoDB. Resolves once it has printed the demo account's key (`apiKey`; '' when the
+ * account existed already: a start on kept data).
  */
 export interface Service {
   child: ChildProcess;
@@ -69,10 +70,12 @@ export async function startService(env: Record<string, string>, args: string[] =
     stdout: () => stdout,
     stderr: () => stderr,
   };
-  const apiKey = await waitFor(() => /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0], {
-    timeout: 60_000,
-    label: 'the demo key',
-  });
+  // A first start prints the demo account's new key; a start on kept data (its account exists) prints none.
+  const apiKey = await waitFor(
+    () =>
+      /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0] ?? (/Demo account "[^"]+" exists/.test(stdout) ? '' : undefined),
+    { timeout: 60_000, label: 'the demo account' },
+  );
   return { ...service, apiKey };
 }
 

@@ -28,8 +28,20 @@ export interface Delivery {
   answeredAt: number | null;
 }
 
-/** What to answer to one delivery: a status (and headers), or `hang` (never answer). */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+/**
+ * What to answer to one delivery: a status (and headers, and `bodyBytes` of body written at once, or `trickle`:
+ * a byte now and then, never ending), or `hang` (never answer).
+ */
+export type Answer =
+  | {
+      status: number;
+      headers?: Record<string, string>;
+      bodyBytes?: number;
+      trickle?: boolean;
+      /** Answers after this long. */
+      delayMs?: number;
+    }
+  | 'hang';
 
 export interface Receiver {
   url: string;
@@ -40,12 +52,14 @@ export interface Receiver {
   byId(): Map<string, Delivery[]>;
   /** Sets what the receiver answers from now on. */
   answer(choose: (delivery: Delivery, index: number) => Answer): void;
+  /** Verifies with this secret from now on (one the API answered when the endpoint was registered). */
+  useSecret(secret: string): void;
   close(): Promise<void>;
 }
 
 export async function startReceiver(options: { port?: number; secret?: string } = {}): Promise<Receiver> {
-  const secret = options.secret ?? `whsec_${randomBytes(32).toString('base64')}`;
-  const hook = new Webhook(secret);
+  let secret = options.secret ?? `whsec_${randomBytes(32).toString('base64')}`;
+  let hook = new Webhook(secret);
   const deliveries: Delivery[] = [];
   let choose: (delivery: Delivery, index: number) => Answer = () => ({ status: 204 });
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -71,18 +85,33 @@ export async function startReceiver(options: { port?: number; secret?: string } 
       deliveries.push(delivery);
       const answer = choose(delivery, deliveries.length - 1);
       if (answer === 'hang') return;
-      delivery.answered = answer.status;
-      delivery.answeredAt = Date.now();
-      response.writeHead(answer.status, answer.headers ?? {});
-      response.end();
+      if (answer.delayMs) {
+        setTimeout(() => respond(delivery, answer, response), answer.delayMs);
+        return;
+      }
+      respond(delivery, answer, response);
     });
   });
+  const respond = (delivery: Delivery, answer: Exclude<Answer, 'hang'>, response: ServerResponse) => {
+    delivery.answered = answer.status;
+    delivery.answeredAt = Date.now();
+    response.writeHead(answer.status, answer.headers ?? {});
+    if (answer.trickle) {
+      const timer = setInterval(() => response.write('.'), 100);
+      response.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (answer.bodyBytes) response.write(Buffer.alloc(answer.bodyBytes, 'x'));
+    response.end();
+  };
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/hook`,
     port,
-    secret,
+    get secret() {
+      return secret;
+    },
     deliveries,
     byId: () => {
       const map = new Map<string, Delivery[]>();
@@ -91,6 +120,10 @@ export async function startReceiver(options: { port?: number; secret?: string } 
     },
     answer: (next) => {
       choose = next;
+    },
+    useSecret: (next) => {
+      secret = next;
+      hook = new Webhook(next);
     },
     close: () =>
       new Promise<void>((resolve) => {

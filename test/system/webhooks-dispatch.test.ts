@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { getItem } from '#lib/data/client.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
-import { getDelivery, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
+import { getDelivery, listDeliveryAttempts, redeliver, UnknownEvent } from '#lib/data/webhook-deliveries.ts';
 import { DISABLED_REASONS } from '#lib/webhooks/deliver.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -286,6 +286,85 @@ describe('webhook dispatcher', () => {
       expect(cut.durationMs).toBeLessThan(1500);
     }
     console.log(`attempts cut at the 1000 ms limit after ${log.data.slice(1).map((x) => x.durationMs)} ms`);
+  });
+
+  it('reads at most ~64 KB of a huge answer, and cuts an endless one at the limit; both are answers (2xx: succeeded)', async () => {
+    const a = await account();
+    const hook = await receiver();
+    hook.answer((_, i) =>
+      i === 0 ? { status: 200, bodyBytes: 50 * 1024 * 1024 } : { status: 200, trickle: true },
+    );
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['ticket.created'],
+    });
+    await createTicket(a);
+    await waitFor(() => hook.deliveries.length === 1 && hook.deliveries[0]?.answered, {
+      timeout: 10_000,
+      label: 'the first delivery',
+    });
+    await createTicket(a);
+    const events = await allEvents(a);
+    await waitFor(
+      async () => {
+        const states = await Promise.all(events.map((e) => getDelivery(a.accountId, endpoint.id, e.id)));
+        return states.every((d) => d?.state === 'succeeded');
+      },
+      { timeout: 10_000, label: 'both deliveries to succeed' },
+    );
+    const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 });
+    const [endless, huge] = log.data;
+    console.log(
+      `a 50 MB answer read for ${huge?.durationMs} ms; an endless one cut after ${endless?.durationMs} ms`,
+    );
+    expect(huge).toMatchObject({ status: 200, error: null });
+    expect(huge?.durationMs).toBeLessThan(500);
+    expect(endless).toMatchObject({ status: 200, error: null });
+    expect(endless?.durationMs).toBeGreaterThanOrEqual(990);
+    expect(endless?.durationMs).toBeLessThan(1500);
+  });
+
+  it('redelivers one event again with its webhook-id, attempts numbered on, and every wanted event since a time', async () => {
+    const a = await account();
+    const hook = await receiver();
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['ticket.created'],
+    });
+    const uuids: string[] = [];
+    for (let i = 0; i < 3; i++) uuids.push((await createTicket(a)).body.ticket.uuid);
+    const created = await allEvents(a);
+    await waitFor(() => hook.deliveries.length === 3, { timeout: 10_000, label: 'the first deliveries' });
+    const [first, second, third] = created;
+    if (!first || !second || !third) throw new Error('three events expected');
+    // Changes of an unwanted type (ticket.updated) after the second: not sent by {since}.
+    await a.call('PATCH', `/api/tickets/${uuids[2]}`, { priority: 'urgent' });
+    const again = await redeliver(a.accountId, endpoint.id, { eventId: first.id });
+    expect(again).toEqual({ eventIds: [first.id], more: false });
+    await waitFor(() => hook.deliveries.length === 4, { timeout: 10_000, label: 'the redelivery' });
+    expect(hook.deliveries[3]).toMatchObject({ webhookId: first.id, verified: true });
+    expect(await getDelivery(a.accountId, endpoint.id, first.id)).toMatchObject({
+      state: 'succeeded',
+      attempts: 2,
+    });
+    const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 1 });
+    expect(log).toMatchObject({ total: 4, data: [{ eventId: first.id, attempt: 2, status: 204 }] });
+
+    const since = Date.parse(second.created_at);
+    const fromSecond = await redeliver(a.accountId, endpoint.id, { since });
+    expect(fromSecond).toEqual({ eventIds: [second.id, third.id], more: false });
+    await waitFor(() => hook.deliveries.length === 6, { timeout: 10_000, label: 'the redeliveries since' });
+    expect(
+      hook.deliveries
+        .slice(4)
+        .map((d) => d.webhookId)
+        .sort(),
+    ).toEqual([second.id, third.id].sort());
+    await expect(
+      redeliver(a.accountId, endpoint.id, { eventId: 'evt_00000000000000000000' }),
+    ).rejects.toThrow(UnknownEvent);
   });
 
   it("sends each account only its own events; account A's receiver timing out every attempt does not delay account B's", async () => {
