@@ -158,7 +158,8 @@ export async function listDeliveryAttempts(
  * delivery becomes pending again, due now, its attempts numbered on from the last (a new round of the retry
  * schedule). `{eventId}`: that event, whatever its type (UnknownEvent when not kept). `{since}`: every kept event
  * created at or after it (epoch ms) of a type the endpoint subscribes to, at most MAX_REDELIVER_EVENTS. A
- * delivery still pending is left as it is (it is going to be sent). EndpointNotFound, EndpointDisabled.
+ * delivery still pending, waiting for a retry, is made due now (its attempts and round go on); one being attempted
+ * is left to that attempt. EndpointNotFound, EndpointDisabled.
  */
 export async function redeliver(
   accountId: string,
@@ -222,7 +223,7 @@ export async function addDeliveries(
 /**
  * One delivery made pending (due `now`) with its pending item, in one transaction. `new`: only where none exists.
  * `again`: a delivery that ended is reopened for a new round (its attempts go on); one that does not exist is
- * created; one still pending is left. Answers whether it wrote.
+ * created; one still pending is made due now (bringForward). Answers whether it wrote.
  */
 async function queueDelivery(
   accountId: string,
@@ -272,7 +273,8 @@ async function queueDelivery(
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const held = itemOnConditionFailure(error, 0);
-    if (mode === 'new' || !held || held.state === 'pending') return false;
+    if (mode === 'new' || !held) return false;
+    if (held.state === 'pending') return bringForward(accountId, endpointId, deliveryOf(held), now);
   }
   const reopen: TransactAction = {
     Update: {
@@ -290,6 +292,54 @@ async function queueDelivery(
     return true;
   } catch (error) {
     // Pending again already (a concurrent redeliver), or gone: nothing to add.
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * A pending delivery due later (waiting for its next retry) made due now: its pending item moved, unless an
+ * attempt holds it (that attempt's record decides what follows). Answers whether it moved.
+ */
+async function bringForward(accountId: string, endpointId: string, delivery: Delivery, now: number) {
+  const due = delivery.nextAt;
+  if (due === null || due <= now) return false;
+  try {
+    await retryOnConflict(() =>
+      transact([
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.delivery(accountId, endpointId, delivery.eventId),
+            UpdateExpression: 'SET nextAt = :now, updatedAt = :now',
+            ConditionExpression:
+              '#state = :pending AND nextAt = :due AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':now': now, ':pending': 'pending', ':due': due },
+          },
+        },
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: keys.pending(accountId, endpointId, due, delivery.eventId),
+          },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: {
+              ...keys.pending(accountId, endpointId, now, delivery.eventId),
+              type: PENDING_TYPE,
+              eventId: delivery.eventId,
+              eventType: delivery.eventType,
+              expires_at: retentionFrom(now),
+            },
+          },
+        },
+      ]),
+    );
+    return true;
+  } catch (error) {
     if (isConditionFailure(error)) return false;
     throw error;
   }

@@ -367,6 +367,43 @@ describe('webhook dispatcher', () => {
     ).rejects.toThrow(UnknownEvent);
   });
 
+  it('redelivering a delivery that waits for its retry makes it due now', async () => {
+    process.env.WEBHOOK_RETRY_SCHEDULE = '3600';
+    const a = await account();
+    const hook = await receiver();
+    hook.answer((_, i) => ({ status: i === 0 ? 500 : 200 }));
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['ticket.created'],
+    });
+    await createTicket(a);
+    const [event] = await allEvents(a);
+    if (!event) throw new Error('no event');
+    await waitFor(async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.attempts === 1, {
+      timeout: 10_000,
+      label: 'the failed first attempt',
+    });
+    expect((await getDelivery(a.accountId, endpoint.id, event.id))?.nextAt).toBeGreaterThan(
+      Date.now() + 3_500_000,
+    );
+    expect(await redeliver(a.accountId, endpoint.id, { eventId: event.id })).toEqual({
+      eventIds: [event.id],
+      more: false,
+    });
+    await waitFor(
+      async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
+      {
+        timeout: 10_000,
+        label: 'the delivery brought forward',
+      },
+    );
+    expect(hook.deliveries.map((d) => [d.webhookId, d.answered])).toEqual([
+      [event.id, 500],
+      [event.id, 200],
+    ]);
+  });
+
   it("sends each account only its own events; account A's receiver timing out every attempt does not delay account B's", async () => {
     process.env.WEBHOOK_TIMEOUT_MS = '3000';
     const [a, b] = [await account(), await account()];
