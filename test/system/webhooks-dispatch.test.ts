@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { getItem } from '#lib/data/client.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
 import { getDelivery, listDeliveryAttempts, redeliver, UnknownEvent } from '#lib/data/webhook-deliveries.ts';
-import { DISABLED_REASONS } from '#lib/webhooks/deliver.ts';
+import { DISABLED_REASONS, postWebhook } from '#lib/webhooks/deliver.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 import { waitFor } from '#test/support/wait.ts';
@@ -402,6 +403,47 @@ describe('webhook dispatcher', () => {
       [event.id, 500],
       [event.id, 200],
     ]);
+  });
+
+  it('connects only to the address the URL policy checked, keeping the name for the Host header', async () => {
+    const hook = await receiver();
+    // A name that resolves nowhere: the attempt reaches the receiver only through the pinned address.
+    const target = {
+      url: new URL(`http://rebind.invalid:${hook.port}/hook`),
+      address: '127.0.0.1',
+      family: 4 as const,
+    };
+    const answer = await postWebhook(target, Buffer.from('{}'), { 'content-type': 'application/json' }, 1000);
+    expect(answer).toMatchObject({ status: 204, error: null });
+    expect(hook.deliveries[0]?.headers.host).toBe(`rebind.invalid:${hook.port}`);
+  });
+
+  it('outside the local stage, refuses a receiver on this machine before connecting, and logs the attempt', async () => {
+    const a = await account();
+    const hook = await receiver();
+    const endpoint = await createTestEndpoint(a.accountId, {
+      url: hook.url,
+      secret: hook.secret,
+      events: ['ticket.created'],
+    });
+    delete process.env[STAGE_VARIABLE];
+    try {
+      await createTicket(a);
+      await waitFor(
+        async () =>
+          (await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 })).total === 1,
+        { timeout: 10_000, label: 'the refused attempt' },
+      );
+    } finally {
+      process.env[STAGE_VARIABLE] = LOCAL_STAGE;
+    }
+    const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 });
+    expect(log.data[0]).toMatchObject({
+      attempt: 1,
+      status: null,
+      error: expect.stringMatching(/^url_refused: /),
+    });
+    expect(hook.deliveries).toEqual([]);
   });
 
   it("sends each account only its own events; account A's receiver timing out every attempt does not delay account B's", async () => {
