@@ -1,3 +1,4 @@
+import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { getItem } from '#lib/data/client.ts';
@@ -444,6 +445,27 @@ describe('webhook dispatcher', () => {
       error: expect.stringMatching(/^url_refused: /),
     });
     expect(hook.deliveries).toEqual([]);
+  });
+
+  it('signs with both secrets after a rotation over the API: receivers holding either verify the delivery', async () => {
+    const a = await account();
+    const hook = await receiver();
+    const created = await a.call('POST', '/api/webhooks', { url: hook.url, events: ['ticket.created'] });
+    const { id, secret: oldSecret } = created.body.data as { id: string; secret: string };
+    hook.useSecret(oldSecret);
+    const rotated = await a.call('POST', `/api/webhooks/${id}/rotate-secret`);
+    const newSecret = (rotated.body.data as { secret: string }).secret;
+    expect(newSecret).not.toBe(oldSecret);
+    await createTicket(a);
+    await waitFor(() => hook.deliveries.length === 1, { timeout: 10_000, label: 'the delivery' });
+    const [delivery] = hook.deliveries;
+    expect(delivery?.verified).toBe(true);
+    expect(String(delivery?.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const secret of [oldSecret, newSecret]) {
+      expect(() =>
+        new Webhook(secret).verify(delivery?.body ?? '', delivery?.headers as Record<string, string>),
+      ).not.toThrow();
+    }
   });
 
   it("sends each account only its own events; account A's receiver timing out every attempt does not delay account B's", async () => {
