@@ -99,6 +99,8 @@ describe('npm start killed while delivering webhooks', () => {
       label: 'its store gone',
     });
 
+    // What must be delivered is the feed as the restarted store has it: a SIGKILL of DynamoDB Local can lose a
+    // transaction it acknowledged just before (test/system/store-death.test.ts), and its event with it.
     const second = await startService(env);
     services.push(second);
     const events: { id: string }[] = [];
