@@ -32,7 +32,8 @@ export interface DealResults {
   mixed: HttpLoad[];
 }
 
-const STAGES = {
+/** The bench's two pipelines (the events part uses them too). */
+export const DEAL_STAGES = {
   sales: [
     { name: 'Lead', color: '#1f77b4', probability: 10 },
     { name: 'Qualified', color: '#ff7f0e', probability: 30 },
@@ -56,8 +57,8 @@ export async function runDealSuite(options: {
   const iterations = options.quick ? 40 : 100;
   const acc = await benchAccount('bench-deals', {
     pipelines: [
-      { name: 'Sales', default: true, stages: STAGES.sales },
-      { name: 'Renewals', stages: STAGES.renewals },
+      { name: 'Sales', default: true, stages: DEAL_STAGES.sales },
+      { name: 'Renewals', stages: DEAL_STAGES.renewals },
     ],
   });
   const config = await loadAccountConfig(acc.accountId);

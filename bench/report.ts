@@ -1,11 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capacityChart, dealScalingChart, endpointCapacityChart, scalingChart } from './charts.ts';
+import type { EventResults } from './event-suite.ts';
 
 /**
- * Renders bench/results.json (or the file named, e.g. bench/results-deals.json of `--deals`) as the Markdown
- * tables of docs/performance.md (`npx tsx bench/report.ts [file]`), and writes its charts to docs/bench-*.svg,
- * printing the Markdown image links after the tables. Sections the file lacks are left out.
+ * Renders bench/results.json (or the file named: bench/results-deals.json of `--deals`, bench/results-events.json
+ * of `--events`) as the Markdown tables of docs/performance.md (`npx tsx bench/report.ts [file]`), and writes its
+ * charts to docs/bench-*.svg, printing the Markdown image links after the tables. Sections the file lacks are left
+ * out.
  */
 const file = process.argv[2] ?? join(import.meta.dirname, 'results.json');
 const r = JSON.parse(readFileSync(file, 'utf8'));
@@ -56,6 +58,7 @@ for (const [op, t] of Object.entries(r.floor) as [string, { p50: number; p99: nu
   row([op, t.p50, t.p99]);
 if (tickets) renderTickets();
 if (r.deals) renderDeals(r.deals);
+if (r.events) renderEvents(r.events);
 
 function renderTickets() {
   row([
@@ -187,6 +190,119 @@ function renderDeals(d: {
   row(['---', '---:', '---:', '---:', '---:', '---:', '---:']);
   for (const h of d.mixed)
     row([h.name, h.connections, h.requestsPerSecond, h.p50Ms, h.p99Ms, h.non2xx, h.errors]);
+}
+
+function renderEvents(e: EventResults) {
+  const before = e.writes.find((w) => w.previous)?.previous;
+  const sources = [
+    ...new Set(
+      e.writes.flatMap((w) => (w.previous ? [`${w.previous.source} (${w.previous.startedAt})`] : [])),
+    ),
+  ];
+  out.push(
+    '',
+    '### Events: writes with events on, beside the committed run from before events',
+    '',
+    `Each cell: now / before (before: ${sources.join('; ') || 'none'}${before?.hadEvents ? ', a run with events' : ''}). p50 / floor: the p50 over the sum of its round trips' floors on the same run's store. Write units are computed from the requests (DynamoDB Local under-reports a transaction's); the runs before did not record them.`,
+    '',
+  );
+  row([
+    'request',
+    'p50 ms',
+    'p50 / floor',
+    'round trips',
+    'operations (now)',
+    'items written',
+    'write units (now)',
+  ]);
+  row(['---', '---:', '---:', '---:', '---', '---:', '---:']);
+  const pair = (now: number, was: number | undefined) => `${now} / ${was ?? '—'}`;
+  for (const w of e.writes)
+    row([
+      w.name,
+      pair(w.p50, w.previous?.p50),
+      pair(w.p50OverFloor, w.previous?.p50OverFloor),
+      pair(w.roundTrips, w.previous?.roundTrips),
+      w.operations.map(describeRoundTrip).join(' → '),
+      pair(w.itemsWritten, w.previous?.itemsWritten),
+      w.writeUnits,
+    ]);
+  out.push('', '### Events: the seeded events (bodies of real events of each type)', '');
+  row(['type', 'JSON body bytes', 'item bytes (≈)', 'WCU as a put in a transaction']);
+  row(['---', '---:', '---:', '---:']);
+  for (const s of e.feed.eventSizes) row([s.type, s.bodyBytes, s.itemBytes, s.transactionWriteUnits]);
+  const sizes = e.feed.scaling.map((s) => s.size);
+  out.push(
+    '',
+    `### Events: a feed page (GET /api/events, limit 100, after the middle event) at ${sizes.map((n) => n.toLocaleString('en')).join(' / ')} events in one account`,
+    '',
+    `Seeded in ${e.feed.scaling.map((s) => `${s.seedSeconds} s`).join(' / ')}. Type mix: ${e.feed.mix.join(', ')} (repeated).`,
+    '',
+  );
+  row([
+    'shape',
+    ...sizes.map((n) => `p50 ms at ${n.toLocaleString('en')}`),
+    'p99 ms (largest)',
+    'round trips',
+    'items read',
+    'capacity',
+    `${sizes.at(-1)?.toLocaleString('en')} / ${sizes[0]?.toLocaleString('en')}`,
+  ]);
+  row(['---', ...sizes.map(() => '---:'), '---:', '---:', '---:', '---:', '---:']);
+  for (const ratio of e.feed.ratios) {
+    const at = e.feed.scaling.map((s) => s.results.find((x) => x.name === ratio.name));
+    const last = at.at(-1);
+    row([
+      ratio.name,
+      ...at.map((x) => x?.p50 ?? '—'),
+      last?.p99 ?? '—',
+      [...new Set(at.map((x) => x?.roundTrips))].join(' / '),
+      [...new Set(at.map((x) => x?.itemsRead))].join(' / '),
+      [...new Set(at.map((x) => x?.capacity))].join(' / '),
+      ratio.ratio === null || Number.isNaN(ratio.ratio)
+        ? 'n/a'
+        : `${ratio.ratio} ${ratio.withinBudget ? '✓' : '✗'}`,
+    ]);
+  }
+  out.push(
+    '',
+    '### Events: the hot items of one account (N writers, each PATCHing its own ticket)',
+    '',
+    e.hot.note,
+    '',
+  );
+  row([
+    'PATCH',
+    'writers',
+    'seconds',
+    'events/s',
+    'events',
+    'places taken',
+    'p50 ms',
+    'p99 ms',
+    '200',
+    '503',
+    'conflicts',
+    'other failures',
+  ]);
+  row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---']);
+  for (const h of e.hot.runs) {
+    const other = Object.entries(h.failures).filter(([k]) => !k.includes('TransactionConflict'));
+    row([
+      h.kind,
+      h.writers,
+      h.seconds,
+      h.eventsPerSecond,
+      h.eventsCommitted,
+      h.placesTaken,
+      h.p50Ms,
+      h.p99Ms,
+      h.answers['200'] ?? 0,
+      h.answers['503'] ?? 0,
+      h.conflicts,
+      other.length ? other.map(([k, n]) => `${k} ×${n}`).join(', ') : '0',
+    ]);
+  }
 }
 
 const docs = join(import.meta.dirname, '..', 'docs');

@@ -3,8 +3,9 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
 /**
  * `npm run bench [-- --quick]`: starts its own in-memory DynamoDB Local, then runs the suite (bench/suite.ts)
  * against it: DynamoDB floor, every endpoint in-process, list scaling at 1k/10k/100k tickets (--quick stops at
- * 10k), HTTP load through the local gateway, deals (bench/deal-suite.ts), cold start, memory. Prints a table and
- * writes bench/results.json. `-- --deals`: the floor and the deals only, to bench/results-deals.json.
+ * 10k), HTTP load through the local gateway, deals (bench/deal-suite.ts), events (bench/event-suite.ts), cold
+ * start, memory. Prints a table and writes bench/results.json. `-- --deals`: the floor and the deals only, to
+ * bench/results-deals.json; `-- --events`: the floor and the events only, to bench/results-events.json.
  */
 const store = await startDynamoDbLocal({ port: 0 });
 try {
@@ -13,9 +14,11 @@ try {
   process.env.LOG_LEVEL = 'silent';
   await ensureTable(store.endpoint, process.env.TABLE_NAME);
   // Loaded once the environment is set: the data layer's client reads it when its module loads.
-  const { runDealsOnly, runSuite } = await import('./suite.ts');
+  const { runDealsOnly, runEventsOnly, runSuite } = await import('./suite.ts');
   const options = { quick: process.argv.includes('--quick'), endpoint: store.endpoint };
-  await (process.argv.includes('--deals') ? runDealsOnly(options) : runSuite(options));
+  if (process.argv.includes('--deals')) await runDealsOnly(options);
+  else if (process.argv.includes('--events')) await runEventsOnly(options);
+  else await runSuite(options);
 } finally {
   await store.stop();
 }

@@ -15,6 +15,7 @@ import { dynamo } from '#lib/data/client.ts';
 import { instrument } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 import { type DealResults, runDealSuite } from './deal-suite.ts';
+import { type EventResults, runEventSuite } from './event-suite.ts';
 import { benchAccount } from './lib/account.ts';
 import { measureColdStarts } from './lib/cold-start.ts';
 import { measureFloor, measureTransaction } from './lib/floor.ts';
@@ -52,6 +53,32 @@ export async function runDealsOnly(options: Options) {
   // Committed beside its chart, and biome checks it (it ignores only bench/results.json): written as biome formats it.
   execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
   printSummary({ endpoints: [], scaling: [], scalingRatios: [], coldStart: { budgets: [] }, deals });
+}
+
+/**
+ * `--events`: the floor and the events part only (bench/event-suite.ts), written to bench/results-events.json
+ * (`npx tsx bench/report.ts bench/results-events.json` renders it).
+ */
+export async function runEventsOnly(options: Options) {
+  const startedAt = new Date().toISOString();
+  instrument(dynamo);
+  log('floor: single DynamoDB operations on the same store');
+  const floor = await measureFloor(options.endpoint, options.quick ? 150 : 300);
+  const measure = measurer(floor, options.quick ? 40 : 100);
+  const events = await runEventSuite({ ...options, measure });
+  const results = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    mode: `${options.quick ? 'quick' : 'full'}, events only`,
+    machine: machine(),
+    floor,
+    events,
+  };
+  const file = join(ROOT, 'bench', 'results-events.json');
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  // Committed, and checked by biome like results-deals.json: written as biome formats it.
+  execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
+  printSummary({ endpoints: [], scaling: [], scalingRatios: [], coldStart: { budgets: [] }, events });
 }
 
 export async function runSuite(options: Options) {
@@ -350,7 +377,10 @@ export async function runSuite(options: Options) {
   // 5. Deals ---------------------------------------------------------------------------------------------------
   const deals = await runDealSuite({ ...options, floor, measure: endpoint });
 
-  // 6. Cold start ---------------------------------------------------------------------------------------------
+  // 6. Events ------------------------------------------------------------------------------------------------
+  const events = await runEventSuite({ ...options, measure: endpoint });
+
+  // 7. Cold start ---------------------------------------------------------------------------------------------
   log('cold start: bundle size and module load in a fresh Node process');
   const cold = await measureColdStarts(ROOT, options.quick ? 7 : 15);
   for (const f of [cold.baseline, ...cold.functions]) {
@@ -373,6 +403,7 @@ export async function runSuite(options: Options) {
     mixed,
     peakRssMb,
     deals,
+    events,
     coldStart: {
       ...cold,
       budgets: cold.functions.map((f) => ({
@@ -398,6 +429,7 @@ function machine() {
 
 function printSummary(r: {
   deals?: DealResults;
+  events?: EventResults;
   endpoints: EndpointResult[];
   scaling: { size: number; results: EndpointResult[] }[];
   scalingRatios: { name: string; ratio: number; withinBudget: boolean; exempt: boolean }[];
@@ -417,6 +449,9 @@ function printSummary(r: {
     ...(r.deals?.scalingRatios ?? [])
       .filter((s) => !s.withinBudget)
       .map((s) => `deal scaling: ${s.name} ×${s.ratio} > 1.5`),
+    ...(r.events?.feed.ratios ?? [])
+      .filter((s) => !s.withinBudget)
+      .map((s) => `events scaling: ${s.name} ×${s.ratio} > 1.5`),
     ...r.coldStart.budgets.filter((b) => !b.sizeOk).map((b) => `bundle size: ${b.name} > 400 KB`),
     ...r.coldStart.budgets.filter((b) => !b.loadOk).map((b) => `load time: ${b.name} > 1.15 × baseline`),
   ];
@@ -424,10 +459,10 @@ function printSummary(r: {
     log(
       `  scaling ${s.name.padEnd(44)} ${Number.isNaN(s.ratio) ? 'n/a (one size)' : `×${s.ratio}`}${s.exempt ? ' (exempt: cost model)' : ''}`,
     );
-  for (const s of r.deals?.scalingRatios ?? [])
+  for (const s of [...(r.deals?.scalingRatios ?? []), ...(r.events?.feed.ratios ?? [])])
     log(`  scaling ${s.name.padEnd(44)} ${Number.isNaN(s.ratio) ? 'n/a (one size)' : `×${s.ratio}`}`);
   log(missed.length === 0 ? '  every budget met' : `  missed:\n    ${missed.join('\n    ')}`);
-  log(
-    `results written to bench/${r.deals && r.endpoints.length === 0 ? 'results-deals.json' : 'results.json'}`,
-  );
+  const file =
+    r.endpoints.length > 0 ? 'results.json' : r.deals ? 'results-deals.json' : 'results-events.json';
+  log(`results written to bench/${file}`);
 }

@@ -34,6 +34,8 @@ export interface EndpointResult extends Timing {
   itemsRead: number;
   itemsWritten: number;
   capacity: number;
+  /** Write units computed from the requests (test/support/dynamo-figures.ts: DynamoDB Local under-reports them). */
+  writeUnits: number;
   budgetMs: number;
   withinBudget: boolean;
 }
@@ -59,7 +61,7 @@ export function measurer(floor: Floor, iterations: number) {
       n,
       Math.min(10, n),
     );
-    const pick = (k: 'roundTrips' | 'itemsRead' | 'itemsWritten' | 'capacity') =>
+    const pick = (k: 'roundTrips' | 'itemsRead' | 'itemsWritten' | 'capacity' | 'writeUnits') =>
       round(median(figures.map((f) => f[k])));
     const operations = figures.find((f) => f.roundTrips === pick('roundTrips'))?.operations ?? [];
     const budgetMs = budgetOf(operations);
@@ -71,6 +73,7 @@ export function measurer(floor: Floor, iterations: number) {
       itemsRead: pick('itemsRead'),
       itemsWritten: pick('itemsWritten'),
       capacity: pick('capacity'),
+      writeUnits: pick('writeUnits'),
       budgetMs,
       withinBudget: timing.p50 <= budgetMs,
     };

@@ -200,6 +200,40 @@ export async function settleEventPlaces(accountId: string, seqs: number[]): Prom
 }
 
 /**
+ * Gives up the reserved places no commit used (a commit's writer settles those it used): a create that fails
+ * between taking its number and its commit (a read beside the number failing, a refusal) closes them at once
+ * instead of holding every later event of the account for the settle window.
+ */
+export async function giveUpReserved(
+  accountId: string,
+  reserved: (ReservedPlaces | undefined)[],
+): Promise<void> {
+  const unused = reserved.filter((r): r is ReservedPlaces => r !== undefined && !r.spent);
+  for (const r of unused) r.spent = true;
+  const seqs = unused.flatMap((r) => r.seqs);
+  if (seqs.length > 0) await settleEventPlaces(accountId, seqs);
+}
+
+/**
+ * A reservation of places awaited beside other reads: when a read fails, the places are given up once the
+ * reservation answers (Promise.all alone would reject at once and leave them open).
+ */
+export async function besideReservation<R, T>(
+  accountId: string,
+  reservation: Promise<R>,
+  placesOf: (reserved: R) => ReservedPlaces,
+  reads: Promise<T>,
+): Promise<[R, T]> {
+  try {
+    return await Promise.all([reservation, reads]);
+  } catch (error) {
+    const reserved = await reservation.catch(() => undefined);
+    if (reserved !== undefined) await giveUpReserved(accountId, [placesOf(reserved)]);
+    throw error;
+  }
+}
+
+/**
  * Answers true when the place is now void by this call, false when something (an event) is there. `at`: the
  * time no place below it was taken after (now, for a writer closing its own; a reader closing places below an
  * item gives that item's, so the voids it writes do not look younger than the places they close).

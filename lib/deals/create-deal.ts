@@ -5,7 +5,14 @@ import { presentContact } from '#lib/contacts/present.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
 import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
-import { type ReservedPlaces, reservedPlaces, settleEventPlaces } from '#lib/data/events.ts';
+import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
+import {
+  besideReservation,
+  giveUpReserved,
+  type ReservedPlaces,
+  reservedPlaces,
+  settleEventPlaces,
+} from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
@@ -35,27 +42,40 @@ export async function createDeal(
   if (!config) throw new NotFound();
   const { pipeline, stage } = resolveStage(config, input) ?? defaultStage(config);
 
-  const [existing, ids] = await Promise.all([
-    findContactByEmail(accountId, input.contact_email),
-    reserveIds(accountId, { deal: 1, event: 1 }),
-  ]);
-  const number = ids.deal as number;
   // The deal's event takes its place with the deal's number, a new contact's with the contact's id.
-  const dealPlace = reservedPlaces(ids.event as number, 1);
+  const [{ ids, dealPlace }, existing] = await besideReservation(
+    accountId,
+    reserveIds(accountId, { deal: 1, event: 1 }).then((ids) => ({
+      ids,
+      dealPlace: reservedPlaces(ids.event as number, 1),
+    })),
+    (reserved) => reserved.dealPlace,
+    findContactByEmail(accountId, input.contact_email),
+  );
+  const number = ids.deal as number;
   const createdUs = nowMicros();
   const dealFor = (contact: Contact) =>
     composeDeal({ input, number, createdUs, place: { pipeline, stage }, contact });
 
+  // Lost to a concurrent commit (a transaction conflict, or a reader closed the event's place): nothing was
+  // written, write again (new places are taken for the events). A ConcurrentWrite let through was a 500.
   const write = (deal: Deal, contact: Contact, newContact?: { contact: Contact; place: ReservedPlaces }) =>
-    insertDeal(accountId, deal, {
-      attach: completionCommit(attach?.(deal)),
-      event: createdEvent('deal', presentDealDetail(deal, contact)),
-      place: dealPlace,
-      newContact: newContact && {
-        ...newContact,
-        event: createdEvent('contact', presentContact(newContact.contact, deal.status === 'open' ? 1 : 0)),
-      },
-    });
+    retryOnConflict(
+      () =>
+        insertDeal(accountId, deal, {
+          attach: completionCommit(attach?.(deal)),
+          event: createdEvent('deal', presentDealDetail(deal, contact)),
+          place: dealPlace,
+          newContact: newContact && {
+            ...newContact,
+            event: createdEvent(
+              'contact',
+              presentContact(newContact.contact, deal.status === 'open' ? 1 : 0),
+            ),
+          },
+        }),
+      { retryable: (error) => error instanceof ConcurrentWrite },
+    );
 
   if (existing) {
     const deal = dealFor(existing);
@@ -70,7 +90,13 @@ export async function createDeal(
       'The contact first name field is required when the contact does not exist.',
     );
   }
-  const { contact: id, event: contactPlace } = await reserveIds(accountId, { contact: 1, event: 1 });
+  const { contact: id, event: contactPlace } = await reserveIds(accountId, { contact: 1, event: 1 }).catch(
+    async (error) => {
+      // No contact id (or its answer lost): the deal's place is given up too.
+      await giveUpReserved(accountId, [dealPlace]);
+      throw error;
+    },
+  );
   const contact: Contact = {
     id: id as number,
     uuid: newContactUuid(id as number),

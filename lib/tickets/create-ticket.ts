@@ -11,6 +11,7 @@ import type {
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
+import { besideReservation } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { newOrderedUuid } from '#lib/data/index/order-key.ts';
 import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
@@ -49,11 +50,15 @@ export async function createTicket(
   const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
   const method = candidates.length > 0 ? assignment.method : undefined;
 
-  const [{ number, cursor, place }, contact, stats] = await Promise.all([
+  const [{ number, cursor, place }, [contact, stats]] = await besideReservation(
+    accountId,
     reserveTicketNumber(accountId, method === 'round_robin' ? candidateSetName(candidates) : undefined),
-    findContactByEmail(accountId, input.requester_email),
-    method === 'least_busy' ? getTicketStats(accountId) : undefined,
-  ]);
+    (reserved) => reserved.place,
+    Promise.all([
+      findContactByEmail(accountId, input.requester_email),
+      method === 'least_busy' ? getTicketStats(accountId) : undefined,
+    ]),
+  );
 
   let busy = stats?.busy;
   // Taken once: a retry after a lost race keeps the ticket's time (and so its place in every list).

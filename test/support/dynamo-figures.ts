@@ -16,6 +16,13 @@ export interface RequestFigures {
   ticketsRead: number;
   itemsWritten: number;
   capacity: number;
+  /**
+   * Write units as DynamoDB charges them, computed from the requests (DynamoDB Local reports a transaction as if
+   * it wrote at most two items): a put by its item's size (1 unit a KB), an update, delete or condition check as
+   * an item of at most 1 KB (a lower bound: their items' sizes are not in the request), twice that in a
+   * transaction.
+   */
+  writeUnits: number;
 }
 
 let current: RequestFigures | undefined;
@@ -56,6 +63,52 @@ function ticketsReadOf(output: Output): number {
   return items.filter((item) => pkOf(item.pk)?.startsWith('TICKETS#')).length;
 }
 
+/** An attribute value's size as DynamoDB counts it (near enough: a number as 1 byte per 2 digits, plus 1). */
+function valueBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number' || typeof value === 'bigint') return Math.ceil(String(value).length / 2) + 1;
+  if (value instanceof Uint8Array) return value.length;
+  if (value instanceof Set) return [...value].reduce((n: number, v) => n + valueBytes(v), 0);
+  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + valueBytes(v) + 1, 0);
+  if (value && typeof value === 'object') {
+    // A NumberValue (an exact decimal): a number.
+    if ('value' in value && Object.keys(value).length === 1)
+      return Math.ceil(String(value.value).length / 2) + 1;
+    return 3 + Object.entries(value).reduce((n, [k, v]) => n + Buffer.byteLength(k) + valueBytes(v) + 1, 0);
+  }
+  return 1;
+}
+
+/** An item's size as DynamoDB counts it: its attribute names and values. */
+export function itemBytes(item: Record<string, unknown>): number {
+  return Object.entries(item).reduce(
+    (n, [name, value]) => n + Buffer.byteLength(name) + valueBytes(value),
+    0,
+  );
+}
+
+type WriteRequest = {
+  Put?: { Item: Record<string, unknown> };
+  PutRequest?: { Item: Record<string, unknown> };
+};
+const unitsOf = (request: WriteRequest) => {
+  const item = request.Put?.Item ?? request.PutRequest?.Item;
+  return item ? Math.max(1, Math.ceil(itemBytes(item) / 1024)) : 1;
+};
+
+function writeUnitsOf(command: string, input: Output): number {
+  if (command === 'PutItemCommand') return unitsOf({ Put: { Item: input.Item as Record<string, unknown> } });
+  if (command === 'UpdateItemCommand' || command === 'DeleteItemCommand') return 1;
+  if (command === 'TransactWriteItemsCommand')
+    return (input.TransactItems as WriteRequest[]).reduce((n, a) => n + 2 * unitsOf(a), 0);
+  if (command === 'BatchWriteItemCommand') {
+    return Object.values(input.RequestItems as Record<string, WriteRequest[]>)
+      .flat()
+      .reduce((n, r) => n + unitsOf(r), 0);
+  }
+  return 0;
+}
+
 function itemsWrittenOf(command: string, input: Output): number {
   if (command === 'PutItemCommand' || command === 'UpdateItemCommand') return 1;
   if (command === 'TransactWriteItemsCommand') return (input.TransactItems as unknown[]).length;
@@ -78,6 +131,7 @@ export function instrument(client: DynamoDBDocumentClient): void {
         while (figures.operations.length < depth) figures.operations.push([]);
         figures.operations[depth - 1]?.push(command.replace(/Command$/, ''));
         figures.itemsWritten += itemsWrittenOf(command, input);
+        figures.writeUnits += writeUnitsOf(command, input);
       }
       try {
         const result = await next(args);
@@ -98,7 +152,15 @@ export function instrument(client: DynamoDBDocumentClient): void {
 
 /** Runs one request and returns what it cost in DynamoDB terms. */
 export async function figuresOf(fn: () => Promise<unknown>): Promise<RequestFigures> {
-  current = { roundTrips: 0, operations: [], itemsRead: 0, ticketsRead: 0, itemsWritten: 0, capacity: 0 };
+  current = {
+    roundTrips: 0,
+    operations: [],
+    itemsRead: 0,
+    ticketsRead: 0,
+    itemsWritten: 0,
+    capacity: 0,
+    writeUnits: 0,
+  };
   deepestAnswered = 0;
   const figures = current;
   try {

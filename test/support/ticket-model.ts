@@ -1,8 +1,11 @@
+import { isDeepStrictEqual } from 'node:util';
+
 /**
- * A plain in-memory model of the spec's tickets (decisions.md "Ticket list", "Automatic assignment" and "One
- * ticket: read and update"), for tests that compare the service with it. It is written from the rules, not
- * from lib/: it imports nothing of the implementation, so a rule the code gets wrong cannot be copied into the
- * model that checks it.
+ * A plain in-memory model of the spec's tickets (decisions.md "Ticket list", "Automatic assignment", "One
+ * ticket: read and update" and "Events"), for tests that compare the service with it. It is written from the
+ * rules, not from lib/: it imports nothing of the implementation, so a rule the code gets wrong cannot be copied
+ * into the model that checks it. The only values it takes from the service are the ones it cannot know: the
+ * timestamps a change sets (read from the change's own answer) and the identifiers a create gives.
  */
 export const STATUSES = ['open', 'pending', 'in_progress', 'resolved', 'closed'] as const;
 export const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
@@ -10,6 +13,12 @@ const OPEN_WORK: readonly string[] = ['open', 'pending', 'in_progress'];
 
 export type Status = (typeof STATUSES)[number];
 export type Fields = Record<string, string | number | boolean>;
+
+/**
+ * A timestamp a change sets: the model knows that it is set, not its value (the service's clock), until the
+ * change's answer shows it (`settleTimestamps`).
+ */
+export const SET_NOW = '<set by this change>';
 
 /** The model's ticket: what the spec says it is after every command so far. */
 export interface Modelled {
@@ -23,8 +32,17 @@ export interface Modelled {
   status: Status;
   assigneeId: number | null;
   customFields: Fields;
-  resolved: boolean;
-  closed: boolean;
+  resolvedAt: string | null;
+  closedAt: string | null;
+  /** The number in the ETag: 1 on creation, one more for every PATCH that changed something. */
+  version: number;
+}
+
+/** An agent as a ticket's `assignee` shows it. */
+export interface ModelAgent {
+  id: number;
+  name: string;
+  email: string;
 }
 
 /** A ticket as the service shows it (create, GET, PATCH and list answers share these fields). */
@@ -129,7 +147,11 @@ export function leastBusy(tickets: Modelled[], agentIds: number[]): number | nul
   return [...agentIds].sort((a, b) => busy(a) - busy(b) || a - b)[0] ?? null;
 }
 
-/** The spec's rules for one PATCH of a ticket that is not closed (decisions.md, "One ticket"). */
+/**
+ * The spec's rules for one PATCH of a ticket that is not closed (decisions.md, "One ticket"): a PATCH that
+ * changes something sets updated_at and takes the next version; one that changes nothing leaves the ticket as
+ * it is.
+ */
 export function applyPatch(t: Modelled, body: Record<string, unknown>): Modelled {
   const after: Modelled = { ...t, customFields: { ...t.customFields } };
   if (typeof body.subject === 'string') after.subject = body.subject;
@@ -144,13 +166,90 @@ export function applyPatch(t: Modelled, body: Record<string, unknown>): Modelled
   const status = body.status as Status | undefined;
   if (status !== undefined && status !== t.status) {
     after.status = status;
-    if (status === 'resolved') after.resolved = true;
+    if (status === 'resolved') after.resolvedAt = SET_NOW;
     else if (status === 'closed') {
-      after.closed = true;
-      after.resolved = true; // resolved_at too, if it was null
-    } else after.resolved = false; // a reopen clears resolved_at
+      after.closedAt = SET_NOW;
+      after.resolvedAt = t.resolvedAt ?? SET_NOW; // resolved_at too, if it was null
+    } else after.resolvedAt = null; // a reopen clears resolved_at
+  }
+  if (!isDeepStrictEqual(after, t)) {
+    after.updatedAt = SET_NOW;
+    after.version = t.version + 1;
   }
   return after;
+}
+
+/**
+ * The timestamps a change set, as its answer shows them, put in the model's ticket; and what the answer shows
+ * that the model does not expect: a timestamp the change should have set and did not, or one it should have
+ * kept and changed.
+ */
+export function settleTimestamps(t: Modelled, shown: ShownTicket): string[] {
+  const problems: string[] = [];
+  const fields = [
+    ['updatedAt', 'updated_at'],
+    ['resolvedAt', 'resolved_at'],
+    ['closedAt', 'closed_at'],
+  ] as const;
+  for (const [field, name] of fields) {
+    const value = shown[name];
+    if (t[field] !== SET_NOW) {
+      if (value !== t[field]) problems.push(`${name}: shown ${value}, model ${t[field]}`);
+    } else if (value === null || value < t.createdAt) {
+      problems.push(`${name}: shown ${value}, model a new timestamp`);
+    } else t[field] = value;
+  }
+  return problems;
+}
+
+// --- Events (decisions.md, "Events") ---
+
+/** An event as the model predicts it: which object, what happened, its version, the changed fields' old values. */
+export interface ModelEvent {
+  type: string;
+  uuid: string;
+  version: number;
+  /** `*.updated` only: each top-level field of the GET answer that changed, with its value before. */
+  previous?: Record<string, unknown>;
+}
+
+/** The fields of a ticket's GET answer that the model knows, as the answer shows them. */
+export function ticketView(t: Modelled, agents: ModelAgent[]): Record<string, unknown> {
+  const agent = agents.find((a) => a.id === t.assigneeId);
+  return {
+    uuid: t.uuid,
+    reference: t.reference,
+    subject: t.subject,
+    status: t.status,
+    priority: t.priority,
+    assignee: agent ? { id: agent.id, name: agent.name, email: agent.email } : null,
+    custom_fields: t.customFields,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+    resolved_at: t.resolvedAt,
+    closed_at: t.closedAt,
+  };
+}
+
+/**
+ * The event a create (no `before`) or a PATCH writes: `ticket.created` at version 1; `ticket.updated` with the
+ * ticket's new version and, in `previous`, every field of the GET answer that the PATCH changed, with its value
+ * before (a changed object whole). A PATCH that changes nothing writes none (undefined).
+ */
+export function ticketEventOf(
+  before: Modelled | undefined,
+  after: Modelled,
+  agents: ModelAgent[],
+): ModelEvent | undefined {
+  if (!before) return { type: 'ticket.created', uuid: after.uuid, version: 1 };
+  const was = ticketView(before, agents);
+  const now = ticketView(after, agents);
+  const previous: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(was)) {
+    if (!isDeepStrictEqual(value, now[field])) previous[field] = value;
+  }
+  if (Object.keys(previous).length === 0) return undefined;
+  return { type: 'ticket.updated', uuid: after.uuid, version: after.version, previous };
 }
 
 // --- Comparison ---
@@ -163,8 +262,8 @@ export const expectedOf = (t: Modelled) => ({
   status: t.status,
   assignee: t.assigneeId,
   custom_fields: t.customFields,
-  resolved: t.resolved,
-  closed: t.closed,
+  resolved: t.resolvedAt !== null,
+  closed: t.closedAt !== null,
 });
 
 /** What the service shows of a ticket, in the shape of expectedOf. */

@@ -8,7 +8,10 @@ import {
   type DealPatch,
   type ModelContact,
   type ModelDeal,
+  type ModelEvent,
+  SET_NOW,
 } from '#test/support/deal-model.ts';
+import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
@@ -18,7 +21,12 @@ import { useGateway } from '#test/support/http.ts';
  * decisions.md (test/support/deal-model.ts). Each answer must be the model's (status, 422 field, the deal's
  * fields, contact and ETag);
  * after each run, every list filter's total and first page (per_page 5, newest first) and every board cell
- * (exact decimal sums) must be the model's.
+ * (exact decimal sums) must be the model's. Last, the account's events feed, read to its end a few events a page
+ * (decisions.md, "Events"): the events the model predicts, change by change: the account file's contacts', a
+ * create's deal.created (and contact.created for a new contact, in the same commit), one deal.updated or
+ * contact.updated per PATCH that changed something, none for an unchanged or refused one; each with its object,
+ * its version, `previous` (the changed fields of the GET answer, with their values before) and the object's
+ * fields the model knows, all computed by the model from its own state.
  */
 const gateway = useGateway();
 const WORDS = ['alpha', 'beta', 'gamma', 'delta'];
@@ -80,16 +88,43 @@ const contactArb = fc.record(
   },
   { requiredKeys: ['kind', 'contact'] },
 );
-const commandsArb = fc.array(fc.oneof(createArb, createArb, patchArb, patchArb, patchArb, contactArb), {
-  minLength: 1,
-  maxLength: 14,
+/** A deal's or a contact's own values sent again: a PATCH that changes nothing (200, no event). */
+const sameArb = fc.record({
+  kind: fc.constant('same' as const),
+  of: fc.constantFrom('deal', 'contact'),
+  target: fc.nat(),
 });
+const commandsArb = fc.array(
+  fc.oneof(createArb, createArb, patchArb, patchArb, patchArb, contactArb, sameArb),
+  {
+    minLength: 1,
+    maxLength: 14,
+  },
+);
 type Command = typeof commandsArb extends fc.Arbitrary<(infer T)[]> ? T : never;
+
+/** An event as the model predicts it, and as the feed serves it (the object's fields the model knows). */
+const modelShape = (e: ModelEvent) => ({
+  type: e.type,
+  uuid: e.of.uuid,
+  version: e.version,
+  ...(e.previous !== undefined ? { previous: e.previous } : {}),
+  object: e.object,
+});
+const feedShape = (e: FeedEvent, predicted: ModelEvent | undefined) => ({
+  type: e.type,
+  uuid: e.data.object.uuid,
+  version: e.data.version,
+  ...(e.data.previous !== undefined ? { previous: e.data.previous } : {}),
+  object: Object.fromEntries(Object.keys(predicted?.object ?? {}).map((k) => [k, e.data.object[k]])),
+});
+const byTypeAndUuid = (a: { type: string; uuid: unknown }, b: { type: string; uuid: unknown }) =>
+  `${a.type} ${a.uuid}` < `${b.type} ${b.uuid}` ? -1 : `${a.type} ${a.uuid}` > `${b.type} ${b.uuid}` ? 1 : 0;
 
 describe('deals against a model of decisions.md', () => {
   it('answers, lists and boards agree with the model after random creates and PATCHes', async () => {
     await fc.assert(
-      fc.asyncProperty(commandsArb, async (commands) => {
+      fc.asyncProperty(commandsArb, fc.constantFrom(1, 3, 100), async (commands, feedLimit) => {
         const account = await createTestAccount({
           pipelines: PIPELINES,
           contacts: CONTACTS.map((c) => ({ email: c.email, first_name: c.firstName, last_name: c.lastName })),
@@ -98,8 +133,26 @@ describe('deals against a model of decisions.md', () => {
         const pipelines = account.pipelines.map((p) => ({ ...p, default: p.is_default }));
         const model = new DealModel(
           pipelines,
-          CONTACTS.map((c) => ({ ...c, uuid: account.contacts.find((a) => a.email === c.email)?.uuid })),
+          CONTACTS.map((c) => ({
+            ...c,
+            uuid: account.contacts.find((a) => a.email === c.email)?.uuid,
+            version: 1,
+            updatedAt: '',
+          })),
         );
+        const problems: string[] = [];
+        /** A GET right after a change: the timestamps it set, and its version 1 for a new object. */
+        const settleByGet = async (of: ModelDeal | ModelContact, path: string) => {
+          const r = await gateway.call('GET', path, { key });
+          problems.push(...model.settle(of, r.body.data).map((p) => `GET ${path}: ${p}`));
+          if (r.headers.get('etag') !== `"${of.version}"`)
+            problems.push(`GET ${path}: ETag ${r.headers.get('etag')}, model "${of.version}"`);
+        };
+        for (const contact of model.contacts) {
+          contact.updatedAt = SET_NOW;
+          await settleByGet(contact, `/api/contacts/${contact.uuid}`);
+        }
+        model.seal();
         const allStages = pipelines.flatMap((p) => p.stages.map((s) => ({ id: s.id, pipelineId: p.id })));
         const placement = (p: { stage: number; withPipeline: number } | undefined) => {
           if (!p) return {};
@@ -108,7 +161,6 @@ describe('deals against a model of decisions.md', () => {
           const other = pipelines.find((q) => q.id !== stage.pipelineId)?.id as number;
           return { stage_id: stage.id, pipeline_id: p.withPipeline === 1 ? stage.pipelineId : other };
         };
-        const problems: string[] = [];
         const compare = (
           label: string,
           answer: Awaited<ReturnType<typeof gateway.call>>,
@@ -163,7 +215,11 @@ describe('deals against a model of decisions.md', () => {
             };
             const label = `#${i} POST ${JSON.stringify(body)}`;
             const r = await gateway.call('POST', '/api/deals', { key, body });
-            const want = model.create(r.body?.data?.uuid ?? `failed-${i}`, body);
+            const want = model.create(
+              r.body?.data?.uuid ?? `failed-${i}`,
+              r.body?.data?.created_at ?? '',
+              body,
+            );
             if (r.status !== want.status)
               problems.push(`${label}: ${r.status} ${r.text}, model ${want.status}`);
             else if (want.status === 422 && !Object.keys(r.body.errors).includes(want.field))
@@ -171,10 +227,19 @@ describe('deals against a model of decisions.md', () => {
             else if (want.status !== 422) {
               want.deal.contact.uuid ??= r.body.data.contact.uuid;
               compare(label, r, want.deal);
+              // The create's answer shows neither updated_at nor a new contact's timestamps: a GET of each does.
+              const deal = model.deals.at(-1) as ModelDeal;
+              await settleByGet(deal, `/api/deals/${deal.uuid}`);
+              if (deal.contact.updatedAt === SET_NOW)
+                await settleByGet(deal.contact, `/api/contacts/${deal.contact.uuid}`);
             }
-          } else if (c.kind === 'contact') {
-            const contact = model.contacts[c.contact % model.contacts.length] as ModelContact;
-            const { kind: _kind, contact: _index, ...body } = c;
+          } else if (c.kind === 'contact' || (c.kind === 'same' && c.of === 'contact')) {
+            const index = c.kind === 'contact' ? c.contact : c.target;
+            const contact = model.contacts[index % model.contacts.length] as ModelContact;
+            const body =
+              c.kind === 'contact'
+                ? (({ kind: _kind, contact: _index, ...rest }) => rest)(c)
+                : { first_name: contact.firstName, email: contact.email };
             const label = `#${i} PATCH contact ${contact.email} ${JSON.stringify(body)}`;
             const r = await gateway.call('PATCH', `/api/contacts/${contact.uuid}`, { key, body });
             const want = model.patchContact(contact, body);
@@ -192,22 +257,36 @@ describe('deals against a model of decisions.md', () => {
                 problems.push(
                   `${label}: answered ${JSON.stringify(shown)}, model ${JSON.stringify(expected)}`,
                 );
+              problems.push(...model.settle(contact, r.body.data).map((p) => `${label}: ${p}`));
+              if (r.headers.get('etag') !== `"${contact.version}"`)
+                problems.push(`${label}: ETag ${r.headers.get('etag')}, model "${contact.version}"`);
             }
           } else {
             if (model.deals.length === 0) continue;
-            const deal = model.deals[c.deal % model.deals.length] as ModelDeal;
-            const body: DealPatch = {
-              ...(c.name !== undefined ? { name: c.name } : {}),
-              ...(c.amount !== undefined ? { amount: c.amount } : {}),
-              ...(c.currency !== undefined ? { currency: c.currency } : {}),
-              ...placement(c.placement),
-              ...(c.status !== undefined ? { status: c.status } : {}),
-              // A reason goes with lost, or alone (a 422 unless the deal is lost); never with open or won, where
-              // decisions.md does not say which of "with status lost" and "on a lost deal" wins.
-              ...(c.lostReason !== undefined && (c.status === 'lost' || c.status === undefined)
-                ? { lost_reason: c.lostReason }
-                : {}),
-            };
+            const deal = model.deals[
+              (c.kind === 'same' ? c.target : c.deal) % model.deals.length
+            ] as ModelDeal;
+            const body: DealPatch =
+              c.kind === 'same'
+                ? {
+                    name: deal.name,
+                    amount: deal.amount,
+                    currency: deal.currency,
+                    status: deal.status,
+                    stage_id: deal.stageId,
+                  }
+                : {
+                    ...(c.name !== undefined ? { name: c.name } : {}),
+                    ...(c.amount !== undefined ? { amount: c.amount } : {}),
+                    ...(c.currency !== undefined ? { currency: c.currency } : {}),
+                    ...placement(c.placement),
+                    ...(c.status !== undefined ? { status: c.status } : {}),
+                    // A reason goes with lost, or alone (a 422 unless the deal is lost); never with open or won, where
+                    // decisions.md does not say which of "with status lost" and "on a lost deal" wins.
+                    ...(c.lostReason !== undefined && (c.status === 'lost' || c.status === undefined)
+                      ? { lost_reason: c.lostReason }
+                      : {}),
+                  };
             const label = `#${i} PATCH ${deal.uuid} (was ${JSON.stringify(deal)}) ${JSON.stringify(body)}`;
             const r = await gateway.call('PATCH', `/api/deals/${deal.uuid}`, { key, body });
             const want = model.patch(deal.uuid, body);
@@ -215,8 +294,12 @@ describe('deals against a model of decisions.md', () => {
               problems.push(`${label}: ${r.status} ${r.text}, model ${want.status}`);
             else if (want.status === 422 && !Object.keys(r.body.errors).includes(want.field))
               problems.push(`${label}: 422 on ${Object.keys(r.body.errors)}, model on ${want.field}`);
-            else if (want.status !== 422) compare(label, r, want.deal);
+            else if (want.status !== 422) {
+              compare(label, r, want.deal);
+              problems.push(...model.settle(deal, r.body.data).map((p) => `${label}: ${p}`));
+            }
           }
+          model.seal();
           if (problems.length > 0) break;
         }
 
@@ -232,6 +315,22 @@ describe('deals against a model of decisions.md', () => {
           problems.push(...(await checkBoards(gateway, key, deals, pipelines)));
         }
         expect(problems).toEqual([]);
+
+        // The feed, `feedLimit` events a page: each change's events (in any order within its commit), in order.
+        const { events } = await readFeedToEnd(gateway.call, key, { limit: feedLimit });
+        const groups = model.events.filter((g) => g.length > 0);
+        let at = 0;
+        const served = groups.map((group) => {
+          const taken = events.slice(at, at + group.length);
+          at += group.length;
+          const predictedOf = (e: FeedEvent) =>
+            group.find((p) => p.type === e.type && p.of.uuid === e.data.object.uuid);
+          return taken.map((e) => feedShape(e, predictedOf(e))).sort(byTypeAndUuid);
+        });
+        expect({ served, extra: events.slice(at).map((e) => `${e.type} ${e.data.object.uuid}`) }).toEqual({
+          served: groups.map((group) => group.map(modelShape).sort(byTypeAndUuid)),
+          extra: [],
+        });
       }),
       { numRuns: 12 },
     );

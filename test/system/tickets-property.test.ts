@@ -1,31 +1,42 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { handler as listEvents } from '#functions/events-list.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
+import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
 import {
   applyPatch,
   expectedOf,
   leastBusy,
   listed,
+  type ModelEvent,
   type Modelled,
   PRIORITIES,
   type ShownTicket as Shown,
   STATUSES,
+  settleTimestamps,
   shownOf,
+  ticketEventOf,
+  ticketView,
 } from '#test/support/ticket-model.ts';
 
 /**
  * Random creates and random PATCHes, applied both to the service and to a plain in-memory model of the spec
  * (decisions.md "Ticket list", "Automatic assignment" and "One ticket: read and update"): closed is final,
  * entering resolved sets resolved_at, leaving it reopens, custom fields merge key by key (null removes), a
- * PATCH that changes nothing writes nothing, least-busy counts open work as it now is. Then random list
- * queries (filters with AND, search by word prefixes / reference / bare number / e-mail / domain, newest
- * first, pages): every answer must equal the model's, totals and page contents included.
+ * PATCH that changes nothing writes nothing, least-busy counts open work as it now is; and refused PATCHes (a
+ * bad value, an unknown agent, a stale If-Match, an unknown ticket). Then random list queries (filters with AND,
+ * search by word prefixes / reference / bare number / e-mail / domain, newest first, pages): every answer must
+ * equal the model's, totals and page contents included. Last, the account's events feed, read to its end a
+ * few events a page (decisions.md, "Events"): one event per create and per PATCH that changed something, in
+ * the order of the commands, each with the type, the ticket, the version and the `previous` (the changed
+ * fields of the GET answer, with their values before) that the model predicts from its own state; no event
+ * for an unchanged or refused PATCH.
  */
 const WORDS = ['invoice', 'inv', 'login', 'refund', 'portal', 'e-mail', 'march,', 'x1'];
 const EMAILS = ['ann@example.com', 'bob@corp.test', 'carl@example.com'];
@@ -62,6 +73,14 @@ const patchArb = fc.record(
   { requiredKeys: [] },
 );
 
+/** A PATCH the service must refuse whole: its status, and the body and headers that make it so. */
+const REFUSALS = {
+  'bad priority': { status: 422, body: { priority: 'soonish' } },
+  'unknown agent': { status: 422, body: { assignee_id: 999_999 } },
+  'stale If-Match': { status: 412, body: { priority: 'urgent', subject: 'Stale' } },
+  'unknown ticket': { status: 404, body: { priority: 'urgent' } },
+} as const;
+
 const commandArb = fc.oneof(
   ticketArb.map((input) => ({ kind: 'create' as const, input })),
   fc.record({
@@ -69,6 +88,18 @@ const commandArb = fc.oneof(
     target: fc.nat(),
     by: fc.constantFrom('uuid', 'reference', 'lower-case reference'),
     patch: patchArb,
+  }),
+  // The ticket's own values sent again (some of its fields): a PATCH that changes nothing.
+  fc.record({
+    kind: fc.constant('unchanged' as const),
+    target: fc.nat(),
+    by: fc.constant('uuid' as const),
+    fields: fc.subarray(['status', 'priority', 'assignee_id', 'custom_fields', 'subject'], { minLength: 1 }),
+  }),
+  fc.record({
+    kind: fc.constant('refused' as const),
+    target: fc.nat(),
+    how: fc.constantFrom(...(Object.keys(REFUSALS) as (keyof typeof REFUSALS)[])),
   }),
 );
 
@@ -108,6 +139,54 @@ const queryArb = fc.record(
   { requiredKeys: [] },
 );
 
+/** GET /api/events in-process, as readFeedToEnd calls it over HTTP. */
+const feedCall =
+  (caller: ReturnType<typeof callerOf>) =>
+  async (_method: string, path: string): Promise<{ status: number; body: unknown; text: string }> => {
+    const url = new URL(path, 'https://api.test');
+    const query: Record<string, string[]> = {};
+    for (const [k, v] of url.searchParams) query[k] = [...(query[k] ?? []), v];
+    const answer = await listEvents(proxyEvent({ path: url.pathname, caller, query }), lambdaContext);
+    return { status: answer.statusCode, body: JSON.parse(answer.body), text: answer.body };
+  };
+
+/** What the test compares of an event: what the model predicts, and the ticket's fields the model knows. */
+const eventShape = (e: FeedEvent) => {
+  const object = e.data.object as Record<string, unknown> & {
+    assignee: { id: number; name: string; email: string } | null;
+  };
+  return {
+    type: e.type,
+    uuid: object.uuid,
+    version: e.data.version,
+    ...(e.data.previous !== undefined ? { previous: e.data.previous } : {}),
+    object: {
+      uuid: object.uuid,
+      reference: object.reference,
+      subject: object.subject,
+      status: object.status,
+      priority: object.priority,
+      assignee: object.assignee && {
+        id: object.assignee.id,
+        name: object.assignee.name,
+        email: object.assignee.email,
+      },
+      custom_fields: object.custom_fields,
+      created_at: object.created_at,
+      updated_at: object.updated_at,
+      resolved_at: object.resolved_at,
+      closed_at: object.closed_at,
+    },
+  };
+};
+const modelShape = (e: ModelEvent & { object: Record<string, unknown> }) => ({
+  type: e.type,
+  uuid: e.uuid,
+  version: e.version,
+  ...(e.previous !== undefined ? { previous: e.previous } : {}),
+  object: e.object,
+});
+
 describe('tickets against a model of the spec', () => {
   it('answers every create, PATCH, GET and list query exactly as the model does', async () => {
     await fc.assert(
@@ -117,7 +196,8 @@ describe('tickets against a model of the spec', () => {
           minLength: 6,
           maxLength: 12,
         }),
-        async (commands, queries) => {
+        fc.constantFrom(1, 3, 100),
+        async (commands, queries, feedLimit) => {
           const account = await createTestAccount({
             auto_assignment: { enabled: true, method: 'least_busy' },
             agents: [
@@ -128,8 +208,15 @@ describe('tickets against a model of the spec', () => {
           });
           const caller = callerOf(account);
           const agentIds = account.agents.map((a) => a.id);
+          const agents = account.agents.map((a) => ({ id: a.id, name: a.name, email: a.email }));
           const tickets: Modelled[] = [];
           const etags = new Map<string, string>();
+          // The events the model predicts, in command order, each with the ticket as it was after its change.
+          const predicted: (ModelEvent & { object: Record<string, unknown> })[] = [];
+          const predict = (before: Modelled | undefined, after: Modelled) => {
+            const event = ticketEventOf(before, after, agents);
+            if (event) predicted.push({ ...event, object: ticketView(after, agents) });
+          };
 
           for (const command of commands) {
             if (command.kind === 'create') {
@@ -156,25 +243,55 @@ describe('tickets against a model of the spec', () => {
                 status: 'open',
                 assigneeId: expectedAssignee,
                 customFields: { ...command.input.custom_fields },
-                resolved: false,
-                closed: false,
+                resolvedAt: null,
+                closedAt: null,
+                version: 1,
               };
               expect(shownOf(shown), 'create (least-busy assignee)').toEqual(expectedOf(created));
               tickets.push(created);
+              predict(undefined, created);
               continue;
             }
 
-            const { patch, by } = command;
-            const body: Record<string, unknown> = {};
-            if (patch.status !== undefined) body.status = patch.status;
-            if (patch.priority !== undefined) body.priority = patch.priority;
-            if (patch.assignee !== undefined)
-              body.assignee_id = patch.assignee === null ? null : agentIds[patch.assignee];
-            if (patch.custom_fields !== undefined) body.custom_fields = patch.custom_fields;
-            if (patch.subject !== undefined) body.subject = patch.subject;
+            if (command.kind === 'refused') {
+              // Refused whole: no change, no event. The unknown ticket is a well-formed reference no ticket has.
+              const target = tickets[command.target % Math.max(1, tickets.length)];
+              const { status, body } = REFUSALS[command.how];
+              const ref = command.how === 'unknown ticket' || !target ? 'TKT-999999' : target.uuid;
+              const event = ticketEvent('PATCH', ref, caller, body);
+              if (command.how === 'stale If-Match')
+                event.headers['If-Match'] = `"${(target?.version ?? 0) + 7}"`;
+              const response = await updateTicket(event, lambdaContext);
+              // Without a ticket to target, a refusal that does not depend on the ticket keeps its status; the
+              // others find no ticket.
+              const expected = target || status === 422 ? status : 404;
+              expect(response.statusCode, `${command.how}: PATCH ${ref}: ${response.body}`).toBe(expected);
+              continue;
+            }
+
+            const { by } = command;
             const index = command.target % tickets.length;
             const before = tickets[index];
             if (!before) continue;
+            const body: Record<string, unknown> = {};
+            if (command.kind === 'unchanged') {
+              const now: Record<string, unknown> = {
+                status: before.status,
+                priority: before.priority,
+                assignee_id: before.assigneeId,
+                custom_fields: before.customFields,
+                subject: before.subject,
+              };
+              for (const field of command.fields) body[field] = now[field];
+            } else {
+              const { patch } = command;
+              if (patch.status !== undefined) body.status = patch.status;
+              if (patch.priority !== undefined) body.priority = patch.priority;
+              if (patch.assignee !== undefined)
+                body.assignee_id = patch.assignee === null ? null : agentIds[patch.assignee];
+              if (patch.custom_fields !== undefined) body.custom_fields = patch.custom_fields;
+              if (patch.subject !== undefined) body.subject = patch.subject;
+            }
             const ref =
               by === 'uuid'
                 ? before.uuid
@@ -183,10 +300,10 @@ describe('tickets against a model of the spec', () => {
                   : before.reference.toLowerCase();
             const response = await updateTicket(ticketEvent('PATCH', ref, caller, body), lambdaContext);
             const label = `PATCH ${before.reference} (${before.status}) ${JSON.stringify(body)}`;
-            if (Object.keys(body).length === 0 || before.closed) {
+            if (Object.keys(body).length === 0 || before.closedAt !== null) {
               // Nothing to change, or closed is final: 422 and the model stays as it is.
               expect(response.statusCode, `${label}: ${response.body}`).toBe(422);
-              if (before.closed && Object.keys(body).length > 0) {
+              if (before.closedAt !== null && Object.keys(body).length > 0) {
                 expect(Object.keys(JSON.parse(response.body).errors), label).toContain('status');
               }
               continue;
@@ -200,9 +317,11 @@ describe('tickets against a model of the spec', () => {
             } else {
               expect(shown.updated_at > before.updatedAt, `${label}: updated_at moves`).toBe(true);
             }
-            after.updatedAt = shown.updated_at;
+            expect(settleTimestamps(after, shown), `${label}: timestamps`).toEqual([]);
+            expect(response.headers?.ETag, `${label}: ETag`).toBe(`"${after.version}"`);
             tickets[index] = after;
             etags.set(after.uuid, response.headers?.ETag as string);
+            predict(before, after);
           }
 
           // Every ticket reads back as the model has it, with the ETag of its last PATCH.
@@ -242,6 +361,10 @@ describe('tickets against a model of the spec', () => {
             expect(body.meta.last_page, label).toBe(Math.max(1, Math.ceil(expected.length / perPage)));
             expect(body.data.map(shownOf), label).toEqual(slice.map(expectedOf));
           }
+
+          // The feed, read to its end `feedLimit` events a page: the model's events, in command order.
+          const { events } = await readFeedToEnd(feedCall(caller), account.apiKey, { limit: feedLimit });
+          expect(events.map(eventShape), 'the events feed').toEqual(predicted.map(modelShape));
         },
       ),
       // A failure shrinks for at most a minute, then reports the smallest counterexample found so far.
