@@ -1,0 +1,180 @@
+import { queryAll, tableName } from '../client.ts';
+import { eventKeys } from '../keys.ts';
+import {
+  age,
+  bodyOf,
+  type EventRecord,
+  eventSettleMs,
+  live,
+  MAX_CLOSED_PER_READ,
+  placeItems,
+  placeOfEventId,
+} from './common.ts';
+import { closePlace } from './places.ts';
+
+/**
+ * The events feed (decisions.md, "Events"; docs/data-model.md, "Events"). Every event has a place in its
+ * account's sequence, taken just before the change's commit (one UpdateItem of the sequences item) and written
+ * in that commit with the condition that the place is still free. A place whose commit failed is closed with a
+ * void item, by its writer, or by a reader once the place is older than any living writer (EVENT_SETTLE_MS):
+ * the reader's conditional put and the writer's conditional commit cannot both succeed. So the places below
+ * any event a reader has seen are all settled (an event, or void forever), and the feed, read in sequence order
+ * up to the first open place, never has an event inserted before one it has served.
+ */
+
+/** Reading the feed in place order up to its first open place, and one event by id. */
+
+/** `after` names no event of this account (malformed, unknown, expired, another account's). */
+export class UnknownEventCursor extends Error {
+  constructor() {
+    super('The cursor names no event of this account');
+  }
+}
+
+export interface FeedQuery {
+  /** The event id to read after (undefined: from the oldest kept). */
+  after?: string | undefined;
+  /** At most this many events are examined (served when they match). */
+  limit: number;
+  /** Which event types are served (examined events of other types are skipped). */
+  matches: (type: string) => boolean;
+}
+
+export interface FeedPage {
+  events: EventRecord[];
+  /** The last event examined (the cursor to read after next), or undefined when none was. */
+  last: string | undefined;
+}
+
+interface Slot {
+  seq: number;
+  item: Record<string, unknown>;
+  parts: Buffer[];
+}
+
+/**
+ * One page of the feed: the events after `after`, in sequence order, up to `limit` examined and up to the first
+ * open place (closed first when older than EVENT_SETTLE_MS). Reads O(limit) items: one Query (more only when
+ * void places fill it or an event comes in parts).
+ */
+export async function readFeed(accountId: string, query: FeedQuery): Promise<FeedPage> {
+  const afterSeq = query.after === undefined ? undefined : placeOfEventId(query.after);
+  if (query.after !== undefined && afterSeq === undefined) throw new UnknownEventCursor();
+  const events: EventRecord[] = [];
+  let last: string | undefined;
+  let examined = 0;
+  let expected = afterSeq === undefined ? undefined : afterSeq + 1;
+  let from = afterSeq ?? 0;
+  for (let round = 0; round < 4 && examined < query.limit; round++) {
+    // What the page still needs, +1: the cursor's own item, or a look past the last place read.
+    const { slots, more } = await readSlots(accountId, from, query.limit - examined + 1);
+    if (round === 0 && afterSeq !== undefined) {
+      const cursor = slots.shift();
+      if (!cursor || cursor.seq !== afterSeq || cursor.item.id !== query.after || !live(cursor.item)) {
+        throw new UnknownEventCursor();
+      }
+    }
+    if (round === 0 && expected === undefined && slots[0] && !(await headSettled(accountId, slots[0]))) break;
+    if (slots.length === 0) break;
+    let stop = false;
+    for (const slot of slots) {
+      // Open places before this one: closed when older than any living writer, else the page ends here.
+      if (
+        expected !== undefined &&
+        slot.seq !== expected &&
+        !(await closeOpenPlaces(accountId, expected, slot))
+      ) {
+        stop = true;
+        break;
+      }
+      expected = slot.seq + 1;
+      if (slot.item.type !== 'event' || !live(slot.item)) continue;
+      const record = JSON.parse(Buffer.concat(slot.parts).toString('utf8')) as EventRecord;
+      examined++;
+      last = record.id;
+      if (query.matches(record.type)) events.push(record);
+      if (examined === query.limit) {
+        stop = true;
+        break;
+      }
+    }
+    if (stop || !more) break;
+    from = expected as number;
+  }
+  return { events, last };
+}
+
+/**
+ * The feed read from its start begins at the oldest place kept. The places below it are expired (removed by
+ * TTL) or were never written: a place taken before it whose writer may still be alive keeps the page waiting
+ * until the oldest place is older than any living writer; then the places just below an event there are closed
+ * (docs/data-model.md, "Events", says what this does not cover).
+ */
+async function headSettled(accountId: string, oldest: Slot): Promise<boolean> {
+  if (oldest.seq <= 1) return true;
+  if (age(oldest.item) < eventSettleMs()) return false;
+  if (oldest.item.type !== 'event') return true;
+  const below = Math.min(oldest.seq - 1, MAX_CLOSED_PER_READ);
+  const seqs = Array.from({ length: below }, (_, i) => oldest.seq - below + i);
+  const at = Number(oldest.item.at);
+  return (await Promise.all(seqs.map((seq) => closePlace(accountId, seq, at)))).every(Boolean);
+}
+
+/** Reads places from `from` on (at least `count` items when there are): in sequence order, parts joined. */
+async function readSlots(
+  accountId: string,
+  from: number,
+  count: number,
+): Promise<{ slots: Slot[]; more: boolean }> {
+  const items = await queryAll(
+    {
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk >= :from',
+      ExpressionAttributeValues: { ':pk': eventKeys.feedPartition(accountId), ':from': eventKeys.sort(from) },
+      ConsistentRead: true,
+    },
+    count,
+  );
+  const slots: Slot[] = [];
+  for (const item of items) {
+    const { seq, part } = eventKeys.parse(String(item.sk));
+    if (part === 0) slots.push({ seq, item, parts: [bodyOf(item)] });
+    else if (slots.at(-1)?.seq === seq) slots.at(-1)?.parts.push(bodyOf(item));
+  }
+  // An event whose parts the read cut off: its other parts (a large ticket's event is 2 parts at most).
+  const tail = slots.at(-1);
+  if (tail && Number(tail.item.parts ?? 1) > tail.parts.length) {
+    tail.parts = (await placeItems(accountId, tail.seq)).map(bodyOf);
+  }
+  // Fewer items than asked for: the feed ends here for now (no further read this page).
+  return { slots, more: items.length >= count };
+}
+
+/** Closes the open places from `expected` up to `next`'s, when `next` is older than any living writer. */
+async function closeOpenPlaces(accountId: string, expected: number, next: Slot): Promise<boolean> {
+  if (age(next.item) < eventSettleMs()) return false;
+  const open = Math.min(next.seq - expected, MAX_CLOSED_PER_READ);
+  const seqs = Array.from({ length: open }, (_, i) => expected + i);
+  const at = Number(next.item.at);
+  const closed = (await Promise.all(seqs.map((seq) => closePlace(accountId, seq, at)))).every(Boolean);
+  // More open places than one read closes, or one that turned out to hold an event: the next read goes on.
+  return closed && open === next.seq - expected;
+}
+
+/** One event by id, or undefined (unknown, expired, another account's). One Query: the event and its parts. */
+export async function getEvent(accountId: string, id: string): Promise<EventRecord | undefined> {
+  const body = await getEventBody(accountId, id);
+  return body ? (JSON.parse(body.toString('utf8')) as EventRecord) : undefined;
+}
+
+/**
+ * One event's JSON text as stored (what GET /api/events/{id} answers, and what a webhook delivery sends), or
+ * undefined as getEvent. One Query: the event and its parts.
+ */
+export async function getEventBody(accountId: string, id: string): Promise<Buffer | undefined> {
+  const seq = placeOfEventId(id);
+  if (seq === undefined) return undefined;
+  const [head, ...parts] = await placeItems(accountId, seq);
+  if (!head || head.id !== id || !live(head)) return undefined;
+  return Buffer.concat([head, ...parts].map(bodyOf));
+}

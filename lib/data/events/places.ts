@@ -1,0 +1,212 @@
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { dynamo, tableName } from '../client.ts';
+import { ConcurrentWrite, isConditionFailure } from '../errors.ts';
+import { accountKeys, eventKeys } from '../keys.ts';
+import type { CommitAction } from '../transact.ts';
+import { EVENT_RETENTION_SECONDS, type EventDraft, type EventRecord, eventId, PART_BYTES } from './common.ts';
+
+/**
+ * The events feed (decisions.md, "Events"; docs/data-model.md, "Events"). Every event has a place in its
+ * account's sequence, taken just before the change's commit (one UpdateItem of the sequences item) and written
+ * in that commit with the condition that the place is still free. A place whose commit failed is closed with a
+ * void item, by its writer, or by a reader once the place is older than any living writer (EVENT_SETTLE_MS):
+ * the reader's conditional put and the writer's conditional commit cannot both succeed. So the places below
+ * any event a reader has seen are all settled (an event, or void forever), and the feed, read in sequence order
+ * up to the first open place, never has an event inserted before one it has served.
+ */
+
+/** Taking places for a commit's events, writing them in it, and closing the places of commits that did not land. */
+
+/** Places in the account's sequence, taken for one commit's events; settled when the commit does not land. */
+export interface EventPlaces {
+  accountId: string;
+  actions: CommitAction[];
+  seqs: number[];
+}
+
+/**
+ * Places a create took with its number, in the same UpdateItem (no round trip of their own): its first commit
+ * uses them; a retry takes new ones (the first commit's are settled, by then).
+ */
+export interface ReservedPlaces {
+  seqs: number[];
+  takenUs: number;
+  spent?: boolean;
+}
+
+/** `count` places from `first` on, taken now (by an UpdateItem that added `count` to the `event` sequence). */
+export const reservedPlaces = (first: number, count: number): ReservedPlaces => ({
+  seqs: Array.from({ length: count }, (_, i) => first + i),
+  takenUs: nowMicros(),
+});
+
+/**
+ * The places of a commit's events, and the commit actions that write them: each event's item on the condition
+ * that its place is still open (ConcurrentWrite otherwise: a reader closed it, nothing was written, decide again
+ * with new places). Reserved places are used when there is one for each event; otherwise one UpdateItem takes
+ * them.
+ */
+export async function takeEventPlaces(
+  accountId: string,
+  drafts: EventDraft[],
+  reserved: ReservedPlaces[] = [],
+): Promise<EventPlaces> {
+  const usable = reserved.filter((r) => !r.spent);
+  for (const r of reserved) r.spent = true;
+  const seqs = usable.flatMap((r) => r.seqs).sort((a, b) => a - b);
+  if (seqs.length === drafts.length) {
+    const takenUs = Math.min(...usable.map((r) => r.takenUs));
+    const actions = drafts.flatMap((draft, i) => eventActions(accountId, seqs[i] as number, draft, takenUs));
+    return { accountId, actions, seqs };
+  }
+  if (seqs.length > 0) await settleEventPlaces(accountId, seqs);
+  const { Attributes } = await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: accountKeys.sequences(accountId),
+      UpdateExpression: 'ADD #event :n',
+      ExpressionAttributeNames: { '#event': 'event' },
+      ExpressionAttributeValues: { ':n': drafts.length },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  const taken = reservedPlaces(Number(Attributes?.event) - drafts.length + 1, drafts.length);
+  const actions = drafts.flatMap((draft, i) =>
+    eventActions(accountId, taken.seqs[i] as number, draft, taken.takenUs),
+  );
+  return { accountId, actions, seqs: taken.seqs };
+}
+
+function eventActions(accountId: string, seq: number, draft: EventDraft, takenUs: number): CommitAction[] {
+  const [head, ...parts] = eventItems(accountId, seq, draft, takenUs).items;
+  return [
+    {
+      what: 'event',
+      action: {
+        Put: {
+          TableName: tableName(),
+          Item: head as Record<string, unknown>,
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      refused: () => new ConcurrentWrite(),
+    },
+    ...parts.map(
+      (Item): CommitAction => ({ what: 'event_part', action: { Put: { TableName: tableName(), Item } } }),
+    ),
+  ];
+}
+
+/**
+ * The items of an event at place `seq` of the account's sequence, taken at `takenUs`: its item, then its parts
+ * when its JSON text is longer than one item holds. What a commit puts (on the condition that the place is
+ * open); the benchmark's bulk loader writes the same items (and sets the `event` sequence to match).
+ */
+export function eventItems(
+  accountId: string,
+  seq: number,
+  draft: EventDraft,
+  takenUs: number,
+): { id: string; items: Record<string, unknown>[] } {
+  const record: EventRecord = {
+    id: eventId(seq),
+    type: draft.type,
+    created_at: formatTimestamp(takenUs),
+    data: {
+      object: draft.object,
+      ...(draft.previous ? { previous: draft.previous } : {}),
+      version: draft.version,
+    },
+  };
+  const text = Buffer.from(JSON.stringify(record), 'utf8');
+  const parts: Buffer[] = [];
+  for (let at = 0; at < text.length; at += PART_BYTES) parts.push(text.subarray(at, at + PART_BYTES));
+  const expires_at = Math.floor(takenUs / 1e6) + EVENT_RETENTION_SECONDS;
+  const head = {
+    ...eventKeys.place(accountId, seq),
+    type: 'event',
+    id: record.id,
+    event_type: draft.type,
+    at: Math.floor(takenUs / 1000),
+    expires_at,
+    body: parts[0],
+    ...(parts.length > 1 ? { parts: parts.length } : {}),
+  };
+  const rest = parts.slice(1).map((part, i) => ({
+    ...eventKeys.part(accountId, seq, i + 1),
+    type: 'event_part',
+    expires_at,
+    body: part,
+  }));
+  return { id: record.id, items: [head, ...rest] };
+}
+
+/**
+ * Closes places whose commit did not land (or may not have): a void item where none is. A place whose event
+ * landed stays as it is. Best effort: a place left open is closed by a reader after EVENT_SETTLE_MS.
+ */
+export async function settleEventPlaces(accountId: string, seqs: number[]): Promise<boolean> {
+  const closed = await Promise.all(seqs.map((seq) => closePlace(accountId, seq).catch(() => false)));
+  return closed.every(Boolean);
+}
+
+/**
+ * Gives up the reserved places no commit used (a commit's writer settles those it used): a create that fails
+ * between taking its number and its commit (a read beside the number failing, a refusal) closes them at once
+ * instead of holding every later event of the account for the settle window.
+ */
+export async function giveUpReserved(
+  accountId: string,
+  reserved: (ReservedPlaces | undefined)[],
+): Promise<void> {
+  const unused = reserved.filter((r): r is ReservedPlaces => r !== undefined && !r.spent);
+  for (const r of unused) r.spent = true;
+  const seqs = unused.flatMap((r) => r.seqs);
+  if (seqs.length > 0) await settleEventPlaces(accountId, seqs);
+}
+
+/**
+ * A reservation of places awaited beside other reads: when a read fails, the places are given up once the
+ * reservation answers (Promise.all alone would reject at once and leave them open).
+ */
+export async function besideReservation<R, T>(
+  accountId: string,
+  reservation: Promise<R>,
+  placesOf: (reserved: R) => ReservedPlaces,
+  reads: Promise<T>,
+): Promise<[R, T]> {
+  try {
+    return await Promise.all([reservation, reads]);
+  } catch (error) {
+    const reserved = await reservation.catch(() => undefined);
+    if (reserved !== undefined) await giveUpReserved(accountId, [placesOf(reserved)]);
+    throw error;
+  }
+}
+
+/**
+ * Answers true when the place is now void by this call, false when something (an event) is there. `at`: the
+ * time no place below it was taken after (now, for a writer closing its own; a reader closing places below an
+ * item gives that item's, so the voids it writes do not look younger than the places they close).
+ */
+export async function closePlace(accountId: string, seq: number, at = Date.now()): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...eventKeys.place(accountId, seq),
+          type: 'event_void',
+          at,
+          expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
