@@ -17,7 +17,7 @@ import {
   type PendingDelivery,
   recordAttempt,
 } from '#lib/data/webhook-deliveries.ts';
-import { EndpointNotFound } from '#lib/data/webhooks.ts';
+import { EndpointNotFound, getEndpoint } from '#lib/data/webhooks.ts';
 import { deliveryHeaders } from './sign.ts';
 import {
   DEFAULT_ATTEMPT_TIMEOUT_MS,
@@ -207,6 +207,14 @@ export class HeldEndpoint {
     this.attemptCount = Math.max(this.attemptCount, leased.attemptCount);
   }
 
+  /**
+   * The endpoint as read again just before an attempt: its owner may have disabled it, moved it or deleted it since
+   * the lease last read it (undefined: deleted; what is still pending of it then ends as for a disabled one).
+   */
+  reread(endpoint: Endpoint | undefined): void {
+    this.endpoint = endpoint ?? { ...this.endpoint, enabled: false };
+  }
+
   /** Records an attempt: false when there was nothing to record it in (the claim lost, or the endpoint deleted). */
   record(record: HeldRecord): Promise<boolean> {
     const run = this.records.then(() => this.recordNow(record));
@@ -271,6 +279,13 @@ export async function deliverOnce(held: HeldEndpoint, pending: PendingDelivery):
   if (!body) {
     await failPending(accountId, endpointId, pending, 'event_expired');
     return 'failed';
+  }
+  // The endpoint as it is now, not as the lease last read it (up to a third of a lease ago): once its owner's
+  // PATCH or DELETE is answered, nothing more goes to a disabled or deleted endpoint, nor to its old URL.
+  held.reread((await getEndpoint(accountId, endpointId))?.entity);
+  if (!held.endpoint.enabled) {
+    await failPending(accountId, endpointId, pending, 'endpoint_disabled');
+    return 'skipped';
   }
   const at = Date.now();
   const started = performance.now();

@@ -468,6 +468,65 @@ describe('webhook dispatcher', () => {
     }
   });
 
+  it('sends nothing more to an endpoint once its owner disabled it, moved it to another URL or deleted it', async () => {
+    const a = await account();
+    // Each answer takes 400 ms (4 at once): the events come faster than that, so each endpoint has a backlog and its
+    // runner keeps it leased (reading it again only when it renews the lease, every third of the lease).
+    const [toDisable, toMove, moved, toDelete] = [
+      await receiver(),
+      await receiver(),
+      await receiver(),
+      await receiver(),
+    ];
+    const register = async (hook: Receiver) => {
+      hook.answer(() => ({ status: 200, delayMs: 400 }));
+      const created = await a.call('POST', '/api/webhooks', { url: hook.url, events: ['ticket.*'] });
+      hook.useSecret(created.body.data.secret);
+      return created.body.data.id as string;
+    };
+    const [disabledId, movedId, deletedId] = [
+      await register(toDisable),
+      await register(toMove),
+      await register(toDelete),
+    ];
+    moved.useSecret(toMove.secret);
+    let writing = true;
+    const writer = (async () => {
+      while (writing) {
+        await createTicket(a);
+      }
+    })();
+    await waitFor(() => [toDisable, toMove, toDelete].every((h) => h.deliveries.length >= 5), {
+      timeout: 15_000,
+      label: 'deliveries flowing to the three endpoints',
+    });
+    // The three changes, each answered at `done`; the changes go on for longer than a lease renewal's period.
+    const [disabledAt, movedAt, deletedAt] = await Promise.all([
+      a.call('PATCH', `/api/webhooks/${disabledId}`, { enabled: false }).then(() => Date.now()),
+      a.call('PATCH', `/api/webhooks/${movedId}`, { url: moved.url }).then(() => Date.now()),
+      a.call('DELETE', `/api/webhooks/${deletedId}`).then(() => Date.now()),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    writing = false;
+    await writer;
+    await waitFor(() => moved.deliveries.length > 0, { timeout: 10_000, label: 'a delivery at the new URL' });
+    // An attempt that read the endpoint before the change landed reaches its receiver within a few ms of its
+    // start: what arrives later than this after the change's answer was sent after it.
+    const SLACK_MS = 250;
+    const late = (hook: Receiver, at: number) =>
+      hook.deliveries.filter((d) => d.at > at + SLACK_MS).map((d) => d.at - at);
+    console.log(
+      `after the change's answer: ${late(toDisable, disabledAt).length} deliveries to the disabled endpoint, ` +
+        `${late(toMove, movedAt).length} to the old URL, ${late(toDelete, deletedAt).length} to the deleted ` +
+        `endpoint (ms after: ${[late(toDisable, disabledAt), late(toMove, movedAt), late(toDelete, deletedAt)].map((l) => l.join(' '))}); ` +
+        `${moved.deliveries.length} to the new URL, verified: ${moved.deliveries.every((d) => d.verified)}`,
+    );
+    expect(late(toDisable, disabledAt)).toEqual([]);
+    expect(late(toMove, movedAt)).toEqual([]);
+    expect(late(toDelete, deletedAt)).toEqual([]);
+    expect(moved.deliveries.every((d) => d.verified)).toBe(true);
+  }, 40_000);
+
   it("sends each account only its own events; account A's receiver timing out every attempt does not delay account B's", async () => {
     process.env.WEBHOOK_TIMEOUT_MS = '3000';
     const [a, b] = [await account(), await account()];
