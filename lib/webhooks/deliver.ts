@@ -215,15 +215,20 @@ export class HeldEndpoint {
     this.endpoint = endpoint ?? { ...this.endpoint, enabled: false };
   }
 
-  /** Records an attempt: false when there was nothing to record it in (the claim lost, or the endpoint deleted). */
-  record(record: HeldRecord): Promise<boolean> {
-    const run = this.records.then(() => this.recordNow(record));
+  /**
+   * Records an attempt: false when there was nothing to record it in (the claim lost, or the endpoint deleted).
+   * A write the store failed (unreachable, stalled, its answer lost) is made again until `until`, the claim's end:
+   * what the receiver answered (a success, a 429's Retry-After) is kept, and the delivery, still claimed meanwhile,
+   * is not attempted again early. Past the claim's end it is left pending, attempted again (same webhook-id).
+   */
+  record(record: HeldRecord, until: number): Promise<boolean> {
+    const run = this.records.then(() => this.recordNow(record, until));
     this.records = run.catch(() => {});
     return run;
   }
 
-  private async recordNow(record: HeldRecord) {
-    for (;;) {
+  private async recordNow(record: HeldRecord, until: number) {
+    for (let failures = 0; ; ) {
       try {
         await recordAttempt({
           ...record,
@@ -238,10 +243,16 @@ export class HeldEndpoint {
         return true;
       } catch (error) {
         if (error instanceof ClaimLost || error instanceof EndpointNotFound) return false;
-        if (!(error instanceof LogNumberTaken)) throw error;
-        const count = await attemptCountOf(this.accountId, this.endpointId);
-        if (count === undefined) return false;
-        this.attemptCount = count;
+        if (error instanceof LogNumberTaken) {
+          const count = await attemptCountOf(this.accountId, this.endpointId);
+          if (count === undefined) return false;
+          this.attemptCount = count;
+          continue;
+        }
+        // A write that landed although its answer was lost is refused when made again (ClaimLost: the claim ended).
+        const backoff = Math.min(1000, 100 * 2 ** failures++);
+        if (Date.now() + backoff >= until) throw error;
+        await new Promise((resolve) => setTimeout(resolve, backoff));
       }
     }
   }
@@ -269,6 +280,7 @@ export async function deliverOnce(held: HeldEndpoint, pending: PendingDelivery):
   const { accountId, endpointId, owner } = held;
   const timeoutMs = attemptTimeoutMs();
   // The claim outlives the attempt and its record: a runner that dies mid-attempt frees it by then.
+  const claimedAt = Date.now();
   const delivery = await claimDelivery(accountId, endpointId, pending, owner, timeoutMs + LEASE_MARGIN_MS);
   if (!delivery) return 'skipped';
   if (!held.endpoint.enabled) {
@@ -302,12 +314,15 @@ export async function deliverOnce(held: HeldEndpoint, pending: PendingDelivery):
   const durationMs = Math.round(performance.now() - started);
   const now = Date.now();
   const decision = decide(answer, delivery, endpoint, now, retrySchedule());
-  await held.record({
-    delivery,
-    dueAt: pending.dueAt,
-    attempt: { at, status: answer.status, error: answer.error, durationMs },
-    next: decision.next,
-    endpoint: decision.endpoint,
-  });
+  await held.record(
+    {
+      delivery,
+      dueAt: pending.dueAt,
+      attempt: { at, status: answer.status, error: answer.error, durationMs },
+      next: decision.next,
+      endpoint: decision.endpoint,
+    },
+    claimedAt + timeoutMs + LEASE_MARGIN_MS,
+  );
   return decision.next.state === 'pending' ? 'retrying' : decision.next.state;
 }

@@ -1,0 +1,140 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
+import { dynamo } from '#lib/data/client.ts';
+import { addDeliveries, getDelivery } from '#lib/data/webhook-deliveries.ts';
+import { DueRunner } from '#lib/webhooks/due.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
+import { waitFor } from '#test/support/wait.ts';
+import { createTestEndpoint, type Receiver, startReceiver } from '#test/support/webhooks.ts';
+
+/**
+ * One attempt when the store fails around it (docs/webhooks.md, "The due entry, leases and claims", "At least
+ * once"): what the receiver answered is not lost with a failed write, and a claim is never outlived by its attempt.
+ * A due runner of this file's accounts only, on the tests' DynamoDB Local; receivers on this machine (the local
+ * stage's URL policy); the attempt limit 1 s, so a claim lasts 11 s.
+ */
+process.env[STAGE_VARIABLE] = LOCAL_STAGE;
+process.env.WEBHOOK_TIMEOUT_MS = '1000';
+const gateway = useGateway();
+const receivers: Receiver[] = [];
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  delete process.env.WEBHOOK_RETRY_SCHEDULE;
+});
+afterAll(() => {
+  delete process.env[STAGE_VARIABLE];
+  delete process.env.WEBHOOK_TIMEOUT_MS;
+});
+
+/** An account with one endpoint to a receiver of ours, and one ticket.created event pending for it. */
+async function setUp() {
+  const account = await createTestAccount();
+  const hook = await startReceiver();
+  receivers.push(hook);
+  const endpoint = await createTestEndpoint(account.accountId, {
+    url: hook.url,
+    secret: hook.secret,
+    events: ['ticket.created'],
+  });
+  const created = await gateway.call('POST', '/api/tickets', {
+    key: account.apiKey,
+    body: { subject: 'Printer on fire', description: 'Smoke.', requester_email: 'ann@client.test' },
+  });
+  expect(created.status).toBe(201);
+  const feed = await gateway.call('GET', '/api/events', { key: account.apiKey });
+  const [event] = feed.body.data as { id: string; type: string }[];
+  if (!event) throw new Error('no event');
+  expect(await addDeliveries(account.accountId, endpoint.id, [event])).toBe(1);
+  const runner = () => {
+    const started = new DueRunner({ accepts: (id) => id === account.accountId, onError: () => {} });
+    const running = started.runUntil(Number.POSITIVE_INFINITY);
+    cleanups.push(async () => {
+      await started.stop();
+      await running;
+    });
+    return started;
+  };
+  return { account, hook, endpoint, event, runner };
+}
+
+/**
+ * Fails, once, the first call of the shared client that `matches` (before it reaches the store, as a connection
+ * reset does); answers whether it has.
+ */
+function failOnce(matches: (input: Record<string, unknown>, command: string) => boolean) {
+  let failed = false;
+  const name = `fail-once-${Math.random()}`;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!failed && matches(args.input as Record<string, unknown>, String(context.commandName))) {
+        failed = true;
+        throw Object.assign(new Error('socket hang up (injected)'), { code: 'ECONNRESET' });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  cleanups.push(() => dynamo.middlewareStack.remove(name));
+  return () => failed;
+}
+
+/** Counts the calls of the shared client that `matches`. */
+function count(matches: (input: Record<string, unknown>, command: string) => boolean) {
+  let n = 0;
+  const name = `count-${Math.random()}`;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (matches(args.input as Record<string, unknown>, String(context.commandName))) n++;
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  cleanups.push(() => dynamo.middlewareStack.remove(name));
+  return () => n;
+}
+
+/** Whether an UpdateItem writes a delivery of this endpoint (a claim, in the runner). */
+const claims = (endpointId: string) => (input: Record<string, unknown>, command: string) =>
+  command.startsWith('UpdateItem') &&
+  String((input.Key as { pk?: string })?.pk).endsWith(`#${endpointId}`) &&
+  String((input.Key as { pk?: string })?.pk).startsWith('WEBHOOK_DELIVERY#');
+
+/** Whether a TransactWriteItems records an attempt of this endpoint. */
+const recordsAttempt = (endpointId: string) => (input: Record<string, unknown>, command: string) =>
+  command.startsWith('TransactWrite') &&
+  JSON.stringify(input).includes('"webhook_attempt"') &&
+  JSON.stringify(input).includes(endpointId);
+
+describe('a webhook attempt when the store fails', () => {
+  it("records the receiver's answer though the store failed the first write of it: a 429's Retry-After holds", async () => {
+    process.env.WEBHOOK_RETRY_SCHEDULE = '1';
+    const { account, hook, endpoint, event, runner } = await setUp();
+    hook.answer((_, i) => (i === 0 ? { status: 429, headers: { 'Retry-After': '60' } } : { status: 200 }));
+    const failed = failOnce(recordsAttempt(endpoint.id));
+    const claimed = count(claims(endpoint.id));
+    runner();
+    await waitFor(() => hook.deliveries.length === 1 && failed(), {
+      timeout: 10_000,
+      label: 'the attempt, and the failed write of its outcome',
+    });
+    const answeredAt = hook.deliveries[0]?.answeredAt ?? 0;
+    // The outcome lands (the claim lasts 11 s); the delivery waits for the Retry-After, and is not attempted again
+    // meanwhile: not when its claim ends either.
+    await new Promise((resolve) => setTimeout(resolve, 12_500));
+    const delivery = await getDelivery(account.accountId, endpoint.id, event.id);
+    console.log(
+      `a 429 with Retry-After: 60 whose record the store failed once: ${hook.deliveries.length} requests in ` +
+        `12.5 s (at ${hook.deliveries.map((d) => d.at - answeredAt)} ms after the 429), ${claimed()} claims ` +
+        `tried; the delivery: ` +
+        `${JSON.stringify({ state: delivery?.state, attempts: delivery?.attempts, lastStatus: delivery?.lastStatus })}`,
+    );
+    expect(hook.deliveries.map((d) => d.webhookId)).toEqual([event.id]);
+    expect(delivery).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 429 });
+    expect(delivery?.nextAt).toBeGreaterThanOrEqual(answeredAt + 59_000);
+    // And the runner did not spin on its own claim meanwhile.
+    expect(claimed()).toBeLessThan(5);
+  }, 30_000);
+});
