@@ -299,6 +299,10 @@ export async function deliverOnce(held: HeldEndpoint, pending: PendingDelivery):
     await failPending(accountId, endpointId, pending, 'endpoint_disabled');
     return 'skipped';
   }
+  // The claim lasts the attempt limit and LEASE_MARGIN_MS from its write. When the store took more than half that
+  // margin to answer it and the reads since, this attempt and its record could outlast the claim, and another runner
+  // claim the delivery and send it while this one still does: nothing is sent now (the delivery stays pending).
+  if (Date.now() - claimedAt > LEASE_MARGIN_MS / 2) return 'skipped';
   const at = Date.now();
   const started = performance.now();
   const endpoint = held.endpoint;

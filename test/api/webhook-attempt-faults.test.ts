@@ -1,7 +1,9 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { dynamo } from '#lib/data/client.ts';
-import { addDeliveries, getDelivery } from '#lib/data/webhook-deliveries.ts';
+import { eventKeys } from '#lib/data/keys.ts';
+import { addDeliveries, duePending, getDelivery, leaseEndpoint } from '#lib/data/webhook-deliveries.ts';
+import { deliverOnce, HeldEndpoint } from '#lib/webhooks/deliver.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -81,6 +83,24 @@ function failOnce(matches: (input: Record<string, unknown>, command: string) => 
   return () => failed;
 }
 
+/** Delays, once, the first call of the shared client that `matches` by `ms`; answers whether it has begun. */
+function slowOnce(matches: (input: Record<string, unknown>, command: string) => boolean, ms: number) {
+  let slowed = false;
+  const name = `slow-once-${Math.random()}`;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!slowed && matches(args.input as Record<string, unknown>, String(context.commandName))) {
+        slowed = true;
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  cleanups.push(() => dynamo.middlewareStack.remove(name));
+  return () => slowed;
+}
+
 /** Counts the calls of the shared client that `matches`. */
 function count(matches: (input: Record<string, unknown>, command: string) => boolean) {
   let n = 0;
@@ -136,5 +156,39 @@ describe('a webhook attempt when the store fails', () => {
     expect(delivery?.nextAt).toBeGreaterThanOrEqual(answeredAt + 59_000);
     // And the runner did not spin on its own claim meanwhile.
     expect(claimed()).toBeLessThan(5);
+  }, 30_000);
+});
+
+describe('a webhook attempt when the store is slow', () => {
+  it('never outlives its claim: a second runner claiming the delivery after it does not send while the first still sends', async () => {
+    const { account, hook, endpoint } = await setUp();
+    // Each answer takes 800 ms (within the 1 s limit).
+    hook.answer(() => ({ status: 200, delayMs: 800 }));
+    const leased = await leaseEndpoint(account.accountId, endpoint.id, 'runner-a', 60_000);
+    if (!leased) throw new Error('not leased');
+    const [pending] = await duePending(account.accountId, endpoint.id, Date.now(), 10);
+    if (!pending) throw new Error('no pending delivery');
+    // The store takes 10.5 s to answer runner A's read of the event (after its claim, which lasts 11 s).
+    const slowed = slowOnce(
+      (input, command) =>
+        command.startsWith('Query') &&
+        (input.ExpressionAttributeValues as Record<string, unknown>)?.[':pk'] ===
+          eventKeys.feedPartition(account.accountId),
+      10_500,
+    );
+    const a = deliverOnce(new HeldEndpoint(account.accountId, endpoint.id, 'runner-a', leased), pending);
+    await waitFor(slowed, { timeout: 5_000, label: "runner A's slowed read" });
+    // Runner B (its lease taken when A's ran out under a stalled store) finds the delivery due once A's claim ended.
+    await new Promise((resolve) => setTimeout(resolve, 11_200));
+    const b = deliverOnce(new HeldEndpoint(account.accountId, endpoint.id, 'runner-b', leased), pending);
+    const results = await Promise.all([a, b]);
+    const sent = hook.deliveries.map((d) => ({ at: d.at, answeredAt: d.answeredAt }));
+    const overlapping = sent.filter((d, i) => i > 0 && d.at < (sent[i - 1]?.answeredAt ?? 0));
+    console.log(
+      `runner A's read answered after 10.5 s of its 11 s claim: results ${results}; ${sent.length} requests, ` +
+        `${overlapping.length} sent while the one before was still open`,
+    );
+    expect(sent.length).toBeGreaterThan(0);
+    expect(overlapping).toEqual([]);
   }, 30_000);
 });
