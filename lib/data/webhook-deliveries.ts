@@ -594,7 +594,9 @@ export async function duePending(
 /**
  * Claims a pending delivery for one attempt by `owner` until now + leaseMs: no other runner attempts it meanwhile,
  * and only the claim's holder records the outcome. Answers the delivery, or undefined: claimed by another runner
- * still, or no longer pending at this due (its pending item is stale and is deleted).
+ * still, or no longer pending at this due (its pending item is stale and is deleted). A live claim of `owner`'s own
+ * is taken again: an attempt of it that ended without a record (the claim's answer lost, nothing sent), as a runner
+ * attempts each delivery once at a time (lib/webhooks/due.ts).
  */
 export async function claimDelivery(
   accountId: string,
@@ -612,7 +614,8 @@ export async function claimDelivery(
           Key: keys.delivery(accountId, endpointId, pending.eventId),
           UpdateExpression: 'SET leaseOwner = :owner, leaseUntil = :until',
           ConditionExpression:
-            '#state = :pending AND nextAt = :due AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+            '#state = :pending AND nextAt = :due AND ' +
+            '(attribute_not_exists(leaseUntil) OR leaseUntil < :now OR leaseOwner = :owner)',
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: {
             ':owner': owner,

@@ -157,8 +157,11 @@ export class DueRunner {
       while (!this.stopping && !lost) {
         const room = this.perEndpoint - running.size;
         if (room > 0) {
+          // Each delivery once at a time (claimDelivery takes this runner's own live claim again).
           const due = (await duePending(accountId, endpointId, Date.now(), this.perEndpoint + running.size))
-            .filter((p) => !running.has(p.eventId))
+            .filter(
+              (p, i, all) => !running.has(p.eventId) && all.findIndex((q) => q.eventId === p.eventId) === i,
+            )
             .slice(0, room);
           if (due.length === 0 && running.size === 0) break;
           if (!held.endpoint.enabled) {

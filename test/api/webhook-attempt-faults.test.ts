@@ -63,16 +63,20 @@ async function setUp() {
 }
 
 /**
- * Fails, once, the first call of the shared client that `matches` (before it reaches the store, as a connection
- * reset does); answers whether it has.
+ * Fails, once, the first call of the shared client that `matches`: before it reaches the store, as a connection reset
+ * does, or (`answerLost`) after the store did the work, as a timeout reading the answer does. Answers whether it has.
  */
-function failOnce(matches: (input: Record<string, unknown>, command: string) => boolean) {
+function failOnce(
+  matches: (input: Record<string, unknown>, command: string) => boolean,
+  mode: 'requestLost' | 'answerLost' = 'requestLost',
+) {
   let failed = false;
   const name = `fail-once-${Math.random()}`;
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       if (!failed && matches(args.input as Record<string, unknown>, String(context.commandName))) {
         failed = true;
+        if (mode === 'answerLost') await next(args);
         throw Object.assign(new Error('socket hang up (injected)'), { code: 'ECONNRESET' });
       }
       return next(args);
@@ -155,6 +159,26 @@ describe('a webhook attempt when the store fails', () => {
     expect(delivery).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 429 });
     expect(delivery?.nextAt).toBeGreaterThanOrEqual(answeredAt + 59_000);
     // And the runner did not spin on its own claim meanwhile.
+    expect(claimed()).toBeLessThan(5);
+  }, 30_000);
+});
+
+describe('a webhook claim whose answer the store lost', () => {
+  it('is taken again by its runner at once, which sends the delivery without spinning on its own claim', async () => {
+    const { hook, endpoint, event, runner } = await setUp();
+    const failed = failOnce(claims(endpoint.id), 'answerLost');
+    const claimed = count(claims(endpoint.id));
+    const started = Date.now();
+    runner();
+    await waitFor(() => hook.deliveries.length > 0 || (Date.now() - started > 5000 && 'late'), {
+      timeout: 15_000,
+      label: 'the delivery',
+    });
+    const after = Date.now() - started;
+    console.log(
+      `a claim landed with its answer lost (${failed()}): delivered ${hook.deliveries.length > 0 ? `after ${after} ms` : 'not within 5 s'}, ${claimed()} claims tried`,
+    );
+    expect(hook.deliveries.map((d) => d.webhookId)).toEqual([event.id]);
     expect(claimed()).toBeLessThan(5);
   }, 30_000);
 });
