@@ -2,12 +2,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capacityChart, dealScalingChart, endpointCapacityChart, scalingChart } from './charts.ts';
 import type { EventResults } from './event-suite.ts';
+import { webhookTables } from './webhook-report.ts';
 
 /**
  * Renders bench/results.json (or the file named: bench/results-deals.json of `--deals`, bench/results-events.json
- * of `--events`) as the Markdown tables of docs/performance.md (`npx tsx bench/report.ts [file]`), and writes its
- * charts to docs/bench-*.svg, printing the Markdown image links after the tables. Sections the file lacks are left
- * out.
+ * of `--events`, bench/results-webhooks.json of `--webhooks`) as the Markdown tables of docs/performance.md
+ * (`npx tsx bench/report.ts [file]`), and writes its charts to docs/bench-*.svg, printing the Markdown image links
+ * after the tables. Sections the file lacks are left out.
  */
 const file = process.argv[2] ?? join(import.meta.dirname, 'results.json');
 const r = JSON.parse(readFileSync(file, 'utf8'));
@@ -59,6 +60,7 @@ for (const [op, t] of Object.entries(r.floor) as [string, { p50: number; p99: nu
 if (tickets) renderTickets();
 if (r.deals) renderDeals(r.deals);
 if (r.events) renderEvents(r.events);
+if (r.webhooks) out.push(...webhookTables(r));
 
 function renderTickets() {
   row([

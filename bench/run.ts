@@ -5,7 +5,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * against it: DynamoDB floor, every endpoint in-process, list scaling at 1k/10k/100k tickets (--quick stops at
  * 10k), HTTP load through the local gateway, deals (bench/deal-suite.ts), events (bench/event-suite.ts), cold
  * start, memory. Prints a table and writes bench/results.json. `-- --deals`: the floor and the deals only, to
- * bench/results-deals.json; `-- --events`: the floor and the events only, to bench/results-events.json.
+ * bench/results-deals.json; `-- --events`: the floor and the events only, to bench/results-events.json;
+ * `-- --webhooks`: the webhook dispatcher only (bench/webhook-suite.ts), to bench/results-webhooks.json.
  */
 const store = await startDynamoDbLocal({ port: 0 });
 try {
@@ -18,6 +19,8 @@ try {
   const options = { quick: process.argv.includes('--quick'), endpoint: store.endpoint };
   if (process.argv.includes('--deals')) await runDealsOnly(options);
   else if (process.argv.includes('--events')) await runEventsOnly(options);
+  else if (process.argv.includes('--webhooks'))
+    await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);
 } finally {
   await store.stop();
