@@ -17,6 +17,7 @@ import {
   HeldEndpoint,
   LEASE_MARGIN_MS,
 } from './deliver.ts';
+import { Slots } from './slots.ts';
 
 /**
  * The due runner (docs/webhooks.md, "Why a due index"): finds the endpoints with deliveries due (the due index),
@@ -198,57 +199,5 @@ export class DueRunner {
       running.delete(pending.eventId);
       this.slots.release(held.accountId);
     }
-  }
-}
-
-/** Attempt slots: at most `global` in the runner and `perAccount` for one account; waiters served in order. */
-class Slots {
-  private used = 0;
-  private readonly byAccount = new Map<string, number>();
-  private readonly waiting: { accountId: string; grant: (granted: boolean) => void }[] = [];
-  private closed = false;
-
-  constructor(
-    private readonly global: number,
-    private readonly perAccount: number,
-  ) {}
-
-  /** Resolves true once a slot is taken for the account; false when the runner is stopping. */
-  acquire(accountId: string): Promise<boolean> {
-    if (this.closed) return Promise.resolve(false);
-    if (this.free(accountId)) {
-      this.take(accountId);
-      return Promise.resolve(true);
-    }
-    return new Promise((grant) => this.waiting.push({ accountId, grant }));
-  }
-
-  release(accountId: string): void {
-    this.used--;
-    const n = (this.byAccount.get(accountId) ?? 1) - 1;
-    if (n === 0) this.byAccount.delete(accountId);
-    else this.byAccount.set(accountId, n);
-    const i = this.waiting.findIndex((w) => this.free(w.accountId));
-    if (i >= 0) {
-      const [waiter] = this.waiting.splice(i, 1);
-      if (waiter) {
-        this.take(waiter.accountId);
-        waiter.grant(true);
-      }
-    }
-  }
-
-  close(): void {
-    this.closed = true;
-    for (const waiter of this.waiting.splice(0)) waiter.grant(false);
-  }
-
-  private free(accountId: string): boolean {
-    return this.used < this.global && (this.byAccount.get(accountId) ?? 0) < this.perAccount;
-  }
-
-  private take(accountId: string): void {
-    this.used++;
-    this.byAccount.set(accountId, (this.byAccount.get(accountId) ?? 0) + 1);
   }
 }

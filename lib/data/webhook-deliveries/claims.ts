@@ -1,0 +1,141 @@
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, queryAll, tableName } from '../client.ts';
+import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
+import { webhookDeliveryKeys as keys } from '../keys.ts';
+import { transact } from '../transact.ts';
+import { deliveryOf } from './internal.ts';
+import type { Delivery, PendingDelivery } from './items.ts';
+
+/** A leased endpoint's due deliveries: read, claimed one at a time, or ended without an attempt. */
+
+/** The endpoint's deliveries due at or before `now`, earliest first, at most `limit`. */
+export async function duePending(
+  accountId: string,
+  endpointId: string,
+  now: number,
+  limit: number,
+): Promise<PendingDelivery[]> {
+  const items = await queryAll(
+    {
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk < :before',
+      ExpressionAttributeValues: {
+        ':pk': keys.pendingPartition(accountId, endpointId),
+        ':before': keys.pendingDueBefore(now),
+      },
+      ConsistentRead: true,
+    },
+    limit,
+  );
+  return items.map((item) => ({
+    ...keys.parsePending(String(item.sk)),
+    eventType: String(item.eventType),
+  }));
+}
+
+/**
+ * Claims a pending delivery for one attempt by `owner` until now + leaseMs: no other runner attempts it meanwhile,
+ * and only the claim's holder records the outcome. Answers the delivery, or undefined: claimed by another runner
+ * still, or no longer pending at this due (its pending item is stale and is deleted). A live claim of `owner`'s own
+ * is taken again: an attempt of it that ended without a record (the claim's answer lost, nothing sent), as a runner
+ * attempts each delivery once at a time (lib/webhooks/due.ts).
+ */
+export async function claimDelivery(
+  accountId: string,
+  endpointId: string,
+  pending: PendingDelivery,
+  owner: string,
+  leaseMs: number,
+): Promise<Delivery | undefined> {
+  const now = Date.now();
+  try {
+    const { Attributes } = await retryOnConflict(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.delivery(accountId, endpointId, pending.eventId),
+          UpdateExpression: 'SET leaseOwner = :owner, leaseUntil = :until',
+          ConditionExpression:
+            '#state = :pending AND nextAt = :due AND ' +
+            '(attribute_not_exists(leaseUntil) OR leaseUntil < :now OR leaseOwner = :owner)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':owner': owner,
+            ':until': now + leaseMs,
+            ':pending': 'pending',
+            ':due': pending.dueAt,
+            ':now': now,
+          },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    return Attributes ? deliveryOf(Attributes) : undefined;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const held = itemOnConditionFailure(error);
+    const live = held?.state === 'pending' && held.nextAt === pending.dueAt;
+    if (!live) {
+      await dynamo.send(
+        new DeleteCommand({
+          TableName: tableName(),
+          Key: keys.pending(accountId, endpointId, pending.dueAt, pending.eventId),
+        }),
+      );
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Ends a pending delivery without an attempt (its endpoint is disabled, or deleted, or its event expired): failed,
+ * with `reason` as its last error; its pending item goes. No-op when it is no longer pending at this due.
+ */
+export async function failPending(
+  accountId: string,
+  endpointId: string,
+  pending: PendingDelivery,
+  reason: string,
+): Promise<void> {
+  const now = Date.now();
+  try {
+    await retryOnConflict(() =>
+      transact([
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.delivery(accountId, endpointId, pending.eventId),
+            UpdateExpression:
+              'SET #state = :failed, nextAt = :null, lastError = :reason, updatedAt = :now REMOVE leaseOwner, leaseUntil',
+            ConditionExpression: '#state = :pending AND nextAt = :due',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':failed': 'failed',
+              ':null': null,
+              ':reason': reason,
+              ':now': now,
+              ':pending': 'pending',
+              ':due': pending.dueAt,
+            },
+          },
+        },
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: keys.pending(accountId, endpointId, pending.dueAt, pending.eventId),
+          },
+        },
+      ]),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    // Not pending at this due any more: only the stale pending item may be left.
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.pending(accountId, endpointId, pending.dueAt, pending.eventId),
+      }),
+    );
+  }
+}

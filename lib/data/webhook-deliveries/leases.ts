@@ -1,0 +1,174 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Endpoint } from '#lib/webhooks/types.ts';
+import { dynamo, getItem, queryAll, tableName } from '../client.ts';
+import { isConditionFailure, isTransactionConflict, retryOnConflict } from '../errors.ts';
+import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
+import { endpointOf } from '../webhooks.ts';
+
+/** The due index, and the endpoint's lease: taken, renewed, and released to the earliest pending due. */
+
+/** An entry of the due index: an endpoint with work due (or a lease ending) at `dueAt`. */
+export interface DueEntry {
+  accountId: string;
+  endpointId: string;
+  dueAt: number;
+}
+
+/** Endpoints due at or before `now`, earliest first, at most `limit` (the due index: eventually consistent). */
+export async function dueEndpoints(now: number, limit: number): Promise<DueEntry[]> {
+  const items = await queryAll(
+    {
+      TableName: tableName(),
+      IndexName: keys.dueIndex,
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+      ExpressionAttributeValues: { ':pk': keys.duePartition, ':before': keys.dueBefore(now) },
+      ProjectionExpression: 'gsi1sk',
+    },
+    limit,
+  );
+  return items.map((item) => keys.parseDue(String(item.gsi1sk)));
+}
+
+/** An endpoint as its lease holder sees it: the endpoint and the dispatcher's fields. */
+export interface LeasedEndpoint {
+  endpoint: Endpoint;
+  /** Attempts recorded so far: the next one recorded is number attemptCount + 1. */
+  attemptCount: number;
+  leaseUntil: number;
+}
+
+/** The fields of the endpoint item that are the dispatcher's, not the Endpoint's. */
+const DISPATCH_FIELDS = ['leaseOwner', 'leaseUntil', 'dueVersion', 'attemptCount'] as const;
+
+function leasedOf(item: Record<string, unknown>): LeasedEndpoint {
+  const endpoint = endpointOf(item) as Endpoint & Record<string, unknown>;
+  for (const field of DISPATCH_FIELDS) delete endpoint[field];
+  return {
+    endpoint,
+    attemptCount: Number(item.attemptCount ?? 0),
+    leaseUntil: Number(item.leaseUntil ?? 0),
+  };
+}
+
+/**
+ * Takes the endpoint's lease for `owner` until now + leaseMs, when it is due now and no live lease holds it; its
+ * due entry moves to the lease's end (a holder that dies leaves it due then). Answers the endpoint as stored, or
+ * undefined when it is not due, is held, or is gone.
+ */
+export async function leaseEndpoint(
+  accountId: string,
+  endpointId: string,
+  owner: string,
+  leaseMs: number,
+): Promise<LeasedEndpoint | undefined> {
+  const now = Date.now();
+  const until = now + leaseMs;
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: webhookKeys.endpoint(accountId, endpointId),
+        UpdateExpression: 'SET leaseOwner = :owner, leaseUntil = :until, gsi1sk = :sk',
+        ConditionExpression:
+          'attribute_exists(gsi1sk) AND gsi1sk < :before AND ' +
+          '(attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+        ExpressionAttributeValues: {
+          ':owner': owner,
+          ':until': until,
+          ':sk': keys.due(accountId, endpointId, until).gsi1sk,
+          ':before': keys.dueBefore(now),
+          ':now': now,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes ? leasedOf(Attributes) : undefined;
+  } catch (error) {
+    if (isConditionFailure(error) || isTransactionConflict(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Extends `owner`'s lease to now + leaseMs, and reads the endpoint again (a management write may have changed its
+ * URL, secrets or events, or disabled it). Undefined when the lease was lost (or the endpoint deleted).
+ */
+export async function renewLease(
+  accountId: string,
+  endpointId: string,
+  owner: string,
+  leaseMs: number,
+): Promise<LeasedEndpoint | undefined> {
+  const until = Date.now() + leaseMs;
+  try {
+    const { Attributes } = await retryOnConflict(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: webhookKeys.endpoint(accountId, endpointId),
+          UpdateExpression: 'SET leaseUntil = :until, gsi1sk = :sk',
+          ConditionExpression: 'leaseOwner = :owner',
+          ExpressionAttributeValues: {
+            ':owner': owner,
+            ':until': until,
+            ':sk': keys.due(accountId, endpointId, until).gsi1sk,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return Attributes ? leasedOf(Attributes) : undefined;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Ends `owner`'s lease: the due entry becomes the earliest pending delivery's due, or goes when none is pending.
+ * Written on the condition that no pending item was added since the earliest was read (dueVersion), else read
+ * again. Nothing when the lease is not `owner`'s any more.
+ */
+export async function releaseEndpoint(accountId: string, endpointId: string, owner: string): Promise<void> {
+  const key = webhookKeys.endpoint(accountId, endpointId);
+  for (;;) {
+    const item = await getItem(key);
+    if (!item || item.leaseOwner !== owner) return;
+    const version = item.dueVersion as number | undefined;
+    const [earliest] = await queryAll(
+      {
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.pendingPartition(accountId, endpointId) },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+      },
+      1,
+    );
+    const due = earliest
+      ? keys.due(accountId, endpointId, keys.parsePending(String(earliest.sk)).dueAt)
+      : undefined;
+    try {
+      await retryOnConflict(() =>
+        dynamo.send(
+          new UpdateCommand({
+            TableName: tableName(),
+            Key: key,
+            UpdateExpression: due
+              ? 'SET gsi1pk = :pk, gsi1sk = :sk REMOVE leaseOwner, leaseUntil'
+              : 'REMOVE gsi1pk, gsi1sk, leaseOwner, leaseUntil',
+            ConditionExpression: `leaseOwner = :owner AND ${version === undefined ? 'attribute_not_exists(dueVersion)' : 'dueVersion = :version'}`,
+            ExpressionAttributeValues: {
+              ':owner': owner,
+              ...(version === undefined ? {} : { ':version': version }),
+              ...(due ? { ':pk': due.gsi1pk, ':sk': due.gsi1sk } : {}),
+            },
+          }),
+        ),
+      );
+      return;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+}

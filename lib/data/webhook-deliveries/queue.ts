@@ -1,0 +1,75 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../client.ts';
+import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
+import type { EventSummary } from '../events.ts';
+import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
+import { inParallel, queueDelivery } from './internal.ts';
+
+/** The fan-out's writes of pending deliveries, and the due entry's bump that follows every writer of them. */
+
+/**
+ * The fan-out's write: a pending delivery of each event to the endpoint, due now, then the endpoint's due entry.
+ * A delivery that exists already (a stream record fanned out again) is left as it is. Answers how many were
+ * created; 0 when the endpoint is gone.
+ */
+export async function addDeliveries(
+  accountId: string,
+  endpointId: string,
+  events: Pick<EventSummary, 'id' | 'type'>[],
+  now = Date.now(),
+): Promise<number> {
+  const created = await inParallel(events, (event) =>
+    queueDelivery(accountId, endpointId, event, now, 'new'),
+  );
+  // Also when none was created: a fan-out repeated after a crash between its puts and this write finishes it.
+  if (events.length > 0) await markDue(accountId, endpointId, now);
+  return created.filter(Boolean).length;
+}
+
+/**
+ * After pending items were written: bumps the endpoint's `dueVersion`, and lowers its due entry to `dueAt` when
+ * that is earlier and no live lease holds the endpoint (its holder finds the new items itself, and its release
+ * sees the bump). Answers false when the endpoint is gone.
+ */
+export async function markDue(accountId: string, endpointId: string, dueAt: number): Promise<boolean> {
+  const now = Date.now();
+  const due = keys.due(accountId, endpointId, dueAt);
+  const key = webhookKeys.endpoint(accountId, endpointId);
+  try {
+    await retryOnConflict(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk ADD dueVersion :one',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(gsi1sk) OR gsi1sk > :sk) AND ' +
+            '(attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+          ExpressionAttributeValues: { ':pk': due.gsi1pk, ':sk': due.gsi1sk, ':one': 1, ':now': now },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    if (!itemOnConditionFailure(error)) return false;
+  }
+  try {
+    await retryOnConflict(() =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: 'ADD dueVersion :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': 1 },
+        }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
