@@ -111,7 +111,8 @@ export function webhookTables(r: {
       l.cost,
     ]),
   ];
-  const per = (n: number, d: number) => round3(n / d);
+  /** n per d, to 3 decimals; a count too small for them shows as such, not as 0. */
+  const per = (n: number, d: number) => (n > 0 && round3(n / d) === 0 ? '< 0.001' : round3(n / d));
   out.push(
     '',
     '### Webhooks: what the store does per delivery',
@@ -148,11 +149,11 @@ export function webhookTables(r: {
     const p = first?.byPurpose.find((x) => x.purpose === purpose);
     if (!p) continue;
     const one = {
-      itemsWritten: per(p.itemsWritten, p.calls),
-      writeUnits: per(p.writeUnits, p.calls),
-      indexWriteUnits: per(p.indexWriteUnits, p.calls),
-      itemsRead: per(p.itemsRead, p.calls),
-      readUnits: per(p.readUnits, p.calls),
+      itemsWritten: round3(p.itemsWritten / p.calls),
+      writeUnits: round3(p.writeUnits / p.calls),
+      indexWriteUnits: round3(p.indexWriteUnits / p.calls),
+      itemsRead: round3(p.itemsRead / p.calls),
+      readUnits: round3(p.readUnits / p.calls),
     };
     for (const k of Object.keys(fixed) as (keyof typeof fixed)[]) fixed[k] += one[k];
     row([purpose, when, one.itemsWritten, one.writeUnits, one.indexWriteUnits, one.itemsRead, one.readUnits]);

@@ -250,15 +250,23 @@ export async function runWebhookSuite(options: {
         byKey.set(keyOf(a.body.type, a.body.data.object.uuid ?? '', a.body.data.version), a.at);
       return byKey;
     };
-    await waitUntil(
-      () =>
-        endpoints.every((e) => {
-          const arrived = arrivedAt(e);
-          return [...answered.keys()].every((k) => arrived.has(k));
-        }),
-      120_000,
-      'every change delivered',
-    );
+    const missing = () =>
+      endpoints.map((e) => {
+        const arrived = arrivedAt(e);
+        return [...answered.keys()].filter((k) => !arrived.has(k)).length;
+      });
+    try {
+      await waitUntil(() => missing().every((n) => n === 0), 120_000, 'every change delivered');
+    } catch (error) {
+      // What the store says of the deliveries that did not arrive: a bench that stops must say why.
+      const lines = [
+        `missing deliveries by endpoint: ${missing().join(', ')}; deliveries that failed verification: ${receivers.totals.unverified}; the dispatcher logged: ${dispatcherLog.join(' | ') || 'nothing'}`,
+      ];
+      for (const e of endpoints.filter((_, i) => (missing()[i] ?? 0) > 0))
+        lines.push(...(await unfinished(own, tableName, acc.accountId, e.id)));
+      log(lines.join('\n'));
+      throw error;
+    }
     const seconds = (performance.now() - started) / 1000;
     const cost = costOf(calls.stop(), changes * endpoints.length, seconds);
     const latencies = endpoints.map((e) => {
@@ -603,6 +611,43 @@ async function countDeliveries(
     start = page.LastEvaluatedKey;
   } while (start);
   return count;
+}
+
+/** An endpoint's deliveries not succeeded, with the store's account of them (a bench that stopped says why). */
+async function unfinished(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  accountId: string,
+  endpointId: string,
+): Promise<string[]> {
+  const { Items = [] } = await client.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: '#state <> :succeeded',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':pk': webhookDeliveryKeys.delivery(accountId, endpointId, '').pk,
+        ':succeeded': 'succeeded',
+      },
+      ConsistentRead: true,
+    }),
+  );
+  const { Item: endpoint } = await client.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: webhookKeys.endpoint(accountId, endpointId),
+      ConsistentRead: true,
+    }),
+  );
+  const { gsi1sk, leaseOwner, leaseUntil, attemptCount, enabled } = endpoint ?? {};
+  return [
+    `  endpoint ${endpointId}: ${JSON.stringify({ enabled, gsi1sk, leaseOwner, leaseUntil, attemptCount, now: Date.now() })}`,
+    ...Items.map(
+      (d) =>
+        `    ${d.eventId} ${d.eventType}: ${JSON.stringify({ state: d.state, attempts: d.attempts, nextAt: d.nextAt, lastStatus: d.lastStatus, lastError: d.lastError, leaseOwner: d.leaseOwner, leaseUntil: d.leaseUntil })}`,
+    ),
+  ];
 }
 
 /** One of each of the dispatcher's items as stored after the runs, by its size (bytes as DynamoDB counts them). */
