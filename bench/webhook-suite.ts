@@ -456,8 +456,8 @@ export async function runWebhookSuite(options: {
     );
 
     // 2. Throughput ---------------------------------------------------------------------------------------------------
-    const one = await throughputRun(1, options.quick ? 150 : 500);
-    const twenty = await throughputRun(20, options.quick ? 20 : 500);
+    const one = await throughputRun(1, options.quick ? 100 : 500);
+    const twenty = await throughputRun(20, options.quick ? 15 : 500);
     const throughput = [one.run, twenty.run];
     if (!options.quick) {
       // Latency again, at 20 endpoints: each change fans out to 20 deliveries (2 a second: 40 deliveries a second).
