@@ -5,10 +5,9 @@ import { eventKeys } from '#lib/data/keys.ts';
 import { addDeliveries, duePending, getDelivery, leaseEndpoint } from '#lib/data/webhook-deliveries.ts';
 import { deliverOnce, HeldEndpoint } from '#lib/webhooks/deliver.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 import { waitFor } from '#test/support/wait.ts';
-import { createTestEndpoint, type Receiver, startReceiver } from '#test/support/webhooks.ts';
+import { accountWithTicketEvent, type Receiver } from '#test/support/webhooks.ts';
 
 /**
  * One attempt when the store fails around it (docs/webhooks.md, "The due entry, leases and claims", "At least
@@ -33,22 +32,7 @@ afterAll(() => {
 
 /** An account with one endpoint to a receiver of ours, and one ticket.created event pending for it. */
 async function setUp() {
-  const account = await createTestAccount();
-  const hook = await startReceiver();
-  receivers.push(hook);
-  const endpoint = await createTestEndpoint(account.accountId, {
-    url: hook.url,
-    secret: hook.secret,
-    events: ['ticket.created'],
-  });
-  const created = await gateway.call('POST', '/api/tickets', {
-    key: account.apiKey,
-    body: { subject: 'Printer on fire', description: 'Smoke.', requester_email: 'ann@client.test' },
-  });
-  expect(created.status).toBe(201);
-  const feed = await gateway.call('GET', '/api/events', { key: account.apiKey });
-  const [event] = feed.body.data as { id: string; type: string }[];
-  if (!event) throw new Error('no event');
+  const { account, hook, endpoint, event } = await accountWithTicketEvent(gateway, receivers);
   expect(await addDeliveries(account.accountId, endpoint.id, [event])).toBe(1);
   const runner = () => {
     const started = new DueRunner({ accepts: (id) => id === account.accountId, onError: () => {} });

@@ -10,11 +10,10 @@ import { eventKeys } from '#lib/data/keys.ts';
 import { getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
 import { onlyAccountsForTests } from '#lib/webhooks/due.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
-import { createTestEndpoint, type Receiver, startReceiver } from '#test/support/webhooks.ts';
+import { accountWithTicketEvent, type Receiver } from '#test/support/webhooks.ts';
 
 /**
  * The deployed dispatcher's two functions called as Lambda calls them: the stream function with an event source
@@ -32,25 +31,7 @@ afterAll(() => {
   delete process.env[STAGE_VARIABLE];
 });
 
-async function setUp() {
-  const account = await createTestAccount();
-  const hook = await startReceiver();
-  receivers.push(hook);
-  const endpoint = await createTestEndpoint(account.accountId, {
-    url: hook.url,
-    secret: hook.secret,
-    events: ['ticket.created'],
-  });
-  const created = await gateway.call('POST', '/api/tickets', {
-    key: account.apiKey,
-    body: { subject: 'Printer on fire', description: 'Smoke.', requester_email: 'ann@client.test' },
-  });
-  expect(created.status).toBe(201);
-  const feed = await gateway.call('GET', '/api/events', { key: account.apiKey });
-  const [event] = feed.body.data as { id: string }[];
-  if (!event) throw new Error('no event');
-  return { account, hook, endpoint, event };
-}
+const setUp = () => accountWithTicketEvent(gateway, receivers);
 
 /** A stream record of an item as Lambda hands it over: its image in DynamoDB JSON, binary values in base64. */
 function streamRecord(

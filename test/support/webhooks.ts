@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { type Dispatcher, type DispatcherOptions, startWebhookDispatcher } from '#infra/local/webhooks.ts';
 import { createEndpoint, newEndpointId } from '#lib/data/webhooks.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
+import { createTestAccount } from './accounts.ts';
+import type { Gateway } from './http.ts';
 
 /**
  * Webhook receivers and the dispatcher for system tests. A receiver is a real HTTP server on 127.0.0.1 that
@@ -155,6 +157,31 @@ export async function createTestEndpoint(
   };
   await createEndpoint(endpoint);
   return endpoint;
+}
+
+/**
+ * A fresh account with one endpoint (wanting ticket.created) to a new receiver of ours, and one ticket created
+ * through the gateway: its event is the one the test delivers. The receiver is pushed to `receivers` (closed by
+ * the test file).
+ */
+export async function accountWithTicketEvent(gateway: Gateway, receivers: Receiver[]) {
+  const account = await createTestAccount();
+  const hook = await startReceiver();
+  receivers.push(hook);
+  const endpoint = await createTestEndpoint(account.accountId, {
+    url: hook.url,
+    secret: hook.secret,
+    events: ['ticket.created'],
+  });
+  const created = await gateway.call('POST', '/api/tickets', {
+    key: account.apiKey,
+    body: { subject: 'Printer on fire', description: 'Smoke.', requester_email: 'ann@client.test' },
+  });
+  expect(created.status).toBe(201);
+  const feed = await gateway.call('GET', '/api/events', { key: account.apiKey });
+  const [event] = feed.body.data as { id: string; type: string }[];
+  if (!event) throw new Error('no event');
+  return { account, hook, endpoint, event };
 }
 
 /**
