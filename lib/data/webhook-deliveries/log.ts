@@ -1,9 +1,9 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PageRequest } from '#lib/pagination.ts';
-import { dynamo, queryAll, tableName } from '../client.ts';
-import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
+import { queryAll, tableName } from '../client.ts';
+import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { EndpointNotFound } from '../webhooks.ts';
 import { ATTEMPTS_KEPT, type DeliveryAttempt } from './items.ts';
+import { attemptCountOf } from './record.ts';
 
 /** The deliveries log: an endpoint's attempts, newest first, one range read a page. */
 
@@ -23,16 +23,8 @@ export async function listDeliveryAttempts(
   endpointId: string,
   page: Pick<PageRequest, 'page' | 'perPage'>,
 ): Promise<AttemptPage> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: webhookKeys.endpoint(accountId, endpointId),
-      ProjectionExpression: 'pk, attemptCount',
-      ConsistentRead: true,
-    }),
-  );
-  if (!Item) throw new EndpointNotFound();
-  const count = Number(Item.attemptCount ?? 0);
+  const count = await attemptCountOf(accountId, endpointId);
+  if (count === undefined) throw new EndpointNotFound();
   const oldestKept = Math.max(1, count - ATTEMPTS_KEPT + 1);
   const total = count - oldestKept + 1;
   const newest = count - (page.page - 1) * page.perPage;
