@@ -115,9 +115,7 @@ async function headSettled(accountId: string, oldest: Slot): Promise<boolean> {
   if (age(oldest.item) < eventSettleMs()) return false;
   if (oldest.item.type !== 'event') return true;
   const below = Math.min(oldest.seq - 1, MAX_CLOSED_PER_READ);
-  const seqs = Array.from({ length: below }, (_, i) => oldest.seq - below + i);
-  const at = Number(oldest.item.at);
-  return (await Promise.all(seqs.map((seq) => closePlace(accountId, seq, at)))).every(Boolean);
+  return closePlacesBelow(accountId, oldest.seq - below, below, oldest);
 }
 
 /** Reads places from `from` on (at least `count` items when there are): in sequence order, parts joined. */
@@ -154,9 +152,7 @@ async function readSlots(
 async function closeOpenPlaces(accountId: string, expected: number, next: Slot): Promise<boolean> {
   if (age(next.item) < eventSettleMs()) return false;
   const open = Math.min(next.seq - expected, MAX_CLOSED_PER_READ);
-  const seqs = Array.from({ length: open }, (_, i) => expected + i);
-  const at = Number(next.item.at);
-  const closed = (await Promise.all(seqs.map((seq) => closePlace(accountId, seq, at)))).every(Boolean);
+  const closed = await closePlacesBelow(accountId, expected, open, next);
   // More open places than one read closes, or one that turned out to hold an event: the next read goes on.
   return closed && open === next.seq - expected;
 }
@@ -177,4 +173,19 @@ export async function getEventBody(accountId: string, id: string): Promise<Buffe
   const [head, ...parts] = await placeItems(accountId, seq);
   if (!head || head.id !== id || !live(head)) return undefined;
   return Buffer.concat([head, ...parts].map(bodyOf));
+}
+
+/**
+ * Closes `count` places from `first` on, all below `above`: their voids carry its time (no place below it was
+ * taken after it), so they never look younger than the places they close. True when every one is now void.
+ */
+async function closePlacesBelow(
+  accountId: string,
+  first: number,
+  count: number,
+  above: Slot,
+): Promise<boolean> {
+  const at = Number(above.item.at);
+  const seqs = Array.from({ length: count }, (_, i) => first + i);
+  return (await Promise.all(seqs.map((seq) => closePlace(accountId, seq, at)))).every(Boolean);
 }
