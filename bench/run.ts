@@ -7,7 +7,10 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * start, memory. Prints a table and writes bench/results.json. `-- --deals`: the floor and the deals only, to
  * bench/results-deals.json; `-- --events`: the floor and the events only, to bench/results-events.json;
  * `-- --webhooks`: the webhook dispatcher only (bench/webhook-suite.ts), to bench/results-webhooks.json.
+ * `-- --contention [--seconds N]`: one account's goodput at 16 and 64 concurrent writers, with DynamoDB Local as
+ * it is and with DynamoDB's transaction conflicts given back (bench/contention.ts); prints a line each.
  */
+const argAfter = (flag: string) => process.argv[process.argv.indexOf(flag) + 1];
 const store = await startDynamoDbLocal({ port: 0 });
 try {
   process.env.DYNAMODB_ENDPOINT = store.endpoint;
@@ -19,6 +22,8 @@ try {
   const options = { quick: process.argv.includes('--quick'), endpoint: store.endpoint };
   if (process.argv.includes('--deals')) await runDealsOnly(options);
   else if (process.argv.includes('--events')) await runEventsOnly(options);
+  else if (process.argv.includes('--contention'))
+    await (await import('./contention.ts')).runContentionOnly(Number(argAfter('--seconds') ?? 10));
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);

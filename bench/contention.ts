@@ -1,0 +1,146 @@
+import { handler as createTicket } from '#functions/tickets-create.ts';
+import { handler as updateTicket } from '#functions/tickets-update.ts';
+import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
+import { benchAccount } from './lib/account.ts';
+import { round } from './lib/stats.ts';
+
+/**
+ * One account's goodput under DynamoDB's transaction conflicts (issue 27): `writers` concurrent loops, each
+ * sending a ticket create or a PATCH (1 create for 2 updates, as the capacity model's burst: 100 creates/s + 200
+ * updates/s), round-robin assignment on, for `seconds`, with the store behind cancelConflictingTransactions
+ * (test/support/transaction-conflicts.ts), which cancels a transaction as DynamoDB does when another one in
+ * flight holds one of its items. DynamoDB Local alone would queue them instead and report no conflict.
+ */
+export interface ContentionResult {
+  /** Whether the store cancelled conflicting transactions as DynamoDB does. */
+  conflictsAsDynamoDb: boolean;
+  writers: number;
+  seconds: number;
+  agents: number;
+  /** Changes answered 2xx, a second. */
+  landedPerSecond: number;
+  creates: number;
+  updates: number;
+  /** Answers 503 (the service gave up after its conflict retries or its deadline). */
+  unavailable: number;
+  /** Any other answer that is not 2xx (none expected). */
+  otherFailures: number;
+  /** TransactWriteItems calls sent, cancelled by a conflict, and single writes refused by one. */
+  transactions: number;
+  conflicts: number;
+  writesRefused: number;
+  /** Conflicts per change landed: how many extra transactions a landed change cost. */
+  conflictsPerChange: number;
+}
+
+const STATUSES = ['open', 'pending', 'in_progress'] as const;
+const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
+
+export async function measureContention(options: {
+  writers: number;
+  seconds: number;
+  agents: number;
+  slug: string;
+  /** false: DynamoDB Local as it is (transactions on one item wait for each other), for comparison. */
+  conflicts?: boolean;
+}): Promise<ContentionResult> {
+  const agents = Array.from({ length: options.agents }, (_, i) => ({
+    email: `agent${i}@contention.test`,
+    name: `Agent ${i}`,
+  }));
+  const account = await benchAccount(options.slug, {
+    agents,
+    auto_assignment: { enabled: true, method: 'round_robin' },
+    sla_policies: [{ name: 'All', resolution_minutes: 480 }],
+  });
+  const caller = callerOf(account);
+  const body = (n: number) => ({
+    subject: `Contention ticket ${n}`,
+    description: 'A ticket written while others are written',
+    requester_email: `requester${n % 50}@client.test`,
+    priority: PRIORITIES[n % PRIORITIES.length],
+  });
+  const create = (n: number) =>
+    createTicket(proxyEvent({ method: 'POST', path: '/api/tickets', caller, body: body(n) }), lambdaContext);
+  // A pool of tickets to update, created before the wrapper is installed.
+  const pool: string[] = [];
+  for (let i = 0; i < Math.max(50, options.writers * 2); i++) {
+    pool.push(JSON.parse((await create(i)).body).ticket.uuid);
+  }
+  const update = (n: number) => {
+    const uuid = pool[n % pool.length] ?? '';
+    return updateTicket(
+      {
+        ...proxyEvent({
+          method: 'PATCH',
+          path: `/api/tickets/${uuid}`,
+          caller,
+          body: {
+            status: STATUSES[n % STATUSES.length],
+            priority: PRIORITIES[(n * 7) % PRIORITIES.length],
+            assignee_id: account.agents[n % account.agents.length]?.id,
+          },
+        }),
+        resource: '/api/tickets/{ticket}',
+        pathParameters: { ticket: uuid },
+      },
+      lambdaContext,
+    );
+  };
+
+  const counts = { creates: 0, updates: 0, unavailable: 0, otherFailures: 0 };
+  const asDynamoDb = options.conflicts ?? true;
+  const wrapper = asDynamoDb
+    ? cancelConflictingTransactions()
+    : { counts: { transactions: 0, cancelled: 0, writesRefused: 0 }, uninstall: () => {} };
+  let sent = 0;
+  const started = performance.now();
+  const end = started + options.seconds * 1000;
+  try {
+    await Promise.all(
+      Array.from({ length: options.writers }, async () => {
+        while (performance.now() < end) {
+          const n = sent++;
+          const isCreate = n % 3 === 0;
+          const answer = await (isCreate ? create(n) : update(n));
+          if (answer.statusCode < 300) counts[isCreate ? 'creates' : 'updates']++;
+          else if (answer.statusCode === 503) counts.unavailable++;
+          else counts.otherFailures++;
+        }
+      }),
+    );
+  } finally {
+    wrapper.uninstall();
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  const landed = counts.creates + counts.updates;
+  return {
+    conflictsAsDynamoDb: asDynamoDb,
+    writers: options.writers,
+    seconds: round(elapsed),
+    agents: options.agents,
+    landedPerSecond: round(landed / elapsed),
+    ...counts,
+    transactions: wrapper.counts.transactions,
+    conflicts: wrapper.counts.cancelled,
+    writesRefused: wrapper.counts.writesRefused,
+    conflictsPerChange: round(landed > 0 ? wrapper.counts.cancelled / landed : 0),
+  };
+}
+
+/** `npm run bench -- --contention`: 16 and 64 writers, each as DynamoDB Local is and as DynamoDB conflicts. */
+export async function runContentionOnly(seconds: number): Promise<void> {
+  for (const writers of [16, 64]) {
+    for (const conflicts of [false, true]) {
+      const result = await measureContention({
+        writers,
+        seconds,
+        agents: 20,
+        conflicts,
+        slug: `contention-${writers}-${conflicts ? 'dynamodb' : 'local'}`,
+      });
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    }
+  }
+}
