@@ -1,4 +1,5 @@
 import { loadAccountConfig } from '#lib/data/accounts.ts';
+import { LruMap } from '#lib/lru.ts';
 import type { AccountConfig } from './types.ts';
 
 /**
@@ -7,14 +8,29 @@ import type { AccountConfig } from './types.ts';
  */
 export const CONFIG_CACHE_SECONDS = 30;
 
-const cache = new Map<string, { expiresAt: number; config: Promise<AccountConfig | undefined> }>();
+/**
+ * How many accounts' configurations one container keeps (the least recently used forgotten first). A
+ * configuration is at most ~200 KB (1,000 agents, 100 pipelines of 20 stages), most well under 10 KB; a container
+ * busy with more accounts than this reads the evicted ones again (1 Query), which is what a cold cache costs.
+ */
+export const CONFIG_CACHE_MAX_ACCOUNTS = 500;
+
+interface Entry {
+  expiresAt: number;
+  config: Promise<AccountConfig | undefined>;
+}
+
+const cache = new LruMap<string, Entry>(CONFIG_CACHE_MAX_ACCOUNTS);
 
 export function getAccountConfig(accountId: string): Promise<AccountConfig | undefined> {
   const now = Date.now();
   const hit = cache.get(accountId);
   if (hit && hit.expiresAt > now) return hit.config;
-  const config = loadAccountConfig(accountId);
-  cache.set(accountId, { expiresAt: now + CONFIG_CACHE_SECONDS * 1000, config });
-  config.catch(() => cache.delete(accountId));
-  return config;
+  const entry = { expiresAt: now + CONFIG_CACHE_SECONDS * 1000, config: loadAccountConfig(accountId) };
+  cache.set(accountId, entry);
+  // A failed load is forgotten, unless a newer load has taken its place since.
+  entry.config.catch(() => {
+    if (cache.get(accountId) === entry) cache.delete(accountId);
+  });
+  return entry.config;
 }
