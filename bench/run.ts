@@ -1,4 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+import { ROOT } from '#infra/local/environment.ts';
 
 /**
  * `npm run bench [-- --quick]`: starts its own in-memory DynamoDB Local, then runs the suite (bench/suite.ts)
@@ -22,7 +25,10 @@ try {
   const options = { quick: process.argv.includes('--quick'), endpoint: store.endpoint };
   if (process.argv.includes('--deals')) await runDealsOnly(options);
   else if (process.argv.includes('--events')) await runEventsOnly(options);
-  else if (process.argv.includes('--contention'))
+  else if (process.argv.includes('--capacity')) {
+    const costs = await (await import('./capacity.ts')).measureCapacityInputs();
+    writeFileSync(join(ROOT, 'bench', 'results-capacity.json'), `${JSON.stringify(costs, null, 2)}\n`);
+  } else if (process.argv.includes('--contention'))
     await (await import('./contention.ts')).runContentionOnly(Number(argAfter('--seconds') ?? 10));
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
