@@ -1,7 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
@@ -13,11 +11,11 @@ import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { dynamo } from '#lib/data/client.ts';
 import { eventKeys, webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
-import { figuresOf, instrument, itemBytes, type RequestFigures } from '#test/support/dynamo-figures.ts';
+import { figuresOf, itemBytes, type RequestFigures } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
 import { benchAccount } from './lib/account.ts';
-import { measureFloor } from './lib/floor.ts';
 import { log } from './lib/measure.ts';
+import { runPart } from './lib/part.ts';
 import { percentile, round } from './lib/stats.ts';
 import { type CallTally, origin, StoreCalls } from './lib/store-calls.ts';
 import { startReceivers } from './lib/webhook-receiver.ts';
@@ -706,23 +704,12 @@ async function sampleItems(
   return sizes;
 }
 
-function machine() {
-  return {
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
-    memoryGb: round(totalmem() / 2 ** 30, 1),
-    node: process.version,
-    store: 'DynamoDB Local 1.25.1 (in memory)',
-  };
-}
-
 /**
  * `--webhooks`: the webhook part alone, written to bench/results-webhooks.json (`npx tsx bench/report.ts
  * bench/results-webhooks.json` renders it), after the floor (single calls on the same store: what the dispatcher's
  * calls cost at least).
  */
 export async function runWebhooksOnly(options: { quick: boolean; endpoint: string }) {
-  const startedAt = new Date().toISOString();
   // The code measured: the commit, and any change to the service's code not committed yet (the dispatcher is
   // still being worked on in this worktree).
   const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -736,21 +723,13 @@ export async function runWebhooksOnly(options: { quick: boolean; endpoint: strin
   log(
     `code: ${code.commit}${code.uncommitted.length ? ` with uncommitted changes: ${code.uncommitted.join(', ')}` : ''}`,
   );
-  instrument(dynamo);
-  log('floor: single DynamoDB operations on the same store');
-  const floor = await measureFloor(options.endpoint, options.quick ? 50 : 200);
-  const webhooks = await runWebhookSuite(options);
-  const results = {
-    startedAt,
-    finishedAt: new Date().toISOString(),
+  await runPart({
+    file: 'results-webhooks.json',
     mode: `${options.quick ? 'quick' : 'full'}, webhooks only`,
-    machine: machine(),
-    code,
-    floor,
-    webhooks,
-  };
-  const file = join(ROOT, 'bench', 'results-webhooks.json');
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  // Committed, and checked by biome like results-events.json: written as biome formats it.
-  execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
+    endpoint: options.endpoint,
+    floorCalls: options.quick ? 50 : 200,
+    preface: { code },
+    formatted: true,
+    measure: async () => ({ webhooks: await runWebhookSuite(options) }),
+  });
 }
