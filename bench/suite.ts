@@ -1,7 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { handler as authorizer } from '#functions/authorizer.ts';
 import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as listPipelines } from '#functions/pipelines-list.ts';
@@ -11,16 +7,15 @@ import { handler as listTickets } from '#functions/tickets-list.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { ROOT } from '#infra/local/environment.ts';
 import { loadAccountConfig } from '#lib/data/accounts.ts';
-import { dynamo } from '#lib/data/client.ts';
-import { instrument } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 import { type DealResults, runDealSuite } from './deal-suite.ts';
 import { type EventResults, runEventSuite } from './event-suite.ts';
 import { benchAccount } from './lib/account.ts';
 import { measureColdStarts } from './lib/cold-start.ts';
-import { measureFloor, measureTransaction } from './lib/floor.ts';
+import { type Floor, measureTransaction } from './lib/floor.ts';
 import { load, loopLoad, startServer } from './lib/http-load.ts';
 import { type EndpointResult, expectStatus, log, measurer } from './lib/measure.ts';
+import { runPart } from './lib/part.ts';
 import { SEED, TicketSeeder } from './lib/seed.ts';
 import { round } from './lib/stats.ts';
 
@@ -34,24 +29,16 @@ interface Options {
  * (`npx tsx bench/report.ts bench/results-deals.json` renders it).
  */
 export async function runDealsOnly(options: Options) {
-  const startedAt = new Date().toISOString();
-  instrument(dynamo);
-  log('floor: single DynamoDB operations on the same store');
-  const floor = await measureFloor(options.endpoint, options.quick ? 150 : 300);
-  const measure = measurer(floor, options.quick ? 40 : 100);
-  const deals = await runDealSuite({ ...options, floor, measure });
-  const results = {
-    startedAt,
-    finishedAt: new Date().toISOString(),
+  const { deals } = await runPart({
+    file: 'results-deals.json',
     mode: `${options.quick ? 'quick' : 'full'}, deals only`,
-    machine: machine(),
-    floor,
-    deals,
-  };
-  const file = join(ROOT, 'bench', 'results-deals.json');
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  // Committed beside its chart, and biome checks it (it ignores only bench/results.json): written as biome formats it.
-  execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
+    endpoint: options.endpoint,
+    floorCalls: options.quick ? 150 : 300,
+    formatted: true,
+    measure: async (floor) => ({
+      deals: await runDealSuite({ ...options, floor, measure: measurer(floor, options.quick ? 40 : 100) }),
+    }),
+  });
   printSummary({ endpoints: [], scaling: [], scalingRatios: [], coldStart: { budgets: [] }, deals });
 }
 
@@ -60,35 +47,34 @@ export async function runDealsOnly(options: Options) {
  * (`npx tsx bench/report.ts bench/results-events.json` renders it).
  */
 export async function runEventsOnly(options: Options) {
-  const startedAt = new Date().toISOString();
-  instrument(dynamo);
-  log('floor: single DynamoDB operations on the same store');
-  const floor = await measureFloor(options.endpoint, options.quick ? 150 : 300);
-  const measure = measurer(floor, options.quick ? 40 : 100);
-  const events = await runEventSuite({ ...options, measure });
-  const results = {
-    startedAt,
-    finishedAt: new Date().toISOString(),
+  const { events } = await runPart({
+    file: 'results-events.json',
     mode: `${options.quick ? 'quick' : 'full'}, events only`,
-    machine: machine(),
-    floor,
-    events,
-  };
-  const file = join(ROOT, 'bench', 'results-events.json');
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  // Committed, and checked by biome like results-deals.json: written as biome formats it.
-  execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
+    endpoint: options.endpoint,
+    floorCalls: options.quick ? 150 : 300,
+    formatted: true,
+    measure: async (floor) => ({
+      events: await runEventSuite({ ...options, measure: measurer(floor, options.quick ? 40 : 100) }),
+    }),
+  });
   printSummary({ endpoints: [], scaling: [], scalingRatios: [], coldStart: { budgets: [] }, events });
 }
 
 export async function runSuite(options: Options) {
-  const startedAt = new Date().toISOString();
-  instrument(dynamo);
-  const iterations = options.quick ? 40 : 100;
+  // 1. The floor: runPart measures it before parts 2 to 7 (measureSuite).
+  const results = await runPart({
+    file: 'results.json',
+    mode: options.quick ? 'quick' : 'full',
+    endpoint: options.endpoint,
+    floorCalls: options.quick ? 150 : 300,
+    formatted: false,
+    measure: (floor) => measureSuite(options, floor),
+  });
+  printSummary(results);
+}
 
-  // 1. Floor ------------------------------------------------------------------------------------------------
-  log('floor: single DynamoDB operations on the same store');
-  const floor = await measureFloor(options.endpoint, options.quick ? 150 : 300);
+async function measureSuite(options: Options, floor: Floor) {
+  const iterations = options.quick ? 40 : 100;
   const endpoint = measurer(floor, iterations);
 
   // 2. Endpoints ----------------------------------------------------------------------------------------------
@@ -389,12 +375,7 @@ export async function runSuite(options: Options) {
     );
   }
 
-  const results = {
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    mode: options.quick ? 'quick' : 'full',
-    machine: machine(),
-    floor,
+  return {
     sizedTransactionFloor: { items: createItems, ...sizedTransaction },
     endpoints,
     scaling,
@@ -412,18 +393,6 @@ export async function runSuite(options: Options) {
         loadOk: f.loadRatio <= 1.15,
       })),
     },
-  };
-  writeFileSync(join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  printSummary(results);
-}
-
-function machine() {
-  return {
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
-    memoryGb: round(totalmem() / 2 ** 30, 1),
-    node: process.version,
-    store: 'DynamoDB Local 1.25.1 (in memory)',
   };
 }
 

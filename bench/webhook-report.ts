@@ -1,4 +1,5 @@
-import type { CostOf, WebhookResults } from './webhook-suite.ts';
+import type { WebhookResults } from './webhook-suite.ts';
+import type { CostOf } from './webhooks/cost.ts';
 
 /**
  * The webhook part's tables (bench/results-webhooks.json of `npm run bench -- --webhooks`) as Markdown, for

@@ -1,6 +1,6 @@
 /**
  * The route table: the one list of the API's routes. The CDK stack builds API Gateway from it and the local
- * gateway serves it, so a route cannot exist in one and not the other (test/routes.test.ts checks it).
+ * gateway serves it, so a route cannot exist in one and not the other (test/system/route-drift.test.ts checks it).
  * `entry` is relative to the repository root and must export `handler`.
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

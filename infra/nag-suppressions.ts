@@ -3,8 +3,8 @@ import { NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 
 /**
- * cdk-nag (AwsSolutions) findings we accept, each with its reason. test/stack.test.ts runs the rules on every
- * stage and fails on any finding not listed here.
+ * cdk-nag (AwsSolutions) findings we accept, each with its reason. test/system/stack.test.ts runs the rules on
+ * every stage and fails on any finding not listed here.
  */
 export function suppressAcceptedFindings(stack: Stack): void {
   NagSuppressions.addStackSuppressions(stack, [

@@ -6,7 +6,8 @@ import { findAccountIdBySlug } from '#lib/data/accounts.ts';
 import { reindexTickets } from '#lib/tickets/reindex-tickets.ts';
 
 /**
- * The admin commands of operations.md, independent of how the store was reached (cli.ts does that).
+ * The admin commands (README.md, "Admin command line"), independent of how the store was reached (cli.ts does
+ * that).
  * Success: one JSON object for stdout. Failure: a CommandError whose message goes to stderr.
  */
 export class CommandError extends Error {

@@ -9,7 +9,7 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 /** Where the embedded store keeps its data between runs (git-ignored); DYNAMODB_DATA_DIR moves it. */
 export const LOCAL_DATA_DIR = process.env.DYNAMODB_DATA_DIR || join(ROOT, '.local', 'dynamodb');
 
-/** The local run's settings, from the environment variables of operations.md. */
+/** The local run's settings, from the environment variables README.md lists ("Environment"). */
 export function localSettings() {
   const dynamoPort = intEnv('DYNAMODB_PORT', 8000);
   const ttl = intEnv('AUTH_CACHE_TTL_SECONDS', DEFAULT_AUTH_CACHE_TTL_SECONDS);

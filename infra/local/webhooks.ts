@@ -15,8 +15,8 @@ import { fanOut, type StreamRecord } from '#lib/webhooks/fan-out.ts';
 import { localClient } from './dynamodb-local.ts';
 
 /**
- * `npm start`'s webhook dispatcher (operations.md, "Webhooks locally"): the deployed stack's two functions in one
- * process, on the same code. The stream reader does what the event source mapping does for functions/
+ * `npm start`'s webhook dispatcher (docs/webhooks.md, "Local and deployed"): the deployed stack's two functions in
+ * one process, on the same code. The stream reader does what the event source mapping does for functions/
  * webhooks-stream.ts: it reads DynamoDB Local's stream of the table, every shard, parents before children, hands
  * each batch to the fan-out, and only then checkpoints the shard (its last sequence number, in the table), so a
  * restart resumes after the last batch fanned out (TRIM_HORIZON for a shard without a checkpoint) and a batch

@@ -230,6 +230,8 @@ describe('open places', () => {
     );
     expect((await feed({ after: mark })).events.map((e) => e.type)).toEqual(['ticket.created']);
     await expect(commit(late.actions)).rejects.toBeInstanceOf(ConcurrentWrite);
+    // Whole: the late event did not land either.
+    expect((await feed({ after: mark })).events.map((e) => e.type)).toEqual(['ticket.created']);
   });
 });
 

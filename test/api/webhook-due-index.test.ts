@@ -92,7 +92,7 @@ describe('the due index', () => {
     expect((await dueEndpoints(Date.now(), 1000)).some((e) => e.endpointId === endpointId)).toBe(true);
   });
 
-  it('a new delivery lowers the entry of an endpoint due later, and only when no live lease holds it', async () => {
+  it('a new delivery sets the due entry when no lease holds the endpoint and leaves it at the lease end while one does; the release puts back the earliest due', async () => {
     const { accountId, endpointId, entry } = await setUp();
     await addDeliveries(accountId, endpointId, [event(1)]);
     const first = await entry();
@@ -107,7 +107,7 @@ describe('the due index', () => {
     expect(await entry()).toBe(first);
   });
 
-  it('one runner holds an endpoint, one claim holds a delivery', async () => {
+  it('one runner holds an endpoint, one claim holds a delivery, and the same event fanned out again creates nothing', async () => {
     const { accountId, endpointId } = await setUp();
     await addDeliveries(accountId, endpointId, [event(1)]);
     const [a, b] = await Promise.all([

@@ -1,18 +1,15 @@
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { handler as dueHandler } from '#functions/webhooks-due.ts';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { getItem } from '#lib/data/client.ts';
-import { placeOfEventId } from '#lib/data/events.ts';
-import { eventKeys } from '#lib/data/keys.ts';
-import { getDelivery } from '#lib/data/webhook-deliveries.ts';
+import { duePending, getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
 import { onlyAccountsForTests } from '#lib/webhooks/due.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
+import { inserted, modified, storedEventItem, streamBatch } from '#test/support/stream-records.ts';
 import { accountWithTicketEvent, type Receiver } from '#test/support/webhooks.ts';
 
 /**
@@ -33,64 +30,39 @@ afterAll(() => {
 
 const setUp = () => accountWithTicketEvent(gateway, receivers);
 
-/** A stream record of an item as Lambda hands it over: its image in DynamoDB JSON, binary values in base64. */
-function streamRecord(
-  item: Record<string, unknown>,
-  eventName: 'INSERT' | 'MODIFY',
-  sequence: string,
-): DynamoDBRecord {
-  const image = JSON.parse(
-    JSON.stringify(marshall(item), (_key, value) =>
-      value instanceof Uint8Array || value?.type === 'Buffer'
-        ? Buffer.from(value.data ?? value).toString('base64')
-        : value,
-    ),
-  );
-  return {
-    eventID: sequence,
-    eventName,
-    eventSource: 'aws:dynamodb',
-    dynamodb: {
-      Keys: { pk: { S: String(item.pk) }, sk: { S: String(item.sk) } },
-      NewImage: image,
-      SequenceNumber: sequence,
-      StreamViewType: 'NEW_IMAGE',
-    },
-  };
-}
-
-async function eventItem(accountId: string, eventId: string) {
-  const item = await getItem(eventKeys.place(accountId, placeOfEventId(eventId) ?? 0));
-  if (!item) throw new Error('no event item');
-  return item;
-}
-
 describe('webhooks-stream function', () => {
-  it('fans a batch out: a pending delivery for the new event, nothing for other records, no failures', async () => {
+  it('fans a batch out: a pending delivery for the new event, nothing for a ticket or a MODIFY record, nothing new for the batch again', async () => {
     const { account, endpoint, event } = await setUp();
-    const item = await eventItem(account.accountId, event.id);
-    const batch: DynamoDBStreamEvent = {
-      Records: [
-        streamRecord({ ...item, pk: `TICKETS#${account.accountId}`, type: 'ticket' }, 'INSERT', '100'),
-        streamRecord(item, 'MODIFY', '101'),
-        streamRecord(item, 'INSERT', '102'),
-      ],
-    };
+    const item = await storedEventItem(account.accountId, event.id);
+    const ticket = inserted({ ...item, pk: `TICKETS#${account.accountId}`, type: 'ticket' }, '100');
+    const eventChanged = modified(item, '101');
+    const pendingIds = async () =>
+      (await duePending(account.accountId, endpoint.id, Date.now() + 60_000, 10)).map((p) => p.eventId);
+    // The other records alone: handled, and nothing to deliver.
+    expect(await streamHandler(streamBatch(ticket, eventChanged), lambdaContext)).toEqual({
+      batchItemFailures: [],
+    });
+    expect(await getDelivery(account.accountId, endpoint.id, event.id)).toBeUndefined();
+    expect(await pendingIds()).toEqual([]);
+
+    const batch = streamBatch(ticket, eventChanged, inserted(item, '102'));
     expect(await streamHandler(batch, lambdaContext)).toEqual({ batchItemFailures: [] });
-    expect(await getDelivery(account.accountId, endpoint.id, event.id)).toMatchObject({
+    const delivery = await getDelivery(account.accountId, endpoint.id, event.id);
+    expect(delivery).toMatchObject({
       state: 'pending',
       attempts: 0,
       eventType: 'ticket.created',
     });
+    expect(await pendingIds()).toEqual([event.id]);
     // The same batch again (Lambda's retry after a timeout): nothing new.
     expect(await streamHandler(batch, lambdaContext)).toEqual({ batchItemFailures: [] });
+    expect(await getDelivery(account.accountId, endpoint.id, event.id)).toEqual(delivery);
+    expect(await pendingIds()).toEqual([event.id]);
   });
 
   it('reports the records whose fan-out failed, and fans them out once when handed over again', async () => {
     const { account, endpoint, event } = await setUp();
-    const batch: DynamoDBStreamEvent = {
-      Records: [streamRecord(await eventItem(account.accountId, event.id), 'INSERT', '200')],
-    };
+    const batch = streamBatch(inserted(await storedEventItem(account.accountId, event.id), '200'));
     // The first call to the store (the account's endpoints) is lost.
     const failed = await withFault({ at: 1, mode: 'lost-request' }, () =>
       streamHandler(batch, lambdaContext),
@@ -99,14 +71,17 @@ describe('webhooks-stream function', () => {
     expect(await getDelivery(account.accountId, endpoint.id, event.id)).toBeUndefined();
     expect(await streamHandler(batch, lambdaContext)).toEqual({ batchItemFailures: [] });
     expect(await getDelivery(account.accountId, endpoint.id, event.id)).toMatchObject({ state: 'pending' });
+    expect(
+      (await duePending(account.accountId, endpoint.id, Date.now() + 60_000, 10)).map((p) => p.eventId),
+    ).toEqual([event.id]);
   });
 });
 
 describe('webhooks-due function', () => {
-  it('attempts what is due within its run, and ends with its attempts recorded', async () => {
+  it('sends what is due within a 1.5 s run, verified, and records the attempt: succeeded, 1 attempt, 204', async () => {
     const { account, hook, endpoint, event } = await setUp();
     await streamHandler(
-      { Records: [streamRecord(await eventItem(account.accountId, event.id), 'INSERT', '300')] },
+      streamBatch(inserted(await storedEventItem(account.accountId, event.id), '300')),
       lambdaContext,
     );
     onlyAccountsForTests((accountId) => accountId === account.accountId);

@@ -26,3 +26,19 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
 }
+
+/**
+ * Lets `ms` pass to prove an absence (a delivery not sent, an attempt not repeated): nothing observable can end
+ * such a wait early, so it is the one fixed wait, and `why` says which absence it gives time to show. With
+ * `broken`, polled like `waitFor`'s check, the wait fails as soon as the absence is broken, naming `why`; the
+ * test's own assertions after it still say what was expected.
+ */
+export async function quietFor(ms: number, why: string, broken?: () => unknown): Promise<void> {
+  const started = Date.now();
+  const end = started + ms;
+  for (let now = started; now < end; now = Date.now()) {
+    await new Promise((resolve) => setTimeout(resolve, broken ? Math.min(50, end - now) : end - now));
+    if (broken?.())
+      throw new Error(`not quiet for ${ms} ms (${why}): broken after ${Date.now() - started} ms`);
+  }
+}

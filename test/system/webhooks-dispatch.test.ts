@@ -7,7 +7,7 @@ import { getDelivery, listDeliveryAttempts, redeliver, UnknownEvent } from '#lib
 import { DISABLED_REASONS, postWebhook } from '#lib/webhooks/deliver.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
-import { waitFor } from '#test/support/wait.ts';
+import { quietFor, waitFor } from '#test/support/wait.ts';
 import { createTestEndpoint, type Receiver, startReceiver, useDispatcher } from '#test/support/webhooks.ts';
 
 /**
@@ -119,8 +119,9 @@ describe('webhook dispatcher', () => {
       label: 'every subscribed event at the receiver',
     });
     const delivered = Date.now();
-    // Nothing else arrives: give the dispatcher time to (wrongly) send the rest.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await quietFor(1000, 'nothing else arrives: the dispatcher has time to (wrongly) send the rest', () =>
+      others.some((e) => hook.byId().has(e.id)),
+    );
 
     const received = hook.byId();
     expect(hook.deliveries.every((d) => d.verified)).toBe(true);
@@ -228,7 +229,11 @@ describe('webhook dispatcher', () => {
       lastStatus: 410,
     });
     await createTicket(a);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await quietFor(
+      1500,
+      'the disabled endpoint is sent nothing for the new ticket',
+      () => hook.deliveries.length > 1,
+    );
     expect(hook.deliveries).toHaveLength(1);
   });
 

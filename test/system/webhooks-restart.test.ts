@@ -10,7 +10,7 @@ import { type Receiver, startReceiver } from '#test/support/webhooks.ts';
 /**
  * `npm start` killed (SIGKILL: the service and its store at once, as a power cut would) while it delivers a batch
  * of webhooks, then started again on the same data: every event of the feed reaches the receiver, verified; those
- * cut mid-attempt come again with the same webhook-id (operations.md, "Webhooks locally": a restart resumes).
+ * cut mid-attempt come again with the same webhook-id (the specification, "Webhooks locally": a restart resumes).
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'deskpipe-webhooks-restart-'));
 const services: Service[] = [];

@@ -6,7 +6,7 @@ import { addDeliveries, duePending, getDelivery, leaseEndpoint } from '#lib/data
 import { deliverOnce, HeldEndpoint } from '#lib/webhooks/deliver.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 import { useGateway } from '#test/support/http.ts';
-import { waitFor } from '#test/support/wait.ts';
+import { quietFor, waitFor } from '#test/support/wait.ts';
 import { accountWithTicketEvent, type Receiver } from '#test/support/webhooks.ts';
 
 /**
@@ -131,7 +131,11 @@ describe('a webhook attempt when the store fails', () => {
     const answeredAt = hook.deliveries[0]?.answeredAt ?? 0;
     // The outcome lands (the claim lasts 11 s); the delivery waits for the Retry-After, and is not attempted again
     // meanwhile: not when its claim ends either.
-    await new Promise((resolve) => setTimeout(resolve, 12_500));
+    await quietFor(
+      12_500,
+      'no second request before the Retry-After, not even once the claim ended',
+      () => hook.deliveries.length > 1,
+    );
     const delivery = await getDelivery(account.accountId, endpoint.id, event.id);
     console.log(
       `a 429 with Retry-After: 60 whose record the store failed once: ${hook.deliveries.length} requests in ` +
