@@ -8,6 +8,7 @@ import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
+import { runPart } from './lib/part.ts';
 
 /**
  * The capacity model's inputs (docs/capacity.md), measured: every item each kind of change writes, with realistic
@@ -229,7 +230,18 @@ async function dealCosts(): Promise<ChangeCost[]> {
 }
 
 /** `npm run bench -- --capacity`: the write cost of each kind of change, item by item. */
-export async function measureCapacityInputs(): Promise<ChangeCost[]> {
+export async function runCapacityOnly(options: { endpoint: string }): Promise<void> {
+  await runPart({
+    file: 'results-capacity.json',
+    mode: 'capacity model inputs',
+    endpoint: options.endpoint,
+    floorCalls: 50,
+    formatted: false,
+    measure: async () => ({ changes: await measureCapacityInputs() }),
+  });
+}
+
+async function measureCapacityInputs(): Promise<ChangeCost[]> {
   log('capacity model inputs: items written per change, real sizes, shared items');
   return [
     ...(await ticketCosts(200, 'round_robin')),

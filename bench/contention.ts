@@ -3,6 +3,8 @@ import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
 import { benchAccount } from './lib/account.ts';
+import { log } from './lib/measure.ts';
+import { runPart } from './lib/part.ts';
 import { round } from './lib/stats.ts';
 
 /**
@@ -130,17 +132,31 @@ export async function measureContention(options: {
 }
 
 /** `npm run bench -- --contention`: 16 and 64 writers, each as DynamoDB Local is and as DynamoDB conflicts. */
-export async function runContentionOnly(seconds: number): Promise<void> {
-  for (const writers of [16, 64]) {
-    for (const conflicts of [false, true]) {
-      const result = await measureContention({
-        writers,
-        seconds,
-        agents: 20,
-        conflicts,
-        slug: `contention-${writers}-${conflicts ? 'dynamodb' : 'local'}`,
-      });
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    }
-  }
+export async function runContentionOnly(options: { endpoint: string; seconds: number }): Promise<void> {
+  await runPart({
+    file: 'results-contention.json',
+    mode: `contention, ${options.seconds} s a run`,
+    endpoint: options.endpoint,
+    floorCalls: 50,
+    formatted: false,
+    measure: async () => {
+      const runs: ContentionResult[] = [];
+      for (const writers of [16, 64]) {
+        for (const conflicts of [false, true]) {
+          const result = await measureContention({
+            writers,
+            seconds: options.seconds,
+            agents: 20,
+            conflicts,
+            slug: `contention-${writers}-${conflicts ? 'dynamodb' : 'local'}`,
+          });
+          log(
+            `  ${String(writers).padStart(2)} writers, ${conflicts ? 'conflicts as DynamoDB' : 'DynamoDB Local as is '}: ${result.landedPerSecond} changes/s landed (${result.creates} creates, ${result.updates} updates), ${result.conflicts} conflicts (${result.conflictsPerChange} a change), ${result.unavailable} answers 503`,
+          );
+          runs.push(result);
+        }
+      }
+      return { runs };
+    },
+  });
 }

@@ -1,7 +1,4 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
-import { ROOT } from '#infra/local/environment.ts';
 
 /**
  * `npm run bench [-- --quick]`: starts its own in-memory DynamoDB Local, then runs the suite (bench/suite.ts)
@@ -10,8 +7,10 @@ import { ROOT } from '#infra/local/environment.ts';
  * start, memory. Prints a table and writes bench/results.json. `-- --deals`: the floor and the deals only, to
  * bench/results-deals.json; `-- --events`: the floor and the events only, to bench/results-events.json;
  * `-- --webhooks`: the webhook dispatcher only (bench/webhook-suite.ts), to bench/results-webhooks.json.
- * `-- --contention [--seconds N]`: one account's goodput at 16 and 64 concurrent writers, with DynamoDB Local as
- * it is and with DynamoDB's transaction conflicts given back (bench/contention.ts); prints a line each.
+ * `-- --capacity`: every item each kind of change writes, its real size and write units (bench/capacity.ts), to
+ * bench/results-capacity.json; `-- --contention [--seconds N]`: one account's goodput at 16 and 64 concurrent
+ * writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back (bench/contention.ts), to
+ * bench/results-contention.json. Both files are git-ignored: docs/capacity.md quotes them.
  */
 const argAfter = (flag: string) => process.argv[process.argv.indexOf(flag) + 1];
 const store = await startDynamoDbLocal({ port: 0 });
@@ -25,11 +24,13 @@ try {
   const options = { quick: process.argv.includes('--quick'), endpoint: store.endpoint };
   if (process.argv.includes('--deals')) await runDealsOnly(options);
   else if (process.argv.includes('--events')) await runEventsOnly(options);
-  else if (process.argv.includes('--capacity')) {
-    const costs = await (await import('./capacity.ts')).measureCapacityInputs();
-    writeFileSync(join(ROOT, 'bench', 'results-capacity.json'), `${JSON.stringify(costs, null, 2)}\n`);
-  } else if (process.argv.includes('--contention'))
-    await (await import('./contention.ts')).runContentionOnly(Number(argAfter('--seconds') ?? 10));
+  else if (process.argv.includes('--capacity'))
+    await (await import('./capacity.ts')).runCapacityOnly(options);
+  else if (process.argv.includes('--contention'))
+    await (await import('./contention.ts')).runContentionOnly({
+      ...options,
+      seconds: Number(argAfter('--seconds') ?? 10),
+    });
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);
