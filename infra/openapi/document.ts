@@ -12,6 +12,7 @@ import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts'
 import { type WireForm, wireOf } from '#lib/validation.ts';
 import { CreateEndpointSchema, RedeliverSchema, UpdateEndpointSchema } from '#lib/webhooks/schemas.ts';
 import { type Operation, operations } from './operations.ts';
+import { queryParameterKey, sharedParameters } from './parameters.ts';
 import * as answers from './schemas.ts';
 
 /**
@@ -238,20 +239,32 @@ function success(route: RouteDefinition, op: Operation) {
   };
 }
 
-function parameters(route: RouteDefinition, op: Operation) {
-  const list: Record<string, unknown>[] = [];
-  for (const [name, { description, schema }] of Object.entries(op.pathParams ?? {})) {
-    list.push({ name, in: 'path', required: true, description, schema: plain(schema) });
-  }
+/** An operation's query parameters, by their key in components.parameters (./parameters.ts says why). */
+function queryParameters(route: RouteDefinition, op: Operation): [string, Record<string, unknown>][] {
+  const list: [string, Record<string, unknown>][] = [];
   for (const [name, entry] of Object.entries(op.query?.entries ?? {})) {
     const form = wireOf(entry);
     if (!form) continue; // not a parameter (lib/tickets/list-query.ts says why)
     const schema = plain(form.schema);
     const deep = (form.schema as { type?: string }).type === 'record';
-    list.push({ name, in: 'query', schema, ...(deep ? { style: 'deepObject', explode: true } : {}) });
+    list.push([
+      queryParameterKey(route.name, name),
+      { name, in: 'query', schema, ...(deep ? { style: 'deepObject', explode: true } : {}) },
+    ]);
   }
-  if (route.auth && route.method !== 'GET') list.push({ $ref: '#/components/parameters/IdempotencyKey' });
-  if (op.ifMatch) list.push({ $ref: '#/components/parameters/IfMatch' });
+  return list;
+}
+
+const parameterRef = (key: string) => ({ $ref: `#/components/parameters/${key}` });
+
+function parameters(route: RouteDefinition, op: Operation) {
+  const list: Record<string, unknown>[] = [];
+  for (const [name, { description, schema }] of Object.entries(op.pathParams ?? {})) {
+    list.push({ name, in: 'path', required: true, description, schema: plain(schema) });
+  }
+  for (const [key] of queryParameters(route, op)) list.push(parameterRef(key));
+  if (route.auth && route.method !== 'GET') list.push(parameterRef('IdempotencyKey'));
+  if (op.ifMatch) list.push(parameterRef('IfMatch'));
   return list;
 }
 
@@ -311,24 +324,14 @@ export function openApiDocument(version: string) {
       },
       schemas: components,
       parameters: {
-        IdempotencyKey: {
-          name: 'Idempotency-Key',
-          in: 'header',
-          description:
-            'Makes a retry safe: within 24 hours the same key and body get the first answer again, and ' +
-            'never a second change. 1 to 255 printable ASCII characters (an RFC 8941 quoted string is ' +
-            'taken without its quotes).',
-          // lib/http/idempotency.ts's KEY_RULE, which refuses any other key with a 422.
-          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
-        },
-        IfMatch: {
-          name: 'If-Match',
-          in: 'header',
-          description:
-            'The ETag of the version you read (or `*`, or a list of ETags): the update is refused (412) if ' +
-            'the ticket moved on. Any other value matches no version.',
-          schema: { type: 'string', pattern: '^(\\*|"\\d+"( *, *"\\d+")*)$' },
-        },
+        ...Object.fromEntries(
+          Object.entries(sharedParameters).map(([key, { parameter }]) => [key, parameter]),
+        ),
+        ...Object.fromEntries(
+          routes.flatMap((route) =>
+            queryParameters(route, operations[route.name as keyof typeof operations]),
+          ),
+        ),
       },
       responses: {
         MethodNotAllowed: {
