@@ -58,6 +58,11 @@ const definitions: Record<string, v.GenericSchema> = {
   RedeliverWebhookRequest: RedeliverSchema,
 };
 
+/** The answers among them (declared in ./schemas.ts), which the lint's request-side rules leave alone. */
+export const answerSchemaNames: readonly string[] = Object.entries(definitions)
+  .filter(([, schema]) => (Object.values(answers) as unknown[]).includes(schema))
+  .map(([name]) => name);
+
 /**
  * Actions with no JSON Schema form: checks that need the whole input (a field that prohibits another, at least
  * one field changed), and normalisation (trim, upper-case). They are enforced at runtime and described in words.
