@@ -199,15 +199,23 @@ function errorBody(status: number) {
   return ref('Error');
 }
 
+/**
+ * Whether a route takes input it validates, so that it can answer 422: a body, a query, or (a write past the
+ * authorizer) an Idempotency-Key. The lint's no-input exception is the routes without (./exceptions.ts).
+ */
+export function validatesInput(route: RouteDefinition, op: Operation): boolean {
+  return op.body !== undefined || op.query !== undefined || (route.auth && route.method !== 'GET');
+}
+
 /** Every status a route can answer besides its success, and the headers of each. */
 function failures(route: RouteDefinition, op: Operation) {
   const write = route.method !== 'GET';
   const hasBody = op.body !== undefined;
   const statuses = new Set<number>([429, 500, 502, ...(op.statuses ?? [])]);
   if (route.auth) for (const s of [401, 403, 503]) statuses.add(s);
-  if (hasBody) for (const s of [400, 413, 415, 422]) statuses.add(s);
-  if (op.query) statuses.add(422);
-  if (route.auth && write) for (const s of [409, 422]) statuses.add(s);
+  if (hasBody) for (const s of [400, 413, 415]) statuses.add(s);
+  if (validatesInput(route, op)) statuses.add(422);
+  if (route.auth && write) statuses.add(409);
   const answered = (status: number) => {
     const rate = route.auth && ![401, 403, 500, 502, 503].includes(status) ? RATE_HEADERS : [];
     const retry: HeaderName[] = [409, 429, 503].includes(status) ? ['Retry-After'] : [];

@@ -1,5 +1,5 @@
 import { routes } from '#functions/routes.ts';
-import { answerSchemaNames } from './document.ts';
+import { answerSchemaNames, validatesInput } from './document.ts';
 import { derivedKinds, type ExceptionKind, type MarkedKind, markedKinds } from './exception-kinds.ts';
 import { operations } from './operations.ts';
 import { queryParameterKey, sharedParameters } from './parameters.ts';
@@ -56,19 +56,16 @@ function derived(): Record<keyof typeof derivedKinds, string[][]> {
       ['components', 'responses'],
     ],
     public: all.filter(({ route }) => !route.auth).map(({ at }) => [...at]),
-    // The routes document.ts lists neither 400 nor 422 for: no body, no query, no Idempotency-Key.
-    noInput: all
-      .filter(({ route, op }) => !op.body && !op.query && !(route.auth && route.method !== 'GET'))
-      .map(({ at }) => [...at, 'responses']),
+    noInput: all.filter(({ route, op }) => !validatesInput(route, op)).map(({ at }) => [...at, 'responses']),
   };
 }
 
 function marked(document: Json): Record<MarkedKind, string[][]> {
   const found: Record<MarkedKind, string[][]> = { freeText: [], notLimitedYet: [], accountScopedId: [] };
   for (const { route, op, at } of operationsOf()) {
+    const body = bodySchema(document, at);
     for (const [kind, fields] of Object.entries(op.exceptions ?? {}) as [MarkedKind, readonly string[]][]) {
       for (const field of fields) {
-        const body = bodySchema(document, at);
         const candidates = [
           ...(body ? [[...body, 'properties', field]] : []),
           ['components', 'parameters', queryParameterKey(route.name, field)],

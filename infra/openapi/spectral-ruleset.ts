@@ -5,7 +5,7 @@ import { type Exception, exceptionsOf } from './exceptions.ts';
  * exceptions of the document (./exceptions.ts). Written whole because Spectral honours `overrides` only in the
  * ruleset it is given, not in one that ruleset extends.
  */
-export const RULES_FILE = './infra/openapi/spectral-rules.yaml';
+const RULES_FILE = 'infra/openapi/spectral-rules.yaml';
 
 const WIDTH = 110;
 
@@ -36,7 +36,7 @@ function override({ kind, pointers }: Exception): string[] {
 export function spectralRulesetText(document: Parameters<typeof exceptionsOf>[0]): string {
   const header = comment(
     'Written by `npm run openapi` (infra/openapi/spectral-ruleset.ts): edit the declarations, not this file. ' +
-      `The rules are in ${RULES_FILE.slice(2)}; each override below turns rules off where the route table, ` +
+      `The rules are in ${RULES_FILE}; each override below turns rules off where the route table, ` +
       'the answer schemas or an exception mark in infra/openapi/operations.ts or parameters.ts says they do ' +
       'not fit, each pointer naming what it covers (docs/contract.md, "Spectral").',
     '',
@@ -45,7 +45,7 @@ export function spectralRulesetText(document: Parameters<typeof exceptionsOf>[0]
   return `${[
     ...header,
     'extends:',
-    `  - ${JSON.stringify(RULES_FILE)}`,
+    `  - ${JSON.stringify(`./${RULES_FILE}`)}`,
     '',
     'overrides:',
     ...overrides.flatMap((exception, i) => [...(i > 0 ? [''] : []), ...override(exception)]),
