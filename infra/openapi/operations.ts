@@ -222,8 +222,11 @@ export const operations: Record<RouteName, Operation> = {
     ifMatch: true,
     ok: { status: 200, description: 'The deal after the change.', body: DealUpdated, etag: true },
     statuses: [404, 412],
-    // An amount sent as a decimal string.
-    exceptions: { freeText: ['name', 'lost_reason'], notLimitedYet: ['amount'] },
+    exceptions: {
+      freeText: ['name', 'lost_reason'],
+      // An amount sent as a decimal string.
+      notLimitedYet: ['amount'],
+    },
   },
   getPipelineBoard: {
     summary: "A pipeline's board",
