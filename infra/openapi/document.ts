@@ -12,6 +12,7 @@ import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts'
 import { type WireForm, wireOf } from '#lib/validation.ts';
 import { CreateEndpointSchema, RedeliverSchema, UpdateEndpointSchema } from '#lib/webhooks/schemas.ts';
 import { type Operation, operations } from './operations.ts';
+import { queryParameterKey, sharedParameters } from './parameters.ts';
 import * as answers from './schemas.ts';
 
 /**
@@ -56,6 +57,11 @@ const definitions: Record<string, v.GenericSchema> = {
   WebhookDeliveryAttemptPage: answers.WebhookDeliveryAttemptPage,
   RedeliverWebhookRequest: RedeliverSchema,
 };
+
+/** The answers among them (declared in ./schemas.ts), which the lint's request-side rules leave alone. */
+export const answerSchemaNames: readonly string[] = Object.entries(definitions)
+  .filter(([, schema]) => (Object.values(answers) as unknown[]).includes(schema))
+  .map(([name]) => name);
 
 /**
  * Actions with no JSON Schema form: checks that need the whole input (a field that prohibits another, at least
@@ -193,15 +199,23 @@ function errorBody(status: number) {
   return ref('Error');
 }
 
+/**
+ * Whether a route takes input it validates, so that it can answer 422: a body, a query, or (a write past the
+ * authorizer) an Idempotency-Key. The lint's no-input exception is the routes without (./exceptions.ts).
+ */
+export function validatesInput(route: RouteDefinition, op: Operation): boolean {
+  return op.body !== undefined || op.query !== undefined || (route.auth && route.method !== 'GET');
+}
+
 /** Every status a route can answer besides its success, and the headers of each. */
 function failures(route: RouteDefinition, op: Operation) {
   const write = route.method !== 'GET';
   const hasBody = op.body !== undefined;
   const statuses = new Set<number>([429, 500, 502, ...(op.statuses ?? [])]);
   if (route.auth) for (const s of [401, 403, 503]) statuses.add(s);
-  if (hasBody) for (const s of [400, 413, 415, 422]) statuses.add(s);
-  if (op.query) statuses.add(422);
-  if (route.auth && write) for (const s of [409, 422]) statuses.add(s);
+  if (hasBody) for (const s of [400, 413, 415]) statuses.add(s);
+  if (validatesInput(route, op)) statuses.add(422);
+  if (route.auth && write) statuses.add(409);
   const answered = (status: number) => {
     const rate = route.auth && ![401, 403, 500, 502, 503].includes(status) ? RATE_HEADERS : [];
     const retry: HeaderName[] = [409, 429, 503].includes(status) ? ['Retry-After'] : [];
@@ -238,20 +252,32 @@ function success(route: RouteDefinition, op: Operation) {
   };
 }
 
-function parameters(route: RouteDefinition, op: Operation) {
-  const list: Record<string, unknown>[] = [];
-  for (const [name, { description, schema }] of Object.entries(op.pathParams ?? {})) {
-    list.push({ name, in: 'path', required: true, description, schema: plain(schema) });
-  }
+/** An operation's query parameters, by their key in components.parameters (./parameters.ts says why). */
+function queryParameters(route: RouteDefinition, op: Operation): [string, Record<string, unknown>][] {
+  const list: [string, Record<string, unknown>][] = [];
   for (const [name, entry] of Object.entries(op.query?.entries ?? {})) {
     const form = wireOf(entry);
     if (!form) continue; // not a parameter (lib/tickets/list-query.ts says why)
     const schema = plain(form.schema);
     const deep = (form.schema as { type?: string }).type === 'record';
-    list.push({ name, in: 'query', schema, ...(deep ? { style: 'deepObject', explode: true } : {}) });
+    list.push([
+      queryParameterKey(route.name, name),
+      { name, in: 'query', schema, ...(deep ? { style: 'deepObject', explode: true } : {}) },
+    ]);
   }
-  if (route.auth && route.method !== 'GET') list.push({ $ref: '#/components/parameters/IdempotencyKey' });
-  if (op.ifMatch) list.push({ $ref: '#/components/parameters/IfMatch' });
+  return list;
+}
+
+const parameterRef = (key: string) => ({ $ref: `#/components/parameters/${key}` });
+
+function parameters(route: RouteDefinition, op: Operation) {
+  const list: Record<string, unknown>[] = [];
+  for (const [name, { description, schema }] of Object.entries(op.pathParams ?? {})) {
+    list.push({ name, in: 'path', required: true, description, schema: plain(schema) });
+  }
+  for (const [key] of queryParameters(route, op)) list.push(parameterRef(key));
+  if (route.auth && route.method !== 'GET') list.push(parameterRef('IdempotencyKey'));
+  if (op.ifMatch) list.push(parameterRef('IfMatch'));
   return list;
 }
 
@@ -311,24 +337,14 @@ export function openApiDocument(version: string) {
       },
       schemas: components,
       parameters: {
-        IdempotencyKey: {
-          name: 'Idempotency-Key',
-          in: 'header',
-          description:
-            'Makes a retry safe: within 24 hours the same key and body get the first answer again, and ' +
-            'never a second change. 1 to 255 printable ASCII characters (an RFC 8941 quoted string is ' +
-            'taken without its quotes).',
-          // lib/http/idempotency.ts's KEY_RULE, which refuses any other key with a 422.
-          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
-        },
-        IfMatch: {
-          name: 'If-Match',
-          in: 'header',
-          description:
-            'The ETag of the version you read (or `*`, or a list of ETags): the update is refused (412) if ' +
-            'the ticket moved on. Any other value matches no version.',
-          schema: { type: 'string', pattern: '^(\\*|"\\d+"( *, *"\\d+")*)$' },
-        },
+        ...Object.fromEntries(
+          Object.entries(sharedParameters).map(([key, { parameter }]) => [key, parameter]),
+        ),
+        ...Object.fromEntries(
+          routes.flatMap((route) =>
+            queryParameters(route, operations[route.name as keyof typeof operations]),
+          ),
+        ),
       },
       responses: {
         MethodNotAllowed: {

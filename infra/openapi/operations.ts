@@ -13,6 +13,7 @@ import {
   RedeliverSchema,
   UpdateEndpointSchema,
 } from '#lib/webhooks/schemas.ts';
+import type { OperationExceptions } from './exception-kinds.ts';
 import {
   ContactPage,
   ContactUpdated,
@@ -70,6 +71,8 @@ export interface Operation {
   readonly statuses?: readonly (404 | 412)[];
   /** Request headers of this route's own. */
   readonly ifMatch?: boolean;
+  /** Body fields and query parameters the Spectral lint leaves alone, by kind (./exception-kinds.ts says why). */
+  readonly exceptions?: OperationExceptions;
 }
 
 /**
@@ -133,6 +136,7 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Tickets',
     body: CreateTicketSchema,
     ok: { status: 201, description: 'The ticket, as stored.', body: TicketCreated },
+    exceptions: { freeText: ['subject', 'description', 'requester_name', 'category_slug', 'custom_fields'] },
   },
   listTickets: {
     summary: 'List tickets',
@@ -141,6 +145,13 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Tickets',
     query: ListQueryParams,
     ok: { status: 200, description: 'One page of tickets and the exact total.', body: TicketPage },
+    exceptions: {
+      // requester_email is an exact match, not checked as an address.
+      freeText: ['requester_email', 'search', 'custom_fields'],
+      // The value of a custom_fields[<key>] filter.
+      notLimitedYet: ['custom_fields'],
+      accountScopedId: ['assignee_id'],
+    },
   },
   getTicket: {
     summary: 'Get a ticket',
@@ -160,6 +171,7 @@ export const operations: Record<RouteName, Operation> = {
     ifMatch: true,
     ok: { status: 200, description: 'The ticket after the change.', body: TicketUpdated, etag: true },
     statuses: [404, 412],
+    exceptions: { freeText: ['subject', 'description', 'category_slug', 'custom_fields', 'tags'] },
   },
   createDeal: {
     summary: 'Create a deal',
@@ -168,6 +180,11 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Deals',
     body: CreateDealSchema,
     ok: { status: 201, description: 'The deal, as stored.', body: DealCreated },
+    exceptions: {
+      freeText: ['name', 'contact_first_name', 'contact_last_name', 'contact_phone'],
+      // An amount sent as a decimal string.
+      notLimitedYet: ['amount'],
+    },
   },
   listDeals: {
     summary: 'List deals',
@@ -176,6 +193,11 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Deals',
     query: DealListQueryParams,
     ok: { status: 200, description: 'One page of deals and the exact total.', body: DealPage },
+    exceptions: {
+      // contact_email is an exact match, not checked as an address.
+      freeText: ['contact_email', 'search'],
+      accountScopedId: ['pipeline_id', 'stage_id'],
+    },
   },
   getDeal: {
     summary: 'Get a deal',
@@ -200,6 +222,11 @@ export const operations: Record<RouteName, Operation> = {
     ifMatch: true,
     ok: { status: 200, description: 'The deal after the change.', body: DealUpdated, etag: true },
     statuses: [404, 412],
+    exceptions: {
+      freeText: ['name', 'lost_reason'],
+      // An amount sent as a decimal string.
+      notLimitedYet: ['amount'],
+    },
   },
   getPipelineBoard: {
     summary: "A pipeline's board",
@@ -221,6 +248,8 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Contacts',
     query: ContactListQueryParams,
     ok: { status: 200, description: 'One page of contacts and the exact total.', body: ContactPage },
+    // email is an exact match, not checked as an address.
+    exceptions: { freeText: ['email', 'search'] },
   },
   getContact: {
     summary: 'Get a contact',
@@ -244,6 +273,7 @@ export const operations: Record<RouteName, Operation> = {
     ifMatch: true,
     ok: { status: 200, description: 'The contact after the change.', body: ContactUpdated, etag: true },
     statuses: [404, 412],
+    exceptions: { freeText: ['first_name', 'last_name', 'phone'] },
   },
   listEvents: {
     summary: 'List events',
@@ -275,6 +305,7 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Webhooks',
     body: CreateEndpointSchema,
     ok: { status: 201, description: 'The endpoint, with its signing secret.', body: WebhookCreated },
+    exceptions: { freeText: ['description'] },
   },
   listWebhooks: {
     summary: 'List webhook endpoints',
@@ -299,6 +330,7 @@ export const operations: Record<RouteName, Operation> = {
     body: UpdateEndpointSchema,
     ok: { status: 200, description: 'The endpoint after the change.', body: WebhookUpdated },
     statuses: [404],
+    exceptions: { freeText: ['description'] },
   },
   deleteWebhook: {
     summary: 'Delete a webhook endpoint',

@@ -48,7 +48,12 @@ describe('the OpenAPI document', () => {
     expect(create.properties.priority.anyOf[0].enum).toEqual(['low', 'medium', 'high', 'urgent']);
     expect(document.components.schemas.UpdateTicketRequest.required).toBeUndefined();
     expect(document.components.schemas.CreateDealRequest.required).toEqual(['name', 'contact_email']);
-    const list = document.paths['/api/tickets'].get.parameters.map((p: { name: string }) => p.name);
+    // Query parameters are components (infra/openapi/parameters.ts), listed by reference.
+    const parameter = (p: { $ref?: string; name?: string }) =>
+      p.$ref ? document.components.parameters[p.$ref.slice('#/components/parameters/'.length)] : p;
+    const list = document.paths['/api/tickets'].get.parameters.map(
+      (p: { $ref?: string; name?: string }) => parameter(p).name,
+    );
     expect(list).toEqual([
       'page',
       'per_page',

@@ -1,0 +1,44 @@
+import type { MarkedKind } from './exception-kinds.ts';
+
+/**
+ * The request headers several operations share, as components.parameters of the OpenAPI document, each with
+ * the exception marks of the Spectral lint it carries (./exception-kinds.ts).
+ */
+interface SharedParameter {
+  readonly parameter: Readonly<Record<string, unknown>>;
+  readonly exceptions?: readonly MarkedKind[];
+}
+
+export const sharedParameters = {
+  IdempotencyKey: {
+    parameter: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      description:
+        'Makes a retry safe: within 24 hours the same key and body get the first answer again, and ' +
+        'never a second change. 1 to 255 printable ASCII characters (an RFC 8941 quoted string is ' +
+        'taken without its quotes).',
+      // lib/http/idempotency.ts's KEY_RULE, which refuses any other key with a 422.
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
+    },
+  },
+  IfMatch: {
+    parameter: {
+      name: 'If-Match',
+      in: 'header',
+      description:
+        'The ETag of the version you read (or `*`, or a list of ETags): the update is refused (412) if ' +
+        'the ticket moved on. Any other value matches no version.',
+      schema: { type: 'string', pattern: '^(\\*|"\\d+"( *, *"\\d+")*)$' },
+    },
+    // A list of ETags, of any length today.
+    exceptions: ['notLimitedYet'],
+  },
+} as const satisfies Record<string, SharedParameter>;
+
+/**
+ * Where an operation's query parameter is declared: components.parameters, under `<operation>.<parameter>`;
+ * the operation lists it by reference. So anything (the lint's exceptions first) can name it, where its
+ * position in the operation's list would say nothing and move when a parameter is added or reordered.
+ */
+export const queryParameterKey = (operation: string, parameter: string) => `${operation}.${parameter}`;
