@@ -18,7 +18,7 @@ const ticket = { subject: 'Probe', description: 'd', requester_email: 'probe@cli
 const nested = (depth: number, leaf = '5') => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
 
 describe('deep nesting', () => {
-  it(`a body nested ${MAX_JSON_DEPTH + 1} levels deep is a 400 before any work, with or without a key`, async () => {
+  it(`a body nested ${MAX_JSON_DEPTH + 1} levels deep is a 400 that takes no number, with or without a key`, async () => {
     // The body object is level 1, the arrays in x the levels below it.
     const body = `{"subject":"s","description":"d","requester_email":"a@b.test","x":${nested(MAX_JSON_DEPTH)}}`;
     const before = await sequencesOf(account.accountId);
