@@ -1,6 +1,7 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
+import { SECRET_ANSWER_HEADERS } from '#lib/http/response.ts';
 import { createWebhookEndpoint } from '#lib/webhooks/endpoints.ts';
 import { presentEndpointWithSecret } from '#lib/webhooks/present.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
@@ -12,5 +13,9 @@ export const handler = httpHandler(
 );
 
 function created(endpoint: Endpoint): HttpResult {
-  return { statusCode: 201, body: { data: presentEndpointWithSecret(endpoint) } };
+  return {
+    statusCode: 201,
+    body: { data: presentEndpointWithSecret(endpoint) },
+    headers: SECRET_ANSWER_HEADERS,
+  };
 }

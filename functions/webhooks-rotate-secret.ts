@@ -1,6 +1,7 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
+import { SECRET_ANSWER_HEADERS } from '#lib/http/response.ts';
 import { rotateWebhookSecret } from '#lib/webhooks/endpoints.ts';
 import { presentRotatedSecret, type RotatedSecret } from '#lib/webhooks/present.ts';
 
@@ -11,5 +12,5 @@ export const handler = httpHandler(
 );
 
 function rotated(result: RotatedSecret): HttpResult {
-  return { statusCode: 200, body: { data: presentRotatedSecret(result) } };
+  return { statusCode: 200, body: { data: presentRotatedSecret(result) }, headers: SECRET_ANSWER_HEADERS };
 }

@@ -65,6 +65,15 @@ export const pageParams = {
   per_page: param('per_page', wholeNumber('per_page', 1, MAX_PER_PAGE), wholeNumberWire(1, MAX_PER_PAGE)),
 };
 
+/**
+ * Whether a query parameter's name is one of a list's: an own entry of its schema (`in` would also find
+ * `constructor`, `toString` and the rest of Object.prototype).
+ */
+export const recognisedBy =
+  (schema: { readonly entries: v.ObjectEntries }) =>
+  (name: string): boolean =>
+    Object.hasOwn(schema.entries, name);
+
 /** The recognised parameters as sent, in order, after `page`: what the pagination links repeat. */
 export function linkParamsOf(
   query: Record<string, string[]>,

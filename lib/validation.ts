@@ -304,12 +304,15 @@ export function validate<TSchema extends v.GenericSchema>(
 ): v.InferOutput<TSchema> {
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
-  const errors: FieldErrors = {};
+  // By path in a Map: a path is a name the input chose (an account file's `constructor` key), and on a plain
+  // object `errors[path]` would find Object.prototype's member.
+  const byPath = new Map<string, string[]>();
   for (const issue of result.issues) {
     const path = fieldPath(issue, options.paths);
     const message = options.message?.(issue) ?? issue.message;
-    const messages = errors[path] ?? [];
-    if (!messages.includes(message)) errors[path] = [...messages, message];
+    const messages = byPath.get(path) ?? [];
+    if (!messages.includes(message)) byPath.set(path, [...messages, message]);
   }
+  const errors: FieldErrors = Object.fromEntries(byPath);
   throw options.fail?.(errors) ?? new ValidationFailed(errors);
 }

@@ -254,35 +254,37 @@ function buildProxyEvent(
   authorizer: Record<string, unknown>,
   baseUrl: URL,
 ): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Keyed by what the client sent: Maps, so that a name like `constructor` or `__proto__` finds nothing
+  // inherited (the event's objects are then built as JSON.parse builds API Gateway's: own properties only).
+  const headers = new Map<string, string>();
+  const multiValueHeaders = new Map<string, string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
     // API Gateway sets these itself: the client's values never reach a handler.
     if (/^(host|x-forwarded-proto)$/i.test(name)) continue;
-    headers[name] = value;
-    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
+    headers.set(name, value);
+    multiValueHeaders.set(name, [...(multiValueHeaders.get(name) ?? []), value]);
   }
   const scheme = baseUrl.protocol.replace(/:$/, '');
-  Object.assign(headers, { Host: baseUrl.host, 'X-Forwarded-Proto': scheme });
-  Object.assign(multiValueHeaders, { Host: [baseUrl.host], 'X-Forwarded-Proto': [scheme] });
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  headers.set('Host', baseUrl.host).set('X-Forwarded-Proto', scheme);
+  multiValueHeaders.set('Host', [baseUrl.host]).set('X-Forwarded-Proto', [scheme]);
+  const query = new Map<string, string>();
+  const multiQuery = new Map<string, string[]>();
   for (const [key, value] of target.query) {
-    query[key] = value;
-    multiQuery[key] = [...(multiQuery[key] ?? []), value];
+    query.set(key, value);
+    multiQuery.set(key, [...(multiQuery.get(key) ?? []), value]);
   }
-  const hasQuery = Object.keys(query).length > 0;
+  const hasQuery = query.size > 0;
   const now = Date.now();
   return {
     resource: route.path,
     path: target.path,
     httpMethod: route.method,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: hasQuery ? query : null,
-    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    headers: Object.fromEntries(headers),
+    multiValueHeaders: Object.fromEntries(multiValueHeaders),
+    queryStringParameters: hasQuery ? Object.fromEntries(query) : null,
+    multiValueQueryStringParameters: hasQuery ? Object.fromEntries(multiQuery) : null,
     pathParameters: null,
     stageVariables: null,
     body: body.length > 0 ? body : null,

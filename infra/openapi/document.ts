@@ -8,6 +8,7 @@ import type * as v from 'valibot';
 import { type RouteDefinition, routes } from '#functions/routes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
+import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation.ts';
 import { CreateEndpointSchema, RedeliverSchema, UpdateEndpointSchema } from '#lib/webhooks/schemas.ts';
@@ -156,6 +157,10 @@ const headers = {
     schema: { const: 'true' },
   },
   Allow: { description: 'The methods the path serves.', schema: { type: 'string' } },
+  'Cache-Control': {
+    description: 'The answer shows a secret: no cache may keep it.',
+    schema: { const: 'no-store' },
+  },
 } as const satisfies Record<string, { description: string; schema: JsonSchema }>;
 
 type HeaderName = keyof typeof headers;
@@ -178,14 +183,14 @@ function headersOf(names: readonly HeaderName[], required: readonly HeaderName[]
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'The body is not a JSON object.',
+  400: `The body is not a JSON object, or nests deeper than ${MAX_JSON_DEPTH} levels.`,
   401: 'No key, or a key that is unknown or revoked.',
   403: "The account's plan has no API access.",
   404: 'Not found (or not this account’s).',
   409: 'A request with this Idempotency-Key is still being served: retry after Retry-After.',
   412: 'If-Match names a version the ticket no longer has: nothing changed.',
   413: 'The body is over 1 MiB.',
-  415: 'The body is not sent as application/json.',
+  415: 'The body is not sent as application/json, or names a charset other than UTF-8.',
   422: 'A field breaks a rule: every field’s messages, under the names sent.',
   429: 'Over the rate limit: nothing changed.',
   500: 'An unexpected fault: nothing about it but the id to quote.',
@@ -238,10 +243,12 @@ function success(route: RouteDefinition, op: Operation) {
     ...(route.auth ? RATE_HEADERS : []),
     ...(ok.etag ? (['ETag'] as const) : []),
     ...(route.auth && route.method !== 'GET' ? (['Idempotent-Replayed'] as const) : []),
+    ...(ok.noStore ? (['Cache-Control'] as const) : []),
   ];
   const required: HeaderName[] = [
     ...(route.auth ? RATE_HEADERS : []),
     ...(ok.etag ? (['ETag'] as const) : []),
+    ...(ok.noStore ? (['Cache-Control'] as const) : []),
   ];
   const content =
     'contentTypes' in ok.body

@@ -66,6 +66,8 @@ export interface Operation {
     readonly body: v.GenericSchema | { readonly contentTypes: readonly string[] };
     /** Answers an ETag (the ticket's version). */
     readonly etag?: boolean;
+    /** Shows a secret, so says Cache-Control: no-store. */
+    readonly noStore?: boolean;
   };
   /** Statuses of this route's own (404, 412), besides the shared ones. */
   readonly statuses?: readonly (404 | 412)[];
@@ -304,7 +306,12 @@ export const operations: Record<RouteName, Operation> = {
       'At most 20 endpoints an account. The answer holds the signing secret: the only one that shows it.',
     tag: 'Webhooks',
     body: CreateEndpointSchema,
-    ok: { status: 201, description: 'The endpoint, with its signing secret.', body: WebhookCreated },
+    ok: {
+      status: 201,
+      description: 'The endpoint, with its signing secret.',
+      body: WebhookCreated,
+      noStore: true,
+    },
     exceptions: { freeText: ['description'] },
   },
   listWebhooks: {
@@ -347,7 +354,7 @@ export const operations: Record<RouteName, Operation> = {
       '(webhook-signature carries one entry per live secret), so receivers can switch without missing a delivery.',
     tag: 'Webhooks',
     pathParams: WEBHOOK_PARAM,
-    ok: { status: 200, description: 'The new secret.', body: WebhookSecretRotated },
+    ok: { status: 200, description: 'The new secret.', body: WebhookSecretRotated, noStore: true },
     statuses: [404],
   },
   listWebhookDeliveries: {

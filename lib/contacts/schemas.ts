@@ -1,5 +1,12 @@
 import * as v from 'valibot';
-import { DEFAULT_PER_PAGE, linkParamsOf, maxText, pageParams, param } from '#lib/list-params.ts';
+import {
+  DEFAULT_PER_PAGE,
+  linkParamsOf,
+  maxText,
+  pageParams,
+  param,
+  recognisedBy,
+} from '#lib/list-params.ts';
 import type { PageRequest } from '#lib/pagination.ts';
 import { clearable, parseInput, requiredEmail, requiredText, someField, sometimes } from '#lib/validation.ts';
 
@@ -50,6 +57,6 @@ export function parseContactListQuery(query: Record<string, string[]>): ContactL
     perPage: q.per_page ?? DEFAULT_PER_PAGE,
     ...(q.email !== undefined ? { email: q.email } : {}),
     ...(q.search !== undefined ? { search: q.search } : {}),
-    linkParams: linkParamsOf(query, (name) => name in ContactListQueryParams.entries),
+    linkParams: linkParamsOf(query, recognisedBy(ContactListQueryParams)),
   };
 }

@@ -6,6 +6,7 @@ import {
   pageParams,
   param,
   picked,
+  recognisedBy,
   wholeNumber,
   wholeNumberWire,
 } from '#lib/list-params.ts';
@@ -52,6 +53,6 @@ export function parseDealListQuery(query: Record<string, string[]>): DealListQue
     ...(q.currency ? { currency: q.currency } : {}),
     ...(q.contact_email !== undefined ? { contactEmail: q.contact_email } : {}),
     ...(q.search !== undefined ? { search: q.search } : {}),
-    linkParams: linkParamsOf(query, (name) => name in DealListQueryParams.entries),
+    linkParams: linkParamsOf(query, recognisedBy(DealListQueryParams)),
   };
 }

@@ -28,11 +28,12 @@ const amountRules = v.pipe(
   v.unknown(),
   v.transform((x) => (typeof x === 'string' && NUMERIC_STRING.test(x) ? Number(x) : x)),
   v.number('The amount field must be a number.'),
-  v.finite('The amount field must be a number.'),
+  // A JSON number too large for a double (1e400) arrives as ±Infinity: the range rules name it.
   v.minValue(0, 'The amount field must be at least 0.'),
   v.maxValue(MAX_AMOUNT, `The amount field must not be greater than ${MAX_AMOUNT}.`),
+  // Every rule of a pipe runs, even after one failed: this one must not see a number the range refused.
   v.check(
-    (n) => fractionDigits(n) <= AMOUNT_DECIMALS,
+    (n) => !Number.isFinite(n) || fractionDigits(n) <= AMOUNT_DECIMALS,
     `The amount field must have at most ${AMOUNT_DECIMALS} decimal places.`,
   ),
 );

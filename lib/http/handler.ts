@@ -3,9 +3,10 @@ import type { Context } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { DEADLINE_MARGIN_MS, FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { runInRequestScope } from '#lib/data/request-scope.ts';
-import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '#lib/errors.ts';
+import { BadRequest, PayloadTooLarge } from '#lib/errors.ts';
 import { type Event, httpContext, type Internal, internalOf, type Result } from './context.ts';
 import { commitHook, idempotency } from './idempotency.ts';
+import { checkJsonContentType, checkJsonDepth } from './json-limits.ts';
 import type { BusinessMetric } from './metrics.ts';
 import { rateCount } from './rate-limit.ts';
 import {
@@ -21,7 +22,10 @@ import { jsonResponse } from './response.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** JSON body: 413 over 1 MiB, 415 without a JSON content type, 400 when it is not a JSON object. */
+/**
+ * JSON body: 413 over 1 MiB, 415 without a JSON content type or with a charset other than UTF-8, 400 when it
+ * nests deeper than MAX_JSON_DEPTH or is not a JSON object (json-limits.ts).
+ */
 function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
   return {
     before: (request) => {
@@ -31,13 +35,12 @@ function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
       if (bytes.byteLength > MAX_BODY_BYTES) {
         throw new PayloadTooLarge('The request body must not exceed 1 MiB.');
       }
-      const contentType = headerOf(event, 'content-type') ?? '';
-      if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(contentType.trim())) {
-        throw new UnsupportedMediaType('The request body must be sent with Content-Type: application/json.');
-      }
+      checkJsonContentType(headerOf(event, 'content-type') ?? '');
+      const text = bytes.toString('utf8');
+      checkJsonDepth(text);
       let parsed: unknown;
       try {
-        parsed = JSON.parse(bytes.toString('utf8'));
+        parsed = JSON.parse(text);
       } catch {
         throw new BadRequest('The request body is not valid JSON.');
       }

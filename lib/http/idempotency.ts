@@ -38,16 +38,40 @@ export function parseIdempotencyKey(values: string[]): string {
   return key;
 }
 
-/** JSON with object keys sorted at every depth: two bodies equal as data have the same text. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
+/**
+ * JSON with object keys sorted at every depth: two bodies equal as data have the same text. Iterative (a stack of
+ * what is left to write), so that no body, however deep, can overflow the call stack.
+ */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  const todo: ({ text: string } | { value: unknown })[] = [{ value }];
+  for (let next = todo.pop(); next !== undefined; next = todo.pop()) {
+    if ('text' in next) {
+      out.push(next.text);
+      continue;
+    }
+    const item = next.value;
+    if (item === null || typeof item !== 'object') {
+      out.push(JSON.stringify(item) ?? 'null');
+      continue;
+    }
+    const parts: typeof todo = [];
+    if (Array.isArray(item)) {
+      for (const [i, element] of item.entries()) parts.push({ text: i === 0 ? '' : ',' }, { value: element });
+    } else {
+      const record = item as Record<string, unknown>;
+      for (const [i, k] of Object.keys(record).sort().entries()) {
+        parts.push({ text: `${i === 0 ? '' : ','}${JSON.stringify(k)}:` }, { value: record[k] });
+      }
+    }
+    const [open, close] = Array.isArray(item) ? ['[', ']'] : ['{', '}'];
+    // Last in, first out: pushed in reverse, so the parts come out in order (one at a time: a spread of a
+    // long array would pass the engine's limit on arguments).
+    todo.push({ text: close });
+    for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i] as (typeof parts)[number]);
+    todo.push({ text: open });
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

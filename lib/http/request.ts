@@ -87,14 +87,15 @@ export function paramsOf(event: APIGatewayProxyEvent): Record<string, string> {
 }
 
 export function queryOf(event: APIGatewayProxyEvent): Record<string, string[]> {
-  const query: Record<string, string[]> = {};
+  // A Map: the names are the client's, and `query[name] = ...` would set the prototype for `__proto__`.
+  const query = new Map<string, string[]>();
   for (const [key, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
-    if (values) query[key] = values;
+    if (values) query.set(key, values);
   }
   for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) {
-    if (value !== undefined && !query[key]) query[key] = [value];
+    if (value !== undefined && !query.has(key)) query.set(key, [value]);
   }
-  return query;
+  return Object.fromEntries(query);
 }
 
 /**

@@ -26,6 +26,9 @@ export function jsonTextResponse(
   };
 }
 
+/** An answer that shows a secret: no cache, shared or the client's own, may keep a copy of it. */
+export const SECRET_ANSWER_HEADERS = { 'Cache-Control': 'no-store' } as const;
+
 /** The body of a 500: nothing about the cause, only the id to quote to support. */
 export function serverErrorBody(requestId: string) {
   return { message: 'Server error.', request_id: requestId };

@@ -7,6 +7,7 @@ import {
   pageParams,
   param,
   picked,
+  recognisedBy,
   wholeNumber,
   wholeNumberWire,
 } from '#lib/list-params.ts';
@@ -92,7 +93,7 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
   const linkParams = linkParamsOf(
     query,
     (name) =>
-      (name in ListQueryParams.entries && name !== 'custom_fields' && name !== 'bare_custom_fields') ||
+      (recognisedBy(ListQueryParams)(name) && name !== 'custom_fields' && name !== 'bare_custom_fields') ||
       CUSTOM_FIELD_PARAM.test(name),
   );
   return {

@@ -8,7 +8,7 @@ import {
 } from '#lib/data/webhook-deliveries.ts';
 import { EndpointNotFound } from '#lib/data/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
-import { DEFAULT_PER_PAGE, linkParamsOf } from '#lib/list-params.ts';
+import { DEFAULT_PER_PAGE, linkParamsOf, recognisedBy } from '#lib/list-params.ts';
 import { type PageRequest, paginate } from '#lib/pagination.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
@@ -43,7 +43,7 @@ export function parseDeliveryListQuery(query: Record<string, string[]>): PageReq
   return {
     page: q.page ?? 1,
     perPage: q.per_page ?? DEFAULT_PER_PAGE,
-    linkParams: linkParamsOf(query, (name) => name in DeliveryListQueryParams.entries),
+    linkParams: linkParamsOf(query, recognisedBy(DeliveryListQueryParams)),
   };
 }
 

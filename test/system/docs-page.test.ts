@@ -11,7 +11,8 @@ import { waitFor } from '#test/support/wait.ts';
 /**
  * The docs page in a real browser: `npm start` serves /docs, headless Chromium (the build the
  * @sparticuz/chromium package ships, so `npm ci` brings it) renders it, and every operation of the route table
- * is on the page, with nothing fetched from anywhere but the service itself.
+ * is on the page, with nothing fetched from anywhere but the service itself and nothing its
+ * Content-Security-Policy refuses.
  */
 let service: ChildProcess | undefined;
 let browser: Browser | undefined;
@@ -80,9 +81,17 @@ describe('GET /docs in a browser', () => {
     page.on('pageerror', (error) => {
       errors.push(String(error));
     });
+    // What the page's Content-Security-Policy refused: Swagger UI must need nothing it forbids.
+    await page.evaluateOnNewDocument(`
+      window.refused = [];
+      document.addEventListener('securitypolicyviolation', (event) => {
+        window.refused.push(event.effectiveDirective + ' ' + event.blockedURI);
+      });
+    `);
 
     const response = await page.goto(`${base}/docs`, { waitUntil: 'networkidle0' });
     expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toMatch(/^default-src 'none'; /);
     await page.waitForFunction(`document.querySelectorAll('.opblock').length >= ${routes.length}`, {
       timeout: 30_000,
     });
@@ -97,8 +106,14 @@ describe('GET /docs in a browser', () => {
     expect(rendered.sort(byName)).toEqual(
       routes.map((r) => ({ method: r.method, path: r.path, name: r.name })).sort(byName),
     );
+    // An operation opened: its parameters, body schema and example render under the same policy.
+    await page.click('#operations-Tickets-createTicket .opblock-summary');
+    await page.waitForSelector('#operations-Tickets-createTicket .opblock-body .model-example', {
+      timeout: 10_000,
+    });
     expect(await page.title()).toBe('deskpipe API reference');
     expect(errors).toEqual([]);
+    expect(await page.evaluate('window.refused')).toEqual([]);
     expect(requested.filter((url) => !url.startsWith(`${base}/`) && !url.startsWith('data:'))).toEqual([]);
     expect(requested).toContain(`${base}/api/openapi.json`);
   }, 120_000);

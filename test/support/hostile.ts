@@ -1,0 +1,149 @@
+import { type RouteDefinition, routes } from '#functions/routes.ts';
+import document from '../../docs/openapi.json' with { type: 'json' };
+import type { Gateway } from './http.ts';
+
+/**
+ * Hostile requests for every route of the route table (issue 25): names of Object.prototype members, nesting
+ * around the depth bound, non-finite numbers in every numeric field, every charset. Which fields are numbers and
+ * which are objects is read from the OpenAPI document, so a field added to a schema is swept without a change
+ * here. Bodies are written as JSON text, since an object literal cannot hold an own `__proto__` and
+ * JSON.stringify cannot write 1e400.
+ */
+export const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  '__defineGetter__',
+  '__lookupGetter__',
+];
+
+/** JSON texts that parse to ±Infinity, or (as strings) that a numeric rule turns into it. */
+export const NON_FINITE = ['1e400', '-1e400', '"1e400"', `"1${'0'.repeat(400)}"`];
+
+/** Every Content-Type the body check takes (lib/http/json-limits.ts), and some it refuses. */
+export const ACCEPTED_CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=UTF-8',
+  'application/json; charset="utf-8"',
+  'application/json;charset=utf8',
+  'application/vnd.api+json; charset=utf-8',
+];
+export const REFUSED_CONTENT_TYPES = [
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
+  'application/json; charset=iso-8859-1',
+];
+
+/** A JSON object's text from entries whose values are JSON texts already. */
+export const objectText = (entries: [string, string][]) =>
+  `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`;
+
+/** `levels` of objects and arrays in turn, each object keyed `name`, around a number. */
+export function nestedText(levels: number, name: string): string {
+  let text = '1';
+  for (let i = 0; i < levels; i++) text = i % 2 === 0 ? `[${text}]` : objectText([[name, text]]);
+  return text;
+}
+
+type Schema = { $ref?: string; type?: string | string[]; anyOf?: Schema[]; oneOf?: Schema[] } & Record<
+  string,
+  unknown
+>;
+const doc = document as unknown as {
+  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>>;
+  components: { schemas: Record<string, Schema> };
+};
+const resolve = (s: Schema | undefined): Schema | undefined =>
+  s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop() as string]) : s;
+/** Whether a schema, or any alternative of it at any depth (anyOf, oneOf), has one of `types`. */
+const hasType = (schema: Schema | undefined, types: string[]): boolean => {
+  const s = resolve(schema);
+  if (s === undefined) return false;
+  if ([s.type ?? []].flat().some((t) => types.includes(t))) return true;
+  return [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some((a) => hasType(a, types));
+};
+
+export interface BodyFields {
+  /** Top-level fields that take a number. */
+  numbers: string[];
+  /** Top-level fields that take an object (custom_fields): hostile keys go inside them too. */
+  objects: string[];
+}
+
+/** The numeric and object fields of a route's body, from the OpenAPI document; undefined: no body. */
+export function bodyFieldsOf(route: RouteDefinition): BodyFields | undefined {
+  const op = doc.paths[route.path]?.[route.method.toLowerCase()];
+  const schema = resolve(op?.requestBody?.content['application/json']?.schema);
+  if (!schema) return undefined;
+  const properties = Object.entries((schema.properties ?? {}) as Record<string, Schema>);
+  return {
+    numbers: properties.filter(([, s]) => hasType(s, ['number', 'integer'])).map(([k]) => k),
+    objects: properties.filter(([, s]) => hasType(s, ['object'])).map(([k]) => k),
+  };
+}
+
+/** A body each write route takes, so that a hostile addition is what the request is refused for, if anything. */
+const BASE_BODIES: Record<string, Record<string, unknown>> = {
+  createTicket: { subject: 'Hostile', description: 'd', requester_email: 'hostile@client.test' },
+  updateTicket: { subject: 'Hostile again' },
+  createDeal: { name: 'Hostile', contact_email: 'hostile@client.test', contact_first_name: 'H' },
+  updateDeal: { name: 'Hostile again' },
+  updateContact: { first_name: 'Hostile' },
+  createWebhook: { url: 'http://127.0.0.1:4599/hooks', events: ['ticket.*'] },
+  updateWebhook: { description: 'Hostile' },
+  redeliverWebhook: { since: '2026-11-24T00:00:00Z' },
+};
+
+/** The base body of a route as entries of JSON texts (none for a route without a body). */
+export const baseEntries = (route: RouteDefinition): [string, string][] =>
+  Object.entries(BASE_BODIES[route.name] ?? {}).map(([k, v]) => [k, JSON.stringify(v)]);
+
+/** What the path parameters of every route name: things that exist, made in the test's account. */
+export interface Things {
+  ticket: string;
+  deal: string;
+  contact: string;
+  pipeline: string;
+  event: string;
+  webhook: string;
+  /** Another endpoint: the one DELETE removes (once; then 404). */
+  doomedWebhook: string;
+  asset: string;
+}
+
+export async function makeThings(gateway: Gateway, key: string): Promise<Things> {
+  const call = (method: string, path: string, body?: unknown) => gateway.call(method, path, { key, body });
+  const ticket = await call('POST', '/api/tickets', BASE_BODIES.createTicket);
+  const deal = await call('POST', '/api/deals', BASE_BODIES.createDeal);
+  const webhook = await call('POST', '/api/webhooks', BASE_BODIES.createWebhook);
+  const doomed = await call('POST', '/api/webhooks', BASE_BODIES.createWebhook);
+  const events = await call('GET', '/api/events?limit=1');
+  return {
+    ticket: ticket.body.ticket.reference,
+    deal: deal.body.data.uuid,
+    contact: deal.body.data.contact.uuid,
+    pipeline: String(deal.body.data.pipeline.id),
+    event: events.body.data[0].id,
+    webhook: webhook.body.data.id,
+    doomedWebhook: doomed.body.data.id,
+    asset: 'swagger-ui.css',
+  };
+}
+
+/** The route's path with its parameters filled in. */
+export function pathOf(route: RouteDefinition, things: Things): string {
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+    name === 'webhook' && route.method === 'DELETE'
+      ? things.doomedWebhook
+      : String(things[name as keyof Things]),
+  );
+}
+
+export const everyRoute: readonly RouteDefinition[] = routes;
