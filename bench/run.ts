@@ -12,7 +12,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back (bench/contention.ts), to
  * bench/results-contention.json. Both files are git-ignored: docs/capacity.md quotes them.
  */
-const argAfter = (flag: string) => process.argv[process.argv.indexOf(flag) + 1];
+const argAfter = (flag: string) =>
+  process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
 const store = await startDynamoDbLocal({ port: 0 });
 try {
   process.env.DYNAMODB_ENDPOINT = store.endpoint;
