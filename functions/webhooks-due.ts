@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { logWorkerRun, startInvocationLog } from '#lib/http/log.ts';
+import { logWorkerRun, startInvocationLog } from '#lib/log.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { logWorkerRun, startInvocationLog } from '#lib/http/log.ts';
+import { logWorkerRun, startInvocationLog } from '#lib/log.ts';
 import { fanOut } from '#lib/webhooks/fan-out.ts';
 
 /**
