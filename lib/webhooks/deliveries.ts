@@ -9,7 +9,7 @@ import {
 import { EndpointNotFound } from '#lib/data/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { DEFAULT_PER_PAGE, linkParamsOf } from '#lib/list-params.ts';
-import { type PageRequest, paginate } from '#lib/pagination.ts';
+import { type ListUrl, type PageRequest, paginate } from '#lib/pagination.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { DeliveryListQueryParams, RedeliverSchema } from './schemas.ts';
@@ -48,19 +48,11 @@ export function parseDeliveryListQuery(query: Record<string, string[]>): PageReq
 }
 
 /** GET /api/webhooks/{webhook}/deliveries: the attempts, newest first, paginated as tickets. */
-export async function listWebhookDeliveries(
-  accountId: string,
-  ref: string,
-  query: PageRequest,
-  baseUrl: string,
-) {
+export async function listWebhookDeliveries(accountId: string, ref: string, query: PageRequest, at: ListUrl) {
   if (!ENDPOINT_ID.test(ref)) throw new NotFound();
   try {
     const { data, total } = await listDeliveryAttempts(accountId, ref, query);
-    return paginate(data.map(presentAttempt), total, query, {
-      baseUrl,
-      path: `/api/webhooks/${ref}/deliveries`,
-    });
+    return paginate(data.map(presentAttempt), total, query, at);
   } catch (error) {
     if (error instanceof EndpointNotFound) throw new NotFound();
     throw error;
