@@ -3,13 +3,10 @@ import { type EventRecord, getEvent, readFeed, UnknownEventCursor } from '#lib/d
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { parseInput, wire } from '#lib/validation.ts';
-import { EVENT_RESOURCES, EVENT_TYPES } from './drafts.ts';
+import { EVENT_TYPE_PATTERNS, matchesEventType } from './types.ts';
 
 export const DEFAULT_EVENT_LIMIT = 50;
 export const MAX_EVENT_LIMIT = 100;
-
-/** What `type` accepts: an event type, `<resource>.*`, or `*`. */
-export const EVENT_TYPE_PATTERNS = [...EVENT_TYPES, ...EVENT_RESOURCES.map((r) => `${r}.*`), '*'];
 
 const EVENT_ID = /^evt_[0-9a-z]{10}[0-9a-f]{10}$/;
 
@@ -53,8 +50,8 @@ export function parseEventFeedQuery(query: Record<string, string[]>): EventFeedQ
 
 /** Whether an event type is one `patterns` asks for (none: every type). */
 export function typeMatcher(patterns: string[]): (type: string) => boolean {
-  if (patterns.length === 0 || patterns.includes('*')) return () => true;
-  return (type) => patterns.some((p) => p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+  if (patterns.length === 0) return () => true;
+  return (type) => matchesEventType(patterns, type);
 }
 
 /**

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { EVENT_TYPE_PATTERNS } from '#lib/events/feed.ts';
+import { EVENT_TYPE_PATTERNS } from '#lib/events/types.ts';
 import { pageParams } from '#lib/list-params.ts';
 import {
   clearable,
