@@ -26,4 +26,3 @@ export * from './webhook-deliveries/leases.ts';
 export * from './webhook-deliveries/log.ts';
 export * from './webhook-deliveries/queue.ts';
 export * from './webhook-deliveries/record.ts';
-export * from './webhook-deliveries/redeliver.ts';

@@ -1,17 +1,11 @@
-import {
-  type DeliveryAttempt,
-  EndpointDisabled,
-  listDeliveryAttempts,
-  MAX_REDELIVER_EVENTS,
-  redeliver,
-  UnknownEvent,
-} from '#lib/data/webhook-deliveries.ts';
+import { type DeliveryAttempt, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
 import { EndpointNotFound } from '#lib/data/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { DEFAULT_PER_PAGE, linkParamsOf } from '#lib/list-params.ts';
 import { type ListUrl, type PageRequest, paginate } from '#lib/pagination.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
+import { EndpointDisabled, MAX_REDELIVER_EVENTS, redeliver, UnknownEvent } from './redeliver.ts';
 import { DeliveryListQueryParams, RedeliverSchema } from './schemas.ts';
 
 /**

@@ -5,7 +5,13 @@ import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
 import { inParallel, queueDelivery } from './internal.ts';
 
-/** The fan-out's writes of pending deliveries, and the due entry's bump that follows every writer of them. */
+/**
+ * The writes of pending deliveries (the fan-out's, a redelivery's), and the due entry's bump that follows every
+ * writer of them.
+ */
+
+/** What a delivery needs of its event: its id (the delivery's key and `webhook-id`) and type. */
+export type EventToDeliver = Pick<EventSummary, 'id' | 'type'>;
 
 /**
  * The fan-out's write: a pending delivery of each event to the endpoint, due now, then the endpoint's due entry.
@@ -15,7 +21,7 @@ import { inParallel, queueDelivery } from './internal.ts';
 export async function addDeliveries(
   accountId: string,
   endpointId: string,
-  events: Pick<EventSummary, 'id' | 'type'>[],
+  events: EventToDeliver[],
   now = Date.now(),
 ): Promise<number> {
   const created = await inParallel(events, (event) =>
@@ -24,6 +30,21 @@ export async function addDeliveries(
   // Also when none was created: a fan-out repeated after a crash between its puts and this write finishes it.
   if (events.length > 0) await markDue(accountId, endpointId, now);
   return created.filter(Boolean).length;
+}
+
+/**
+ * A redelivery's write: each event's delivery made pending again, due now (one that ended is reopened for a new
+ * round; one waiting for its retry is brought forward; one being attempted is left to that attempt), then the
+ * endpoint's due entry.
+ */
+export async function reopenDeliveries(
+  accountId: string,
+  endpointId: string,
+  events: EventToDeliver[],
+): Promise<void> {
+  const now = Date.now();
+  await inParallel(events, (event) => queueDelivery(accountId, endpointId, event, now, 'again'));
+  if (events.length > 0) await markDue(accountId, endpointId, now);
 }
 
 /**
