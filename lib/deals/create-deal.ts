@@ -4,15 +4,9 @@ import type { Contact } from '#lib/accounts/types.ts';
 import { presentContact } from '#lib/contacts/present.ts';
 import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
-import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
+import { insertDeal, newDealUuid, reserveDealNumber } from '#lib/data/deals.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
-import {
-  besideReservation,
-  giveUpReserved,
-  type ReservedPlaces,
-  reservedPlaces,
-  settleEventPlaces,
-} from '#lib/data/events.ts';
+import { giveUpReserved, type ReservedPlaces, reservedPlaces, settleEventPlaces } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
@@ -43,16 +37,9 @@ export async function createDeal(
   const { pipeline, stage } = resolveStage(config, input) ?? defaultStage(config);
 
   // The deal's event takes its place with the deal's number, a new contact's with the contact's id.
-  const [{ ids, dealPlace }, existing] = await besideReservation(
-    accountId,
-    reserveIds(accountId, { deal: 1, event: 1 }).then((ids) => ({
-      ids,
-      dealPlace: reservedPlaces(ids.event as number, 1),
-    })),
-    (reserved) => reserved.dealPlace,
+  const [{ number, place: dealPlace }, existing] = await reserveDealNumber(accountId, () =>
     findContactByEmail(accountId, input.contact_email),
   );
-  const number = ids.deal as number;
   const createdUs = nowMicros();
   const dealFor = (contact: Contact) =>
     composeDeal({ input, number, createdUs, place: { pipeline, stage }, contact });

@@ -11,7 +11,6 @@ import type {
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
-import { besideReservation } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { newOrderedUuid } from '#lib/data/index/order-key.ts';
 import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
@@ -50,14 +49,14 @@ export async function createTicket(
   const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
   const method = candidates.length > 0 ? assignment.method : undefined;
 
-  const [{ number, cursor, place }, [contact, stats]] = await besideReservation(
+  const [{ number, cursor, place }, [contact, stats]] = await reserveTicketNumber(
     accountId,
-    reserveTicketNumber(accountId, method === 'round_robin' ? candidateSetName(candidates) : undefined),
-    (reserved) => reserved.place,
-    Promise.all([
-      findContactByEmail(accountId, input.requester_email),
-      method === 'least_busy' ? getTicketStats(accountId) : undefined,
-    ]),
+    method === 'round_robin' ? candidateSetName(candidates) : undefined,
+    () =>
+      Promise.all([
+        findContactByEmail(accountId, input.requester_email),
+        method === 'least_busy' ? getTicketStats(accountId) : undefined,
+      ]),
   );
 
   let busy = stats?.busy;
