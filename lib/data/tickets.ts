@@ -4,6 +4,7 @@ import { type CommitAttachment, completionCommit } from './idempotency.ts';
 import type { StatsCondition } from './index/commit.ts';
 import { statsAttribute } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
+import { newOrderedUuid } from './index/order-key.ts';
 import type { Stored } from './index/reads.ts';
 import { tickets } from './ticket-index.ts';
 
@@ -13,6 +14,9 @@ import { tickets } from './ticket-index.ts';
  * condition, and the shapes the ticket domain speaks in.
  */
 export { reserveTicketNumber } from './sequences.ts';
+
+/** A new ticket's uuid: its creation time and number, so the uuid names its item (one GetItem by uuid). */
+export const newTicketUuid = (createdUs: number, number: number) => newOrderedUuid(createdUs, number);
 
 export interface TicketStats {
   /** Exact ticket counts of the bounded dimensions (`all`, `status#open`, `priority#high`, `assignee#3`). */

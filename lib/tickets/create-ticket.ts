@@ -12,8 +12,13 @@ import type {
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
-import { newOrderedUuid } from '#lib/data/index/order-key.ts';
-import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
+import {
+  type BusyCondition,
+  getTicketStats,
+  insertTicket,
+  newTicketUuid,
+  reserveTicketNumber,
+} from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
@@ -140,7 +145,7 @@ export function composeTicket(p: TicketParts): Ticket {
   });
   const due = dueAt(p.createdUs, policy, p.account.businessHours);
   return {
-    uuid: newOrderedUuid(p.createdUs, p.number),
+    uuid: newTicketUuid(p.createdUs, p.number),
     number: p.number,
     reference: formatReference(p.account, p.number),
     subject: p.input.subject,
