@@ -40,6 +40,10 @@ export function newEndpointId(nowMs: number): string {
   return `we_${nowMs.toString(16).padStart(12, '0')}${randomBytes(6).toString('hex')}`;
 }
 
+/** What an endpoint id looks like (newEndpointId): the one spelling, for the domain and the OpenAPI document. */
+export const ENDPOINT_ID_PATTERN = /^we_[0-9a-f]{24}$/;
+export const isEndpointId = (id: string): boolean => ENDPOINT_ID_PATTERN.test(id);
+
 const ENDPOINT_TYPE = 'webhook_endpoint';
 
 function endpointItem(endpoint: Endpoint): Record<string, unknown> {
