@@ -173,6 +173,12 @@ export const eventKeys = {
 };
 
 /**
+ * The `type` of a feed's items: an event (the webhook stream's filter in infra/ matches it too, so it lives here,
+ * where the CDK stack can read it without the store's client), and a void place.
+ */
+export const eventItemTypes = { event: 'event', void: 'event_void' } as const;
+
+/**
  * Webhook endpoints (docs/webhooks.md, "Items"): one partition per account holding its endpoints, sorted by id (a
  * time-ordered id, so the partition reads oldest first), and the item that counts them (at most MAX_ENDPOINTS).
  */
