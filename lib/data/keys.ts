@@ -157,6 +157,8 @@ export const idempotencyKeys = {
  * (`<place>#1`). docs/data-model.md, "Events".
  */
 export const eventKeys = {
+  /** The `type` of an event item (here, the CDK stream filter reads it without the store's client) and a void. */
+  itemType: { event: 'event', void: 'event_void' } as const,
   feedPartition: (accountId: string) => `EVENTS#${accountId}`,
   sort: (seq: number) => String(seq).padStart(14, '0'),
   place: (accountId: string, seq: number) => ({ pk: `EVENTS#${accountId}`, sk: eventKeys.sort(seq) }),
@@ -171,12 +173,6 @@ export const eventKeys = {
   /** The account of a feed partition key, or undefined for any other key. */
   accountOf: (pk: string) => (pk.startsWith('EVENTS#') ? pk.slice('EVENTS#'.length) : undefined),
 };
-
-/**
- * The `type` of a feed's items: an event (the webhook stream's filter in infra/ matches it too, so it lives here,
- * where the CDK stack can read it without the store's client), and a void place.
- */
-export const eventItemTypes = { event: 'event', void: 'event_void' } as const;
 
 /**
  * Webhook endpoints (docs/webhooks.md, "Items"): one partition per account holding its endpoints, sorted by id (a

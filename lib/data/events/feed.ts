@@ -1,5 +1,5 @@
 import { queryAll, tableName } from '../client.ts';
-import { eventItemTypes, eventKeys } from '../keys.ts';
+import { eventKeys } from '../keys.ts';
 import { placeOfEventId } from './ids.ts';
 import { age, bodyOf, live, placeItems } from './item.ts';
 import { closePlace, eventSettleMs, MAX_CLOSED_PER_READ } from './places.ts';
@@ -71,7 +71,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
         break;
       }
       expected = slot.seq + 1;
-      if (slot.item.type !== eventItemTypes.event || !live(slot.item)) continue;
+      if (slot.item.type !== eventKeys.itemType.event || !live(slot.item)) continue;
       const record = JSON.parse(Buffer.concat(slot.parts).toString('utf8')) as EventRecord;
       examined++;
       last = record.id;
@@ -96,7 +96,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
 async function headSettled(accountId: string, oldest: Slot): Promise<boolean> {
   if (oldest.seq <= 1) return true;
   if (age(oldest.item) < eventSettleMs()) return false;
-  if (oldest.item.type !== eventItemTypes.event) return true;
+  if (oldest.item.type !== eventKeys.itemType.event) return true;
   const below = Math.min(oldest.seq - 1, MAX_CLOSED_PER_READ);
   return closePlacesBelow(accountId, oldest.seq - below, below, oldest);
 }

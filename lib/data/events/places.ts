@@ -4,7 +4,7 @@ import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { ConcurrentWrite, isConditionFailure } from '../errors.ts';
-import { accountKeys, eventItemTypes, eventKeys } from '../keys.ts';
+import { accountKeys, eventKeys } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS, PART_BYTES } from './item.ts';
@@ -130,7 +130,7 @@ export function eventItems(
   const expires_at = Math.floor(takenUs / 1e6) + EVENT_RETENTION_SECONDS;
   const head = {
     ...eventKeys.place(accountId, seq),
-    type: eventItemTypes.event,
+    type: eventKeys.itemType.event,
     id: record.id,
     event_type: draft.type,
     at: Math.floor(takenUs / 1000),
@@ -202,7 +202,7 @@ export async function closePlace(accountId: string, seq: number, at = Date.now()
         TableName: tableName(),
         Item: {
           ...eventKeys.place(accountId, seq),
-          type: eventItemTypes.void,
+          type: eventKeys.itemType.void,
           at,
           expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
         },

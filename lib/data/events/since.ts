@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../client.ts';
-import { eventItemTypes, eventKeys } from '../keys.ts';
+import { eventKeys } from '../keys.ts';
 import { live } from './item.ts';
 import { eventSettleMs } from './places.ts';
 
@@ -17,7 +17,7 @@ export interface EventSummary {
 /** An event item (a stream record's image, or a read item) summarised, or undefined for any other item. */
 export function eventSummaryOf(item: Record<string, unknown>): EventSummary | undefined {
   if (
-    item.type !== eventItemTypes.event ||
+    item.type !== eventKeys.itemType.event ||
     typeof item.id !== 'string' ||
     typeof item.event_type !== 'string'
   )
