@@ -3,8 +3,8 @@ import { dynamo, queryAll, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { transact } from '../transact.ts';
-import { deliveryOf } from './internal.ts';
-import type { Delivery, PendingDelivery } from './items.ts';
+import { type Delivery, deliveryOf } from './delivery.ts';
+import type { PendingDelivery } from './pending.ts';
 
 /** A leased endpoint's due deliveries: read, claimed one at a time, or ended without an attempt. */
 

@@ -3,7 +3,7 @@ import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
-import { inParallel, queueDelivery } from './internal.ts';
+import { queueDelivery } from './delivery.ts';
 
 /**
  * The writes of pending deliveries (the fan-out's, a redelivery's), and the due entry's bump that follows every
@@ -93,4 +93,21 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
     if (isConditionFailure(error)) return false;
     throw error;
   }
+}
+
+/** Pending items written at once by one fan-out or redeliver. */
+const WRITE_CONCURRENCY = 16;
+
+/** Runs `work` over `list`, WRITE_CONCURRENCY at a time; answers the results in order. */
+export async function inParallel<T, R>(list: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(list.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < list.length) {
+      const i = next++;
+      results[i] = await work(list[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, list.length) }, lane));
+  return results;
 }

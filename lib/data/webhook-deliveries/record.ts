@@ -1,14 +1,14 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
+import { tableName } from '../client.ts';
 import { retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
 import { type CommitAction, commit } from '../transact.ts';
 import { EndpointNotFound } from '../webhooks.ts';
-import { ATTEMPT_TYPE, PENDING_TYPE, retentionFrom } from './internal.ts';
-import { ATTEMPTS_KEPT, type Delivery, type DeliveryAttempt } from './items.ts';
+import { ATTEMPT_TYPE, ATTEMPTS_KEPT, type DeliveryAttempt } from './attempts.ts';
+import { type Delivery, retentionFrom } from './delivery.ts';
+import { PENDING_TYPE } from './pending.ts';
 
-/** Recording an attempt's outcome in one transaction, and the endpoint's attempt count it numbers the log by. */
+/** Recording an attempt's outcome in one transaction. */
 
 /** What an attempt's record changes of the endpoint. */
 export type EndpointOutcome =
@@ -194,17 +194,4 @@ function endpointUpdate(record: AttemptRecord, now: number): CommitAction {
     },
     refused: (held) => (held ? new LogNumberTaken() : new EndpointNotFound()),
   };
-}
-
-/** The endpoint's count of recorded attempts (after LogNumberTaken), or undefined when it is gone. */
-export async function attemptCountOf(accountId: string, endpointId: string): Promise<number | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: webhookKeys.endpoint(accountId, endpointId),
-      ProjectionExpression: 'pk, attemptCount',
-      ConsistentRead: true,
-    }),
-  );
-  return Item ? Number(Item.attemptCount ?? 0) : undefined;
 }
