@@ -1,5 +1,6 @@
+import { isEndpointId } from '#lib/data/endpoint-ids.ts';
 import { type DeliveryAttempt, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
-import { EndpointNotFound, isEndpointId } from '#lib/data/webhooks.ts';
+import { EndpointNotFound } from '#lib/data/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { DEFAULT_PER_PAGE, linkParamsOf } from '#lib/list-params.ts';
 import { type ListUrl, type PageRequest, paginate } from '#lib/pagination.ts';

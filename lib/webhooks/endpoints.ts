@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { isLocalStage } from '#lib/config/stage.ts';
+import { isEndpointId, newEndpointId } from '#lib/data/endpoint-ids.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import {
   createEndpoint,
@@ -8,9 +9,7 @@ import {
   EndpointLimitReached,
   EndpointNotFound,
   getEndpoint,
-  isEndpointId,
   listEndpoints,
-  newEndpointId,
   updateEndpoint,
 } from '#lib/data/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
