@@ -1,3 +1,5 @@
+import { table } from './table.ts';
+
 /**
  * Attribute names the table layout adds to items, beside the entity's own fields: their one home. Short, since
  * every index item carries them.
@@ -22,7 +24,7 @@ const LAYOUT_ATTRIBUTES = new Set<string>([
   'type',
   'gsi1pk',
   'gsi1sk',
-  'expires_at',
+  table.ttlAttribute,
   ...Object.values(ATTR),
 ]);
 

@@ -57,6 +57,10 @@ const ENDPOINT_FIELDS = [
   'lastSuccessAt',
   'failingSince',
 ] as const satisfies readonly (keyof Endpoint)[];
+/** The endpoint item's own attributes: the Endpoint's fields, their own names (the dispatcher's: leases.ts). */
+export const ENDPOINT_ATTR = Object.fromEntries(ENDPOINT_FIELDS.map((field) => [field, field])) as {
+  readonly [F in (typeof ENDPOINT_FIELDS)[number]]: F;
+};
 // A field added to Endpoint and not read back here fails the typecheck.
 const everyField: Exclude<keyof Endpoint, (typeof ENDPOINT_FIELDS)[number]> extends never ? true : never =
   true;

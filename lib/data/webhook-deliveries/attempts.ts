@@ -3,10 +3,24 @@ import type { PageRequest } from '#lib/pagination.ts';
 import { dynamo, queryAll, tableName } from '../client.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
 import { EndpointNotFound } from '../webhooks.ts';
+import { DISPATCH_ATTR } from './leases.ts';
 
 /** The attempt item, one per attempt, numbered in recording order: the deliveries log (../webhook-deliveries.ts). */
 
 export const ATTEMPT_TYPE = 'webhook_attempt';
+
+/** The attempt item's attributes beside its keys: their one spelling. */
+export const ATTEMPT_ATTR = {
+  eventId: 'eventId',
+  eventType: 'eventType',
+  attempt: 'attempt',
+  at: 'at',
+  status: 'status',
+  error: 'error',
+  durationMs: 'durationMs',
+  nextAttemptAt: 'nextAttemptAt',
+} as const;
+const T = ATTEMPT_ATTR;
 
 /** The newest attempts kept per endpoint (the deliveries log). */
 export const ATTEMPTS_KEPT = 10_000;
@@ -67,14 +81,14 @@ export async function listDeliveryAttempts(
 
 function attemptOf(item: Record<string, unknown>): DeliveryAttempt {
   return {
-    eventId: String(item.eventId),
-    eventType: String(item.eventType),
-    attempt: Number(item.attempt),
-    at: Number(item.at),
-    status: item.status == null ? null : Number(item.status),
-    error: item.error == null ? null : String(item.error),
-    durationMs: Number(item.durationMs),
-    nextAttemptAt: item.nextAttemptAt == null ? null : Number(item.nextAttemptAt),
+    eventId: String(item[T.eventId]),
+    eventType: String(item[T.eventType]),
+    attempt: Number(item[T.attempt]),
+    at: Number(item[T.at]),
+    status: item[T.status] == null ? null : Number(item[T.status]),
+    error: item[T.error] == null ? null : String(item[T.error]),
+    durationMs: Number(item[T.durationMs]),
+    nextAttemptAt: item[T.nextAttemptAt] == null ? null : Number(item[T.nextAttemptAt]),
   };
 }
 
@@ -84,9 +98,9 @@ export async function attemptCountOf(accountId: string, endpointId: string): Pro
     new GetCommand({
       TableName: tableName(),
       Key: webhookKeys.endpoint(accountId, endpointId),
-      ProjectionExpression: 'pk, attemptCount',
+      ProjectionExpression: `pk, ${DISPATCH_ATTR.attemptCount}`,
       ConsistentRead: true,
     }),
   );
-  return Item ? Number(Item.attemptCount ?? 0) : undefined;
+  return Item ? Number(Item[DISPATCH_ATTR.attemptCount] ?? 0) : undefined;
 }

@@ -3,8 +3,8 @@ import { dynamo, queryAll, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { transact } from '../transact.ts';
-import { type Delivery, deliveryOf } from './delivery.ts';
-import type { PendingDelivery } from './pending.ts';
+import { DELIVERY_ATTR as D, type Delivery, deliveryOf, STATE_NAME } from './delivery.ts';
+import { type PendingDelivery, pendingOf } from './pending.ts';
 
 /** A leased endpoint's due deliveries: read, claimed one at a time, or ended without an attempt. */
 
@@ -27,10 +27,7 @@ export async function duePending(
     },
     limit,
   );
-  return items.map((item) => ({
-    ...keys.parsePending(String(item.sk)),
-    eventType: String(item.eventType),
-  }));
+  return items.map(pendingOf);
 }
 
 /**
@@ -54,11 +51,11 @@ export async function claimDelivery(
         new UpdateCommand({
           TableName: tableName(),
           Key: keys.delivery(accountId, endpointId, pending.eventId),
-          UpdateExpression: 'SET leaseOwner = :owner, leaseUntil = :until',
+          UpdateExpression: `SET ${D.leaseOwner} = :owner, ${D.leaseUntil} = :until`,
           ConditionExpression:
-            '#state = :pending AND nextAt = :due AND ' +
-            '(attribute_not_exists(leaseUntil) OR leaseUntil < :now OR leaseOwner = :owner)',
-          ExpressionAttributeNames: { '#state': 'state' },
+            `#state = :pending AND ${D.nextAt} = :due AND ` +
+            `(attribute_not_exists(${D.leaseUntil}) OR ${D.leaseUntil} < :now OR ${D.leaseOwner} = :owner)`,
+          ExpressionAttributeNames: STATE_NAME,
           ExpressionAttributeValues: {
             ':owner': owner,
             ':until': now + leaseMs,
@@ -75,7 +72,7 @@ export async function claimDelivery(
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const held = itemOnConditionFailure(error);
-    const live = held?.state === 'pending' && held.nextAt === pending.dueAt;
+    const live = held?.[D.state] === 'pending' && held[D.nextAt] === pending.dueAt;
     if (!live) {
       await dynamo.send(
         new DeleteCommand({
@@ -107,9 +104,10 @@ export async function failPending(
             TableName: tableName(),
             Key: keys.delivery(accountId, endpointId, pending.eventId),
             UpdateExpression:
-              'SET #state = :failed, nextAt = :null, lastError = :reason, updatedAt = :now REMOVE leaseOwner, leaseUntil',
-            ConditionExpression: '#state = :pending AND nextAt = :due',
-            ExpressionAttributeNames: { '#state': 'state' },
+              `SET #state = :failed, ${D.nextAt} = :null, ${D.lastError} = :reason, ${D.updatedAt} = :now ` +
+              `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
+            ConditionExpression: `#state = :pending AND ${D.nextAt} = :due`,
+            ExpressionAttributeNames: STATE_NAME,
             ExpressionAttributeValues: {
               ':failed': 'failed',
               ':null': null,

@@ -2,8 +2,9 @@ import { getItem, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
+import { table } from '../table.ts';
 import { type TransactAction, transact } from '../transact.ts';
-import { PENDING_TYPE } from './pending.ts';
+import { pendingItem } from './pending.ts';
 
 /**
  * The delivery item, one per (endpoint, event) (how the items fit together: ../webhook-deliveries.ts): its
@@ -14,6 +15,31 @@ import { PENDING_TYPE } from './pending.ts';
 const DELIVERY_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 const DELIVERY_TYPE = 'webhook_delivery';
+
+/**
+ * The delivery item's attributes beside its keys: their one spelling, in expressions and reads alike. `state`
+ * is a reserved word: expressions name it `#state`.
+ */
+export const DELIVERY_ATTR = {
+  eventId: 'eventId',
+  eventType: 'eventType',
+  state: 'state',
+  attempts: 'attempts',
+  roundFirst: 'roundFirst',
+  nextAt: 'nextAt',
+  lastStatus: 'lastStatus',
+  lastError: 'lastError',
+  lastAttemptAt: 'lastAttemptAt',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  /** The claim of one attempt (claims.ts): its runner, and until when. */
+  leaseOwner: 'leaseOwner',
+  leaseUntil: 'leaseUntil',
+  expiresAt: table.ttlAttribute,
+} as const;
+const D = DELIVERY_ATTR;
+/** `#state` of the expressions. */
+export const STATE_NAME = { '#state': D.state };
 
 export type DeliveryState = 'pending' | 'succeeded' | 'failed';
 
@@ -44,14 +70,14 @@ export async function getDelivery(
 
 export function deliveryOf(item: Record<string, unknown>): Delivery {
   return {
-    eventId: String(item.eventId),
-    eventType: String(item.eventType),
-    state: item.state as DeliveryState,
-    attempts: Number(item.attempts ?? 0),
-    roundFirst: Number(item.roundFirst ?? 1),
-    nextAt: item.nextAt == null ? null : Number(item.nextAt),
-    lastStatus: item.lastStatus == null ? null : Number(item.lastStatus),
-    lastError: item.lastError == null ? null : String(item.lastError),
+    eventId: String(item[D.eventId]),
+    eventType: String(item[D.eventType]),
+    state: item[D.state] as DeliveryState,
+    attempts: Number(item[D.attempts] ?? 0),
+    roundFirst: Number(item[D.roundFirst] ?? 1),
+    nextAt: item[D.nextAt] == null ? null : Number(item[D.nextAt]),
+    lastStatus: item[D.lastStatus] == null ? null : Number(item[D.lastStatus]),
+    lastError: item[D.lastError] == null ? null : String(item[D.lastError]),
   };
 }
 
@@ -73,13 +99,7 @@ export async function queueDelivery(
   const pending: TransactAction = {
     Put: {
       TableName: tableName(),
-      Item: {
-        ...keys.pending(accountId, endpointId, now, event.id),
-        type: PENDING_TYPE,
-        eventId: event.id,
-        eventType: event.type,
-        expires_at,
-      },
+      Item: pendingItem(accountId, endpointId, now, { eventId: event.id, eventType: event.type }, expires_at),
     },
   };
   const create: TransactAction = {
@@ -88,17 +108,17 @@ export async function queueDelivery(
       Item: {
         ...keys.delivery(accountId, endpointId, event.id),
         type: DELIVERY_TYPE,
-        eventId: event.id,
-        eventType: event.type,
-        state: 'pending',
-        attempts: 0,
-        roundFirst: 1,
-        nextAt: now,
-        lastStatus: null,
-        lastError: null,
-        createdAt: now,
-        updatedAt: now,
-        expires_at,
+        [D.eventId]: event.id,
+        [D.eventType]: event.type,
+        [D.state]: 'pending',
+        [D.attempts]: 0,
+        [D.roundFirst]: 1,
+        [D.nextAt]: now,
+        [D.lastStatus]: null,
+        [D.lastError]: null,
+        [D.createdAt]: now,
+        [D.updatedAt]: now,
+        [D.expiresAt]: expires_at,
       },
       ConditionExpression: 'attribute_not_exists(pk)',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -111,16 +131,17 @@ export async function queueDelivery(
     if (!isConditionFailure(error)) throw error;
     const held = itemOnConditionFailure(error, 0);
     if (mode === 'new' || !held) return false;
-    if (held.state === 'pending') return bringForward(accountId, endpointId, deliveryOf(held), now);
+    if (held[D.state] === 'pending') return bringForward(accountId, endpointId, deliveryOf(held), now);
   }
   const reopen: TransactAction = {
     Update: {
       TableName: tableName(),
       Key: keys.delivery(accountId, endpointId, event.id),
       UpdateExpression:
-        'SET #state = :pending, roundFirst = attempts + :one, nextAt = :now, updatedAt = :now, expires_at = :expires',
+        `SET #state = :pending, ${D.roundFirst} = ${D.attempts} + :one, ${D.nextAt} = :now, ` +
+        `${D.updatedAt} = :now, ${D.expiresAt} = :expires`,
       ConditionExpression: 'attribute_exists(pk) AND #state <> :pending',
-      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeNames: STATE_NAME,
       ExpressionAttributeValues: { ':pending': 'pending', ':one': 1, ':now': now, ':expires': expires_at },
     },
   };
@@ -148,10 +169,11 @@ export async function bringForward(accountId: string, endpointId: string, delive
           Update: {
             TableName: tableName(),
             Key: keys.delivery(accountId, endpointId, delivery.eventId),
-            UpdateExpression: 'SET nextAt = :now, updatedAt = :now',
+            UpdateExpression: `SET ${D.nextAt} = :now, ${D.updatedAt} = :now`,
             ConditionExpression:
-              '#state = :pending AND nextAt = :due AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
-            ExpressionAttributeNames: { '#state': 'state' },
+              `#state = :pending AND ${D.nextAt} = :due AND ` +
+              `(attribute_not_exists(${D.leaseUntil}) OR ${D.leaseUntil} < :now)`,
+            ExpressionAttributeNames: STATE_NAME,
             ExpressionAttributeValues: { ':now': now, ':pending': 'pending', ':due': due },
           },
         },
@@ -164,13 +186,7 @@ export async function bringForward(accountId: string, endpointId: string, delive
         {
           Put: {
             TableName: tableName(),
-            Item: {
-              ...keys.pending(accountId, endpointId, now, delivery.eventId),
-              type: PENDING_TYPE,
-              eventId: delivery.eventId,
-              eventType: delivery.eventType,
-              expires_at: retentionFrom(now),
-            },
+            Item: pendingItem(accountId, endpointId, now, delivery, retentionFrom(now)),
           },
         },
       ]),

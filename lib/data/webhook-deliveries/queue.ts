@@ -4,6 +4,7 @@ import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../
 import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
 import { queueDelivery } from './delivery.ts';
+import { DISPATCH_ATTR as E } from './leases.ts';
 
 /**
  * The writes of pending deliveries (the fan-out's, a redelivery's), and the due entry's bump that follows every
@@ -62,10 +63,10 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk ADD dueVersion :one',
+          UpdateExpression: `SET gsi1pk = :pk, gsi1sk = :sk ADD ${E.dueVersion} :one`,
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_not_exists(gsi1sk) OR gsi1sk > :sk) AND ' +
-            '(attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+            `(attribute_not_exists(${E.leaseUntil}) OR ${E.leaseUntil} < :now)`,
           ExpressionAttributeValues: { ':pk': due.gsi1pk, ':sk': due.gsi1sk, ':one': 1, ':now': now },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -82,7 +83,7 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          UpdateExpression: 'ADD dueVersion :one',
+          UpdateExpression: `ADD ${E.dueVersion} :one`,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':one': 1 },
         }),

@@ -3,10 +3,11 @@ import { tableName } from '../client.ts';
 import { retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
 import { type CommitAction, commit } from '../transact.ts';
-import { EndpointNotFound } from '../webhooks.ts';
-import { ATTEMPT_TYPE, ATTEMPTS_KEPT, type DeliveryAttempt } from './attempts.ts';
-import { type Delivery, retentionFrom } from './delivery.ts';
-import { PENDING_TYPE } from './pending.ts';
+import { EndpointNotFound, ENDPOINT_ATTR as EP } from '../webhooks.ts';
+import { ATTEMPT_TYPE, ATTEMPTS_KEPT, type DeliveryAttempt, ATTEMPT_ATTR as T } from './attempts.ts';
+import { DELIVERY_ATTR as D, type Delivery, retentionFrom, STATE_NAME } from './delivery.ts';
+import { DISPATCH_ATTR } from './leases.ts';
+import { pendingItem } from './pending.ts';
 
 /** Recording an attempt's outcome in one transaction. */
 
@@ -73,10 +74,11 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
           TableName: tableName(),
           Key: keys.delivery(accountId, endpointId, delivery.eventId),
           UpdateExpression:
-            'SET #state = :state, attempts = :n, nextAt = :nextAt, lastStatus = :status, lastError = :error, ' +
-            'lastAttemptAt = :at, updatedAt = :now, expires_at = :expires REMOVE leaseOwner, leaseUntil',
-          ConditionExpression: 'leaseOwner = :owner AND attempts = :before',
-          ExpressionAttributeNames: { '#state': 'state' },
+            `SET #state = :state, ${D.attempts} = :n, ${D.nextAt} = :nextAt, ${D.lastStatus} = :status, ` +
+            `${D.lastError} = :error, ${D.lastAttemptAt} = :at, ${D.updatedAt} = :now, ${D.expiresAt} = :expires ` +
+            `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
+          ConditionExpression: `${D.leaseOwner} = :owner AND ${D.attempts} = :before`,
+          ExpressionAttributeNames: STATE_NAME,
           ExpressionAttributeValues: {
             ':state': next.state,
             ':n': number,
@@ -110,13 +112,7 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
             action: {
               Put: {
                 TableName: tableName(),
-                Item: {
-                  ...keys.pending(accountId, endpointId, nextAt, delivery.eventId),
-                  type: PENDING_TYPE,
-                  eventId: delivery.eventId,
-                  eventType: delivery.eventType,
-                  expires_at: retentionFrom(nextAt),
-                },
+                Item: pendingItem(accountId, endpointId, nextAt, delivery, retentionFrom(nextAt)),
               },
             },
           },
@@ -129,14 +125,14 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
           Item: {
             ...keys.attempt(accountId, endpointId, logNumber),
             type: ATTEMPT_TYPE,
-            eventId: delivery.eventId,
-            eventType: delivery.eventType,
-            attempt: number,
-            at: attempt.at,
-            status: attempt.status,
-            error: attempt.error,
-            durationMs: attempt.durationMs,
-            nextAttemptAt: nextAt,
+            [T.eventId]: delivery.eventId,
+            [T.eventType]: delivery.eventType,
+            [T.attempt]: number,
+            [T.at]: attempt.at,
+            [T.status]: attempt.status,
+            [T.error]: attempt.error,
+            [T.durationMs]: attempt.durationMs,
+            [T.nextAttemptAt]: nextAt,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
@@ -162,23 +158,24 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
 }
 
 function endpointUpdate(record: AttemptRecord, now: number): CommitAction {
-  const sets = ['attemptCount = :count'];
+  const count = DISPATCH_ATTR.attemptCount;
+  const sets = [`${count} = :count`];
   const values: Record<string, unknown> = { ':count': record.logNumber };
   if (record.endpoint.kind === 'success') {
-    sets.push('lastSuccessAt = :now', 'failingSince = :null');
+    sets.push(`${EP.lastSuccessAt} = :now`, `${EP.failingSince} = :null`);
     values[':now'] = now;
     values[':null'] = null;
   } else {
-    sets.push('failingSince = :since');
+    sets.push(`${EP.failingSince} = :since`);
     values[':since'] = record.failingSince ?? record.attempt.at;
     if (record.endpoint.kind === 'disable') {
-      sets.push('enabled = :false', 'disabledReason = :reason', 'updatedAt = :updated');
+      sets.push(`${EP.enabled} = :false`, `${EP.disabledReason} = :reason`, `${EP.updatedAt} = :updated`);
       values[':false'] = false;
       values[':reason'] = record.endpoint.reason;
       values[':updated'] = formatTimestamp(now * 1000);
     }
   }
-  const counted = record.logNumber === 1 ? 'attribute_not_exists(attemptCount)' : 'attemptCount = :previous';
+  const counted = record.logNumber === 1 ? `attribute_not_exists(${count})` : `${count} = :previous`;
   if (record.logNumber > 1) values[':previous'] = record.logNumber - 1;
   return {
     what: 'webhook_endpoint',
