@@ -2,8 +2,8 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
-import { transact } from '../transact.ts';
-import { DELIVERY_ATTR as D, type Delivery, deliveryOf, STATE_NAME } from './delivery.ts';
+import { commit } from '../transact.ts';
+import { DELIVERY_ATTR as D, type Delivery, DeliveryRefused, deliveryOf, STATE_NAME } from './delivery.ts';
 import { type PendingDelivery, pendingOf } from './pending.ts';
 
 /** A leased endpoint's due deliveries: read, claimed one at a time, or ended without an attempt. */
@@ -98,36 +98,43 @@ export async function failPending(
   const now = Date.now();
   try {
     await retryOnConflict(() =>
-      transact([
+      commit([
         {
-          Update: {
-            TableName: tableName(),
-            Key: keys.delivery(accountId, endpointId, pending.eventId),
-            UpdateExpression:
-              `SET #state = :failed, ${D.nextAt} = :null, ${D.lastError} = :reason, ${D.updatedAt} = :now ` +
-              `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
-            ConditionExpression: `#state = :pending AND ${D.nextAt} = :due`,
-            ExpressionAttributeNames: STATE_NAME,
-            ExpressionAttributeValues: {
-              ':failed': 'failed',
-              ':null': null,
-              ':reason': reason,
-              ':now': now,
-              ':pending': 'pending',
-              ':due': pending.dueAt,
+          what: 'webhook_delivery',
+          refused: () => new DeliveryRefused(),
+          action: {
+            Update: {
+              TableName: tableName(),
+              Key: keys.delivery(accountId, endpointId, pending.eventId),
+              UpdateExpression:
+                `SET #state = :failed, ${D.nextAt} = :null, ${D.lastError} = :reason, ${D.updatedAt} = :now ` +
+                `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
+              ConditionExpression: `#state = :pending AND ${D.nextAt} = :due`,
+              ExpressionAttributeNames: STATE_NAME,
+              ExpressionAttributeValues: {
+                ':failed': 'failed',
+                ':null': null,
+                ':reason': reason,
+                ':now': now,
+                ':pending': 'pending',
+                ':due': pending.dueAt,
+              },
             },
           },
         },
         {
-          Delete: {
-            TableName: tableName(),
-            Key: keys.pending(accountId, endpointId, pending.dueAt, pending.eventId),
+          what: 'webhook_pending',
+          action: {
+            Delete: {
+              TableName: tableName(),
+              Key: keys.pending(accountId, endpointId, pending.dueAt, pending.eventId),
+            },
           },
         },
       ]),
     );
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    if (!(error instanceof DeliveryRefused)) throw error;
     // Not pending at this due any more: only the stale pending item may be left.
     await dynamo.send(
       new DeleteCommand({

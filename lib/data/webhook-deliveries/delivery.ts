@@ -1,9 +1,9 @@
 import { getItem, tableName } from '../client.ts';
-import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
+import { retryOnConflict } from '../errors.ts';
 import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { table } from '../table.ts';
-import { type TransactAction, transact } from '../transact.ts';
+import { type CommitAction, commit } from '../transact.ts';
 import { pendingItem } from './pending.ts';
 
 /**
@@ -68,6 +68,16 @@ export async function getDelivery(
   return item ? deliveryOf(item) : undefined;
 }
 
+/**
+ * A conditional write of a delivery found it other than the write required (not pending at that due, taken by
+ * a claim, there already): nothing was written. `held`: the item as it was, when the write asked for it.
+ */
+export class DeliveryRefused extends Error {
+  constructor(readonly held?: Record<string, unknown>) {
+    super('The delivery is not as the write required');
+  }
+}
+
 export function deliveryOf(item: Record<string, unknown>): Delivery {
   return {
     eventId: String(item[D.eventId]),
@@ -96,61 +106,78 @@ export async function queueDelivery(
   mode: 'new' | 'again',
 ): Promise<boolean> {
   const expires_at = retentionFrom(now);
-  const pending: TransactAction = {
-    Put: {
-      TableName: tableName(),
-      Item: pendingItem(accountId, endpointId, now, { eventId: event.id, eventType: event.type }, expires_at),
+  const pending: CommitAction = {
+    what: 'webhook_pending',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: pendingItem(
+          accountId,
+          endpointId,
+          now,
+          { eventId: event.id, eventType: event.type },
+          expires_at,
+        ),
+      },
     },
   };
-  const create: TransactAction = {
-    Put: {
-      TableName: tableName(),
-      Item: {
-        ...keys.delivery(accountId, endpointId, event.id),
-        type: DELIVERY_TYPE,
-        [D.eventId]: event.id,
-        [D.eventType]: event.type,
-        [D.state]: 'pending',
-        [D.attempts]: 0,
-        [D.roundFirst]: 1,
-        [D.nextAt]: now,
-        [D.lastStatus]: null,
-        [D.lastError]: null,
-        [D.createdAt]: now,
-        [D.updatedAt]: now,
-        [D.expiresAt]: expires_at,
+  const create: CommitAction = {
+    what: 'webhook_delivery',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...keys.delivery(accountId, endpointId, event.id),
+          type: DELIVERY_TYPE,
+          [D.eventId]: event.id,
+          [D.eventType]: event.type,
+          [D.state]: 'pending',
+          [D.attempts]: 0,
+          [D.roundFirst]: 1,
+          [D.nextAt]: now,
+          [D.lastStatus]: null,
+          [D.lastError]: null,
+          [D.createdAt]: now,
+          [D.updatedAt]: now,
+          [D.expiresAt]: expires_at,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
-      ConditionExpression: 'attribute_not_exists(pk)',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
+    refused: (held) => new DeliveryRefused(held),
   };
   try {
-    await retryOnConflict(() => transact([create, pending]));
+    await retryOnConflict(() => commit([create, pending]));
     return true;
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const held = itemOnConditionFailure(error, 0);
+    if (!(error instanceof DeliveryRefused)) throw error;
+    const held = error.held;
     if (mode === 'new' || !held) return false;
     if (held[D.state] === 'pending') return bringForward(accountId, endpointId, deliveryOf(held), now);
   }
-  const reopen: TransactAction = {
-    Update: {
-      TableName: tableName(),
-      Key: keys.delivery(accountId, endpointId, event.id),
-      UpdateExpression:
-        `SET #state = :pending, ${D.roundFirst} = ${D.attempts} + :one, ${D.nextAt} = :now, ` +
-        `${D.updatedAt} = :now, ${D.expiresAt} = :expires`,
-      ConditionExpression: 'attribute_exists(pk) AND #state <> :pending',
-      ExpressionAttributeNames: STATE_NAME,
-      ExpressionAttributeValues: { ':pending': 'pending', ':one': 1, ':now': now, ':expires': expires_at },
+  const reopen: CommitAction = {
+    what: 'webhook_delivery',
+    action: {
+      Update: {
+        TableName: tableName(),
+        Key: keys.delivery(accountId, endpointId, event.id),
+        UpdateExpression:
+          `SET #state = :pending, ${D.roundFirst} = ${D.attempts} + :one, ${D.nextAt} = :now, ` +
+          `${D.updatedAt} = :now, ${D.expiresAt} = :expires`,
+        ConditionExpression: 'attribute_exists(pk) AND #state <> :pending',
+        ExpressionAttributeNames: STATE_NAME,
+        ExpressionAttributeValues: { ':pending': 'pending', ':one': 1, ':now': now, ':expires': expires_at },
+      },
     },
+    refused: () => new DeliveryRefused(),
   };
   try {
-    await retryOnConflict(() => transact([reopen, pending]));
+    await retryOnConflict(() => commit([reopen, pending]));
     return true;
   } catch (error) {
     // Pending again already (a concurrent redeliver), or gone: nothing to add.
-    if (isConditionFailure(error)) return false;
+    if (error instanceof DeliveryRefused) return false;
     throw error;
   }
 }
@@ -164,36 +191,46 @@ export async function bringForward(accountId: string, endpointId: string, delive
   if (due === null || due <= now) return false;
   try {
     await retryOnConflict(() =>
-      transact([
+      commit([
         {
-          Update: {
-            TableName: tableName(),
-            Key: keys.delivery(accountId, endpointId, delivery.eventId),
-            UpdateExpression: `SET ${D.nextAt} = :now, ${D.updatedAt} = :now`,
-            ConditionExpression:
-              `#state = :pending AND ${D.nextAt} = :due AND ` +
-              `(attribute_not_exists(${D.leaseUntil}) OR ${D.leaseUntil} < :now)`,
-            ExpressionAttributeNames: STATE_NAME,
-            ExpressionAttributeValues: { ':now': now, ':pending': 'pending', ':due': due },
+          what: 'webhook_delivery',
+          refused: () => new DeliveryRefused(),
+          action: {
+            Update: {
+              TableName: tableName(),
+              Key: keys.delivery(accountId, endpointId, delivery.eventId),
+              UpdateExpression: `SET ${D.nextAt} = :now, ${D.updatedAt} = :now`,
+              ConditionExpression:
+                `#state = :pending AND ${D.nextAt} = :due AND ` +
+                `(attribute_not_exists(${D.leaseUntil}) OR ${D.leaseUntil} < :now)`,
+              ExpressionAttributeNames: STATE_NAME,
+              ExpressionAttributeValues: { ':now': now, ':pending': 'pending', ':due': due },
+            },
           },
         },
         {
-          Delete: {
-            TableName: tableName(),
-            Key: keys.pending(accountId, endpointId, due, delivery.eventId),
+          what: 'webhook_pending',
+          action: {
+            Delete: {
+              TableName: tableName(),
+              Key: keys.pending(accountId, endpointId, due, delivery.eventId),
+            },
           },
         },
         {
-          Put: {
-            TableName: tableName(),
-            Item: pendingItem(accountId, endpointId, now, delivery, retentionFrom(now)),
+          what: 'webhook_pending_next',
+          action: {
+            Put: {
+              TableName: tableName(),
+              Item: pendingItem(accountId, endpointId, now, delivery, retentionFrom(now)),
+            },
           },
         },
       ]),
     );
     return true;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (error instanceof DeliveryRefused) return false;
     throw error;
   }
 }
