@@ -10,8 +10,8 @@ import { type EntityChange, writePlan } from './index/commit.ts';
 import { filterDimensions } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid, orderKeyOfUuid, uuidParts } from './index/order-key.ts';
-import { type Stats, type Stored, storedOf } from './index/reads.ts';
-import { entityOf } from './items.ts';
+import { type Stats, storedOf } from './index/reads.ts';
+import { entityOf, type Versioned } from './items.ts';
 import type { CommitAction } from './transact.ts';
 
 /**
@@ -53,7 +53,7 @@ export async function insertDeal(
 }
 
 /** A deal as stored, with its version, and its contact as it is now. */
-export interface StoredDeal extends Stored<Deal> {
+export interface StoredDeal extends Versioned<Deal> {
   contact: Contact | undefined;
 }
 

@@ -17,6 +17,12 @@ export const ATTR = {
   count: 'n',
 } as const;
 
+/** An entity as read, with its version (ATTR.version: the number its ETag names). */
+export interface Versioned<E> {
+  entity: E;
+  version: number;
+}
+
 /** Attributes that belong to the table layout, not to the entity stored in an item. */
 const LAYOUT_ATTRIBUTES = new Set<string>([
   'pk',

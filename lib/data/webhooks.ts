@@ -3,8 +3,7 @@ import { type Endpoint, MAX_ENDPOINTS } from '#lib/webhooks/types.ts';
 import { getItem, queryAll, tableName } from './client.ts';
 import { ConcurrentWrite, isTransactionConflict, retryOnConflict, StaleVersion } from './errors.ts';
 import { type CommitAttachment, completionCommit } from './idempotency.ts';
-import type { Stored } from './index/reads.ts';
-import { ATTR } from './items.ts';
+import { ATTR, type Versioned } from './items.ts';
 import { webhookKeys } from './keys.ts';
 import { type CommitAction, commit } from './transact.ts';
 
@@ -117,7 +116,7 @@ export async function createEndpoint(
 export async function getEndpoint(
   accountId: string,
   endpointId: string,
-): Promise<Stored<Endpoint> | undefined> {
+): Promise<Versioned<Endpoint> | undefined> {
   const item = await getItem(webhookKeys.endpoint(accountId, endpointId));
   return item ? { entity: endpointOf(item), version: Number(item[ATTR.version] ?? 1) } : undefined;
 }
