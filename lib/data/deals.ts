@@ -6,11 +6,12 @@ import { getStoredContacts, planNewContact } from './contacts.ts';
 import { deals } from './deal-index.ts';
 import type { EventDraft, ReservedPlaces } from './events.ts';
 import { combinePlans } from './index/additions.ts';
-import { type EntityChange, writePlan } from './index/commit.ts';
+import type { EntityChange } from './index/commit.ts';
 import { filterDimensions } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid, orderKeyOfUuid, uuidParts } from './index/order-key.ts';
 import { type Stats, storedOf } from './index/reads.ts';
+import { writePlan } from './index/write-plan.ts';
 import { entityOf, type Versioned } from './items.ts';
 import type { CommitAction } from './transact.ts';
 
