@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { reserveIds } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
-import { besideReservation, type ReservedPlaces, reservedPlaces } from './events.ts';
+import { besideReservation, giveUpReserved, type ReservedPlaces, reservedPlaces } from './events.ts';
 import { accountKeys } from './keys.ts';
 import { foldRate } from './rate-limit.ts';
 
@@ -26,6 +26,13 @@ export interface TicketReservation {
   cursor: number;
 }
 
+/** A deal's number and its event's place; `release` gives the place up when the create stops before its commit. */
+export interface DealReservation {
+  number: number;
+  place: ReservedPlaces;
+  release(): Promise<void>;
+}
+
 /**
  * Takes a deal's number and its event's place in one update, and runs `reads` beside it, giving the place up
  * when a read fails (as reserveTicketNumber).
@@ -33,12 +40,27 @@ export interface TicketReservation {
 export function reserveDealNumber<T>(
   accountId: string,
   reads: () => Promise<T>,
-): Promise<[{ number: number; place: ReservedPlaces }, T]> {
-  const reservation = reserveIds(accountId, { deal: 1, event: 1 }).then((ids) => ({
-    number: ids.deal as number,
-    place: reservedPlaces(ids.event as number, 1),
-  }));
+): Promise<[DealReservation, T]> {
+  const reservation = reserveIds(accountId, { deal: 1, event: 1 }).then((ids) => {
+    const place = reservedPlaces(ids.event as number, 1);
+    return { number: ids.deal as number, place, release: () => giveUpReserved(accountId, [place]) };
+  });
   return besideReservation(accountId, reservation, (r) => r.place, reads());
+}
+
+/**
+ * Takes a new contact's id and its event's place in one update. When that fails (or its answer is lost), the
+ * deal's place is given up too, so that no event waits behind it.
+ */
+export async function reserveContactId(
+  accountId: string,
+  deal: Pick<DealReservation, 'release'>,
+): Promise<{ id: number; place: ReservedPlaces }> {
+  const ids = await reserveIds(accountId, { contact: 1, event: 1 }).catch(async (error) => {
+    await deal.release();
+    throw error;
+  });
+  return { id: ids.contact as number, place: reservedPlaces(ids.event as number, 1) };
 }
 
 async function takeTicketNumber(accountId: string, roundRobinSet?: string): Promise<TicketReservation> {
