@@ -147,7 +147,7 @@ export async function getEvent(accountId: string, id: string): Promise<EventReco
 }
 
 /**
- * One event's JSON text as stored (what GET /api/events/{id} answers, and what a webhook delivery sends), or
+ * One event's JSON text as stored (what reading one event answers, and what a webhook delivery sends), or
  * undefined as getEvent. One Query: the event and its parts.
  */
 export async function getEventBody(accountId: string, id: string): Promise<Buffer | undefined> {

@@ -49,7 +49,7 @@ export interface AttemptPage {
 }
 
 /**
- * The deliveries log of an endpoint (GET /api/webhooks/{id}/deliveries): attempts newest first, `page` of
+ * The deliveries log of an endpoint (the listWebhookDeliveries route): attempts newest first, `page` of
  * `perPage`, and the exact total. Two reads: the endpoint's attempt count, then one range of the log.
  * EndpointNotFound when the endpoint is not there.
  */
