@@ -105,7 +105,7 @@ export async function queueDelivery(
   now: number,
   mode: 'new' | 'again',
 ): Promise<boolean> {
-  const expires_at = retentionFrom(now);
+  const expiresAt = retentionFrom(now);
   const pending: CommitAction = {
     what: 'webhook_pending',
     action: {
@@ -116,7 +116,7 @@ export async function queueDelivery(
           endpointId,
           now,
           { eventId: event.id, eventType: event.type },
-          expires_at,
+          expiresAt,
         ),
       },
     },
@@ -139,7 +139,7 @@ export async function queueDelivery(
           [D.lastError]: null,
           [D.createdAt]: now,
           [D.updatedAt]: now,
-          [D.expiresAt]: expires_at,
+          [D.expiresAt]: expiresAt,
         },
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -167,7 +167,7 @@ export async function queueDelivery(
           `${D.updatedAt} = :now, ${D.expiresAt} = :expires`,
         ConditionExpression: 'attribute_exists(pk) AND #state <> :pending',
         ExpressionAttributeNames: STATE_NAME,
-        ExpressionAttributeValues: { ':pending': 'pending', ':one': 1, ':now': now, ':expires': expires_at },
+        ExpressionAttributeValues: { ':pending': 'pending', ':one': 1, ':now': now, ':expires': expiresAt },
       },
     },
     refused: () => new DeliveryRefused(),

@@ -65,7 +65,7 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
   const number = delivery.attempts + 1;
   // Never the pending item's own key again (a transaction cannot delete and put one item).
   const nextAt = next.state === 'pending' ? Math.max(next.nextAt, record.dueAt + 1) : null;
-  const expires_at = retentionFrom(now);
+  const expiresAt = retentionFrom(now);
   const actions: CommitAction[] = [
     {
       what: 'webhook_delivery',
@@ -87,7 +87,7 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
             ':error': attempt.error,
             ':at': attempt.at,
             ':now': now,
-            ':expires': expires_at,
+            ':expires': expiresAt,
             ':owner': record.owner,
             ':before': delivery.attempts,
           },
