@@ -4,7 +4,7 @@ import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../
 import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { commit } from '../transact.ts';
 import { DELIVERY_ATTR as D, type Delivery, DeliveryRefused, deliveryOf, STATE_NAME } from './delivery.ts';
-import { type PendingDelivery, pendingOf } from './pending.ts';
+import { type PendingDelivery, pendingOf, removePending } from './pending.ts';
 
 /** A leased endpoint's due deliveries: read, claimed one at a time, or ended without an attempt. */
 
@@ -122,15 +122,7 @@ export async function failPending(
             },
           },
         },
-        {
-          what: 'webhook_pending',
-          action: {
-            Delete: {
-              TableName: tableName(),
-              Key: keys.pending(accountId, endpointId, pending.dueAt, pending.eventId),
-            },
-          },
-        },
+        removePending(accountId, endpointId, pending.dueAt, pending.eventId),
       ]),
     );
   } catch (error) {

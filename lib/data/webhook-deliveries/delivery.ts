@@ -4,7 +4,7 @@ import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { table } from '../table.ts';
 import { type CommitAction, commit } from '../transact.ts';
-import { pendingItem } from './pending.ts';
+import { putPending, removePending } from './pending.ts';
 
 /**
  * The delivery item, one per (endpoint, event) (how the items fit together: ../webhook-deliveries.ts): its
@@ -106,21 +106,14 @@ export async function queueDelivery(
   mode: 'new' | 'again',
 ): Promise<boolean> {
   const expiresAt = retentionFrom(now);
-  const pending: CommitAction = {
-    what: 'webhook_pending',
-    action: {
-      Put: {
-        TableName: tableName(),
-        Item: pendingItem(
-          accountId,
-          endpointId,
-          now,
-          { eventId: event.id, eventType: event.type },
-          expiresAt,
-        ),
-      },
-    },
-  };
+  const pending = putPending(
+    'webhook_pending',
+    accountId,
+    endpointId,
+    now,
+    { eventId: event.id, eventType: event.type },
+    expiresAt,
+  );
   const create: CommitAction = {
     what: 'webhook_delivery',
     action: {
@@ -208,24 +201,8 @@ export async function bringForward(accountId: string, endpointId: string, delive
             },
           },
         },
-        {
-          what: 'webhook_pending',
-          action: {
-            Delete: {
-              TableName: tableName(),
-              Key: keys.pending(accountId, endpointId, due, delivery.eventId),
-            },
-          },
-        },
-        {
-          what: 'webhook_pending_next',
-          action: {
-            Put: {
-              TableName: tableName(),
-              Item: pendingItem(accountId, endpointId, now, delivery, retentionFrom(now)),
-            },
-          },
-        },
+        removePending(accountId, endpointId, due, delivery.eventId),
+        putPending('webhook_pending_next', accountId, endpointId, now, delivery, retentionFrom(now)),
       ]),
     );
     return true;

@@ -7,7 +7,7 @@ import { EndpointNotFound, ENDPOINT_ATTR as EP } from '../webhooks.ts';
 import { ATTEMPT_TYPE, ATTEMPTS_KEPT, type DeliveryAttempt, ATTEMPT_ATTR as T } from './attempts.ts';
 import { DELIVERY_ATTR as D, type Delivery, retentionFrom, STATE_NAME } from './delivery.ts';
 import { DISPATCH_ATTR } from './leases.ts';
-import { pendingItem } from './pending.ts';
+import { putPending, removePending } from './pending.ts';
 
 /** Recording an attempt's outcome in one transaction. */
 
@@ -95,28 +95,10 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
       },
       refused: () => new ClaimLost(),
     },
-    {
-      what: 'webhook_pending',
-      action: {
-        Delete: {
-          TableName: tableName(),
-          Key: keys.pending(accountId, endpointId, record.dueAt, delivery.eventId),
-        },
-      },
-    },
+    removePending(accountId, endpointId, record.dueAt, delivery.eventId),
     ...(nextAt === null
       ? []
-      : [
-          {
-            what: 'webhook_pending_next',
-            action: {
-              Put: {
-                TableName: tableName(),
-                Item: pendingItem(accountId, endpointId, nextAt, delivery, retentionFrom(nextAt)),
-              },
-            },
-          },
-        ]),
+      : [putPending('webhook_pending_next', accountId, endpointId, nextAt, delivery, retentionFrom(nextAt))]),
     {
       what: 'webhook_attempt',
       action: {
