@@ -3,7 +3,14 @@ import { dynamo, queryAll, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { commit } from '../transact.ts';
-import { DELIVERY_ATTR as D, type Delivery, DeliveryRefused, deliveryOf, STATE_NAME } from './delivery.ts';
+import {
+  DELIVERY_ATTR as D,
+  type Delivery,
+  DeliveryRefused,
+  deliveryOf,
+  STATE_NAME,
+  updateDelivery,
+} from './delivery.ts';
 import { type PendingDelivery, pendingOf, removePending } from './pending.ts';
 
 /** A leased endpoint's due deliveries: read, claimed one at a time, or ended without an attempt. */
@@ -99,29 +106,20 @@ export async function failPending(
   try {
     await retryOnConflict(() =>
       commit([
-        {
-          what: 'webhook_delivery',
-          refused: () => new DeliveryRefused(),
-          action: {
-            Update: {
-              TableName: tableName(),
-              Key: keys.delivery(accountId, endpointId, pending.eventId),
-              UpdateExpression:
-                `SET #state = :failed, ${D.nextAt} = :null, ${D.lastError} = :reason, ${D.updatedAt} = :now ` +
-                `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
-              ConditionExpression: `#state = :pending AND ${D.nextAt} = :due`,
-              ExpressionAttributeNames: STATE_NAME,
-              ExpressionAttributeValues: {
-                ':failed': 'failed',
-                ':null': null,
-                ':reason': reason,
-                ':now': now,
-                ':pending': 'pending',
-                ':due': pending.dueAt,
-              },
-            },
+        updateDelivery(keys.delivery(accountId, endpointId, pending.eventId), {
+          set:
+            `SET #state = :failed, ${D.nextAt} = :null, ${D.lastError} = :reason, ${D.updatedAt} = :now ` +
+            `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
+          condition: `#state = :pending AND ${D.nextAt} = :due`,
+          values: {
+            ':failed': 'failed',
+            ':null': null,
+            ':reason': reason,
+            ':now': now,
+            ':pending': 'pending',
+            ':due': pending.dueAt,
           },
-        },
+        }),
         removePending(accountId, endpointId, pending.dueAt, pending.eventId),
       ]),
     );

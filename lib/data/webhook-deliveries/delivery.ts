@@ -78,6 +78,27 @@ export class DeliveryRefused extends Error {
   }
 }
 
+/** A commit's conditional update of a delivery (its `#state` named), refused as DeliveryRefused. */
+export function updateDelivery(
+  key: ReturnType<typeof keys.delivery>,
+  update: { set: string; condition: string; values: Record<string, unknown> },
+): CommitAction {
+  return {
+    what: 'webhook_delivery',
+    action: {
+      Update: {
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: update.set,
+        ConditionExpression: update.condition,
+        ExpressionAttributeNames: STATE_NAME,
+        ExpressionAttributeValues: update.values,
+      },
+    },
+    refused: () => new DeliveryRefused(),
+  };
+}
+
 export function deliveryOf(item: Record<string, unknown>): Delivery {
   return {
     eventId: String(item[D.eventId]),
@@ -149,22 +170,13 @@ export async function queueDelivery(
     if (mode === 'new' || !held) return false;
     if (held[D.state] === 'pending') return bringForward(accountId, endpointId, deliveryOf(held), now);
   }
-  const reopen: CommitAction = {
-    what: 'webhook_delivery',
-    action: {
-      Update: {
-        TableName: tableName(),
-        Key: keys.delivery(accountId, endpointId, event.id),
-        UpdateExpression:
-          `SET #state = :pending, ${D.roundFirst} = ${D.attempts} + :one, ${D.nextAt} = :now, ` +
-          `${D.updatedAt} = :now, ${D.expiresAt} = :expires`,
-        ConditionExpression: 'attribute_exists(pk) AND #state <> :pending',
-        ExpressionAttributeNames: STATE_NAME,
-        ExpressionAttributeValues: { ':pending': 'pending', ':one': 1, ':now': now, ':expires': expiresAt },
-      },
-    },
-    refused: () => new DeliveryRefused(),
-  };
+  const reopen = updateDelivery(keys.delivery(accountId, endpointId, event.id), {
+    set:
+      `SET #state = :pending, ${D.roundFirst} = ${D.attempts} + :one, ${D.nextAt} = :now, ` +
+      `${D.updatedAt} = :now, ${D.expiresAt} = :expires`,
+    condition: 'attribute_exists(pk) AND #state <> :pending',
+    values: { ':pending': 'pending', ':one': 1, ':now': now, ':expires': expiresAt },
+  });
   try {
     await retryOnConflict(() => commit([reopen, pending]));
     return true;
@@ -185,22 +197,13 @@ export async function bringForward(accountId: string, endpointId: string, delive
   try {
     await retryOnConflict(() =>
       commit([
-        {
-          what: 'webhook_delivery',
-          refused: () => new DeliveryRefused(),
-          action: {
-            Update: {
-              TableName: tableName(),
-              Key: keys.delivery(accountId, endpointId, delivery.eventId),
-              UpdateExpression: `SET ${D.nextAt} = :now, ${D.updatedAt} = :now`,
-              ConditionExpression:
-                `#state = :pending AND ${D.nextAt} = :due AND ` +
-                `(attribute_not_exists(${D.leaseUntil}) OR ${D.leaseUntil} < :now)`,
-              ExpressionAttributeNames: STATE_NAME,
-              ExpressionAttributeValues: { ':now': now, ':pending': 'pending', ':due': due },
-            },
-          },
-        },
+        updateDelivery(keys.delivery(accountId, endpointId, delivery.eventId), {
+          set: `SET ${D.nextAt} = :now, ${D.updatedAt} = :now`,
+          condition:
+            `#state = :pending AND ${D.nextAt} = :due AND ` +
+            `(attribute_not_exists(${D.leaseUntil}) OR ${D.leaseUntil} < :now)`,
+          values: { ':now': now, ':pending': 'pending', ':due': due },
+        }),
         removePending(accountId, endpointId, due, delivery.eventId),
         putPending('webhook_pending_next', accountId, endpointId, now, delivery, retentionFrom(now)),
       ]),
