@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { keyPrefixOf, resolveApiKey } from '#lib/accounts/api-keys.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
-import { logAuthorizerDecision, logError, startInvocationLog } from '#lib/http/log.ts';
+import { logAuthorizerDecision, logError, startInvocationLog } from '#lib/log.ts';
 
 /**
  * API Gateway TOKEN authorizer: `Authorization: Bearer <key>` → the calling account.

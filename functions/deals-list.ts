@@ -6,5 +6,8 @@ import { httpHandler } from '#lib/http/handler.ts';
 /** GET /api/deals: filtered, searched, paginated, newest first. */
 export const handler = httpHandler({ route: route('listDeals') }, async (request, caller) => ({
   statusCode: 200,
-  body: await listDeals(caller.accountId, parseDealListQuery(request.query), request.baseUrl),
+  body: await listDeals(caller.accountId, parseDealListQuery(request.query), {
+    baseUrl: request.baseUrl,
+    path: request.resourcePath,
+  }),
 }));

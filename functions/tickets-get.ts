@@ -5,7 +5,7 @@ import { presentCreatedTicket } from '#lib/tickets/present.ts';
 
 /** GET /api/tickets/{ticket}: one ticket by uuid or reference, with its ETag. */
 export const handler = httpHandler({ route: route('getTicket') }, async (request, caller) => {
-  const { ticket, version } = await getTicket(caller.accountId, request.params.ticket ?? '');
+  const { entity: ticket, version } = await getTicket(caller.accountId, request.params.ticket ?? '');
   return {
     statusCode: 200,
     body: { data: presentCreatedTicket(ticket) },

@@ -6,5 +6,8 @@ import { listTickets } from '#lib/tickets/list-tickets.ts';
 /** GET /api/tickets: filtered, searched, paginated, newest first. */
 export const handler = httpHandler({ route: route('listTickets') }, async (request, caller) => ({
   statusCode: 200,
-  body: await listTickets(caller.accountId, parseListQuery(request.query), request.baseUrl),
+  body: await listTickets(caller.accountId, parseListQuery(request.query), {
+    baseUrl: request.baseUrl,
+    path: request.resourcePath,
+  }),
 }));

@@ -9,6 +9,6 @@ export const handler = httpHandler({ route: route('listWebhookDeliveries') }, as
     caller.accountId,
     request.params.webhook ?? '',
     parseDeliveryListQuery(request.query),
-    request.baseUrl,
+    { baseUrl: request.baseUrl, path: request.resourcePath },
   ),
 }));

@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { logWorkerRun, startInvocationLog } from '#lib/http/log.ts';
+import { workerHandler } from '#lib/log.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 
@@ -10,11 +10,10 @@ import { DueRunner } from '#lib/webhooks/due.ts';
  */
 export const DUE_RUN_MS = 50_000;
 
-export async function handler(_event: unknown, context?: Context): Promise<void> {
-  startInvocationLog({ requestId: context?.awsRequestId ?? 'unknown' }, context);
+export const handler = workerHandler('webhooks due run', async (_event: unknown, context?: Context) => {
   const left = context?.getRemainingTimeInMillis?.() ?? DUE_RUN_MS + attemptTimeoutMs() + 5_000;
   const runFor = Math.max(0, Math.min(DUE_RUN_MS, left - attemptTimeoutMs() - 5_000));
   const runner = new DueRunner();
   await runner.runUntil(Date.now() + runFor);
-  logWorkerRun('webhooks due run', { ...runner.counts, runMs: runFor });
-}
+  return { answer: undefined, figures: { ...runner.counts, runMs: runFor } };
+});

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { logWorkerRun, startInvocationLog } from '#lib/http/log.ts';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { workerHandler } from '#lib/log.ts';
 import { fanOut } from '#lib/webhooks/fan-out.ts';
 
 /**
@@ -8,8 +8,7 @@ import { fanOut } from '#lib/webhooks/fan-out.ts';
  * event items' INSERTs) fanned out. Records whose fan-out failed are reported back (ReportBatchItemFailures):
  * Lambda hands them over again, from the first failed, and the fan-out creates nothing twice.
  */
-export async function handler(event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
-  startInvocationLog({ requestId: context?.awsRequestId ?? 'unknown' }, context);
+export const handler = workerHandler('webhooks fan-out', async (event: DynamoDBStreamEvent) => {
   const result = await fanOut(
     event.Records.map((record) => ({
       eventName: record.eventName,
@@ -19,11 +18,14 @@ export async function handler(event: DynamoDBStreamEvent, context?: Context): Pr
         : undefined,
     })),
   );
-  logWorkerRun('webhooks fan-out', {
+  const answer: DynamoDBBatchResponse = {
+    batchItemFailures: result.failed.map((itemIdentifier) => ({ itemIdentifier })),
+  };
+  const figures = {
     records: event.Records.length,
     events: result.events,
     deliveries: result.deliveries,
     failed: result.failed.length,
-  });
-  return { batchItemFailures: result.failed.map((itemIdentifier) => ({ itemIdentifier })) };
-}
+  };
+  return { answer, figures };
+});

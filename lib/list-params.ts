@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { attribute, MAX_EXACT_INTEGER, wire } from '#lib/validation.ts';
+import { MAX_EXACT_INTEGER } from '#lib/number-fields.ts';
+import { attribute, wire } from '#lib/validation.ts';
 
 /**
  * Query parameters of the paginated lists (tickets, deals, contacts): each arrives as the list of its values

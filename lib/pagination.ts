@@ -6,8 +6,14 @@ export interface PageRequest {
   linkParams: [string, string][];
 }
 
+/** Where a list lives: the API's base URL and the route's path (the handler's request.resourcePath). */
+export interface ListUrl {
+  baseUrl: string;
+  path: string;
+}
+
 /** Laravel's paginator shape: data, links (first/last/prev/next), meta. */
-export function paginate<T>(data: T[], total: number, q: PageRequest, at: { baseUrl: string; path: string }) {
+export function paginate<T>(data: T[], total: number, q: PageRequest, at: ListUrl) {
   const path = `${at.baseUrl}${at.path}`;
   const lastPage = Math.max(1, Math.ceil(total / q.perPage));
   const extra = q.linkParams.map(([k, v]) => `&${encodeKey(k)}=${encodeURIComponent(v)}`).join('');

@@ -1,12 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
+import type { Versioned } from '#lib/data/items.ts';
 import { NotFound, PreconditionFailed } from '#lib/errors.ts';
 
-/** An entity as read, with the version its ETag names. */
-export interface Versioned<E> {
-  entity: E;
-  version: number;
-}
+/** An entity as read, with the version its ETag names: the data layer's one name for it. */
+export type { Versioned } from '#lib/data/items.ts';
 
 /** The ETag of a version: strong, quoted. */
 export const etagOf = (version: number) => `"${version}"`;

@@ -12,6 +12,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type WorkerDefinition, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import { eventKeys } from '#lib/data/keys.ts';
 import { suppressDeadLetterDestination } from '../nag-suppressions.ts';
 import { DeskpipeFunction } from './deskpipe-function.ts';
 
@@ -81,7 +82,7 @@ export class WebhookDispatcher extends Construct {
         filters: [
           FilterCriteria.filter({
             eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { type: { S: FilterRule.isEqual('event') } } },
+            dynamodb: { NewImage: { type: { S: FilterRule.isEqual(eventKeys.itemType.event) } } },
           }),
         ],
       }),

@@ -80,7 +80,7 @@ const config: ConversionConfig = {
   overrideAction: ({ valibotAction, jsonSchema }) => {
     const form = (valibotAction as { metadata?: { wire?: WireForm } }).metadata?.wire;
     if (form) return plain(form.schema, {});
-    // Every integer the API takes or answers is within ±(2^53 − 1) (lib/validation.ts, MAX_EXACT_INTEGER).
+    // Every integer the API takes or answers is within ±(2^53 − 1) (lib/number-fields.ts, MAX_EXACT_INTEGER).
     if (valibotAction.type === 'integer') return { ...jsonSchema, format: 'int64' };
     return RUNTIME_ONLY.has(valibotAction.type) ? jsonSchema : undefined;
   },

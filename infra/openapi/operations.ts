@@ -2,6 +2,8 @@ import { basename } from 'node:path';
 import * as v from 'valibot';
 import { type RouteName, route } from '#functions/routes.ts';
 import { ContactListQueryParams, UpdateContactSchema } from '#lib/contacts/schemas.ts';
+import { ENDPOINT_ID_PATTERN } from '#lib/data/endpoint-ids.ts';
+import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { DealListQueryParams } from '#lib/deals/list-query.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { EventFeedQueryParams } from '#lib/events/feed.ts';
@@ -110,14 +112,14 @@ const CONTACT_PARAM = uuidParam('contact', "The contact's uuid.");
 const EVENT_PARAM = {
   event: {
     description: "The event's id (`evt_…`).",
-    schema: v.pipe(v.string(), v.maxLength(24), v.regex(/^evt_[0-9a-z]{10}[0-9a-f]{10}$/)),
+    schema: v.pipe(v.string(), v.maxLength(24), v.regex(EVENT_ID_PATTERN)),
   },
 };
 
 const WEBHOOK_PARAM = {
   webhook: {
     description: "The webhook endpoint's id (`we_…`).",
-    schema: v.pipe(v.string(), v.maxLength(27), v.regex(/^we_[0-9a-f]{24}$/)),
+    schema: v.pipe(v.string(), v.maxLength(27), v.regex(ENDPOINT_ID_PATTERN)),
   },
 };
 

@@ -1,5 +1,7 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
+import { ENDPOINT_ID_PATTERN } from '#lib/data/endpoint-ids.ts';
+import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
 
 /**
@@ -195,7 +197,7 @@ export const ContactUpdated = v.strictObject({
 });
 export const ContactPage = page(Contact, 'ContactPage');
 
-const eventId = v.pipe(v.string(), v.regex(/^evt_[0-9a-z]{10}[0-9a-f]{10}$/), v.description('An event id.'));
+const eventId = v.pipe(v.string(), v.regex(EVENT_ID_PATTERN), v.description('An event id.'));
 const previous = v.pipe(
   v.record(v.string(), v.unknown()),
   v.description("The changed fields' values before the change, by field name (only those that changed)."),
@@ -280,7 +282,7 @@ export const ServerErrorBody = v.pipe(
 
 const endpointId = v.pipe(
   v.string(),
-  v.regex(/^we_[0-9a-f]{24}$/),
+  v.regex(ENDPOINT_ID_PATTERN),
   v.description("A webhook endpoint's id."),
 );
 const eventTypes = v.pipe(

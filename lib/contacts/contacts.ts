@@ -6,7 +6,7 @@ import { openDealCounts } from '#lib/data/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
-import { paginate } from '#lib/pagination.ts';
+import { type ListUrl, paginate } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
@@ -104,7 +104,7 @@ export function applyContactChange(before: Contact, input: UpdateContactInput, n
 }
 
 /** GET /api/contacts: filtered by e-mail, searched by words of name and e-mail, paginated, newest first. */
-export async function listContacts(accountId: string, query: ContactListQuery, baseUrl: string) {
+export async function listContacts(accountId: string, query: ContactListQuery, at: ListUrl) {
   const { total, entities } = await contactIndex.findPage(accountId, {
     filter: query.email !== undefined ? { email: query.email } : {},
     words: query.search ? searchWords(query.search) : [],
@@ -119,6 +119,6 @@ export async function listContacts(accountId: string, query: ContactListQuery, b
     entities.map((c) => presentContact(c, counts.get(c.id) ?? 0)),
     total,
     query,
-    { baseUrl, path: '/api/contacts' },
+    at,
   );
 }

@@ -3,10 +3,10 @@ import { nowMicros } from '#lib/time.ts';
 import { batchGetAll, getItem, tableName } from './client.ts';
 import { contactItemKey, contacts } from './contact-index.ts';
 import type { EventDraft, ReservedPlaces } from './events.ts';
-import { writePlan } from './index/commit.ts';
 import { newOrderedUuid } from './index/order-key.ts';
-import { type Stored, storedOf } from './index/reads.ts';
-import { entityOf } from './items.ts';
+import { storedOf } from './index/reads.ts';
+import { writePlan } from './index/write-plan.ts';
+import { entityOf, type Versioned } from './items.ts';
 import { contactKeys } from './keys.ts';
 import type { CommitAction } from './transact.ts';
 
@@ -166,17 +166,17 @@ export async function saveContact(
 export async function getContactByUuid(
   accountId: string,
   uuid: string,
-): Promise<Stored<Contact> | undefined> {
+): Promise<Versioned<Contact> | undefined> {
   return contacts.getByUuid(accountId, uuid);
 }
 
-export async function getContactById(accountId: string, id: number): Promise<Stored<Contact> | undefined> {
+export async function getContactById(accountId: string, id: number): Promise<Versioned<Contact> | undefined> {
   const [stored] = await getStoredContacts(accountId, [id]);
   return stored;
 }
 
 /** Contacts by id, as stored (one BatchGet), in no particular order. */
-export async function getStoredContacts(accountId: string, ids: number[]): Promise<Stored<Contact>[]> {
+export async function getStoredContacts(accountId: string, ids: number[]): Promise<Versioned<Contact>[]> {
   const items = await batchGetAll([...new Set(ids)].map((id) => contactItemKey(accountId, id)));
   return items.map((item) => storedOf<Contact>(item));
 }

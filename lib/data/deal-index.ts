@@ -4,7 +4,7 @@ import { parseTimestamp } from '#lib/time.ts';
 import { contacts } from './contact-index.ts';
 import { dimensionName } from './index/declaration.ts';
 import { indexedEntity } from './index/engine.ts';
-import { queryTerm } from './index/index-reads.ts';
+import { queryTerm } from './index/order-key-reads.ts';
 import { orderKeys } from './keys.ts';
 
 /** The board's counters in the deals' stats item (their values: `<stage id>#<currency>`, `<pipeline id>#<currency>`). */

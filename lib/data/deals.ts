@@ -6,18 +6,21 @@ import { getStoredContacts, planNewContact } from './contacts.ts';
 import { deals } from './deal-index.ts';
 import type { EventDraft, ReservedPlaces } from './events.ts';
 import { combinePlans } from './index/additions.ts';
-import { type EntityChange, writePlan } from './index/commit.ts';
+import type { EntityChange } from './index/commit.ts';
 import { filterDimensions } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid, orderKeyOfUuid, uuidParts } from './index/order-key.ts';
-import { type Stats, type Stored, storedOf } from './index/reads.ts';
-import { entityOf } from './items.ts';
+import { type Stats, storedOf } from './index/reads.ts';
+import { writePlan } from './index/write-plan.ts';
+import { entityOf, type Versioned } from './items.ts';
 import type { CommitAction } from './transact.ts';
 
 /**
  * Deals in the store, kept by the index engine (lib/data/deal-index.ts). A deal's uuid carries its contact's
  * id, so a deal is read with its contact as it is now in one BatchGet.
  */
+
+export { reserveContactId, reserveDealNumber } from './sequences.ts';
 
 /** A new deal's uuid: its creation time and number, and its contact's id in the free bits. */
 export const newDealUuid = (createdUs: number, number: number, contactId: number) =>
@@ -51,7 +54,7 @@ export async function insertDeal(
 }
 
 /** A deal as stored, with its version, and its contact as it is now. */
-export interface StoredDeal extends Stored<Deal> {
+export interface StoredDeal extends Versioned<Deal> {
   contact: Contact | undefined;
 }
 

@@ -31,11 +31,6 @@ export function isConditionFailure(error: unknown): boolean {
   );
 }
 
-/** The condition of action `index` of a cancelled transaction failed. */
-export function actionConditionFailed(error: unknown, index: number): boolean {
-  return cancellationCodes(error)[index] === 'ConditionalCheckFailed';
-}
-
 /**
  * The item as it was when a condition failed (requested with ReturnValuesOnConditionCheckFailure: ALL_OLD):
  * of a single write, or of action `index` of a transaction.

@@ -8,7 +8,9 @@
  * up to the first open place, never has an event inserted before one it has served.
  */
 
-export * from './events/common.ts';
 export * from './events/feed.ts';
+export * from './events/ids.ts';
+export * from './events/item.ts';
 export * from './events/places.ts';
+export * from './events/shapes.ts';
 export * from './events/since.ts';

@@ -1,3 +1,5 @@
+import { table } from './table.ts';
+
 /**
  * Attribute names the table layout adds to items, beside the entity's own fields: their one home. Short, since
  * every index item carries them.
@@ -15,6 +17,12 @@ export const ATTR = {
   count: 'n',
 } as const;
 
+/** An entity as read, with its version (ATTR.version: the number its ETag names). */
+export interface Versioned<E> {
+  entity: E;
+  version: number;
+}
+
 /** Attributes that belong to the table layout, not to the entity stored in an item. */
 const LAYOUT_ATTRIBUTES = new Set<string>([
   'pk',
@@ -22,7 +30,7 @@ const LAYOUT_ATTRIBUTES = new Set<string>([
   'type',
   'gsi1pk',
   'gsi1sk',
-  'expires_at',
+  table.ttlAttribute,
   ...Object.values(ATTR),
 ]);
 

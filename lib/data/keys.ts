@@ -157,6 +157,8 @@ export const idempotencyKeys = {
  * (`<place>#1`). docs/data-model.md, "Events".
  */
 export const eventKeys = {
+  /** The `type` of an event item (here, the CDK stream filter reads it without the store's client) and a void. */
+  itemType: { event: 'event', void: 'event_void' } as const,
   feedPartition: (accountId: string) => `EVENTS#${accountId}`,
   sort: (seq: number) => String(seq).padStart(14, '0'),
   place: (accountId: string, seq: number) => ({ pk: `EVENTS#${accountId}`, sk: eventKeys.sort(seq) }),

@@ -1,15 +1,69 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { reserveIds } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
-import { reservedPlaces } from './events.ts';
+import { besideReservation, giveUpReserved, type ReservedPlaces, reservedPlaces } from './events.ts';
 import { accountKeys } from './keys.ts';
 import { foldRate } from './rate-limit.ts';
 
 /**
  * Takes the next ticket number, the place of its event in the feed and, for round-robin, the next cursor of the
- * candidate set, in one update of the account's sequences item. A number is never handed out twice; one is lost
- * only when the create fails after taking it.
+ * candidate set, in one update of the account's sequences item, and runs `reads` beside it (same round trip).
+ * A number is never handed out twice; one is lost only when the create fails after taking it. When a read
+ * fails, the place is given up once the number is answered, so no later event waits behind it.
  */
-export async function reserveTicketNumber(accountId: string, roundRobinSet?: string) {
+export function reserveTicketNumber<T>(
+  accountId: string,
+  roundRobinSet: string | undefined,
+  reads: () => Promise<T>,
+): Promise<[TicketReservation, T]> {
+  return besideReservation(accountId, takeTicketNumber(accountId, roundRobinSet), (r) => r.place, reads());
+}
+
+export interface TicketReservation {
+  number: number;
+  place: ReservedPlaces;
+  /** The round-robin cursor of the candidate set (0 without one). */
+  cursor: number;
+}
+
+/** A deal's number and its event's place; `release` gives the place up when the create stops before its commit. */
+export interface DealReservation {
+  number: number;
+  place: ReservedPlaces;
+  release(): Promise<void>;
+}
+
+/**
+ * Takes a deal's number and its event's place in one update, and runs `reads` beside it, giving the place up
+ * when a read fails (as reserveTicketNumber).
+ */
+export function reserveDealNumber<T>(
+  accountId: string,
+  reads: () => Promise<T>,
+): Promise<[DealReservation, T]> {
+  const reservation = reserveIds(accountId, { deal: 1, event: 1 }).then((ids) => {
+    const place = reservedPlaces(ids.event as number, 1);
+    return { number: ids.deal as number, place, release: () => giveUpReserved(accountId, [place]) };
+  });
+  return besideReservation(accountId, reservation, (r) => r.place, reads());
+}
+
+/**
+ * Takes a new contact's id and its event's place in one update. When that fails (or its answer is lost), the
+ * deal's place is given up too, so that no event waits behind it.
+ */
+export async function reserveContactId(
+  accountId: string,
+  deal: Pick<DealReservation, 'release'>,
+): Promise<{ id: number; place: ReservedPlaces }> {
+  const ids = await reserveIds(accountId, { contact: 1, event: 1 }).catch(async (error) => {
+    await deal.release();
+    throw error;
+  });
+  return { id: ids.contact as number, place: reservedPlaces(ids.event as number, 1) };
+}
+
+async function takeTicketNumber(accountId: string, roundRobinSet?: string): Promise<TicketReservation> {
   const add = roundRobinSet ? 'ticket :one, event :one, #rr :one' : 'ticket :one, event :one';
   const names = roundRobinSet ? { '#rr': `rr:${roundRobinSet}` } : undefined;
   const values = { ':one': 1 };

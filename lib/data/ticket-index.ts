@@ -1,5 +1,5 @@
 import type { Priority } from '#lib/accounts/types.ts';
-import { termsOfTicket } from '#lib/tickets/search-terms.ts';
+import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
 import {
   customFieldText,
   isOpenWork,
@@ -8,7 +8,7 @@ import {
   type TicketStatus,
 } from '#lib/tickets/types.ts';
 import { parseTimestamp } from '#lib/time.ts';
-import { ALL, filterDimensions, keyValue } from './index/declaration.ts';
+import { ALL, filterDimensions, keyValue, type SearchTerms } from './index/declaration.ts';
 import { indexedEntity } from './index/engine.ts';
 
 /**
@@ -44,7 +44,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   ],
   // Open, pending and in-progress tickets per agent: what least-busy assignment compares.
   statsCounters: { busy: (t) => (t.assignee && isOpenWork(t) ? { [t.assignee.id]: 1 } : {}) },
-  search: termsOfTicket,
+  search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.email),
   filter: (q) => ({
     status: q.status ? [q.status] : [],
     priority: q.priority ? [q.priority] : [],
@@ -53,6 +53,21 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     cf: q.customFields.map(([key, text]) => customFieldValue(key, text)),
   }),
 });
+
+/**
+ * The words a ticket is found by (decisions.md, "search"): prefix terms, reference and e-mail terms (whole, or
+ * from the domain) first, then the subject's words; and its bare number, matched exactly. The term rules shared
+ * by every searchable entity are in lib/search.ts.
+ */
+function ticketTerms(subject: string, reference: string, number: number, email: string): SearchTerms {
+  const fixed = [reference.toLowerCase(), ...emailTerms(email)];
+  const useful = usefulTerms([...fixed, ...textWords(subject)]);
+  const ordered = [
+    ...useful.filter((t) => fixed.some((f) => f.startsWith(t))),
+    ...useful.filter((t) => !fixed.some((f) => f.startsWith(t))),
+  ];
+  return { prefixes: ordered, number: String(number) };
+}
 
 /** A custom field's value in its dimension's name: `plan#gold` (a long value by its hash). */
 const customFieldValue = (key: string, text: string) => `${key}#${keyValue(text)}`;

@@ -4,7 +4,8 @@ import { type CommitAttachment, completionCommit } from './idempotency.ts';
 import type { StatsCondition } from './index/commit.ts';
 import { statsAttribute } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
-import type { Stored } from './index/reads.ts';
+import { newOrderedUuid } from './index/order-key.ts';
+import type { Versioned } from './items.ts';
 import { tickets } from './ticket-index.ts';
 
 /**
@@ -13,6 +14,9 @@ import { tickets } from './ticket-index.ts';
  * condition, and the shapes the ticket domain speaks in.
  */
 export { reserveTicketNumber } from './sequences.ts';
+
+/** A new ticket's uuid: its creation time and number, so the uuid names its item (one GetItem by uuid). */
+export const newTicketUuid = (createdUs: number, number: number) => newOrderedUuid(createdUs, number);
 
 export interface TicketStats {
   /** Exact ticket counts of the bounded dimensions (`all`, `status#open`, `priority#high`, `assignee#3`). */
@@ -77,26 +81,20 @@ function busyCondition({ chosen, seen, candidates }: BusyCondition): StatsCondit
   return { expression, names, values: { ':seen': seenCount } };
 }
 
-/** A ticket as stored, with its version (incremented by every update; the ETag). */
-export interface StoredTicket {
-  ticket: Ticket;
-  version: number;
-}
-
-const storedTicket = (stored: Stored<Ticket> | undefined): StoredTicket | undefined =>
-  stored && { ticket: stored.entity, version: stored.version };
-
 /** The ticket a uuid names (its order key is inside it: one GetItem), or undefined. */
-export async function getTicketByUuid(accountId: string, uuid: string): Promise<StoredTicket | undefined> {
-  return storedTicket(await tickets.getByUuid(accountId, uuid));
+export async function getTicketByUuid(
+  accountId: string,
+  uuid: string,
+): Promise<Versioned<Ticket> | undefined> {
+  return tickets.getByUuid(accountId, uuid);
 }
 
 /** The ticket with this number (its number term gives the order key: one Query, then one GetItem). */
 export async function getTicketByNumber(
   accountId: string,
   number: number,
-): Promise<StoredTicket | undefined> {
-  return storedTicket(await tickets.getByNumber(accountId, number));
+): Promise<Versioned<Ticket> | undefined> {
+  return tickets.getByNumber(accountId, number);
 }
 
 /** A ticket's change: before and after, as the domain decided it, and the version `before` was read at. */

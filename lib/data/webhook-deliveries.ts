@@ -20,10 +20,16 @@
  * that `dueVersion` is unchanged: a pending item it did not see was bumped for after its read, so it reads again.
  */
 
+export {
+  ATTEMPTS_KEPT,
+  type AttemptPage,
+  attemptCountOf,
+  type DeliveryAttempt,
+  listDeliveryAttempts,
+} from './webhook-deliveries/attempts.ts';
 export * from './webhook-deliveries/claims.ts';
-export * from './webhook-deliveries/items.ts';
+export { type Delivery, type DeliveryState, getDelivery } from './webhook-deliveries/delivery.ts';
 export * from './webhook-deliveries/leases.ts';
-export * from './webhook-deliveries/log.ts';
+export type { PendingDelivery } from './webhook-deliveries/pending.ts';
 export * from './webhook-deliveries/queue.ts';
 export * from './webhook-deliveries/record.ts';
-export * from './webhook-deliveries/redeliver.ts';

@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type Endpoint, MAX_ENDPOINTS } from '#lib/webhooks/types.ts';
 import { getItem, queryAll, tableName } from './client.ts';
 import { ConcurrentWrite, isTransactionConflict, retryOnConflict, StaleVersion } from './errors.ts';
 import { type CommitAttachment, completionCommit } from './idempotency.ts';
-import type { Stored } from './index/reads.ts';
-import { ATTR } from './items.ts';
+import { ATTR, type Versioned } from './items.ts';
 import { webhookKeys } from './keys.ts';
 import { type CommitAction, commit } from './transact.ts';
 
@@ -30,14 +28,6 @@ export class EndpointNotFound extends Error {
   constructor() {
     super('No such webhook endpoint');
   }
-}
-
-/**
- * A new endpoint's id: `we_`, its creation time (epoch ms, 12 hex digits) and 12 random hex digits. The partition
- * sorts by id, so it reads oldest first; the random part keeps ids unguessable and distinct within a millisecond.
- */
-export function newEndpointId(nowMs: number): string {
-  return `we_${nowMs.toString(16).padStart(12, '0')}${randomBytes(6).toString('hex')}`;
 }
 
 const ENDPOINT_TYPE = 'webhook_endpoint';
@@ -66,6 +56,10 @@ const ENDPOINT_FIELDS = [
   'lastSuccessAt',
   'failingSince',
 ] as const satisfies readonly (keyof Endpoint)[];
+/** The endpoint item's own attributes: the Endpoint's fields, their own names (the dispatcher's: leases.ts). */
+export const ENDPOINT_ATTR = Object.fromEntries(ENDPOINT_FIELDS.map((field) => [field, field])) as {
+  readonly [F in (typeof ENDPOINT_FIELDS)[number]]: F;
+};
 // A field added to Endpoint and not read back here fails the typecheck.
 const everyField: Exclude<keyof Endpoint, (typeof ENDPOINT_FIELDS)[number]> extends never ? true : never =
   true;
@@ -122,7 +116,7 @@ export async function createEndpoint(
 export async function getEndpoint(
   accountId: string,
   endpointId: string,
-): Promise<Stored<Endpoint> | undefined> {
+): Promise<Versioned<Endpoint> | undefined> {
   const item = await getItem(webhookKeys.endpoint(accountId, endpointId));
   return item ? { entity: endpointOf(item), version: Number(item[ATTR.version] ?? 1) } : undefined;
 }

@@ -2,17 +2,10 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
 import { presentContact } from '#lib/contacts/present.ts';
-import { reserveIds } from '#lib/data/accounts.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
-import { insertDeal, newDealUuid } from '#lib/data/deals.ts';
+import { insertDeal, newDealUuid, reserveContactId, reserveDealNumber } from '#lib/data/deals.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
-import {
-  besideReservation,
-  giveUpReserved,
-  type ReservedPlaces,
-  reservedPlaces,
-  settleEventPlaces,
-} from '#lib/data/events.ts';
+import type { ReservedPlaces } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
@@ -43,16 +36,10 @@ export async function createDeal(
   const { pipeline, stage } = resolveStage(config, input) ?? defaultStage(config);
 
   // The deal's event takes its place with the deal's number, a new contact's with the contact's id.
-  const [{ ids, dealPlace }, existing] = await besideReservation(
-    accountId,
-    reserveIds(accountId, { deal: 1, event: 1 }).then((ids) => ({
-      ids,
-      dealPlace: reservedPlaces(ids.event as number, 1),
-    })),
-    (reserved) => reserved.dealPlace,
+  const [reservation, existing] = await reserveDealNumber(accountId, () =>
     findContactByEmail(accountId, input.contact_email),
   );
-  const number = ids.deal as number;
+  const { number, place: dealPlace } = reservation;
   const createdUs = nowMicros();
   const dealFor = (contact: Contact) =>
     composeDeal({ input, number, createdUs, place: { pipeline, stage }, contact });
@@ -84,22 +71,17 @@ export async function createDeal(
   }
   if (input.contact_first_name === undefined) {
     // The deal's place in the feed is given up, so that no event waits behind it.
-    await settleEventPlaces(accountId, dealPlace.seqs);
+    await reservation.release();
     throw ValidationFailed.field(
       'contact_first_name',
       'The contact first name field is required when the contact does not exist.',
     );
   }
-  const { contact: id, event: contactPlace } = await reserveIds(accountId, { contact: 1, event: 1 }).catch(
-    async (error) => {
-      // No contact id (or its answer lost): the deal's place is given up too.
-      await giveUpReserved(accountId, [dealPlace]);
-      throw error;
-    },
-  );
+  // No contact id (or its answer lost): the reservation gives the deal's place up too.
+  const { id, place: contactPlace } = await reserveContactId(accountId, reservation);
   const contact: Contact = {
-    id: id as number,
-    uuid: newContactUuid(id as number),
+    id,
+    uuid: newContactUuid(id),
     email: input.contact_email,
     firstName: input.contact_first_name,
     lastName: input.contact_last_name ?? null,
@@ -109,7 +91,7 @@ export async function createDeal(
   };
   const deal = dealFor(contact);
   try {
-    await write(deal, contact, { contact, place: reservedPlaces(contactPlace as number, 1) });
+    await write(deal, contact, { contact, place: contactPlace });
     return deal;
   } catch (error) {
     if (!(error instanceof ContactTaken)) throw error;

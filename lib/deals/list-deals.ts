@@ -1,6 +1,6 @@
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { findDealPage } from '#lib/data/deals.ts';
-import { paginate } from '#lib/pagination.ts';
+import { type ListUrl, paginate } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import type { DealListQuery } from './list-query.ts';
 import { presentDealDetail } from './present.ts';
@@ -9,8 +9,7 @@ import { presentDealDetail } from './present.ts';
  * GET /api/deals: filtered, searched, paginated, newest first, each deal with its contact as it is now. A
  * contact_email names a contact (one read); an e-mail no contact has lists nothing.
  */
-export async function listDeals(accountId: string, query: DealListQuery, baseUrl: string) {
-  const at = { baseUrl, path: '/api/deals' };
+export async function listDeals(accountId: string, query: DealListQuery, at: ListUrl) {
   let contactId: number | undefined;
   if (query.contactEmail !== undefined) {
     const contact = await findContactByEmail(accountId, query.contactEmail);

@@ -1,12 +1,11 @@
 import * as v from 'valibot';
 import { fractionDigits } from '#lib/decimal.ts';
+import { NUMERIC_STRING, optionalInteger } from '#lib/number-fields.ts';
 import { isCalendarDate } from '#lib/time.ts';
 import {
   attribute,
   clearable,
-  NUMERIC_STRING,
   optionalField,
-  optionalInteger,
   optionalText,
   requiredEmail,
   requiredText,

@@ -1,10 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EventDraft } from '#lib/data/events.ts';
-
-/** The resources that have events, and what happens to them (decisions.md, "Events"). */
-export const EVENT_RESOURCES = ['ticket', 'deal', 'contact'] as const;
-export type EventResource = (typeof EVENT_RESOURCES)[number];
-export const EVENT_TYPES = EVENT_RESOURCES.flatMap((r) => [`${r}.created`, `${r}.updated`]);
+import type { EventResource } from './types.ts';
 
 type Shown = Record<string, unknown>;
 

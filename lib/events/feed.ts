@@ -1,24 +1,26 @@
 import * as v from 'valibot';
-import { type EventRecord, getEvent, readFeed, UnknownEventCursor } from '#lib/data/events.ts';
+import {
+  EVENT_ID_PATTERN,
+  type EventRecord,
+  getEvent,
+  isEventId,
+  readFeed,
+  UnknownEventCursor,
+} from '#lib/data/events.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { parseInput, wire } from '#lib/validation.ts';
-import { EVENT_RESOURCES, EVENT_TYPES } from './drafts.ts';
+import { EVENT_TYPE_PATTERNS, matchesEventType } from './types.ts';
 
 export const DEFAULT_EVENT_LIMIT = 50;
 export const MAX_EVENT_LIMIT = 100;
-
-/** What `type` accepts: an event type, `<resource>.*`, or `*`. */
-export const EVENT_TYPE_PATTERNS = [...EVENT_TYPES, ...EVENT_RESOURCES.map((r) => `${r}.*`), '*'];
-
-const EVENT_ID = /^evt_[0-9a-z]{10}[0-9a-f]{10}$/;
 
 /** GET /api/events query: `after` (an event id), `limit` (1..100), `type` (repeatable). */
 export const EventFeedQueryParams = v.object({
   after: param(
     'after',
-    v.pipe(v.string(), v.regex(EVENT_ID, 'The after field must be the id of an event.')),
-    v.pipe(v.string(), v.maxLength(24), v.regex(EVENT_ID)),
+    v.pipe(v.string(), v.regex(EVENT_ID_PATTERN, 'The after field must be the id of an event.')),
+    v.pipe(v.string(), v.maxLength(24), v.regex(EVENT_ID_PATTERN)),
   ),
   limit: param('limit', wholeNumber('limit', 1, MAX_EVENT_LIMIT), wholeNumberWire(1, MAX_EVENT_LIMIT)),
   type: v.optional(
@@ -53,8 +55,8 @@ export function parseEventFeedQuery(query: Record<string, string[]>): EventFeedQ
 
 /** Whether an event type is one `patterns` asks for (none: every type). */
 export function typeMatcher(patterns: string[]): (type: string) => boolean {
-  if (patterns.length === 0 || patterns.includes('*')) return () => true;
-  return (type) => patterns.some((p) => p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+  if (patterns.length === 0) return () => true;
+  return (type) => matchesEventType(patterns, type);
 }
 
 /**
@@ -86,7 +88,7 @@ export async function listEvents(
 
 /** GET /api/events/{event}: one event; unknown, expired and other accounts' events are 404. */
 export async function showEvent(accountId: string, id: string): Promise<EventRecord> {
-  const event = EVENT_ID.test(id) ? await getEvent(accountId, id) : undefined;
+  const event = isEventId(id) ? await getEvent(accountId, id) : undefined;
   if (!event) throw new NotFound();
   return event;
 }

@@ -1,8 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { AppError } from '#lib/errors.ts';
+import { logError, logRequest, startInvocationLog } from '#lib/log.ts';
 import type { IdempotentCall } from './idempotency.ts';
-import { logError, logRequest, startInvocationLog } from './log.ts';
 import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
 import { type HttpResult, requestIdOf } from './request.ts';
 import { jsonResponse, serverErrorBody } from './response.ts';

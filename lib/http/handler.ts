@@ -17,6 +17,7 @@ import {
   headerOf,
   paramsOf,
   queryOf,
+  resourcePathOf,
 } from './request.ts';
 import { jsonResponse } from './response.ts';
 
@@ -54,7 +55,7 @@ function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
 
 export interface RouteOptions {
   /** The route served, from the route table (`route()` of functions/routes.ts): its name is logged. */
-  route: { readonly name: string };
+  route: { readonly name: string; readonly path?: string };
   /** Whether the request carries a JSON body to parse. */
   body?: boolean;
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
@@ -113,10 +114,12 @@ export function httpHandler<T>(
     if (internal.replay) return internal.replay;
     const caller = callerOf(event);
     const call = internal.idempotency;
+    const params = paramsOf(event);
     const request: HttpRequest<T> = {
       method: event.httpMethod,
       path: event.path,
-      params: paramsOf(event),
+      resourcePath: resourcePathOf(options.route.path, event, params),
+      params,
       header: (name) => headerOf(event, name),
       query: queryOf(event),
       body: internal.body,

@@ -12,9 +12,9 @@ import {
   releaseIdempotencyKey,
 } from '#lib/data/idempotency.ts';
 import { Conflict, ValidationFailed } from '#lib/errors.ts';
+import { logError } from '#lib/log.ts';
 import { nowMicros } from '#lib/time.ts';
 import { type Event, type Internal, REPLAYED_HEADER, type Result } from './context.ts';
-import { logError } from './log.ts';
 import { callerOf, type HttpResult, headerValues } from './request.ts';
 import { jsonTextResponse } from './response.ts';
 

@@ -1,4 +1,4 @@
-import { SERVICE_NAME } from './log.ts';
+import { SERVICE_NAME } from '#lib/log.ts';
 
 /**
  * Counts in CloudWatch's embedded metric format (EMF): at most one JSON line per request, from which CloudWatch

@@ -12,6 +12,11 @@ import { pickRequestId } from './response.ts';
 export interface HttpRequest<T = HttpResult> {
   method: string;
   path: string;
+  /**
+   * The route's own path with its parameters filled in (`/api/webhooks/{webhook}/deliveries` →
+   * `/api/webhooks/we_…/deliveries`): what the answer's links name, so the domain never spells a route's path.
+   */
+  resourcePath: string;
   /** Every query parameter with all its values, in order (`?a=1&a=2` → `{ a: ['1', '2'] }`). */
   query: Record<string, string[]>;
   /** Path parameters of the route (`{ticket}` → `params.ticket`), percent-decoded. */
@@ -77,6 +82,17 @@ export function callerOf(event: APIGatewayProxyEvent): Caller {
     keyId,
     rateLimit: Number.isInteger(limit) && limit > 0 ? limit : PLAN_RATE_LIMITS[plan as Plan],
   };
+}
+
+/** A route's path template with the request's parameters in place; without a template, the path as sent. */
+export function resourcePathOf(
+  template: string | undefined,
+  event: APIGatewayProxyEvent,
+  params: Record<string, string>,
+): string {
+  return template === undefined
+    ? event.path
+    : template.replace(/\{(\w+)\}/g, (_, name) => params[name] ?? '');
 }
 
 /** The path parameters API Gateway passed (`{ticket}` → its decoded segment). */

@@ -11,10 +11,14 @@ import type {
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
-import { besideReservation } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
-import { newOrderedUuid } from '#lib/data/index/order-key.ts';
-import { type BusyCondition, getTicketStats, insertTicket, reserveTicketNumber } from '#lib/data/tickets.ts';
+import {
+  type BusyCondition,
+  getTicketStats,
+  insertTicket,
+  newTicketUuid,
+  reserveTicketNumber,
+} from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
@@ -50,14 +54,14 @@ export async function createTicket(
   const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
   const method = candidates.length > 0 ? assignment.method : undefined;
 
-  const [{ number, cursor, place }, [contact, stats]] = await besideReservation(
+  const [{ number, cursor, place }, [contact, stats]] = await reserveTicketNumber(
     accountId,
-    reserveTicketNumber(accountId, method === 'round_robin' ? candidateSetName(candidates) : undefined),
-    (reserved) => reserved.place,
-    Promise.all([
-      findContactByEmail(accountId, input.requester_email),
-      method === 'least_busy' ? getTicketStats(accountId) : undefined,
-    ]),
+    method === 'round_robin' ? candidateSetName(candidates) : undefined,
+    () =>
+      Promise.all([
+        findContactByEmail(accountId, input.requester_email),
+        method === 'least_busy' ? getTicketStats(accountId) : undefined,
+      ]),
   );
 
   let busy = stats?.busy;
@@ -141,7 +145,7 @@ export function composeTicket(p: TicketParts): Ticket {
   });
   const due = dueAt(p.createdUs, policy, p.account.businessHours);
   return {
-    uuid: newOrderedUuid(p.createdUs, p.number),
+    uuid: newTicketUuid(p.createdUs, p.number),
     number: p.number,
     reference: formatReference(p.account, p.number),
     subject: p.input.subject,

@@ -1,20 +1,20 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { getTicketByNumber, getTicketByUuid, type StoredTicket } from '#lib/data/tickets.ts';
+import { getTicketByNumber, getTicketByUuid } from '#lib/data/tickets.ts';
 import { NotFound } from '#lib/errors.ts';
-
-export type { StoredTicket };
+import type { Versioned } from '#lib/versioned-update.ts';
+import type { Ticket } from './types.ts';
 
 /**
  * GET /api/tickets/{ticket}: by uuid (one read) or by reference, any case (`tkt-000042`: the number's term,
  * then the ticket). Unknown, malformed and other accounts' tickets are all 404.
  */
-export async function getTicket(accountId: string, ref: string): Promise<StoredTicket> {
+export async function getTicket(accountId: string, ref: string): Promise<Versioned<Ticket>> {
   const found = await findTicket(accountId, ref);
   if (!found) throw new NotFound();
   return found;
 }
 
-export async function findTicket(accountId: string, ref: string): Promise<StoredTicket | undefined> {
+export async function findTicket(accountId: string, ref: string): Promise<Versioned<Ticket> | undefined> {
   const id = ref.trim().toLowerCase();
   if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
     return getTicketByUuid(accountId, id);

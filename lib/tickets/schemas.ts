@@ -1,18 +1,15 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
+import { MAX_EXACT_INTEGER, optionalInteger, storableNumber, unstorableNumber } from '#lib/number-fields.ts';
 import {
   attribute,
   clearable,
-  MAX_EXACT_INTEGER,
   oneOf,
-  optionalInteger,
   optionalText,
   requiredEmail,
   requiredText,
   someField,
   sometimes,
-  storableNumber,
-  unstorableNumber,
   wire,
 } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';

@@ -3,12 +3,12 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
 import { UpdateTooLarge } from '#lib/data/errors.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
-import { type StoredTicket, updateTicketItems } from '#lib/data/tickets.ts';
+import { updateTicketItems } from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
-import { updateVersioned } from '#lib/versioned-update.ts';
+import { updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
@@ -19,7 +19,7 @@ export interface UpdateOptions {
   /** The If-Match header as sent, if any. */
   ifMatch?: string | undefined;
   /** What to write with the change, for the ticket as it is about to be stored (the HTTP stack's kept answer). */
-  attach?: ((stored: StoredTicket) => CommitAttachment) | undefined;
+  attach?: ((stored: Versioned<Ticket>) => CommitAttachment) | undefined;
 }
 
 /**
@@ -33,17 +33,14 @@ export async function updateTicket(
   ref: string,
   body: unknown,
   options: UpdateOptions = {},
-): Promise<{ ticket: Ticket; version: number }> {
+): Promise<Versioned<Ticket>> {
   const input = parseInput(UpdateTicketSchema, body);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const changes = resolveReferences(config, input);
 
   const updated = await updateVersioned({
-    read: async () => {
-      const stored = await findTicket(accountId, ref);
-      return stored && { entity: stored.ticket, version: stored.version };
-    },
+    read: () => findTicket(accountId, ref),
     apply: (before) => {
       if (before.status === 'closed') {
         throw ValidationFailed.field('status', 'A closed ticket cannot be changed.');
@@ -58,7 +55,7 @@ export async function updateTicket(
           after,
           version,
           // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
-          attachment: options.attach?.({ ticket: after, version: version + 1 }),
+          attachment: options.attach?.({ entity: after, version: version + 1 }),
           event: updatedEvent(
             'ticket',
             presentCreatedTicket(before),
@@ -79,7 +76,7 @@ export async function updateTicket(
     ifMatch: options.ifMatch,
     changedMessage: 'The ticket has changed since you read it (If-Match does not match its ETag).',
   });
-  return { ticket: updated.entity, version: updated.version };
+  return updated;
 }
 
 interface ResolvedChanges {

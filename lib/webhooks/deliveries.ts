@@ -1,26 +1,18 @@
-import {
-  type DeliveryAttempt,
-  EndpointDisabled,
-  listDeliveryAttempts,
-  MAX_REDELIVER_EVENTS,
-  redeliver,
-  UnknownEvent,
-} from '#lib/data/webhook-deliveries.ts';
+import { isEndpointId } from '#lib/data/endpoint-ids.ts';
+import { type DeliveryAttempt, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
 import { EndpointNotFound } from '#lib/data/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { DEFAULT_PER_PAGE, linkParamsOf, recognisedBy } from '#lib/list-params.ts';
-import { type PageRequest, paginate } from '#lib/pagination.ts';
+import { type ListUrl, type PageRequest, paginate } from '#lib/pagination.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
+import { EndpointDisabled, MAX_REDELIVER_EVENTS, redeliver, UnknownEvent } from './redeliver.ts';
 import { DeliveryListQueryParams, RedeliverSchema } from './schemas.ts';
 
 /**
  * An endpoint's deliveries log and redeliveries (decisions.md, "Webhooks"); the deliveries themselves are the
  * dispatcher's (lib/data/webhook-deliveries.ts). An endpoint is found only within its account (404 otherwise).
  */
-
-/** What an endpoint id looks like (lib/data/webhooks.ts, newEndpointId): anything else names nothing. */
-const ENDPOINT_ID = /^we_[0-9a-f]{24}$/;
 
 const msTimestamp = (ms: number) => formatTimestamp(ms * 1000);
 
@@ -48,19 +40,11 @@ export function parseDeliveryListQuery(query: Record<string, string[]>): PageReq
 }
 
 /** GET /api/webhooks/{webhook}/deliveries: the attempts, newest first, paginated as tickets. */
-export async function listWebhookDeliveries(
-  accountId: string,
-  ref: string,
-  query: PageRequest,
-  baseUrl: string,
-) {
-  if (!ENDPOINT_ID.test(ref)) throw new NotFound();
+export async function listWebhookDeliveries(accountId: string, ref: string, query: PageRequest, at: ListUrl) {
+  if (!isEndpointId(ref)) throw new NotFound();
   try {
     const { data, total } = await listDeliveryAttempts(accountId, ref, query);
-    return paginate(data.map(presentAttempt), total, query, {
-      baseUrl,
-      path: `/api/webhooks/${ref}/deliveries`,
-    });
+    return paginate(data.map(presentAttempt), total, query, at);
   } catch (error) {
     if (error instanceof EndpointNotFound) throw new NotFound();
     throw error;
@@ -91,7 +75,7 @@ export async function redeliverWebhookEvents(
   body: unknown,
 ): Promise<Redelivery> {
   const input = parseInput(RedeliverSchema, body);
-  if (!ENDPOINT_ID.test(ref)) throw new NotFound();
+  if (!isEndpointId(ref)) throw new NotFound();
   const request =
     input.event_id !== undefined ? { eventId: input.event_id } : { since: Date.parse(input.since ?? '') };
   try {

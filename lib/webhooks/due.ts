@@ -9,7 +9,7 @@ import {
   releaseEndpoint,
   renewLease,
 } from '#lib/data/webhook-deliveries.ts';
-import { logError } from '#lib/http/log.ts';
+import { logError } from '#lib/log.ts';
 import {
   type AttemptResult,
   attemptTimeoutMs,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { isLocalStage } from '#lib/config/stage.ts';
+import { isEndpointId, newEndpointId } from '#lib/data/endpoint-ids.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import {
   createEndpoint,
@@ -9,7 +10,6 @@ import {
   EndpointNotFound,
   getEndpoint,
   listEndpoints,
-  newEndpointId,
   updateEndpoint,
 } from '#lib/data/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
@@ -25,9 +25,6 @@ import { checkWebhookUrl } from './url-policy.ts';
  * Webhook endpoints (decisions.md, "Webhooks"): register, list, read, change, delete, rotate the secret. The
  * URL policy is checked before anything is stored; an endpoint is found only within its account (404 otherwise).
  */
-
-/** What an endpoint id looks like (lib/data/webhooks.ts, newEndpointId): anything else names nothing. */
-const ENDPOINT_ID = /^we_[0-9a-f]{24}$/;
 
 /** A signing secret: `whsec_` and the base64 of 32 random bytes (Standard Webhooks). */
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
@@ -48,7 +45,7 @@ async function checkUrl(url: string): Promise<void> {
 }
 
 async function findEndpoint(accountId: string, ref: string): Promise<Versioned<Endpoint> | undefined> {
-  return ENDPOINT_ID.test(ref) ? getEndpoint(accountId, ref) : undefined;
+  return isEndpointId(ref) ? getEndpoint(accountId, ref) : undefined;
 }
 
 /** POST /api/webhooks: a new endpoint, enabled, with its first secret. */

@@ -1,7 +1,7 @@
 import { accountOfEventItem, type EventSummary, eventSummaryOf } from '#lib/data/events.ts';
 import { addDeliveries } from '#lib/data/webhook-deliveries.ts';
 import { listEndpoints } from '#lib/data/webhooks.ts';
-import { logError } from '#lib/http/log.ts';
+import { logError } from '#lib/log.ts';
 import { subscribes } from './subscription.ts';
 
 /**

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { EVENT_TYPE_PATTERNS } from '#lib/events/feed.ts';
+import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
+import { EVENT_TYPE_PATTERNS } from '#lib/events/types.ts';
 import { pageParams } from '#lib/list-params.ts';
 import {
   clearable,
@@ -54,8 +55,6 @@ export const UpdateEndpointSchema = v.pipe(UpdateEndpointFields, someField(Updat
 export type CreateEndpointInput = v.InferOutput<typeof CreateEndpointSchema>;
 export type UpdateEndpointInput = v.InferOutput<typeof UpdateEndpointSchema>;
 
-/** An event id, as GET /api/events/{event} takes it. */
-export const EVENT_ID = /^evt_[0-9a-z]{10}[0-9a-f]{10}$/;
 /** A timestamp as the API writes them (decisions.md): UTC, up to six fractional digits. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const isTimestamp = (value: string) => TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
@@ -64,9 +63,9 @@ const RedeliverFields = v.object({
   event_id: optionalField(
     v.pipe(
       v.string('The event id field must be a string.'),
-      v.regex(EVENT_ID, 'The event id field must be the id of an event.'),
+      v.regex(EVENT_ID_PATTERN, 'The event id field must be the id of an event.'),
     ),
-    v.pipe(v.string(), v.maxLength(24), v.regex(EVENT_ID)),
+    v.pipe(v.string(), v.maxLength(24), v.regex(EVENT_ID_PATTERN)),
   ),
   since: optionalField(
     v.pipe(

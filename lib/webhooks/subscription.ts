@@ -1,3 +1,4 @@
+import { matchesEventType } from '#lib/events/types.ts';
 import type { Endpoint } from './types.ts';
 
 /**
@@ -5,7 +6,5 @@ import type { Endpoint } from './types.ts';
  * /api/events' `type` reads them). The fan-out and a redelivery `{since}` ask it.
  */
 export function subscribes(endpoint: Pick<Endpoint, 'events'>): (type: string) => boolean {
-  const patterns = endpoint.events;
-  return (type) =>
-    patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+  return (type) => matchesEventType(endpoint.events, type);
 }

@@ -1,28 +1,11 @@
 import { queryAll, tableName } from '../client.ts';
 import { eventKeys } from '../keys.ts';
-import {
-  age,
-  bodyOf,
-  type EventRecord,
-  eventSettleMs,
-  live,
-  MAX_CLOSED_PER_READ,
-  placeItems,
-  placeOfEventId,
-} from './common.ts';
-import { closePlace } from './places.ts';
+import { placeOfEventId } from './ids.ts';
+import { age, bodyOf, live, placeItems } from './item.ts';
+import { closePlace, eventSettleMs, MAX_CLOSED_PER_READ } from './places.ts';
+import type { EventRecord } from './shapes.ts';
 
-/**
- * The events feed (decisions.md, "Events"; docs/data-model.md, "Events"). Every event has a place in its
- * account's sequence, taken just before the change's commit (one UpdateItem of the sequences item) and written
- * in that commit with the condition that the place is still free. A place whose commit failed is closed with a
- * void item, by its writer, or by a reader once the place is older than any living writer (EVENT_SETTLE_MS):
- * the reader's conditional put and the writer's conditional commit cannot both succeed. So the places below
- * any event a reader has seen are all settled (an event, or void forever), and the feed, read in sequence order
- * up to the first open place, never has an event inserted before one it has served.
- */
-
-/** Reading the feed in place order up to its first open place, and one event by id. */
+/** Reading the feed in place order up to its first open place, and one event by id (the feed's design: ../events.ts). */
 
 /** `after` names no event of this account (malformed, unknown, expired, another account's). */
 export class UnknownEventCursor extends Error {
@@ -88,7 +71,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
         break;
       }
       expected = slot.seq + 1;
-      if (slot.item.type !== 'event' || !live(slot.item)) continue;
+      if (slot.item.type !== eventKeys.itemType.event || !live(slot.item)) continue;
       const record = JSON.parse(Buffer.concat(slot.parts).toString('utf8')) as EventRecord;
       examined++;
       last = record.id;
@@ -113,7 +96,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
 async function headSettled(accountId: string, oldest: Slot): Promise<boolean> {
   if (oldest.seq <= 1) return true;
   if (age(oldest.item) < eventSettleMs()) return false;
-  if (oldest.item.type !== 'event') return true;
+  if (oldest.item.type !== eventKeys.itemType.event) return true;
   const below = Math.min(oldest.seq - 1, MAX_CLOSED_PER_READ);
   return closePlacesBelow(accountId, oldest.seq - below, below, oldest);
 }
@@ -164,7 +147,7 @@ export async function getEvent(accountId: string, id: string): Promise<EventReco
 }
 
 /**
- * One event's JSON text as stored (what GET /api/events/{id} answers, and what a webhook delivery sends), or
+ * One event's JSON text as stored (what reading one event answers, and what a webhook delivery sends), or
  * undefined as getEvent. One Query: the event and its parts.
  */
 export async function getEventBody(accountId: string, id: string): Promise<Buffer | undefined> {

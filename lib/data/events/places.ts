@@ -1,22 +1,27 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { intEnv } from '#lib/config/env.ts';
+import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { ConcurrentWrite, isConditionFailure } from '../errors.ts';
 import { accountKeys, eventKeys } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
-import { EVENT_RETENTION_SECONDS, type EventDraft, type EventRecord, eventId, PART_BYTES } from './common.ts';
+import { eventId } from './ids.ts';
+import { EVENT_RETENTION_SECONDS, PART_BYTES } from './item.ts';
+import type { EventDraft, EventRecord } from './shapes.ts';
+
+/** Taking places for a commit's events, writing them in it, and closing the places of commits that did not land (the feed's design: ../events.ts). */
 
 /**
- * The events feed (decisions.md, "Events"; docs/data-model.md, "Events"). Every event has a place in its
- * account's sequence, taken just before the change's commit (one UpdateItem of the sequences item) and written
- * in that commit with the condition that the place is still free. A place whose commit failed is closed with a
- * void item, by its writer, or by a reader once the place is older than any living writer (EVENT_SETTLE_MS):
- * the reader's conditional put and the writer's conditional commit cannot both succeed. So the places below
- * any event a reader has seen are all settled (an event, or void forever), and the feed, read in sequence order
- * up to the first open place, never has an event inserted before one it has served.
+ * How old an open place must be before a reader closes it: a writer takes its place at most a function's
+ * lifetime before its commit, so a place older than that belongs to a writer that is gone. EVENT_SETTLE_MS
+ * replaces it (tests of faults that leave places open; read at each use). Exactness does not depend on it:
+ * a commit that lands after its place was closed fails whole.
  */
+export const eventSettleMs = () => intEnv('EVENT_SETTLE_MS', FUNCTION_TIMEOUT_MS);
 
-/** Taking places for a commit's events, writing them in it, and closing the places of commits that did not land. */
+/** At most this many open places are closed by one page read (each a conditional put, sent together). */
+export const MAX_CLOSED_PER_READ = 25;
 
 /** Places in the account's sequence, taken for one commit's events; settled when the commit does not land. */
 export interface EventPlaces {
@@ -125,7 +130,7 @@ export function eventItems(
   const expires_at = Math.floor(takenUs / 1e6) + EVENT_RETENTION_SECONDS;
   const head = {
     ...eventKeys.place(accountId, seq),
-    type: 'event',
+    type: eventKeys.itemType.event,
     id: record.id,
     event_type: draft.type,
     at: Math.floor(takenUs / 1000),
@@ -197,7 +202,7 @@ export async function closePlace(accountId: string, seq: number, at = Date.now()
         TableName: tableName(),
         Item: {
           ...eventKeys.place(accountId, seq),
-          type: 'event_void',
+          type: eventKeys.itemType.void,
           at,
           expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
         },

@@ -1,19 +1,10 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../client.ts';
 import { eventKeys } from '../keys.ts';
-import { eventSettleMs, live } from './common.ts';
+import { live } from './item.ts';
+import { eventSettleMs } from './places.ts';
 
-/**
- * The events feed (decisions.md, "Events"; docs/data-model.md, "Events"). Every event has a place in its
- * account's sequence, taken just before the change's commit (one UpdateItem of the sequences item) and written
- * in that commit with the condition that the place is still free. A place whose commit failed is closed with a
- * void item, by its writer, or by a reader once the place is older than any living writer (EVENT_SETTLE_MS):
- * the reader's conditional put and the writer's conditional commit cannot both succeed. So the places below
- * any event a reader has seen are all settled (an event, or void forever), and the feed, read in sequence order
- * up to the first open place, never has an event inserted before one it has served.
- */
-
-/** What the webhook dispatcher reads of the feed: event items' summaries, and the events since a time. */
+/** What the webhook dispatcher reads of the feed: event items' summaries, and the events since a time (the feed's design: ../events.ts). */
 
 /** What an event item says of its event without its body. */
 export interface EventSummary {
@@ -25,7 +16,11 @@ export interface EventSummary {
 
 /** An event item (a stream record's image, or a read item) summarised, or undefined for any other item. */
 export function eventSummaryOf(item: Record<string, unknown>): EventSummary | undefined {
-  if (item.type !== 'event' || typeof item.id !== 'string' || typeof item.event_type !== 'string')
+  if (
+    item.type !== eventKeys.itemType.event ||
+    typeof item.id !== 'string' ||
+    typeof item.event_type !== 'string'
+  )
     return undefined;
   return { id: item.id, type: item.event_type, at: Number(item.at) };
 }

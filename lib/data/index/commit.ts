@@ -1,17 +1,11 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { addDecimal, isZeroDecimal, negateDecimal } from '#lib/decimal.ts';
 import { tableName } from '../client.ts';
-import { ConcurrentWrite, isTransactionConflict, StaleVersion } from '../errors.ts';
-import {
-  type EventDraft,
-  type EventPlaces,
-  type ReservedPlaces,
-  settleEventPlaces,
-  takeEventPlaces,
-} from '../events.ts';
+import { ConcurrentWrite, StaleVersion } from '../errors.ts';
+import type { EventDraft, ReservedPlaces } from '../events.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
-import { type CommitAction, commit } from '../transact.ts';
-import { cutPlan, putUnconfirmed, removeFromBlock, type WritePlan } from './additions.ts';
+import type { CommitAction } from '../transact.ts';
+import { removeFromBlock, type WritePlan } from './additions.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
 /**
@@ -227,28 +221,4 @@ function diff<T extends { pk?: unknown; sk?: unknown }>(from: T[], to: T[]) {
     removed: from.filter((i) => !toKeys.has(keyString(i))),
     added: to.filter((i) => !fromKeys.has(keyString(i))),
   };
-}
-
-/**
- * Writes a plan: its marked additions, then its commit. A conflict, on the commit or on a marked block key
- * (block items other commits hold too), is a ConcurrentWrite; a failed condition throws what its action names.
- */
-export async function writePlan(plan: WritePlan): Promise<void> {
-  const cut = cutPlan(plan);
-  let places: EventPlaces | undefined;
-  try {
-    await putUnconfirmed(cut.unconfirmed);
-    // The events' places are taken last, just before the commit: a change read before them is ordered after
-    // every event of its object that committed (docs/data-model.md, "Events").
-    if (plan.events) {
-      const { accountId, drafts, reserved } = plan.events;
-      places = await takeEventPlaces(accountId, drafts, reserved);
-    }
-    await commit([...cut.commit, ...(places?.actions ?? [])]);
-  } catch (error) {
-    // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
-    if (places) await settleEventPlaces(places.accountId, places.seqs);
-    if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
-    throw error;
-  }
 }

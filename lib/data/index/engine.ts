@@ -1,9 +1,10 @@
-import { type EntityChange, planCreate, planUpdate, type WriteOptions, writePlan } from './commit.ts';
+import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './commit.ts';
 import type { IndexDeclaration } from './declaration.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { allEntities, getByNumber, getByUuid, getDimensionCounts, getStats } from './reads.ts';
 import { rebuildIndex } from './reindex.ts';
+import { writePlan } from './write-plan.ts';
 
 /**
  * An indexed entity: everything the engine does for an entity, bound to its declaration. Tickets are one

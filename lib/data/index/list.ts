@@ -1,8 +1,8 @@
 import { NUMBERS_PER_BLOCK } from '../keys.ts';
 import { ALL, filterDimensions } from './declaration.ts';
-import { postingsAmong, queryBlocks, queryPostings, queryTerm } from './index-reads.ts';
 import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
+import { postingsAmong, queryBlocks, queryPostings, queryTerm } from './order-key-reads.ts';
 import { getByOrderKeys, getDimensionCounts, newest } from './reads.ts';
 
 /** What a list asks for: filters, search words (every one must match), and the window of the page. */

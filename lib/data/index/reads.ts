@@ -1,18 +1,12 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll, dynamo, getItem, queryAll, tableName } from '../client.ts';
-import { ATTR, entityOf, keyString } from '../items.ts';
+import { ATTR, entityOf, keyString, type Versioned } from '../items.ts';
 import { parseTermKey } from '../keys.ts';
 import { statsAttribute } from './declaration.ts';
 import type { Index } from './items.ts';
 import { orderKeyOfUuid } from './order-key.ts';
 
 /** Reads of indexed entities: by key, by uuid and number, newest first, and their counters. */
-
-/** An entity as stored, with its version (incremented by every update; the ETag). */
-export interface Stored<E> {
-  entity: E;
-  version: number;
-}
 
 /** The stats item: each bounded dimension's count, and each declared counter's values. */
 export interface Stats {
@@ -104,7 +98,7 @@ export async function getByUuid<E extends { uuid: string }>(
   index: Index<E>,
   accountId: string,
   uuid: string,
-): Promise<Stored<E> | undefined> {
+): Promise<Versioned<E> | undefined> {
   const orderKey = (index.declaration.keyOfUuid ?? orderKeyOfUuid)(uuid);
   const stored = orderKey ? await getStored(index, accountId, orderKey) : undefined;
   return stored?.entity.uuid === uuid ? stored : undefined;
@@ -115,7 +109,7 @@ export async function getByNumber<E>(
   index: Index<E>,
   accountId: string,
   number: number,
-): Promise<Stored<E> | undefined> {
+): Promise<Versioned<E> | undefined> {
   const [term] = await queryAll(
     {
       TableName: tableName(),
@@ -133,7 +127,7 @@ export async function getByNumber<E>(
 }
 
 /** An entity item as stored: the entity and its version (items from before versions existed are at 1). */
-export function storedOf<E>(item: Record<string, unknown>): Stored<E> {
+export function storedOf<E>(item: Record<string, unknown>): Versioned<E> {
   return { entity: entityOf<E>(item), version: Number(item[ATTR.version] ?? 1) };
 }
 
@@ -141,7 +135,7 @@ export async function getStored<E>(
   index: Index<E>,
   accountId: string,
   orderKey: string,
-): Promise<Stored<E> | undefined> {
+): Promise<Versioned<E> | undefined> {
   const item = await getItem(index.keys.item(accountId, orderKey));
   return item ? storedOf<E>(item) : undefined;
 }

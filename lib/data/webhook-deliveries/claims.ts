@@ -2,9 +2,16 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
-import { transact } from '../transact.ts';
-import { deliveryOf } from './internal.ts';
-import type { Delivery, PendingDelivery } from './items.ts';
+import { commit } from '../transact.ts';
+import {
+  DELIVERY_ATTR as D,
+  type Delivery,
+  DeliveryRefused,
+  deliveryOf,
+  STATE_NAME,
+  updateDelivery,
+} from './delivery.ts';
+import { type PendingDelivery, pendingOf, removePending } from './pending.ts';
 
 /** A leased endpoint's due deliveries: read, claimed one at a time, or ended without an attempt. */
 
@@ -27,10 +34,7 @@ export async function duePending(
     },
     limit,
   );
-  return items.map((item) => ({
-    ...keys.parsePending(String(item.sk)),
-    eventType: String(item.eventType),
-  }));
+  return items.map(pendingOf);
 }
 
 /**
@@ -54,11 +58,11 @@ export async function claimDelivery(
         new UpdateCommand({
           TableName: tableName(),
           Key: keys.delivery(accountId, endpointId, pending.eventId),
-          UpdateExpression: 'SET leaseOwner = :owner, leaseUntil = :until',
+          UpdateExpression: `SET ${D.leaseOwner} = :owner, ${D.leaseUntil} = :until`,
           ConditionExpression:
-            '#state = :pending AND nextAt = :due AND ' +
-            '(attribute_not_exists(leaseUntil) OR leaseUntil < :now OR leaseOwner = :owner)',
-          ExpressionAttributeNames: { '#state': 'state' },
+            `#state = :pending AND ${D.nextAt} = :due AND ` +
+            `(attribute_not_exists(${D.leaseUntil}) OR ${D.leaseUntil} < :now OR ${D.leaseOwner} = :owner)`,
+          ExpressionAttributeNames: STATE_NAME,
           ExpressionAttributeValues: {
             ':owner': owner,
             ':until': now + leaseMs,
@@ -75,7 +79,7 @@ export async function claimDelivery(
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const held = itemOnConditionFailure(error);
-    const live = held?.state === 'pending' && held.nextAt === pending.dueAt;
+    const live = held?.[D.state] === 'pending' && held[D.nextAt] === pending.dueAt;
     if (!live) {
       await dynamo.send(
         new DeleteCommand({
@@ -101,35 +105,26 @@ export async function failPending(
   const now = Date.now();
   try {
     await retryOnConflict(() =>
-      transact([
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.delivery(accountId, endpointId, pending.eventId),
-            UpdateExpression:
-              'SET #state = :failed, nextAt = :null, lastError = :reason, updatedAt = :now REMOVE leaseOwner, leaseUntil',
-            ConditionExpression: '#state = :pending AND nextAt = :due',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':failed': 'failed',
-              ':null': null,
-              ':reason': reason,
-              ':now': now,
-              ':pending': 'pending',
-              ':due': pending.dueAt,
-            },
+      commit([
+        updateDelivery(keys.delivery(accountId, endpointId, pending.eventId), {
+          set:
+            `SET #state = :failed, ${D.nextAt} = :null, ${D.lastError} = :reason, ${D.updatedAt} = :now ` +
+            `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
+          condition: `#state = :pending AND ${D.nextAt} = :due`,
+          values: {
+            ':failed': 'failed',
+            ':null': null,
+            ':reason': reason,
+            ':now': now,
+            ':pending': 'pending',
+            ':due': pending.dueAt,
           },
-        },
-        {
-          Delete: {
-            TableName: tableName(),
-            Key: keys.pending(accountId, endpointId, pending.dueAt, pending.eventId),
-          },
-        },
+        }),
+        removePending(accountId, endpointId, pending.dueAt, pending.eventId),
       ]),
     );
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    if (!(error instanceof DeliveryRefused)) throw error;
     // Not pending at this due any more: only the stale pending item may be left.
     await dynamo.send(
       new DeleteCommand({

@@ -37,16 +37,25 @@ export interface LeasedEndpoint {
   leaseUntil: number;
 }
 
-/** The fields of the endpoint item that are the dispatcher's, not the Endpoint's. */
-const DISPATCH_FIELDS = ['leaseOwner', 'leaseUntil', 'dueVersion', 'attemptCount'] as const;
+/**
+ * The endpoint item's attributes that are the dispatcher's, not the Endpoint's (../webhook-deliveries.ts says
+ * what each is for): their one spelling.
+ */
+export const DISPATCH_ATTR = {
+  leaseOwner: 'leaseOwner',
+  leaseUntil: 'leaseUntil',
+  dueVersion: 'dueVersion',
+  attemptCount: 'attemptCount',
+} as const;
+const E = DISPATCH_ATTR;
 
 function leasedOf(item: Record<string, unknown>): LeasedEndpoint {
   const endpoint = endpointOf(item) as Endpoint & Record<string, unknown>;
-  for (const field of DISPATCH_FIELDS) delete endpoint[field];
+  for (const field of Object.values(DISPATCH_ATTR)) delete endpoint[field];
   return {
     endpoint,
-    attemptCount: Number(item.attemptCount ?? 0),
-    leaseUntil: Number(item.leaseUntil ?? 0),
+    attemptCount: Number(item[E.attemptCount] ?? 0),
+    leaseUntil: Number(item[E.leaseUntil] ?? 0),
   };
 }
 
@@ -68,10 +77,10 @@ export async function leaseEndpoint(
       new UpdateCommand({
         TableName: tableName(),
         Key: webhookKeys.endpoint(accountId, endpointId),
-        UpdateExpression: 'SET leaseOwner = :owner, leaseUntil = :until, gsi1sk = :sk',
+        UpdateExpression: `SET ${E.leaseOwner} = :owner, ${E.leaseUntil} = :until, gsi1sk = :sk`,
         ConditionExpression:
           'attribute_exists(gsi1sk) AND gsi1sk < :before AND ' +
-          '(attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+          `(attribute_not_exists(${E.leaseUntil}) OR ${E.leaseUntil} < :now)`,
         ExpressionAttributeValues: {
           ':owner': owner,
           ':until': until,
@@ -106,8 +115,8 @@ export async function renewLease(
         new UpdateCommand({
           TableName: tableName(),
           Key: webhookKeys.endpoint(accountId, endpointId),
-          UpdateExpression: 'SET leaseUntil = :until, gsi1sk = :sk',
-          ConditionExpression: 'leaseOwner = :owner',
+          UpdateExpression: `SET ${E.leaseUntil} = :until, gsi1sk = :sk`,
+          ConditionExpression: `${E.leaseOwner} = :owner`,
           ExpressionAttributeValues: {
             ':owner': owner,
             ':until': until,
@@ -133,8 +142,8 @@ export async function releaseEndpoint(accountId: string, endpointId: string, own
   const key = webhookKeys.endpoint(accountId, endpointId);
   for (;;) {
     const item = await getItem(key);
-    if (!item || item.leaseOwner !== owner) return;
-    const version = item.dueVersion as number | undefined;
+    if (!item || item[E.leaseOwner] !== owner) return;
+    const version = item[E.dueVersion] as number | undefined;
     const [earliest] = await queryAll(
       {
         TableName: tableName(),
@@ -155,9 +164,9 @@ export async function releaseEndpoint(accountId: string, endpointId: string, own
             TableName: tableName(),
             Key: key,
             UpdateExpression: due
-              ? 'SET gsi1pk = :pk, gsi1sk = :sk REMOVE leaseOwner, leaseUntil'
-              : 'REMOVE gsi1pk, gsi1sk, leaseOwner, leaseUntil',
-            ConditionExpression: `leaseOwner = :owner AND ${version === undefined ? 'attribute_not_exists(dueVersion)' : 'dueVersion = :version'}`,
+              ? `SET gsi1pk = :pk, gsi1sk = :sk REMOVE ${E.leaseOwner}, ${E.leaseUntil}`
+              : `REMOVE gsi1pk, gsi1sk, ${E.leaseOwner}, ${E.leaseUntil}`,
+            ConditionExpression: `${E.leaseOwner} = :owner AND ${version === undefined ? `attribute_not_exists(${E.dueVersion})` : `${E.dueVersion} = :version`}`,
             ExpressionAttributeValues: {
               ':owner': owner,
               ...(version === undefined ? {} : { ':version': version }),

@@ -3,9 +3,16 @@ import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
-import { inParallel, queueDelivery } from './internal.ts';
+import { queueDelivery } from './delivery.ts';
+import { DISPATCH_ATTR as E } from './leases.ts';
 
-/** The fan-out's writes of pending deliveries, and the due entry's bump that follows every writer of them. */
+/**
+ * The writes of pending deliveries (the fan-out's, a redelivery's), and the due entry's bump that follows every
+ * writer of them.
+ */
+
+/** What a delivery needs of its event: its id (the delivery's key and `webhook-id`) and type. */
+export type EventToDeliver = Pick<EventSummary, 'id' | 'type'>;
 
 /**
  * The fan-out's write: a pending delivery of each event to the endpoint, due now, then the endpoint's due entry.
@@ -15,7 +22,7 @@ import { inParallel, queueDelivery } from './internal.ts';
 export async function addDeliveries(
   accountId: string,
   endpointId: string,
-  events: Pick<EventSummary, 'id' | 'type'>[],
+  events: EventToDeliver[],
   now = Date.now(),
 ): Promise<number> {
   const created = await inParallel(events, (event) =>
@@ -24,6 +31,21 @@ export async function addDeliveries(
   // Also when none was created: a fan-out repeated after a crash between its puts and this write finishes it.
   if (events.length > 0) await markDue(accountId, endpointId, now);
   return created.filter(Boolean).length;
+}
+
+/**
+ * A redelivery's write: each event's delivery made pending again, due now (one that ended is reopened for a new
+ * round; one waiting for its retry is brought forward; one being attempted is left to that attempt), then the
+ * endpoint's due entry.
+ */
+export async function reopenDeliveries(
+  accountId: string,
+  endpointId: string,
+  events: EventToDeliver[],
+): Promise<void> {
+  const now = Date.now();
+  await inParallel(events, (event) => queueDelivery(accountId, endpointId, event, now, 'again'));
+  if (events.length > 0) await markDue(accountId, endpointId, now);
 }
 
 /**
@@ -41,10 +63,10 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk ADD dueVersion :one',
+          UpdateExpression: `SET gsi1pk = :pk, gsi1sk = :sk ADD ${E.dueVersion} :one`,
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_not_exists(gsi1sk) OR gsi1sk > :sk) AND ' +
-            '(attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+            `(attribute_not_exists(${E.leaseUntil}) OR ${E.leaseUntil} < :now)`,
           ExpressionAttributeValues: { ':pk': due.gsi1pk, ':sk': due.gsi1sk, ':one': 1, ':now': now },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -61,7 +83,7 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          UpdateExpression: 'ADD dueVersion :one',
+          UpdateExpression: `ADD ${E.dueVersion} :one`,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':one': 1 },
         }),
@@ -72,4 +94,21 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
     if (isConditionFailure(error)) return false;
     throw error;
   }
+}
+
+/** Pending items written at once by one fan-out or redeliver. */
+const WRITE_CONCURRENCY = 16;
+
+/** Runs `work` over `list`, WRITE_CONCURRENCY at a time; answers the results in order. */
+export async function inParallel<T, R>(list: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(list.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < list.length) {
+      const i = next++;
+      results[i] = await work(list[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, list.length) }, lane));
+  return results;
 }

@@ -1,14 +1,15 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
+import { tableName } from '../client.ts';
 import { retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
 import { type CommitAction, commit } from '../transact.ts';
-import { EndpointNotFound } from '../webhooks.ts';
-import { ATTEMPT_TYPE, PENDING_TYPE, retentionFrom } from './internal.ts';
-import { ATTEMPTS_KEPT, type Delivery, type DeliveryAttempt } from './items.ts';
+import { EndpointNotFound, ENDPOINT_ATTR as EP } from '../webhooks.ts';
+import { ATTEMPT_TYPE, ATTEMPTS_KEPT, type DeliveryAttempt, ATTEMPT_ATTR as T } from './attempts.ts';
+import { DELIVERY_ATTR as D, type Delivery, retentionFrom, STATE_NAME } from './delivery.ts';
+import { DISPATCH_ATTR } from './leases.ts';
+import { putPending, removePending } from './pending.ts';
 
-/** Recording an attempt's outcome in one transaction, and the endpoint's attempt count it numbers the log by. */
+/** Recording an attempt's outcome in one transaction. */
 
 /** What an attempt's record changes of the endpoint. */
 export type EndpointOutcome =
@@ -64,7 +65,7 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
   const number = delivery.attempts + 1;
   // Never the pending item's own key again (a transaction cannot delete and put one item).
   const nextAt = next.state === 'pending' ? Math.max(next.nextAt, record.dueAt + 1) : null;
-  const expires_at = retentionFrom(now);
+  const expiresAt = retentionFrom(now);
   const actions: CommitAction[] = [
     {
       what: 'webhook_delivery',
@@ -73,10 +74,11 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
           TableName: tableName(),
           Key: keys.delivery(accountId, endpointId, delivery.eventId),
           UpdateExpression:
-            'SET #state = :state, attempts = :n, nextAt = :nextAt, lastStatus = :status, lastError = :error, ' +
-            'lastAttemptAt = :at, updatedAt = :now, expires_at = :expires REMOVE leaseOwner, leaseUntil',
-          ConditionExpression: 'leaseOwner = :owner AND attempts = :before',
-          ExpressionAttributeNames: { '#state': 'state' },
+            `SET #state = :state, ${D.attempts} = :n, ${D.nextAt} = :nextAt, ${D.lastStatus} = :status, ` +
+            `${D.lastError} = :error, ${D.lastAttemptAt} = :at, ${D.updatedAt} = :now, ${D.expiresAt} = :expires ` +
+            `REMOVE ${D.leaseOwner}, ${D.leaseUntil}`,
+          ConditionExpression: `${D.leaseOwner} = :owner AND ${D.attempts} = :before`,
+          ExpressionAttributeNames: STATE_NAME,
           ExpressionAttributeValues: {
             ':state': next.state,
             ':n': number,
@@ -85,7 +87,7 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
             ':error': attempt.error,
             ':at': attempt.at,
             ':now': now,
-            ':expires': expires_at,
+            ':expires': expiresAt,
             ':owner': record.owner,
             ':before': delivery.attempts,
           },
@@ -93,34 +95,10 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
       },
       refused: () => new ClaimLost(),
     },
-    {
-      what: 'webhook_pending',
-      action: {
-        Delete: {
-          TableName: tableName(),
-          Key: keys.pending(accountId, endpointId, record.dueAt, delivery.eventId),
-        },
-      },
-    },
+    removePending(accountId, endpointId, record.dueAt, delivery.eventId),
     ...(nextAt === null
       ? []
-      : [
-          {
-            what: 'webhook_pending_next',
-            action: {
-              Put: {
-                TableName: tableName(),
-                Item: {
-                  ...keys.pending(accountId, endpointId, nextAt, delivery.eventId),
-                  type: PENDING_TYPE,
-                  eventId: delivery.eventId,
-                  eventType: delivery.eventType,
-                  expires_at: retentionFrom(nextAt),
-                },
-              },
-            },
-          },
-        ]),
+      : [putPending('webhook_pending_next', accountId, endpointId, nextAt, delivery, retentionFrom(nextAt))]),
     {
       what: 'webhook_attempt',
       action: {
@@ -129,14 +107,14 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
           Item: {
             ...keys.attempt(accountId, endpointId, logNumber),
             type: ATTEMPT_TYPE,
-            eventId: delivery.eventId,
-            eventType: delivery.eventType,
-            attempt: number,
-            at: attempt.at,
-            status: attempt.status,
-            error: attempt.error,
-            durationMs: attempt.durationMs,
-            nextAttemptAt: nextAt,
+            [T.eventId]: delivery.eventId,
+            [T.eventType]: delivery.eventType,
+            [T.attempt]: number,
+            [T.at]: attempt.at,
+            [T.status]: attempt.status,
+            [T.error]: attempt.error,
+            [T.durationMs]: attempt.durationMs,
+            [T.nextAttemptAt]: nextAt,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
@@ -162,23 +140,24 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
 }
 
 function endpointUpdate(record: AttemptRecord, now: number): CommitAction {
-  const sets = ['attemptCount = :count'];
+  const count = DISPATCH_ATTR.attemptCount;
+  const sets = [`${count} = :count`];
   const values: Record<string, unknown> = { ':count': record.logNumber };
   if (record.endpoint.kind === 'success') {
-    sets.push('lastSuccessAt = :now', 'failingSince = :null');
+    sets.push(`${EP.lastSuccessAt} = :now`, `${EP.failingSince} = :null`);
     values[':now'] = now;
     values[':null'] = null;
   } else {
-    sets.push('failingSince = :since');
+    sets.push(`${EP.failingSince} = :since`);
     values[':since'] = record.failingSince ?? record.attempt.at;
     if (record.endpoint.kind === 'disable') {
-      sets.push('enabled = :false', 'disabledReason = :reason', 'updatedAt = :updated');
+      sets.push(`${EP.enabled} = :false`, `${EP.disabledReason} = :reason`, `${EP.updatedAt} = :updated`);
       values[':false'] = false;
       values[':reason'] = record.endpoint.reason;
       values[':updated'] = formatTimestamp(now * 1000);
     }
   }
-  const counted = record.logNumber === 1 ? 'attribute_not_exists(attemptCount)' : 'attemptCount = :previous';
+  const counted = record.logNumber === 1 ? `attribute_not_exists(${count})` : `${count} = :previous`;
   if (record.logNumber > 1) values[':previous'] = record.logNumber - 1;
   return {
     what: 'webhook_endpoint',
@@ -194,17 +173,4 @@ function endpointUpdate(record: AttemptRecord, now: number): CommitAction {
     },
     refused: (held) => (held ? new LogNumberTaken() : new EndpointNotFound()),
   };
-}
-
-/** The endpoint's count of recorded attempts (after LogNumberTaken), or undefined when it is gone. */
-export async function attemptCountOf(accountId: string, endpointId: string): Promise<number | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: webhookKeys.endpoint(accountId, endpointId),
-      ProjectionExpression: 'pk, attemptCount',
-      ConsistentRead: true,
-    }),
-  );
-  return Item ? Number(Item.attemptCount ?? 0) : undefined;
 }

@@ -64,6 +64,22 @@ export function logWorkerRun(name: string, figures: Record<string, number>): voi
   logger.info(name, { ...figures });
 }
 
+/**
+ * A background function's handler (as skuba's createBatchSQSHandler wraps its workers): the invocation's log
+ * keys are started, `run` does the work, and its figures are logged as the run's one line under `name`.
+ */
+export function workerHandler<E, R>(
+  name: string,
+  run: (event: E, context?: Context) => Promise<{ answer: R; figures: Record<string, number> }>,
+): (event: E, context?: Context) => Promise<R> {
+  return async (event, context) => {
+    startInvocationLog({ requestId: context?.awsRequestId ?? 'unknown' }, context);
+    const { answer, figures } = await run(event, context);
+    logWorkerRun(name, figures);
+    return answer;
+  };
+}
+
 export type AuthorizerDecision =
   | { decision: 'allow'; keyId: string; accountId: string }
   | { decision: 'deny' | 'unauthenticated'; keyPrefix: string | undefined };

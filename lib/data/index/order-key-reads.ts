@@ -5,8 +5,8 @@ import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
 
 /**
- * The index reads a list is made of: a dimension's postings (a page, or all), its packed blocks, postings
- * asked by key, and the keys of a search word's terms. Marked index items (written before their entity's
+ * The reads that answer order keys, which a list is made of: a dimension's postings (a page, or all), its packed
+ * blocks, postings asked by key, and the keys of a search word's terms. Marked index items (written before their entity's
  * commit) count only once their entity is read and holds them.
  */
 

@@ -1,0 +1,20 @@
+/** An event as the domain drafts it and as the API serves it (the feed's design: ../events.ts). */
+
+/** An event as the domain describes it: plain data, written in the change's own commit. */
+export interface EventDraft {
+  type: string;
+  /** The resource as its GET answers it after the change. */
+  object: unknown;
+  /** The changed fields' values before the change (updates only). */
+  previous?: Record<string, unknown>;
+  /** The version the change gives the object (the number in its ETag). */
+  version: number;
+}
+
+/** An event as the API serves it. */
+export interface EventRecord {
+  id: string;
+  type: string;
+  created_at: string;
+  data: { object: unknown; previous?: Record<string, unknown>; version: number };
+}

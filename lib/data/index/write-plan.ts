@@ -1,0 +1,30 @@
+import { ConcurrentWrite, isTransactionConflict } from '../errors.ts';
+import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
+import { commit } from '../transact.ts';
+import { cutPlan, putUnconfirmed, type WritePlan } from './additions.ts';
+
+/** Writing a planned commit (commit.ts plans it): the marked additions first, the events' places, the commit. */
+
+/**
+ * Writes a plan: its marked additions, then its commit. A conflict, on the commit or on a marked block key
+ * (block items other commits hold too), is a ConcurrentWrite; a failed condition throws what its action names.
+ */
+export async function writePlan(plan: WritePlan): Promise<void> {
+  const cut = cutPlan(plan);
+  let places: EventPlaces | undefined;
+  try {
+    await putUnconfirmed(cut.unconfirmed);
+    // The events' places are taken last, just before the commit: a change read before them is ordered after
+    // every event of its object that committed (docs/data-model.md, "Events").
+    if (plan.events) {
+      const { accountId, drafts, reserved } = plan.events;
+      places = await takeEventPlaces(accountId, drafts, reserved);
+    }
+    await commit([...cut.commit, ...(places?.actions ?? [])]);
+  } catch (error) {
+    // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
+    if (places) await settleEventPlaces(places.accountId, places.seqs);
+    if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
+    throw error;
+  }
+}

@@ -1,0 +1,16 @@
+/** The event types (decisions.md, "Events"), and the one reading of a type pattern (the feed's and webhooks'). */
+
+/** The resources that have events, and what happens to them. */
+export const EVENT_RESOURCES = ['ticket', 'deal', 'contact'] as const;
+export type EventResource = (typeof EVENT_RESOURCES)[number];
+export const EVENT_TYPES = EVENT_RESOURCES.flatMap((r) => [`${r}.created`, `${r}.updated`]);
+
+/** What a type pattern may be: an event type, `<resource>.*`, or `*`. */
+export const EVENT_TYPE_PATTERNS = [...EVENT_TYPES, ...EVENT_RESOURCES.map((r) => `${r}.*`), '*'];
+
+/** Whether an event type is one of `patterns` asks for (the type itself, its `<resource>.*`, or `*`). */
+export function matchesEventType(patterns: readonly string[], type: string): boolean {
+  return patterns.some(
+    (p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))),
+  );
+}
