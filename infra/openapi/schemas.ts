@@ -235,7 +235,9 @@ export const EventFeed = v.pipe(
     data: v.array(Event),
     next_cursor: v.pipe(
       v.nullable(eventId),
-      v.description('Pass as `after` for the next page; null when nothing after `after` is in the feed yet.'),
+      v.description(
+        'Pass as `after` for the next page; null when nothing after `after` is in the feed yet. Usually the last event examined; after a page that passed only the places of failed commits, an id past them that names no event.',
+      ),
     ),
   }),
   v.title('EventFeed'),

@@ -235,6 +235,35 @@ describe('open places', () => {
   });
 });
 
+describe('a run of void places', () => {
+  it('is read past at any limit: 40 failed commits in a row between two events hold no reader', async () => {
+    const { account, call, feed } = await setUp();
+    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    const first = (await feed()).events.at(-1)?.id;
+    // 40 commits that took their places and failed: each place closed by its writer.
+    const draft = { type: 'ticket.created', object: { failed: true }, version: 1 };
+    const failed = await takeEventPlaces(
+      account.accountId,
+      Array.from({ length: 40 }, () => draft),
+    );
+    expect(await settleEventPlaces(account.accountId, failed.seqs)).toBe(true);
+    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    for (const limit of [1, 2, 5, 100]) {
+      const after = await feed({ after: first, limit });
+      expect(
+        after.events.map((e) => e.type),
+        `limit ${limit}`,
+      ).toEqual(['ticket.created']);
+    }
+    // The page that passes only voids answers a cursor past them, which names no event.
+    const voidsOnly = await call('GET', `/api/events?after=${first}&limit=1`);
+    expect(voidsOnly.body.data).toEqual([]);
+    const cursor = voidsOnly.body.next_cursor as string;
+    expect(cursor).toMatch(/^evt_/);
+    expect((await call('GET', `/api/events/${cursor}`)).status).toBe(404);
+  });
+});
+
 describe('refused creates', () => {
   it('a deal refused for a missing contact_first_name gives up its place: the next event is not held', async () => {
     const { call, feed } = await setUp();

@@ -25,7 +25,11 @@ export interface FeedQuery {
 
 export interface FeedPage {
   events: EventRecord[];
-  /** The last event examined (the cursor to read after next), or undefined when none was. */
+  /**
+   * The cursor to read after next: the last event examined; when the page examined none but passed void places,
+   * the last of those (a void's id names no event: reading after it goes on past the run, however long). Else
+   * undefined: nothing after `after` is settled yet.
+   */
   last: string | undefined;
 }
 
@@ -71,7 +75,12 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
         break;
       }
       expected = slot.seq + 1;
-      if (slot.item.type !== eventKeys.itemType.event || !live(slot.item)) continue;
+      if (slot.item.type !== eventKeys.itemType.event || !live(slot.item)) {
+        // Voids written before they carried an id cannot be a cursor: the next page reads them again.
+        const cursorable = slot.item.type === eventKeys.itemType.void && live(slot.item);
+        if (examined === 0 && cursorable && typeof slot.item.id === 'string') last = slot.item.id;
+        continue;
+      }
       const record = JSON.parse(Buffer.concat(slot.parts).toString('utf8')) as EventRecord;
       examined++;
       last = record.id;
@@ -154,7 +163,7 @@ export async function getEventBody(accountId: string, id: string): Promise<Buffe
   const seq = placeOfEventId(id);
   if (seq === undefined) return undefined;
   const [head, ...parts] = await placeItems(accountId, seq);
-  if (!head || head.id !== id || !live(head)) return undefined;
+  if (!head || head.type !== eventKeys.itemType.event || head.id !== id || !live(head)) return undefined;
   return Buffer.concat([head, ...parts].map(bodyOf));
 }
 

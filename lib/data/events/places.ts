@@ -203,6 +203,8 @@ export async function closePlace(accountId: string, seq: number, at = Date.now()
         Item: {
           ...eventKeys.place(accountId, seq),
           type: eventKeys.itemType.void,
+          // A cursor past a run of voids names the last of them (readFeed): an id as an event's, no event's.
+          id: eventId(seq),
           at,
           expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
         },
