@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { handler as updateContact } from '#functions/contacts-update.ts';
 import { handler as createDeal } from '#functions/deals-create.ts';
@@ -19,6 +19,7 @@ import { itemBytes } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
 import { DEAL_STAGES } from './deal-suite.ts';
 import { benchAccount } from './lib/account.ts';
+import { countItems } from './lib/count-items.ts';
 import { type EndpointResult, expectStatus, log, type Measure } from './lib/measure.ts';
 import { percentile, round } from './lib/stats.ts';
 
@@ -624,29 +625,11 @@ async function eventSequence(accountId: string): Promise<number> {
 }
 
 /** The event items (not void places) at places `from` to `to` of the account's feed. */
-async function countEvents(accountId: string, from: number, to: number): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        FilterExpression: '#type = :event',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: {
-          ':pk': eventKeys.feedPartition(accountId),
-          ':from': eventKeys.sort(from),
-          ':to': eventKeys.sort(to),
-          ':event': 'event',
-        },
-        Select: 'COUNT',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    count += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return count;
-}
+const countEvents = (accountId: string, from: number, to: number) =>
+  countItems(dynamo, {
+    tableName: tableName(),
+    pk: eventKeys.feedPartition(accountId),
+    range: { from: eventKeys.sort(from), to: eventKeys.sort(to) },
+    attribute: 'type',
+    value: eventKeys.itemType.event,
+  });

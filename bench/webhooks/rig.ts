@@ -7,6 +7,7 @@ import { type Dispatcher, startWebhookDispatcher } from '#infra/local/webhooks.t
 import { dynamo } from '#lib/data/client.ts';
 import { eventKeys, webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
+import { countItems } from '../lib/count-items.ts';
 import { origin, StoreCalls } from '../lib/store-calls.ts';
 import { type Receivers, startReceivers } from '../lib/webhook-receiver.ts';
 
@@ -124,26 +125,13 @@ export class WebhookRig {
   }
 
   /** The event items of the account's feed (void places aside). */
-  async countEvents(accountId: string): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.own.send(
-        new QueryCommand({
-          TableName: process.env.TABLE_NAME,
-          KeyConditionExpression: 'pk = :pk',
-          FilterExpression: '#type = :event',
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: { ':pk': eventKeys.feedPartition(accountId), ':event': 'event' },
-          Select: 'COUNT',
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      count += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return count;
+  countEvents(accountId: string): Promise<number> {
+    return countItems(this.own, {
+      tableName: this.tableName,
+      pk: eventKeys.feedPartition(accountId),
+      attribute: 'type',
+      value: eventKeys.itemType.event,
+    });
   }
 
   /** The endpoints' recorded attempts (their attemptCount) and their latest success (epoch ms). */
@@ -169,29 +157,13 @@ export class WebhookRig {
     };
   }
 
-  async countDeliveries(accountId: string, endpointId: string, state: string): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.own.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          FilterExpression: '#state = :state',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':pk': webhookDeliveryKeys.delivery(accountId, endpointId, '').pk,
-            ':state': state,
-          },
-          Select: 'COUNT',
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      count += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return count;
+  countDeliveries(accountId: string, endpointId: string, state: string): Promise<number> {
+    return countItems(this.own, {
+      tableName: this.tableName,
+      pk: webhookDeliveryKeys.delivery(accountId, endpointId, '').pk,
+      attribute: 'state',
+      value: state,
+    });
   }
 
   /** An endpoint's deliveries not succeeded, with the store's account of them (a bench that stopped says why). */
