@@ -31,7 +31,7 @@ async function withOpenDeals(accountId: string, stored: Versioned<Contact>): Pro
   return { ...stored, openDeals: counts.get(stored.entity.id) ?? 0 };
 }
 
-/** GET /api/contacts/{contact}: by uuid; unknown, malformed and other accounts' contacts are 404. */
+/** The `getContact` route: by uuid; unknown, malformed and other accounts' contacts are 404. */
 export async function getContact(accountId: string, ref: string): Promise<ContactView> {
   const stored = await findContact(accountId, ref);
   if (!stored) throw new NotFound();
@@ -39,7 +39,7 @@ export async function getContact(accountId: string, ref: string): Promise<Contac
 }
 
 /**
- * PATCH /api/contacts/{contact}: first_name, last_name, phone, email. A changed e-mail must be free in the
+ * The `updateContact` route: first_name, last_name, phone, email. A changed e-mail must be free in the
  * account (422 on `email`), also when requests race for it: the e-mail item is the constraint. Deals show the
  * contact as it is now, so no deal is rewritten.
  */
@@ -103,7 +103,7 @@ export function applyContactChange(before: Contact, input: UpdateContactInput, n
   return after;
 }
 
-/** GET /api/contacts: filtered by e-mail, searched by words of name and e-mail, paginated, newest first. */
+/** The `listContacts` route: filtered by e-mail, searched by words of name and e-mail, paginated, newest first. */
 export async function listContacts(accountId: string, query: ContactListQuery, at: ListUrl) {
   const { total, entities } = await contactIndex.findPage(accountId, {
     filter: query.email !== undefined ? { email: query.email } : {},

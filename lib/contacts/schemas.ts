@@ -10,7 +10,7 @@ import {
 import type { PageRequest } from '#lib/pagination.ts';
 import { clearable, parseInput, requiredEmail, requiredText, someField, sometimes } from '#lib/validation.ts';
 
-/** PATCH /api/contacts/{contact}: the account file's rules for each field sent. */
+/** The `updateContact` route: the account file's rules for each field sent. */
 const UpdateContactFields = v.object({
   first_name: sometimes(requiredText('first_name', 255)),
   last_name: clearable(
@@ -38,7 +38,7 @@ export const UpdateContactSchema = v.pipe(UpdateContactFields, someField(UpdateC
 
 export type UpdateContactInput = v.InferOutput<typeof UpdateContactSchema>;
 
-/** GET /api/contacts query: pagination as tickets, `email` and `search`. */
+/** The `listContacts` route's query: pagination as tickets, `email` and `search`. */
 export const ContactListQueryParams = v.object({
   ...pageParams,
   email: param('email', maxText('email', 254)),

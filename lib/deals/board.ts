@@ -5,7 +5,7 @@ import { addDecimal, percentOf } from '#lib/decimal.ts';
 import { NotFound } from '#lib/errors.ts';
 
 /**
- * GET /api/pipelines/{pipeline}/board (decisions.md): per stage its open deals' count and, per currency, their
+ * The `getPipelineBoard` route (decisions.md): per stage its open deals' count and, per currency, their
  * amount and weighted amount (the amount × the stage's probability / 100); the pipeline's won and lost deals'
  * counts and amounts per currency. Read from the deals' stats item, where every deal write keeps these exact
  * (one item, whatever the number of deals); sums are exact decimals, weighted ones computed exactly here.

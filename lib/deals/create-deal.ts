@@ -17,7 +17,7 @@ import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
 /**
- * POST /api/deals. Round trips once settings are warm: (1) the contact by e-mail, beside the deal's number;
+ * The `createDeal` route. Round trips once settings are warm: (1) the contact by e-mail, beside the deal's number;
  * then for an existing contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one
  * transaction whose e-mail item is the unique constraint; if a concurrent request created the contact first,
  * (4) the deal is attached to that winner. Every check that can reject the request runs before the first

@@ -6,7 +6,7 @@ export type { StoredDeal };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * GET /api/deals/{deal}: the deal its uuid names, with its contact as it is now (one round trip: the uuid names
+ * The `getDeal` route: the deal its uuid names, with its contact as it is now (one round trip: the uuid names
  * both). Unknown, malformed and other accounts' deals are all 404.
  */
 export async function getDeal(accountId: string, ref: string): Promise<StoredDeal> {

@@ -6,7 +6,7 @@ import type { DealListQuery } from './list-query.ts';
 import { presentDealDetail } from './present.ts';
 
 /**
- * GET /api/deals: filtered, searched, paginated, newest first, each deal with its contact as it is now. A
+ * The `listDeals` route: filtered, searched, paginated, newest first, each deal with its contact as it is now. A
  * contact_email names a contact (one read); an e-mail no contact has lists nothing.
  */
 export async function listDeals(accountId: string, query: DealListQuery, at: ListUrl) {

@@ -14,7 +14,7 @@ import type { PageRequest } from '#lib/pagination.ts';
 import { parseInput } from '#lib/validation.ts';
 import { DEAL_STATUSES, type DealStatus } from './types.ts';
 
-/** GET /api/deals query (decisions.md, "Deals that move"): the ticket list's rules, the deals' filters. */
+/** The `listDeals` route's query (decisions.md, "Deals that move"): the ticket list's rules, the deals' filters. */
 export const DealListQueryParams = v.object({
   ...pageParams,
   pipeline_id: param('pipeline_id', wholeNumber('pipeline_id', 1), wholeNumberWire(1)),

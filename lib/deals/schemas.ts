@@ -82,7 +82,7 @@ export type CreateDealInput = v.InferOutput<typeof CreateDealSchema>;
 
 export const MAX_LOST_REASON = 255;
 
-/** PATCH /api/deals/{deal} (decisions.md, "Deals that move"): the create's rules for each field sent. */
+/** The `updateDeal` route (decisions.md, "Deals that move"): the create's rules for each field sent. */
 const UpdateDealFields = v.object({
   name: sometimes(requiredText('name', 255)),
   amount: sometimes(amountRules, amountWire),

@@ -29,7 +29,7 @@ export interface UpdatedDeal {
 }
 
 /**
- * PATCH /api/deals/{deal} (decisions.md, "Deals that move"): reads the deal with its contact (1 round trip),
+ * The `updateDeal` route (decisions.md, "Deals that move"): reads the deal with its contact (1 round trip),
  * applies the change (stage moves with their probability, won/lost/reopen with their timestamps and reason),
  * and writes deal, index and board counters in one transaction guarded by the version read (1 round trip).
  */

@@ -15,7 +15,7 @@ import { EVENT_TYPE_PATTERNS, matchesEventType } from './types.ts';
 export const DEFAULT_EVENT_LIMIT = 50;
 export const MAX_EVENT_LIMIT = 100;
 
-/** GET /api/events query: `after` (an event id), `limit` (1..100), `type` (repeatable). */
+/** The `listEvents` route's query: `after` (an event id), `limit` (1..100), `type` (repeatable). */
 export const EventFeedQueryParams = v.object({
   after: param(
     'after',
@@ -60,7 +60,7 @@ export function typeMatcher(patterns: string[]): (type: string) => boolean {
 }
 
 /**
- * GET /api/events (decisions.md, "Events"): the account's events after `after`, oldest first. `limit` bounds
+ * The `listEvents` route (decisions.md, "Events"): the account's events after `after`, oldest first. `limit` bounds
  * the events examined, so a page filtered by type may hold fewer (even none) and still have a `next_cursor`;
  * `next_cursor` is null when nothing after `after` is in the feed yet (poll again with the same `after`).
  */
@@ -86,7 +86,7 @@ export async function listEvents(
   }
 }
 
-/** GET /api/events/{event}: one event; unknown, expired and other accounts' events are 404. */
+/** The `getEvent` route: one event; unknown, expired and other accounts' events are 404. */
 export async function showEvent(accountId: string, id: string): Promise<EventRecord> {
   const event = isEventId(id) ? await getEvent(accountId, id) : undefined;
   if (!event) throw new NotFound();

@@ -30,7 +30,7 @@ import { dueAt, matchPolicy } from './sla.ts';
 import type { Ticket } from './types.ts';
 
 /**
- * POST /api/tickets. Round trips once the account's configuration is cached: (1) the ticket number and the
+ * The `createTicket` route. Round trips once the account's configuration is cached: (1) the ticket number and the
  * round-robin cursor in one update, in parallel with the requester's contact (and, for least-busy, the agents'
  * open work); (2) one transaction writing the ticket, its postings, terms and counters. Every check that can
  * reject the request runs before (1), so a rejected request writes nothing. `attach` gives what to write with

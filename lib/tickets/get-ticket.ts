@@ -5,7 +5,7 @@ import type { Versioned } from '#lib/versioned-update.ts';
 import type { Ticket } from './types.ts';
 
 /**
- * GET /api/tickets/{ticket}: by uuid (one read) or by reference, any case (`tkt-000042`: the number's term,
+ * The `getTicket` route: by uuid (one read) or by reference, any case (`tkt-000042`: the number's term,
  * then the ticket). Unknown, malformed and other accounts' tickets are all 404.
  */
 export async function getTicket(accountId: string, ref: string): Promise<Versioned<Ticket>> {

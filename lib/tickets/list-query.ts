@@ -69,7 +69,7 @@ export const ListQueryParams = v.object({
 });
 
 /**
- * GET /api/tickets query: the scalar parameters, and `custom_fields[<key>]` filters gathered under
+ * The `listTickets` route's query: the scalar parameters, and `custom_fields[<key>]` filters gathered under
  * `custom_fields` (a bare `custom_fields=` is a 422: filters are sent with a key).
  */
 export const ListQuerySchema = v.pipe(

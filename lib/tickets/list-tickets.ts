@@ -4,7 +4,7 @@ import { searchWords } from '#lib/search.ts';
 import type { ListQuery } from './list-query.ts';
 import { presentListedTicket } from './present.ts';
 
-/** GET /api/tickets: filtered, searched, paginated, newest first; how each shape is read: lib/data/index/list.ts. */
+/** The `listTickets` route: filtered, searched, paginated, newest first; how each shape is read: lib/data/index/list.ts. */
 export async function listTickets(accountId: string, query: ListQuery, at: ListUrl) {
   const { total, tickets } = await findTicketPage(accountId, {
     filter: query,

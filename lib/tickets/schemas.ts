@@ -212,7 +212,7 @@ const UpdateTicketFields = v.object({
   tags,
 });
 
-/** PATCH /api/tickets/{ticket} (decisions.md, "One ticket: read and update"). */
+/** The `updateTicket` route (decisions.md, "One ticket: read and update"). */
 export const UpdateTicketSchema = v.pipe(
   UpdateTicketFields,
   someField(UpdateTicketFields),

@@ -23,7 +23,7 @@ export interface UpdateOptions {
 }
 
 /**
- * PATCH /api/tickets/{ticket}. Reads the ticket (1 round trip by uuid, 2 by reference), applies the change
+ * The `updateTicket` route. Reads the ticket (1 round trip by uuid, 2 by reference), applies the change
  * (status rules, SLA, references checked against the account) and writes ticket and index in one transaction
  * guarded by the version read (1 round trip). Another update landing in between: with If-Match, 412; without,
  * the change is applied again to the ticket as it now is. A change that changes nothing writes nothing.

@@ -39,7 +39,7 @@ export function parseDeliveryListQuery(query: Record<string, string[]>): PageReq
   };
 }
 
-/** GET /api/webhooks/{webhook}/deliveries: the attempts, newest first, paginated as tickets. */
+/** The `listWebhookDeliveries` route: the attempts, newest first, paginated as tickets. */
 export async function listWebhookDeliveries(accountId: string, ref: string, query: PageRequest, at: ListUrl) {
   if (!isEndpointId(ref)) throw new NotFound();
   try {
@@ -66,7 +66,7 @@ function redeliveryMessage(count: number, more: boolean): string {
 }
 
 /**
- * POST /api/webhooks/{webhook}/redeliver: `{"event_id"}` (an event of the account, kept 30 days) or `{"since"}`
+ * The `redeliverWebhook` route: `{"event_id"}` (an event of the account, kept 30 days) or `{"since"}`
  * (every event since then of a type the endpoint receives), sent again with their webhook-ids unchanged.
  */
 export async function redeliverWebhookEvents(

@@ -48,7 +48,7 @@ async function findEndpoint(accountId: string, ref: string): Promise<Versioned<E
   return isEndpointId(ref) ? getEndpoint(accountId, ref) : undefined;
 }
 
-/** POST /api/webhooks: a new endpoint, enabled, with its first secret. */
+/** The `createWebhook` route: a new endpoint, enabled, with its first secret. */
 export async function createWebhookEndpoint(
   accountId: string,
   body: unknown,
@@ -81,12 +81,12 @@ export async function createWebhookEndpoint(
   return endpoint;
 }
 
-/** GET /api/webhooks: every endpoint of the account, oldest first. */
+/** The `listWebhooks` route: every endpoint of the account, oldest first. */
 export function listWebhookEndpoints(accountId: string): Promise<Endpoint[]> {
   return listEndpoints(accountId);
 }
 
-/** GET /api/webhooks/{webhook}: unknown, malformed and other accounts' ids are 404. */
+/** The `getWebhook` route: unknown, malformed and other accounts' ids are 404. */
 export async function getWebhookEndpoint(accountId: string, ref: string): Promise<Endpoint> {
   const stored = await findEndpoint(accountId, ref);
   if (!stored) throw new NotFound();
@@ -130,7 +130,7 @@ function changeEndpoint(
   });
 }
 
-/** PATCH /api/webhooks/{webhook}: url, events, description, enabled; a PATCH that changes nothing writes nothing. */
+/** The `updateWebhook` route: url, events, description, enabled; a PATCH that changes nothing writes nothing. */
 export async function updateWebhookEndpoint(
   accountId: string,
   ref: string,
@@ -148,7 +148,7 @@ export async function updateWebhookEndpoint(
   return updated.entity;
 }
 
-/** DELETE /api/webhooks/{webhook}. */
+/** The `deleteWebhook` route. */
 export async function deleteWebhookEndpoint(
   accountId: string,
   ref: string,
@@ -177,7 +177,7 @@ export function rotatedSecrets(secrets: EndpointSecret[], secret: string, nowMs:
   return [{ secret, expiresAt: null }, ...kept].slice(0, MAX_LIVE_SECRETS);
 }
 
-/** POST /api/webhooks/{webhook}/rotate-secret: a new secret; the previous one signs beside it for 24 hours. */
+/** The `rotateWebhookSecret` route: a new secret; the previous one signs beside it for 24 hours. */
 export async function rotateWebhookSecret(
   accountId: string,
   ref: string,

@@ -16,7 +16,7 @@ import { MAX_URL_LENGTH } from './url-policy.ts';
 /** Request bodies and queries of the webhook routes (decisions.md, "Webhooks"), with Laravel's messages. */
 export const MAX_DESCRIPTION_LENGTH = 255;
 
-/** Event types, `<resource>.*` or `*`, as GET /api/events takes them; a type given twice is kept once. */
+/** Event types, `<resource>.*` or `*`, as the `listEvents` route takes them; a type given twice is kept once. */
 const events = requiredSet(
   'events',
   v.picklist(EVENT_TYPE_PATTERNS, `Each event type must be one of ${EVENT_TYPE_PATTERNS.join(', ')}.`),
@@ -25,14 +25,14 @@ const events = requiredSet(
 
 const url = requiredUrl('url', MAX_URL_LENGTH);
 
-/** POST /api/webhooks. */
+/** The `createWebhook` route. */
 export const CreateEndpointSchema = v.object({
   url,
   events,
   description: optionalText('description', MAX_DESCRIPTION_LENGTH),
 });
 
-/** PATCH /api/webhooks/{webhook}: the fields sent, at least one. */
+/** The `updateWebhook` route: the fields sent, at least one. */
 const UpdateEndpointFields = v.object({
   url: sometimes(url),
   events: sometimes(events),
@@ -76,7 +76,7 @@ const RedeliverFields = v.object({
   ),
 });
 
-/** POST /api/webhooks/{webhook}/redeliver: `event_id` or `since`, exactly one. */
+/** The `redeliverWebhook` route: `event_id` or `since`, exactly one. */
 export const RedeliverSchema = v.pipe(
   RedeliverFields,
   v.rawCheck(({ dataset, addIssue }) => {
@@ -97,5 +97,5 @@ export const RedeliverSchema = v.pipe(
 );
 export type RedeliverInput = v.InferOutput<typeof RedeliverSchema>;
 
-/** GET /api/webhooks/{webhook}/deliveries query: pagination as tickets. */
+/** The `listWebhookDeliveries` route's query: pagination as tickets. */
 export const DeliveryListQueryParams = v.object({ ...pageParams });
