@@ -32,11 +32,13 @@ export async function getTicketStats(accountId: string): Promise<TicketStats> {
 
 const BUSY = 'busy';
 
-/** The least-busy guarantee, checked in the create transaction: the chosen agent is still the least busy. */
+/**
+ * The least-busy guarantee, checked in the create transaction: the chosen agent's open work is still what the
+ * pick saw (`seen`), so two creates cannot both take an agent's last free place.
+ */
 export interface BusyCondition {
   chosen: number;
-  seen: Record<string, number>;
-  candidates: number[];
+  seen: number;
 }
 
 export interface TicketWrite {
@@ -64,21 +66,16 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
 }
 
 /**
- * Still the least busy at commit time: the chosen agent's count is the one seen, agents with a lower id are
- * busier, agents with a higher id at least as busy. A missing counter is zero.
+ * The chosen agent's count is still the one seen (a missing counter is zero): one clause whatever the number of
+ * candidates, where a clause per candidate passed DynamoDB's 4 KB expression limit near 200 agents. Counts only
+ * grow between a pick and its commit when creates race, so the chosen agent is then still among the least busy;
+ * one that fell meanwhile (a ticket resolved) may leave the pick one ticket off for that moment
+ * (docs/decisions.md, "Automatic assignment").
  */
-function busyCondition({ chosen, seen, candidates }: BusyCondition): StatsCondition {
-  const seenCount = seen[chosen] ?? 0;
-  const names: Record<string, string> = {};
-  const expression = candidates
-    .map((id) => {
-      names[`#b${id}`] = statsAttribute.counter(BUSY, String(id));
-      const op = id === chosen ? '=' : id < chosen ? '>' : '>=';
-      const zeroHolds = op === '>' ? false : seenCount === 0;
-      return `(${zeroHolds ? `attribute_not_exists(#b${id}) OR ` : ''}#b${id} ${op} :seen)`;
-    })
-    .join(' AND ');
-  return { expression, names, values: { ':seen': seenCount } };
+function busyCondition({ chosen, seen }: BusyCondition): StatsCondition {
+  const names = { '#busy': statsAttribute.counter(BUSY, String(chosen)) };
+  const expression = seen === 0 ? '(attribute_not_exists(#busy) OR #busy = :seen)' : '#busy = :seen';
+  return { expression, names, values: { ':seen': seen } };
 }
 
 /** The ticket a uuid names (its order key is inside it: one GetItem), or undefined. */

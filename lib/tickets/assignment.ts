@@ -28,11 +28,18 @@ export function randomPick(candidates: readonly Agent[]): Agent {
   return candidates[randomInt(candidates.length)] as Agent;
 }
 
-/** Least-busy: fewest open/pending/in-progress tickets; ties go to the lowest id. */
-export function leastBusyPick(candidates: readonly Agent[], busy: Readonly<Record<string, number>>): Agent {
-  let best = candidates[0] as Agent;
-  for (const agent of candidates) {
-    if ((busy[agent.id] ?? 0) < (busy[best.id] ?? 0)) best = agent;
-  }
-  return best;
+/**
+ * Least-busy: fewest open/pending/in-progress tickets; ties go to the lowest id. `spread`: ties go to one of
+ * the tied at random instead, for a create that lost its pick to a concurrent one: those that lost together
+ * would otherwise all take the next lowest id and lose again, one landing a round.
+ */
+export function leastBusyPick(
+  candidates: readonly Agent[],
+  busy: Readonly<Record<string, number>>,
+  spread = false,
+): Agent {
+  const load = (agent: Agent) => busy[agent.id] ?? 0;
+  const fewest = Math.min(...candidates.map(load));
+  const tied = candidates.filter((agent) => load(agent) === fewest);
+  return (spread ? tied[randomInt(tied.length)] : tied[0]) as Agent;
 }

@@ -65,6 +65,7 @@ export async function createTicket(
   );
 
   let busy = stats?.busy;
+  let lostPick = false;
   // Taken once: a retry after a lost race keeps the ticket's time (and so its place in every list).
   const createdUs = nowMicros();
   return retryOnConflict(
@@ -74,8 +75,8 @@ export async function createTicket(
       if (method === 'round_robin') assignee = roundRobinPick(candidates, cursor);
       else if (method === 'random') assignee = randomPick(candidates);
       else if (method === 'least_busy' && busy) {
-        assignee = leastBusyPick(candidates, busy);
-        busyCondition = { chosen: assignee.id, seen: busy, candidates: candidates.map((c) => c.id) };
+        assignee = leastBusyPick(candidates, busy, lostPick);
+        busyCondition = { chosen: assignee.id, seen: busy[assignee.id] ?? 0 };
       }
       const ticket = composeTicket({
         account,
@@ -102,7 +103,9 @@ export async function createTicket(
       // Lost to a concurrent create (conflict, or least-busy no longer true): decide again, same number.
       retryable: (error) => error instanceof ConcurrentWrite,
       beforeRetry: async () => {
-        if (method === 'least_busy') busy = (await getTicketStats(accountId)).busy;
+        if (method !== 'least_busy') return;
+        busy = (await getTicketStats(accountId)).busy;
+        lostPick = true;
       },
     },
   );

@@ -52,6 +52,21 @@ describe('automatic assignment', () => {
     for (const c of counts) expect(Math.abs(c - 5)).toBeLessThanOrEqual(1);
   });
 
+  it('least-busy over 1,000 active agents: 40 concurrent creates all land, each on a distinct idle agent', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'least_busy' },
+      agents: agentsFile(1000),
+    });
+    const tickets = await Promise.all(Array.from({ length: 40 }, () => create(account.apiKey)));
+    const counts = Object.values(tally(tickets));
+    expect(counts).toHaveLength(40);
+    expect(counts.every((c) => c === 1)).toBe(true);
+    // Once they are all busy with one, the next create goes back to the lowest idle id.
+    const busy = new Set(tickets.map((t) => t.assignee.id));
+    const idle = account.agents.map((a) => a.id).filter((id) => !busy.has(id));
+    expect((await create(account.apiKey)).assignee.id).toBe(Math.min(...idle));
+  });
+
   it('least-busy picks the agent with the fewest open tickets, ties to the lowest id', async () => {
     const account = await createTestAccount({
       auto_assignment: { enabled: true, method: 'least_busy' },
