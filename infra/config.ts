@@ -1,3 +1,8 @@
+import type { webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+
+/** The background functions' names (functions/workers.ts). */
+export type WorkerName = typeof webhookStreamWorker.name | typeof webhookDueWorker.name;
+
 /**
  * Every difference between environments, in one typed object (`npx cdk deploy -c stage=<name>`).
  * The local gateway reads the authorizer cache TTL from here too, so it behaves like the deployed stack.
@@ -30,8 +35,16 @@ export interface StageConfig {
   pointInTimeRecovery: boolean;
   /** How long API Gateway caches an authorizer answer; a revoked key works at most this long (≤ 60 s). */
   authorizerCacheTtlSeconds: number;
-  /** Stage-wide API Gateway throttling: steady requests per second and burst. */
+  /**
+   * Stage-wide API Gateway throttling, for every account together: steady requests per second and burst. Each
+   * account has its own per-minute limit besides (decisions.md, "Rate limits"); this one protects the stage.
+   */
   throttling: { rateLimit: number; burstLimit: number };
+  /**
+   * Reserved concurrency of the background functions: what they are sure to get, and all they may take, so a
+   * stream catch-up or a slow receiver's backlog never takes the account's concurrency from the API.
+   */
+  workerConcurrency: Record<WorkerName, number>;
   alarms: AlarmThresholds;
   /** An SNS topic for the alarms (optionally with an e-mail subscription); null: alarms without actions. */
   alarmTopic: { email?: string } | null;
@@ -45,6 +58,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     pointInTimeRecovery: false,
     authorizerCacheTtlSeconds: 30,
     throttling: { rateLimit: 50, burstLimit: 100 },
+    workerConcurrency: { webhooksStream: 5, webhooksDue: 2 },
     alarms: {
       api5xxPercent: 5,
       apiP99LatencyMs: 2000,
@@ -61,7 +75,14 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     protectData: true,
     pointInTimeRecovery: true,
     authorizerCacheTtlSeconds: 30,
-    throttling: { rateLimit: 500, burstLimit: 1000 },
+    // The load to design for (docs/capacity.md): 2,000 requests/s across accounts. 2,500 leaves a quarter of
+    // headroom; the burst takes two seconds of it. At ~50 ms a request that is ~125 concurrent functions, far
+    // inside the region's default 1,000 less the workers' reservations below.
+    throttling: { rateLimit: 2500, burstLimit: 5000 },
+    // The stream function runs one batch per stream shard at a time (parallelization factor 1): 50 covers a table
+    // of 50 partitions; beyond, batches wait (records are kept 24 h) rather than take the API's concurrency. The
+    // due function is started once a minute and runs at most 80 s: two may overlap.
+    workerConcurrency: { webhooksStream: 50, webhooksDue: 2 },
     alarms: {
       api5xxPercent: 1,
       apiP99LatencyMs: 1000,

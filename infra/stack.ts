@@ -183,6 +183,7 @@ export class DeskpipeStack extends Stack {
       namePrefix,
       memorySize: config.memorySize,
       logRetention: retention,
+      concurrency: config.workerConcurrency,
       topic,
     });
     functions[webhookStreamWorker.name] = webhooks.streamFunction;

@@ -26,6 +26,8 @@ export interface DeskpipeFunctionProps {
   files?: readonly string[];
   /** How long it may run; FUNCTION_TIMEOUT_MS (an API request's limit) unless it is a background worker. */
   timeout?: Duration;
+  /** Reserved concurrency (background workers: infra/config.ts `workerConcurrency`); none for API routes. */
+  reservedConcurrentExecutions?: number;
 }
 
 /** esbuild settings shared by the stack and the cold-start benchmark. */
@@ -59,6 +61,9 @@ export class DeskpipeFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize,
       timeout: props.timeout ?? Duration.millis(FUNCTION_TIMEOUT_MS),
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
       tracing: Tracing.ACTIVE,
       loggingFormat: LoggingFormat.JSON,
       logGroup,

@@ -13,6 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type WorkerDefinition, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
 import { eventKeys } from '#lib/data/keys.ts';
+import type { WorkerName } from '../config.ts';
 import { suppressDeadLetterDestination } from '../nag-suppressions.ts';
 import { DeskpipeFunction } from './deskpipe-function.ts';
 
@@ -28,6 +29,8 @@ export interface WebhookDispatcherProps {
   namePrefix: string;
   memorySize: number;
   logRetention: RetentionDays;
+  /** Reserved concurrency of each worker, by its name (infra/config.ts). */
+  concurrency: Record<WorkerName, number>;
   topic?: ITopic | undefined;
 }
 
@@ -46,7 +49,7 @@ export class WebhookDispatcher extends Construct {
   constructor(scope: Construct, id: string, props: WebhookDispatcherProps) {
     super(scope, id);
     const { table, namePrefix } = props;
-    const worker = (definition: WorkerDefinition) =>
+    const worker = (definition: WorkerDefinition & { name: WorkerName }) =>
       new DeskpipeFunction(this, definition.name, {
         entry: join(props.projectRoot, definition.entry),
         projectRoot: props.projectRoot,
@@ -54,6 +57,7 @@ export class WebhookDispatcher extends Construct {
         memorySize: props.memorySize,
         logRetention: props.logRetention,
         timeout: Duration.seconds(definition.timeoutSeconds),
+        reservedConcurrentExecutions: props.concurrency[definition.name],
       })
         .bindTable(table, definition.tableActions)
         .bindIndexQueries(table, definition.indexQueries);

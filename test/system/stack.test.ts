@@ -273,6 +273,24 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
   const dueFunction = () => logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${webhookDueWorker.name}"`);
   const queue = () => logicalId('AWS::SQS::Queue', `deskpipe-${stage}-webhooks-stream-failures`);
 
+  it("reserves the workers' concurrency from the stage config, and none for the API's functions", () => {
+    const config = stageConfigs[stage];
+    const reserved = Object.fromEntries(
+      resources
+        .filter((r) => r.Type === 'AWS::Lambda::Function')
+        .map((r) => [String(r.Properties.FunctionName), r.Properties.ReservedConcurrentExecutions]),
+    );
+    expect(reserved[`deskpipe-${stage}-${webhookStreamWorker.name}`]).toBe(
+      config.workerConcurrency.webhooksStream,
+    );
+    expect(reserved[`deskpipe-${stage}-${webhookDueWorker.name}`]).toBe(config.workerConcurrency.webhooksDue);
+    const others = Object.entries(reserved).filter(
+      ([name]) => !name.endsWith(webhookStreamWorker.name) && !name.endsWith(webhookDueWorker.name),
+    );
+    expect(others.length).toBeGreaterThan(0);
+    for (const [name, value] of others) expect(value, name).toBeUndefined();
+  });
+
   it('feeds the stream function new event items from the table stream: bisected, partial failures, bounded retries and age, failures to the queue', () => {
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
