@@ -236,7 +236,6 @@ export async function runCapacityOnly(options: { endpoint: string }): Promise<vo
     mode: 'capacity model inputs',
     endpoint: options.endpoint,
     floorCalls: 50,
-    formatted: false,
     measure: async () => ({ changes: await measureCapacityInputs() }),
   });
 }

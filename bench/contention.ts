@@ -138,7 +138,6 @@ export async function runContentionOnly(options: { endpoint: string; seconds: nu
     mode: `contention, ${options.seconds} s a run`,
     endpoint: options.endpoint,
     floorCalls: 50,
-    formatted: false,
     measure: async () => {
       const runs: ContentionResult[] = [];
       for (const writers of [16, 64]) {

@@ -7,10 +7,14 @@ import { webhookTables } from './webhook-report.ts';
 /**
  * Renders bench/results.json (or the file named: bench/results-deals.json of `--deals`, bench/results-events.json
  * of `--events`, bench/results-webhooks.json of `--webhooks`) as the Markdown tables of docs/performance.md
- * (`npx tsx bench/report.ts [file]`), and writes its charts to docs/bench-*.svg, printing the Markdown image links
+ * (`npx tsx bench/report.ts [file] [--charts]`), and with `--charts` writes its charts to docs/bench-*.svg, printing the Markdown image links
  * after the tables. Sections the file lacks are left out.
  */
-const file = process.argv[2] ?? join(import.meta.dirname, 'results.json');
+const file =
+  process.argv.slice(2).find((a) => !a.startsWith('--')) ?? join(import.meta.dirname, 'results.json');
+/** Charts are written into docs/ only when asked (`--charts`, as bench:publish does): rendering the tables of a
+ * run must not change committed files. */
+const writeCharts = process.argv.includes('--charts');
 const r = JSON.parse(readFileSync(file, 'utf8'));
 const tickets = r.endpoints !== undefined;
 const out: string[] = [];
@@ -321,7 +325,7 @@ if (r.deals)
   charts.push(['bench-deals-p50-by-size.svg', 'deal list and board p50 by deals', dealScalingChart(r)]);
 out.push('', '### Charts');
 for (const [file, alt, svg] of charts) {
-  writeFileSync(join(docs, file), `${svg}\n`);
+  if (writeCharts) writeFileSync(join(docs, file), `${svg}\n`);
   out.push('', `![${alt}](${file})`);
 }
 process.stdout.write(`${out.join('\n')}\n`);

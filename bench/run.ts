@@ -4,13 +4,14 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * `npm run bench [-- --quick]`: starts its own in-memory DynamoDB Local, then runs the suite (bench/suite.ts)
  * against it: DynamoDB floor, every endpoint in-process, list scaling at 1k/10k/100k tickets (--quick stops at
  * 10k), HTTP load through the local gateway, deals (bench/deal-suite.ts), events (bench/event-suite.ts), cold
- * start, memory. Prints a table and writes bench/results.json. `-- --deals`: the floor and the deals only, to
- * bench/results-deals.json; `-- --events`: the floor and the events only, to bench/results-events.json;
- * `-- --webhooks`: the webhook dispatcher only (bench/webhook-suite.ts), to bench/results-webhooks.json.
+ * start, memory. Prints a table and writes bench/runs/results.json. `-- --deals`: the floor and the deals only,
+ * to bench/runs/results-deals.json; `-- --events`: the floor and the events only, to bench/runs/results-events.json;
+ * `-- --webhooks`: the webhook dispatcher only (bench/webhook-suite.ts), to bench/runs/results-webhooks.json.
+ * bench/runs/ is git-ignored: `npm run bench:publish` makes a run's files the committed ones docs/ cite.
  * `-- --capacity`: every item each kind of change writes, its real size and write units (bench/capacity.ts), to
- * bench/results-capacity.json; `-- --contention [--seconds N]`: one account's goodput at 16 and 64 concurrent
- * writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back (bench/contention.ts), to
- * bench/results-contention.json. Both files are git-ignored: docs/capacity.md quotes them.
+ * bench/runs/results-capacity.json; `-- --contention [--seconds N]`: one account's goodput at 16 and 64
+ * concurrent writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back
+ * (bench/contention.ts), to bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;

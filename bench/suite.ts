@@ -34,7 +34,6 @@ export async function runDealsOnly(options: Options) {
     mode: `${options.quick ? 'quick' : 'full'}, deals only`,
     endpoint: options.endpoint,
     floorCalls: options.quick ? 150 : 300,
-    formatted: true,
     measure: async (floor) => ({
       deals: await runDealSuite({ ...options, floor, measure: measurer(floor, options.quick ? 40 : 100) }),
     }),
@@ -52,7 +51,6 @@ export async function runEventsOnly(options: Options) {
     mode: `${options.quick ? 'quick' : 'full'}, events only`,
     endpoint: options.endpoint,
     floorCalls: options.quick ? 150 : 300,
-    formatted: true,
     measure: async (floor) => ({
       events: await runEventSuite({ ...options, measure: measurer(floor, options.quick ? 40 : 100) }),
     }),
@@ -67,7 +65,6 @@ export async function runSuite(options: Options) {
     mode: options.quick ? 'quick' : 'full',
     endpoint: options.endpoint,
     floorCalls: options.quick ? 150 : 300,
-    formatted: false,
     measure: (floor) => measureSuite(options, floor),
   });
   printSummary(results);
@@ -431,7 +428,4 @@ function printSummary(r: {
   for (const s of [...(r.deals?.scalingRatios ?? []), ...(r.events?.feed.ratios ?? [])])
     log(`  scaling ${s.name.padEnd(44)} ${Number.isNaN(s.ratio) ? 'n/a (one size)' : `×${s.ratio}`}`);
   log(missed.length === 0 ? '  every budget met' : `  missed:\n    ${missed.join('\n    ')}`);
-  const file =
-    r.endpoints.length > 0 ? 'results.json' : r.deals ? 'results-deals.json' : 'results-events.json';
-  log(`results written to bench/${file}`);
 }

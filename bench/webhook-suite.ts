@@ -128,7 +128,6 @@ export async function runWebhooksOnly(options: { quick: boolean; endpoint: strin
     endpoint: options.endpoint,
     floorCalls: options.quick ? 50 : 200,
     preface: { code },
-    formatted: true,
     measure: async () => ({ webhooks: await runWebhookSuite(options) }),
   });
 }

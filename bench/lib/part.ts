@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { ROOT } from '#infra/local/environment.ts';
 import { dynamo } from '#lib/data/client.ts';
 import { instrument } from '#test/support/dynamo-figures.ts';
@@ -16,8 +15,11 @@ import { round } from './stats.ts';
  * order (`startedAt`, `finishedAt`, `mode`, `machine`, the `preface`, `floor`, the part's own): report.ts and
  * the committed files read them so.
  */
+/** Where a run's results files go (git-ignored). */
+export const RUNS = join(ROOT, 'bench', 'runs');
+
 export interface Part<R extends Record<string, unknown>> {
-  /** The results file's name in bench/. */
+  /** The results file's name in bench/runs/ (and in bench/, once published). */
   file: string;
   mode: string;
   endpoint: string;
@@ -25,8 +27,6 @@ export interface Part<R extends Record<string, unknown>> {
   floorCalls: number;
   /** What the file holds between `machine` and `floor` (the webhooks part: the code measured). */
   preface?: Record<string, unknown>;
-  /** Committed results files are checked by biome (it ignores only bench/results.json): written as it formats. */
-  formatted: boolean;
   measure: (floor: Floor) => Promise<R>;
 }
 
@@ -45,10 +45,12 @@ export async function runPart<R extends Record<string, unknown>>(part: Part<R>) 
     floor,
     ...measured,
   };
-  const file = join(ROOT, 'bench', part.file);
+  // A run never touches what git tracks: its results go to bench/runs/ (ignored); `npm run bench:publish`
+  // copies them over the committed files that docs/ cite, on purpose.
+  mkdirSync(RUNS, { recursive: true });
+  const file = join(RUNS, part.file);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  if (part.formatted)
-    execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
+  log(`results written to ${relative(ROOT, file)}`);
   return results;
 }
 
