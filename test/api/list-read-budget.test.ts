@@ -5,7 +5,7 @@ import { handler as listDeals } from '#functions/deals-list.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { type callerOf as CallerOf, callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { countRoundTrips } from '#test/support/round-trips.ts';
 
 /**
@@ -19,7 +19,7 @@ const SEARCH_MESSAGE =
 const PAGE_MESSAGE =
   'The page is too deep to list: ask for an earlier page, or narrow the list with a filter or a search.';
 
-type Caller = ReturnType<typeof CallerOf>;
+type Caller = ReturnType<typeof callerOf>;
 type Handler = (event: ReturnType<typeof proxyEvent>, context: typeof lambdaContext) => Promise<unknown>;
 
 function lister(handler: Handler, path: string, caller: Caller) {
