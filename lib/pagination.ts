@@ -1,3 +1,6 @@
+import { ReadBudgetExceeded } from '#lib/data/errors.ts';
+import { ValidationFailed } from '#lib/errors.ts';
+
 /** A page as asked: its number, its size, and the parameters its links repeat. */
 export interface PageRequest {
   page: number;
@@ -43,3 +46,23 @@ export function paginate<T>(data: T[], total: number, q: PageRequest, at: ListUr
 function encodeKey(key: string): string {
   return encodeURIComponent(key).replaceAll('%5B', '[').replaceAll('%5D', ']');
 }
+
+/**
+ * A list's read, or the 422 that says how to narrow it when the read would pass the list's read budget
+ * (docs/decisions.md, "Bounded work per list"): a search word that matches too much, or a page too deep.
+ */
+export async function withinReadBudget<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ReadBudgetExceeded) {
+      throw ValidationFailed.field(error.parameter, NARROW[error.parameter]);
+    }
+    throw error;
+  }
+}
+
+const NARROW: Record<ReadBudgetExceeded['parameter'], string> = {
+  search: 'The search matches too many entries to list: search for a longer or less common word.',
+  page: 'The page is too deep to list: ask for an earlier page, or narrow the list with a filter or a search.',
+};

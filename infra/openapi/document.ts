@@ -198,6 +198,12 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'The store is unreachable or slow: retry after Retry-After (with the same Idempotency-Key for a write).',
 };
 
+/** What a list bounded by its read budget adds to its 422 (lib/pagination.ts, withinReadBudget). */
+const READ_BUDGET_TEXT =
+  ' Also `search` or `page` when the list would read more index keys than its budget: a search word that ' +
+  'matches too many entries ("search for a longer or less common word"), or a page too deep ("ask for an ' +
+  'earlier page, or narrow the list with a filter or a search").';
+
 function errorBody(status: number) {
   if (status === 422) return ref('ValidationError');
   if (status === 500 || status === 502) return ref('ServerError');
@@ -226,7 +232,8 @@ function failures(route: RouteDefinition, op: Operation) {
     const retry: HeaderName[] = [409, 429, 503].includes(status) ? ['Retry-After'] : [];
     const reset: HeaderName[] = status === 429 && route.auth ? ['X-RateLimit-Reset'] : [];
     return {
-      description: STATUS_TEXT[status] ?? String(status),
+      description:
+        (STATUS_TEXT[status] ?? String(status)) + (status === 422 && op.readBudget ? READ_BUDGET_TEXT : ''),
       headers: headersOf(
         [...rate, ...retry, ...reset],
         status === 409 || status === 503 ? ['Retry-After'] : [],

@@ -71,6 +71,11 @@ export interface Operation {
     /** Shows a secret, so says Cache-Control: no-store. */
     readonly noStore?: boolean;
   };
+  /**
+   * A list of the index engine, bounded by its read budget: its 422 also answers a search word that matches too
+   * much or a page too deep (docs/decisions.md, "Bounded work per list").
+   */
+  readonly readBudget?: boolean;
   /** Statuses of this route's own (404, 412), besides the shared ones. */
   readonly statuses?: readonly (404 | 412)[];
   /** Request headers of this route's own. */
@@ -147,6 +152,7 @@ export const operations: Record<RouteName, Operation> = {
     description:
       'Newest first, filtered (every filter narrows), searched by subject words or reference, paginated.',
     tag: 'Tickets',
+    readBudget: true,
     query: ListQueryParams,
     ok: { status: 200, description: 'One page of tickets and the exact total.', body: TicketPage },
     exceptions: {
@@ -195,6 +201,7 @@ export const operations: Record<RouteName, Operation> = {
     description:
       'Newest first, filtered (every filter narrows), searched by words of the deal name and of its contact, paginated.',
     tag: 'Deals',
+    readBudget: true,
     query: DealListQueryParams,
     ok: { status: 200, description: 'One page of deals and the exact total.', body: DealPage },
     exceptions: {
@@ -250,6 +257,7 @@ export const operations: Record<RouteName, Operation> = {
     summary: 'List contacts',
     description: 'Newest first, filtered by e-mail, searched by words of name and e-mail, paginated.',
     tag: 'Contacts',
+    readBudget: true,
     query: ContactListQueryParams,
     ok: { status: 200, description: 'One page of contacts and the exact total.', body: ContactPage },
     // email is an exact match, not checked as an address.

@@ -6,7 +6,7 @@ import { openDealCounts } from '#lib/data/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
-import { type ListUrl, paginate } from '#lib/pagination.ts';
+import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
@@ -105,12 +105,14 @@ export function applyContactChange(before: Contact, input: UpdateContactInput, n
 
 /** The `listContacts` route: filtered by e-mail, searched by words of name and e-mail, paginated, newest first. */
 export async function listContacts(accountId: string, query: ContactListQuery, at: ListUrl) {
-  const { total, entities } = await contactIndex.findPage(accountId, {
-    filter: query.email !== undefined ? { email: query.email } : {},
-    words: query.search ? searchWords(query.search) : [],
-    offset: (query.page - 1) * query.perPage,
-    limit: query.perPage,
-  });
+  const { total, entities } = await withinReadBudget(
+    contactIndex.findPage(accountId, {
+      filter: query.email !== undefined ? { email: query.email } : {},
+      words: query.search ? searchWords(query.search) : [],
+      offset: (query.page - 1) * query.perPage,
+      limit: query.perPage,
+    }),
+  );
   const counts = await openDealCounts(
     accountId,
     entities.map((c) => c.id),

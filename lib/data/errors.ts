@@ -123,6 +123,17 @@ export class UpdateTooLarge extends Error {
   }
 }
 
+/**
+ * A list that would read more index keys than its budget (lib/data/index/list.ts, listReadBudget), refused
+ * before reading past it: `parameter` is what made it too large, a search word that matches too many or a page
+ * too deep.
+ */
+export class ReadBudgetExceeded extends Error {
+  constructor(readonly parameter: 'search' | 'page') {
+    super(`The list would read more index keys than its budget allows (${parameter})`);
+  }
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How often a write that lost to a concurrent one is decided again (each attempt waits a little longer). */

@@ -1,6 +1,6 @@
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { findDealPage } from '#lib/data/deals.ts';
-import { type ListUrl, paginate } from '#lib/pagination.ts';
+import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import type { DealListQuery } from './list-query.ts';
 import { presentDealDetail } from './present.ts';
@@ -16,18 +16,20 @@ export async function listDeals(accountId: string, query: DealListQuery, at: Lis
     if (!contact) return paginate([], 0, query, at);
     contactId = contact.id;
   }
-  const { total, deals, contacts } = await findDealPage(accountId, {
-    filter: {
-      ...(query.pipelineId !== undefined ? { pipelineId: query.pipelineId } : {}),
-      ...(query.stageId !== undefined ? { stageId: query.stageId } : {}),
-      ...(query.status ? { status: query.status } : {}),
-      ...(query.currency ? { currency: query.currency } : {}),
-      ...(contactId !== undefined ? { contactId } : {}),
-    },
-    words: query.search ? searchWords(query.search) : [],
-    offset: (query.page - 1) * query.perPage,
-    limit: query.perPage,
-  });
+  const { total, deals, contacts } = await withinReadBudget(
+    findDealPage(accountId, {
+      filter: {
+        ...(query.pipelineId !== undefined ? { pipelineId: query.pipelineId } : {}),
+        ...(query.stageId !== undefined ? { stageId: query.stageId } : {}),
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.currency ? { currency: query.currency } : {}),
+        ...(contactId !== undefined ? { contactId } : {}),
+      },
+      words: query.search ? searchWords(query.search) : [],
+      offset: (query.page - 1) * query.perPage,
+      limit: query.perPage,
+    }),
+  );
   return paginate(
     deals.map((d) => presentDealDetail(d, contacts.get(d.contact.id))),
     total,

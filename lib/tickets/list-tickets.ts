@@ -1,16 +1,18 @@
 import { findTicketPage } from '#lib/data/tickets.ts';
-import { type ListUrl, paginate } from '#lib/pagination.ts';
+import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import type { ListQuery } from './list-query.ts';
 import { presentListedTicket } from './present.ts';
 
 /** The `listTickets` route: filtered, searched, paginated, newest first; how each shape is read: lib/data/index/list.ts. */
 export async function listTickets(accountId: string, query: ListQuery, at: ListUrl) {
-  const { total, tickets } = await findTicketPage(accountId, {
-    filter: query,
-    words: query.search ? searchWords(query.search) : [],
-    offset: (query.page - 1) * query.perPage,
-    limit: query.perPage,
-  });
+  const { total, tickets } = await withinReadBudget(
+    findTicketPage(accountId, {
+      filter: query,
+      words: query.search ? searchWords(query.search) : [],
+      offset: (query.page - 1) * query.perPage,
+      limit: query.perPage,
+    }),
+  );
   return paginate(tickets.map(presentListedTicket), total, query, at);
 }

@@ -30,7 +30,7 @@ export interface IndexDeclaration<E, F> {
    * Dimensions whose entities a search word matches too, found elsewhere (a deal matches the words of its
    * contact's name as the contact is now: the contacts the word finds name `contact#<id>` dimensions).
    */
-  searchRelated?(accountId: string, word: string): Promise<string[]>;
+  searchRelated?(accountId: string, word: string, budget: number): Promise<string[]>;
   /** The order key a uuid names (default: the one newOrderedUuid wrote into it). */
   keyOfUuid?(uuid: string): string | undefined;
 }

@@ -1,3 +1,5 @@
+import { intEnv } from '#lib/config/env.ts';
+import { ReadBudgetExceeded } from '../errors.ts';
 import { NUMBERS_PER_BLOCK } from '../keys.ts';
 import { ALL, filterDimensions } from './declaration.ts';
 import type { Index } from './items.ts';
@@ -13,8 +15,13 @@ export interface PageQuery<F> {
   limit: number;
 }
 
-/** DynamoDB's largest Query Limit (2^31 − 1), far beyond any account's entities. */
-const MAX_LISTED = 2 ** 31 - 1 - 100;
+/**
+ * The most index keys (postings, term keys) one list may read before it answers: sized in docs/decisions.md
+ * ("Bounded work per list") so that every ordinary shape stays far within it and the largest still finishes
+ * within the request's deadline. LIST_READ_BUDGET replaces it (tests lower it; read at each use).
+ */
+export const listReadBudget = () => intEnv('LIST_READ_BUDGET', DEFAULT_LIST_READ_BUDGET);
+export const DEFAULT_LIST_READ_BUDGET = 100_000;
 
 /**
  * One page of entities, newest first, and the exact total. Every filter is a dimension with a posting list and
@@ -45,10 +52,19 @@ export async function findPage<E, F>(
   }
   if (words.length === 0 && dims.length <= 1) {
     const dim = dims[0] ?? ALL;
-    // No account holds MAX_LISTED entities: a page that starts past it is empty without reading a key.
+    const budget = listReadBudget();
+    if (offset + limit > budget) {
+      // A page this deep is read only after its counter says it holds entities within the budget: a page past
+      // the end is empty without reading a key, and one that would read past the budget is refused unread.
+      const total = (await getDimensionCounts(ix, accountId, [dim]))[dim] ?? 0;
+      if (total <= offset) return { total, entities: [] };
+      if (Math.min(total, offset + limit) > budget) throw new ReadBudgetExceeded('page');
+      const keys = await queryPostings(ix, accountId, dim, Math.min(total, offset + limit), budget);
+      return { total, entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)) };
+    }
     const [counts, keys] = await Promise.all([
       getDimensionCounts(ix, accountId, [dim]),
-      offset < MAX_LISTED ? queryPostings(ix, accountId, dim, offset + limit) : [],
+      queryPostings(ix, accountId, dim, offset + limit, budget),
     ]);
     return {
       total: counts[dim] ?? 0,
@@ -62,7 +78,8 @@ export async function findPage<E, F>(
   // packed (as the blocks hold them); only the page's are unpacked and their entities read.
   const [counts, termSets] = await Promise.all([
     dims.length > 0 ? getDimensionCounts(ix, accountId, [ALL, ...dims]) : {},
-    Promise.all(words.map((w) => wordKeys(ix, accountId, w))),
+    // The budget is shared evenly by the words, each refused when its own share runs out.
+    Promise.all(words.map((w) => wordKeys(ix, accountId, w, Math.floor(listReadBudget() / words.length)))),
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return { total: 0, entities: [] };
@@ -139,11 +156,21 @@ const PACKED_KEY_BYTES = 16;
 const BLOCK_OVERHEAD_BYTES = 100;
 const READ_UNIT_BYTES = 4096;
 
-/** Packed keys of the entities a word matches: its terms, and the dimensions the declaration relates to it. */
-async function wordKeys<E>(index: Index<E>, accountId: string, word: string): Promise<Set<string>> {
+/**
+ * Packed keys of the entities a word matches: its terms, and the dimensions the declaration relates to it, the
+ * two reads sharing the word's budget.
+ */
+async function wordKeys<E>(
+  index: Index<E>,
+  accountId: string,
+  word: string,
+  budget: number,
+): Promise<Set<string>> {
+  const { searchRelated } = index.declaration;
+  const share = searchRelated ? Math.floor(budget / 2) : budget;
   const [terms, related] = await Promise.all([
-    queryTerm(index, accountId, word),
-    index.declaration.searchRelated?.(accountId, word) ?? [],
+    queryTerm(index, accountId, word, share),
+    searchRelated?.(accountId, word, share) ?? [],
   ]);
   const keys = packedSet(terms);
   for (const set of await Promise.all(related.map((d) => queryBlocks(index, accountId, d)))) {

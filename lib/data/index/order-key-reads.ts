@@ -1,4 +1,5 @@
 import { batchGetAll, queryAll, tableName } from '../client.ts';
+import { ReadBudgetExceeded } from '../errors.ts';
 import { ATTR, entityOf } from '../items.ts';
 import { orderKeys, parseTermKey } from '../keys.ts';
 import type { Index } from './items.ts';
@@ -12,15 +13,17 @@ import { packOrderKey, unpackOrderKey } from './order-key.ts';
 
 /**
  * Order keys of a dimension, newest first. With `limit`, one page of at most that many (a deep page reads
- * its skipped keys too, but only these small key items); without, all of them.
+ * its skipped keys too, but only these small key items), never more than `budget` of them; without, all.
  */
 export async function queryPostings<E>(
   index: Index<E>,
   accountId: string,
   dim: string,
   limit?: number,
+  budget = Number.POSITIVE_INFINITY,
 ): Promise<string[]> {
   for (let want = limit; ; ) {
+    if (want !== undefined && want > budget) throw new ReadBudgetExceeded('page');
     const items = await queryAll(
       {
         TableName: tableName(),
@@ -128,8 +131,17 @@ const holdsTerm = (term: string) => (item: Record<string, unknown>) =>
 /** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
 const PREFIX_RANGE_END = '\u{10FFFF}';
 
-/** Order keys of the entities a search word matches: prefix terms, and the bare number when it is one. */
-export async function queryTerm<E>(index: Index<E>, accountId: string, word: string): Promise<Set<string>> {
+/**
+ * Order keys of the entities a search word matches: prefix terms, and the bare number when it is one. At most
+ * `budget` term keys are read (shared by the two ranges): a word whose range fills its share is refused
+ * (ReadBudgetExceeded), since its matches are not counted anywhere and reading on could take millions.
+ */
+export async function queryTerm<E>(
+  index: Index<E>,
+  accountId: string,
+  word: string,
+  budget = Number.POSITIVE_INFINITY,
+): Promise<Set<string>> {
   const { keys } = index;
   // A word matches the terms it is a prefix of; a bare number also matches that number exactly. The key range
   // of `p#<word>` also holds shorter terms when the word has the key's separator in it (`plan#` reaches
@@ -139,22 +151,28 @@ export async function queryTerm<E>(index: Index<E>, accountId: string, word: str
     ranges.push({ prefix: keys.numberTermQuery(String(Number(word))), matches: () => true });
   }
   const found = new Set<string>();
+  const share = Math.max(1, Math.floor(budget / ranges.length));
   await Promise.all(
     ranges.map(async ({ prefix, matches }) => {
-      const items = await queryAll({
-        TableName: tableName(),
-        // A prefix as a key range: the same items as begins_with, and DynamoDB Local serves a range from
-        // its index where it scans the whole partition for begins_with (measured: 4 ms vs 30 ms at 50k terms).
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: {
-          ':pk': keys.termsPartition(accountId),
-          ':from': prefix,
-          ':to': `${prefix}${PREFIX_RANGE_END}`,
+      const read = Number.isFinite(share) ? share : undefined;
+      const items = await queryAll(
+        {
+          TableName: tableName(),
+          // A prefix as a key range: the same items as begins_with, and DynamoDB Local serves a range from
+          // its index where it scans the whole partition for begins_with (measured: 4 ms vs 30 ms at 50k terms).
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: {
+            ':pk': keys.termsPartition(accountId),
+            ':from': prefix,
+            ':to': `${prefix}${PREFIX_RANGE_END}`,
+          },
+          ProjectionExpression: 'sk, #u',
+          ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
+          ConsistentRead: true,
         },
-        ProjectionExpression: 'sk, #u',
-        ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
-        ConsistentRead: true,
-      });
+        read,
+      );
+      if (read !== undefined && items.length >= read) throw new ReadBudgetExceeded('search');
       // Marked items are prefix terms (the number term is always in the commit).
       const byTerm = new Map<string, { orderKey: string; marked: boolean }[]>();
       for (const item of items) {
