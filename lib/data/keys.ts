@@ -1,3 +1,4 @@
+import { DUE_SHARDS, dueShardOf } from './due-shards.ts';
 import type { IndexName } from './table.ts';
 
 /**
@@ -193,10 +194,9 @@ export const webhookKeys = {
 const dueMs = (ms: number) => String(Math.max(0, Math.floor(ms))).padStart(15, '0');
 
 /**
- * The webhook dispatcher's items (docs/webhooks.md, "Items"): per (account, endpoint) a delivery per event, the
- * pending deliveries ordered by due time, and the attempts log numbered in the order they were recorded; the
- * due index (gsi1) holds one entry per endpoint with pending deliveries, on the endpoint item itself; the local
- * stream reader's checkpoints.
+ * The webhook dispatcher's items (docs/webhooks.md, "Items"): per (account, endpoint) a delivery per event, its
+ * pending deliveries by due time, its attempts log by number; the due index (gsi1, DUE_SHARDS partitions): one
+ * entry per endpoint with pending deliveries, on the endpoint item itself; the local stream reader's checkpoints.
  */
 export const webhookDeliveryKeys = {
   /** A delivery of one event to one endpoint: its state, attempt count, next attempt, last answer. */
@@ -217,22 +217,22 @@ export const webhookDeliveryKeys = {
     const [due, eventId] = sk.split('#');
     return { dueAt: Number(due), eventId: eventId ?? '' };
   },
-  /**
-   * An attempt of the endpoint's log, by its number in the endpoint's count of recorded attempts (12 digits):
-   * newest first is a descending Query, and page n is one range of numbers.
-   */
+  /** An attempt, by its number in the endpoint's log (12 digits): newest first, a page is one range of numbers. */
   attemptsPartition: (accountId: string, endpointId: string) => `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
   attempt: (accountId: string, endpointId: string, number: number) => ({
     pk: `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
     sk: webhookDeliveryKeys.attemptSort(number),
   }),
   attemptSort: (number: number) => String(number).padStart(12, '0'),
-  /** gsi1 entry of an endpoint with pending deliveries: one partition, sorted by the endpoint's earliest due. */
+  /** gsi1 entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due. */
   due: (accountId: string, endpointId: string, dueAt: number) => ({
-    gsi1pk: 'WEBHOOK_DUE',
+    gsi1pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,
     gsi1sk: `${dueMs(dueAt)}#${accountId}#${endpointId}`,
   }),
-  duePartition: 'WEBHOOK_DUE',
+  /** The due partitions: one per shard (lib/data/due-shards.ts says why), sorted by the entries' due. */
+  duePartitions: Array.from({ length: DUE_SHARDS }, (_, shard) => `WEBHOOK_DUE#${shard}`),
+  /** The one partition of every entry before the shards: read until the entries left there have moved. */
+  unshardedDuePartition: 'WEBHOOK_DUE',
   dueIndex: 'gsi1' as IndexName,
   /** The gsi1 sort key bound of the endpoints due at or before `at` (gsi1sk < this). */
   dueBefore: (at: number) => `${dueMs(at + 1)}#`,

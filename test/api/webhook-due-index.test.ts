@@ -1,6 +1,8 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, getItem } from '#lib/data/client.ts';
+import { dynamo, getItem, tableName } from '#lib/data/client.ts';
 import { webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
+import { markDue } from '#lib/data/webhook-deliveries/queue.ts';
 import {
   addDeliveries,
   claimDelivery,
@@ -125,5 +127,83 @@ describe('the due index', () => {
     expect(claims.filter(Boolean)).toHaveLength(1);
     // A fan-out of the same event again (a stream record handed over twice) creates nothing.
     expect(await addDeliveries(accountId, endpointId, [event(1)])).toBe(0);
+  });
+});
+
+/**
+ * The due index over its partitions (lib/data/due-shards.ts): one read of every partition answers the earliest
+ * entries of all of them, in due order. The entries here are due at the epoch's first seconds, before any other
+ * file's, so they are the earliest of the shared table; they are removed after.
+ */
+describe('the due index over its shards', () => {
+  const removeEntry = (accountId: string, endpointId: string) =>
+    dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: webhookKeys.endpoint(accountId, endpointId),
+        UpdateExpression: 'REMOVE gsi1pk, gsi1sk',
+      }),
+    );
+
+  it('endpoints due in different partitions come back from one read, earliest first, at most the limit', async () => {
+    const account = await createTestAccount();
+    const endpoints = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        createTestEndpoint(account.accountId, {
+          url: 'https://receiver.example/hook',
+          secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+          events: ['*'],
+        }),
+      ),
+    );
+    try {
+      // Due at 1,001 … 1,012 ms after the epoch, in reverse order of creation.
+      await Promise.all(endpoints.map((e, i) => markDue(account.accountId, e.id, 1_012 - i)));
+      const partitions = new Set(
+        endpoints.map((e) => webhookDeliveryKeys.due(account.accountId, e.id, 0).gsi1pk),
+      );
+      expect(partitions.size).toBeGreaterThan(1);
+      for (const e of endpoints) {
+        const item = await getItem(webhookKeys.endpoint(account.accountId, e.id));
+        expect(item?.gsi1pk).toBe(webhookDeliveryKeys.due(account.accountId, e.id, 0).gsi1pk);
+      }
+      const earliest = await dueEndpoints(Date.now(), 5);
+      expect(earliest).toEqual(
+        endpoints
+          .slice(-5)
+          .reverse()
+          .map((e, i) => ({ accountId: account.accountId, endpointId: e.id, dueAt: 1_001 + i })),
+      );
+    } finally {
+      await Promise.all(endpoints.map((e) => removeEntry(account.accountId, e.id)));
+    }
+  });
+
+  it('an entry left in the unsharded partition is found, and its lease moves it to its own partition', async () => {
+    const { accountId, endpointId } = await setUp();
+    try {
+      // As every entry was written before the shards.
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: webhookKeys.endpoint(accountId, endpointId),
+          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
+          ExpressionAttributeValues: {
+            ':pk': webhookDeliveryKeys.unshardedDuePartition,
+            ':sk': webhookDeliveryKeys.due(accountId, endpointId, 1_000).gsi1sk,
+          },
+        }),
+      );
+      expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 1_000 }]);
+      expect(await leaseEndpoint(accountId, endpointId, 'runner-a', 30_000)).toBeDefined();
+      const item = await getItem(webhookKeys.endpoint(accountId, endpointId));
+      expect(item?.gsi1pk).toBe(webhookDeliveryKeys.due(accountId, endpointId, 0).gsi1pk);
+      expect(item?.gsi1pk).not.toBe(webhookDeliveryKeys.unshardedDuePartition);
+      // Nothing pending: the release takes the entry out of the index.
+      await releaseEndpoint(accountId, endpointId, 'runner-a');
+      expect((await getItem(webhookKeys.endpoint(accountId, endpointId)))?.gsi1pk).toBeUndefined();
+    } finally {
+      await removeEntry(accountId, endpointId);
+    }
   });
 });

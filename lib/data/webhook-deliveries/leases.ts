@@ -14,19 +14,29 @@ export interface DueEntry {
   dueAt: number;
 }
 
-/** Endpoints due at or before `now`, earliest first, at most `limit` (the due index: eventually consistent). */
+/**
+ * Endpoints due at or before `now`, earliest first, at most `limit` (the due index: eventually consistent). Every
+ * due partition is read at once (one round trip), each for its earliest `limit`: the earliest `limit` of all are
+ * among them. The unsharded partition is read too, for entries written before the shards (their next lease moves
+ * them to their shard).
+ */
 export async function dueEndpoints(now: number, limit: number): Promise<DueEntry[]> {
-  const items = await queryAll(
-    {
-      TableName: tableName(),
-      IndexName: keys.dueIndex,
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
-      ExpressionAttributeValues: { ':pk': keys.duePartition, ':before': keys.dueBefore(now) },
-      ProjectionExpression: 'gsi1sk',
-    },
-    limit,
-  );
-  return items.map((item) => keys.parseDue(String(item.gsi1sk)));
+  const partitions = [...keys.duePartitions, keys.unshardedDuePartition];
+  const read = (partition: string) =>
+    queryAll(
+      {
+        TableName: tableName(),
+        IndexName: keys.dueIndex,
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+        ExpressionAttributeValues: { ':pk': partition, ':before': keys.dueBefore(now) },
+        ProjectionExpression: 'gsi1sk',
+      },
+      limit,
+    );
+  const sortKeys = (await Promise.all(partitions.map(read))).flat().map((item) => String(item.gsi1sk));
+  // A sort key starts with its due time, zero-padded: lexical order is the index's own order across partitions.
+  sortKeys.sort();
+  return sortKeys.slice(0, limit).map((sk) => keys.parseDue(sk));
 }
 
 /** An endpoint as its lease holder sees it: the endpoint and the dispatcher's fields. */
@@ -72,19 +82,22 @@ export async function leaseEndpoint(
 ): Promise<LeasedEndpoint | undefined> {
   const now = Date.now();
   const until = now + leaseMs;
+  // The partition is written too: an entry from before the due shards moves to its shard here.
+  const entry = keys.due(accountId, endpointId, until);
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: webhookKeys.endpoint(accountId, endpointId),
-        UpdateExpression: `SET ${E.leaseOwner} = :owner, ${E.leaseUntil} = :until, gsi1sk = :sk`,
+        UpdateExpression: `SET ${E.leaseOwner} = :owner, ${E.leaseUntil} = :until, gsi1pk = :pk, gsi1sk = :sk`,
         ConditionExpression:
           'attribute_exists(gsi1sk) AND gsi1sk < :before AND ' +
           `(attribute_not_exists(${E.leaseUntil}) OR ${E.leaseUntil} < :now)`,
         ExpressionAttributeValues: {
           ':owner': owner,
           ':until': until,
-          ':sk': keys.due(accountId, endpointId, until).gsi1sk,
+          ':pk': entry.gsi1pk,
+          ':sk': entry.gsi1sk,
           ':before': keys.dueBefore(now),
           ':now': now,
         },
