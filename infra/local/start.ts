@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ServiceUnavailable } from '#lib/errors.ts';
 import { type DynamoDbLocal, ensureTable, startDynamoDbLocal } from './dynamodb-local.ts';
 import { LOCAL_DATA_DIR, localSettings, ROOT } from './environment.ts';
 
@@ -13,6 +14,21 @@ const DEMO_ACCOUNT_FILE = join(ROOT, 'examples', 'demo-account.json');
 /** Restarts of the embedded store allowed within RESTART_WINDOW_MS before giving up (exit 1). */
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
+
+/** How long the bootstrap's first store calls may keep answering 503 before npm start gives up. */
+const STORE_WARM_UP_MS = 60_000;
+
+async function whileStoreWarmsUp<T>(work: () => Promise<T>): Promise<T> {
+  const until = Date.now() + STORE_WARM_UP_MS;
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailable) || Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
 
 async function main(): Promise<void> {
   const settings = localSettings();
@@ -39,10 +55,12 @@ async function main(): Promise<void> {
         import('./webhooks.ts'),
       ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
-    let demoKey: string | undefined;
-    if (!(await findAccountIdBySlug(demo.slug))) {
-      demoKey = (await applyAccountFile(demo)).api_key;
-    }
+    // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
+    // first calls: those answer 503, and the bootstrap tries again rather than leave npm start dead. The apply
+    // is idempotent; one whose answer was lost leaves the account without a printed key (the message says how).
+    const demoKey = await whileStoreWarmsUp(async () =>
+      (await findAccountIdBySlug(demo.slug)) ? undefined : (await applyAccountFile(demo)).api_key,
+    );
 
     const baseUrl = `http://127.0.0.1:${settings.port}`;
     const gateway = new LocalGateway({
