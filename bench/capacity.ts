@@ -1,10 +1,10 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { handler as updateContact } from '#functions/contacts-update.ts';
 import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as updateDeal } from '#functions/deals-update.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
-import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, routeEvent, ticketEvent } from '#test/support/events.ts';
 import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
@@ -33,15 +33,17 @@ const DESCRIPTION = 'The March invoice never arrived. '.repeat(93); // 3,069 cha
 const CUSTOM_FIELDS = { plan: 'gold', region: 'emea', tier: 'enterprise', seats: 250, renewal: '2027-03' };
 const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF', 'JPY'];
 
-function withPath(event: APIGatewayProxyEvent, resource: string, params: Record<string, string>) {
-  return { ...event, resource, pathParameters: params };
-}
-
 async function expectOk(answer: Promise<APIGatewayProxyResult>): Promise<Record<string, unknown>> {
   const result = await answer;
   if (result.statusCode >= 300)
     throw new Error(`bench request answered ${result.statusCode}: ${result.body}`);
   return JSON.parse(result.body);
+}
+
+/** A change that cannot be made at all at this size: logged, and recorded with the answer it got instead. */
+function failedCost(name: string, failed: string): ChangeCost {
+  log(`  ${name.padEnd(46)} FAILS: ${failed}`);
+  return { name, failed, items: 0, writeUnits: 0, shared: [], writes: [] };
 }
 
 /** Measures two requests of one kind on different objects; items both wrote are the shared ones. */
@@ -54,15 +56,13 @@ async function costOf(
   try {
     first = await measureItemWrites(() => request(0), accountIds);
   } catch (error) {
-    const failed = (error as Error).message;
-    log(`  ${name.padEnd(46)} FAILS: ${failed}`);
-    return { name, failed, items: 0, writeUnits: 0, shared: [], writes: [] };
+    return failedCost(name, (error as Error).message);
   }
   const second = await measureItemWrites(() => request(1), accountIds);
-  const keysOf = (writes: ItemWrite[]) => new Set(writes.map((w) => `${w.pk}\u0000${w.sk}`));
-  const again = keysOf(second);
+  const keyOf = (w: ItemWrite) => `${w.pk}\u0000${w.sk}`;
+  const again = new Set(second.map(keyOf));
   const shared = first
-    .filter((w) => again.has(`${w.pk}\u0000${w.sk}`))
+    .filter((w) => again.has(keyOf(w)))
     .map((w) => ({ shape: w.shape, bytes: Math.max(w.bytesBefore, w.bytesAfter), writeUnits: w.writeUnits }));
   const cost: ChangeCost = {
     name,
@@ -112,37 +112,20 @@ async function ticketCosts(agentCount: number, method: 'round_robin' | 'least_bu
     for (let i = 0; i < agentCount; i++)
       tickets.push(((await create(i + 10)).ticket as { uuid: string }).uuid);
   } catch (error) {
-    const failed = `after ${tickets.length} creates: ${(error as Error).message}`;
-    log(`  create ticket (${method}, ${agentCount} agents) FAILS ${failed}`);
-    return [
-      {
-        name: `create ticket (3 KB, ${method}, ${agentCount} agents)`,
-        failed,
-        items: 0,
-        writeUnits: 0,
-        shared: [],
-        writes: [],
-      },
-    ];
+    const reason = `after ${tickets.length} creates: ${(error as Error).message}`;
+    return [failedCost(`create ticket (3 KB, ${method}, ${agentCount} agents)`, reason)];
   }
-  const patch = (n: number) => {
-    const uuid = tickets[n] ?? '';
-    return expectOk(
+  const patch = (n: number) =>
+    expectOk(
       updateTicket(
-        withPath(
-          proxyEvent({
-            method: 'PATCH',
-            path: `/api/tickets/${uuid}`,
-            caller,
-            body: { status: 'pending', priority: 'urgent', assignee_id: acc.agents[agentCount - 1 - n]?.id },
-          }),
-          '/api/tickets/{ticket}',
-          { ticket: uuid },
-        ),
+        ticketEvent('PATCH', tickets[n] ?? '', caller, {
+          status: 'pending',
+          priority: 'urgent',
+          assignee_id: acc.agents[agentCount - 1 - n]?.id,
+        }),
         lambdaContext,
       ),
     );
-  };
   const label = `${method === 'round_robin' ? 'round-robin' : 'least-busy'}, ${agentCount} agents`;
   return [
     await costOf(`create ticket (3 KB, ${label})`, [acc.accountId], create),
@@ -186,42 +169,25 @@ async function dealCosts(): Promise<ChangeCost[]> {
       deals.push((await create(deals.length, stage, currency)).data as (typeof deals)[number]);
     }
   }
-  const move = (n: number) => {
-    const deal = deals[n];
-    return expectOk(
+  const move = (n: number) =>
+    expectOk(
       updateDeal(
-        withPath(
-          proxyEvent({
-            method: 'PATCH',
-            path: `/api/deals/${deal?.uuid}`,
-            caller,
-            body: { stage_id: stageIds[(n + 7) % stageIds.length], amount: 5200.5 + n },
-          }),
-          '/api/deals/{deal}',
-          { deal: deal?.uuid ?? '' },
-        ),
+        routeEvent('PATCH', '/api/deals/{deal}', { deal: deals[n]?.uuid ?? '' }, caller, {
+          stage_id: stageIds[(n + 7) % stageIds.length],
+          amount: 5200.5 + n,
+        }),
         lambdaContext,
       ),
     );
-  };
-  const rename = (n: number) => {
-    const contact = deals[n]?.contact.uuid ?? '';
-    return expectOk(
+  const rename = (n: number) =>
+    expectOk(
       updateContact(
-        withPath(
-          proxyEvent({
-            method: 'PATCH',
-            path: `/api/contacts/${contact}`,
-            caller,
-            body: { last_name: `Renamed ${n}` },
-          }),
-          '/api/contacts/{contact}',
-          { contact },
-        ),
+        routeEvent('PATCH', '/api/contacts/{contact}', { contact: deals[n]?.contact.uuid ?? '' }, caller, {
+          last_name: `Renamed ${n}`,
+        }),
         lambdaContext,
       ),
     );
-  };
   return [
     await costOf('create deal (20 stages × 5 currencies in use)', [acc.accountId], (n) => create(1000 + n)),
     await costOf('update deal (stage move and amount)', [acc.accountId], move),

@@ -1,6 +1,6 @@
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
-import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
@@ -70,26 +70,15 @@ export async function measureContention(options: {
   for (let i = 0; i < Math.max(50, options.writers * 2); i++) {
     pool.push(JSON.parse((await create(i)).body).ticket.uuid);
   }
-  const update = (n: number) => {
-    const uuid = pool[n % pool.length] ?? '';
-    return updateTicket(
-      {
-        ...proxyEvent({
-          method: 'PATCH',
-          path: `/api/tickets/${uuid}`,
-          caller,
-          body: {
-            status: STATUSES[n % STATUSES.length],
-            priority: PRIORITIES[(n * 7) % PRIORITIES.length],
-            assignee_id: account.agents[n % account.agents.length]?.id,
-          },
-        }),
-        resource: '/api/tickets/{ticket}',
-        pathParameters: { ticket: uuid },
-      },
+  const update = (n: number) =>
+    updateTicket(
+      ticketEvent('PATCH', pool[n % pool.length] ?? '', caller, {
+        status: STATUSES[n % STATUSES.length],
+        priority: PRIORITIES[(n * 7) % PRIORITIES.length],
+        assignee_id: account.agents[n % account.agents.length]?.id,
+      }),
       lambdaContext,
     );
-  };
 
   const counts = { creates: 0, updates: 0, unavailable: 0, otherFailures: 0 };
   const asDynamoDb = options.conflicts ?? true;

@@ -1,4 +1,3 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { handler as updateContact } from '#functions/contacts-update.ts';
 import { handler as getDeal } from '#functions/deals-get.ts';
 import { handler as listDeals } from '#functions/deals-list.ts';
@@ -6,7 +5,7 @@ import { handler as updateDeal } from '#functions/deals-update.ts';
 import { handler as pipelineBoard } from '#functions/pipelines-board.ts';
 import { ROOT } from '#infra/local/environment.ts';
 import { loadAccountConfig } from '#lib/data/accounts.ts';
-import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, routeEvent } from '#test/support/events.ts';
 import { benchAccount } from './lib/account.ts';
 import { DEAL_SEED, DealSeeder } from './lib/deal-seed.ts';
 import { type Floor, measureTransaction } from './lib/floor.ts';
@@ -72,18 +71,9 @@ export async function runDealSuite(options: {
 
   const list = (query: Record<string, string>) =>
     listDeals(proxyEvent({ path: '/api/deals', caller, query }), lambdaContext);
-  const withPath = (event: APIGatewayProxyEvent, resource: string, params: Record<string, string>) => ({
-    ...event,
-    resource,
-    pathParameters: params,
-  });
   const board = () =>
     pipelineBoard(
-      withPath(
-        proxyEvent({ path: `/api/pipelines/${sales.id}/board`, caller }),
-        '/api/pipelines/{pipeline}/board',
-        { pipeline: String(sales.id) },
-      ),
+      routeEvent('GET', '/api/pipelines/{pipeline}/board', { pipeline: String(sales.id) }, caller),
       lambdaContext,
     );
   const shapes: [string, () => Promise<{ statusCode: number; body: string }>][] = [
@@ -100,15 +90,9 @@ export async function runDealSuite(options: {
   ];
 
   const dealEvent = (method: string, uuid: string, body?: Record<string, unknown>) =>
-    withPath(proxyEvent({ method, path: `/api/deals/${uuid}`, caller, body }), '/api/deals/{deal}', {
-      deal: uuid,
-    });
+    routeEvent(method, '/api/deals/{deal}', { deal: uuid }, caller, body);
   const contactEvent = (uuid: string, body: Record<string, unknown>) =>
-    withPath(
-      proxyEvent({ method: 'PATCH', path: `/api/contacts/${uuid}`, caller, body }),
-      '/api/contacts/{contact}',
-      { contact: uuid },
-    );
+    routeEvent('PATCH', '/api/contacts/{contact}', { contact: uuid }, caller, body);
   // Stage moves: open deals of Lead go to Qualified and back, each visit with a new amount.
   const openLeads = async () =>
     (

@@ -2,7 +2,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { handler as updateContact } from '#functions/contacts-update.ts';
 import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as updateDeal } from '#functions/deals-update.ts';
@@ -16,7 +15,7 @@ import { type EventDraft, type EventRecord, eventItems, readFeed } from '#lib/da
 import { accountKeys, eventKeys } from '#lib/data/keys.ts';
 import { nowMicros } from '#lib/time.ts';
 import { itemBytes } from '#test/support/dynamo-figures.ts';
-import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, routeEvent, ticketEvent } from '#test/support/events.ts';
 import { DEAL_STAGES } from './deal-suite.ts';
 import { benchAccount } from './lib/account.ts';
 import { countItems } from './lib/count-items.ts';
@@ -162,11 +161,6 @@ export async function runEventSuite(options: { quick: boolean; measure: Measure 
       proxyEvent({ method: 'POST', path: '/api/tickets', caller: callerOf(acc), body: ticketBody }),
       lambdaContext,
     );
-  const withPath = (event: APIGatewayProxyEvent, resource: string, params: Record<string, string>) => ({
-    ...event,
-    resource,
-    pathParameters: params,
-  });
   const writes: EventWriteRow[] = [];
   const row = (result: EndpointResult, from: string) => {
     const before = previous.get(from);
@@ -244,16 +238,7 @@ export async function runEventSuite(options: { quick: boolean; measure: Measure 
         amount: round(1_000 + (n % 997) + 0.25),
       };
       return expectStatus(
-        updateDeal(
-          withPath(
-            proxyEvent({ method: 'PATCH', path: `/api/deals/${uuid}`, caller: dealCaller, body }),
-            '/api/deals/{deal}',
-            {
-              deal: uuid,
-            },
-          ),
-          lambdaContext,
-        ),
+        updateDeal(routeEvent('PATCH', '/api/deals/{deal}', { deal: uuid }, dealCaller, body), lambdaContext),
         200,
       );
     }),
@@ -267,11 +252,7 @@ export async function runEventSuite(options: { quick: boolean; measure: Measure 
       const body = { last_name: Math.floor(n / deals.length) % 2 === 0 ? 'Marlowe' : 'Whitby' };
       return expectStatus(
         updateContact(
-          withPath(
-            proxyEvent({ method: 'PATCH', path: `/api/contacts/${uuid}`, caller: dealCaller, body }),
-            '/api/contacts/{contact}',
-            { contact: uuid },
-          ),
+          routeEvent('PATCH', '/api/contacts/{contact}', { contact: uuid }, dealCaller, body),
           lambdaContext,
         ),
         200,

@@ -64,6 +64,21 @@ export function proxyEvent(input: ProxyEventInput): APIGatewayProxyEvent {
   };
 }
 
+/**
+ * An event for a route with path parameters, as API Gateway sends it: `resource` (`/api/deals/{deal}`) with
+ * `params` filled into its path, and the parameters themselves.
+ */
+export function routeEvent(
+  method: string,
+  resource: string,
+  params: Record<string, string>,
+  caller: Caller,
+  body?: Record<string, unknown>,
+): APIGatewayProxyEvent {
+  const path = resource.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  return { ...proxyEvent({ method, path, caller, body }), resource, pathParameters: params };
+}
+
 /** An event for /api/tickets/{ticket}, as API Gateway sends it (the path parameter included). */
 export function ticketEvent(
   method: string,
@@ -71,11 +86,7 @@ export function ticketEvent(
   caller: Caller,
   body?: Record<string, unknown>,
 ): APIGatewayProxyEvent {
-  return {
-    ...proxyEvent({ method, path: `/api/tickets/${encodeURIComponent(ref)}`, caller, body }),
-    resource: '/api/tickets/{ticket}',
-    pathParameters: { ticket: ref },
-  };
+  return routeEvent(method, '/api/tickets/{ticket}', { ticket: ref }, caller, body);
 }
 
 export function tokenEvent(authorizationToken: string): APIGatewayTokenAuthorizerEvent {
