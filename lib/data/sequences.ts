@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { reserveIds } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
-import { besideReservation, giveUpReserved, type ReservedPlaces, reservedPlaces } from './events.ts';
+import { besideReservation, type ReservedPlaces, reservedPlaces } from './events.ts';
 import { accountKeys } from './keys.ts';
 import { table } from './table.ts';
 
@@ -29,41 +29,29 @@ export interface TicketReservation {
   cursor: number;
 }
 
-/** A deal's number and its event's place; `release` gives the place up when the create stops before its commit. */
+/** A deal's number and its event's place, and a new contact's id and its event's place, taken together. */
 export interface DealReservation {
   number: number;
   place: ReservedPlaces;
-  release(): Promise<void>;
+  contact?: { id: number; place: ReservedPlaces } | undefined;
 }
 
 /**
- * Takes a deal's number and its event's place in one update, and runs `reads` beside it, giving the place up
- * when a read fails (as reserveTicketNumber).
+ * Takes a deal's number and its event's place and, when the deal brings a new contact, the contact's id and its
+ * event's place, in one UpdateItem of the sequences item. It runs once the contact was looked up (the lookup runs
+ * beside the request's rate count, which this write waits for anyway): one round trip for both.
  */
-export function reserveDealNumber<T>(
-  accountId: string,
-  reads: () => Promise<T>,
-): Promise<[DealReservation, T]> {
-  const reservation = reserveIds(accountId, { deal: 1, event: 1 }).then((ids) => {
-    const place = reservedPlaces(ids.event as number, 1);
-    return { number: ids.deal as number, place, release: () => giveUpReserved(accountId, [place]) };
-  });
-  return besideReservation(accountId, reservation, (r) => r.place, reads());
-}
-
-/**
- * Takes a new contact's id and its event's place in one update. When that fails (or its answer is lost), the
- * deal's place is given up too, so that no event waits behind it.
- */
-export async function reserveContactId(
-  accountId: string,
-  deal: Pick<DealReservation, 'release'>,
-): Promise<{ id: number; place: ReservedPlaces }> {
-  const ids = await reserveIds(accountId, { contact: 1, event: 1 }).catch(async (error) => {
-    await deal.release();
-    throw error;
-  });
-  return { id: ids.contact as number, place: reservedPlaces(ids.event as number, 1) };
+export async function reserveDealIds(accountId: string, newContact: boolean): Promise<DealReservation> {
+  const ids = await reserveIds(
+    accountId,
+    newContact ? { deal: 1, contact: 1, event: 2 } : { deal: 1, event: 1 },
+  );
+  const firstPlace = ids.event as number;
+  return {
+    number: ids.deal as number,
+    place: reservedPlaces(firstPlace, 1),
+    contact: newContact ? { id: ids.contact as number, place: reservedPlaces(firstPlace + 1, 1) } : undefined,
+  };
 }
 
 /**
