@@ -7,7 +7,7 @@ import type { Ticket } from '#lib/tickets/types.ts';
 
 /** POST /api/tickets: creates a ticket with its SLA due date, team and automatic assignment. */
 export const handler = httpHandler(
-  { route: route('createTicket'), body: true, metric: 'TicketCreated', foldsRate: true, present: created },
+  { route: route('createTicket'), body: true, metric: 'TicketCreated', present: created },
   (request, caller) => createTicket(caller.accountId, request.body, request.attach),
 );
 

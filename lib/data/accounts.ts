@@ -72,13 +72,17 @@ export async function listPipelineItems(accountId: string): Promise<Pipeline[]> 
   return items.map((item) => entityOf<Pipeline>(item));
 }
 
+/** The sequences of the sequences item: the account file's ids, and ticket numbers. */
+type IdSequence = Sequence | 'ticket';
+
 /**
  * Reserves `count` consecutive ids of a sequence in one atomic update and returns the first.
  * Ids are never reused; a failed write after reserving leaves a gap, which is harmless.
  */
-export async function reserveIds(accountId: string, counts: Partial<Record<Sequence, number>>) {
-  const names = Object.entries(counts).filter(([, n]) => (n ?? 0) > 0) as [Sequence, number][];
-  const first: Partial<Record<Sequence, number>> = {};
+
+export async function reserveIds(accountId: string, counts: Partial<Record<IdSequence, number>>) {
+  const names = Object.entries(counts).filter(([, n]) => (n ?? 0) > 0) as [IdSequence, number][];
+  const first: Partial<Record<IdSequence, number>> = {};
   if (names.length === 0) return first;
   const { Attributes } = await dynamo.send(
     new UpdateCommand({

@@ -20,7 +20,7 @@ import type { CommitAction } from './transact.ts';
  * id, so a deal is read with its contact as it is now in one BatchGet.
  */
 
-export { reserveContactId, reserveDealNumber } from './sequences.ts';
+export { reserveDealIds } from './sequences.ts';
 
 /** A new deal's uuid: its creation time and number, and its contact's id in the free bits. */
 export const newDealUuid = (createdUs: number, number: number, contactId: number) =>

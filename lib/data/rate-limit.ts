@@ -5,16 +5,17 @@ import { accountKeys } from './keys.ts';
 import { inExemptScope, requestScope } from './request-scope.ts';
 
 /**
- * Requests per account and fixed minute (decisions.md, "Rate limits per plan"), counted on the account's
- * sequences item: two attributes, one for even and one for odd minutes, each holding `minute × 2^20 + count`.
+ * Requests per account and fixed minute (decisions.md, "Rate limits per plan"), counted on the account's rate
+ * item (`RATE#<acc>`, an item of its own: it takes one write per request, and shares it with nothing): two
+ * attributes, one for even and one for odd minutes, each holding `minute × 2^20 + count`.
  * A request adds one to its minute's slot on the condition that the slot is of this minute and below the limit
  * (or absent), and removes the other slot. So one conditional UpdateItem counts exactly (N concurrent requests
  * over a limit L: exactly L pass), a refused request changes nothing, and the item never grows. The slot of
  * this minute can only hold an older minute when the account's previous request was an even number (≥ 2) of
  * minutes ago: that first request after an idle spell then resets it with a second call.
  *
- * A create folds this into the UpdateItem that takes its ticket number (foldRate), so a refused create takes
- * no number and costs no extra round trip; every other request runs it beside its first round trip.
+ * Every request runs its count beside its first round trip, and every write of the request waits for the
+ * decision (the middleware at the end of this file): a refused create takes no ticket number.
  */
 export interface RateWindow {
   limit: number;
@@ -78,36 +79,24 @@ function outcomeOf(window: RateWindow, value: unknown, allowed: boolean): RateOu
   };
 }
 
-/**
- * Runs an UpdateItem on the sequences item with the rate count folded in: `extra` holds the caller's own
- * clauses (`ADD ticket :one`). Throws RateLimited (nothing written) over the limit.
- */
-export async function updateWithRate(
-  accountId: string,
-  window: RateWindow,
-  extra: { add?: string; names?: Record<string, string>; values?: Record<string, unknown> } = {},
-): Promise<{ attributes: Record<string, unknown>; outcome: RateOutcome }> {
+/** One conditional UpdateItem of the rate item counting a request; throws RateLimited (nothing written) over the limit. */
+async function countRequest(accountId: string, window: RateWindow): Promise<RateOutcome> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const reset = attempt > 0;
     const parts = rateParts(window, reset);
     const input: UpdateCommandInput = {
       TableName: tableName(),
-      Key: accountKeys.sequences(accountId),
-      UpdateExpression: [extra.add ? `ADD ${extra.add}` : '', `SET ${parts.set}`, `REMOVE ${parts.remove}`]
-        .filter(Boolean)
-        .join(' '),
+      Key: accountKeys.rate(accountId),
+      UpdateExpression: `SET ${parts.set} REMOVE ${parts.remove}`,
       ConditionExpression: parts.condition,
-      ExpressionAttributeNames: { ...extra.names, ...parts.names },
-      ExpressionAttributeValues: { ...extra.values, ...parts.values },
+      ExpressionAttributeNames: parts.names,
+      ExpressionAttributeValues: parts.values,
       ReturnValues: 'UPDATED_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     };
     try {
       const { Attributes = {} } = await rateExempt(() => dynamo.send(new UpdateCommand(input)));
-      return {
-        attributes: Attributes,
-        outcome: outcomeOf(window, Attributes[parts.names['#rcur'] as string], true),
-      };
+      return outcomeOf(window, Attributes[parts.names['#rcur'] as string], true);
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const held = Number(itemOnConditionFailure(error)?.[parts.names['#rcur'] as string] ?? 0);
@@ -121,36 +110,10 @@ export async function updateWithRate(
   throw new RateLimited(outcomeOf(window, 0, false));
 }
 
-/**
- * Runs an UpdateItem of the sequences item (`extra`: its ADD clause) with the request's rate count folded in,
- * when the request's count is to be folded (a create without Idempotency-Key); otherwise `plain`. Records the
- * outcome for the HTTP layer; over the limit, throws RateLimited and nothing is written.
- */
-export async function foldRate(
-  accountId: string,
-  extra: { add: string; names?: Record<string, string> | undefined; values: Record<string, unknown> },
-  plain: () => Promise<Record<string, unknown>>,
-): Promise<Record<string, unknown>> {
-  const rate = requestScope()?.rate;
-  if (!rate || rate.eager || rate.folded) return plain();
-  try {
-    const { attributes, outcome } = await updateWithRate(accountId, rate.window, {
-      add: extra.add,
-      ...(extra.names ? { names: extra.names } : {}),
-      values: extra.values,
-    });
-    rate.folded = outcome;
-    return attributes;
-  } catch (error) {
-    if (error instanceof RateLimited) rate.folded = error.outcome;
-    throw error;
-  }
-}
-
-/** Counts a request that makes no write of its own to fold the count into. */
+/** Counts a request: its outcome, allowed or refused (a failure to write the count rejects). */
 export async function consumeRate(accountId: string, window: RateWindow): Promise<RateOutcome> {
   try {
-    return (await updateWithRate(accountId, window)).outcome;
+    return await countRequest(accountId, window);
   } catch (error) {
     if (error instanceof RateLimited) return error.outcome;
     throw error;
@@ -159,15 +122,12 @@ export async function consumeRate(accountId: string, window: RateWindow): Promis
 
 /**
  * The request's rate decision, as the data layer needs it (held in the request scope, lib/data/request-scope.ts,
- * by lib/http/rate-limit.ts): every write of the request waits for it (a refused request writes nothing), and a
- * create folds its count into its number's UpdateItem instead.
+ * by lib/http/rate-limit.ts): every write of the request waits for it, so a refused request writes nothing.
  */
 export interface RateScope {
   window: RateWindow;
-  /** Set when the count runs beside the request's first round trip. */
-  eager?: Promise<RateOutcome>;
-  /** Set once the count was folded into a write (a create's number). */
-  folded?: RateOutcome;
+  /** The count, running beside the request's first round trip. */
+  eager: Promise<RateOutcome>;
 }
 
 /** A write that is itself the rate decision (or must not wait for it: the Idempotency-Key claim). */
@@ -188,7 +148,7 @@ dynamo.middlewareStack.add(
   (next, context) => async (args) => {
     const scope = requestScope();
     const rate = scope?.rate;
-    if (rate?.eager && !scope?.rateExempt && WRITES.has(String(context.commandName))) {
+    if (rate && !scope?.rateExempt && WRITES.has(String(context.commandName))) {
       const outcome = await rate.eager;
       if (!outcome.allowed) throw new RateLimited(outcome);
     }

@@ -7,8 +7,7 @@ import type { RateScope } from './rate-limit.ts';
  * layer reads it where a store call depends on the request:
  * - `deadline`: every store call gets what is left of it (lib/data/client.ts), and so does the work after a
  *   failure (a conflict retry, releasing an Idempotency-Key); past it, the request answers 503;
- * - `rate`: the request's rate count, which every write waits for (lib/data/rate-limit.ts) and which a
- *   create folds into its ticket number's update.
+ * - `rate`: the request's rate count, which every write waits for (lib/data/rate-limit.ts).
  * Outside a request (the admin CLI, the reindex, tests calling the data layer directly) there is no scope:
  * no deadline beyond each call's own bounds, and no rate count.
  */

@@ -3,7 +3,7 @@ import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
 import { presentContact } from '#lib/contacts/present.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
-import { insertDeal, newDealUuid, reserveContactId, reserveDealNumber } from '#lib/data/deals.ts';
+import { insertDeal, newDealUuid, reserveDealIds } from '#lib/data/deals.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
 import type { ReservedPlaces } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
@@ -17,12 +17,11 @@ import { type CreateDealInput, CreateDealSchema } from './schemas.ts';
 import type { Deal } from './types.ts';
 
 /**
- * The `createDeal` route. Round trips once settings are warm: (1) the contact by e-mail, beside the deal's number;
- * then for an existing contact (2) the deal. For a new contact: (2) its integer id, (3) contact and deal in one
- * transaction whose e-mail item is the unique constraint; if a concurrent request created the contact first,
- * (4) the deal is attached to that winner. Every check that can reject the request runs before the first
- * write, but for a missing contact_first_name, which is known once the contact was looked up (the deal's number
- * it took is then lost, as a failed create's is: deal numbers are not shown). `attach` gives what to write with
+ * The `createDeal` route. Round trips once settings are warm: (1) the contact by e-mail, beside the request's rate
+ * count; (2) the deal's number and, for a new contact, the contact's id, in one update (it waits for the count, so
+ * a refused request takes none); (3) one transaction writing the deal (and the new contact, whose e-mail item is
+ * the unique constraint); if a concurrent request created the contact first, (4) the deal is attached to that
+ * winner. Every check that can reject the request runs before the first write. `attach` gives what to write with
  * the deal (an Idempotency-Key's kept answer), in its commit.
  */
 export async function createDeal(
@@ -35,10 +34,16 @@ export async function createDeal(
   if (!config) throw new NotFound();
   const { pipeline, stage } = resolveStage(config, input) ?? defaultStage(config);
 
-  // The deal's event takes its place with the deal's number, a new contact's with the contact's id.
-  const [reservation, existing] = await reserveDealNumber(accountId, () =>
-    findContactByEmail(accountId, input.contact_email),
-  );
+  // The contact is looked up beside the request's rate count; then the deal's number and its event's place (and a
+  // new contact's id and its event's place) are taken in one update, which had to wait for the count anyway.
+  const existing = await findContactByEmail(accountId, input.contact_email);
+  if (!existing && input.contact_first_name === undefined) {
+    throw ValidationFailed.field(
+      'contact_first_name',
+      'The contact first name field is required when the contact does not exist.',
+    );
+  }
+  const reservation = await reserveDealIds(accountId, !existing);
   const { number, place: dealPlace } = reservation;
   const createdUs = nowMicros();
   const dealFor = (contact: Contact) =>
@@ -69,21 +74,12 @@ export async function createDeal(
     await write(deal, existing);
     return deal;
   }
-  if (input.contact_first_name === undefined) {
-    // The deal's place in the feed is given up, so that no event waits behind it.
-    await reservation.release();
-    throw ValidationFailed.field(
-      'contact_first_name',
-      'The contact first name field is required when the contact does not exist.',
-    );
-  }
-  // No contact id (or its answer lost): the reservation gives the deal's place up too.
-  const { id, place: contactPlace } = await reserveContactId(accountId, reservation);
+  const { id, place: contactPlace } = reservation.contact as NonNullable<typeof reservation.contact>;
   const contact: Contact = {
     id,
     uuid: newContactUuid(id),
     email: input.contact_email,
-    firstName: input.contact_first_name,
+    firstName: input.contact_first_name as string,
     lastName: input.contact_last_name ?? null,
     phone: input.contact_phone ?? null,
     createdAt: formatTimestamp(createdUs),

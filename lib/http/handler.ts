@@ -60,8 +60,6 @@ export interface RouteOptions {
   body?: boolean;
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
   metric?: BusinessMetric;
-  /** The route's first write can carry the rate count (a create's ticket number): no separate count. */
-  foldsRate?: boolean;
 }
 
 /** A route that renders its domain's result itself: `present` is its answer, and what an Idempotency-Key keeps. */
@@ -106,7 +104,7 @@ export function httpHandler<T>(
   const present = options.present ?? ((result: T) => result as HttpResult);
   const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
     .use(httpContext(options))
-    .use(rateCount({ foldsRate: options.foldsRate === true }));
+    .use(rateCount());
   if (options.body) stack.use(jsonBody());
   stack.use(idempotency());
   stack.handler(async (event, context) => {

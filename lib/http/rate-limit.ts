@@ -5,8 +5,6 @@ import { requestScope } from '#lib/data/request-scope.ts';
 import { TooManyRequests } from '#lib/errors.ts';
 import { nowMicros } from '#lib/time.ts';
 import { accountIdOf, type Event, errorResponse, type Internal, type Result } from './context.ts';
-import { IDEMPOTENCY_HEADER } from './idempotency.ts';
-import { headerValues } from './request.ts';
 
 /**
  * Rate limits per plan over HTTP (decisions.md, "Rate limits per plan"): every answer past authentication
@@ -33,14 +31,9 @@ export function tooManyRequests(outcome: RateOutcome): TooManyRequests {
   });
 }
 
-/**
- * Opens the request's rate scope. The count runs at once, beside the request's first round trip, unless the
- * route folds it into its first write (a create without Idempotency-Key: its ticket number's UpdateItem).
- */
-export function openRateScope(event: Event, accountId: string, limit: number, foldable: boolean): RateScope {
+/** Opens the request's rate scope: the count runs at once, beside the request's first round trip. */
+export function openRateScope(accountId: string, limit: number): RateScope {
   const window = { limit, nowMs: Math.floor(nowMicros() / 1000) };
-  const folds = foldable && headerValues(event, IDEMPOTENCY_HEADER).length === 0;
-  if (folds) return { window };
   const eager = consumeRate(accountId, window);
   eager.catch(() => {}); // awaited when the request is decided; a failure must not be unhandled meanwhile
   return { window, eager };
@@ -48,14 +41,12 @@ export function openRateScope(event: Event, accountId: string, limit: number, fo
 
 /**
  * The rate count of every request past authentication, as a middleware: opened in `before` (into the request
- * scope, where the data layer's writes wait for it and a create folds it), decided in `after`/`onError`: the
+ * scope, where the data layer's writes wait for it), decided in `after`/`onError`: the
  * answer with the window's headers, or 429 when the request was over the limit (whatever it would have
  * answered: it changed nothing). A count that could not be written is a 503. Every one of these answers is
  * the one errorResponse.
  */
-export function rateCount(options: {
-  foldsRate: boolean;
-}): MiddlewareObj<Event, Result, Error, Context, Internal> {
+export function rateCount(): MiddlewareObj<Event, Result, Error, Context, Internal> {
   const decide = async (
     event: Event,
     requestId: string,
@@ -66,7 +57,7 @@ export function rateCount(options: {
     if (!rate || !accountId) return undefined;
     let outcome: RateOutcome;
     try {
-      outcome = rate.folded ?? (await (rate.eager ?? consumeRate(accountId, rate.window)));
+      outcome = await rate.eager;
     } catch (error) {
       return errorResponse(error, requestId);
     }
@@ -80,7 +71,7 @@ export function rateCount(options: {
       const accountId = accountIdOf(request.event);
       const limit = Number(request.event.requestContext?.authorizer?.rateLimit);
       if (scope && accountId && Number.isInteger(limit) && limit > 0) {
-        scope.rate = openRateScope(request.event, accountId, limit, options.foldsRate);
+        scope.rate = openRateScope(accountId, limit);
       }
     },
     after: async (request) => {

@@ -30,10 +30,11 @@ import { dueAt, matchPolicy } from './sla.ts';
 import type { Ticket } from './types.ts';
 
 /**
- * The `createTicket` route. Round trips once the account's configuration is cached: (1) the ticket number and the
- * round-robin cursor in one update, in parallel with the requester's contact (and, for least-busy, the agents'
- * open work); (2) one transaction writing the ticket, its postings, terms and counters. Every check that can
- * reject the request runs before (1), so a rejected request writes nothing. `attach` gives what to write with
+ * The `createTicket` route. Round trips once the account's configuration is cached: (1) the request's rate count
+ * (the HTTP stack's), in parallel with the requester's contact (and, for least-busy, the agents' open work); (2)
+ * the ticket number and, for round-robin, the candidate set's cursor, which wait for the count; (3) one
+ * transaction writing the ticket, its postings, terms and counters. Every check that can
+ * reject the request runs before (2), so a rejected request writes nothing. `attach` gives what to write with
  * the commit for the ticket about to be stored (the HTTP stack's kept answer of an Idempotency-Key).
  */
 export async function createTicket(

@@ -188,7 +188,8 @@ describe('POST /api/deals', () => {
     expect(ticket.body.ticket.requester.contact_id).toBe(state.contacts[0]?.id);
   });
 
-  it('takes at most 2 round trips with an existing contact and 3 with a new one (settings warm)', async () => {
+  // The rate count first (beside the contact read): the number's UpdateItem waits for it (a refused create takes none).
+  it('takes at most 3 round trips with an existing contact, and with a new one (settings warm)', async () => {
     const account = await createTestAccount({ contacts: [{ email: 'known@client.test', first_name: 'K' }] });
     const caller = callerOf(account);
     const call = (body: Record<string, unknown>) =>
@@ -196,7 +197,7 @@ describe('POST /api/deals', () => {
     await call({ name: 'warm', contact_email: 'known@client.test' });
     const existing = await countRoundTrips(() => call({ name: 'a', contact_email: 'known@client.test' }));
     expect(existing.result.statusCode).toBe(201);
-    expect(existing.roundTrips, existing.calls.join(', ')).toBeLessThanOrEqual(2);
+    expect(existing.roundTrips, existing.calls.join(', ')).toBeLessThanOrEqual(3);
     const fresh = await countRoundTrips(() => call({ ...newContact, contact_email: 'fresh@client.test' }));
     expect(fresh.result.statusCode).toBe(201);
     expect(fresh.roundTrips, fresh.calls.join(', ')).toBeLessThanOrEqual(3);

@@ -146,7 +146,7 @@ export function instrument(client: DynamoDBDocumentClient): void {
         if (figures && figures === current) deepestAnswered = Math.max(deepestAnswered, depth);
       }
     },
-    { step: 'initialize', name: 'benchFigures', priority: 'high' },
+    { step: 'initialize', name: 'benchFigures', priority: 'low' },
   );
 }
 
