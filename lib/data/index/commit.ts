@@ -6,7 +6,7 @@ import type { EventDraft, ReservedPlaces } from '../events.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
 import type { CommitAction } from '../transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
-import { directoryAdditions } from './directory.ts';
+import { directoryPlan } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
 /**
@@ -126,9 +126,9 @@ export function planCreate<E>(
       ...items.blocks.map((block) => ({ block })),
       ...items.unbounded.map((u) => ({ put: u.posting })),
       ...items.prefixTerms.map((p) => ({ put: p })),
-      // Last: the directory entries of the dimensions this container has not seen written (directory.ts).
-      ...directoryAdditions(index, accountId, index.dimensionsOf(entity)),
     ],
+    // Cut in after the additions (additions.ts, cutPlan): the entries of the dimensions it enters (directory.ts).
+    directory: directoryPlan(index, accountId, index.dimensionsOf(entity)),
     attached: options.attach ?? [],
     events: eventsOf(accountId, options),
   };
@@ -210,8 +210,8 @@ export function planUpdate<E>(
       ...blocks.added.map((b) => ({ block: b.entry })),
       ...unboundedPostings.added.map((p) => ({ put: p })),
       ...terms.added.map((p) => ({ put: p })),
-      ...directoryAdditions(index, accountId, enteredDimensions(index, change)),
     ],
+    directory: directoryPlan(index, accountId, enteredDimensions(index, change)),
     attached: options.attach ?? [],
     events: eventsOf(accountId, options),
   };

@@ -1,6 +1,5 @@
 import { batchPutAll } from '../client.ts';
 import { keyString } from '../items.ts';
-import type { Addition } from './additions.ts';
 import type { Index } from './items.ts';
 
 /**
@@ -12,7 +11,7 @@ import type { Index } from './items.ts';
  * A write adds the entries of the dimensions it enters to its own commit (or, if they do not fit, puts them
  * before it, as other additions), so a dimension's entry exists before or with its first item. Each container
  * remembers the entries it has seen written (a bounded LRU): a dimension costs one put per container that writes
- * it first, not one per write.
+ * it first, not one per write (but for the largest writes, which spill anyway: directoryPlan).
  */
 
 /** The item type of a directory entry. */
@@ -32,17 +31,25 @@ const entryOf = <E>(index: Index<E>, accountId: string, dimension: string) => ({
   type: ENTRY_TYPE,
 });
 
-/** The directory entries of these dimensions that this container has not seen written, as commit additions. */
-export function directoryAdditions<E>(index: Index<E>, accountId: string, dimensions: string[]): Addition[] {
-  return [...new Set(dimensions)]
-    .map((d) => entryOf(index, accountId, d))
-    .filter((entry) => !remembered.has(keyString(entry)))
-    .map((entry) => ({ put: entry }));
+/**
+ * The directory entries a write of these dimensions carries: `fresh`, those this container has not seen written;
+ * `all`, every one. A write whose other additions fit its commit carries the fresh ones (in the commit as far as
+ * they fit); one whose additions spill anyway carries all of them, with the spilled items: so that what it writes
+ * before its commit, and in how many calls, does not depend on what the container wrote before (additions.ts).
+ */
+export function directoryPlan<E>(index: Index<E>, accountId: string, dimensions: string[]): DirectoryPlan {
+  const all = [...new Set(dimensions)].map((d) => entryOf(index, accountId, d));
+  return { all, fresh: all.filter((entry) => !remembered.has(keyString(entry))) };
 }
 
-/** After a commit landed: the directory entries among its additions exist (in it, or put before it). */
-export function rememberDirectoryEntries(additions: Addition[]): void {
-  for (const a of additions) if ('put' in a && a.put.type === ENTRY_TYPE) remember(keyString(a.put));
+export interface DirectoryPlan {
+  all: Record<string, unknown>[];
+  fresh: Record<string, unknown>[];
+}
+
+/** After a commit landed: these directory entries exist (in it, or put before it). */
+export function rememberDirectoryEntries(entries: Record<string, unknown>[]): void {
+  for (const entry of entries) remember(keyString(entry));
 }
 
 /** Puts the entries of these dimensions that this container has not seen written (the reindex, page by page). */
@@ -51,7 +58,7 @@ export async function ensureDirectoryEntries<E>(
   accountId: string,
   dimensions: string[],
 ): Promise<number> {
-  const missing = directoryAdditions(index, accountId, dimensions).map((a) => ('put' in a ? a.put : {}));
+  const missing = directoryPlan(index, accountId, dimensions).fresh;
   if (missing.length > 0) await batchPutAll(missing);
   for (const entry of missing) remember(keyString(entry));
   return missing.length;

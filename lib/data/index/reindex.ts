@@ -6,7 +6,7 @@ import { NUMBERS_PER_BLOCK, orderKeys, parseTermKey } from '../keys.ts';
 import { hasBlocks } from './declaration.ts';
 import { ensureDirectoryEntries } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
-import { unpackOrderKey } from './order-key.ts';
+import { packOrderKey, unpackOrderKey } from './order-key.ts';
 
 /**
  * Rebuilds an account's index of an entity from its entities, page by page (docs/data-model.md, "Reindex"):
@@ -43,6 +43,13 @@ export interface ReindexResult {
 }
 
 export const REINDEX_PAGE_SIZE = 100;
+/**
+ * The progress item is put at every phase's start and end and, between, after the first page done more than this
+ * long after the last put: a run that stops repeats at most this much work (every step may be repeated).
+ */
+const SAVE_EVERY_MS = 1_000;
+/** BatchWrites of a page sent at once (each of 25 items). */
+const PARALLEL_WRITES = 8;
 
 type Phase = 'build' | 'sweep' | 'terms';
 
@@ -52,7 +59,14 @@ interface Progress {
   /** build: the last order key done; sweep: the last dimension done; terms: the last term done. */
   after?: string | undefined;
   /** sweep: the dimension under way, the part of it, the last key done there, and what it counted so far. */
-  dimension?: { name: string; part: 'postings' | 'blocks'; after?: string; count: number; counter: boolean };
+  dimension?: {
+    name: string;
+    part: 'postings' | 'blocks';
+    after?: string;
+    count: number;
+    /** The counter item's count as found (absent: no counter item). */
+    counter?: number;
+  };
   /** What the entities done so far add to the stats item's attributes (exact decimals). */
   stats: Record<string, string>;
   entities: number;
@@ -79,13 +93,20 @@ export async function reindexAccount<E>(
   const held = (n: number) => {
     peakHeld = Math.max(peakHeld, n);
   };
-  const save = () =>
-    dynamo.send(
+  let savedAt = Date.now();
+  /** Saves the progress: at once (`now`), or when the last save is more than SAVE_EVERY_MS old. */
+  const save = async (now = false) => {
+    if (!now && Date.now() - savedAt < SAVE_EVERY_MS) return;
+    await dynamo.send(
       new PutCommand({
         TableName: tableName(),
         Item: { ...progressKey, type: PROGRESS_TYPE, progress: JSON.stringify(progress) },
       }),
     );
+    savedAt = Date.now();
+  };
+
+  if (!resumed) await save(true);
 
   /** The account's entities at these order keys (at most a page: the caller chunks), by order key. */
   const entitiesAt = async (orderKeyList: string[]): Promise<Map<string, E>> => {
@@ -124,7 +145,7 @@ export async function reindexAccount<E>(
       }
       // The directory first: a dimension is listed before any item of it is written.
       progress.written += await ensureDirectoryEntries(index, accountId, dimensions);
-      await batchPutAll(puts);
+      await Promise.all(chunks(puts, Math.ceil(puts.length / PARALLEL_WRITES) || 1).map(batchPutAll));
       const blocks = totals.blockAdditions();
       for (const group of chunks(blocks, 25)) await Promise.all(group.map(addToBlock));
       progress.after = items[items.length - 1]?.sk as string;
@@ -136,7 +157,7 @@ export async function reindexAccount<E>(
     await batchPutAll([new IndexTotals(index, accountId, progress.stats).statsItem()]);
     progress.written += 1;
     Object.assign(progress, { phase: 'sweep', after: undefined });
-    await save();
+    await save(true);
   }
 
   if (progress.phase === 'sweep') {
@@ -160,7 +181,7 @@ export async function reindexAccount<E>(
       const names = (page.Items ?? []).map((item) => item.sk as string);
       if (names.length === 0) break;
       for (const name of names) {
-        progress.dimension ??= { name, part: 'postings', count: 0, counter: false };
+        progress.dimension ??= { name, part: 'postings', count: 0 };
         await sweepDimension(index, accountId, progress, pageSize, entitiesAt, save);
         progress.after = name;
         progress.dimension = undefined;
@@ -169,7 +190,7 @@ export async function reindexAccount<E>(
       if (!page.LastEvaluatedKey) break;
     }
     Object.assign(progress, { phase: 'terms', after: undefined });
-    await save();
+    await save(true);
   }
 
   if (progress.phase === 'terms') {
@@ -254,8 +275,12 @@ async function sweepDimension<E>(
   const dimension = progress.dimension as NonNullable<Progress['dimension']>;
   const name = dimension.name;
   const holds = (entity: E | undefined) => entity !== undefined && index.dimensionsOf(entity).includes(name);
+  // A dimension whose postings this run read from the first in at most a page: the packed keys of the entities
+  // it lists, whole (its blocks are then checked against them, with no entity read).
+  let listed: Set<string> | undefined;
 
   if (dimension.part === 'postings') {
+    listed = dimension.after === undefined ? new Set<string>() : undefined;
     const pk = keys.postingPartition(accountId, name);
     const counterKey = keys.counter(accountId, name);
     let last: Record<string, unknown> | undefined;
@@ -265,19 +290,25 @@ async function sweepDimension<E>(
           TableName: tableName(),
           KeyConditionExpression: 'pk = :pk',
           ExpressionAttributeValues: { ':pk': pk },
-          ProjectionExpression: 'pk, sk',
+          ProjectionExpression: 'pk, sk, #n',
+          ExpressionAttributeNames: { '#n': ATTR.count },
           ConsistentRead: true,
           Limit: pageSize,
           ...(dimension.after ? { ExclusiveStartKey: { pk, sk: dimension.after } } : {}),
         }),
       );
       last = page.LastEvaluatedKey;
-      const found = (page.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
-      if (found.length === 0) break;
+      const items = page.Items ?? [];
+      if (items.length === 0) break;
+      const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      const counterItem = items.find((item) => item.sk === counterKey.sk);
+      if (counterItem) dimension.counter = Number(counterItem[ATTR.count] ?? 0);
       const postings = found.filter((k) => k.sk !== counterKey.sk);
-      if (postings.length < found.length) dimension.counter = true;
       const entities = await entitiesAt(postings.map((p) => p.sk));
       const stale = postings.filter((p) => !holds(entities.get(p.sk)));
+      if (listed && listed.size + postings.length <= pageSize && !last) {
+        for (const p of postings) if (holds(entities.get(p.sk))) listed.add(packOrderKey(p.sk));
+      } else listed = undefined;
       await batchDeleteAll(stale);
       progress.removed += stale.length;
       dimension.count += postings.length - stale.length;
@@ -286,11 +317,13 @@ async function sweepDimension<E>(
     } while (last);
     // The count of an unbounded dimension is its counter item; a bounded one is counted in the stats item.
     if (!index.isStatsDimension(name) && dimension.count > 0) {
-      const totals = new IndexTotals(index, accountId);
-      totals.setCount(counterKey, dimension.count);
-      await batchPutAll(totals.counterItems());
-      progress.written += 1;
-    } else if (dimension.counter) {
+      if (dimension.counter !== dimension.count) {
+        const totals = new IndexTotals(index, accountId);
+        totals.setCount(counterKey, dimension.count);
+        await batchPutAll(totals.counterItems());
+        progress.written += 1;
+      }
+    } else if (dimension.counter !== undefined) {
       await batchDeleteAll([counterKey]);
       progress.removed += 1;
     }
@@ -298,6 +331,8 @@ async function sweepDimension<E>(
     await save();
   }
 
+  // `all` keeps no blocks (declaration.ts, hasBlocks).
+  if (!hasBlocks(name)) return;
   const pk = keys.blockPartition(accountId, name);
   let last: Record<string, unknown> | undefined;
   do {
@@ -324,17 +359,14 @@ async function sweepDimension<E>(
         ]),
       ];
       const valid = new Set<string>();
-      for (const group of chunks(packed, pageSize)) {
-        const entities = await entitiesAt(group.map(unpackOrderKey));
-        for (const p of group) {
-          const orderKey = unpackOrderKey(p);
-          const { number } = orderKeys.parts(orderKey);
-          if (
-            hasBlocks(name) &&
-            holds(entities.get(orderKey)) &&
-            keys.block(accountId, name, number).sk === key.sk
-          )
-            valid.add(p);
+      const inBlock = (p: string) =>
+        keys.block(accountId, name, orderKeys.parts(unpackOrderKey(p)).number).sk === key.sk;
+      if (listed) {
+        for (const p of packed) if (listed.has(p) && inBlock(p)) valid.add(p);
+      } else {
+        for (const group of chunks(packed, pageSize)) {
+          const entities = await entitiesAt(group.map(unpackOrderKey));
+          for (const p of group) if (holds(entities.get(unpackOrderKey(p))) && inBlock(p)) valid.add(p);
         }
       }
       const kept = (block[ATTR.blockKeys] as Set<string> | undefined) ?? new Set<string>();

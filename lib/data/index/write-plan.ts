@@ -22,7 +22,7 @@ export async function writePlan(plan: WritePlan): Promise<void> {
       places = await takeEventPlaces(accountId, drafts, reserved);
     }
     await commit([...cut.commit, ...(places?.actions ?? [])]);
-    rememberDirectoryEntries(plan.additions);
+    rememberDirectoryEntries(cut.directory);
   } catch (error) {
     // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
     if (places) await settleEventPlaces(places.accountId, places.seqs);
