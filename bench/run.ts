@@ -12,6 +12,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * bench/runs/results-capacity.json; `-- --contention [--seconds N]`: one account's goodput at 16 and 64
  * concurrent writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back
  * (bench/contention.ts), to bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
+ * `-- --reindex [--quick]`: what `tickets reindex` costs per ticket (bench/reindex.ts), to
+ * bench/runs/results-reindex.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -33,6 +35,7 @@ try {
       ...options,
       seconds: Number(argAfter('--seconds') ?? 10),
     });
+  else if (process.argv.includes('--reindex')) await (await import('./reindex.ts')).runReindexOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);

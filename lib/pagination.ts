@@ -49,7 +49,8 @@ function encodeKey(key: string): string {
 
 /**
  * A list's read, or the 422 that says how to narrow it when the read would pass the list's read budget
- * (docs/decisions.md, "Bounded work per list"): a search word that matches too much, or a page too deep.
+ * (docs/decisions.md, "Bounded work per list"): a search word that matches too much, a page too deep, or
+ * several filters each matching too much to be intersected within the budget.
  */
 export async function withinReadBudget<T>(read: Promise<T>): Promise<T> {
   try {
@@ -65,4 +66,6 @@ export async function withinReadBudget<T>(read: Promise<T>): Promise<T> {
 const NARROW: Record<ReadBudgetExceeded['parameter'], string> = {
   search: 'The search matches too many entries to list: search for a longer or less common word.',
   page: 'The page is too deep to list: ask for an earlier page, or narrow the list with a filter or a search.',
+  filters:
+    'The filters together match too many entries to list: add a filter that matches fewer entries, or a search.',
 };

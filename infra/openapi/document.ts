@@ -200,9 +200,10 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** What a list bounded by its read budget adds to its 422 (lib/pagination.ts, withinReadBudget). */
 const READ_BUDGET_TEXT =
-  ' Also `search` or `page` when the list would read more index keys than its budget: a search word that ' +
-  'matches too many entries ("search for a longer or less common word"), or a page too deep ("ask for an ' +
-  'earlier page, or narrow the list with a filter or a search").';
+  ' Also `search`, `page` or `filters` when the list would read more index keys than its budget: a search ' +
+  'word that matches too many entries ("search for a longer or less common word"), a page too deep ("ask for ' +
+  'an earlier page, or narrow the list with a filter or a search"), or several filters that each match too ' +
+  'many entries to be combined ("add a filter that matches fewer entries, or a search").';
 
 function errorBody(status: number) {
   if (status === 422) return ref('ValidationError');

@@ -125,11 +125,11 @@ export class UpdateTooLarge extends Error {
 
 /**
  * A list that would read more index keys than its budget (lib/data/index/list.ts, listReadBudget), refused
- * before reading past it: `parameter` is what made it too large, a search word that matches too many or a page
- * too deep.
+ * before reading past it: `parameter` is what made it too large, a search word that matches too many, a page
+ * too deep, or filters that together (none narrow enough to drive) would have their keys read past it.
  */
 export class ReadBudgetExceeded extends Error {
-  constructor(readonly parameter: 'search' | 'page') {
+  constructor(readonly parameter: 'search' | 'page' | 'filters') {
     super(`The list would read more index keys than its budget allows (${parameter})`);
   }
 }

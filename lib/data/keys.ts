@@ -99,6 +99,7 @@ export function indexKeys(entity: string) {
   const blockPartition = (accountId: string, dimension: string) =>
     `${entity}_BLOCKS#${accountId}#${dimension}`;
   const termsPartition = (accountId: string) => `${entity}_TERMS#${accountId}`;
+  const directoryPartition = (accountId: string) => `${entity}_DIMENSIONS#${accountId}`;
   return {
     itemPartition,
     item: (accountId: string, orderKey: string) => ({ pk: itemPartition(accountId), sk: orderKey }),
@@ -135,6 +136,18 @@ export function indexKeys(entity: string) {
       sk: `n#${number}#${orderKey}`,
     }),
     numberTermQuery: (number: string) => `n#${number}#`,
+    /**
+     * The account's directory of dimensions: an item per dimension whose posting or block partition the index
+     * ever wrote (put before or with the first write there), so the reindex finds every index partition of
+     * the account by Query, never by Scan. Dimension names start with a letter and sort after the progress item.
+     */
+    directoryPartition,
+    directoryEntry: (accountId: string, dimension: string) => ({
+      pk: directoryPartition(accountId),
+      sk: dimension,
+    }),
+    /** The reindex's progress (phase and cursor) while one is under way: `tickets reindex` continues from it. */
+    reindexProgress: (accountId: string) => ({ pk: directoryPartition(accountId), sk: '#REINDEX' }),
   };
 }
 

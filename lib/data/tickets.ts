@@ -130,7 +130,7 @@ export async function findTicketPage(
 }
 
 /** `tickets reindex`: the account's ticket index rebuilt from its tickets (docs/data-model.md, "Reindex"). */
-export async function rebuildTicketIndex(accountId: string) {
-  const { entities, written, removed } = await tickets.rebuild(accountId);
-  return { tickets: entities, written, removed };
+export async function rebuildTicketIndex(accountId: string, options?: { pageSize?: number }) {
+  const { entities, written, removed, resumed } = await tickets.rebuild(accountId, options);
+  return { tickets: entities, written, removed, resumed };
 }

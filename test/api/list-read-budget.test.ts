@@ -175,3 +175,67 @@ describe('deal and contact search within a read budget of 4 keys (the shared eng
     }
   });
 });
+
+describe('several filters together within a read budget of 10 keys', () => {
+  const BUDGET = 10;
+  const FILTERS_MESSAGE =
+    'The filters together match too many entries to list: add a filter that matches fewer entries, or a search.';
+  let list: ReturnType<typeof lister>;
+
+  beforeAll(async () => {
+    const account = await createTestAccount({});
+    const caller = callerOf(account);
+    // high: 0–8, low: 9–11; plan gold: 0–7, silver: 8–11 (priority and a custom field: not a queue).
+    for (let i = 0; i < 12; i++) {
+      const body = {
+        subject: `Beta w${i}`,
+        description: 'd',
+        requester_email: `f${i}@budget.test`,
+        priority: i < 9 ? 'high' : 'low',
+        custom_fields: { plan: i < 8 ? 'gold' : 'silver' },
+      };
+      const created = await createTicket(
+        proxyEvent({ method: 'POST', path: '/api/tickets', caller, body }),
+        lambdaContext,
+      );
+      expect(created.statusCode).toBe(201);
+    }
+    list = lister(listTickets, '/api/tickets', caller);
+    await list({});
+  });
+
+  it('two filters whose keys together pass the budget (8 + 9, or 8 by key) are a 422 naming filters, reading only the counters', async () => {
+    const { lowered, usual } = await underBudget(BUDGET, () =>
+      list({ priority: 'high', 'custom_fields[plan]': 'gold' }),
+    );
+    expect(lowered.status).toBe(422);
+    expect(lowered.body).toEqual({ message: FILTERS_MESSAGE, errors: { filters: [FILTERS_MESSAGE] } });
+    // One round trip: the stats item and the custom field's counter, no block and no posting.
+    expect(lowered.roundTrips).toBe(1);
+    expect(lowered.itemsRead).toBe(2);
+    expect(usual.status).toBe(200);
+    expect(usual.body.meta.total).toBe(8);
+  });
+
+  it('filters whose blocks together pass the budget but whose candidates do not are served by key: one more round trip', async () => {
+    // silver (4) drives; high's 9 keys would pass the budget read whole, its postings of the 4 candidates do not.
+    const { lowered, usual } = await underBudget(BUDGET, () =>
+      list({ priority: 'high', 'custom_fields[plan]': 'silver' }),
+    );
+    expect(lowered.status).toBe(200);
+    expect(lowered.body).toEqual(usual.body);
+    expect(lowered.body.meta.total).toBe(1);
+    expect(lowered.roundTrips).toBe(usual.roundTrips + 1);
+  });
+
+  it('filters within the budget answer as under the default budget, in as many round trips', async () => {
+    const { lowered, usual } = await underBudget(BUDGET, () =>
+      list({ priority: 'low', 'custom_fields[plan]': 'silver' }),
+    );
+    expect(lowered.status).toBe(200);
+    expect(lowered.body).toEqual(usual.body);
+    expect(lowered.body.meta.total).toBe(3);
+    expect(lowered.roundTrips).toBe(usual.roundTrips);
+    expect(lowered.itemsRead).toBe(usual.itemsRead);
+  });
+});

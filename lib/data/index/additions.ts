@@ -4,6 +4,7 @@ import { UpdateTooLarge } from '../errors.ts';
 import { type EventDraft, MAX_EVENT_ACTIONS, type ReservedPlaces } from '../events.ts';
 import { ATTR } from '../items.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../transact.ts';
+import type { DirectoryPlan } from './directory.ts';
 import type { BlockEntry } from './items.ts';
 
 /**
@@ -84,6 +85,8 @@ export interface WritePlan {
   attached: CommitAction[];
   /** The change's events (lib/data/events.ts): their places are taken just before the commit, written in it. */
   events: { accountId: string; drafts: EventDraft[]; reserved: ReservedPlaces[] } | undefined;
+  /** The directory entries of the dimensions it enters (directory.ts): cut in after the additions. */
+  directory?: DirectoryPlan | undefined;
 }
 
 /** A plan cut to DynamoDB's 100 actions: the marked writes before the commit, and the commit. */
@@ -91,6 +94,8 @@ export interface CutPlan {
   unconfirmed: UnconfirmedWrites;
   /** The one transaction that makes the change exist. */
   commit: CommitAction[];
+  /** The directory entries it writes (in the commit or before it), remembered once it landed. */
+  directory: Record<string, unknown>[];
 }
 
 /**
@@ -101,8 +106,14 @@ export function cutPlan(plan: WritePlan): CutPlan {
   const eventRoom = (plan.events?.drafts.length ?? 0) * MAX_EVENT_ACTIONS;
   const room = MAX_TRANSACTION_ITEMS - plan.fixed.length - plan.attached.length - eventRoom;
   if (room < 0) throw new UpdateTooLarge();
-  const { inCommit, unconfirmed } = splitAdditions(plan.additions, room);
-  return { unconfirmed, commit: [...plan.fixed, ...inCommit, ...plan.attached] };
+  // Directory entries last: the fresh ones when the other additions fit, every one when they spill anyway (so
+  // that what is written before the commit does not depend on what this container wrote earlier).
+  const directory = (plan.additions.length > room ? plan.directory?.all : plan.directory?.fresh) ?? [];
+  const { inCommit, unconfirmed } = splitAdditions(
+    [...plan.additions, ...directory.map((put) => ({ put }))],
+    room,
+  );
+  return { unconfirmed, commit: [...plan.fixed, ...inCommit, ...plan.attached], directory };
 }
 
 /**
@@ -115,6 +126,10 @@ export function combinePlans(...plans: WritePlan[]): WritePlan {
     additions: plans.flatMap((p) => p.additions),
     attached: plans.flatMap((p) => p.attached),
     events: combineEvents(plans),
+    directory: {
+      all: plans.flatMap((p) => p.directory?.all ?? []),
+      fresh: plans.flatMap((p) => p.directory?.fresh ?? []),
+    },
   };
 }
 

@@ -6,6 +6,7 @@ import type { EventDraft, ReservedPlaces } from '../events.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
 import type { CommitAction } from '../transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
+import { directoryPlan } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
 /**
@@ -126,6 +127,8 @@ export function planCreate<E>(
       ...items.unbounded.map((u) => ({ put: u.posting })),
       ...items.prefixTerms.map((p) => ({ put: p })),
     ],
+    // Cut in after the additions (additions.ts, cutPlan): the entries of the dimensions it enters (directory.ts).
+    directory: directoryPlan(index, accountId, index.dimensionsOf(entity)),
     attached: options.attach ?? [],
     events: eventsOf(accountId, options),
   };
@@ -208,9 +211,16 @@ export function planUpdate<E>(
       ...unboundedPostings.added.map((p) => ({ put: p })),
       ...terms.added.map((p) => ({ put: p })),
     ],
+    directory: directoryPlan(index, accountId, enteredDimensions(index, change)),
     attached: options.attach ?? [],
     events: eventsOf(accountId, options),
   };
+}
+
+/** The dimensions an update enters (those of the entity before have their directory entries already). */
+function enteredDimensions<E>(index: Index<E>, change: EntityChange<E>): string[] {
+  const before = new Set(index.dimensionsOf(change.before));
+  return index.dimensionsOf(change.after).filter((d) => !before.has(d));
 }
 
 /** Items in `from` and not in `to` (removed), and the other way round (added), by key. */

@@ -2,8 +2,8 @@ import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './
 import type { IndexDeclaration } from './declaration.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
-import { allEntities, getByNumber, getByUuid, getDimensionCounts, getStats } from './reads.ts';
-import { rebuildIndex } from './reindex.ts';
+import { getByNumber, getByUuid, getDimensionCounts, getStats } from './reads.ts';
+import { type ReindexOptions, reindexAccount } from './reindex.ts';
 import { writePlan } from './write-plan.ts';
 
 /**
@@ -36,11 +36,11 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     findPage: (accountId: string, query: PageQuery<F>) => findPage(index, accountId, query),
     stats: (accountId: string) => getStats(index, accountId),
     counts: (accountId: string, dimensions: string[]) => getDimensionCounts(index, accountId, dimensions),
-    /** Rebuilds the account's index from its entities as stored (maintenance, docs/data-model.md "Reindex"). */
-    rebuild: async (accountId: string) => {
-      const entities = await allEntities(index, accountId);
-      return { entities: entities.length, ...(await rebuildIndex(index, accountId, entities)) };
-    },
+    /**
+     * Rebuilds the account's index from its entities as stored, page by page, continuing a run that stopped
+     * (maintenance, docs/data-model.md "Reindex").
+     */
+    rebuild: (accountId: string, options?: ReindexOptions) => reindexAccount(index, accountId, options),
   };
 }
 

@@ -83,10 +83,15 @@ export async function findPage<E, F>(
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return { total: 0, entities: [] };
-  const plan = planIntersection(
-    dims.map((d) => ({ dim: d, size: size(d) })),
-    size(ALL),
-    words.length > 0 ? Math.min(...termSets.map((t) => t.size)) : undefined,
+  const wordCandidates = words.length > 0 ? Math.min(...termSets.map((t) => t.size)) : undefined;
+  const sizes = dims.map((d) => ({ dim: d, size: size(d) }));
+  // The words' keys are read: what is left of the budget bounds the dimensions' keys, before any is read.
+  const wordKeysRead = termSets.reduce((n, t) => n + t.size, 0);
+  const plan = planWithinBudget(
+    planIntersection(sizes, size(ALL), wordCandidates),
+    sizes,
+    wordCandidates,
+    listReadBudget() - wordKeysRead,
   );
   const wholeSets = new Map(
     await Promise.all(
@@ -140,6 +145,48 @@ export function planIntersection(
     whole: bySize.filter(readWhole).map((d) => d.dim),
     byKey: bySize.filter((d) => !readWhole(d)).map((d) => d.dim),
   };
+}
+
+/**
+ * The index keys a plan reads, from the counters: the driver's and each whole dimension's keys (their blocks),
+ * and each candidate's posting in every dimension asked by key.
+ */
+export function planKeys(
+  plan: IntersectionPlan,
+  dims: { dim: string; size: number }[],
+  wordCandidates: number | undefined,
+): number {
+  const size = (d: string) => dims.find((x) => x.dim === d)?.size ?? 0;
+  const candidates = plan.driver ? size(plan.driver) : (wordCandidates ?? 0);
+  return (
+    (plan.driver ? candidates : 0) +
+    plan.whole.reduce((n, d) => n + size(d), 0) +
+    candidates * plan.byKey.length
+  );
+}
+
+/**
+ * The plan, if its keys fit the budget; else the plan that reads fewest keys (each dimension read whole only when
+ * it holds no more keys than there are candidates, asked by key otherwise: one more round trip, only for such
+ * lists), if that fits; else ReadBudgetExceeded (`filters`), before any key of the dimensions is read.
+ */
+export function planWithinBudget(
+  plan: IntersectionPlan,
+  dims: { dim: string; size: number }[],
+  wordCandidates: number | undefined,
+  budget: number,
+): IntersectionPlan {
+  if (planKeys(plan, dims, wordCandidates) <= budget) return plan;
+  const size = (d: string) => dims.find((x) => x.dim === d)?.size ?? 0;
+  const candidates = plan.driver ? size(plan.driver) : (wordCandidates ?? 0);
+  const others = [...plan.whole, ...plan.byKey];
+  const fewest: IntersectionPlan = {
+    driver: plan.driver,
+    whole: others.filter((d) => size(d) <= candidates),
+    byKey: others.filter((d) => size(d) > candidates),
+  };
+  if (planKeys(fewest, dims, wordCandidates) <= budget) return fewest;
+  throw new ReadBudgetExceeded('filters');
 }
 
 /**

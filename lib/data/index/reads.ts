@@ -82,17 +82,6 @@ export async function getByOrderKeys<E>(
   return orderKeys.map((k) => byKey.get(k)).filter((e): e is E => e !== undefined);
 }
 
-/** Every entity of the account, as stored (maintenance: the reindex). */
-export async function allEntities<E>(index: Index<E>, accountId: string): Promise<E[]> {
-  const items = await queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': index.keys.itemPartition(accountId) },
-    ConsistentRead: true,
-  });
-  return items.map((item) => entityOf<E>(item));
-}
-
 /** The entity a uuid names (its order key is inside it: one GetItem), or undefined. */
 export async function getByUuid<E extends { uuid: string }>(
   index: Index<E>,

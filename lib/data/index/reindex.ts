@@ -1,57 +1,415 @@
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, NumberValue, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { addDecimal } from '#lib/decimal.ts';
-import { batchDeleteAll, batchPutAll, queryAll, scanAll, tableName } from '../client.ts';
-import { ATTR, type ItemKey, keyString } from '../items.ts';
+import { batchDeleteAll, batchGetAll, batchPutAll, dynamo, getItem, tableName } from '../client.ts';
+import { ATTR, chunks, entityOf, type ItemKey, keyString } from '../items.ts';
+import { NUMBERS_PER_BLOCK, orderKeys, parseTermKey } from '../keys.ts';
+import { hasBlocks } from './declaration.ts';
+import { ensureDirectoryEntries } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
+import { packOrderKey, unpackOrderKey } from './order-key.ts';
 
 /**
- * Rebuilds an account's index of an entity from its entities: every posting, term, counter, block and the
- * stats item become exactly what creating the entities as they are now would have written, and index items no
- * entity accounts for are deleted. For tables written before an index existed (the queues, the blocks) and for
- * repairing drift. It is a maintenance step, not a concurrent one: the account must take no writes of the
- * entity while it runs (docs/data-model.md, "Reindex").
+ * Rebuilds an account's index of an entity from its entities, page by page (docs/data-model.md, "Reindex"):
+ * every posting, term, counter, block and the stats item become exactly what creating the entities as they are
+ * now would have written, and index items no entity accounts for are deleted. It reads only the account's own
+ * partitions (its entities, its directory of dimensions, each dimension's postings and blocks, its terms), never
+ * a Scan; it holds at most `pageSize` entities at a time; and it keeps its phase and cursor in a progress item
+ * after every page, so a run that stops (a crash, a timeout, Ctrl-C) is continued by running it again.
+ *
+ * 1. build: each page of entities puts its postings and terms (as they are: puts that change nothing leave the
+ *    lists as they were), adds its keys to its blocks (set additions), writes the directory entries of its
+ *    dimensions and adds what it counts in the stats item to the sums kept in the progress item; the stats
+ *    item is put once the last page is done.
+ * 2. sweep: each dimension of the directory: its postings are read page by page and each checked against its
+ *    entity (one BatchGet a page); those of entities absent or no longer in the dimension are deleted, the rest
+ *    counted into its counter; its blocks are rewritten to the keys of entities they hold, or deleted.
+ * 3. terms: the terms partition, checked the same way.
+ * It is a maintenance step, not a concurrent one: the account must take no writes of the entity while it runs.
  */
-export async function rebuildIndex<E>(
+
+export interface ReindexOptions {
+  /** Entities (or index keys) read and held at a time: the bound on the reindex's memory. */
+  pageSize?: number;
+}
+
+export interface ReindexResult {
+  entities: number;
+  written: number;
+  removed: number;
+  /** The run continued one that had stopped. */
+  resumed: boolean;
+  /** The most entities this run held in memory at once (never more than the page size). */
+  peakHeld: number;
+}
+
+export const REINDEX_PAGE_SIZE = 100;
+/**
+ * The progress item is put at every phase's start and end and, between, after the first page done more than this
+ * long after the last put: a run that stops repeats at most this much work (every step may be repeated).
+ */
+const SAVE_EVERY_MS = 1_000;
+/** BatchWrites of a page sent at once (each of 25 items). */
+const PARALLEL_WRITES = 8;
+
+type Phase = 'build' | 'sweep' | 'terms';
+
+/** What the progress item keeps between pages. */
+interface Progress {
+  phase: Phase;
+  /** build: the last order key done; sweep: the last dimension done; terms: the last term done. */
+  after?: string | undefined;
+  /** sweep: the dimension under way, the part of it, the last key done there, and what it counted so far. */
+  dimension?: {
+    name: string;
+    part: 'postings' | 'blocks';
+    after?: string;
+    count: number;
+    /** The counter item's count as found (absent: no counter item). */
+    counter?: number;
+  };
+  /** What the entities done so far add to the stats item's attributes (exact decimals). */
+  stats: Record<string, string>;
+  entities: number;
+  written: number;
+  removed: number;
+}
+
+const PROGRESS_TYPE = 'index_reindex';
+
+export async function reindexAccount<E>(
   index: Index<E>,
   accountId: string,
-  entities: E[],
-): Promise<{ written: number; removed: number }> {
-  const totals = new IndexTotals(index, accountId);
-  const desired = new Map<string, Record<string, unknown>>();
-  for (const entity of entities) {
-    const items = entityItems(index, accountId, entity);
-    for (const item of [
-      ...items.boundedPostings,
-      ...items.unbounded.map((u) => u.posting),
-      ...(items.numberTerm ? [items.numberTerm] : []),
-      ...items.prefixTerms,
-    ]) {
-      desired.set(keyString(item), item);
-    }
-    totals.add(items);
-  }
-  for (const item of [...totals.counterItems(), ...totals.blockItems()]) desired.set(keyString(item), item);
+  options: ReindexOptions = {},
+): Promise<ReindexResult> {
+  const pageSize = Math.max(1, Math.floor(options.pageSize ?? REINDEX_PAGE_SIZE));
+  const { keys } = index;
+  const progressKey = keys.reindexProgress(accountId);
+  const stored = await getItem(progressKey);
+  const resumed = stored !== undefined;
+  const progress: Progress = stored
+    ? (JSON.parse(String(stored.progress)) as Progress)
+    : { phase: 'build', stats: {}, entities: 0, written: 0, removed: 0 };
+  let peakHeld = 0;
+  const held = (n: number) => {
+    peakHeld = Math.max(peakHeld, n);
+  };
+  let savedAt = Date.now();
+  /** Saves the progress: at once (`now`), or when the last save is more than SAVE_EVERY_MS old. */
+  const save = async (now = false) => {
+    if (!now && Date.now() - savedAt < SAVE_EVERY_MS) return;
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...progressKey, type: PROGRESS_TYPE, progress: JSON.stringify(progress) },
+      }),
+    );
+    savedAt = Date.now();
+  };
 
-  const stale = (await indexKeysOf(index, accountId)).filter((key) => !desired.has(keyString(key)));
-  await batchDeleteAll(stale);
-  await batchPutAll([totals.statsItem(), ...desired.values()]);
-  return { written: desired.size + 1, removed: stale.length };
+  if (!resumed) await save(true);
+
+  /** The account's entities at these order keys (at most a page: the caller chunks), by order key. */
+  const entitiesAt = async (orderKeyList: string[]): Promise<Map<string, E>> => {
+    const unique = [...new Set(orderKeyList)];
+    held(unique.length);
+    const items = await batchGetAll(unique.map((k) => keys.item(accountId, k)));
+    return new Map(items.map((item) => [item.sk as string, entityOf<E>(item)]));
+  };
+
+  if (progress.phase === 'build') {
+    let last: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.itemPartition(accountId) },
+          ConsistentRead: true,
+          Limit: pageSize,
+          ...(progress.after ? { ExclusiveStartKey: keys.item(accountId, progress.after) } : {}),
+        }),
+      );
+      const items = page.Items ?? [];
+      held(items.length);
+      last = page.LastEvaluatedKey;
+      if (items.length === 0) break;
+      const totals = new IndexTotals(index, accountId, progress.stats);
+      const puts: Record<string, unknown>[] = [];
+      const dimensions: string[] = [];
+      for (const item of items) {
+        const entity = entityOf<E>(item);
+        const built = entityItems(index, accountId, entity);
+        puts.push(...ownItems(built));
+        totals.add(built);
+        dimensions.push(...index.dimensionsOf(entity));
+      }
+      // The directory first: a dimension is listed before any item of it is written.
+      progress.written += await ensureDirectoryEntries(index, accountId, dimensions);
+      await Promise.all(chunks(puts, Math.ceil(puts.length / PARALLEL_WRITES) || 1).map(batchPutAll));
+      const blocks = totals.blockAdditions();
+      for (const group of chunks(blocks, 25)) await Promise.all(group.map(addToBlock));
+      progress.after = items[items.length - 1]?.sk as string;
+      progress.entities += items.length;
+      progress.written += puts.length + blocks.length;
+      progress.stats = totals.statsSums();
+      await save();
+    } while (last);
+    await batchPutAll([new IndexTotals(index, accountId, progress.stats).statsItem()]);
+    progress.written += 1;
+    Object.assign(progress, { phase: 'sweep', after: undefined });
+    await save(true);
+  }
+
+  if (progress.phase === 'sweep') {
+    for (;;) {
+      // The dimension under way, if a run stopped in it, else the ones after the last done. Dimension names
+      // start with a letter: the progress item (`#REINDEX`) sorts before them all.
+      const under = progress.dimension?.name;
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: under ? 'pk = :pk AND sk >= :from' : 'pk = :pk AND sk > :from',
+          ExpressionAttributeValues: {
+            ':pk': keys.directoryPartition(accountId),
+            ':from': under ?? progress.after ?? progressKey.sk,
+          },
+          ProjectionExpression: 'sk',
+          ConsistentRead: true,
+          Limit: pageSize,
+        }),
+      );
+      const names = (page.Items ?? []).map((item) => item.sk as string);
+      if (names.length === 0) break;
+      for (const name of names) {
+        progress.dimension ??= { name, part: 'postings', count: 0 };
+        await sweepDimension(index, accountId, progress, pageSize, entitiesAt, save);
+        progress.after = name;
+        progress.dimension = undefined;
+        await save();
+      }
+      if (!page.LastEvaluatedKey) break;
+    }
+    Object.assign(progress, { phase: 'terms', after: undefined });
+    await save(true);
+  }
+
+  if (progress.phase === 'terms') {
+    let last: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.termsPartition(accountId) },
+          ProjectionExpression: 'pk, sk',
+          ConsistentRead: true,
+          Limit: pageSize,
+          ...(progress.after
+            ? { ExclusiveStartKey: { pk: keys.termsPartition(accountId), sk: progress.after } }
+            : {}),
+        }),
+      );
+      last = page.LastEvaluatedKey;
+      const terms = (page.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      if (terms.length === 0) break;
+      const entities = await entitiesAt(terms.map((t) => parseTermKey(t.sk).orderKey));
+      const stale = terms.filter((term) => {
+        const entity = entities.get(parseTermKey(term.sk).orderKey);
+        if (entity === undefined) return true;
+        const built = entityItems(index, accountId, entity);
+        const own = [...(built.numberTerm ? [built.numberTerm] : []), ...built.prefixTerms];
+        return !own.some((t) => keyString(t) === keyString(term));
+      });
+      await batchDeleteAll(stale);
+      progress.removed += stale.length;
+      progress.after = terms[terms.length - 1]?.sk;
+      await save();
+    } while (last);
+  }
+
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: progressKey }));
+  return {
+    entities: progress.entities,
+    written: progress.written,
+    removed: progress.removed,
+    resumed,
+    peakHeld,
+  };
+}
+
+/** An entity's own index items: what a create puts (its postings and terms); counters and blocks are shared. */
+function ownItems(built: EntityItems): Record<string, unknown>[] {
+  return [
+    ...built.boundedPostings,
+    ...built.unbounded.map((u) => u.posting),
+    ...(built.numberTerm ? [built.numberTerm] : []),
+    ...built.prefixTerms,
+  ];
+}
+
+function addToBlock({ key, packed }: { key: ItemKey; packed: Set<string> }) {
+  return dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: 'ADD #k :keys',
+      ExpressionAttributeNames: { '#k': ATTR.blockKeys },
+      ExpressionAttributeValues: { ':keys': packed },
+    }),
+  );
 }
 
 /**
+ * One dimension of the sweep: its postings (checked against their entities, counted), then its blocks (kept to
+ * the keys of entities they hold), page by page, the cursor saved after each page.
+ */
+async function sweepDimension<E>(
+  index: Index<E>,
+  accountId: string,
+  progress: Progress,
+  pageSize: number,
+  entitiesAt: (orderKeys: string[]) => Promise<Map<string, E>>,
+  save: () => Promise<unknown>,
+): Promise<void> {
+  const { keys } = index;
+  const dimension = progress.dimension as NonNullable<Progress['dimension']>;
+  const name = dimension.name;
+  const holds = (entity: E | undefined) => entity !== undefined && index.dimensionsOf(entity).includes(name);
+  // A dimension whose postings this run read from the first in at most a page: the packed keys of the entities
+  // it lists, whole (its blocks are then checked against them, with no entity read).
+  let listed: Set<string> | undefined;
+
+  if (dimension.part === 'postings') {
+    listed = dimension.after === undefined ? new Set<string>() : undefined;
+    const pk = keys.postingPartition(accountId, name);
+    const counterKey = keys.counter(accountId, name);
+    let last: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ProjectionExpression: 'pk, sk, #n',
+          ExpressionAttributeNames: { '#n': ATTR.count },
+          ConsistentRead: true,
+          Limit: pageSize,
+          ...(dimension.after ? { ExclusiveStartKey: { pk, sk: dimension.after } } : {}),
+        }),
+      );
+      last = page.LastEvaluatedKey;
+      const items = page.Items ?? [];
+      if (items.length === 0) break;
+      const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      const counterItem = items.find((item) => item.sk === counterKey.sk);
+      if (counterItem) dimension.counter = Number(counterItem[ATTR.count] ?? 0);
+      const postings = found.filter((k) => k.sk !== counterKey.sk);
+      const entities = await entitiesAt(postings.map((p) => p.sk));
+      const stale = postings.filter((p) => !holds(entities.get(p.sk)));
+      if (listed && listed.size + postings.length <= pageSize && !last) {
+        for (const p of postings) if (holds(entities.get(p.sk))) listed.add(packOrderKey(p.sk));
+      } else listed = undefined;
+      await batchDeleteAll(stale);
+      progress.removed += stale.length;
+      dimension.count += postings.length - stale.length;
+      dimension.after = found[found.length - 1]?.sk;
+      await save();
+    } while (last);
+    // The count of an unbounded dimension is its counter item; a bounded one is counted in the stats item.
+    if (!index.isStatsDimension(name) && dimension.count > 0) {
+      if (dimension.counter !== dimension.count) {
+        const totals = new IndexTotals(index, accountId);
+        totals.setCount(counterKey, dimension.count);
+        await batchPutAll(totals.counterItems());
+        progress.written += 1;
+      }
+    } else if (dimension.counter !== undefined) {
+      await batchDeleteAll([counterKey]);
+      progress.removed += 1;
+    }
+    Object.assign(dimension, { part: 'blocks', after: undefined });
+    await save();
+  }
+
+  // `all` keeps no blocks (declaration.ts, hasBlocks).
+  if (!hasBlocks(name)) return;
+  const pk = keys.blockPartition(accountId, name);
+  let last: Record<string, unknown> | undefined;
+  do {
+    // A block holds the keys of up to NUMBERS_PER_BLOCK entities: a page of blocks holds about a page of keys.
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+        Limit: Math.max(1, Math.floor(pageSize / NUMBERS_PER_BLOCK)),
+        ...(dimension.after ? { ExclusiveStartKey: { pk, sk: dimension.after } } : {}),
+      }),
+    );
+    last = page.LastEvaluatedKey;
+    const blocks = page.Items ?? [];
+    if (blocks.length === 0) break;
+    for (const block of blocks) {
+      const key = { pk: block.pk as string, sk: block.sk as string };
+      const packed = [
+        ...new Set([
+          ...((block[ATTR.blockKeys] as Set<string> | undefined) ?? []),
+          ...((block[ATTR.unconfirmed] as Set<string> | undefined) ?? []),
+        ]),
+      ];
+      const valid = new Set<string>();
+      const inBlock = (p: string) =>
+        keys.block(accountId, name, orderKeys.parts(unpackOrderKey(p)).number).sk === key.sk;
+      if (listed) {
+        for (const p of packed) if (listed.has(p) && inBlock(p)) valid.add(p);
+      } else {
+        for (const group of chunks(packed, pageSize)) {
+          const entities = await entitiesAt(group.map(unpackOrderKey));
+          for (const p of group) if (holds(entities.get(unpackOrderKey(p))) && inBlock(p)) valid.add(p);
+        }
+      }
+      const kept = (block[ATTR.blockKeys] as Set<string> | undefined) ?? new Set<string>();
+      const unchanged =
+        block[ATTR.unconfirmed] === undefined &&
+        kept.size === valid.size &&
+        [...valid].every((p) => kept.has(p));
+      if (valid.size === 0) {
+        await batchDeleteAll([key]);
+        progress.removed += 1;
+      } else if (!unchanged) {
+        await batchPutAll([blockItem(key, valid)]);
+        progress.written += 1;
+      }
+    }
+    dimension.after = blocks[blocks.length - 1]?.sk as string;
+    await save();
+  } while (last);
+}
+
+/** A block item as a create's commits leave it: its packed keys, none marked. */
+const blockItem = (key: ItemKey, packed: Set<string>) => ({ ...key, [ATTR.blockKeys]: packed });
+
+/**
  * What the commits of many entities add up to in their shared index items: each counter's count, each block's
- * packed keys and the stats item's counts, as whole items to put. The reindex and the benchmark's bulk loader
- * write an entity's own items as entityItems gives them, and these totals once.
+ * packed keys and the stats item's counts, as whole items to put. The benchmark's bulk loader writes an entity's
+ * own items as entityItems gives them, and these totals once; the reindex keeps them a page at a time (the stats
+ * sums carried from page to page in its progress item, block keys added to their blocks, counters counted from
+ * the postings).
  */
 export class IndexTotals<E> {
   private readonly counters = new Map<string, { key: ItemKey; n: number }>();
   private readonly blocks = new Map<string, { key: ItemKey; packed: Set<string> }>();
-  private readonly stats = new Map<string, string>();
+  private readonly stats: Map<string, string>;
 
   constructor(
     private readonly index: Index<E>,
     private readonly accountId: string,
-  ) {}
+    /** Sums carried from earlier pages (statsSums of an earlier IndexTotals). */
+    stats: Record<string, string> = {},
+  ) {
+    this.stats = new Map(Object.entries(stats));
+  }
 
   add(items: EntityItems): void {
     for (const { counterKey: key } of items.unbounded) {
@@ -67,9 +425,19 @@ export class IndexTotals<E> {
     }
   }
 
+  /** A counter's count as found elsewhere (the reindex counts a dimension's postings). */
+  setCount(key: ItemKey, n: number): void {
+    this.counters.set(keyString(key), { key, n });
+  }
+
   statsItem(): Record<string, unknown> {
     const sums = [...this.stats].map(([attribute, sum]) => [attribute, NumberValue.from(sum)]);
     return { ...this.index.keys.stats(this.accountId), ...Object.fromEntries(sums) };
+  }
+
+  /** The stats item's sums so far, as exact decimal strings (carried from page to page). */
+  statsSums(): Record<string, string> {
+    return Object.fromEntries(this.stats);
   }
 
   counterItems(): Record<string, unknown>[] {
@@ -80,34 +448,11 @@ export class IndexTotals<E> {
   blockItems(only?: Set<string>): Record<string, unknown>[] {
     return [...this.blocks]
       .filter(([k]) => only === undefined || only.has(k))
-      .map(([, { key, packed }]) => ({ ...key, [ATTR.blockKeys]: packed }));
+      .map(([, { key, packed }]) => blockItem(key, packed));
   }
-}
 
-/**
- * The keys of every index item of the account: its terms partition (one Query), and its postings, counters
- * and blocks, which live in a partition per dimension and so are found by one Scan of the table.
- */
-async function indexKeysOf<E>(index: Index<E>, accountId: string): Promise<{ pk: string; sk: string }[]> {
-  const { keys } = index;
-  const [terms, dimensions] = await Promise.all([
-    queryAll({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.termsPartition(accountId) },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-    }),
-    scanAll({
-      TableName: tableName(),
-      FilterExpression: 'begins_with(pk, :postings) OR begins_with(pk, :blocks)',
-      ExpressionAttributeValues: {
-        ':postings': keys.postingPartition(accountId, ''),
-        ':blocks': keys.blockPartition(accountId, ''),
-      },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-    }),
-  ]);
-  return [...terms, ...dimensions].map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+  /** Each block's packed keys, to be added to what the block holds (the reindex, a page at a time). */
+  blockAdditions(): { key: ItemKey; packed: Set<string> }[] {
+    return [...this.blocks.values()];
+  }
 }

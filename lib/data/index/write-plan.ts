@@ -2,6 +2,7 @@ import { ConcurrentWrite, isTransactionConflict } from '../errors.ts';
 import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
 import { commit } from '../transact.ts';
 import { cutPlan, putUnconfirmed, type WritePlan } from './additions.ts';
+import { rememberDirectoryEntries } from './directory.ts';
 
 /** Writing a planned commit (commit.ts plans it): the marked additions first, the events' places, the commit. */
 
@@ -21,6 +22,7 @@ export async function writePlan(plan: WritePlan): Promise<void> {
       places = await takeEventPlaces(accountId, drafts, reserved);
     }
     await commit([...cut.commit, ...(places?.actions ?? [])]);
+    rememberDirectoryEntries(cut.directory);
   } catch (error) {
     // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
     if (places) await settleEventPlaces(places.accountId, places.seqs);

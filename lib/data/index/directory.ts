@@ -1,0 +1,70 @@
+import { batchPutAll } from '../client.ts';
+import { keyString } from '../items.ts';
+import type { Index } from './items.ts';
+
+/**
+ * The account's directory of dimensions (lib/data/keys.ts, `directoryEntry`): an item per dimension whose
+ * posting or block partition the index ever wrote. Postings live in a partition per dimension value, so without
+ * it an account's index partitions could only be found by a Scan of the whole table; with it the reindex reads
+ * one Query of the directory and then only the account's own partitions (docs/data-model.md, "Reindex").
+ *
+ * A write adds the entries of the dimensions it enters to its own commit (or, if they do not fit, puts them
+ * before it, as other additions), so a dimension's entry exists before or with its first item. Each container
+ * remembers the entries it has seen written (a bounded LRU): a dimension costs one put per container that writes
+ * it first, not one per write (but for the largest writes, which spill anyway: directoryPlan).
+ */
+
+/** The item type of a directory entry. */
+const ENTRY_TYPE = 'index_dimension';
+/** Entries remembered per container (about 100 bytes each). */
+const REMEMBERED = 20_000;
+const remembered = new Map<string, true>();
+
+function remember(key: string): void {
+  remembered.delete(key);
+  remembered.set(key, true);
+  if (remembered.size > REMEMBERED) remembered.delete(remembered.keys().next().value as string);
+}
+
+const entryOf = <E>(index: Index<E>, accountId: string, dimension: string) => ({
+  ...index.keys.directoryEntry(accountId, dimension),
+  type: ENTRY_TYPE,
+});
+
+/**
+ * The directory entries a write of these dimensions carries: `fresh`, those this container has not seen written;
+ * `all`, every one. A write whose other additions fit its commit carries the fresh ones (in the commit as far as
+ * they fit); one whose additions spill anyway carries all of them, with the spilled items: so that what it writes
+ * before its commit, and in how many calls, does not depend on what the container wrote before (additions.ts).
+ */
+export function directoryPlan<E>(index: Index<E>, accountId: string, dimensions: string[]): DirectoryPlan {
+  const all = [...new Set(dimensions)].map((d) => entryOf(index, accountId, d));
+  return { all, fresh: all.filter((entry) => !remembered.has(keyString(entry))) };
+}
+
+export interface DirectoryPlan {
+  all: Record<string, unknown>[];
+  fresh: Record<string, unknown>[];
+}
+
+/** After a commit landed: these directory entries exist (in it, or put before it). */
+export function rememberDirectoryEntries(entries: Record<string, unknown>[]): void {
+  for (const entry of entries) remember(keyString(entry));
+}
+
+/** Puts the entries of these dimensions that this container has not seen written (the reindex, page by page). */
+export async function ensureDirectoryEntries<E>(
+  index: Index<E>,
+  accountId: string,
+  dimensions: string[],
+): Promise<number> {
+  const missing = directoryPlan(index, accountId, dimensions).fresh;
+  if (missing.length > 0) await batchPutAll(missing);
+  for (const entry of missing) remember(keyString(entry));
+  return missing.length;
+}
+
+/** Forgets every remembered entry (a test that deletes directory entries behind the container's back). */
+export function forgetDirectoryEntries(): void {
+  remembered.clear();
+}
