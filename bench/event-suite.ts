@@ -605,12 +605,18 @@ async function eventSequence(accountId: string): Promise<number> {
   return Number(Item?.event ?? 0);
 }
 
-/** The event items (not void places) at places `from` to `to` of the account's feed. */
-const countEvents = (accountId: string, from: number, to: number) =>
-  countItems(dynamo, {
-    tableName: tableName(),
-    pk: eventKeys.feedPartition(accountId),
-    range: { from: eventKeys.sort(from), to: eventKeys.sort(to) },
-    attribute: 'type',
-    value: eventKeys.itemType.event,
-  });
+/** The event items (not void places) at places `from` to `to` of the account's feed (all its partitions). */
+const countEvents = async (accountId: string, from: number, to: number) => {
+  const counts = await Promise.all(
+    eventKeys.partitions(accountId).map((pk) =>
+      countItems(dynamo, {
+        tableName: tableName(),
+        pk,
+        range: { from: eventKeys.sort(from), to: eventKeys.sort(to) },
+        attribute: 'type',
+        value: eventKeys.itemType.event,
+      }),
+    ),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+};
