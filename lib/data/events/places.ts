@@ -215,18 +215,28 @@ export async function closePlace(accountId: string, seq: number, at = Date.now()
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   });
-  try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          voidItem(eventKeys.place(accountId, seq)),
-          voidItem(eventKeys.legacyPlace(accountId, seq)),
-        ],
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error) || isTransactionConflict(error)) return false;
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            voidItem(eventKeys.place(accountId, seq)),
+            voidItem(eventKeys.legacyPlace(accountId, seq)),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      // A commit (or another close) of this place in flight: its outcome decides; asked again a few times.
+      if (isTransactionConflict(error)) {
+        if (attempt < CLOSE_ATTEMPTS) continue;
+        return false;
+      }
+      throw error;
+    }
   }
 }
+
+/** Attempts of a close cancelled by a transaction in flight on the place (closePlace). */
+const CLOSE_ATTEMPTS = 3;
