@@ -1,4 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { placeOfEventId } from '#lib/data/events.ts';
 import { eventKeys, webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
 import { itemBytes, type RequestFigures } from '#test/support/dynamo-figures.ts';
 import { log } from '../lib/measure.ts';
@@ -161,9 +162,8 @@ export async function sampleItems(
         await client.send(
           new QueryCommand({
             TableName: tableName,
-            KeyConditionExpression: 'pk = :pk',
-            FilterExpression: 'id = :id',
-            ExpressionAttributeValues: { ':pk': eventKeys.feedPartition(accountId), ':id': delivery.eventId },
+            KeyConditionExpression: 'pk = :pk AND sk = :sk',
+            ExpressionAttributeValues: eventPlaceValues(accountId, String(delivery.eventId)),
             ConsistentRead: true,
           }),
         )
@@ -182,4 +182,10 @@ export async function sampleItems(
   for (const [name, item] of Object.entries({ endpoint, delivery, pending, attempt, event }))
     if (item) sizes[name] = itemBytes(item);
   return sizes;
+}
+
+/** The key of the event item an event id names (its place, in its shard's partition). */
+function eventPlaceValues(accountId: string, eventId: string) {
+  const { pk, sk } = eventKeys.place(accountId, placeOfEventId(eventId) ?? 0);
+  return { ':pk': pk, ':sk': sk };
 }

@@ -125,13 +125,18 @@ export class WebhookRig {
   }
 
   /** The event items of the account's feed (void places aside). */
-  countEvents(accountId: string): Promise<number> {
-    return countItems(this.own, {
-      tableName: this.tableName,
-      pk: eventKeys.feedPartition(accountId),
-      attribute: 'type',
-      value: eventKeys.itemType.event,
-    });
+  async countEvents(accountId: string): Promise<number> {
+    const counts = await Promise.all(
+      eventKeys.partitions(accountId).map((pk) =>
+        countItems(this.own, {
+          tableName: this.tableName,
+          pk,
+          attribute: 'type',
+          value: eventKeys.itemType.event,
+        }),
+      ),
+    );
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   /** The endpoints' recorded attempts (their attemptCount) and their latest success (epoch ms). */

@@ -172,27 +172,54 @@ export const idempotencyKeys = {
   }),
 };
 
+/** How many partitions an account's feed is spread over (docs/data-model.md, "Events"; docs/capacity.md). */
+export const EVENT_SHARDS = 16;
+
 /**
- * The events feed: one partition per account, an item per place in the account's sequence (an event, or a void
- * place whose commit did not land), sorted by place; an event too large for one item continues in parts
- * (`<place>#1`). docs/data-model.md, "Events".
+ * The events feed: an item per place in the account's sequence (an event, or a void place whose commit did not
+ * land), place `p` in the account's shard partition `p mod EVENT_SHARDS`, sorted by place; an event too large for
+ * one item continues in parts (`<place>#1`). Events written before the feed was spread are in the account's one
+ * legacy partition (`EVENTS#<acc>`, every place), read beside the shards until they expire. docs/data-model.md,
+ * "Events".
  */
 export const eventKeys = {
   /** The `type` of an event item (here, the CDK stream filter reads it without the store's client) and a void. */
   itemType: { event: 'event', void: 'event_void' } as const,
-  feedPartition: (accountId: string) => `EVENTS#${accountId}`,
+  /** The partition of every place before the feed was spread (read, never written by this version). */
+  legacyPartition: (accountId: string) => `EVENTS#${accountId}`,
+  shardPartition: (accountId: string, shard: number) => `EVENTS#${accountId}#${shard}`,
+  /** The partition a place's items are written in. */
+  partitionOf: (accountId: string, seq: number) => eventKeys.shardPartition(accountId, seq % EVENT_SHARDS),
+  /** Every partition a place's items may be in: its shard, and the legacy partition. */
+  partitions: (accountId: string) => [
+    eventKeys.legacyPartition(accountId),
+    ...Array.from({ length: EVENT_SHARDS }, (_, k) => eventKeys.shardPartition(accountId, k)),
+  ],
   sort: (seq: number) => String(seq).padStart(14, '0'),
-  place: (accountId: string, seq: number) => ({ pk: `EVENTS#${accountId}`, sk: eventKeys.sort(seq) }),
+  place: (accountId: string, seq: number) => ({
+    pk: eventKeys.partitionOf(accountId, seq),
+    sk: eventKeys.sort(seq),
+  }),
+  /** The key a place had before the feed was spread (a void closing a place is written at both). */
+  legacyPlace: (accountId: string, seq: number) => ({
+    pk: eventKeys.legacyPartition(accountId),
+    sk: eventKeys.sort(seq),
+  }),
   part: (accountId: string, seq: number, part: number) => ({
-    pk: `EVENTS#${accountId}`,
+    pk: eventKeys.partitionOf(accountId, seq),
     sk: `${eventKeys.sort(seq)}#${part}`,
   }),
   parse: (sk: string) => {
     const [seq, part] = sk.split('#');
     return { seq: Number(seq), part: part === undefined ? 0 : Number(part) };
   },
-  /** The account of a feed partition key, or undefined for any other key. */
-  accountOf: (pk: string) => (pk.startsWith('EVENTS#') ? pk.slice('EVENTS#'.length) : undefined),
+  /** The account of a feed partition key (a shard's or the legacy one), or undefined for any other key. */
+  accountOf: (pk: string) => {
+    if (!pk.startsWith('EVENTS#')) return undefined;
+    const rest = pk.slice('EVENTS#'.length);
+    const shard = /#\d+$/.exec(rest);
+    return shard ? rest.slice(0, shard.index) : rest;
+  },
 };
 
 /**

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { dynamo } from '#lib/data/client.ts';
+import { placeOfEventId } from '#lib/data/events.ts';
 import { eventKeys } from '#lib/data/keys.ts';
 import { addDeliveries, duePending, getDelivery, leaseEndpoint } from '#lib/data/webhook-deliveries.ts';
 import { deliverOnce, HeldEndpoint } from '#lib/webhooks/deliver.ts';
@@ -185,7 +186,7 @@ describe('a webhook attempt when the store is slow', () => {
       (input, command) =>
         command.startsWith('Query') &&
         (input.ExpressionAttributeValues as Record<string, unknown>)?.[':pk'] ===
-          eventKeys.feedPartition(account.accountId),
+          eventKeys.partitionOf(account.accountId, placeOfEventId(pending.eventId) ?? 0),
       10_500,
     );
     const a = deliverOnce(new HeldEndpoint(account.accountId, endpoint.id, 'runner-a', leased), pending);

@@ -1,5 +1,5 @@
 import { queryAll, tableName } from '../client.ts';
-import { eventKeys } from '../keys.ts';
+import { EVENT_SHARDS, eventKeys } from '../keys.ts';
 import { placeOfEventId } from './ids.ts';
 import { age, bodyOf, live, placeItems } from './item.ts';
 import { closePlace, eventSettleMs, MAX_CLOSED_PER_READ } from './places.ts';
@@ -110,35 +110,73 @@ async function headSettled(accountId: string, oldest: Slot): Promise<boolean> {
   return closePlacesBelow(accountId, oldest.seq - below, below, oldest);
 }
 
-/** Reads places from `from` on (at least `count` items when there are): in sequence order, parts joined. */
+/**
+ * Reads places from `from` on, in sequence order, parts joined: the account's partitions (its shards and the
+ * legacy one) are read in one round, each for its share of `count` places (places go round the shards, so
+ * `count` places from `from` are ~count / EVENT_SHARDS items a shard). Answers the places up to the first one a
+ * partition's read may have cut off (every place up to there is read in full: a place missing there is open),
+ * at least `count` of them when the feed has them (`more`: a partition has items beyond).
+ */
 async function readSlots(
   accountId: string,
   from: number,
   count: number,
 ): Promise<{ slots: Slot[]; more: boolean }> {
-  const items = await queryAll(
-    {
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk >= :from',
-      ExpressionAttributeValues: { ':pk': eventKeys.feedPartition(accountId), ':from': eventKeys.sort(from) },
-      ConsistentRead: true,
-    },
-    count,
+  const share = Math.ceil(count / EVENT_SHARDS) + 2;
+  const reads = await Promise.all(
+    eventKeys.partitions(accountId).map(async (pk, i) => {
+      // The legacy partition holds every place (written before the feed was spread): a share of all of them.
+      const limit = i === 0 ? count + 1 : share;
+      const items = await queryAll(
+        {
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': pk, ':from': eventKeys.sort(from), ':to': SK_END },
+          ConsistentRead: true,
+        },
+        limit,
+      );
+      return { items, cut: items.length >= limit };
+    }),
   );
-  const slots: Slot[] = [];
-  for (const item of items) {
-    const { seq, part } = eventKeys.parse(String(item.sk));
-    if (part === 0) slots.push({ seq, item, parts: [bodyOf(item)] });
-    else if (slots.at(-1)?.seq === seq) slots.at(-1)?.parts.push(bodyOf(item));
+  // Every place below `bound` is read in full: a partition whose read was cut stops short of its last place.
+  let bound = Number.POSITIVE_INFINITY;
+  for (const { items, cut } of reads) {
+    const last = items.at(-1);
+    if (cut && last) bound = Math.min(bound, eventKeys.parse(String(last.sk)).seq);
   }
+  const bySeq = new Map<number, Slot>();
+  for (const { items } of reads) {
+    const slots: Slot[] = [];
+    for (const item of items) {
+      const { seq, part } = eventKeys.parse(String(item.sk));
+      if (seq >= bound) break;
+      if (part === 0) slots.push({ seq, item, parts: [bodyOf(item)] });
+      else if (slots.at(-1)?.seq === seq) slots.at(-1)?.parts.push(bodyOf(item));
+    }
+    for (const slot of slots) {
+      // A place closed in one partition while its event landed in the other (data-model.md): the event.
+      const held = bySeq.get(slot.seq);
+      if (
+        !held ||
+        (held.item.type !== eventKeys.itemType.event && slot.item.type === eventKeys.itemType.event)
+      ) {
+        bySeq.set(slot.seq, slot);
+      }
+    }
+  }
+  const slots = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   // An event whose parts the read cut off: its other parts (a large ticket's event is 2 parts at most).
   const tail = slots.at(-1);
   if (tail && Number(tail.item.parts ?? 1) > tail.parts.length) {
     tail.parts = (await placeItems(accountId, tail.seq)).map(bodyOf);
   }
-  // Fewer items than asked for: the feed ends here for now (no further read this page).
-  return { slots, more: items.length >= count };
+  // No partition cut: the feed ends here for now (no further read this page).
+  return { slots, more: bound !== Number.POSITIVE_INFINITY };
 }
+
+/** Past every place's sort key (and its parts'). */
+const SK_END = '~';
 
 /** Closes the open places from `expected` up to `next`'s, when `next` is older than any living writer. */
 async function closeOpenPlaces(accountId: string, expected: number, next: Slot): Promise<boolean> {

@@ -20,12 +20,23 @@ export const age = (item: Record<string, unknown>) => Date.now() - Number(item.a
 export const bodyOf = (item: Record<string, unknown>) =>
   item.body instanceof Uint8Array ? Buffer.from(item.body) : Buffer.alloc(0);
 
-/** A place's items: the event (or void) and its parts, in order. */
-export function placeItems(accountId: string, seq: number) {
-  return queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :place)',
-    ExpressionAttributeValues: { ':pk': eventKeys.feedPartition(accountId), ':place': eventKeys.sort(seq) },
-    ConsistentRead: true,
-  });
+/**
+ * A place's items: the event (or void) and its parts, in order. One round: its shard's partition and the legacy
+ * one (events written before the feed was spread) are read together; an event wins over a void (a place closed in
+ * one partition while its commit landed in the other can only be a legacy reader's doing; data-model.md).
+ */
+export async function placeItems(accountId: string, seq: number): Promise<Record<string, unknown>[]> {
+  const found = await Promise.all(
+    [eventKeys.partitionOf(accountId, seq), eventKeys.legacyPartition(accountId)].map((pk) =>
+      queryAll({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :place)',
+        ExpressionAttributeValues: { ':pk': pk, ':place': eventKeys.sort(seq) },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return (
+    found.find((items) => items[0]?.type === eventKeys.itemType.event) ?? found.find((i) => i.length) ?? []
+  );
 }

@@ -1,9 +1,9 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { intEnv } from '#lib/config/env.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
-import { ConcurrentWrite, isConditionFailure } from '../errors.ts';
+import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../errors.ts';
 import { accountKeys, eventKeys } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
 import { eventId } from './ids.ts';
@@ -191,29 +191,52 @@ export async function besideReservation<R, T>(
 }
 
 /**
- * Answers true when the place is now void by this call, false when something (an event) is there. `at`: the
- * time no place below it was taken after (now, for a writer closing its own; a reader closing places below an
- * item gives that item's, so the voids it writes do not look younger than the places they close).
+ * Answers true when the place is now void by this call, false when something (an event) is there, or a commit
+ * touching it was in flight (a TransactionConflict: the reader tries again on its next page). `at`: the time no
+ * place below it was taken after (now, for a writer closing its own; a reader closing places below an item gives
+ * that item's, so the voids it writes do not look younger than the places they close).
+ *
+ * The void is written at the place's key and at its key before the feed was spread, in one transaction: a
+ * writer of either layout (the version before this one, during a deployment) puts its event on the condition that
+ * its key is free, so exactly one of the void and the event lands.
  */
 export async function closePlace(accountId: string, seq: number, at = Date.now()): Promise<boolean> {
-  try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...eventKeys.place(accountId, seq),
-          type: eventKeys.itemType.void,
-          // A cursor past a run of voids names the last of them (readFeed): an id as an event's, no event's.
-          id: eventId(seq),
-          at,
-          expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
+  const voidItem = (key: { pk: string; sk: string }) => ({
+    Put: {
+      TableName: tableName(),
+      Item: {
+        ...key,
+        type: eventKeys.itemType.void,
+        // A cursor past a run of voids names the last of them (readFeed): an id as an event's, no event's.
+        id: eventId(seq),
+        at,
+        expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            voidItem(eventKeys.place(accountId, seq)),
+            voidItem(eventKeys.legacyPlace(accountId, seq)),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      // A commit (or another close) of this place in flight: its outcome decides; asked again a few times.
+      if (isTransactionConflict(error)) {
+        if (attempt < CLOSE_ATTEMPTS) continue;
+        return false;
+      }
+      throw error;
+    }
   }
 }
+
+/** Attempts of a close cancelled by a transaction in flight on the place (closePlace). */
+const CLOSE_ATTEMPTS = 3;
