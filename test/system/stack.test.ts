@@ -365,6 +365,25 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
     });
   });
 
+  it("runs the due function as the stage's pool of runners: one rule a runner, each handed its own place, with room for two runs of each", () => {
+    const runners = stageConfigs[stage].webhookDueRunners;
+    const rules = resources.filter(
+      (r) =>
+        r.Type === 'AWS::Events::Rule' &&
+        JSON.stringify(r.Properties.Targets).includes(
+          JSON.stringify({ 'Fn::GetAtt': [dueFunction(), 'Arn'] }),
+        ),
+    );
+    expect(rules).toHaveLength(runners);
+    const places = rules.map((r) =>
+      JSON.parse(String((r.Properties.Targets as { Input: string }[])[0]?.Input)),
+    );
+    expect(places.sort((a, b) => a.runner - b.runner)).toEqual(
+      Array.from({ length: runners }, (_, runner) => ({ runner, runners })),
+    );
+    expect(stageConfigs[stage].workerConcurrency.webhooksDue).toBeGreaterThanOrEqual(2 * runners);
+  });
+
   it('keeps the dispatcher functions out of the API', () => {
     const integrated = JSON.stringify(template.findResources('AWS::ApiGateway::Method'));
     expect(integrated).not.toContain(streamFunction());

@@ -15,13 +15,19 @@ export interface DueEntry {
 }
 
 /**
- * Endpoints due at or before `now`, earliest first, at most `limit` (the due index: eventually consistent). Every
- * due partition is read at once (one round trip), each for its earliest `limit`: the earliest `limit` of all are
- * among them. The unsharded partition is read too, for entries written before the shards (their next lease moves
- * them to their shard).
+ * Endpoints due at or before `now`, earliest first, at most `limit` (the due index: eventually consistent), in the
+ * due shards given (all by default; a runner of the pool reads its own: due-shards.ts, shardsOfRunner). Every
+ * partition read is read at once (one round trip), each for its earliest `limit`: the earliest `limit` of all are
+ * among them. The unsharded partition is read with shard 0, for entries written before the shards (their next
+ * lease moves them to their shard).
  */
-export async function dueEndpoints(now: number, limit: number): Promise<DueEntry[]> {
-  const partitions = [...keys.duePartitions, keys.unshardedDuePartition];
+export async function dueEndpoints(
+  now: number,
+  limit: number,
+  shards: readonly number[] = keys.duePartitions.map((_, shard) => shard),
+): Promise<DueEntry[]> {
+  const partitions = shards.map((shard) => keys.duePartitions[shard] as string);
+  if (shards.includes(0)) partitions.push(keys.unshardedDuePartition);
   const read = (partition: string) =>
     queryAll(
       {
