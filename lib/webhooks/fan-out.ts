@@ -36,10 +36,12 @@ export interface FanOutResult {
 
 /**
  * Fan-out jobs at once across the batch: one account's read of its endpoints, or one endpoint's deliveries of the
- * batch (each its pending items 16 at once, queue.ts): at most 8 × 16 writes in flight, as when accounts alone were
- * run 8 at once, but an account's endpoints no longer wait for each other.
+ * batch; and the batch's writes in flight at once, whatever job they are of (each a delivery and its pending item in
+ * one transaction). An account's endpoints no longer wait for each other, and the store sees at most 32 writes of the
+ * batch at once (before: 16 per account, 8 accounts at once; one account alone 16).
  */
 export const FAN_OUT_CONCURRENCY = 8;
+export const FAN_OUT_WRITES = 32;
 
 /** A bound on jobs at once: `run(job)` starts it when fewer than `n` run, else when one ends. */
 function bounded(n: number) {
@@ -82,11 +84,12 @@ export async function fanOut(
   }
   const result: FanOutResult = { events: 0, deliveries: 0, failed: [] };
   const run = bounded(FAN_OUT_CONCURRENCY);
+  const write = bounded(FAN_OUT_WRITES);
   await Promise.all(
     [...byAccount].map(async ([accountId, group]) => {
       result.events += group.events.length;
       try {
-        result.deliveries += await fanOutAccount(accountId, group.events, run);
+        result.deliveries += await fanOutAccount(accountId, group.events, run, write);
       } catch (error) {
         logError(error);
         result.failed.push(...group.sequenceNumbers);
@@ -105,6 +108,7 @@ async function fanOutAccount(
   accountId: string,
   events: EventSummary[],
   run: ReturnType<typeof bounded>,
+  write: ReturnType<typeof bounded>,
 ): Promise<number> {
   const endpoints = (await run(() => listEndpoints(accountId))).filter((e) => e.enabled);
   const outcomes = await Promise.allSettled(
@@ -112,7 +116,7 @@ async function fanOutAccount(
       const wants = subscribes(endpoint);
       const wanted = events.filter((e) => wants(e.type));
       return wanted.length > 0
-        ? run(() => addDeliveries(accountId, endpoint.id, wanted))
+        ? run(() => addDeliveries(accountId, endpoint.id, wanted, Date.now(), write))
         : Promise.resolve(0);
     }),
   );

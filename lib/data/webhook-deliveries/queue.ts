@@ -24,9 +24,11 @@ export async function addDeliveries(
   endpointId: string,
   events: EventToDeliver[],
   now = Date.now(),
+  /** Runs each write within a bound the caller shares with its other writes (the fan-out's for its batch). */
+  within: <T>(write: () => Promise<T>) => Promise<T> = (write) => write(),
 ): Promise<number> {
   const created = await inParallel(events, (event) =>
-    queueDelivery(accountId, endpointId, event, now, 'new'),
+    within(() => queueDelivery(accountId, endpointId, event, now, 'new')),
   );
   // Also when none was created: a fan-out repeated after a crash between its puts and this write finishes it.
   if (events.length > 0) await markDue(accountId, endpointId, now);
