@@ -127,7 +127,8 @@ export class DueRunner {
     if (room <= 0) return 0;
     const now = Date.now();
     for (const [key, until] of this.slow) if (until <= now) this.slow.delete(key);
-    const legacy = LEGACY_DUE_READS && this.polls++ % LEGACY_DUE_EVERY === 0;
+    // Not at the first poll: a run's first look at its shards costs what it did before the keys-only index.
+    const legacy = LEGACY_DUE_READS && ++this.polls % LEGACY_DUE_EVERY === 0;
     const due = await dueEndpoints(now, this.maxEndpoints * 2, this.shards, legacy);
     let started = 0;
     for (const entry of due) {

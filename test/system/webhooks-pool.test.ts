@@ -73,7 +73,7 @@ describe('webhook connections', () => {
     const hook = await receiver();
     const { createTicket } = await accountWithEndpoint(hook);
     for (let i = 0; i < 30; i++) await createTicket(i);
-    await waitFor(() => hook.byId().size === 30, { timeout: 20_000, label: '30 deliveries' });
+    await waitFor(() => hook.byId().size === 30, { timeout: 60_000, label: '30 deliveries' });
     expect(hook.deliveries.every((d) => d.verified && d.answered === 204)).toBe(true);
     expect(hook.connections).toBeLessThan(hook.deliveries.length);
   });
