@@ -1,7 +1,10 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
+import { dynamo, tableName } from '#lib/data/client.ts';
 import { DUE_SHARDS, dueShardOf, shardsOfRunner } from '#lib/data/due-shards.ts';
+import { webhookKeys } from '#lib/data/keys.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
@@ -22,9 +25,20 @@ process.env[STAGE_VARIABLE] = LOCAL_STAGE;
 const gateway = useGateway();
 const receivers: Receiver[] = [];
 const runners: DueRunner[] = [];
+/** Endpoints made here: their due entries (a hanging receiver's retries) are taken out after each test. */
+const made: { accountId: string; endpointId: string }[] = [];
 afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop()));
   await Promise.all(receivers.splice(0).map((r) => r.close()));
+  for (const { accountId, endpointId } of made.splice(0)) {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: webhookKeys.endpoint(accountId, endpointId),
+        UpdateExpression: 'REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+      }),
+    );
+  }
 });
 
 /** An account with `endpoints` endpoints on `*`, each to a receiver of its own, and `events` ticket creates fanned out. */
@@ -40,6 +54,7 @@ async function accountWith(endpoints: number, events: number) {
       events: ['*'],
     });
     hooks.push({ receiver, id: endpoint.id });
+    made.push({ accountId: account.accountId, endpointId: endpoint.id });
   }
   const fanOut = async () => {
     for (let i = 0; i < events; i++) {
