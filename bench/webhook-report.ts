@@ -191,7 +191,7 @@ export function webhookTables(r: {
   total('calls per delivery, all', (c) => c.total.calls);
   total('items written per delivery', (c) => c.total.itemsWritten);
   total('write units per delivery', (c) => c.total.writeUnits);
-  total('+ gsi1 write units (est.)', (c) => c.total.indexWriteUnits);
+  total('+ due index write units (est.)', (c) => c.total.indexWriteUnits);
   total('items read per delivery', (c) => c.total.itemsRead);
   total('read units per delivery', (c) => c.total.readUnits);
   row(['deliveries', ...runs.map(([, c]) => c.deliveries)]);

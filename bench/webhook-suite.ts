@@ -63,18 +63,23 @@ export async function runWebhookSuite(options: {
   try {
     rig.dispatcher = await rig.startDispatcher();
 
+    // `--throughput`: the throughput runs alone (BENCH_WEBHOOK_EVENTS events each; BENCH_WEBHOOK_RECEIVER_MS for the
+    // receivers' own latency): what the before/after figures of docs/capacity.md ("Webhook deliveries") come from.
+    const throughputOnly = process.argv.includes('--throughput');
+    const events = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 0);
+
     // 1. Latency, one endpoint
-    const latency = [await latencyAtOneEndpoint(rig, options.quick ? 60 : 300)];
+    const latency = throughputOnly ? [] : [await latencyAtOneEndpoint(rig, options.quick ? 60 : 300)];
 
     // Idle
     await sleep(1000);
-    const idle = await idleCost(rig, options.quick ? 2 : 5);
+    const idle = throughputOnly ? { seconds: 0, byPurpose: [] } : await idleCost(rig, options.quick ? 2 : 5);
 
     // 2. Throughput
-    const one = await throughputRun(rig, 1, options.quick ? 100 : 500);
-    const twenty = await throughputRun(rig, 20, options.quick ? 15 : 500);
+    const one = await throughputRun(rig, 1, events || (options.quick ? 100 : 500));
+    const twenty = await throughputRun(rig, 20, events || (options.quick ? 15 : 500));
     const throughput = [one.run, twenty.run];
-    if (!options.quick) {
+    if (!options.quick && !throughputOnly) {
       // Latency again, at 20 endpoints: each change fans out to 20 deliveries (2 a second: 40 deliveries a second).
       await sleep(1000);
       latency.push(await latencyRun(rig, twenty.acc, twenty.registered, twenty.pool, 100, 2));

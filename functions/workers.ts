@@ -40,7 +40,8 @@ export const webhookDueWorker = {
   name: 'webhooksDue',
   entry: 'functions/webhooks-due.ts',
   tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
-  indexQueries: ['gsi1'],
+  // gsi2: the due index; gsi1: due entries written before it, read until none is left (LEGACY_DUE_READS).
+  indexQueries: ['gsi2', 'gsi1'],
   timeoutSeconds: 80,
 } as const satisfies WorkerDefinition;
 

@@ -45,6 +45,13 @@ export interface StageConfig {
    * stream catch-up or a slow receiver's backlog never takes the account's concurrency from the API.
    */
   workerConcurrency: Record<WorkerName, number>;
+  /**
+   * The webhook due runners (docs/webhooks.md, "The runners"): how many invocations of the due function run each
+   * minute, each on its own share of the DUE_SHARDS due partitions (1 to 16). Each runs 64 attempt slots
+   * (16 for one account, 4 for one account's slow-lane endpoints). `workerConcurrency.webhooksDue` must be at least
+   * twice this: a run's tail overlaps the next one's start.
+   */
+  webhookDueRunners: number;
   alarms: AlarmThresholds;
   /** An SNS topic for the alarms (optionally with an e-mail subscription); null: alarms without actions. */
   alarmTopic: { email?: string } | null;
@@ -58,7 +65,10 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     pointInTimeRecovery: false,
     authorizerCacheTtlSeconds: 30,
     throttling: { rateLimit: 50, burstLimit: 100 },
-    workerConcurrency: { webhooksStream: 5, webhooksDue: 2 },
+    workerConcurrency: { webhooksStream: 5, webhooksDue: 4 },
+    // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
+    // deliveries/s at a 200 ms receiver).
+    webhookDueRunners: 2,
     alarms: {
       api5xxPercent: 5,
       apiP99LatencyMs: 2000,
@@ -81,8 +91,12 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     throttling: { rateLimit: 2500, burstLimit: 5000 },
     // The stream function runs one batch per stream shard at a time (parallelization factor 1): 50 covers a table
     // of 50 partitions; beyond, batches wait (records are kept 24 h) rather than take the API's concurrency. The
-    // due function is started once a minute and runs at most 80 s: two may overlap.
-    workerConcurrency: { webhooksStream: 50, webhooksDue: 2 },
+    // due function runs as webhookDueRunners invocations a minute, each at most 80 s: two of one runner may overlap.
+    workerConcurrency: { webhooksStream: 50, webhooksDue: 16 },
+    // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms
+    // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a
+    // 400 ms receiver; 2 shards each. The 16 reserved for them leave the API the account's concurrency less 66.
+    webhookDueRunners: 8,
     alarms: {
       api5xxPercent: 1,
       apiP99LatencyMs: 1000,

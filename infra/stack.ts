@@ -184,6 +184,7 @@ export class DeskpipeStack extends Stack {
       memorySize: config.memorySize,
       logRetention: retention,
       concurrency: config.workerConcurrency,
+      dueRunners: config.webhookDueRunners,
       topic,
     });
     functions[webhookStreamWorker.name] = webhooks.streamFunction;

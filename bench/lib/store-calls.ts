@@ -20,10 +20,11 @@ export interface CallTally {
   writeUnits: number;
   itemsRead: number;
   /**
-   * An estimate of gsi1's write units (DynamoDB Local reports none): the due entry is on the endpoint item, and
-   * gsi1 projects ALL, so a write of an endpoint item that is in the index writes the index too: 2 when it sets or
-   * removes gsi1pk/gsi1sk (the entry moves: a delete and a put; an upper bound), 1 otherwise (its attributes
-   * change; the dispatcher writes an endpoint item while it is in the index: leased, or with work due).
+   * An estimate of the due index's write units (DynamoDB Local reports none): the due entry is on the endpoint item,
+   * and the index (gsi2) projects its keys only, so only a write that sets or removes gsi2pk/gsi2sk writes it: 2 (the
+   * entry moves: a delete and a put of a ~150-byte index item, 1 unit each; an upper bound); a write of the endpoint's
+   * other attributes (the record's attempt count, its marks) writes no index. Before issue 27's keys-only index, gsi1
+   * projected ALL: every write of an endpoint item in the index wrote it (1 or 2 units of a ≤ 1 KB endpoint).
    */
   indexWriteUnits: number;
   /** Read capacity units as DynamoDB Local reported them. */
@@ -137,7 +138,7 @@ function indexWriteUnitsOf(op: string, input: Input): number {
         : [];
   return updates
     .filter((u) => prefixOf((u.Key as { pk?: unknown } | undefined)?.pk) === 'WEBHOOKS')
-    .reduce((n, u) => n + (/gsi1/.test(String(u.UpdateExpression ?? '')) ? 2 : 1), 0);
+    .reduce((n, u) => n + (/gsi2/.test(String(u.UpdateExpression ?? '')) ? 2 : 0), 0);
 }
 
 function itemsReadOf(op: string, output: Output): number {

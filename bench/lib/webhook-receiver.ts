@@ -25,15 +25,20 @@ export interface Receivers {
   useSecret(n: number, secret: string): void;
   /** Arrivals of path n, by webhook-id. */
   arrivals(n: number): Map<string, Arrival>;
-  /** Deliveries received (every arrival, repeats included), and those that failed verification. */
-  readonly totals: { received: number; unverified: number };
+  /**
+   * Deliveries received (every arrival, repeats included), those that failed verification, and the connections
+   * the receivers accepted (keep-alive: fewer than the deliveries).
+   */
+  readonly totals: { received: number; unverified: number; connections: number };
   close(): Promise<void>;
 }
 
 export async function startReceivers(): Promise<Receivers> {
   const hooks = new Map<number, Webhook>();
   const byPath = new Map<number, Map<string, Arrival>>();
-  const totals = { received: 0, unverified: 0 };
+  const totals = { received: 0, unverified: 0, connections: 0 };
+  // Each answer waits this long (BENCH_WEBHOOK_RECEIVER_MS, default 0): a receiver's own latency, as real ones have.
+  const delayMs = Number(process.env.BENCH_WEBHOOK_RECEIVER_MS ?? 0);
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -58,11 +63,12 @@ export async function startReceivers(): Promise<Receivers> {
         if (seen) seen.count++;
         else arrivals.set(id, { at, count: 1, body: JSON.parse(body) });
       }
-      response.writeHead(200).end();
+      if (delayMs > 0) setTimeout(() => response.writeHead(200).end(), delayMs);
+      else response.writeHead(200).end();
     });
   });
-  // Keep-alive is off on the dispatcher's side (a connection per attempt); nothing to keep open here either.
-  server.keepAliveTimeout = 0;
+  // Connections are kept open as Node's server does by default (5 s idle): a dispatcher with keep-alive reuses them.
+  server.on('connection', () => totals.connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {

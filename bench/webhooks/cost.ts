@@ -64,7 +64,7 @@ export function costOf(
 export function printCost(cost: CostOf) {
   const per = (n: number) => round(n / cost.deliveries, 3);
   log(
-    `  the dispatcher's store calls per delivery (${cost.deliveries} deliveries): ${per(cost.total.calls)} calls, ${per(cost.total.itemsWritten)} items written, ${per(cost.total.writeUnits)} write units (+${per(cost.total.indexWriteUnits)} gsi1, est.), ${per(cost.total.itemsRead)} items read, ${per(cost.total.readUnits)} read units`,
+    `  the dispatcher's store calls per delivery (${cost.deliveries} deliveries): ${per(cost.total.calls)} calls, ${per(cost.total.itemsWritten)} items written, ${per(cost.total.writeUnits)} write units (+${per(cost.total.indexWriteUnits)} due index, est.), ${per(cost.total.itemsRead)} items read, ${per(cost.total.readUnits)} read units`,
   );
   for (const p of cost.byPurpose)
     log(

@@ -193,9 +193,9 @@ export class WebhookRig {
         ConsistentRead: true,
       }),
     );
-    const { gsi1sk, leaseOwner, leaseUntil, attemptCount, enabled } = endpoint ?? {};
+    const { gsi2sk, leaseOwner, leaseUntil, attemptCount, enabled } = endpoint ?? {};
     return [
-      `  endpoint ${endpointId}: ${JSON.stringify({ enabled, gsi1sk, leaseOwner, leaseUntil, attemptCount, now: Date.now() })}`,
+      `  endpoint ${endpointId}: ${JSON.stringify({ enabled, gsi2sk, leaseOwner, leaseUntil, attemptCount, now: Date.now() })}`,
       ...Items.map(
         (d) =>
           `    ${d.eventId} ${d.eventType}: ${JSON.stringify({ state: d.state, attempts: d.attempts, nextAt: d.nextAt, lastStatus: d.lastStatus, lastError: d.lastError, leaseOwner: d.leaseOwner, leaseUntil: d.leaseUntil })}`,

@@ -31,6 +31,8 @@ export interface ThroughputRun {
   succeeded: number;
   duplicates: number;
   unverified: number;
+  /** Connections the receivers accepted during the run (keep-alive: fewer than the deliveries). */
+  connections: number;
   /** The machine's 1-minute load average at the run's end (2 cores). */
   load: number;
   cost: CostOf;
@@ -65,6 +67,7 @@ export async function throughputRun(rig: WebhookRig, endpointCount: number, even
   log(`  ${events} events written in ${pushSeconds} s: ${expected} deliveries to make`);
   const duplicatesBefore = rig.duplicatesAt(registered);
   const unverifiedBefore = rig.receivers.totals.unverified;
+  const connectionsBefore = rig.receivers.totals.connections;
   await sleep(1000);
 
   rig.calls.start();
@@ -106,6 +109,7 @@ export async function throughputRun(rig: WebhookRig, endpointCount: number, even
     succeeded,
     duplicates: rig.duplicatesAt(registered) - duplicatesBefore,
     unverified: rig.receivers.totals.unverified - unverifiedBefore,
+    connections: rig.receivers.totals.connections - connectionsBefore,
     load: round(loadavg()[0] ?? 0),
     cost,
   };
@@ -114,7 +118,7 @@ export async function throughputRun(rig: WebhookRig, endpointCount: number, even
       `${endpointCount} endpoints: ${run.succeeded} of ${expected} deliveries succeeded; arrivals per endpoint ${arrivals.map((a) => a.length).join(',')}`,
     );
   log(
-    `  all ${expected} deliveries succeeded ${allSucceededMs} ms after the dispatcher's start: ${run.deliveriesPerSecond} deliveries/s (fan-out done at ${run.fannedOutMs} ms, first arrival at ${run.firstArrivalMs} ms: ${run.deliveringPerSecond}/s from then); duplicates ${run.duplicates}, unverified ${run.unverified}; load ${run.load}`,
+    `  all ${expected} deliveries succeeded ${allSucceededMs} ms after the dispatcher's start: ${run.deliveriesPerSecond} deliveries/s (fan-out done at ${run.fannedOutMs} ms, first arrival at ${run.firstArrivalMs} ms: ${run.deliveringPerSecond}/s from then); duplicates ${run.duplicates}, unverified ${run.unverified}, connections ${run.connections}; load ${run.load}`,
   );
   printCost(run.cost);
   return { run, acc, registered, pool: uuids.slice(0, 10) };

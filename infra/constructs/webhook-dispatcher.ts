@@ -3,7 +3,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -19,7 +19,8 @@ import { DeskpipeFunction } from './deskpipe-function.ts';
 
 /**
  * The webhook dispatcher deployed (docs/webhooks.md): the stream function, fed by the table's stream through an
- * event source mapping that passes it only new event items; the due function, run every minute; and where stream
+ * event source mapping that passes it only new event items; the due function, run every minute as a pool of
+ * `dueRunners` invocations (one schedule rule each, each handed its place, so each works its own due shards); and where stream
  * batches that could not be fanned out end up (an SQS queue, alarmed). Both functions reach receivers over the
  * internet (HTTPS) as every function outside a VPC does: nothing to open; the URL policy decides where to.
  */
@@ -31,6 +32,8 @@ export interface WebhookDispatcherProps {
   logRetention: RetentionDays;
   /** Reserved concurrency of each worker, by its name (infra/config.ts). */
   concurrency: Record<WorkerName, number>;
+  /** The due runners' pool (infra/config.ts `webhookDueRunners`): one schedule rule each, with its place. */
+  dueRunners: number;
   topic?: ITopic | undefined;
 }
 
@@ -93,13 +96,27 @@ export class WebhookDispatcher extends Construct {
     );
 
     this.dueFunction = worker(webhookDueWorker);
-    new Rule(this, 'DueEveryMinute', {
-      ruleName: `${namePrefix}-webhooks-due`,
-      description: 'Runs the webhook due runner (functions/webhooks-due.ts) for most of each minute.',
-      schedule: Schedule.rate(Duration.minutes(1)),
-      // A run missed is made up by the next one, a minute later: no retries of the invocation.
-      targets: [new LambdaFunction(this.dueFunction, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
-    });
+    if (props.concurrency.webhooksDue < 2 * props.dueRunners) {
+      throw new Error(
+        `webhooksDue's reserved concurrency (${props.concurrency.webhooksDue}) must be at least twice the due runners (${props.dueRunners}): a run's tail overlaps the next one's start`,
+      );
+    }
+    // The worker pool: runner i of n works the due shards i, i + n, … (lib/data/due-shards.ts, shardsOfRunner).
+    for (let runner = 0; runner < props.dueRunners; runner++) {
+      new Rule(this, runner === 0 ? 'DueEveryMinute' : `DueEveryMinute${runner}`, {
+        ruleName: `${namePrefix}-webhooks-due${runner === 0 ? '' : `-${runner}`}`,
+        description: `Runs webhook due runner ${runner} of ${props.dueRunners} (functions/webhooks-due.ts) for most of each minute.`,
+        schedule: Schedule.rate(Duration.minutes(1)),
+        // A run missed is made up by the next one, a minute later: no retries of the invocation.
+        targets: [
+          new LambdaFunction(this.dueFunction, {
+            event: RuleTargetInput.fromObject({ runner, runners: props.dueRunners }),
+            retryAttempts: 0,
+            maxEventAge: Duration.minutes(1),
+          }),
+        ],
+      });
+    }
 
     this.streamFailuresAlarm = new Alarm(this, 'StreamFailuresAlarm', {
       alarmName: `${namePrefix}-webhooks-stream-failures`,

@@ -8,10 +8,13 @@ import {
   type _Record as StreamsRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { intEnv } from '#lib/config/env.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
+import { shardsOfRunner } from '#lib/data/due-shards.ts';
 import { readCheckpoints, saveCheckpoint } from '#lib/data/stream-checkpoints.ts';
 import { DueRunner, type DueRunnerOptions } from '#lib/webhooks/due.ts';
 import { fanOut, type StreamRecord } from '#lib/webhooks/fan-out.ts';
+import { stageConfigs } from '../config.ts';
 import { localClient } from './dynamodb-local.ts';
 
 /**
@@ -20,8 +23,9 @@ import { localClient } from './dynamodb-local.ts';
  * webhooks-stream.ts: it reads DynamoDB Local's stream of the table, every shard, parents before children, hands
  * each batch to the fan-out, and only then checkpoints the shard (its last sequence number, in the table), so a
  * restart resumes after the last batch fanned out (TRIM_HORIZON for a shard without a checkpoint) and a batch
- * interrupted is fanned out again: at least once, the fan-out being idempotent. The due runner loops as
- * functions/webhooks-due.ts does, without the minute's end.
+ * interrupted is fanned out again: at least once, the fan-out being idempotent. The due runners loop as
+ * functions/webhooks-due.ts does, without the minute's end: a pool of `runners` (WEBHOOK_DUE_RUNNERS, by default the
+ * dev stage's, infra/config.ts), each on its own due shards, as the deployed pool is.
  *
  * Load it once DYNAMODB_ENDPOINT and TABLE_NAME are set: the data layer's client reads them when it loads.
  */
@@ -35,12 +39,16 @@ export interface DispatcherOptions {
   pollMs?: number;
   /** Only events and endpoints of the accounts this accepts (tests on a shared table); all by default. */
   accepts?: ((accountId: string) => boolean) | undefined;
-  runner?: Omit<DueRunnerOptions, 'accepts' | 'onError'>;
+  runner?: Omit<DueRunnerOptions, 'accepts' | 'onError' | 'shards'>;
+  /** Due runners in the pool (1 to 16; WEBHOOK_DUE_RUNNERS, else the dev stage's webhookDueRunners). */
+  runners?: number;
   /** Where errors the dispatcher goes on after are reported (at most one line per ERROR_EVERY_MS). */
   log?: (line: string) => void;
 }
 
 export interface Dispatcher {
+  /** The due runners of the pool (tests, logs). */
+  readonly runners: readonly DueRunner[];
   /** Stops reading and running; attempts still running get `graceMs` to finish (they are retried after). */
   stop(graceMs?: number): Promise<void>;
   /** Records handed to the fan-out, events among them, deliveries created (tests, logs). */
@@ -186,20 +194,27 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
     }
   })();
 
-  const runner = new DueRunner({
-    pollMs,
-    ...options.runner,
-    accepts: options.accepts,
-    onError: reportError,
-  });
-  const running = runner.runUntil(Number.POSITIVE_INFINITY);
+  const size = options.runners ?? intEnv('WEBHOOK_DUE_RUNNERS', stageConfigs.dev.webhookDueRunners);
+  const runners = Array.from(
+    { length: size },
+    (_, place) =>
+      new DueRunner({
+        pollMs,
+        ...options.runner,
+        shards: size === 1 ? undefined : shardsOfRunner(place, size),
+        accepts: options.accepts,
+        onError: reportError,
+      }),
+  );
+  const running = Promise.all(runners.map((runner) => runner.runUntil(Number.POSITIVE_INFINITY)));
 
   return {
+    runners,
     counts,
     async stop(graceMs = 2000) {
       stopped = true;
       wake?.();
-      const stopping = runner.stop();
+      const stopping = Promise.all(runners.map((runner) => runner.stop()));
       await Promise.race([
         Promise.all([reading, stopping, running]),
         new Promise((resolve) => setTimeout(resolve, graceMs).unref()),

@@ -18,3 +18,20 @@ export const DUE_SHARDS = 16;
 export function dueShardOf(accountId: string, endpointId: string): number {
   return createHash('sha256').update(`${accountId}#${endpointId}`).digest().readUInt32BE(0) % DUE_SHARDS;
 }
+
+/**
+ * The due shards runner `runner` of `runners` owns (the worker pool: docs/webhooks.md, "The runners"): shard s goes
+ * to runner s mod runners, so the runners' sets are disjoint and together all DUE_SHARDS; two runners never read the
+ * same entries. `runners` is 1 to DUE_SHARDS.
+ */
+export function shardsOfRunner(runner: number, runners: number): number[] {
+  if (!Number.isInteger(runners) || runners < 1 || runners > DUE_SHARDS) {
+    throw new Error(`due runners must be 1 to ${DUE_SHARDS}, got ${runners}`);
+  }
+  if (!Number.isInteger(runner) || runner < 0 || runner >= runners) {
+    throw new Error(`due runner must be 0 to ${runners - 1}, got ${runner}`);
+  }
+  return Array.from({ length: DUE_SHARDS }, (_, shard) => shard).filter(
+    (shard) => shard % runners === runner,
+  );
+}

@@ -30,6 +30,8 @@ const LAYOUT_ATTRIBUTES = new Set<string>([
   'type',
   'gsi1pk',
   'gsi1sk',
+  'gsi2pk',
+  'gsi2sk',
   table.ttlAttribute,
   ...Object.values(ATTR),
 ]);

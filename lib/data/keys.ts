@@ -242,7 +242,7 @@ const dueMs = (ms: number) => String(Math.max(0, Math.floor(ms))).padStart(15, '
 
 /**
  * The webhook dispatcher's items (docs/webhooks.md, "Items"): per (account, endpoint) a delivery per event, its
- * pending deliveries by due time, its attempts log by number; the due index (gsi1, DUE_SHARDS partitions): one
+ * pending deliveries by due time, its attempts log by number; the due index (gsi2, keys only, DUE_SHARDS partitions): one
  * entry per endpoint with pending deliveries, on the endpoint item itself; the local stream reader's checkpoints.
  */
 export const webhookDeliveryKeys = {
@@ -271,17 +271,22 @@ export const webhookDeliveryKeys = {
     sk: webhookDeliveryKeys.attemptSort(number),
   }),
   attemptSort: (number: number) => String(number).padStart(12, '0'),
-  /** gsi1 entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due. */
+  /**
+   * gsi2 (keys only) entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due.
+   * Before issue 27 it was the same key in gsi1 (projection ALL): `legacyDueIndex`, read until empty.
+   */
   due: (accountId: string, endpointId: string, dueAt: number) => ({
-    gsi1pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,
-    gsi1sk: `${dueMs(dueAt)}#${accountId}#${endpointId}`,
+    gsi2pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,
+    gsi2sk: `${dueMs(dueAt)}#${accountId}#${endpointId}`,
   }),
   /** The due partitions: one per shard (lib/data/due-shards.ts says why), sorted by the entries' due. */
   duePartitions: Array.from({ length: DUE_SHARDS }, (_, shard) => `WEBHOOK_DUE#${shard}`),
   /** The one partition of every entry before the shards: read until the entries left there have moved. */
   unshardedDuePartition: 'WEBHOOK_DUE',
-  dueIndex: 'gsi1' as IndexName,
-  /** The gsi1 sort key bound of the endpoints due at or before `at` (gsi1sk < this). */
+  dueIndex: 'gsi2' as IndexName,
+  /** Where due entries were before the keys-only index (gsi1pk/gsi1sk on the endpoint item): read until none is left. */
+  legacyDueIndex: 'gsi1' as IndexName,
+  /** The due sort key bound of the endpoints due at or before `at` (gsi1sk < this). */
   dueBefore: (at: number) => `${dueMs(at + 1)}#`,
   /** A due entry's sort key read back. */
   parseDue: (gsi1sk: string) => {

@@ -23,6 +23,13 @@ export const table = {
   indexes: {
     /** Overloaded lookup index: API key by id, and later entity lookups that are not by primary key. */
     gsi1: { partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' },
+    /**
+     * Sparse, keys only: the webhook due index (docs/webhooks.md), one small entry per endpoint with work due. Keys
+     * only, so an entry is ~150 bytes (1 write unit) whatever the endpoint item holds, only a write that moves the
+     * entry writes the index (a write of the endpoint's other attributes does not), and no endpoint's URL or secrets
+     * are copied into an index. gsi1 (ALL) held the due entries before; the runner reads them there until none is left.
+     */
+    gsi2: { partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'KEYS_ONLY' },
   } satisfies Record<string, IndexDeclaration>,
 } as const;
 

@@ -104,7 +104,12 @@ export type AttemptResult = 'succeeded' | 'retrying' | 'failed' | 'skipped';
  * One attempt of a pending delivery of the held endpoint. `skipped`: another runner holds its claim, it is no
  * longer pending, or its endpoint is disabled (then it is failed without an attempt).
  */
-export async function deliverOnce(held: HeldEndpoint, pending: PendingDelivery): Promise<AttemptResult> {
+export async function deliverOnce(
+  held: HeldEndpoint,
+  pending: PendingDelivery,
+  /** Told what the receiver answered (or why not), once it has, before the record: the runner's slow lane. */
+  onAnswer?: (answer: Answer) => void,
+): Promise<AttemptResult> {
   const { accountId, endpointId, owner } = held;
   const timeoutMs = attemptTimeoutMs();
   // The claim outlives the attempt and its record: a runner that dies mid-attempt frees it by then.
@@ -143,6 +148,7 @@ export async function deliverOnce(held: HeldEndpoint, pending: PendingDelivery):
     const left = Math.max(1, timeoutMs - (performance.now() - started));
     answer = await postWebhook(target, body, headers, left);
   }
+  onAnswer?.(answer);
   const durationMs = Math.round(performance.now() - started);
   const now = Date.now();
   const decision = decide(answer, delivery, endpoint, now, retrySchedule());

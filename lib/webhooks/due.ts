@@ -4,6 +4,8 @@ import {
   dueEndpoints,
   duePending,
   failPending,
+  LEGACY_DUE_EVERY,
+  LEGACY_DUE_READS,
   leaseEndpoint,
   type PendingDelivery,
   releaseEndpoint,
@@ -11,6 +13,7 @@ import {
 } from '#lib/data/webhook-deliveries.ts';
 import { logError } from '#lib/log.ts';
 import {
+  type Answer,
   type AttemptResult,
   attemptTimeoutMs,
   deliverOnce,
@@ -33,6 +36,19 @@ export interface DueRunnerOptions {
   perAccount?: number;
   /** Attempts at once in this runner (default 64). */
   global?: number;
+  /**
+   * Attempts at once of one account's endpoints in the slow lane (default 4): an endpoint whose attempt timed out
+   * runs one attempt at a time for SLOW_LANE_MS (until an answer comes in time), and all of an account's such
+   * endpoints share this many slots, so hanging receivers hold little of the runner whatever their number.
+   */
+  slowPerAccount?: number;
+  /**
+   * The due shards this runner reads (the worker pool: each runner its own, lib/data/due-shards.ts shardsOfRunner);
+   * all by default.
+   */
+  shards?: readonly number[];
+  /** Told of each endpoint this runner leased (tests, logs). */
+  onLease?: ((accountId: string, endpointId: string) => void) | undefined;
   /** Endpoints held at once (default 64). */
   maxEndpoints?: number;
   /** How long a leased endpoint's loop waits before looking for new due deliveries while attempts run (ms). */
@@ -53,6 +69,12 @@ export function onlyAccountsForTests(accepts?: (accountId: string) => boolean): 
   accountsForTests = accepts;
 }
 
+/** How long an endpoint stays in the slow lane after an attempt of it timed out (unless one answers in time). */
+export const SLOW_LANE_MS = 60_000;
+
+/** Whether an answer puts its endpoint in the slow lane: no answer within the attempt limit. */
+export const isSlowAnswer = (answer: Answer) => answer.status === null && answer.error === 'timeout';
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class DueRunner {
@@ -64,9 +86,14 @@ export class DueRunner {
   private readonly accepts: ((accountId: string) => boolean) | undefined;
   private readonly onError: (error: unknown) => void;
   private readonly slots: Slots;
+  private readonly shards: readonly number[] | undefined;
+  private readonly onLease: ((accountId: string, endpointId: string) => void) | undefined;
+  /** Endpoints in the slow lane, by `<account>#<endpoint>`, until when (ms); dropped once passed. */
+  private readonly slow = new Map<string, number>();
   /** The loops of the endpoints held, by `<account>#<endpoint>`. */
   private readonly held = new Map<string, Promise<void>>();
   private stopping = false;
+  private polls = 0;
   /** What this runner did: endpoints leased, and attempts by outcome. */
   readonly counts: Record<'endpoints' | AttemptResult, number> = {
     endpoints: 0,
@@ -82,7 +109,9 @@ export class DueRunner {
     this.pollMs = options.pollMs ?? 250;
     this.accepts = options.accepts ?? accountsForTests;
     this.onError = options.onError ?? logError;
-    this.slots = new Slots(options.global ?? 64, options.perAccount ?? 16);
+    this.slots = new Slots(options.global ?? 64, options.perAccount ?? 16, options.slowPerAccount ?? 4);
+    this.shards = options.shards;
+    this.onLease = options.onLease;
   }
 
   /** How long a lease lasts: an attempt and its record, with room; renewed every third of it. */
@@ -96,7 +125,11 @@ export class DueRunner {
     if (this.stopping) return 0;
     const room = this.maxEndpoints - this.held.size;
     if (room <= 0) return 0;
-    const due = await dueEndpoints(Date.now(), this.maxEndpoints * 2);
+    const now = Date.now();
+    for (const [key, until] of this.slow) if (until <= now) this.slow.delete(key);
+    // Not at the first poll: a run's first look at its shards costs what it did before the keys-only index.
+    const legacy = LEGACY_DUE_READS && ++this.polls % LEGACY_DUE_EVERY === 0;
+    const due = await dueEndpoints(now, this.maxEndpoints * 2, this.shards, legacy);
     let started = 0;
     for (const entry of due) {
       const key = `${entry.accountId}#${entry.endpointId}`;
@@ -132,6 +165,16 @@ export class DueRunner {
     await Promise.all(this.held.values());
   }
 
+  /** Attempt slots the account holds now (tests, logs). */
+  slotsOf(accountId: string): number {
+    return this.slots.inUse(accountId);
+  }
+
+  /** Whether the endpoint is in this runner's slow lane now. */
+  isSlow(accountId: string, endpointId: string): boolean {
+    return (this.slow.get(`${accountId}#${endpointId}`) ?? 0) > Date.now();
+  }
+
   /** Endpoints held now (tests, logs). */
   get holding(): number {
     return this.held.size;
@@ -143,6 +186,7 @@ export class DueRunner {
     const leased = await leaseEndpoint(accountId, endpointId, this.owner, leaseMs);
     if (!leased) return;
     this.counts.endpoints++;
+    this.onLease?.(accountId, endpointId);
     const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
     let lost = false;
     const renewal = setInterval(() => {
@@ -156,7 +200,10 @@ export class DueRunner {
     const running = new Map<string, Promise<void>>();
     try {
       while (!this.stopping && !lost) {
-        const room = this.perEndpoint - running.size;
+        // The slow lane: one attempt at a time while the endpoint's attempts time out.
+        const slow = this.isSlow(accountId, endpointId);
+        const limit = slow ? 1 : this.perEndpoint;
+        const room = limit - running.size;
         if (room > 0) {
           // Each delivery once at a time (claimDelivery takes this runner's own live claim again).
           const due = (await duePending(accountId, endpointId, Date.now(), this.perEndpoint + running.size))
@@ -171,16 +218,13 @@ export class DueRunner {
             if (running.size === 0) continue;
           } else {
             for (const pending of due) {
-              if (!(await this.slots.acquire(accountId))) break;
-              running.set(pending.eventId, this.attempt(held, pending, running));
+              if (!(await this.slots.acquire(accountId, slow))) break;
+              running.set(pending.eventId, this.attempt(held, pending, running, slow));
             }
           }
         }
         // Until one attempt ends (a slot frees) or, with room left, new deliveries may have come due.
-        await Promise.race([
-          ...running.values(),
-          ...(running.size < this.perEndpoint ? [sleep(this.pollMs)] : []),
-        ]);
+        await Promise.race([...running.values(), ...(running.size < limit ? [sleep(this.pollMs)] : [])]);
       }
       await Promise.all(running.values());
     } finally {
@@ -189,15 +233,25 @@ export class DueRunner {
     }
   }
 
-  private async attempt(held: HeldEndpoint, pending: PendingDelivery, running: Map<string, Promise<void>>) {
+  private async attempt(
+    held: HeldEndpoint,
+    pending: PendingDelivery,
+    running: Map<string, Promise<void>>,
+    slow: boolean,
+  ) {
+    const key = `${held.accountId}#${held.endpointId}`;
+    const onAnswer = (answer: Answer) => {
+      if (isSlowAnswer(answer)) this.slow.set(key, Date.now() + SLOW_LANE_MS);
+      else if (answer.status !== null) this.slow.delete(key);
+    };
     try {
-      this.counts[await deliverOnce(held, pending)]++;
+      this.counts[await deliverOnce(held, pending, onAnswer)]++;
     } catch (error) {
       // The store failed the claim or the record: the delivery stays pending, and comes due again.
       this.onError(error);
     } finally {
       running.delete(pending.eventId);
-      this.slots.release(held.accountId);
+      this.slots.release(held.accountId, slow);
     }
   }
 }

@@ -1,38 +1,50 @@
-/** Attempt slots: at most `global` in the runner and `perAccount` for one account; waiters served in order. */
+/**
+ * Attempt slots: at most `global` in the runner and `perAccount` for one account, and at most `slowPerAccount` of an
+ * account's slots for its endpoints in the slow lane (those whose attempts time out: lib/webhooks/due.ts); waiters
+ * served in order, each as soon as its own bounds allow.
+ */
 export class Slots {
   private used = 0;
   private readonly byAccount = new Map<string, number>();
-  private readonly waiting: { accountId: string; grant: (granted: boolean) => void }[] = [];
+  private readonly slowByAccount = new Map<string, number>();
+  private readonly waiting: { accountId: string; slow: boolean; grant: (granted: boolean) => void }[] = [];
   private closed = false;
 
   constructor(
     private readonly global: number,
     private readonly perAccount: number,
+    private readonly slowPerAccount: number = perAccount,
   ) {}
 
-  /** Resolves true once a slot is taken for the account; false when the runner is stopping. */
-  acquire(accountId: string): Promise<boolean> {
+  /** Resolves true once a slot is taken for the account (`slow`: for an endpoint in the slow lane); false when stopping. */
+  acquire(accountId: string, slow = false): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
-    if (this.free(accountId)) {
-      this.take(accountId);
+    if (this.free(accountId, slow)) {
+      this.take(accountId, slow);
       return Promise.resolve(true);
     }
-    return new Promise((grant) => this.waiting.push({ accountId, grant }));
+    return new Promise((grant) => this.waiting.push({ accountId, slow, grant }));
   }
 
-  release(accountId: string): void {
+  /** Gives back a slot taken with the same `slow`. */
+  release(accountId: string, slow = false): void {
     this.used--;
-    const n = (this.byAccount.get(accountId) ?? 1) - 1;
-    if (n === 0) this.byAccount.delete(accountId);
-    else this.byAccount.set(accountId, n);
-    const i = this.waiting.findIndex((w) => this.free(w.accountId));
-    if (i >= 0) {
-      const [waiter] = this.waiting.splice(i, 1);
-      if (waiter) {
-        this.take(waiter.accountId);
+    decrement(this.byAccount, accountId);
+    if (slow) decrement(this.slowByAccount, accountId);
+    for (let i = 0; i < this.waiting.length; ) {
+      const waiter = this.waiting[i];
+      if (waiter && this.free(waiter.accountId, waiter.slow)) {
+        this.waiting.splice(i, 1);
+        this.take(waiter.accountId, waiter.slow);
         waiter.grant(true);
-      }
+        if (this.used >= this.global) return;
+      } else i++;
     }
+  }
+
+  /** Slots the account holds now. */
+  inUse(accountId: string): number {
+    return this.byAccount.get(accountId) ?? 0;
   }
 
   close(): void {
@@ -40,12 +52,23 @@ export class Slots {
     for (const waiter of this.waiting.splice(0)) waiter.grant(false);
   }
 
-  private free(accountId: string): boolean {
-    return this.used < this.global && (this.byAccount.get(accountId) ?? 0) < this.perAccount;
+  private free(accountId: string, slow: boolean): boolean {
+    return (
+      this.used < this.global &&
+      (this.byAccount.get(accountId) ?? 0) < this.perAccount &&
+      (!slow || (this.slowByAccount.get(accountId) ?? 0) < this.slowPerAccount)
+    );
   }
 
-  private take(accountId: string): void {
+  private take(accountId: string, slow: boolean): void {
     this.used++;
     this.byAccount.set(accountId, (this.byAccount.get(accountId) ?? 0) + 1);
+    if (slow) this.slowByAccount.set(accountId, (this.slowByAccount.get(accountId) ?? 0) + 1);
   }
+}
+
+function decrement(counts: Map<string, number>, key: string): void {
+  const n = (counts.get(key) ?? 1) - 1;
+  if (n <= 0) counts.delete(key);
+  else counts.set(key, n);
 }

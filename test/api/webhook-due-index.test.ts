@@ -28,7 +28,7 @@ async function setUp() {
   });
   const entry = async () => {
     const item = await getItem(webhookKeys.endpoint(account.accountId, endpoint.id));
-    return item?.gsi1sk === undefined ? undefined : webhookDeliveryKeys.parseDue(String(item.gsi1sk)).dueAt;
+    return item?.gsi2sk === undefined ? undefined : webhookDeliveryKeys.parseDue(String(item.gsi2sk)).dueAt;
   };
   return { accountId: account.accountId, endpointId: endpoint.id, entry };
 }
@@ -141,7 +141,7 @@ describe('the due index over its shards', () => {
       new UpdateCommand({
         TableName: tableName(),
         Key: webhookKeys.endpoint(accountId, endpointId),
-        UpdateExpression: 'REMOVE gsi1pk, gsi1sk',
+        UpdateExpression: 'REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
       }),
     );
 
@@ -160,12 +160,13 @@ describe('the due index over its shards', () => {
       // Due at 1,001 … 1,012 ms after the epoch, in reverse order of creation.
       await Promise.all(endpoints.map((e, i) => markDue(account.accountId, e.id, 1_012 - i)));
       const partitions = new Set(
-        endpoints.map((e) => webhookDeliveryKeys.due(account.accountId, e.id, 0).gsi1pk),
+        endpoints.map((e) => webhookDeliveryKeys.due(account.accountId, e.id, 0).gsi2pk),
       );
       expect(partitions.size).toBeGreaterThan(1);
       for (const e of endpoints) {
         const item = await getItem(webhookKeys.endpoint(account.accountId, e.id));
-        expect(item?.gsi1pk).toBe(webhookDeliveryKeys.due(account.accountId, e.id, 0).gsi1pk);
+        expect(item?.gsi2pk).toBe(webhookDeliveryKeys.due(account.accountId, e.id, 0).gsi2pk);
+        expect(item?.gsi1pk).toBeUndefined();
       }
       const earliest = await dueEndpoints(Date.now(), 5);
       expect(earliest).toEqual(
@@ -190,18 +191,49 @@ describe('the due index over its shards', () => {
           UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
           ExpressionAttributeValues: {
             ':pk': webhookDeliveryKeys.unshardedDuePartition,
-            ':sk': webhookDeliveryKeys.due(accountId, endpointId, 1_000).gsi1sk,
+            ':sk': webhookDeliveryKeys.due(accountId, endpointId, 1_000).gsi2sk,
           },
         }),
       );
       expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 1_000 }]);
       expect(await leaseEndpoint(accountId, endpointId, 'runner-a', 30_000)).toBeDefined();
       const item = await getItem(webhookKeys.endpoint(accountId, endpointId));
-      expect(item?.gsi1pk).toBe(webhookDeliveryKeys.due(accountId, endpointId, 0).gsi1pk);
-      expect(item?.gsi1pk).not.toBe(webhookDeliveryKeys.unshardedDuePartition);
+      expect(item?.gsi2pk).toBe(webhookDeliveryKeys.due(accountId, endpointId, 0).gsi2pk);
+      expect(item?.gsi1pk).toBeUndefined();
       // Nothing pending: the release takes the entry out of the index.
       await releaseEndpoint(accountId, endpointId, 'runner-a');
-      expect((await getItem(webhookKeys.endpoint(accountId, endpointId)))?.gsi1pk).toBeUndefined();
+      expect((await getItem(webhookKeys.endpoint(accountId, endpointId)))?.gsi2pk).toBeUndefined();
+    } finally {
+      await removeEntry(accountId, endpointId);
+    }
+  });
+
+  it('an entry left in gsi1 (before the keys-only index) is found; a later due leaves it there, an earlier one moves it', async () => {
+    const { accountId, endpointId, entry } = await setUp();
+    const shard = webhookDeliveryKeys.due(accountId, endpointId, 0).gsi2pk;
+    try {
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: webhookKeys.endpoint(accountId, endpointId),
+          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
+          ExpressionAttributeValues: {
+            ':pk': shard,
+            ':sk': webhookDeliveryKeys.due(accountId, endpointId, 2_000).gsi2sk,
+          },
+        }),
+      );
+      expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 2_000 }]);
+      // A later due: the entry stays where it is, at its earlier due (still read there).
+      await markDue(accountId, endpointId, 3_000);
+      let item = await getItem(webhookKeys.endpoint(accountId, endpointId));
+      expect([item?.gsi1pk, item?.gsi2pk]).toEqual([shard, undefined]);
+      // An earlier one: the entry moves to the keys-only index, at that due.
+      await markDue(accountId, endpointId, 1_500);
+      item = await getItem(webhookKeys.endpoint(accountId, endpointId));
+      expect([item?.gsi1pk, item?.gsi2pk]).toEqual([undefined, shard]);
+      expect(await entry()).toBe(1_500);
+      expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 1_500 }]);
     } finally {
       await removeEntry(accountId, endpointId);
     }

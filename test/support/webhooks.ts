@@ -29,6 +29,9 @@ export interface Delivery {
   answered: number | null;
   /** Epoch ms at which the answer was sent. */
   answeredAt: number | null;
+  /** The address the request was sent to (the receiver's end of its connection), and that connection's number. */
+  localAddress: string;
+  connection: number;
 }
 
 /**
@@ -51,6 +54,8 @@ export interface Receiver {
   port: number;
   secret: string;
   deliveries: Delivery[];
+  /** Connections the receiver accepted (with keep-alive, fewer than its deliveries). */
+  readonly connections: number;
   /** Deliveries by webhook-id, in arrival order. */
   byId(): Map<string, Delivery[]>;
   /** Sets what the receiver answers from now on. */
@@ -60,11 +65,19 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(options: { port?: number; secret?: string } = {}): Promise<Receiver> {
+export async function startReceiver(
+  options: {
+    port?: number;
+    secret?: string /** Listens on this address (127.0.0.1 by default). */;
+    host?: string;
+  } = {},
+): Promise<Receiver> {
   let secret = options.secret ?? `whsec_${randomBytes(32).toString('base64')}`;
   let hook = new Webhook(secret);
   const deliveries: Delivery[] = [];
   let choose: (delivery: Delivery, index: number) => Answer = () => ({ status: 204 });
+  let connections = 0;
+  const numbers = new WeakMap<object, number>();
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -84,6 +97,8 @@ export async function startReceiver(options: { port?: number; secret?: string } 
         verified,
         answered: null,
         answeredAt: null,
+        localAddress: String(request.socket.localAddress).replace(/^::ffff:/, ''),
+        connection: numbers.get(request.socket) ?? 0,
       };
       deliveries.push(delivery);
       const answer = choose(delivery, deliveries.length - 1);
@@ -107,7 +122,10 @@ export async function startReceiver(options: { port?: number; secret?: string } 
     if (answer.bodyBytes) response.write(Buffer.alloc(answer.bodyBytes, 'x'));
     response.end();
   };
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  server.on('connection', (socket) => numbers.set(socket, ++connections));
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve),
+  );
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/hook`,
@@ -116,6 +134,9 @@ export async function startReceiver(options: { port?: number; secret?: string } 
       return secret;
     },
     deliveries,
+    get connections() {
+      return connections;
+    },
     byId: () => {
       const map = new Map<string, Delivery[]>();
       for (const d of deliveries) map.set(d.webhookId, [...(map.get(d.webhookId) ?? []), d]);

@@ -162,10 +162,12 @@ describe.each(STAGES)('production settings for %s', (stage) => {
           expect(granted[name], `${name}: one statement on the table`).toBeUndefined();
           granted[name] = actions.sort().join(',');
         } else if (name === webhookDueWorker.name) {
-          // The due index, Query only.
+          // The due index (gsi2) and, until its old entries are gone, gsi1: Query only.
           expect(statement).toMatchObject({
             Action: 'dynamodb:Query',
-            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi1']] },
+            Resource: ['gsi2', 'gsi1'].map((index) => ({
+              'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${index}`]],
+            })),
           });
         } else if (name === webhookStreamWorker.name) {
           // The table's stream, read by the event source mapping.
@@ -363,6 +365,25 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
       FunctionName: `deskpipe-${stage}-${webhookStreamWorker.name}`,
       Timeout: webhookStreamWorker.timeoutSeconds,
     });
+  });
+
+  it("runs the due function as the stage's pool of runners: one rule a runner, each handed its own place, with room for two runs of each", () => {
+    const runners = stageConfigs[stage].webhookDueRunners;
+    const rules = resources.filter(
+      (r) =>
+        r.Type === 'AWS::Events::Rule' &&
+        JSON.stringify(r.Properties.Targets).includes(
+          JSON.stringify({ 'Fn::GetAtt': [dueFunction(), 'Arn'] }),
+        ),
+    );
+    expect(rules).toHaveLength(runners);
+    const places = rules.map((r) =>
+      JSON.parse(String((r.Properties.Targets as { Input: string }[])[0]?.Input)),
+    );
+    expect(places.sort((a, b) => a.runner - b.runner)).toEqual(
+      Array.from({ length: runners }, (_, runner) => ({ runner, runners })),
+    );
+    expect(stageConfigs[stage].workerConcurrency.webhooksDue).toBeGreaterThanOrEqual(2 * runners);
   });
 
   it('keeps the dispatcher functions out of the API', () => {

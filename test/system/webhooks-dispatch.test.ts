@@ -203,6 +203,7 @@ describe('webhook dispatcher', () => {
     const stored = await getItem(webhookKeys.endpoint(a.accountId, endpoint.id));
     expect(stored).toMatchObject({ enabled: true, failingSince: null });
     expect(stored?.lastSuccessAt).toBeGreaterThan(0);
+    expect(stored?.gsi2sk).toBeUndefined();
     expect(stored?.gsi1sk).toBeUndefined();
   });
 

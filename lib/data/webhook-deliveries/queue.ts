@@ -24,9 +24,11 @@ export async function addDeliveries(
   endpointId: string,
   events: EventToDeliver[],
   now = Date.now(),
+  /** Runs each write within a bound the caller shares with its other writes (the fan-out's for its batch). */
+  within: <T>(write: () => Promise<T>) => Promise<T> = (write) => write(),
 ): Promise<number> {
   const created = await inParallel(events, (event) =>
-    queueDelivery(accountId, endpointId, event, now, 'new'),
+    within(() => queueDelivery(accountId, endpointId, event, now, 'new')),
   );
   // Also when none was created: a fan-out repeated after a crash between its puts and this write finishes it.
   if (events.length > 0) await markDue(accountId, endpointId, now);
@@ -63,11 +65,13 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          UpdateExpression: `SET gsi1pk = :pk, gsi1sk = :sk ADD ${E.dueVersion} :one`,
+          // The entry (in the keys-only index, or in gsi1 from before it: moved) lowered when it is later or absent.
+          UpdateExpression: `SET gsi2pk = :pk, gsi2sk = :sk REMOVE gsi1pk, gsi1sk ADD ${E.dueVersion} :one`,
           ConditionExpression:
-            'attribute_exists(pk) AND (attribute_not_exists(gsi1sk) OR gsi1sk > :sk) AND ' +
+            'attribute_exists(pk) AND (attribute_not_exists(gsi2sk) OR gsi2sk > :sk) AND ' +
+            '(attribute_not_exists(gsi1sk) OR gsi1sk > :sk) AND ' +
             `(attribute_not_exists(${E.leaseUntil}) OR ${E.leaseUntil} < :now)`,
-          ExpressionAttributeValues: { ':pk': due.gsi1pk, ':sk': due.gsi1sk, ':one': 1, ':now': now },
+          ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk, ':one': 1, ':now': now },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       ),
