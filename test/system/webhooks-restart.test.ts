@@ -51,7 +51,8 @@ describe('npm start killed while delivering webhooks', () => {
     receiver = hook;
     // Each answer takes 150 ms (the dispatcher sends 4 at a time): the writes outpace the deliveries, and the kill
     // finds attempts in flight, deliveries pending and events perhaps not yet fanned out.
-    hook.answer(() => ({ status: 200, delayMs: 150 }));
+    // Slow enough that the kill finds deliveries still to make (one endpoint takes 4 attempts at once: ~10/s).
+    hook.answer(() => ({ status: 200, delayMs: 400 }));
     const first = await startService(env);
     services.push(first);
     const key = first.apiKey;
