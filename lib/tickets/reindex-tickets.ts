@@ -6,6 +6,12 @@ import { rebuildTicketIndex } from '#lib/data/tickets.ts';
  * drift. The account must take no ticket writes meanwhile (see docs/data-model.md, "Reindex").
  */
 export async function reindexTickets(accountId: string) {
-  const { tickets, written, removed } = await rebuildTicketIndex(accountId);
-  return { tickets, index_items_written: written, stale_items_removed: removed };
+  const { tickets, written, removed, folded, emptied } = await rebuildTicketIndex(accountId);
+  return {
+    tickets,
+    index_items_written: written,
+    stale_items_removed: removed,
+    count_shards_folded: folded,
+    empty_blocks_removed: emptied,
+  };
 }

@@ -5,8 +5,8 @@ import { ATTR, type ItemKey, keyString } from '../items.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
 /**
- * Rebuilds an account's index of an entity from its entities: every posting, term, counter, block and the
- * stats item become exactly what creating the entities as they are now would have written, and index items no
+ * Rebuilds an account's index of an entity from its entities: every posting, term, counter, block and stats
+ * cell become exactly what creating the entities as they are now would have written, and index items no
  * entity accounts for are deleted. For tables written before an index existed (the queues, the blocks) and for
  * repairing drift. It is a maintenance step, not a concurrent one: the account must take no writes of the
  * entity while it runs (docs/data-model.md, "Reindex").
@@ -15,7 +15,7 @@ export async function rebuildIndex<E>(
   index: Index<E>,
   accountId: string,
   entities: E[],
-): Promise<{ written: number; removed: number }> {
+): Promise<{ written: number; removed: number; folded: number; emptied: number }> {
   const totals = new IndexTotals(index, accountId);
   const desired = new Map<string, Record<string, unknown>>();
   for (const entity of entities) {
@@ -30,21 +30,29 @@ export async function rebuildIndex<E>(
     }
     totals.add(items);
   }
-  for (const item of [...totals.counterItems(), ...totals.blockItems()]) desired.set(keyString(item), item);
+  for (const item of [...totals.statsItems(), ...totals.counterItems(), ...totals.blockItems()])
+    desired.set(keyString(item), item);
 
   const stale = (await indexKeysOf(index, accountId)).filter((key) => !desired.has(keyString(key)));
-  await batchDeleteAll(stale);
-  await batchPutAll([totals.statsItem(), ...desired.values()]);
-  return { written: desired.size + 1, removed: stale.length };
+  await batchDeleteAll(stale.map(({ pk, sk }) => ({ pk, sk })));
+  await batchPutAll([...desired.values()]);
+  // Counter shards and stats cells folded into one item each (and the one stats item of earlier releases), and
+  // blocks their updates emptied, are counted apart from stale entries: entries no entity accounts for.
+  const isCount = (key: { pk: string; sk: string }) =>
+    index.keys.isCounterSort(key.sk) || key.pk.startsWith(index.keys.legacyStats(accountId).pk);
+  const folded = stale.filter(isCount).length;
+  const emptied = stale.filter((key) => key.empty).length;
+  return { written: desired.size, removed: stale.length - folded - emptied, folded, emptied };
 }
 
 /**
  * What the commits of many entities add up to in their shared index items: each counter's count, each block's
- * packed keys and the stats item's counts, as whole items to put. The reindex and the benchmark's bulk loader
+ * packed keys and each stats cell's counts and sums, as whole items to put (a sharded counter's total in one
+ * shard). The reindex and the benchmark's bulk loader
  * write an entity's own items as entityItems gives them, and these totals once.
  */
 export class IndexTotals<E> {
-  private readonly counters = new Map<string, { key: ItemKey; n: number }>();
+  private readonly counters = new Map<string, { dim: string; n: number }>();
   private readonly blocks = new Map<string, { key: ItemKey; packed: Set<string> }>();
   private readonly stats = new Map<string, string>();
 
@@ -54,9 +62,8 @@ export class IndexTotals<E> {
   ) {}
 
   add(items: EntityItems): void {
-    for (const { counterKey: key } of items.unbounded) {
-      const entry = this.counters.get(keyString(key)) ?? { key, n: 0 };
-      this.counters.set(keyString(key), { key, n: entry.n + 1 });
+    for (const { dim } of items.unbounded) {
+      this.counters.set(dim, { dim, n: (this.counters.get(dim)?.n ?? 0) + 1 });
     }
     for (const { key, packed } of items.blocks) {
       const entry = this.blocks.get(keyString(key)) ?? { key, packed: new Set<string>() };
@@ -67,13 +74,33 @@ export class IndexTotals<E> {
     }
   }
 
-  statsItem(): Record<string, unknown> {
-    const sums = [...this.stats].map(([attribute, sum]) => [attribute, NumberValue.from(sum)]);
-    return { ...this.index.keys.stats(this.accountId), ...Object.fromEntries(sums) };
+  /**
+   * The stats cells: each cell's totals in one item (a sharded cell's in its shard 0, the other shards left
+   * to be deleted: a total is the sum of whatever shards exist).
+   */
+  statsItems(): Record<string, unknown>[] {
+    const cells = new Map<string, Record<string, unknown>>();
+    for (const [attribute, sum] of this.stats) {
+      const { family, value } = this.index.statsCellOf(attribute);
+      const key = this.index.keys.statsCell(
+        this.accountId,
+        family.family,
+        value,
+        family.sharded ? 0 : undefined,
+      );
+      const item = cells.get(keyString(key)) ?? { ...key };
+      item[attribute] = NumberValue.from(sum);
+      cells.set(keyString(key), item);
+    }
+    return [...cells.values()];
   }
 
+  /** Each unbounded dimension's counter, its total in shard 0. */
   counterItems(): Record<string, unknown>[] {
-    return [...this.counters.values()].map(({ key, n }) => ({ ...key, [ATTR.count]: n }));
+    return [...this.counters.values()].map(({ dim, n }) => ({
+      ...this.index.keys.counter(this.accountId, dim, 0),
+      [ATTR.count]: n,
+    }));
   }
 
   /** Every block, or those of these keys (keyString of a block's key). */
@@ -85,19 +112,32 @@ export class IndexTotals<E> {
 }
 
 /**
- * The keys of every index item of the account: its terms partition (one Query), and its postings, counters
- * and blocks, which live in a partition per dimension and so are found by one Scan of the table.
+ * The keys of every index item of the account: its terms partition and its stats cells' partitions (with the
+ * one stats item of earlier releases: a Query each), and its postings, counters and blocks, which live in a
+ * partition per dimension and so are found by one Scan of the table.
  */
-async function indexKeysOf<E>(index: Index<E>, accountId: string): Promise<{ pk: string; sk: string }[]> {
+async function indexKeysOf<E>(
+  index: Index<E>,
+  accountId: string,
+): Promise<{ pk: string; sk: string; empty: boolean }[]> {
   const { keys } = index;
-  const [terms, dimensions] = await Promise.all([
-    queryAll({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.termsPartition(accountId) },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-    }),
+  const partitions = [
+    keys.termsPartition(accountId),
+    keys.legacyStats(accountId).pk,
+    ...index.statsFamilies.map((f) => keys.statsPartition(accountId, f.family)),
+  ];
+  const [queried, dimensions] = await Promise.all([
+    Promise.all(
+      partitions.map((pk) =>
+        queryAll({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ProjectionExpression: 'pk, sk',
+          ConsistentRead: true,
+        }),
+      ),
+    ),
     scanAll({
       TableName: tableName(),
       FilterExpression: 'begins_with(pk, :postings) OR begins_with(pk, :blocks)',
@@ -105,9 +145,16 @@ async function indexKeysOf<E>(index: Index<E>, accountId: string): Promise<{ pk:
         ':postings': keys.postingPartition(accountId, ''),
         ':blocks': keys.blockPartition(accountId, ''),
       },
-      ProjectionExpression: 'pk, sk',
+      ProjectionExpression: 'pk, sk, #k, #u',
+      ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed },
       ConsistentRead: true,
     }),
   ]);
-  return [...terms, ...dimensions].map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+  const blocks = keys.blockPartition(accountId, '');
+  return [...queried.flat(), ...dimensions].map((item) => ({
+    pk: item.pk as string,
+    sk: item.sk as string,
+    // A block every key of which its updates took out.
+    empty: (item.pk as string).startsWith(blocks) && !(ATTR.blockKeys in item) && !(ATTR.unconfirmed in item),
+  }));
 }
