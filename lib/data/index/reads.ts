@@ -18,7 +18,7 @@ export interface Stats {
 /**
  * Every stats cell of the account (or of these families), summed over their shards: one Query per family, all
  * in parallel (one round trip). The `counts` family is at most COUNTER_SHARDS items of a few attributes; an
- * agent family an item per agent (about 60 bytes: 1,000 agents, 15 read units).
+ * agent family an item per agent (about 85 bytes: 1,000 agents, ~21 read units).
  */
 export async function getStats<E>(index: Index<E>, accountId: string, families?: string[]): Promise<Stats> {
   const wanted = index.statsFamilies.filter((f) => families === undefined || families.includes(f.family));
