@@ -1,9 +1,9 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
-import { orderKeyOfUuid, packOrderKey } from '#lib/data/index/order-key.ts';
+import { batchDeleteAll, batchPutAll, dynamo, getItem, scanAll, tableName } from '#lib/data/client.ts';
+import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { ATTR } from '#lib/data/items.ts';
-import { ticketKeys } from '#lib/data/keys.ts';
+import { orderKeys, padId, ticketKeys } from '#lib/data/keys.ts';
 import { dimension } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
@@ -161,6 +161,107 @@ describe('tickets reindex', () => {
     expect(printed.count_shards_folded).toBeGreaterThan(0);
     expect(printed.index_items_written).toBeGreaterThan(8);
 
+    expect(await indexOf(id)).toEqual(expectedIndex);
+    expect(await answers()).toEqual(expectedAnswers);
+  });
+
+  it('turns an index of the layout before the sharded counters into the sharded one', async () => {
+    const account = await createTestAccount({
+      agents: [1, 2].map((i) => ({ email: `agent${i}@reindex-layout.test`, name: `Agent ${i}` })),
+      auto_assignment: { enabled: true, method: 'least_busy' },
+    });
+    const key = account.apiKey;
+    const uuids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const response = await gateway.call('POST', '/api/tickets', {
+        key,
+        body: {
+          subject: `Router ${i} down`,
+          description: 'd',
+          requester_email: `user${i % 2}@reindex-layout.test`,
+          priority: (['low', 'high', 'urgent'] as const)[i % 3],
+          custom_fields: { plan: i % 2 === 0 ? 'gold' : 'silver' },
+        },
+      });
+      expect(response.status, response.text).toBe(201);
+      uuids.push(response.body.ticket.uuid);
+    }
+    for (const [i, change] of [
+      [1, { status: 'resolved' }],
+      [4, { priority: 'low', custom_fields: { plan: 'silver' } }],
+      [7, { assignee_id: null }],
+    ] as const) {
+      const response = await gateway.call('PATCH', `/api/tickets/${uuids[i]}`, { key, body: change });
+      expect(response.status, response.text).toBe(200);
+    }
+    const queries = [
+      'status=open&priority=high',
+      'custom_fields[plan]=gold&status=open',
+      `assignee_id=${account.agents[0]?.id}&status=open`,
+      'requester_email=user1@reindex-layout.test',
+    ];
+    const answers = async () =>
+      Promise.all(
+        queries.map(async (q) => {
+          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
+          return {
+            q,
+            total: response.body.meta.total,
+            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
+          };
+        }),
+      );
+    const id = account.accountId;
+    const expectedIndex = await indexOf(id);
+    const expectedAnswers = await answers();
+
+    // The layout written before the sharded counters: every stats cell summed into the one STATS item, every
+    // counter's shards into one `#COUNT` item, the block keys into one block per 50 numbers.
+    const stored = await indexItemsOf(id);
+    const legacyStats: Record<string, unknown> = { ...ticketKeys.legacyStats(id) };
+    const counters = new Map<string, number>();
+    const oldBlocks = new Map<string, Set<string>>();
+    const replaced: { pk: string; sk: string }[] = [];
+    for (const item of stored) {
+      const pk = item.pk as string;
+      const sk = item.sk as string;
+      if (pk.startsWith(ticketKeys.statsPartition(id, ''))) {
+        for (const [k, v] of Object.entries(item))
+          if (k !== 'pk' && k !== 'sk')
+            legacyStats[k] = ((legacyStats[k] as number | undefined) ?? 0) + Number(v);
+      } else if (ticketKeys.isCounterSort(sk)) {
+        counters.set(pk, (counters.get(pk) ?? 0) + Number(item[ATTR.count] ?? 0));
+      } else if (pk.startsWith(ticketKeys.blockPartition(id, ''))) {
+        for (const packed of (item[ATTR.blockKeys] as Set<string> | undefined) ?? []) {
+          const old = `${pk} ${padId(Math.floor(orderKeys.parts(unpackOrderKey(packed)).number / 50))}`;
+          oldBlocks.set(old, (oldBlocks.get(old) ?? new Set()).add(packed));
+        }
+      } else continue;
+      replaced.push({ pk, sk });
+    }
+    expect(counters.size).toBeGreaterThan(0);
+    expect(oldBlocks.size).toBeGreaterThan(0);
+    await batchDeleteAll(replaced);
+    await batchPutAll([
+      legacyStats,
+      ...[...counters].map(([pk, n]) => ({ pk, sk: '#COUNT', [ATTR.count]: n })),
+      ...[...oldBlocks].map(([pkSk, packed]) => {
+        const [pk, sk] = pkSk.split(' ');
+        return { pk, sk, [ATTR.blockKeys]: packed };
+      }),
+    ]);
+
+    const { stdout } = await admin('tickets', 'reindex', account.slug);
+    const printed = JSON.parse(stdout);
+    // The old blocks hold no key that belongs there: stale. The old STATS and `#COUNT` items are folded.
+    expect(printed).toMatchObject({
+      tickets: 12,
+      stale_items_removed: oldBlocks.size,
+      empty_blocks_removed: 0,
+    });
+    expect(printed.count_shards_folded).toBe(1 + counters.size);
+
+    expect(await getItem(ticketKeys.legacyStats(id))).toBeUndefined();
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);
   });
