@@ -127,7 +127,7 @@ export class DealSeeder {
       }
       await writer.drain();
       await writer.putAll([
-        contactTotals.statsItem(),
+        ...contactTotals.statsItems(),
         ...contactTotals.counterItems(),
         ...contactTotals.blockItems(),
       ]);
@@ -143,7 +143,7 @@ export class DealSeeder {
     }
     await writer.drain();
     await writer.putAll([
-      this.totals.statsItem(),
+      ...this.totals.statsItems(),
       ...this.totals.counterItems(),
       ...this.totals.blockItems(this.touchedBlocks),
     ]);

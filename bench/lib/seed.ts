@@ -133,7 +133,7 @@ export class TicketSeeder {
 
   private async writeCounters(): Promise<void> {
     const items: Record<string, unknown>[] = [
-      this.totals.statsItem(),
+      ...this.totals.statsItems(),
       ...this.totals.counterItems(),
       ...this.totals.blockItems(this.touchedBlocks),
     ];

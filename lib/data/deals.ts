@@ -3,7 +3,7 @@ import type { Deal, DealFilter } from '#lib/deals/types.ts';
 import { batchGetAll } from './client.ts';
 import { contactItemKey } from './contact-index.ts';
 import { getStoredContacts, planNewContact } from './contacts.ts';
-import { deals } from './deal-index.ts';
+import { BOARD_FAMILIES, deals } from './deal-index.ts';
 import type { EventDraft, ReservedPlaces } from './events.ts';
 import { combinePlans } from './index/additions.ts';
 import type { EntityChange } from './index/commit.ts';
@@ -95,9 +95,9 @@ export async function findDealPage(accountId: string, query: PageQuery<DealFilte
   return { total, deals: entities, contacts: new Map(stored.map((c) => [c.entity.id, c.entity])) };
 }
 
-/** The deals' stats item: the board's counters (lib/data/deal-index.ts, BOARD). */
+/** The board's counters (lib/data/deal-index.ts, BOARD), summed over their cells' shards (one round trip). */
 export async function getDealStats(accountId: string): Promise<Stats> {
-  return deals.stats(accountId);
+  return deals.stats(accountId, BOARD_FAMILIES);
 }
 
 /** Open deals per contact (each contact's open queue counter, one BatchGet). */

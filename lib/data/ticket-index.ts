@@ -12,6 +12,12 @@ import { ALL, filterDimensions, keyValue, type SearchTerms } from './index/decla
 import { indexedEntity } from './index/engine.ts';
 
 /**
+ * An agent's cell: its ticket count and open work in one small item per agent (unsharded: least-busy's condition
+ * names it), so no item grows with the agents and the least-busy pick reads one partition.
+ */
+const AGENT = { family: 'agent', sharded: false };
+
+/**
  * How tickets are indexed, declared as data: the dimensions a ticket is listed under (each with a posting list,
  * newest first, an exact counter and packed blocks), the queues, the open work per agent (least-busy) and the
  * search terms. The engine (lib/data/index/) does the rest. See docs/data-model.md, "Tickets".
@@ -29,6 +35,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
       name: 'assignee',
       values: (t) => (t.assignee ? [String(t.assignee.id)] : []),
       bounded: true,
+      countedIn: AGENT,
       queueTag: 'a',
     },
     { queue: ['status', 'assignee'] },
@@ -42,8 +49,11 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
       bounded: false,
     },
   ],
-  // Open, pending and in-progress tickets per agent: what least-busy assignment compares.
-  statsCounters: { busy: (t) => (t.assignee && isOpenWork(t) ? { [t.assignee.id]: 1 } : {}) },
+  // Open, pending and in-progress tickets per agent: what least-busy assignment compares, kept beside the
+  // agent's ticket count in the agent's own item.
+  statsCounters: {
+    busy: { adds: (t) => (t.assignee && isOpenWork(t) ? { [t.assignee.id]: 1 } : {}), in: AGENT },
+  },
   search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.email),
   filter: (q) => ({
     status: q.status ? [q.status] : [],

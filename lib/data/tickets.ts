@@ -66,16 +66,16 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
 }
 
 /**
- * The chosen agent's count is still the one seen (a missing counter is zero): one clause whatever the number of
+ * The chosen agent's count is still the one seen (a missing counter is zero), checked on the agent's own stats
+ * item (the `agent` family is unsharded for this): one clause on one small item whatever the number of
  * candidates, where a clause per candidate passed DynamoDB's 4 KB expression limit near 200 agents. Counts only
  * grow between a pick and its commit when creates race, so the chosen agent is then still among the least busy;
  * one that fell meanwhile (a ticket resolved) may leave the pick one ticket off for that moment
  * (docs/decisions.md, "Automatic assignment").
  */
 function busyCondition({ chosen, seen }: BusyCondition): StatsCondition {
-  const names = { '#busy': statsAttribute.counter(BUSY, String(chosen)) };
-  const expression = seen === 0 ? '(attribute_not_exists(#busy) OR #busy = :seen)' : '#busy = :seen';
-  return { expression, names, values: { ':seen': seen } };
+  const expression = seen === 0 ? '(attribute_not_exists(#a) OR #a = :seen)' : '#a = :seen';
+  return { attribute: statsAttribute.counter(BUSY, String(chosen)), expression, values: { ':seen': seen } };
 }
 
 /** The ticket a uuid names (its order key is inside it: one GetItem), or undefined. */
@@ -131,6 +131,6 @@ export async function findTicketPage(
 
 /** `tickets reindex`: the account's ticket index rebuilt from its tickets (docs/data-model.md, "Reindex"). */
 export async function rebuildTicketIndex(accountId: string, options?: { pageSize?: number }) {
-  const { entities, written, removed, resumed } = await tickets.rebuild(accountId, options);
-  return { tickets: entities, written, removed, resumed };
+  const { entities, written, removed, folded, emptied, resumed } = await tickets.rebuild(accountId, options);
+  return { tickets: entities, written, removed, folded, emptied, resumed };
 }

@@ -7,6 +7,13 @@ import { rebuildTicketIndex } from '#lib/data/tickets.ts';
  * stopped is continued by running it again (`resumed`: true); the figures count the whole reindex.
  */
 export async function reindexTickets(accountId: string) {
-  const { tickets, written, removed, resumed } = await rebuildTicketIndex(accountId);
-  return { tickets, index_items_written: written, stale_items_removed: removed, resumed };
+  const { tickets, written, removed, folded, emptied, resumed } = await rebuildTicketIndex(accountId);
+  return {
+    tickets,
+    index_items_written: written,
+    stale_items_removed: removed,
+    count_shards_folded: folded,
+    empty_blocks_removed: emptied,
+    resumed,
+  };
 }

@@ -28,6 +28,8 @@ interface TaskFilter {
   owner?: string;
 }
 
+const OWNER_CELLS = { family: 'owner', sharded: true };
+
 const tasks = indexedEntity<Task, TaskFilter>({
   entity: 'TOYTASK',
   order: (t) => ({ createdMicros: t.createdMicros, number: t.number }),
@@ -37,8 +39,8 @@ const tasks = indexedEntity<Task, TaskFilter>({
   ],
   // Unfinished tasks per owner, as tickets count an agent's open work.
   statsCounters: {
-    unfinished: (t) => (t.state === 'done' ? {} : { [t.owner]: 1 }),
-    hours: (t) => ({ [t.owner]: t.hours }),
+    unfinished: { adds: (t) => (t.state === 'done' ? {} : { [t.owner]: 1 }), in: OWNER_CELLS },
+    hours: { adds: (t) => ({ [t.owner]: t.hours }), in: OWNER_CELLS },
   },
   search: (t) => ({ prefixes: [...new Set(t.title.toLowerCase().split(/\s+/).filter(Boolean))] }),
   filter: (f) => ({ state: f.state ? [f.state] : [], owner: f.owner ? [f.owner] : [] }),

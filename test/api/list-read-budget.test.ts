@@ -4,6 +4,7 @@ import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as listDeals } from '#functions/deals-list.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
+import { COUNTER_SHARDS } from '#lib/data/keys.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { countRoundTrips } from '#test/support/round-trips.ts';
@@ -24,14 +25,20 @@ type Handler = (event: ReturnType<typeof proxyEvent>, context: typeof lambdaCont
 
 function lister(handler: Handler, path: string, caller: Caller) {
   return async (query: Record<string, string>) => {
-    const { result, roundTrips, itemsRead } = await countRoundTrips(
+    const { result, roundTrips, itemsRead, countItemsRead } = await countRoundTrips(
       () =>
         handler(proxyEvent({ path, caller, query }), lambdaContext) as Promise<{
           statusCode: number;
           body: string;
         }>,
     );
-    return { status: result.statusCode, body: JSON.parse(result.body), roundTrips, itemsRead };
+    return {
+      status: result.statusCode,
+      body: JSON.parse(result.body),
+      roundTrips,
+      itemsRead,
+      countItemsRead,
+    };
   };
 }
 
@@ -85,7 +92,10 @@ describe('ticket lists within a read budget of 10 keys', () => {
     const { lowered, usual } = await underBudget(BUDGET, () => list({ page: '3', per_page: '5' }));
     expect(lowered.status).toBe(422);
     expect(lowered.body).toEqual({ message: PAGE_MESSAGE, errors: { page: [PAGE_MESSAGE] } });
-    expect(lowered.itemsRead).toBe(1);
+    // The counter alone: its shards (one Query of at most COUNTER_SHARDS small items), nothing else.
+    expect(lowered.itemsRead).toBe(lowered.countItemsRead);
+    expect(lowered.countItemsRead).toBeGreaterThan(0);
+    expect(lowered.countItemsRead).toBeLessThanOrEqual(COUNTER_SHARDS);
     expect(usual.status).toBe(200);
     expect(usual.body.data).toHaveLength(2);
   });
@@ -210,9 +220,12 @@ describe('several filters together within a read budget of 10 keys', () => {
     );
     expect(lowered.status).toBe(422);
     expect(lowered.body).toEqual({ message: FILTERS_MESSAGE, errors: { filters: [FILTERS_MESSAGE] } });
-    // One round trip: the stats item and the custom field's counter, no block and no posting.
+    // One round trip: the counts cell (the priority's count) and the custom field's counter, no block and no
+    // posting. Each is sharded: the shards of the two (one Query each, at most COUNTER_SHARDS small items).
     expect(lowered.roundTrips).toBe(1);
-    expect(lowered.itemsRead).toBe(2);
+    expect(lowered.itemsRead).toBe(lowered.countItemsRead);
+    expect(lowered.countItemsRead).toBeGreaterThanOrEqual(2);
+    expect(lowered.countItemsRead).toBeLessThanOrEqual(2 * COUNTER_SHARDS);
     expect(usual.status).toBe(200);
     expect(usual.body.meta.total).toBe(8);
   });

@@ -1,9 +1,9 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, scanAll, tableName } from '#lib/data/client.ts';
-import { orderKeyOfUuid, packOrderKey } from '#lib/data/index/order-key.ts';
+import { batchDeleteAll, batchPutAll, dynamo, getItem, scanAll, tableName } from '#lib/data/client.ts';
+import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { ATTR } from '#lib/data/items.ts';
-import { ticketKeys } from '#lib/data/keys.ts';
+import { orderKeys, padId, ticketKeys } from '#lib/data/keys.ts';
 import { dimension } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
@@ -15,21 +15,45 @@ import { useGateway } from '#test/support/http.ts';
  */
 const gateway = useGateway();
 
-/** Every index item of the account, normalised: what a reader can observe of it. */
-async function indexOf(accountId: string): Promise<Record<string, unknown>> {
-  const items = await scanAll({
+/** Every index item of the account as stored. */
+async function indexItemsOf(accountId: string) {
+  return scanAll({
     TableName: tableName(),
-    FilterExpression: 'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR pk = :d',
+    FilterExpression: 'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR begins_with(pk, :d)',
     ExpressionAttributeValues: {
       ':a': ticketKeys.postingPartition(accountId, ''),
       ':b': ticketKeys.blockPartition(accountId, ''),
       ':c': ticketKeys.termsPartition(accountId),
-      ':d': ticketKeys.stats(accountId).pk,
+      ':d': ticketKeys.statsPartition(accountId, ''),
     },
     ConsistentRead: true,
   });
+}
+
+/**
+ * Every index item of the account, normalised: what a reader can observe of it. A sharded counter or stats cell
+ * is read as the sum of its shards (writes spread over shards, the reindex puts the total in one).
+ */
+async function indexOf(accountId: string): Promise<Record<string, unknown>> {
+  const scanned = await indexItemsOf(accountId);
+  const summed = new Map<string, Record<string, unknown>>();
+  for (const item of scanned) {
+    const pk = item.pk as string;
+    const sk = item.sk as string;
+    const sharded = ticketKeys.isCounterSort(sk) || (pk.startsWith('TICKET_STATS') && /#\d\d$/.test(sk));
+    if (!sharded) {
+      summed.set(`${pk} ${sk}`, item);
+      continue;
+    }
+    const cell = ticketKeys.isCounterSort(sk) ? '#COUNT' : sk.slice(0, -3);
+    const sum = summed.get(`${pk} ${cell}`) ?? { pk, sk: cell };
+    for (const [k, v] of Object.entries(item)) {
+      if (k !== 'pk' && k !== 'sk') sum[k] = ((sum[k] as number | undefined) ?? 0) + (v as number);
+    }
+    summed.set(`${pk} ${cell}`, sum);
+  }
   const index: Record<string, unknown> = {};
-  for (const { pk, sk, ...rest } of items) {
+  for (const { pk, sk, ...rest } of summed.values()) {
     const values = Object.fromEntries(
       Object.entries(rest)
         // A counter, count or open work moved back to 0, a block emptied: as good as absent.
@@ -100,9 +124,8 @@ describe('tickets reindex', () => {
     // posting of a ticket in a dimension it is not in, a block key of a ticket in a block of a dimension it is not
     // in. (Both in dimensions the index wrote, so listed in the account's directory: the reindex reads only the
     // partitions the directory names, docs/data-model.md "Reindex".)
-    for (const entry of Object.keys(expectedIndex)) {
-      const [pk, sk] = entry.split(' ');
-      if (pk?.includes('#queue#') || pk?.startsWith('TICKET_BLOCKS'))
+    for (const { pk, sk } of await indexItemsOf(id)) {
+      if (String(pk).includes('#queue#') || String(pk).startsWith('TICKET_BLOCKS'))
         await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk, sk } }));
     }
     await dynamo.send(
@@ -134,8 +157,111 @@ describe('tickets reindex', () => {
     const { stdout } = await admin('tickets', 'reindex', account.slug);
     const printed = JSON.parse(stdout);
     expect(printed).toMatchObject({ tickets: 8, stale_items_removed: 2 });
+    // The counter shards the writes spread over are folded into one each.
+    expect(printed.count_shards_folded).toBeGreaterThan(0);
     expect(printed.index_items_written).toBeGreaterThan(8);
 
+    expect(await indexOf(id)).toEqual(expectedIndex);
+    expect(await answers()).toEqual(expectedAnswers);
+  });
+
+  it('turns an index of the layout before the sharded counters into the sharded one', async () => {
+    const account = await createTestAccount({
+      agents: [1, 2].map((i) => ({ email: `agent${i}@reindex-layout.test`, name: `Agent ${i}` })),
+      auto_assignment: { enabled: true, method: 'least_busy' },
+    });
+    const key = account.apiKey;
+    const uuids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const response = await gateway.call('POST', '/api/tickets', {
+        key,
+        body: {
+          subject: `Router ${i} down`,
+          description: 'd',
+          requester_email: `user${i % 2}@reindex-layout.test`,
+          priority: (['low', 'high', 'urgent'] as const)[i % 3],
+          custom_fields: { plan: i % 2 === 0 ? 'gold' : 'silver' },
+        },
+      });
+      expect(response.status, response.text).toBe(201);
+      uuids.push(response.body.ticket.uuid);
+    }
+    for (const [i, change] of [
+      [1, { status: 'resolved' }],
+      [4, { priority: 'low', custom_fields: { plan: 'silver' } }],
+      [7, { assignee_id: null }],
+    ] as const) {
+      const response = await gateway.call('PATCH', `/api/tickets/${uuids[i]}`, { key, body: change });
+      expect(response.status, response.text).toBe(200);
+    }
+    const queries = [
+      'status=open&priority=high',
+      'custom_fields[plan]=gold&status=open',
+      `assignee_id=${account.agents[0]?.id}&status=open`,
+      'requester_email=user1@reindex-layout.test',
+    ];
+    const answers = async () =>
+      Promise.all(
+        queries.map(async (q) => {
+          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
+          return {
+            q,
+            total: response.body.meta.total,
+            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
+          };
+        }),
+      );
+    const id = account.accountId;
+    const expectedIndex = await indexOf(id);
+    const expectedAnswers = await answers();
+
+    // The layout written before the sharded counters: every stats cell summed into the one STATS item, every
+    // counter's shards into one `#COUNT` item, the block keys into one block per 50 numbers.
+    const stored = await indexItemsOf(id);
+    const legacyStats: Record<string, unknown> = { ...ticketKeys.legacyStats(id) };
+    const counters = new Map<string, number>();
+    const oldBlocks = new Map<string, Set<string>>();
+    const replaced: { pk: string; sk: string }[] = [];
+    for (const item of stored) {
+      const pk = item.pk as string;
+      const sk = item.sk as string;
+      if (pk.startsWith(ticketKeys.statsPartition(id, ''))) {
+        for (const [k, v] of Object.entries(item))
+          if (k !== 'pk' && k !== 'sk')
+            legacyStats[k] = ((legacyStats[k] as number | undefined) ?? 0) + Number(v);
+      } else if (ticketKeys.isCounterSort(sk)) {
+        counters.set(pk, (counters.get(pk) ?? 0) + Number(item[ATTR.count] ?? 0));
+      } else if (pk.startsWith(ticketKeys.blockPartition(id, ''))) {
+        for (const packed of (item[ATTR.blockKeys] as Set<string> | undefined) ?? []) {
+          const old = `${pk} ${padId(Math.floor(orderKeys.parts(unpackOrderKey(packed)).number / 50))}`;
+          oldBlocks.set(old, (oldBlocks.get(old) ?? new Set()).add(packed));
+        }
+      } else continue;
+      replaced.push({ pk, sk });
+    }
+    expect(counters.size).toBeGreaterThan(0);
+    expect(oldBlocks.size).toBeGreaterThan(0);
+    await batchDeleteAll(replaced);
+    await batchPutAll([
+      legacyStats,
+      ...[...counters].map(([pk, n]) => ({ pk, sk: '#COUNT', [ATTR.count]: n })),
+      ...[...oldBlocks].map(([pkSk, packed]) => {
+        const [pk, sk] = pkSk.split(' ');
+        return { pk, sk, [ATTR.blockKeys]: packed };
+      }),
+    ]);
+
+    const { stdout } = await admin('tickets', 'reindex', account.slug);
+    const printed = JSON.parse(stdout);
+    // The old blocks hold no key that belongs there: stale. The old STATS and `#COUNT` items are folded.
+    expect(printed).toMatchObject({
+      tickets: 12,
+      stale_items_removed: oldBlocks.size,
+      empty_blocks_removed: 0,
+    });
+    expect(printed.count_shards_folded).toBe(1 + counters.size);
+
+    expect(await getItem(ticketKeys.legacyStats(id))).toBeUndefined();
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);
   });

@@ -14,6 +14,11 @@ export interface RequestFigures {
   itemsRead: number;
   /** Of the items read, whole tickets (their own partition): a list reads no more than its page. */
   ticketsRead: number;
+  /**
+   * Of the items read, shards of counters and stats cells (`…_STATS#…`, `#COUNT…`): a total sums up to
+   * COUNTER_SHARDS small items of one partition, one Query (about 1 read unit), whatever the account's size.
+   */
+  countItemsRead: number;
   itemsWritten: number;
   capacity: number;
   /**
@@ -50,6 +55,20 @@ function itemsReadOf(command: string, output: Output): number {
     );
   }
   return 0;
+}
+
+/** Items read that are counter shards or stats cells (lib/data/keys.ts, indexKeys). */
+function countItemsReadOf(output: Output): number {
+  const items = [
+    ...(output.Item ? [output.Item] : []),
+    ...((output.Items as unknown[] | undefined) ?? []),
+    ...Object.values((output.Responses as Record<string, unknown[]> | undefined) ?? {}).flat(),
+  ] as { pk?: unknown; sk?: unknown }[];
+  return items.filter(
+    (i) =>
+      (typeof i.pk === 'string' && /^[A-Z_]+_STATS#/.test(i.pk)) ||
+      (typeof i.sk === 'string' && i.sk.startsWith('#COUNT')),
+  ).length;
 }
 
 /** Items read that are whole tickets: the ticket partition is `TICKETS#<account>` (lib/data/keys.ts). */
@@ -139,6 +158,7 @@ export function instrument(client: DynamoDBDocumentClient): void {
           const output = result.output as Output;
           figures.itemsRead += itemsReadOf(command, output);
           figures.ticketsRead += ticketsReadOf(output);
+          figures.countItemsRead += countItemsReadOf(output);
           figures.capacity += capacityOf(output);
         }
         return result;
@@ -157,6 +177,7 @@ export async function figuresOf(fn: () => Promise<unknown>): Promise<RequestFigu
     operations: [],
     itemsRead: 0,
     ticketsRead: 0,
+    countItemsRead: 0,
     itemsWritten: 0,
     capacity: 0,
     writeUnits: 0,

@@ -19,5 +19,6 @@ export async function countRoundTrips<T>(work: () => Promise<T>) {
     calls: figures.operations.flat(),
     itemsRead: figures.itemsRead,
     ticketsRead: figures.ticketsRead,
+    countItemsRead: figures.countItemsRead,
   };
 }

@@ -1,9 +1,11 @@
+import { randomInt } from 'node:crypto';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { addDecimal, isZeroDecimal, negateDecimal } from '#lib/decimal.ts';
 import { tableName } from '../client.ts';
 import { ConcurrentWrite, StaleVersion } from '../errors.ts';
 import type { EventDraft, ReservedPlaces } from '../events.ts';
 import { ATTR, type ItemKey, keyString } from '../items.ts';
+import { COUNTER_SHARDS } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
 import { directoryPlan } from './directory.ts';
@@ -16,10 +18,15 @@ import { type EntityItems, entityItems, type Index } from './items.ts';
  * and list a marked item or block key only once they have read its entity and found it holds it.
  */
 
-/** A condition on the stats item at commit time (least-busy: the chosen agent is still the least busy). */
+/**
+ * A condition on one stats attribute at commit time (least-busy: the chosen agent's open work is still what
+ * the pick saw), put on the one item of that attribute's cell, which must be in an unsharded family: one clause,
+ * whatever the account's size.
+ */
 export interface StatsCondition {
+  /** The attribute the condition reads (`busy:3`), named `#a` in the expression. */
+  attribute: string;
   expression: string;
-  names: Record<string, string>;
   values: Record<string, unknown>;
 }
 
@@ -59,38 +66,76 @@ const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
 });
 
 /**
- * The stats item's part of a commit: ADD each delta (+1 entering a count, −1 leaving it; an amount entering or
- * leaving a sum), sent as exact decimals, with an optional condition. Undefined when nothing moves.
+ * The stats cells' part of a commit: each cell a change moves gets one UpdateItem that ADDs its deltas (+1
+ * entering a count, −1 leaving it; an amount entering or leaving a sum), sent as exact decimals; a sharded
+ * cell on the change's shard, an unsharded one on its item. The condition goes on its attribute's cell (a
+ * ConditionCheck when the change does not move that cell).
  */
-function statsAction(
-  statsKey: ItemKey,
+function statsActions<E>(
+  index: Index<E>,
+  accountId: string,
   deltas: [attribute: string, delta: string][],
+  shard: number,
   condition?: StatsCondition,
-): CommitAction | undefined {
-  const moves = deltas.filter(([, delta]) => !isZeroDecimal(delta));
-  if (moves.length === 0) return undefined;
-  const names: Record<string, string> = { ...condition?.names };
-  const values: Record<string, unknown> = { ...condition?.values };
-  const adds = moves.map(([attribute, delta], i) => {
-    names[`#c${i}`] = attribute;
-    values[`:d${i}`] = NumberValue.from(delta);
-    return `#c${i} :d${i}`;
-  });
-  return {
-    what: 'stats',
-    action: {
-      Update: {
-        TableName: tableName(),
-        Key: statsKey,
-        UpdateExpression: `ADD ${adds.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ...(condition ? { ConditionExpression: condition.expression } : {}),
-      },
-    },
-    // The stats condition (least-busy) no longer holds: decide again.
-    ...(condition ? { refused: () => new ConcurrentWrite() } : {}),
+): CommitAction[] {
+  const cells = new Map<string, { key: ItemKey; moves: [string, string][] }>();
+  const keyOf = (attribute: string) => {
+    const { family, value } = index.statsCellOf(attribute);
+    return index.keys.statsCell(accountId, family.family, value, family.sharded ? shard : undefined);
   };
+  for (const [attribute, delta] of deltas) {
+    if (isZeroDecimal(delta)) continue;
+    const key = keyOf(attribute);
+    const cell = cells.get(keyString(key)) ?? { key, moves: [] };
+    cell.moves.push([attribute, delta]);
+    cells.set(keyString(key), cell);
+  }
+  const conditionKey = condition && keyOf(condition.attribute);
+  if (condition && index.statsCellOf(condition.attribute).family.sharded) {
+    throw new Error(`a condition needs an unsharded cell: ${condition.attribute}`);
+  }
+  // The stats condition (least-busy) no longer holds: decide again.
+  const refused = () => new ConcurrentWrite();
+  const actions: CommitAction[] = [...cells.values()].map(({ key, moves }) => {
+    const conditioned = condition && conditionKey && keyString(conditionKey) === keyString(key);
+    const names: Record<string, string> = conditioned ? { '#a': condition.attribute } : {};
+    const values: Record<string, unknown> = conditioned ? { ...condition.values } : {};
+    const adds = moves.map(([attribute, delta], i) => {
+      names[`#c${i}`] = attribute;
+      values[`:d${i}`] = NumberValue.from(delta);
+      return `#c${i} :d${i}`;
+    });
+    return {
+      what: 'stats',
+      action: {
+        Update: {
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: `ADD ${adds.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ...(conditioned ? { ConditionExpression: condition.expression } : {}),
+        },
+      },
+      ...(conditioned ? { refused } : {}),
+    };
+  });
+  if (condition && conditionKey && !cells.has(keyString(conditionKey))) {
+    actions.push({
+      what: 'stats',
+      action: {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: conditionKey,
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: { '#a': condition.attribute },
+          ExpressionAttributeValues: condition.values,
+        },
+      },
+      refused,
+    });
+  }
+  return actions;
 }
 
 /**
@@ -105,7 +150,9 @@ export function planCreate<E>(
   options: WriteOptions = {},
 ): WritePlan {
   const items = entityItems(index, accountId, entity);
-  const stats = statsAction(index.keys.stats(accountId), items.statsAdds, options.statsCondition);
+  // Consecutive creates (consecutive numbers) add to different shards.
+  const shard = index.declaration.order(entity).number % COUNTER_SHARDS;
+  const stats = statsActions(index, accountId, items.statsAdds, shard, options.statsCondition);
   const fixed: CommitAction[] = [
     {
       what: index.types.entity,
@@ -115,10 +162,10 @@ export function planCreate<E>(
       // Order keys are unique: never, unless the same create is committed twice.
       refused: () => new ConcurrentWrite(),
     },
-    ...(stats ? [stats] : []),
+    ...stats,
     ...items.boundedPostings.map((p) => put('posting', p)),
     ...(items.numberTerm ? [put('term', items.numberTerm)] : []),
-    ...items.unbounded.map((u) => addToCounter(u.counterKey, 1)),
+    ...items.unbounded.map((u) => addToCounter(index.keys.counter(accountId, u.dim, shard), 1)),
   ];
   return {
     fixed,
@@ -156,12 +203,14 @@ export function planUpdate<E>(
   const before = entityItems(index, accountId, change.before);
   const after = entityItems(index, accountId, change.after, newVersion);
 
-  // The stats item: minus what the entity added before, plus what it adds after (counts and sums), exactly.
+  // The stats cells: minus what the entity added before, plus what it adds after (counts and sums), exactly,
+  // on a shard of its own choosing (updates have no consecutive numbers to spread them).
+  const shard = randomInt(COUNTER_SHARDS);
   const statsDelta = new Map<string, string>();
   for (const [a, amount] of before.statsAdds)
     statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', negateDecimal(amount)));
   for (const [a, amount] of after.statsAdds) statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', amount));
-  const stats = statsAction(index.keys.stats(accountId), [...statsDelta], options.statsCondition);
+  const stats = statsActions(index, accountId, [...statsDelta], shard, options.statsCondition);
 
   const bounded = diff(before.boundedPostings, after.boundedPostings);
   const unboundedPostings = diff(
@@ -169,7 +218,11 @@ export function planUpdate<E>(
     after.unbounded.map((u) => u.posting),
   );
   const counterOf = (posting: Record<string, unknown>, all: EntityItems['unbounded']) =>
-    all.find((u) => keyString(u.posting) === keyString(posting))?.counterKey as ItemKey;
+    index.keys.counter(
+      accountId,
+      all.find((u) => keyString(u.posting) === keyString(posting))?.dim as string,
+      shard,
+    );
   const terms = diff(before.prefixTerms, after.prefixTerms);
   // An entity's block in a dimension is the same item before and after (its number does not change).
   const blocks = diff(
@@ -193,7 +246,7 @@ export function planUpdate<E>(
       },
       refused: () => new StaleVersion(),
     },
-    ...(stats ? [stats] : []),
+    ...stats,
     ...unboundedPostings.removed.map((p) => addToCounter(counterOf(p, before.unbounded), -1)),
     ...unboundedPostings.added.map((p) => addToCounter(counterOf(p, after.unbounded), 1)),
     ...bounded.removed.map((p) => remove('posting', p)),

@@ -17,11 +17,12 @@ export interface IndexDeclaration<E, F> {
    */
   dimensions: (DimensionDeclaration<E> | QueueDeclaration)[];
   /**
-   * Counters of the stats item beyond the dimensions' counts: name → what an entity adds to each of its values
-   * (a ticket adds 1 to its agent's open work; a deal its amount to its stage's sum). Amounts are exact
-   * decimals: numbers or decimal strings, summed by the store, never as binary floats.
+   * Counters beyond the dimensions' counts: name → what an entity adds to each of its values (a ticket adds 1 to
+   * its agent's open work; a deal its amount to its stage's sum), and the family of cells they are kept in (a
+   * cell per value). Amounts are exact decimals: numbers or decimal strings, summed by the store, never as
+   * binary floats.
    */
-  statsCounters?: Record<string, (entity: E) => Record<string, number | string>>;
+  statsCounters?: Record<string, StatsCounter<E>>;
   /** Words an entity is found by: prefixes match any word that starts them, a number matches exactly. */
   search?(entity: E): SearchTerms;
   /** The values a list filter names, per dimension name (AND-combined; none: every entity). */
@@ -40,8 +41,17 @@ export interface DimensionDeclaration<E> {
   name: string;
   /** The values an entity is listed under in this dimension (none: it is not). */
   values(entity: E): string[];
-  /** Few values (a status): counted in the stats item; any number (an e-mail): a counter item each. */
+  /**
+   * Values known to the account (a status, an agent): counted in stats cells (see countedIn); any number (an
+   * e-mail): a sharded counter in each value's posting partition.
+   */
   bounded: boolean;
+  /**
+   * Where a bounded dimension's counts are kept: by default with the other few-valued counts in the sharded
+   * `counts` cell; a dimension with a value per agent or stage names its own family (a cell per value), so
+   * that no item grows with agents or stages.
+   */
+  countedIn?: StatsFamily;
   /** Its tag in the name of the queues it is part of (`s` → `queue#s=open#p=high`). */
   queueTag?: string;
 }
@@ -53,6 +63,68 @@ export interface DimensionDeclaration<E> {
  */
 export interface QueueDeclaration {
   queue: string[];
+}
+
+export interface StatsCounter<E> {
+  adds(entity: E): Record<string, number | string>;
+  /** The family of cells its values are kept in: a cell per value. */
+  in: StatsFamily;
+}
+
+/**
+ * A family of stats cells: one partition of small items (docs/data-model.md, "Counters"). A sharded family
+ * keeps each cell in up to COUNTER_SHARDS items, a change adding to one of them, a total summing them; an
+ * unsharded one keeps a cell in one item, which a condition can then name (least-busy: an agent's open work).
+ */
+export interface StatsFamily {
+  family: string;
+  sharded: boolean;
+}
+
+/** The few-valued counts (`all`, a status, a priority): one cell, sharded. */
+export const COUNTS: StatsFamily = { family: 'counts', sharded: true };
+
+/** A stats cell: a family and a value (the `counts` cell's value is empty). */
+export interface StatsCell {
+  family: StatsFamily;
+  value: string;
+}
+
+/** The cell an attribute (`n:status#open`, `busy:3`) is kept in. */
+export function statsCellOf<E>(declaration: IndexDeclaration<E, unknown>, attribute: string): StatsCell {
+  const counted = statsAttribute.parse(attribute);
+  if (!counted) throw new Error(`${declaration.entity}: ${attribute} is no stats attribute`);
+  if ('counter' in counted) {
+    const counter = declaration.statsCounters?.[counted.counter];
+    if (!counter) throw new Error(`${declaration.entity}: no counter ${counted.counter}`);
+    return { family: counter.in, value: counted.value };
+  }
+  if (counted.dim === ALL) return { family: COUNTS, value: '' };
+  const hash = counted.dim.indexOf('#');
+  const name = counted.dim.slice(0, hash);
+  const found = declaration.dimensions.find((d) => !isQueue(d) && d.name === name) as
+    | DimensionDeclaration<E>
+    | undefined;
+  return found?.countedIn
+    ? { family: found.countedIn, value: counted.dim.slice(hash + 1) }
+    : { family: COUNTS, value: '' };
+}
+
+/** Every family of stats cells the declaration keeps, `counts` first. */
+export function statsFamilies<E>(declaration: IndexDeclaration<E, unknown>): StatsFamily[] {
+  const all = [
+    COUNTS,
+    ...declaration.dimensions.flatMap((d) => (!isQueue(d) && d.bounded && d.countedIn ? [d.countedIn] : [])),
+    ...Object.values(declaration.statsCounters ?? {}).map((c) => c.in),
+  ];
+  const byName = new Map<string, StatsFamily>();
+  for (const f of all) {
+    const known = byName.get(f.family);
+    if (known && known.sharded !== f.sharded)
+      throw new Error(`${declaration.entity}: ${f.family} declared twice`);
+    byName.set(f.family, f);
+  }
+  return [...byName.values()];
 }
 
 export interface SearchTerms {
@@ -130,7 +202,7 @@ export function filterDimensions<E, F>(declaration: IndexDeclaration<E, F>, filt
   return [...first, ...rest];
 }
 
-/** Dimensions whose counter lives in the entity's stats item: `all` and the bounded dimensions' values. */
+/** Dimensions counted in stats cells: `all` and the bounded dimensions' values. */
 export function isStatsDimension<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
   if (dim === ALL) return true;
   const name = dim.slice(0, dim.indexOf('#'));
@@ -140,11 +212,11 @@ export function isStatsDimension<E>(declaration: IndexDeclaration<E, unknown>, d
 /** The dimensions that keep packed blocks beside their postings: every one but `all`. */
 export const hasBlocks = (dim: string): boolean => dim !== ALL;
 
-/** Attribute names of the stats item: a dimension's count (`n:status#open`), a declared counter (`busy:3`). */
+/** Attribute names in stats cells: a dimension's count (`n:status#open`), a declared counter (`busy:3`). */
 export const statsAttribute = {
   count: (dim: string) => `n:${dim}`,
   counter: (name: string, value: string) => `${name}:${value}`,
-  /** What an attribute of the stats item counts: a dimension, or a declared counter's value. */
+  /** What an attribute of a stats cell counts: a dimension, or a declared counter's value. */
   parse: (attribute: string): { dim: string } | { counter: string; value: string } | undefined => {
     const colon = attribute.indexOf(':');
     if (colon < 0) return undefined;

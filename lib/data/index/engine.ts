@@ -34,7 +34,8 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     getByUuid: (accountId: string, uuid: string) => getByUuid(index, accountId, uuid),
     getByNumber: (accountId: string, number: number) => getByNumber(index, accountId, number),
     findPage: (accountId: string, query: PageQuery<F>) => findPage(index, accountId, query),
-    stats: (accountId: string) => getStats(index, accountId),
+    /** The stats cells summed (every family, or these). */
+    stats: (accountId: string, families?: string[]) => getStats(index, accountId, families),
     counts: (accountId: string, dimensions: string[]) => getDimensionCounts(index, accountId, dimensions),
     /**
      * Rebuilds the account's index from its entities as stored, page by page, continuing a run that stopped

@@ -6,7 +6,11 @@ import {
   type IndexDeclaration,
   isStatsDimension,
   type SearchTerms,
+  type StatsCell,
+  type StatsFamily,
   statsAttribute,
+  statsCellOf,
+  statsFamilies,
 } from './declaration.ts';
 import { packOrderKey } from './order-key.ts';
 
@@ -20,6 +24,10 @@ export interface Index<E, F = unknown> {
   dimensionsOf(entity: E): string[];
   isStatsDimension(dim: string): boolean;
   termsOf(entity: E): SearchTerms;
+  /** The stats cell an attribute is kept in (declaration.ts, statsCellOf). */
+  statsCellOf(attribute: string): StatsCell;
+  /** Every family of stats cells, `counts` first. */
+  statsFamilies: StatsFamily[];
 }
 
 export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E, F> {
@@ -35,6 +43,8 @@ export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E,
     dimensionsOf: (entity) => dimensionsOf(declaration as IndexDeclaration<E, unknown>, entity),
     isStatsDimension: (dim) => isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
     termsOf: (entity) => declaration.search?.(entity) ?? { prefixes: [] },
+    statsCellOf: (attribute) => statsCellOf(declaration as IndexDeclaration<E, unknown>, attribute),
+    statsFamilies: statsFamilies(declaration as IndexDeclaration<E, unknown>),
   };
 }
 
@@ -50,12 +60,12 @@ export interface BlockEntry {
  */
 export interface EntityItems {
   entity: Record<string, unknown>;
-  /** What the entity adds to attributes of the stats item: 1 to each count, its amounts to declared sums. */
+  /** What the entity adds to stats attributes: 1 to each count, its amounts to declared sums. */
   statsAdds: [attribute: string, amount: string][];
   /** Postings of the bounded dimensions: atomic with the entity. */
   boundedPostings: Record<string, unknown>[];
-  /** Each unbounded dimension: its posting and the key of its counter (incremented by one). */
-  unbounded: { posting: Record<string, unknown>; counterKey: ItemKey }[];
+  /** Each unbounded dimension: its posting and the dimension (whose sharded counter it adds one to). */
+  unbounded: { posting: Record<string, unknown>; dim: string }[];
   /** The number term (always in the commit), when the entity is found by its number. */
   numberTerm: Record<string, unknown> | undefined;
   prefixTerms: Record<string, unknown>[];
@@ -71,8 +81,8 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
   const terms = index.termsOf(entity);
   const bounded = dims.filter(index.isStatsDimension);
   const posting = (d: string) => ({ ...keys.posting(accountId, d, orderKey), type: types.posting });
-  const counters = Object.entries(declaration.statsCounters ?? {}).flatMap(([name, addsOf]) =>
-    Object.entries(addsOf(entity)).map(([value, amount]): [string, string] => [
+  const counters = Object.entries(declaration.statsCounters ?? {}).flatMap(([name, counter]) =>
+    Object.entries(counter.adds(entity)).map(([value, amount]): [string, string] => [
       statsAttribute.counter(name, value),
       String(amount),
     ]),
@@ -87,9 +97,7 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
     },
     statsAdds: [...bounded.map((d): [string, string] => [statsAttribute.count(d), '1']), ...counters],
     boundedPostings: bounded.map(posting),
-    unbounded: dims
-      .filter((d) => !index.isStatsDimension(d))
-      .map((d) => ({ posting: posting(d), counterKey: keys.counter(accountId, d) })),
+    unbounded: dims.filter((d) => !index.isStatsDimension(d)).map((d) => ({ posting: posting(d), dim: d })),
     numberTerm:
       terms.number === undefined
         ? undefined

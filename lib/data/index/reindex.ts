@@ -1,29 +1,42 @@
-import { DeleteCommand, NumberValue, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  NumberValue,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { addDecimal } from '#lib/decimal.ts';
-import { batchDeleteAll, batchGetAll, batchPutAll, dynamo, getItem, tableName } from '../client.ts';
+import { batchDeleteAll, batchGetAll, batchPutAll, dynamo, getItem, queryAll, tableName } from '../client.ts';
 import { ATTR, chunks, entityOf, type ItemKey, keyString } from '../items.ts';
 import { NUMBERS_PER_BLOCK, orderKeys, parseTermKey } from '../keys.ts';
-import { hasBlocks } from './declaration.ts';
+import { hasBlocks, type StatsFamily } from './declaration.ts';
 import { ensureDirectoryEntries } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
 
 /**
  * Rebuilds an account's index of an entity from its entities, page by page (docs/data-model.md, "Reindex"):
- * every posting, term, counter, block and the stats item become exactly what creating the entities as they are
- * now would have written, and index items no entity accounts for are deleted. It reads only the account's own
- * partitions (its entities, its directory of dimensions, each dimension's postings and blocks, its terms), never
- * a Scan; it holds at most `pageSize` entities at a time; and it keeps its phase and cursor in a progress item
+ * every posting, term, counter, block and stats cell become exactly what creating the entities as they are now
+ * would have written (a sharded counter's or cell's total in its shard 0, its other shards deleted), and index
+ * items no entity accounts for are deleted (with the one stats item and the blocks of earlier releases). It reads
+ * only the account's own partitions (its entities, its stats cells' partitions, its directory of dimensions, each
+ * dimension's postings and blocks, its terms), never a Scan; it holds at most `pageSize` entities at a time; and it keeps its phase and cursor in a progress item
  * after every page, so a run that stops (a crash, a timeout, Ctrl-C) is continued by running it again.
  *
  * 1. build: each page of entities puts its postings and terms (as they are: puts that change nothing leave the
  *    lists as they were), adds its keys to its blocks (set additions), writes the directory entries of its
- *    dimensions and adds what it counts in the stats item to the sums kept in the progress item; the stats
- *    item is put once the last page is done.
- * 2. sweep: each dimension of the directory: its postings are read page by page and each checked against its
+ *    dimensions and adds what it counts in the stats cells to the sums kept in the progress item.
+ * 2. stats: each family of stats cells (a partition each, Queried) is set to the sums: a cell's totals put in one
+ *    item (a sharded cell's in shard 0) and its other shards deleted in the same transaction, so a reader sums
+ *    the same total before and after; cells no entity counts in are deleted, and the one stats item of earlier
+ *    releases with them.
+ * 3. sweep: each dimension of the directory: its postings are read page by page and each checked against its
  *    entity (one BatchGet a page); those of entities absent or no longer in the dimension are deleted, the rest
- *    counted into its counter; its blocks are rewritten to the keys of entities they hold, or deleted.
- * 3. terms: the terms partition, checked the same way.
+ *    counted into its counter (put in shard 0, the other shards and an earlier release's `#COUNT` deleted in the
+ *    same transaction); its blocks are rewritten to the keys of entities they hold, or deleted (a block its
+ *    updates emptied, or one of the earlier layout).
+ * 4. terms: the terms partition, checked the same way.
  * It is a maintenance step, not a concurrent one: the account must take no writes of the entity while it runs.
  */
 
@@ -35,7 +48,15 @@ export interface ReindexOptions {
 export interface ReindexResult {
   entities: number;
   written: number;
+  /** Index items no entity accounts for, deleted. */
   removed: number;
+  /**
+   * Shards folded: counter shards and stats cell shards deleted once their total was put in shard 0 (and counters
+   * and cells no entity counts in any more, and the one stats item of earlier releases).
+   */
+  folded: number;
+  /** Blocks whose every key the updates had taken out, deleted. */
+  emptied: number;
   /** The run continued one that had stopped. */
   resumed: boolean;
   /** The most entities this run held in memory at once (never more than the page size). */
@@ -51,12 +72,15 @@ const SAVE_EVERY_MS = 1_000;
 /** BatchWrites of a page sent at once (each of 25 items). */
 const PARALLEL_WRITES = 8;
 
-type Phase = 'build' | 'sweep' | 'terms';
+type Phase = 'build' | 'stats' | 'sweep' | 'terms';
 
 /** What the progress item keeps between pages. */
 interface Progress {
   phase: Phase;
-  /** build: the last order key done; sweep: the last dimension done; terms: the last term done. */
+  /**
+   * build: the last order key done; stats: the last family done; sweep: the last dimension done; terms: the
+   * last term done.
+   */
   after?: string | undefined;
   /** sweep: the dimension under way, the part of it, the last key done there, and what it counted so far. */
   dimension?: {
@@ -64,14 +88,16 @@ interface Progress {
     part: 'postings' | 'blocks';
     after?: string;
     count: number;
-    /** The counter item's count as found (absent: no counter item). */
-    counter?: number;
+    /** The counter's items as found: each shard's sort key (and an earlier release's `#COUNT`) and count. */
+    counter?: Record<string, number>;
   };
-  /** What the entities done so far add to the stats item's attributes (exact decimals). */
+  /** What the entities done so far add to the stats cells' attributes (exact decimals). */
   stats: Record<string, string>;
   entities: number;
   written: number;
   removed: number;
+  folded?: number;
+  emptied?: number;
 }
 
 const PROGRESS_TYPE = 'index_reindex';
@@ -88,7 +114,7 @@ export async function reindexAccount<E>(
   const resumed = stored !== undefined;
   const progress: Progress = stored
     ? (JSON.parse(String(stored.progress)) as Progress)
-    : { phase: 'build', stats: {}, entities: 0, written: 0, removed: 0 };
+    : { phase: 'build', stats: {}, entities: 0, written: 0, removed: 0, folded: 0, emptied: 0 };
   let peakHeld = 0;
   const held = (n: number) => {
     peakHeld = Math.max(peakHeld, n);
@@ -154,8 +180,26 @@ export async function reindexAccount<E>(
       progress.stats = totals.statsSums();
       await save();
     } while (last);
-    await batchPutAll([new IndexTotals(index, accountId, progress.stats).statsItem()]);
-    progress.written += 1;
+    Object.assign(progress, { phase: 'stats', after: undefined });
+    await save(true);
+  }
+
+  if (progress.phase === 'stats') {
+    const totals = new IndexTotals(index, accountId, progress.stats);
+    const families = index.statsFamilies.filter(
+      (f) => progress.after === undefined || f.family > progress.after,
+    );
+    for (const family of [...families].sort((a, b) => a.family.localeCompare(b.family))) {
+      await setStatsFamily(index, accountId, family, totals, progress);
+      progress.after = family.family;
+      await save();
+    }
+    // The one stats item of releases before the sharded counters: read by nothing since.
+    const legacy = keys.legacyStats(accountId);
+    if (await getItem(legacy)) {
+      await batchDeleteAll([legacy]);
+      progress.folded = (progress.folded ?? 0) + 1;
+    }
     Object.assign(progress, { phase: 'sweep', after: undefined });
     await save(true);
   }
@@ -232,9 +276,69 @@ export async function reindexAccount<E>(
     entities: progress.entities,
     written: progress.written,
     removed: progress.removed,
+    folded: progress.folded ?? 0,
+    emptied: progress.emptied ?? 0,
     resumed,
     peakHeld,
   };
+}
+
+/**
+ * One family of stats cells set to the sums: the sort keys of its partition read (one Query, paged: a cell's
+ * shards need not be side by side), then each counted cell put with its other shards deleted in one transaction
+ * (at most COUNTER_SHARDS actions), and every cell no entity counts in deleted. What it holds is bounded by the
+ * family's cells (times COUNTER_SHARDS), as the sums in the progress item are, never by the entities.
+ */
+async function setStatsFamily<E>(
+  index: Index<E>,
+  accountId: string,
+  family: StatsFamily,
+  totals: IndexTotals<E>,
+  progress: Progress,
+): Promise<void> {
+  const { keys } = index;
+  const wanted = new Map(
+    totals
+      .statsItems()
+      .filter((item) => item.pk === keys.statsPartition(accountId, family.family))
+      .map((item) => [item.sk as string, item]),
+  );
+  /** The items found of each counted cell other than the one to put (its shards to delete), by cell. */
+  const extra = new Map<string, string[]>();
+  const found = new Set<string>();
+  const stale: { pk: string; sk: string }[] = [];
+  const pk = keys.statsPartition(accountId, family.family);
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
+  });
+  for (const item of items) {
+    const sk = item.sk as string;
+    found.add(sk);
+    if (wanted.has(sk)) continue;
+    const { value } = keys.statsCellOf(sk, family.sharded);
+    const target = keys.statsCell(accountId, family.family, value, family.sharded ? 0 : undefined).sk;
+    if (wanted.has(target)) extra.set(target, [...(extra.get(target) ?? []), sk]);
+    else stale.push({ pk, sk });
+  }
+  for (const [sk, item] of wanted) {
+    const others = extra.get(sk) ?? [];
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: tableName(), Item: item } },
+          ...others.map((other) => ({ Delete: { TableName: tableName(), Key: { pk, sk: other } } })),
+        ],
+      }),
+    );
+    progress.written += 1;
+    progress.folded = (progress.folded ?? 0) + others.length;
+  }
+  await batchDeleteAll(stale);
+  progress.folded = (progress.folded ?? 0) + stale.length;
 }
 
 /** An entity's own index items: what a create puts (its postings and terms); counters and blocks are shared. */
@@ -301,9 +405,9 @@ async function sweepDimension<E>(
       const items = page.Items ?? [];
       if (items.length === 0) break;
       const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
-      const counterItem = items.find((item) => item.sk === counterKey.sk);
-      if (counterItem) dimension.counter = Number(counterItem[ATTR.count] ?? 0);
-      const postings = found.filter((k) => k.sk !== counterKey.sk);
+      for (const item of items.filter((item) => keys.isCounterSort(item.sk as string)))
+        dimension.counter = { ...dimension.counter, [item.sk as string]: Number(item[ATTR.count] ?? 0) };
+      const postings = found.filter((k) => !keys.isCounterSort(k.sk));
       const entities = await entitiesAt(postings.map((p) => p.sk));
       const stale = postings.filter((p) => !holds(entities.get(p.sk)));
       if (listed && listed.size + postings.length <= pageSize && !last) {
@@ -315,17 +419,27 @@ async function sweepDimension<E>(
       dimension.after = found[found.length - 1]?.sk;
       await save();
     } while (last);
-    // The count of an unbounded dimension is its counter item; a bounded one is counted in the stats item.
+    // The count of an unbounded dimension is its counter, put in shard 0 with its other shards (and an earlier
+    // release's one `#COUNT`) deleted in the same transaction: a reader sums the same total before and after. A
+    // bounded one is counted in the stats cells: a counter there is deleted.
+    const shards = Object.entries(dimension.counter ?? {});
+    const others = shards.filter(([sk]) => sk !== counterKey.sk).map(([sk]) => sk);
     if (!index.isStatsDimension(name) && dimension.count > 0) {
-      if (dimension.counter !== dimension.count) {
-        const totals = new IndexTotals(index, accountId);
-        totals.setCount(counterKey, dimension.count);
-        await batchPutAll(totals.counterItems());
+      if (others.length > 0 || dimension.counter?.[counterKey.sk] !== dimension.count) {
+        await dynamo.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: { TableName: tableName(), Item: { ...counterKey, [ATTR.count]: dimension.count } } },
+              ...others.map((sk) => ({ Delete: { TableName: tableName(), Key: { pk: counterKey.pk, sk } } })),
+            ],
+          }),
+        );
         progress.written += 1;
+        progress.folded = (progress.folded ?? 0) + others.length;
       }
-    } else if (dimension.counter !== undefined) {
-      await batchDeleteAll([counterKey]);
-      progress.removed += 1;
+    } else if (shards.length > 0) {
+      await batchDeleteAll(shards.map(([sk]) => ({ pk: counterKey.pk, sk })));
+      progress.folded = (progress.folded ?? 0) + shards.length;
     }
     Object.assign(dimension, { part: 'blocks', after: undefined });
     await save();
@@ -376,7 +490,9 @@ async function sweepDimension<E>(
         [...valid].every((p) => kept.has(p));
       if (valid.size === 0) {
         await batchDeleteAll([key]);
-        progress.removed += 1;
+        // A block every key of which its updates took out, or one holding keys it should not.
+        if (packed.length === 0) progress.emptied = (progress.emptied ?? 0) + 1;
+        else progress.removed += 1;
       } else if (!unchanged) {
         await batchPutAll([blockItem(key, valid)]);
         progress.written += 1;
@@ -392,13 +508,14 @@ const blockItem = (key: ItemKey, packed: Set<string>) => ({ ...key, [ATTR.blockK
 
 /**
  * What the commits of many entities add up to in their shared index items: each counter's count, each block's
- * packed keys and the stats item's counts, as whole items to put. The benchmark's bulk loader writes an entity's
+ * packed keys and each stats cell's counts and sums, as whole items to put (a sharded counter's or cell's total
+ * in its shard 0). The benchmark's bulk loader writes an entity's
  * own items as entityItems gives them, and these totals once; the reindex keeps them a page at a time (the stats
  * sums carried from page to page in its progress item, block keys added to their blocks, counters counted from
  * the postings).
  */
 export class IndexTotals<E> {
-  private readonly counters = new Map<string, { key: ItemKey; n: number }>();
+  private readonly counters = new Map<string, { dim: string; n: number }>();
   private readonly blocks = new Map<string, { key: ItemKey; packed: Set<string> }>();
   private readonly stats: Map<string, string>;
 
@@ -412,9 +529,8 @@ export class IndexTotals<E> {
   }
 
   add(items: EntityItems): void {
-    for (const { counterKey: key } of items.unbounded) {
-      const entry = this.counters.get(keyString(key)) ?? { key, n: 0 };
-      this.counters.set(keyString(key), { key, n: entry.n + 1 });
+    for (const { dim } of items.unbounded) {
+      this.counters.set(dim, { dim, n: (this.counters.get(dim)?.n ?? 0) + 1 });
     }
     for (const { key, packed } of items.blocks) {
       const entry = this.blocks.get(keyString(key)) ?? { key, packed: new Set<string>() };
@@ -425,14 +541,25 @@ export class IndexTotals<E> {
     }
   }
 
-  /** A counter's count as found elsewhere (the reindex counts a dimension's postings). */
-  setCount(key: ItemKey, n: number): void {
-    this.counters.set(keyString(key), { key, n });
-  }
-
-  statsItem(): Record<string, unknown> {
-    const sums = [...this.stats].map(([attribute, sum]) => [attribute, NumberValue.from(sum)]);
-    return { ...this.index.keys.stats(this.accountId), ...Object.fromEntries(sums) };
+  /**
+   * The stats cells: each cell's totals in one item (a sharded cell's in its shard 0, the other shards left
+   * to be deleted: a total is the sum of whatever shards exist).
+   */
+  statsItems(): Record<string, unknown>[] {
+    const cells = new Map<string, Record<string, unknown>>();
+    for (const [attribute, sum] of this.stats) {
+      const { family, value } = this.index.statsCellOf(attribute);
+      const key = this.index.keys.statsCell(
+        this.accountId,
+        family.family,
+        value,
+        family.sharded ? 0 : undefined,
+      );
+      const item = cells.get(keyString(key)) ?? { ...key };
+      item[attribute] = NumberValue.from(sum);
+      cells.set(keyString(key), item);
+    }
+    return [...cells.values()];
   }
 
   /** The stats item's sums so far, as exact decimal strings (carried from page to page). */
@@ -440,8 +567,12 @@ export class IndexTotals<E> {
     return Object.fromEntries(this.stats);
   }
 
+  /** Each unbounded dimension's counter, its total in shard 0. */
   counterItems(): Record<string, unknown>[] {
-    return [...this.counters.values()].map(({ key, n }) => ({ ...key, [ATTR.count]: n }));
+    return [...this.counters.values()].map(({ dim, n }) => ({
+      ...this.index.keys.counter(this.accountId, dim, 0),
+      [ATTR.count]: n,
+    }));
   }
 
   /** Every block, or those of these keys (keyString of a block's key). */
