@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { AccountFileInvalid } from '#lib/accounts/account-file.ts';
 import { describeApiKeys, issueApiKey, revokeApiKeyById } from '#lib/accounts/api-keys.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { reindex } from '#lib/accounts/reindex.ts';
 import { findAccountIdBySlug } from '#lib/data/accounts.ts';
-import { reindexTickets } from '#lib/tickets/reindex-tickets.ts';
+import { isIndexedEntityName } from '#lib/data/reindex.ts';
 
 /**
  * The admin commands (README.md, "Admin command line"), independent of how the store was reached (cli.ts does
@@ -25,6 +26,8 @@ export const USAGE = `usage: npm run --silent admin -- <command>
   keys list SLUG           the account's keys (never the secret)
   keys revoke KEY_ID       revoke a key
   tickets reindex SLUG     rebuild the account's ticket index from its tickets (while it takes no writes)
+  deals reindex SLUG       the same for its deals
+  contacts reindex SLUG    the same for its contacts
 options: --aws  use the deployed table named by TABLE_NAME (AWS credentials from the environment)`;
 
 export async function runCommand(args: string[]): Promise<Record<string, unknown>> {
@@ -47,9 +50,9 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
       return revoked;
     }
   }
-  if (command === 'tickets') {
+  if (command && isIndexedEntityName(command)) {
     const [action, slug, ...extra] = rest;
-    if (action === 'reindex' && slug && extra.length === 0) return reindexTickets(await accountIdOf(slug));
+    if (action === 'reindex' && slug && extra.length === 0) return reindex(command, await accountIdOf(slug));
   }
   throw new CommandError(USAGE, 2);
 }

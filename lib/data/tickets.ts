@@ -128,9 +128,3 @@ export async function findTicketPage(
   const { total, entities } = await tickets.findPage(accountId, query);
   return { total, tickets: entities };
 }
-
-/** `tickets reindex`: the account's ticket index rebuilt from its tickets (docs/data-model.md, "Reindex"). */
-export async function rebuildTicketIndex(accountId: string, options?: { pageSize?: number }) {
-  const { entities, written, removed, folded, emptied, resumed } = await tickets.rebuild(accountId, options);
-  return { tickets: entities, written, removed, folded, emptied, resumed };
-}

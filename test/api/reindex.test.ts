@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { batchDeleteAll, batchPutAll, dynamo, getItem, scanAll, tableName } from '#lib/data/client.ts';
 import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { ATTR } from '#lib/data/items.ts';
-import { orderKeys, padId, ticketKeys } from '#lib/data/keys.ts';
+import { indexKeys, orderKeys, padId, ticketKeys } from '#lib/data/keys.ts';
 import { dimension } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
@@ -273,5 +273,77 @@ describe('tickets reindex', () => {
     const wrong = await admin('tickets', 'reindex');
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('usage:');
+  });
+});
+
+describe('deals reindex', () => {
+  it('turns deal stats of the layout before the sharded counters (one STATS item) into the sharded cells', async () => {
+    const stages = ['Lead', 'Proposal', 'Closing'].map((name, i) => ({
+      name,
+      color: '#123456',
+      probability: i * 30,
+    }));
+    const account = await createTestAccount({ pipelines: [{ name: 'Sales', default: true, stages }] });
+    const key = account.apiKey;
+    const pipeline = account.pipelines[0];
+    const ids = pipeline?.stages.map((s) => s.id) ?? [];
+    const uuids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const response = await gateway.call('POST', '/api/deals', {
+        key,
+        body: {
+          name: `Deal ${i}`,
+          contact_email: `buyer${i % 4}@reindex-deals.test`,
+          contact_first_name: 'Buyer',
+          amount: `${100 + i}.25`,
+          currency: i % 2 === 0 ? 'EUR' : 'USD',
+          stage_id: ids[i % 3],
+        },
+      });
+      expect(response.status, response.text).toBe(201);
+      uuids.push(response.body.data.uuid);
+    }
+    for (const [i, change] of [
+      [2, { stage_id: ids[0], amount: '7.50' }],
+      [5, { status: 'won' }],
+    ] as const) {
+      const response = await gateway.call('PATCH', `/api/deals/${uuids[i]}`, { key, body: change });
+      expect(response.status, response.text).toBe(200);
+    }
+    const answers = async () =>
+      Promise.all(
+        [
+          `/api/pipelines/${pipeline?.id}/board`,
+          `/api/deals?stage_id=${ids[0]}`,
+          '/api/deals?status=open',
+        ].map(async (path) => (await gateway.call('GET', path, { key })).text),
+      );
+    const expected = await answers();
+
+    // The layout before: every deal stats cell summed into the one DEAL_STATS item.
+    const id = account.accountId;
+    const keys = indexKeys('DEAL');
+    const cells = await scanAll({
+      TableName: tableName(),
+      FilterExpression: 'begins_with(pk, :p)',
+      ExpressionAttributeValues: { ':p': keys.statsPartition(id, '') },
+      ConsistentRead: true,
+    });
+    expect(cells.length).toBeGreaterThan(0);
+    const legacy: Record<string, unknown> = { ...keys.legacyStats(id) };
+    for (const { pk: _pk, sk: _sk, ...sums } of cells) {
+      for (const [k, v] of Object.entries(sums))
+        legacy[k] = ((legacy[k] as number | undefined) ?? 0) + Number(v);
+    }
+    await batchDeleteAll(cells.map(({ pk, sk }) => ({ pk, sk })));
+    await batchPutAll([legacy]);
+    // Read as the sharded layout, the old item counts nothing: what the reindex is for.
+    expect(await answers()).not.toEqual(expected);
+
+    const printed = JSON.parse((await admin('deals', 'reindex', account.slug)).stdout);
+    expect(printed).toMatchObject({ deals: 9, resumed: false });
+    expect(printed.count_shards_folded).toBeGreaterThanOrEqual(1); // the old STATS item
+    expect(await answers()).toEqual(expected);
+    expect(await getItem(keys.legacyStats(id))).toBeUndefined();
   });
 });
