@@ -8,8 +8,8 @@ import { ticketBody, ticketsThrough } from './tickets.ts';
 /**
  * Accounts of two sizes with the same history, and the same changes made on each, for the tests that check that
  * nothing grows with the account (issue 27): a small one (3 agents, 2 stages, 1 currency) and a large one (1,000
- * agents, 20 stages, deals in 5 currencies). Both have 100 deals (over every stage and currency) and 2,000 tickets
- * (over every agent, seeded as the bench seeds them: bench/lib/seed.ts) before the changes are made, so what
+ * agents, 20 stages, deals in 5 currencies). Both have 40 deals (over every stage and currency) and 1,000 tickets
+ * (one for each of the large account's agents, seeded as the bench seeds them: bench/lib/seed.ts) before the changes are made, so what
  * differs between them is the account's size, not its history.
  */
 export interface AccountSize {
@@ -21,8 +21,8 @@ export interface AccountSize {
 export const SMALL: AccountSize = { agents: 3, stages: 2, currencies: 1 };
 export const LARGE: AccountSize = { agents: 1000, stages: 20, currencies: 5 };
 
-const DEALS = 100;
-const TICKETS = 2000;
+const DEALS = 40;
+const TICKETS = 1000;
 const CURRENCIES = ['EUR', 'USD', 'GBP', 'JPY', 'CHF'];
 
 const stageNames = (n: number) =>

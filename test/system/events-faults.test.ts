@@ -381,7 +381,9 @@ describe('every committed change has one event, whatever store call fails', () =
     const seen = await ledger.checkFeed();
     expect(ledger.problems, JSON.stringify(seen)).toEqual([]);
     expect(existing).toBeGreaterThanOrEqual(4);
-    expect(fresh).toBeGreaterThan(existing);
+    // A new contact's id is taken in the same update as the deal's number (lib/deals/create-deal.ts): the sweep
+    // covers as many call positions as with an existing contact, where the id once took a call of its own.
+    expect(fresh).toBe(existing);
     expect(patches).toBeGreaterThanOrEqual(4);
   }, 240_000);
 
