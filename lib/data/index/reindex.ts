@@ -143,22 +143,10 @@ export async function reindexAccount<E>(
   };
 
   if (progress.phase === 'build') {
-    let last: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamo.send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.itemPartition(accountId) },
-          ConsistentRead: true,
-          Limit: pageSize,
-          ...(progress.after ? { ExclusiveStartKey: keys.item(accountId, progress.after) } : {}),
-        }),
-      );
-      const items = page.Items ?? [];
+    for await (const { items } of pagesOf(keys.itemPartition(accountId), () => progress.after, {
+      limit: pageSize,
+    })) {
       held(items.length);
-      last = page.LastEvaluatedKey;
-      if (items.length === 0) break;
       const totals = new IndexTotals(index, accountId, progress.stats);
       const puts: Record<string, unknown>[] = [];
       const dimensions: string[] = [];
@@ -179,7 +167,7 @@ export async function reindexAccount<E>(
       progress.written += puts.length + blocks.length;
       progress.stats = totals.statsSums();
       await save();
-    } while (last);
+    }
     Object.assign(progress, { phase: 'stats', after: undefined });
     await save(true);
   }
@@ -238,24 +226,12 @@ export async function reindexAccount<E>(
   }
 
   if (progress.phase === 'terms') {
-    let last: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamo.send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.termsPartition(accountId) },
-          ProjectionExpression: 'pk, sk',
-          ConsistentRead: true,
-          Limit: pageSize,
-          ...(progress.after
-            ? { ExclusiveStartKey: { pk: keys.termsPartition(accountId), sk: progress.after } }
-            : {}),
-        }),
-      );
-      last = page.LastEvaluatedKey;
-      const terms = (page.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
-      if (terms.length === 0) break;
+    const pages = pagesOf(keys.termsPartition(accountId), () => progress.after, {
+      limit: pageSize,
+      projection: 'pk, sk',
+    });
+    for await (const { items } of pages) {
+      const terms = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
       const entities = await entitiesAt(terms.map((t) => parseTermKey(t.sk).orderKey));
       const stale = terms.filter((term) => {
         const entity = entities.get(parseTermKey(term.sk).orderKey);
@@ -268,7 +244,7 @@ export async function reindexAccount<E>(
       progress.removed += stale.length;
       progress.after = terms[terms.length - 1]?.sk;
       await save();
-    } while (last);
+    }
   }
 
   await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: progressKey }));
@@ -387,30 +363,19 @@ async function sweepDimension<E>(
     listed = dimension.after === undefined ? new Set<string>() : undefined;
     const pk = keys.postingPartition(accountId, name);
     const counterKey = keys.counter(accountId, name);
-    let last: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamo.send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ProjectionExpression: 'pk, sk, #n',
-          ExpressionAttributeNames: { '#n': ATTR.count },
-          ConsistentRead: true,
-          Limit: pageSize,
-          ...(dimension.after ? { ExclusiveStartKey: { pk, sk: dimension.after } } : {}),
-        }),
-      );
-      last = page.LastEvaluatedKey;
-      const items = page.Items ?? [];
-      if (items.length === 0) break;
+    const pages = pagesOf(pk, () => dimension.after, {
+      limit: pageSize,
+      projection: 'pk, sk, #n',
+      names: { '#n': ATTR.count },
+    });
+    for await (const { items, more } of pages) {
       const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
       for (const item of items.filter((item) => keys.isCounterSort(item.sk as string)))
         dimension.counter = { ...dimension.counter, [item.sk as string]: Number(item[ATTR.count] ?? 0) };
       const postings = found.filter((k) => !keys.isCounterSort(k.sk));
       const entities = await entitiesAt(postings.map((p) => p.sk));
       const stale = postings.filter((p) => !holds(entities.get(p.sk)));
-      if (listed && listed.size + postings.length <= pageSize && !last) {
+      if (listed && listed.size + postings.length <= pageSize && !more) {
         for (const p of postings) if (holds(entities.get(p.sk))) listed.add(packOrderKey(p.sk));
       } else listed = undefined;
       await batchDeleteAll(stale);
@@ -418,7 +383,7 @@ async function sweepDimension<E>(
       dimension.count += postings.length - stale.length;
       dimension.after = found[found.length - 1]?.sk;
       await save();
-    } while (last);
+    }
     // The count of an unbounded dimension is its counter, put in shard 0 with its other shards (and an earlier
     // release's one `#COUNT`) deleted in the same transaction: a reader sums the same total before and after. A
     // bounded one is counted in the stats cells: a counter there is deleted.
@@ -447,23 +412,11 @@ async function sweepDimension<E>(
 
   // `all` keeps no blocks (declaration.ts, hasBlocks).
   if (!hasBlocks(name)) return;
-  const pk = keys.blockPartition(accountId, name);
-  let last: Record<string, unknown> | undefined;
-  do {
-    // A block holds the keys of up to NUMBERS_PER_BLOCK entities: a page of blocks holds about a page of keys.
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ConsistentRead: true,
-        Limit: Math.max(1, Math.floor(pageSize / NUMBERS_PER_BLOCK)),
-        ...(dimension.after ? { ExclusiveStartKey: { pk, sk: dimension.after } } : {}),
-      }),
-    );
-    last = page.LastEvaluatedKey;
-    const blocks = page.Items ?? [];
-    if (blocks.length === 0) break;
+  // A block holds the keys of up to NUMBERS_PER_BLOCK entities: a page of blocks holds about a page of keys.
+  const pages = pagesOf(keys.blockPartition(accountId, name), () => dimension.after, {
+    limit: Math.max(1, Math.floor(pageSize / NUMBERS_PER_BLOCK)),
+  });
+  for await (const { items: blocks } of pages) {
     for (const block of blocks) {
       const key = { pk: block.pk as string, sk: block.sk as string };
       const packed = [
@@ -500,7 +453,39 @@ async function sweepDimension<E>(
     }
     dimension.after = blocks[blocks.length - 1]?.sk as string;
     await save();
-  } while (last);
+  }
+}
+
+/**
+ * One partition read page by page, strongly consistent, from the cursor `after()` returns when each page is asked
+ * for: the caller saves the last sort key it has done after each page, so a run that stops resumes after it.
+ * `more` is false on the partition's last page.
+ */
+async function* pagesOf(
+  pk: string,
+  after: () => string | undefined,
+  options: { limit: number; projection?: string; names?: Record<string, string> },
+): AsyncGenerator<{ items: Record<string, unknown>[]; more: boolean }> {
+  for (;;) {
+    const from = after();
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ...(options.projection ? { ProjectionExpression: options.projection } : {}),
+        ...(options.names ? { ExpressionAttributeNames: options.names } : {}),
+        ConsistentRead: true,
+        Limit: options.limit,
+        ...(from ? { ExclusiveStartKey: { pk, sk: from } } : {}),
+      }),
+    );
+    const items = page.Items ?? [];
+    if (items.length === 0) return;
+    const more = page.LastEvaluatedKey !== undefined;
+    yield { items, more };
+    if (!more) return;
+  }
 }
 
 /** A block item as a create's commits leave it: its packed keys, none marked. */
