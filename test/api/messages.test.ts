@@ -168,6 +168,21 @@ describe('the conversation', () => {
     });
     const messagesOnly = await readFeedToEnd(gateway.call, account.apiKey, { types: ['message.*'] });
     expect(messagesOnly.events.map((e) => e.type)).toEqual(['message.created']);
+    const byType = await readFeedToEnd(gateway.call, account.apiKey, { types: ['message.created'] });
+    expect(byType.events).toEqual(messagesOnly.events);
+    // Webhook endpoints subscribe to it; a type that does not exist is refused.
+    const hook = await gateway.call('POST', '/api/webhooks', {
+      key: account.apiKey,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['message.created', 'message.*'] },
+    });
+    expect(hook.status, hook.text).toBe(201);
+    expect(hook.body.data.events).toEqual(['message.created', 'message.*']);
+    const wrong = await gateway.call('POST', '/api/webhooks', {
+      key: account.apiKey,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['message.updated'] },
+    });
+    expect(wrong.status).toBe(422);
+    await gateway.call('DELETE', `/api/webhooks/${hook.body.data.id}`, { key: account.apiKey });
   });
 
   it('pages across many messages with a cursor, each message once, in order', async () => {
