@@ -38,6 +38,7 @@ export async function runMessagesOnly(options: { quick: boolean; endpoint: strin
         agents: [{ email: 'agent@messages.bench', name: 'Agent' }],
       });
       const agentId = (account.agents[0] as { id: number }).id;
+      const body = (i: number) => ({ body: `Reply ${i}: ${'x'.repeat(190)}`, agent_id: agentId });
       const sizes = options.quick ? [10, 1_000] : [10, 1_000, 10_000];
       const rows = [];
       for (const size of sizes) {
@@ -47,7 +48,6 @@ export async function runMessagesOnly(options: { quick: boolean; endpoint: strin
           requester_email: 'r@messages.bench',
         });
         await seedConversation(account.accountId, ticket.uuid, ticket.createdAt, ticket.number, size);
-        const body = (i: number) => ({ body: `Reply ${i}: ${'x'.repeat(190)}`, agent_id: agentId });
         const post = await sample(async (i) => {
           await postMessage(account.accountId, ticket.uuid, body(i));
         });
@@ -79,16 +79,34 @@ export async function runMessagesOnly(options: { quick: boolean; endpoint: strin
         });
       }, 3);
       log(`  65,536-character body (3-byte characters): ${JSON.stringify(largeBody)}`);
-      return { messages: rows, largeBody };
+      // A reply that also sets `pending` on an open, assigned ticket (the requester's message before each, not
+      // measured, reopens it): the message plus the index moves a PATCH of the status makes.
+      const assigned = await createTicket(account.accountId, {
+        subject: 'Status by message',
+        description: 'd',
+        requester_email: 'r@messages.bench',
+      });
+      const { updateTicket } = await import('#lib/tickets/update-ticket.ts');
+      await updateTicket(account.accountId, assigned.uuid, { assignee_id: agentId });
+      const withStatus = await sample(
+        async (i) => {
+          await postMessage(account.accountId, assigned.uuid, { ...body(i), status: 'pending' });
+        },
+        SAMPLES,
+        () => postMessage(account.accountId, assigned.uuid, { body: 'Back again', author: 'requester' }),
+      );
+      log(`  a reply that sets pending on an assigned ticket: ${JSON.stringify(withStatus)}`);
+      return { messages: rows, largeBody, withStatus };
     },
   });
 }
 
 /** Runs `fn` SAMPLES times: the median of each figure and of the time. */
-async function sample(fn: (i: number) => Promise<void>, samples = SAMPLES) {
+async function sample(fn: (i: number) => Promise<void>, samples = SAMPLES, before?: () => Promise<unknown>) {
   const figures: RequestFigures[] = [];
   const ms: number[] = [];
   for (let i = 0; i < samples; i++) {
+    await before?.();
     const started = performance.now();
     figures.push(await figuresOf(() => fn(i)));
     ms.push(performance.now() - started);
