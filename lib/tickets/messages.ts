@@ -204,7 +204,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
 /**
  * The answer (message and ticket) is kept whole with an Idempotency-Key in one item of at most 400 KB: a body
  * of 65,536 characters is at most 192 KB of UTF-8 (3 bytes per UTF-16 unit), which fits beside any ticket of
- * up to 180 KB; beside a larger ticket (a long description and many long custom fields) the message is refused
+ * up to ~187 KB; beside a larger ticket (a long description and many long custom fields) the message is refused
  * rather than stored without its answer (docs/decisions.md, "Message size").
  */
 export const MAX_MESSAGE_ANSWER_BYTES = 380 * 1024;

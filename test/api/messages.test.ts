@@ -328,6 +328,22 @@ describe('status rules', () => {
     expect((await storedMessages(account.accountId, ticket.uuid)).length).toBe(3);
   });
 
+  it('refuses a message whose answer with its ticket would not fit one item, and takes a smaller one', async () => {
+    const account = await accountWithAgents();
+    const agent = account.agents[0] as { id: number };
+    // A 192 KB description (the longest of 3-byte characters) beside a 192 KB body: 384 KB of answer.
+    const ticket = await create(account.apiKey, { description: '中'.repeat(65_535) });
+    const refused = await post(account.apiKey, ticket.uuid, {
+      body: '中'.repeat(65_536),
+      agent_id: agent.id,
+    });
+    expect(refused.status).toBe(422);
+    expect(Object.keys(refused.body.errors)).toEqual(['body']);
+    expect(await storedMessages(account.accountId, ticket.uuid)).toEqual([]);
+    const taken = await post(account.apiKey, ticket.uuid, { body: 'a'.repeat(65_536), agent_id: agent.id });
+    expect(taken.status, taken.text.slice(0, 200)).toBe(201);
+  });
+
   it("an agent's message on a closed ticket is a 422 on ticket; a requester's opens a follow-up", async () => {
     const account = await createTestAccount({
       agents: agentsFile(1),
