@@ -73,3 +73,56 @@ describe('conversationAfter', () => {
     });
   });
 });
+
+/**
+ * The reducer against a model written apart from it: each field read off the whole conversation at once
+ * (decisions.md's words), where the reducer folds message by message.
+ */
+describe('conversationAfter, against a model of the whole conversation', () => {
+  type Kind = 'agent' | 'note' | 'requester';
+  const model = (created: string, kinds: Kind[]) => {
+    const msgs = kinds.map((kind, i) => ({ kind, at: t(i + 1) }));
+    const isReply = (m: { kind: Kind }) => m.kind === 'agent';
+    const firstReply = msgs.find(isReply);
+    let lastReplyIndex = -1;
+    msgs.forEach((m, i) => {
+      if (isReply(m)) lastReplyIndex = i;
+    });
+    const waiting =
+      lastReplyIndex < 0
+        ? created
+        : (msgs.slice(lastReplyIndex + 1).find((m) => m.kind === 'requester')?.at ?? null);
+    // A cycle starts at a requester message after the first reply that is the first since the reply before it.
+    const starts = msgs.filter((m, i) => {
+      if (m.kind !== 'requester' || firstReply === undefined || i < msgs.indexOf(firstReply)) return false;
+      const replyBefore = msgs.slice(0, i).map(isReply).lastIndexOf(true);
+      return !msgs.slice(replyBefore + 1, i).some((p) => p.kind === 'requester');
+    });
+    const lastStart = starts.at(-1);
+    const completion = lastStart && msgs.slice(msgs.indexOf(lastStart) + 1).find(isReply);
+    return {
+      lastMessageAt: msgs.at(-1)?.at ?? created,
+      waitingSince: waiting,
+      firstReplyAt: firstReply?.at ?? null,
+      replyCycle: lastStart ? { startedAt: lastStart.at, completedAt: completion?.at ?? null } : null,
+    };
+  };
+
+  it('agrees on every conversation of up to 8 messages', () => {
+    const kinds: Kind[] = ['agent', 'note', 'requester'];
+    let checked = 0;
+    for (let length = 0; length <= 8; length++) {
+      for (let code = 0; code < 3 ** length; code++) {
+        const sequence = Array.from({ length }, (_, i) => kinds[Math.floor(code / 3 ** i) % 3] as Kind);
+        const folded = replay(
+          sequence.map((kind, i) =>
+            kind === 'note' ? agent(i + 1, 'internal') : kind === 'agent' ? agent(i + 1) : requester(i + 1),
+          ),
+        );
+        expect(folded, sequence.join(',')).toEqual(model(t(0), sequence));
+        checked++;
+      }
+    }
+    expect(checked).toBe((3 ** 9 - 1) / 2);
+  });
+});
