@@ -14,6 +14,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * (bench/contention.ts), to bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
  * `-- --reindex [--quick]`: what `tickets reindex` costs per ticket (bench/reindex.ts), to
  * bench/runs/results-reindex.json (docs/capacity.md quotes it; never published).
+ * `-- --messages [--quick]`: a message's create and a conversation page at 10, 1,000 and 10,000 messages
+ * (bench/messages.ts), to bench/runs/results-messages.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -35,6 +37,8 @@ try {
       ...options,
       seconds: Number(argAfter('--seconds') ?? 10),
     });
+  else if (process.argv.includes('--messages'))
+    await (await import('./messages.ts')).runMessagesOnly(options);
   else if (process.argv.includes('--reindex')) await (await import('./reindex.ts')).runReindexOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);

@@ -79,6 +79,32 @@ export const routes = [
     // BatchWriteItem/BatchGetItem: marked items of the largest updates; DeleteItem: releasing an Idempotency-Key.
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
   },
+  // A ticket's conversation (decisions.md, "Conversations"). A message commits with its ticket's change (as
+  // PATCH) or creates a follow-up (as POST /api/tickets).
+  {
+    name: 'createMessage',
+    method: 'POST',
+    path: '/api/tickets/{ticket}/messages',
+    entry: 'functions/messages-create.ts',
+    auth: true,
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+  },
+  {
+    name: 'listMessages',
+    method: 'GET',
+    path: '/api/tickets/{ticket}/messages',
+    entry: 'functions/messages-list.ts',
+    auth: true,
+    tableActions: ['Query', 'GetItem', 'UpdateItem'],
+  },
+  {
+    name: 'getMessage',
+    method: 'GET',
+    path: '/api/tickets/{ticket}/messages/{message}',
+    entry: 'functions/messages-get.ts',
+    auth: true,
+    tableActions: ['Query', 'GetItem', 'UpdateItem'],
+  },
   {
     name: 'createDeal',
     method: 'POST',

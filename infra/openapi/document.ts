@@ -9,6 +9,7 @@ import { type RouteDefinition, routes } from '#functions/routes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
+import { CreateMessageSchema } from '#lib/tickets/messages.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation.ts';
 import { CreateEndpointSchema, RedeliverSchema, UpdateEndpointSchema } from '#lib/webhooks/schemas.ts';
@@ -44,6 +45,10 @@ const definitions: Record<string, v.GenericSchema> = {
   ContactPage: answers.ContactPage,
   TicketCreatedEvent: answers.TicketCreatedEvent,
   TicketUpdatedEvent: answers.TicketUpdatedEvent,
+  Message: answers.Message,
+  MessagePage: answers.MessagePage,
+  CreateMessageRequest: CreateMessageSchema,
+  MessageCreatedEvent: answers.MessageCreatedEvent,
   DealCreatedEvent: answers.DealCreatedEvent,
   DealUpdatedEvent: answers.DealUpdatedEvent,
   ContactCreatedEvent: answers.ContactCreatedEvent,

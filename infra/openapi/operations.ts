@@ -8,6 +8,7 @@ import { DealListQueryParams } from '#lib/deals/list-query.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
+import { CreateMessageSchema, MESSAGE_ID_PATTERN, MessageListQueryParams } from '#lib/tickets/messages.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import {
   CreateEndpointSchema,
@@ -23,9 +24,12 @@ import {
   DealPage,
   DealUpdated,
   EventFeed,
+  MessageCreated,
+  MessagePage,
   OneContact,
   OneDeal,
   OneEvent,
+  OneMessage,
   OneTicket,
   OneWebhook,
   PipelineBoard,
@@ -182,6 +186,52 @@ export const operations: Record<RouteName, Operation> = {
     ok: { status: 200, description: 'The ticket after the change.', body: TicketUpdated, etag: true },
     statuses: [404, 412],
     exceptions: { freeText: ['subject', 'description', 'category_slug', 'custom_fields', 'tags'] },
+  },
+  createMessage: {
+    summary: 'Add a message to a ticket',
+    description:
+      'A public reply, an internal note, or a requester message (through an integration). It commits with the ' +
+      "ticket's change (status, last_message_at, waiting_since, updated_at) and the events message.created and " +
+      "ticket.updated. A requester's message reopens a pending or resolved ticket; on a closed ticket it opens a " +
+      'follow-up ticket (parent_uuid), answered as `ticket`. If-Match: of two agents answering one version, the ' +
+      'second gets 412.',
+    tag: 'Tickets',
+    pathParams: TICKET_PARAM,
+    body: CreateMessageSchema,
+    ifMatch: true,
+    ok: {
+      status: 201,
+      description: 'The message, and the ticket after it (or the follow-up it opened).',
+      body: MessageCreated,
+      etag: true,
+    },
+    statuses: [404, 412],
+    exceptions: { freeText: ['body'], accountScopedId: ['agent_id'] },
+  },
+  listMessages: {
+    summary: "List a ticket's messages",
+    description:
+      'The conversation oldest first, the description first of all; `limit` bounds the messages examined (a page ' +
+      'filtered by `visibility` may hold fewer). Follow `next_cursor` until it is null. A page costs the same ' +
+      'whatever the conversation length.',
+    tag: 'Tickets',
+    pathParams: TICKET_PARAM,
+    query: MessageListQueryParams,
+    ok: { status: 200, description: 'Messages after the cursor, and the next cursor.', body: MessagePage },
+    statuses: [404],
+  },
+  getMessage: {
+    summary: 'Get a message',
+    tag: 'Tickets',
+    pathParams: {
+      ...TICKET_PARAM,
+      message: {
+        description: "The message's id (`msg_…`).",
+        schema: v.pipe(v.string(), v.maxLength(30), v.regex(MESSAGE_ID_PATTERN)),
+      },
+    },
+    ok: { status: 200, description: 'The message.', body: OneMessage },
+    statuses: [404],
   },
   createDeal: {
     summary: 'Create a deal',

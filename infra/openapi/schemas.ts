@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import { ENDPOINT_ID_PATTERN } from '#lib/data/endpoint-ids.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
+import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
 
 /**
@@ -35,6 +36,16 @@ const ticketTimes = {
   updated_at: timestamp,
   resolved_at: nullable(timestamp),
   closed_at: nullable(timestamp),
+  last_message_at: v.pipe(
+    timestamp,
+    v.description("The last message's time, internal notes included (the description is the first message)."),
+  ),
+  waiting_since: v.pipe(
+    nullable(timestamp),
+    v.description(
+      "When the requester's oldest public message not yet followed by an agent's public reply was written; null when the requester is not waiting.",
+    ),
+  ),
 };
 
 const assignee = nullable(v.strictObject({ id, name: v.string(), email: v.string() }));
@@ -107,6 +118,69 @@ export const TicketUpdated = v.strictObject({
 });
 
 export const OneTicket = v.strictObject({ data: Ticket });
+
+const messageId = v.pipe(v.string(), v.regex(MESSAGE_ID_PATTERN), v.description('A message id (`msg_…`).'));
+
+/** A message of a ticket's conversation (decisions.md, "Conversations"). */
+export const Message = v.pipe(
+  v.strictObject({
+    id: messageId,
+    ticket_uuid: uuid,
+    author: v.strictObject({
+      type: v.picklist(['agent', 'requester', 'system']),
+      agent_id: nullable(id),
+      name: v.pipe(
+        nullable(v.string()),
+        v.description("The author's name as it was when the message was written."),
+      ),
+      email: v.pipe(
+        nullable(v.string()),
+        v.description("The author's e-mail as it was when the message was written."),
+      ),
+    }),
+    visibility: v.pipe(
+      v.picklist(MESSAGE_VISIBILITIES),
+      v.description('`internal`: a note for agents, never sent to the requester and never a reply.'),
+    ),
+    channel: v.picklist(CHANNELS),
+    body: v.string(),
+    created_at: timestamp,
+  }),
+  v.title('Message'),
+  v.examples([
+    {
+      id: 'msg_0000000002a1b2c3d4e5f60718',
+      ticket_uuid: '0190f5c2-8a4b-7000-8000-00000000002a',
+      author: { type: 'agent', agent_id: 3, name: 'Ada Agent', email: 'ada@acme.test' },
+      visibility: 'public',
+      channel: 'api',
+      body: 'Thanks, we are looking into it.',
+      created_at: '2026-11-27T09:15:02.123456Z',
+    },
+  ]),
+);
+
+export const MessageCreated = v.strictObject({
+  message: v.literal('Message added successfully.'),
+  data: Message,
+  ticket: v.pipe(
+    Ticket,
+    v.description('The ticket after the message; on a closed ticket, the follow-up the message opened.'),
+  ),
+});
+export const OneMessage = v.strictObject({ data: Message });
+export const MessagePage = v.pipe(
+  v.strictObject({
+    data: v.array(Message),
+    next_cursor: v.pipe(
+      v.nullable(messageId),
+      v.description(
+        'Pass as `after` for the next page; null at the end of the conversation. The last message examined: a page filtered by `visibility` may hold fewer than `limit`.',
+      ),
+    ),
+  }),
+  v.title('MessagePage'),
+);
 
 export const Deal = v.pipe(
   v.strictObject({
@@ -215,6 +289,7 @@ function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: 
 
 export const TicketCreatedEvent = eventSchema('ticket.created', Ticket, 'TicketCreatedEvent', false);
 export const TicketUpdatedEvent = eventSchema('ticket.updated', Ticket, 'TicketUpdatedEvent', true);
+export const MessageCreatedEvent = eventSchema('message.created', Message, 'MessageCreatedEvent', false);
 export const DealCreatedEvent = eventSchema('deal.created', DealDetail, 'DealCreatedEvent', false);
 export const DealUpdatedEvent = eventSchema('deal.updated', DealDetail, 'DealUpdatedEvent', true);
 export const ContactCreatedEvent = eventSchema('contact.created', Contact, 'ContactCreatedEvent', false);
@@ -223,6 +298,7 @@ export const Event = v.pipe(
   v.union([
     TicketCreatedEvent,
     TicketUpdatedEvent,
+    MessageCreatedEvent,
     DealCreatedEvent,
     DealUpdatedEvent,
     ContactCreatedEvent,

@@ -7,6 +7,7 @@ import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid } from './index/order-key.ts';
 import type { Versioned } from './items.ts';
 import { tickets } from './ticket-index.ts';
+import type { CommitAction } from './transact.ts';
 
 /**
  * Tickets in the store: the ticket index (lib/data/ticket-index.ts) declares how they are listed; the engine
@@ -49,6 +50,8 @@ export interface TicketWrite {
   attachment?: CommitAttachment | undefined;
   /** Written in the commit: the change's event, at the place taken with the ticket's number. */
   event: EventDraft;
+  /** Written in the commit after `event` (a follow-up's first message). */
+  moreEvents?: EventDraft[] | undefined;
   place?: ReservedPlaces | undefined;
 }
 
@@ -60,7 +63,7 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
     attach: completionCommit(write.attachment),
-    events: [write.event],
+    events: [write.event, ...(write.moreEvents ?? [])],
     reserved: write.place,
   });
 }
@@ -102,8 +105,10 @@ export interface TicketUpdate {
   version: number;
   /** Written in the commit: the request's answer (with the ticket's new version, its ETag) kept with its key. */
   attachment?: CommitAttachment | undefined;
-  /** Written in the commit: the change's event. */
-  event: EventDraft;
+  /** Written in the commit: the change's events. */
+  event: EventDraft | EventDraft[];
+  /** Written in the commit before the events: items the change adds beside the ticket (a message). */
+  items?: CommitAction[] | undefined;
 }
 
 /**
@@ -116,7 +121,10 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   return tickets.update(
     accountId,
     { before, after, version },
-    { attach: completionCommit(update.attachment), events: [update.event] },
+    {
+      attach: [...(update.items ?? []), ...completionCommit(update.attachment)],
+      events: Array.isArray(update.event) ? update.event : [update.event],
+    },
   );
 }
 

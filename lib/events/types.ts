@@ -1,9 +1,13 @@
 /** The event types (decisions.md, "Events"), and the one reading of a type pattern (the feed's and webhooks'). */
 
 /** The resources that have events, and what happens to them. */
-export const EVENT_RESOURCES = ['ticket', 'deal', 'contact'] as const;
+export const EVENT_RESOURCES = ['ticket', 'deal', 'contact', 'message'] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
-export const EVENT_TYPES = EVENT_RESOURCES.flatMap((r) => [`${r}.created`, `${r}.updated`]);
+/** Messages are written once and never change: they have `message.created` only (decisions.md, "Conversations"). */
+export const EVENT_TYPES = [
+  ...(['ticket', 'deal', 'contact'] as const).flatMap((r) => [`${r}.created`, `${r}.updated`]),
+  'message.created',
+];
 
 /** What a type pattern may be: an event type, `<resource>.*`, or `*`. */
 export const EVENT_TYPE_PATTERNS = [...EVENT_TYPES, ...EVENT_RESOURCES.map((r) => `${r}.*`), '*'];

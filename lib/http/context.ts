@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { AppError } from '#lib/errors.ts';
+import { isTransactionConflict } from '#lib/data/errors.ts';
+import { AppError, ServiceUnavailable } from '#lib/errors.ts';
 import { logError, logRequest, startInvocationLog } from '#lib/log.ts';
 import type { IdempotentCall } from './idempotency.ts';
 import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
@@ -99,6 +100,10 @@ export function httpContext(options: ContextOptions): MiddlewareObj<Event, Resul
 export function errorResponse(error: unknown, requestId: string): Result {
   if (error instanceof AppError)
     return jsonResponse(error.statusCode, error.body(), requestId, error.headers());
+  // A transaction conflict no layer decided again (on a read, the rate count, a place of the feed): the store
+  // was busy with the same item, and the request may be retried (with its Idempotency-Key), never a 500.
+  if (isTransactionConflict(error))
+    return errorResponse(new ServiceUnavailable(1, { cause: error }), requestId);
   logError(error);
   return jsonResponse(500, serverErrorBody(requestId), requestId);
 }

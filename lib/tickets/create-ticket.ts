@@ -11,6 +11,7 @@ import type {
 } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
+import type { EventDraft } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import {
   type BusyCondition,
@@ -24,6 +25,7 @@ import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
+import { conversationAtCreate } from './conversation.ts';
 import { presentCreatedTicket } from './present.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
 import { dueAt, matchPolicy } from './sla.ts';
@@ -43,7 +45,28 @@ export async function createTicket(
   attach?: (ticket: Ticket) => CommitAttachment,
 ): Promise<Ticket> {
   const input = parseInput(CreateTicketSchema, body);
-  refuseOversizedTicket(input);
+  return createTicketFrom(accountId, input, { attach });
+}
+
+/** What a create other than POST /api/tickets adds: a follow-up of a closed ticket (lib/tickets/messages.ts). */
+export interface CreateOptions {
+  attach?: ((ticket: Ticket) => CommitAttachment) | undefined;
+  /** The closed ticket a follow-up continues. */
+  parentUuid?: string | undefined;
+  /** Events written in the create's commit after its `ticket.created`. */
+  moreEvents?: ((ticket: Ticket) => EventDraft[]) | undefined;
+  /** The field a ticket too large for one item is refused on. */
+  oversizedField?: string | undefined;
+}
+
+/** A create of checked input: the `createTicket` route's, and a follow-up's (its input composed, not sent). */
+export async function createTicketFrom(
+  accountId: string,
+  input: CreateTicketInput,
+  options: CreateOptions = {},
+): Promise<Ticket> {
+  const { attach } = options;
+  refuseOversizedTicket(input, options.oversizedField);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const { account } = config;
@@ -79,7 +102,7 @@ export async function createTicket(
         assignee = leastBusyPick(candidates, busy, lostPick);
         busyCondition = { chosen: assignee.id, seen: busy[assignee.id] ?? 0 };
       }
-      const ticket = composeTicket({
+      const composed = composeTicket({
         account,
         input,
         number,
@@ -90,12 +113,14 @@ export async function createTicket(
         contact,
         priority,
       });
+      const ticket = options.parentUuid ? { ...composed, parentUuid: options.parentUuid } : composed;
       await insertTicket({
         accountId,
         ticket,
         busyCondition,
         attachment: attach?.(ticket),
         event: createdEvent('ticket', presentCreatedTicket(ticket)),
+        moreEvents: options.moreEvents?.(ticket),
         place,
       });
       return ticket;
@@ -119,10 +144,10 @@ export async function createTicket(
  */
 export const MAX_TICKET_JSON_BYTES = 300 * 1024;
 
-function refuseOversizedTicket(input: CreateTicketInput): void {
+function refuseOversizedTicket(input: CreateTicketInput, field = 'description'): void {
   if (Buffer.byteLength(JSON.stringify(input), 'utf8') > MAX_TICKET_JSON_BYTES) {
     throw ValidationFailed.field(
-      'description',
+      field,
       'The ticket is too large: description and custom fields together must not exceed 300 KB.',
     );
   }
@@ -176,6 +201,9 @@ export function composeTicket(p: TicketParts): Ticket {
     updatedAt: created,
     resolvedAt: null,
     closedAt: null,
+    // The description is the conversation's first message (lib/tickets/conversation.ts).
+    ...conversationAtCreate(created),
+    messageCount: 1,
   };
 }
 

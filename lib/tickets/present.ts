@@ -1,3 +1,4 @@
+import { conversationOf } from './conversation.ts';
 import type { Ticket } from './types.ts';
 
 function common(t: Ticket) {
@@ -22,6 +23,7 @@ function timestamps(t: Ticket) {
     updated_at: t.updatedAt,
     resolved_at: t.resolvedAt,
     closed_at: t.closedAt,
+    ...conversationFields(t),
   };
 }
 
@@ -53,4 +55,10 @@ export function presentListedTicket(t: Ticket) {
     team: t.team,
     ...timestamps(t),
   };
+}
+
+/** The conversation's public fields: last_message_at and waiting_since (the clocks' own are inside `sla`). */
+function conversationFields(t: Ticket) {
+  const { lastMessageAt, waitingSince } = conversationOf(t);
+  return { last_message_at: lastMessageAt, waiting_since: waitingSince };
 }

@@ -40,6 +40,24 @@ export interface Ticket {
   updatedAt: Timestamp;
   resolvedAt: Timestamp | null;
   closedAt: Timestamp | null;
+  /**
+   * The conversation's fields (lib/tickets/conversation.ts), written by every message in its commit. Absent on
+   * tickets stored before messages existed: conversationOf() reads them as a ticket with its description only.
+   */
+  lastMessageAt?: Timestamp;
+  waitingSince?: Timestamp | null;
+  /** Internal (shown inside `sla` only): the first public agent message's time. */
+  firstReplyAt?: Timestamp | null;
+  /** Internal (shown inside `sla` only): the next-reply clock's current or last cycle. */
+  replyCycle?: ReplyCycle | null;
+  /** Messages in the conversation, the description included: the next message's number is one more. */
+  messageCount?: number;
+}
+
+/** A cycle of the next-reply clock: started by a requester's message, completed by the agent's next reply. */
+export interface ReplyCycle {
+  startedAt: Timestamp;
+  completedAt: Timestamp | null;
 }
 
 /**

@@ -39,6 +39,8 @@ describe('POST /api/tickets', () => {
       'updated_at',
       'resolved_at',
       'closed_at',
+      'last_message_at',
+      'waiting_since',
     ]);
     expect(ticket).toMatchObject({
       uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -67,6 +69,9 @@ describe('POST /api/tickets', () => {
     });
     expect(ticket.created_at).toMatch(TIMESTAMP);
     expect(ticket.updated_at).toBe(ticket.created_at);
+    // The description is the conversation's first message: the requester waits from the ticket's creation.
+    expect(ticket.last_message_at).toBe(ticket.created_at);
+    expect(ticket.waiting_since).toBe(ticket.created_at);
   });
 
   it('uses the account default priority, the given channel, category by slug or id, and keeps custom fields', async () => {

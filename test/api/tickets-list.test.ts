@@ -81,8 +81,13 @@ describe('GET /api/tickets pagination', () => {
       'updated_at',
       'resolved_at',
       'closed_at',
+      'last_message_at',
+      'waiting_since',
     ]);
     expect(item.requester).toEqual({ name: null, email: 'r1@example.com' });
+    // decisions.md, "Conversations": list items carry the conversation's fields too.
+    expect(item.last_message_at).toBe(item.created_at);
+    expect(item.waiting_since).toBe(item.created_at);
   });
 
   it('keeps filters in the links', async () => {
