@@ -169,8 +169,6 @@ export const operations: Record<RouteName, Operation> = {
     exceptions: {
       // requester_email is an exact match, not checked as an address.
       freeText: ['requester_email', 'search', 'custom_fields'],
-      // The value of a custom_fields[<key>] filter.
-      notLimitedYet: ['custom_fields'],
       accountScopedId: ['assignee_id'],
     },
   },
@@ -203,8 +201,6 @@ export const operations: Record<RouteName, Operation> = {
     ok: { status: 201, description: 'The deal, as stored.', body: DealCreated },
     exceptions: {
       freeText: ['name', 'contact_first_name', 'contact_last_name', 'contact_phone'],
-      // An amount sent as a decimal string.
-      notLimitedYet: ['amount'],
     },
   },
   listDeals: {
@@ -246,8 +242,6 @@ export const operations: Record<RouteName, Operation> = {
     statuses: [404, 412],
     exceptions: {
       freeText: ['name', 'lost_reason'],
-      // An amount sent as a decimal string.
-      notLimitedYet: ['amount'],
     },
   },
   getPipelineBoard: {
