@@ -14,6 +14,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * (bench/contention.ts), to bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
  * `-- --reindex [--quick]`: what `tickets reindex` costs per ticket (bench/reindex.ts), to
  * bench/runs/results-reindex.json (docs/capacity.md quotes it; never published).
+ * `-- --authorizer [--root DIR] [--keys N]`: the API key authorizer on a cache miss (bench/authorizer.ts): store
+ * calls, round trips and latency, of this checkout or of the one at DIR (docs/api-keys.md quotes both).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -36,6 +38,11 @@ try {
       seconds: Number(argAfter('--seconds') ?? 10),
     });
   else if (process.argv.includes('--reindex')) await (await import('./reindex.ts')).runReindexOnly(options);
+  else if (process.argv.includes('--authorizer'))
+    await (await import('./authorizer.ts')).runAuthorizerOnly({
+      root: argAfter('--root'),
+      keys: argAfter('--keys') ? Number(argAfter('--keys')) : undefined,
+    });
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);
