@@ -123,10 +123,61 @@ export async function runAuthorizerOnly(options: { root?: string; keys?: number 
     firstUse: await measure('first use', tokens),
     again: await measure('again', tokens),
     notAKey: await measure('not a key', notKeys),
+    ...(root === ROOT ? { keyWrites: await measureKeyWrites(() => ({ calls, writes })) } : {}),
   };
   const dir = join(ROOT, 'bench', 'runs');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, root === ROOT ? 'results-authorizer.json' : 'results-authorizer-before.json');
   writeFileSync(file, `${JSON.stringify({ startedAt: new Date().toISOString(), ...results }, null, 2)}\n`);
   log(`wrote ${file}`);
+}
+
+/**
+ * What the key routes write (this checkout only): store calls and writes of a create, a rotation and a
+ * revocation on an account with 20 keys, and the size of each item they write (docs/capacity.md quotes them).
+ */
+async function measureKeyWrites(counts: () => { calls: number; writes: number }) {
+  const { createKey, rotateKey, revokeKey } = await import('#lib/accounts/key-management.ts');
+  const { getItem } = await import('#lib/data/client.ts');
+  const { apiKeyKeys } = await import('#lib/data/keys.ts');
+  const { findApiKeyById } = await import('#lib/data/api-keys.ts');
+  const { itemBytes } = await import('#test/support/dynamo-figures.ts');
+  const { applyAccountFile } = await import('#lib/accounts/apply-account.ts');
+  const state = await applyAccountFile({
+    slug: `bench-keys-${randomBytes(5).toString('hex')}`,
+    name: 'K',
+    plan: 'pro',
+  });
+  const accountId = state.account.id;
+  for (let i = 0; i < 19; i++)
+    await createKey(accountId, { name: `key ${i}`, scopes: ['tickets:read', 'deals:write'] });
+  const cost = async <T>(work: () => Promise<T>) => {
+    const before = counts();
+    const result = await work();
+    const after = counts();
+    return { result, calls: after.calls - before.calls, writes: after.writes - before.writes };
+  };
+  const create = await cost(() =>
+    createKey(accountId, {
+      name: 'Nightly export to the warehouse',
+      scopes: ['tickets:read', 'deals:read', 'contacts:read'],
+    }),
+  );
+  const record = await findApiKeyById(create.result.id);
+  if (!record) throw new Error('no record');
+  const sizes = {
+    lookup: itemBytes((await getItem(apiKeyKeys.lookup(record.hash))) ?? {}),
+    record: itemBytes((await getItem(apiKeyKeys.record(accountId, record.id))) ?? {}),
+    keySet: itemBytes((await getItem(apiKeyKeys.guard(accountId))) ?? {}),
+  };
+  const rotate = await cost(() => rotateKey(['*'], accountId, record.id, 3600));
+  const revoke = await cost(() => revokeKey(accountId, rotate.result.id));
+  const figures = {
+    itemBytes: sizes,
+    create: { calls: create.calls, writeRequests: create.writes },
+    rotate: { calls: rotate.calls, writeRequests: rotate.writes },
+    revoke: { calls: revoke.calls, writeRequests: revoke.writes },
+  };
+  log(`  key writes   ${JSON.stringify(figures)}`);
+  return figures;
 }
