@@ -7,7 +7,8 @@ import {
   readKeySet,
   revokeApiKey,
 } from '#lib/data/api-keys.ts';
-import { retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
+import { isTransactionConflict, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { Forbidden, NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, parseTimestamp, type Timestamp } from '#lib/time.ts';
 import { API_KEY_PREFIX, mintKeySecret } from './key-format.ts';
@@ -62,13 +63,15 @@ function presentCreated(record: ApiKeyRecord, secret: string) {
 export type CreatedKey = ReturnType<typeof presentCreated>;
 
 /**
- * What an Idempotency-Key keeps of a created key's answer: all but the secret, which is stored nowhere (a replay
- * shows `api_key: null`; the key itself works, and can be rotated for a new secret).
+ * A created key as an Idempotency-Key keeps it, in the key's own transaction: all but the secret, which is
+ * stored nowhere (a replay shows `api_key: null`; the key works, and can be rotated for a new secret).
  */
-export function withoutSecret<A extends { body: unknown }>(answer: A): A {
-  const body = answer.body as { data?: Record<string, unknown> };
-  return body.data ? { ...answer, body: { ...body, data: { ...body.data, api_key: null } } } : answer;
-}
+export type KeptKey = Omit<CreatedKey, 'api_key'> & { api_key: string | null };
+type AttachKey = (kept: KeptKey) => CommitAttachment;
+const withoutSecret = (key: CreatedKey): KeptKey => ({ ...key, api_key: null });
+
+/** A key-set write that lost to another (its version moved on, or DynamoDB cancelled it in a conflict): decide again. */
+const lostARace = (error: unknown) => error instanceof StaleVersion || isTransactionConflict(error);
 
 const isLive = (record: ApiKeyRecord, at: Timestamp) =>
   !record.revokedAt && (record.expiresAt === null || record.expiresAt > at);
@@ -102,16 +105,17 @@ function mint(accountId: string, key: NewKey): { record: ApiKeyRecord; secret: s
  * A new key for an account, within its limit of live keys: the live keys are counted from the key set as read,
  * and the write holds only if the set did not change since (else read and decide again). 3 round trips.
  */
-export async function createKey(accountId: string, key: NewKey): Promise<CreatedKey> {
+export async function createKey(accountId: string, key: NewKey, attach?: AttachKey): Promise<CreatedKey> {
   return retryOnConflict(
     async () => {
       const { version, keys } = await readKeySet(accountId);
       const { record, secret } = mint(accountId, key);
       if (keys.filter((k) => isLive(k, record.createdAt)).length >= MAX_LIVE_KEYS) throw tooManyKeys();
-      await commitKeySetChange({ version, created: record });
-      return presentCreated(record, secret);
+      const created = presentCreated(record, secret);
+      await commitKeySetChange({ version, created: record }, attach?.(withoutSecret(created)));
+      return created;
     },
-    { retryable: (error) => error instanceof StaleVersion },
+    { retryable: lostARace },
   );
 }
 
@@ -122,9 +126,14 @@ function refuseEscalation(holder: readonly string[], requested: readonly Grant[]
 }
 
 /** `POST /api/keys`: a key with scopes its creator holds. */
-export function createKeyAs(holder: readonly string[], accountId: string, key: NewKey): Promise<CreatedKey> {
+export function createKeyAs(
+  holder: readonly string[],
+  accountId: string,
+  key: NewKey,
+  attach?: AttachKey,
+): Promise<CreatedKey> {
   refuseEscalation(holder, key.scopes);
-  return createKey(accountId, key);
+  return createKey(accountId, key, attach);
 }
 
 /**
@@ -137,6 +146,7 @@ export async function rotateKey(
   accountId: string,
   keyId: string,
   overlapSeconds: number,
+  attach?: AttachKey,
 ): Promise<CreatedKey> {
   return retryOnConflict(
     async () => {
@@ -159,10 +169,14 @@ export async function rotateKey(
       // During the overlap both keys are live: the old one counts, unless the overlap is nothing.
       const live = keys.filter((k) => isLive(k, at) && (overlapSeconds > 0 || k.id !== old.id));
       if (live.length >= MAX_LIVE_KEYS) throw tooManyKeys();
-      await commitKeySetChange({ version, created: record, expire: { record: old, at: oldEnds } });
-      return presentCreated(record, secret);
+      const created = presentCreated(record, secret);
+      await commitKeySetChange(
+        { version, created: record, expire: { record: old, at: oldEnds } },
+        attach?.(withoutSecret(created)),
+      );
+      return created;
     },
-    { retryable: (error) => error instanceof StaleVersion },
+    { retryable: lostARace },
   );
 }
 
@@ -178,11 +192,19 @@ export async function listKeys(accountId: string): Promise<PresentedKey[]> {
  * revoked, the caller's own last keys:manage key included: a leaked key must always be stoppable at once; the
  * account then manages its keys with the admin command line again (docs/api-keys.md).
  */
-export async function revokeKey(accountId: string, keyId: string): Promise<PresentedKey> {
-  const record = await getApiKey(accountId, keyId);
-  if (!record) throw new NotFound();
-  const revokedAt = await revokeApiKey(record, formatTimestamp(nowMicros()));
-  return presentKey({ ...record, revokedAt });
+export async function revokeKey(
+  accountId: string,
+  keyId: string,
+  attach?: (revoked: PresentedKey) => CommitAttachment,
+): Promise<PresentedKey> {
+  return retryOnConflict(async () => {
+    const record = await getApiKey(accountId, keyId);
+    if (!record) throw new NotFound();
+    const revokedAt = await revokeApiKey(record, formatTimestamp(nowMicros()), (at) =>
+      attach?.(presentKey({ ...record, revokedAt: at })),
+    );
+    return presentKey({ ...record, revokedAt });
+  });
 }
 
 /** The admin command line's `keys revoke KEY_ID`: by id alone; undefined when no key has that id. */

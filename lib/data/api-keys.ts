@@ -4,6 +4,7 @@ import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
 import { dynamo, getItem, queryAll, tableName } from './client.ts';
 import { isConditionFailure, StaleVersion } from './errors.ts';
+import { type CommitAttachment, completionCommit } from './idempotency.ts';
 import { entityOf } from './items.ts';
 import { apiKeyKeys } from './keys.ts';
 import { table } from './table.ts';
@@ -121,10 +122,11 @@ export interface KeySetChange {
 
 /**
  * Writes a new key (its lookup and its record) and bumps the key-set version, with a rotated key's new expiry,
- * all or nothing in one transaction (3 items, 5 with a rotation). StaleVersion: another change landed since the
+ * all or nothing in one transaction (3 items, 5 with a rotation; and the Idempotency-Key's kept answer, when
+ * attached). StaleVersion: another change landed since the
  * version was read; read again and decide again.
  */
-export async function commitKeySetChange(change: KeySetChange): Promise<void> {
+export async function commitKeySetChange(change: KeySetChange, attachment?: CommitAttachment): Promise<void> {
   const { created } = change;
   const stale = () => new StaleVersion();
   const actions: CommitAction[] = [
@@ -195,14 +197,18 @@ export async function commitKeySetChange(change: KeySetChange): Promise<void> {
       },
     );
   }
-  await commit(actions);
+  await commit([...actions, ...completionCommit(attachment)]);
 }
 
 /**
  * Marks both items of a key revoked, in one transaction; revoking an already revoked key keeps its first
  * revocation time (and writes nothing).
  */
-export async function revokeApiKey(record: ApiKeyRecord, at: Timestamp): Promise<Timestamp> {
+export async function revokeApiKey(
+  record: ApiKeyRecord,
+  at: Timestamp,
+  attachment?: (revokedAt: Timestamp) => CommitAttachment | undefined,
+): Promise<Timestamp> {
   if (record.revokedAt) return record.revokedAt;
   const update = { UpdateExpression: 'SET revokedAt = :at', ExpressionAttributeValues: { ':at': at } };
   await commit([
@@ -216,6 +222,7 @@ export async function revokeApiKey(record: ApiKeyRecord, at: Timestamp): Promise
         Update: { TableName: tableName(), Key: apiKeyKeys.record(record.accountId, record.id), ...update },
       },
     },
+    ...completionCommit(attachment?.(at)),
   ]);
   return at;
 }

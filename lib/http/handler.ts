@@ -61,11 +61,6 @@ export interface RouteOptions {
   body?: boolean;
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
   metric?: BusinessMetric;
-  /**
-   * What an Idempotency-Key keeps of the answer, when it must not keep all of it: a secret shown once (a new API
-   * key) is stored nowhere, so a replay shows it as null.
-   */
-  keep?: (answer: HttpResult) => HttpResult;
 }
 
 /** A route that renders its domain's result itself: `present` is its answer, and what an Idempotency-Key keeps. */
@@ -133,7 +128,7 @@ export function httpHandler<T>(
       attach: call ? commitHook(call, present) : undefined,
     };
     const answer = present(await handle(request, caller));
-    internal.answer = options.keep ? options.keep(answer) : answer;
+    internal.answer = answer;
     return jsonResponse(answer.statusCode, answer.body, internal.requestId, answer.headers);
   });
   return scoped(stack);
