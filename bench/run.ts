@@ -16,6 +16,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * bench/runs/results-reindex.json (docs/capacity.md quotes it; never published).
  * `-- --messages [--quick]`: a message's create and a conversation page at 10, 1,000 and 10,000 messages
  * (bench/messages.ts), to bench/runs/results-messages.json (docs/capacity.md quotes it; never published).
+ * `-- --authorizer [--root DIR] [--keys N]`: the API key authorizer on a cache miss (bench/authorizer.ts): store
+ * calls, round trips and latency, of this checkout or of the one at DIR (docs/api-keys.md quotes both).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -40,6 +42,11 @@ try {
   else if (process.argv.includes('--messages'))
     await (await import('./messages.ts')).runMessagesOnly(options);
   else if (process.argv.includes('--reindex')) await (await import('./reindex.ts')).runReindexOnly(options);
+  else if (process.argv.includes('--authorizer'))
+    await (await import('./authorizer.ts')).runAuthorizerOnly({
+      root: argAfter('--root'),
+      keys: argAfter('--keys') ? Number(argAfter('--keys')) : undefined,
+    });
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);

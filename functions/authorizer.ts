@@ -30,6 +30,9 @@ export async function handler(
         plan: caller.plan,
         keyId: caller.keyId,
         rateLimit: caller.rateLimit,
+        // What the key may do: checked per route by the handler stack (lib/http/scope.ts), as the policy is
+        // cached per token for every route.
+        scopes: caller.scopes,
       },
     };
   } catch (error) {

@@ -3,16 +3,25 @@
  * gateway serves it, so a route cannot exist in one and not the other (test/system/route-drift.test.ts checks it).
  * `entry` is relative to the repository root and must export `handler`.
  */
+import type { Scope } from '#lib/accounts/scopes.ts';
+
+/** A route that takes no key: the published contract and its page. */
+export const PUBLIC = 'public';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-export interface RouteDefinition {
+export interface RouteDeclaration {
   /** Stable name: the Lambda function's logical id, the route name in logs, how its handler finds it (`route()`). */
   readonly name: string;
   readonly method: HttpMethod;
   readonly path: string;
   readonly entry: string;
-  /** Whether the API key authorizer guards this route. */
-  readonly auth: boolean;
+  /**
+   * The scope a key needs to call this route (lib/accounts/scopes.ts), or PUBLIC: no key at all. The one
+   * declaration of who may call a route: the stack (authorizer or none), the local gateway, the OpenAPI
+   * document's security requirement and the handler stack's check (lib/http/scope.ts) all read it.
+   */
+  readonly scope: Scope | typeof PUBLIC;
   /** The DynamoDB actions the function uses on the table: its IAM policy allows exactly these (none: no table). */
   readonly tableActions: readonly TableAction[];
   /** Package files the function reads at run time (node_modules-relative): copied beside its bundle. */
@@ -36,13 +45,13 @@ export const authorizerEntry = 'functions/authorizer.ts';
 /** The authorizer reads keys and accounts, and writes a key's last-used time. */
 export const authorizerTableActions: readonly TableAction[] = ['GetItem', 'UpdateItem'];
 
-export const routes = [
+const declared = [
   {
     name: 'listPipelines',
     method: 'GET',
     path: '/api/pipelines',
     entry: 'functions/pipelines-list.ts',
-    auth: true,
+    scope: 'deals:read',
     tableActions: ['Query', 'UpdateItem'],
   },
   {
@@ -50,7 +59,7 @@ export const routes = [
     method: 'POST',
     path: '/api/tickets',
     entry: 'functions/tickets-create.ts',
-    auth: true,
+    scope: 'tickets:write',
     // BatchWriteItem: the marked items of the largest tickets; DeleteItem: releasing an Idempotency-Key.
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
   },
@@ -59,7 +68,7 @@ export const routes = [
     method: 'GET',
     path: '/api/tickets',
     entry: 'functions/tickets-list.ts',
-    auth: true,
+    scope: 'tickets:read',
     tableActions: ['Query', 'BatchGetItem', 'UpdateItem'],
   },
   {
@@ -67,7 +76,7 @@ export const routes = [
     method: 'GET',
     path: '/api/tickets/{ticket}',
     entry: 'functions/tickets-get.ts',
-    auth: true,
+    scope: 'tickets:read',
     tableActions: ['Query', 'GetItem', 'UpdateItem'],
   },
   {
@@ -75,7 +84,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/tickets/{ticket}',
     entry: 'functions/tickets-update.ts',
-    auth: true,
+    scope: 'tickets:write',
     // BatchWriteItem/BatchGetItem: marked items of the largest updates; DeleteItem: releasing an Idempotency-Key.
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
   },
@@ -86,7 +95,7 @@ export const routes = [
     method: 'POST',
     path: '/api/tickets/{ticket}/messages',
     entry: 'functions/messages-create.ts',
-    auth: true,
+    scope: 'tickets:write',
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
   },
   {
@@ -94,7 +103,7 @@ export const routes = [
     method: 'GET',
     path: '/api/tickets/{ticket}/messages',
     entry: 'functions/messages-list.ts',
-    auth: true,
+    scope: 'tickets:read',
     tableActions: ['Query', 'GetItem', 'UpdateItem'],
   },
   {
@@ -102,7 +111,7 @@ export const routes = [
     method: 'GET',
     path: '/api/tickets/{ticket}/messages/{message}',
     entry: 'functions/messages-get.ts',
-    auth: true,
+    scope: 'tickets:read',
     tableActions: ['Query', 'GetItem', 'UpdateItem'],
   },
   {
@@ -110,7 +119,7 @@ export const routes = [
     method: 'POST',
     path: '/api/deals',
     entry: 'functions/deals-create.ts',
-    auth: true,
+    scope: 'deals:write',
     // BatchWriteItem: the marked items of a deal (and new contact) with many words.
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
   },
@@ -119,7 +128,7 @@ export const routes = [
     method: 'GET',
     path: '/api/deals',
     entry: 'functions/deals-list.ts',
-    auth: true,
+    scope: 'deals:read',
     tableActions: ['Query', 'GetItem', 'BatchGetItem', 'UpdateItem'],
   },
   {
@@ -127,7 +136,7 @@ export const routes = [
     method: 'GET',
     path: '/api/deals/{deal}',
     entry: 'functions/deals-get.ts',
-    auth: true,
+    scope: 'deals:read',
     tableActions: ['Query', 'BatchGetItem', 'UpdateItem'],
   },
   {
@@ -135,7 +144,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/deals/{deal}',
     entry: 'functions/deals-update.ts',
-    auth: true,
+    scope: 'deals:write',
     tableActions: [
       'Query',
       'GetItem',
@@ -151,7 +160,7 @@ export const routes = [
     method: 'GET',
     path: '/api/pipelines/{pipeline}/board',
     entry: 'functions/pipelines-board.ts',
-    auth: true,
+    scope: 'deals:read',
     tableActions: ['Query', 'GetItem', 'UpdateItem'],
   },
   {
@@ -159,7 +168,7 @@ export const routes = [
     method: 'GET',
     path: '/api/contacts',
     entry: 'functions/contacts-list.ts',
-    auth: true,
+    scope: 'contacts:read',
     tableActions: ['Query', 'BatchGetItem', 'UpdateItem'],
   },
   {
@@ -167,7 +176,7 @@ export const routes = [
     method: 'GET',
     path: '/api/contacts/{contact}',
     entry: 'functions/contacts-get.ts',
-    auth: true,
+    scope: 'contacts:read',
     tableActions: ['Query', 'GetItem', 'BatchGetItem', 'UpdateItem'],
   },
   {
@@ -175,7 +184,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/contacts/{contact}',
     entry: 'functions/contacts-update.ts',
-    auth: true,
+    scope: 'contacts:write',
     tableActions: [
       'Query',
       'GetItem',
@@ -191,7 +200,7 @@ export const routes = [
     method: 'GET',
     path: '/api/events',
     entry: 'functions/events-list.ts',
-    auth: true,
+    scope: 'events:read',
     // PutItem: closing a place of the feed whose writer is gone (lib/data/events.ts).
     tableActions: ['Query', 'PutItem', 'UpdateItem'],
   },
@@ -200,7 +209,7 @@ export const routes = [
     method: 'GET',
     path: '/api/events/{event}',
     entry: 'functions/events-get.ts',
-    auth: true,
+    scope: 'events:read',
     tableActions: ['Query', 'UpdateItem'],
   },
   // Webhook endpoints (decisions.md, "Webhooks"). PutItem and DeleteItem on writes: an Idempotency-Key's record.
@@ -209,7 +218,7 @@ export const routes = [
     method: 'POST',
     path: '/api/webhooks',
     entry: 'functions/webhooks-create.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     tableActions: ['PutItem', 'UpdateItem', 'DeleteItem'],
   },
   {
@@ -217,7 +226,7 @@ export const routes = [
     method: 'GET',
     path: '/api/webhooks',
     entry: 'functions/webhooks-list.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     tableActions: ['Query', 'UpdateItem'],
   },
   {
@@ -225,7 +234,7 @@ export const routes = [
     method: 'GET',
     path: '/api/webhooks/{webhook}',
     entry: 'functions/webhooks-get.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     tableActions: ['GetItem', 'UpdateItem'],
   },
   {
@@ -233,7 +242,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/webhooks/{webhook}',
     entry: 'functions/webhooks-update.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     tableActions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
   {
@@ -241,7 +250,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/webhooks/{webhook}',
     entry: 'functions/webhooks-delete.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     tableActions: ['GetItem', 'DeleteItem', 'UpdateItem', 'PutItem'],
   },
   {
@@ -249,7 +258,7 @@ export const routes = [
     method: 'POST',
     path: '/api/webhooks/{webhook}/rotate-secret',
     entry: 'functions/webhooks-rotate-secret.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     tableActions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
   {
@@ -257,7 +266,7 @@ export const routes = [
     method: 'GET',
     path: '/api/webhooks/{webhook}/deliveries',
     entry: 'functions/webhooks-deliveries.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     tableActions: ['GetItem', 'Query', 'UpdateItem'],
   },
   {
@@ -265,8 +274,42 @@ export const routes = [
     method: 'POST',
     path: '/api/webhooks/{webhook}/redeliver',
     entry: 'functions/webhooks-redeliver.ts',
-    auth: true,
+    scope: 'webhooks:manage',
     // Query: the events (lib/data/events.ts); PutItem/UpdateItem: the deliveries made pending again, the due entry.
+    tableActions: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  // API keys (decisions.md, "API keys: scopes, expiry, rotation"): GetItem and Query read the key set,
+  // TransactWrite's Put and Update write a key and the key-set guard.
+  {
+    name: 'createApiKey',
+    method: 'POST',
+    path: '/api/keys',
+    entry: 'functions/keys-create.ts',
+    scope: 'keys:manage',
+    tableActions: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'listApiKeys',
+    method: 'GET',
+    path: '/api/keys',
+    entry: 'functions/keys-list.ts',
+    scope: 'keys:manage',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'revokeApiKey',
+    method: 'DELETE',
+    path: '/api/keys/{key}',
+    entry: 'functions/keys-revoke.ts',
+    scope: 'keys:manage',
+    tableActions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  {
+    name: 'rotateApiKey',
+    method: 'POST',
+    path: '/api/keys/{key}/rotate',
+    entry: 'functions/keys-rotate.ts',
+    scope: 'keys:manage',
     tableActions: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
   },
   // The contract (decisions.md, "Contract"): public, and away from the store.
@@ -275,7 +318,7 @@ export const routes = [
     method: 'GET',
     path: '/api/openapi.json',
     entry: 'functions/openapi-get.ts',
-    auth: false,
+    scope: PUBLIC,
     tableActions: [],
   },
   {
@@ -283,7 +326,7 @@ export const routes = [
     method: 'GET',
     path: '/docs',
     entry: 'functions/docs-page.ts',
-    auth: false,
+    scope: PUBLIC,
     tableActions: [],
   },
   {
@@ -291,13 +334,20 @@ export const routes = [
     method: 'GET',
     path: '/docs/{asset}',
     entry: 'functions/docs-asset.ts',
-    auth: false,
+    scope: PUBLIC,
     tableActions: [],
     files: ['swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui-dist/swagger-ui.css'],
   },
-] as const satisfies readonly RouteDefinition[];
+] as const satisfies readonly RouteDeclaration[];
 
-export type RouteName = (typeof routes)[number]['name'];
+/** A route as declared, and what follows from it: the authorizer guards every route that has a scope. */
+export interface RouteDefinition extends RouteDeclaration {
+  readonly auth: boolean;
+}
+
+export const routes: readonly RouteDefinition[] = declared.map((r) => ({ ...r, auth: r.scope !== PUBLIC }));
+
+export type RouteName = (typeof declared)[number]['name'];
 
 /**
  * The route a handler serves, by its name in this table: a name that is not here fails the typecheck, and

@@ -13,11 +13,13 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, ProjectionType, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
 import { webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import { HASH_SECRET_VARIABLE } from '#lib/accounts/key-hash.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
 import {
   type GatewayAnswer,
@@ -90,10 +92,22 @@ export class DeskpipeStack extends Stack {
       logRetention: retention,
     };
 
+    // The secret API keys are hashed under (lib/accounts/key-hash.ts): generated once per stage and kept across
+    // deployments (a new one would invalidate every key). The functions that hash keys get it at deploy time.
+    const keyHashSecret = new Secret(this, 'ApiKeyHashSecret', {
+      secretName: `${namePrefix}-api-key-hash`,
+      description: 'HMAC key of the stored API key hashes; changing it invalidates every API key.',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const keyHashEnvironment = (fn: DeskpipeFunction) =>
+      fn.addEnvironment(HASH_SECRET_VARIABLE, keyHashSecret.secretValue.unsafeUnwrap());
+
     const authorizerFunction = new DeskpipeFunction(this, 'authorizer', {
       ...functionDefaults,
       entry: join(ROOT, authorizerEntry),
     }).bindTable(this.table, authorizerTableActions);
+    keyHashEnvironment(authorizerFunction);
     const authorizer = new TokenAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: `${namePrefix}-api-key`,
       handler: authorizerFunction,
@@ -146,6 +160,8 @@ export class DeskpipeStack extends Stack {
         files: 'files' in route ? route.files : undefined,
       });
       if (route.tableActions.length > 0) fn.bindTable(this.table, route.tableActions);
+      // The key routes make keys (and so hash them).
+      if (route.scope === 'keys:manage') keyHashEnvironment(fn);
       functions[route.name] = fn;
       const method = this.api.root
         .resourceForPath(route.path)

@@ -1,13 +1,19 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
 import type { Versioned } from '#lib/data/items.ts';
-import { NotFound, PreconditionFailed } from '#lib/errors.ts';
+import { NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
 
 /** An entity as read, with the version its ETag names: the data layer's one name for it. */
 export type { Versioned } from '#lib/data/items.ts';
 
 /** The ETag of a version: strong, quoted. */
 export const etagOf = (version: number) => `"${version}"`;
+
+/**
+ * The longest If-Match header taken (a list of about a hundred ETags): a longer one is a 422 on `if_match`, before
+ * anything is read.
+ */
+export const MAX_IF_MATCH_LENGTH = 1024;
 
 /** `If-Match: *`, or a list of entity tags one of which is the current one (strong comparison). */
 export function ifMatchHolds(header: string, etag: string): boolean {
@@ -36,6 +42,12 @@ export interface VersionedUpdate<E> {
  * 412; without, the change is applied again to the entity as it now is.
  */
 export async function updateVersioned<E>(update: VersionedUpdate<E>): Promise<Versioned<E>> {
+  if (update.ifMatch !== undefined && update.ifMatch.length > MAX_IF_MATCH_LENGTH) {
+    throw ValidationFailed.field(
+      'if_match',
+      `The If-Match header must not be greater than ${MAX_IF_MATCH_LENGTH} characters.`,
+    );
+  }
   return retryOnConflict(
     async () => {
       const stored = await update.read();

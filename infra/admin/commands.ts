@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { AccountFileInvalid } from '#lib/accounts/account-file.ts';
-import { describeApiKeys, issueApiKey, revokeApiKeyById } from '#lib/accounts/api-keys.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { createKey, listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
 import { reindex } from '#lib/accounts/reindex.ts';
+import { EVERY_SCOPE, type Grant, isGrant } from '#lib/accounts/scopes.ts';
 import { findAccountIdBySlug } from '#lib/data/accounts.ts';
 import { isIndexedEntityName } from '#lib/data/reindex.ts';
 
@@ -22,7 +23,8 @@ export class CommandError extends Error {
 
 export const USAGE = `usage: npm run --silent admin -- <command>
   apply FILE [--new-key]   create or update the account described by FILE
-  keys create SLUG         new API key for the account
+  keys create SLUG [--name N] [--scopes a,b] [--expires-in 90d]
+                           new API key for the account (no --scopes: every scope, *)
   keys list SLUG           the account's keys (never the secret)
   keys revoke KEY_ID       revoke a key
   tickets reindex SLUG     rebuild the account's ticket index from its tickets (while it takes no writes)
@@ -40,12 +42,12 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
   }
   if (command === 'keys') {
     const [action, target, ...extra] = rest;
-    if (!target || extra.length > 0) throw new CommandError(USAGE, 2);
-    if (action === 'create')
-      return issueApiKey(await accountIdOf(target)) as unknown as Record<string, unknown>;
-    if (action === 'list') return { keys: await describeApiKeys(await accountIdOf(target)) };
+    if (!target) throw new CommandError(USAGE, 2);
+    if (action === 'create') return createKey(await accountIdOf(target), keyOptions(extra));
+    if (extra.length > 0) throw new CommandError(USAGE, 2);
+    if (action === 'list') return { keys: await listKeys(await accountIdOf(target)) };
     if (action === 'revoke') {
-      const revoked = await revokeApiKeyById(target);
+      const revoked = await revokeKeyById(target);
       if (!revoked) throw new CommandError(`no API key has the id ${target}`);
       return revoked;
     }
@@ -78,4 +80,31 @@ async function accountIdOf(slug: string): Promise<string> {
   const id = await findAccountIdBySlug(slug);
   if (!id) throw new CommandError(`no account has the slug ${slug}`);
   return id;
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `--name N`, `--scopes a,b` (default `*`), `--expires-in <n>s|m|h|d` (default: never). */
+function keyOptions(args: string[]): { name: string; scopes: Grant[]; expiresAt?: number } {
+  const options = new Map<string, string>();
+  for (let i = 0; i < args.length; i += 2) {
+    const flag = args[i] as string;
+    const value = args[i + 1];
+    if (!['--name', '--scopes', '--expires-in'].includes(flag) || value === undefined || options.has(flag))
+      throw new CommandError(USAGE, 2);
+    options.set(flag, value);
+  }
+  const name = (options.get('--name') ?? 'admin').trim();
+  if (name === '' || name.length > 100) throw new CommandError('--name: 1 to 100 characters');
+  const scopes = [...new Set((options.get('--scopes') ?? EVERY_SCOPE).split(',').map((s) => s.trim()))];
+  const unknown = scopes.filter((s) => !isGrant(s));
+  if (unknown.length > 0 || scopes.length === 0)
+    throw new CommandError(`--scopes: unknown scope ${unknown.join(', ') || '(none)'}`);
+  const expiresIn = options.get('--expires-in');
+  if (expiresIn === undefined) return { name, scopes: scopes as Grant[] };
+  const match = /^(\d{1,6})([smhd])$/.exec(expiresIn);
+  const seconds = match ? Number(match[1]) * (DURATION_UNITS[match[2] as string] ?? 0) : 0;
+  if (seconds <= 0)
+    throw new CommandError('--expires-in: a positive duration such as 3600s, 90m, 12h or 90d');
+  return { name, scopes: scopes as Grant[], expiresAt: Date.now() + seconds * 1000 };
 }

@@ -5,7 +5,9 @@ import {
   toJsonSchemaDefs,
 } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { type RouteDefinition, routes } from '#functions/routes.ts';
+import { PUBLIC, type RouteDefinition, routes } from '#functions/routes.ts';
+import { CreateKeySchema, RotateKeySchema } from '#lib/accounts/key-schemas.ts';
+import { SCOPES } from '#lib/accounts/scopes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
@@ -62,6 +64,10 @@ const definitions: Record<string, v.GenericSchema> = {
   WebhookDeliveryAttempt: answers.WebhookDeliveryAttempt,
   WebhookDeliveryAttemptPage: answers.WebhookDeliveryAttemptPage,
   RedeliverWebhookRequest: RedeliverSchema,
+  ApiKey: answers.ApiKey,
+  ApiKeyWithSecret: answers.ApiKeyWithSecret,
+  CreateApiKeyRequest: CreateKeySchema,
+  RotateApiKeyRequest: RotateKeySchema,
 };
 
 /** The answers among them (declared in ./schemas.ts), which the lint's request-side rules leave alone. */
@@ -189,8 +195,10 @@ function headersOf(names: readonly HeaderName[], required: readonly HeaderName[]
 
 const STATUS_TEXT: Record<number, string> = {
   400: `The body is not a JSON object, or nests deeper than ${MAX_JSON_DEPTH} levels.`,
-  401: 'No key, or a key that is unknown or revoked.',
-  403: "The account's plan has no API access.",
+  401: 'No key, or a key that is malformed, unknown, revoked or expired (rotated out).',
+  403:
+    "The key lacks the operation's scope (`This key lacks the scope <scope>.`, before anything else is " +
+    "checked), or the account's plan has no API access.",
   404: 'Not found (or not this account’s).',
   409: 'A request with this Idempotency-Key is still being served: retry after Retry-After.',
   412: 'If-Match names a version the ticket no longer has: nothing changed.',
@@ -309,7 +317,8 @@ function operation(route: RouteDefinition) {
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     tags: [op.tag],
-    security: route.auth ? [{ apiKey: [] }] : [],
+    // The route's scope, from the route table: the one the handler stack checks (lib/http/scope.ts).
+    security: route.scope === PUBLIC ? [] : [{ apiKey: [route.scope] }],
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(op.body
       ? {
@@ -344,6 +353,7 @@ export function openApiDocument(version: string) {
       { name: 'Tickets' },
       { name: 'Deals' },
       { name: 'Pipelines' },
+      { name: 'Keys', description: 'API keys: scopes, expiry, rotation.' },
       { name: 'Contract', description: 'This document and its page.' },
     ],
     paths,
@@ -352,7 +362,11 @@ export function openApiDocument(version: string) {
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key made with `npm run admin -- keys create`.',
+          description:
+            'An API key (`dpk_` + 46 base62 characters, the last 6 a CRC-32 checksum), made with `POST /api/keys` ' +
+            'or `npm run admin -- keys create`. Each operation names the scope it needs in its security ' +
+            `requirement; a key holds some of ${SCOPES.join(', ')}, or \`*\` (every scope), and a \`:write\` ` +
+            'scope includes its `:read`.',
         },
       },
       schemas: components,

@@ -44,12 +44,6 @@ export const markedKinds = {
       'Free text: the service limits its length (stated as maxLength) and no character set, so a pattern or ' +
       'format here would be one the service does not enforce.',
   },
-  notLimitedYet: {
-    rules: ['owasp:api4:2023-string-limit'],
-    reason:
-      'Not limited by the service yet (issue 31 limits them; no limit is invented here). Drop the mark when ' +
-      'the service enforces a length and the schema states it.',
-  },
   accountScopedId: {
     rules: ['owasp:api1:2023-no-numeric-ids'],
     reason:

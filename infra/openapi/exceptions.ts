@@ -2,7 +2,7 @@ import { routes } from '#functions/routes.ts';
 import { answerSchemaNames, validatesInput } from './document.ts';
 import { derivedKinds, type ExceptionKind, type MarkedKind, markedKinds } from './exception-kinds.ts';
 import { operations } from './operations.ts';
-import { queryParameterKey, sharedParameters } from './parameters.ts';
+import { queryParameterKey, type SharedParameter, sharedParameters } from './parameters.ts';
 
 /**
  * The Spectral exceptions of the OpenAPI document: per kind (./exception-kinds.ts), the JSON pointers into it
@@ -61,7 +61,7 @@ function derived(): Record<keyof typeof derivedKinds, string[][]> {
 }
 
 function marked(document: Json): Record<MarkedKind, string[][]> {
-  const found: Record<MarkedKind, string[][]> = { freeText: [], notLimitedYet: [], accountScopedId: [] };
+  const found: Record<MarkedKind, string[][]> = { freeText: [], accountScopedId: [] };
   for (const { route, op, at } of operationsOf()) {
     const body = bodySchema(document, at);
     for (const [kind, fields] of Object.entries(op.exceptions ?? {}) as [MarkedKind, readonly string[]][]) {
@@ -80,8 +80,8 @@ function marked(document: Json): Record<MarkedKind, string[][]> {
       }
     }
   }
-  for (const [name, shared] of Object.entries(sharedParameters)) {
-    const kinds: readonly MarkedKind[] = 'exceptions' in shared ? shared.exceptions : [];
+  for (const [name, shared] of Object.entries(sharedParameters) as [string, SharedParameter][]) {
+    const kinds: readonly MarkedKind[] = shared.exceptions ?? [];
     for (const kind of kinds) found[kind].push(['components', 'parameters', name]);
   }
   return found;

@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import * as v from 'valibot';
 import { type RouteName, route } from '#functions/routes.ts';
+import { CreateKeySchema, RotateKeySchema } from '#lib/accounts/key-schemas.ts';
 import { ContactListQueryParams, UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { ENDPOINT_ID_PATTERN } from '#lib/data/endpoint-ids.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
@@ -18,6 +19,9 @@ import {
 } from '#lib/webhooks/schemas.ts';
 import type { OperationExceptions } from './exception-kinds.ts';
 import {
+  ApiKeyCreated,
+  ApiKeyList,
+  ApiKeyRevoked,
   ContactPage,
   ContactUpdated,
   DealCreated,
@@ -55,7 +59,7 @@ import {
 export interface Operation {
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Events' | 'Webhooks' | 'Contract';
+  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Events' | 'Webhooks' | 'Keys' | 'Contract';
   /** The JSON body's schema (routes with a body). */
   readonly body?: v.GenericSchema;
   /** An object schema whose entries are the query parameters, each carrying its wire form. */
@@ -132,6 +136,13 @@ const WEBHOOK_PARAM = {
   },
 };
 
+const KEY_PARAM = {
+  key: {
+    description: "The API key's id (`key_…`).",
+    schema: v.pipe(v.string(), v.maxLength(20), v.regex(/^key_[0-9a-f]{16}$/)),
+  },
+};
+
 /** The docs page's files, by the name in the path (functions/docs-asset.ts serves these and 404s any other). */
 const DOCS_ASSETS = (route('docsAsset').files ?? []).map((file) => basename(file));
 
@@ -162,8 +173,6 @@ export const operations: Record<RouteName, Operation> = {
     exceptions: {
       // requester_email is an exact match, not checked as an address.
       freeText: ['requester_email', 'search', 'custom_fields'],
-      // The value of a custom_fields[<key>] filter.
-      notLimitedYet: ['custom_fields'],
       accountScopedId: ['assignee_id'],
     },
   },
@@ -242,8 +251,6 @@ export const operations: Record<RouteName, Operation> = {
     ok: { status: 201, description: 'The deal, as stored.', body: DealCreated },
     exceptions: {
       freeText: ['name', 'contact_first_name', 'contact_last_name', 'contact_phone'],
-      // An amount sent as a decimal string.
-      notLimitedYet: ['amount'],
     },
   },
   listDeals: {
@@ -285,8 +292,6 @@ export const operations: Record<RouteName, Operation> = {
     statuses: [404, 412],
     exceptions: {
       freeText: ['name', 'lost_reason'],
-      // An amount sent as a decimal string.
-      notLimitedYet: ['amount'],
     },
   },
   getPipelineBoard: {
@@ -442,6 +447,45 @@ export const operations: Record<RouteName, Operation> = {
     pathParams: WEBHOOK_PARAM,
     body: RedeliverSchema,
     ok: { status: 202, description: 'The events will be sent again.', body: WebhookRedelivery },
+    statuses: [404],
+  },
+  createApiKey: {
+    summary: 'Create an API key',
+    description:
+      'A key with a name, scopes the calling key holds itself (a `:write` counts as its `:read`; anything more ' +
+      'is a 403) and an optional expiry. At most 100 live keys an account (the 101st is a 422). The answer is ' +
+      'the only one that shows the key.',
+    tag: 'Keys',
+    body: CreateKeySchema,
+    ok: { status: 201, description: 'The key, with its secret.', body: ApiKeyCreated, noStore: true },
+    exceptions: { freeText: ['name'] },
+  },
+  listApiKeys: {
+    summary: 'List API keys',
+    description: "The account's keys, revoked and expired ones too, oldest first; never a secret.",
+    tag: 'Keys',
+    ok: { status: 200, description: 'The keys.', body: ApiKeyList },
+  },
+  revokeApiKey: {
+    summary: 'Revoke an API key',
+    description:
+      'The key stops working within the authorizer cache time (30 s). Any key may be revoked, the calling one ' +
+      'and the last key with keys:manage included (the admin command line then makes the next one).',
+    tag: 'Keys',
+    pathParams: KEY_PARAM,
+    ok: { status: 200, description: 'The key, revoked.', body: ApiKeyRevoked },
+    statuses: [404],
+  },
+  rotateApiKey: {
+    summary: 'Rotate an API key',
+    description:
+      'A new key with the same name and scopes (and lifetime, if it had one); the old one keeps working for ' +
+      '`expire_old_in_seconds` more (0 to 604800), so clients can switch without an outage. A revoked or ' +
+      'expired key is a 404.',
+    tag: 'Keys',
+    pathParams: KEY_PARAM,
+    body: RotateKeySchema,
+    ok: { status: 201, description: 'The new key, with its secret.', body: ApiKeyCreated, noStore: true },
     statuses: [404],
   },
   getOpenApi: {

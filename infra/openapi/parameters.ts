@@ -1,10 +1,11 @@
+import { MAX_IF_MATCH_LENGTH } from '#lib/versioned-update.ts';
 import type { MarkedKind } from './exception-kinds.ts';
 
 /**
  * The request headers several operations share, as components.parameters of the OpenAPI document, each with
  * the exception marks of the Spectral lint it carries (./exception-kinds.ts).
  */
-interface SharedParameter {
+export interface SharedParameter {
   readonly parameter: Readonly<Record<string, unknown>>;
   readonly exceptions?: readonly MarkedKind[];
 }
@@ -28,11 +29,11 @@ export const sharedParameters = {
       in: 'header',
       description:
         'The ETag of the version you read (or `*`, or a list of ETags): the update is refused (412) if ' +
-        'the ticket moved on. Any other value matches no version.',
-      schema: { type: 'string', pattern: '^(\\*|"\\d+"( *, *"\\d+")*)$' },
+        'the ticket moved on. Any other value matches no version. At most 1,024 characters (a longer one is ' +
+        'a 422 on `if_match`).',
+      // lib/versioned-update.ts's MAX_IF_MATCH_LENGTH.
+      schema: { type: 'string', maxLength: MAX_IF_MATCH_LENGTH, pattern: '^(\\*|"\\d+"( *, *"\\d+")*)$' },
     },
-    // A list of ETags, of any length today.
-    exceptions: ['notLimitedYet'],
   },
 } as const satisfies Record<string, SharedParameter>;
 

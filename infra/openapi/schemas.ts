@@ -452,3 +452,46 @@ export const WebhookRedelivery = v.strictObject({
   message: v.string(),
   count: v.pipe(count, v.description('The events that will be sent again.')),
 });
+
+const keyId = v.pipe(v.string(), v.regex(/^key_[0-9a-f]{16}$/), v.description("An API key's id."));
+const grants = v.pipe(
+  v.array(v.string()),
+  v.description('Scopes (`tickets:read`, `deals:write`, …), or `*` for every scope.'),
+);
+const keyFields = {
+  id: keyId,
+  name: v.pipe(nullable(v.string()), v.description('Null for a key made before names.')),
+  scopes: grants,
+  created_at: timestamp,
+  expires_at: v.pipe(nullable(timestamp), v.description('When the key stops working; null: never.')),
+};
+
+/** A key as lists show it: never its secret. */
+export const ApiKey = v.pipe(
+  v.strictObject({
+    ...keyFields,
+    prefix: v.pipe(v.string(), v.description('`dpk_` and the next 8 characters of the key.')),
+    last_used_at: v.pipe(nullable(timestamp), v.description('Accurate to a minute; null: never used.')),
+    revoked_at: nullable(timestamp),
+  }),
+  v.title('ApiKey'),
+);
+
+/** A key just made (created or rotated): the only answer that shows its secret. */
+export const ApiKeyWithSecret = v.pipe(
+  v.strictObject({
+    ...keyFields,
+    api_key: v.pipe(
+      nullable(v.pipe(v.string(), v.regex(/^dpk_[0-9A-Za-z]{46}$/))),
+      v.description(
+        'The key: shown in this answer only (only a keyed hash of it is kept). Null when the answer is the ' +
+          'replay of an earlier request with the same Idempotency-Key: rotate the key to get a new secret.',
+      ),
+    ),
+  }),
+  v.title('ApiKeyWithSecret'),
+);
+
+export const ApiKeyCreated = v.strictObject({ data: ApiKeyWithSecret });
+export const ApiKeyList = v.strictObject({ data: v.array(ApiKey) });
+export const ApiKeyRevoked = v.strictObject({ data: ApiKey });

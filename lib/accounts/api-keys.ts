@@ -1,73 +1,24 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { getAccount } from '#lib/data/accounts.ts';
-import {
-  findApiKeyByHash,
-  findApiKeyById,
-  listApiKeys,
-  putApiKey,
-  revokeApiKey,
-  touchApiKey,
-} from '#lib/data/api-keys.ts';
+import { findApiKeyByHash, touchApiKey } from '#lib/data/api-keys.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
-import { formatTimestamp, now, nowMicros } from '#lib/time.ts';
-import { type ApiKeyRecord, type Plan, rateLimitOf } from './types.ts';
+import { logError } from '#lib/log.ts';
+import { LruMap } from '#lib/lru.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { API_KEY_PREFIX, keyFormatOf } from './key-format.ts';
+import { hashApiKey, sameHash } from './key-hash.ts';
+import { shownPrefix } from './key-management.ts';
+import { encodeGrants } from './scopes.ts';
+import { type Plan, rateLimitOf } from './types.ts';
 
-/** Recognisable in logs and secret scanners; followed by 256 random bits in base64url. */
-export const API_KEY_PREFIX = 'dpk_';
-const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
-/** last_used_at is a hint for operators, not an audit log: write it at most this often per key. */
-const LAST_USED_RESOLUTION_SECONDS = 300;
+/** Who is calling: what the authorizer resolves a key to, and passes to every handler as its context. */
 
 export const API_PLANS: readonly Plan[] = ['pro', 'enterprise'];
 export const PLAN_REQUIRED_MESSAGE = 'The API is available on the Pro and Enterprise plans only.';
 
-export function hashApiKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-export interface IssuedApiKey {
-  id: string;
-  api_key: string;
-  created_at: string;
-}
-
-export async function issueApiKey(accountId: string): Promise<IssuedApiKey> {
-  const secret = API_KEY_PREFIX + randomBytes(32).toString('base64url');
-  const record: ApiKeyRecord = {
-    id: `key_${randomBytes(8).toString('hex')}`,
-    accountId,
-    hash: hashApiKey(secret),
-    prefix: shownPrefix(secret),
-    createdAt: now(),
-    lastUsedAt: null,
-    revokedAt: null,
-  };
-  await putApiKey(record);
-  return { id: record.id, api_key: secret, created_at: record.createdAt };
-}
-
-export async function describeApiKeys(accountId: string) {
-  const records = await listApiKeys(accountId);
-  records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  return records.map((r) => ({
-    id: r.id,
-    prefix: r.prefix,
-    created_at: r.createdAt,
-    last_used_at: r.lastUsedAt ?? null,
-    revoked_at: r.revokedAt ?? null,
-  }));
-}
-
-/** Revokes a key by id; returns undefined when no key has that id. Revoking twice keeps the first time. */
-export async function revokeApiKeyById(keyId: string) {
-  const record = await findApiKeyById(keyId);
-  if (!record) return undefined;
-  const revokedAt = await revokeApiKey(record, now());
-  return { id: record.id, revoked_at: revokedAt };
-}
-
-/** What of a key may be shown (key lists, logs): `dpk_` and the next 8 characters. */
-const shownPrefix = (secret: string) => secret.slice(0, SHOWN_PREFIX_LENGTH);
+/** `last_used_at` is accurate to a minute: a key's record is written at most this often. */
+export const LAST_USED_RESOLUTION_SECONDS = 60;
+/** Keys this container wrote last use for, and when (ms): most cache misses then send no write at all. */
+const lastTouched = new LruMap<string, number>(10_000);
 
 /** The shown prefix of the key in an Authorization header, for logs; undefined when it holds no API key. */
 export function keyPrefixOf(authorization: string | undefined): string | undefined {
@@ -87,28 +38,62 @@ export interface Caller {
   keyId: string;
   /** Requests per minute this account may make. */
   rateLimit: number;
+  /** The key's grants, space-separated (lib/accounts/scopes.ts): what the authorizer's context carries. */
+  scopes: string;
 }
 
 /**
  * Resolves an Authorization header to the calling account. Throws Unauthenticated (401) for a missing,
- * malformed, unknown or revoked key, and Forbidden (403) for an account whose plan has no API access.
- * Cost: one GetItem for the key, then the account read (and, rarely, the last-used write) in parallel.
+ * malformed, unknown, revoked or expired key, and Forbidden (403) for an account whose plan has no API access.
+ * A token that is not a key (its checksum fails) costs no store read. Otherwise: one GetItem for the key, then
+ * the account's (with, at most once a minute per key, the last-use write beside it, never waited for).
  */
 export async function resolveApiKey(authorization: string | undefined): Promise<Caller> {
   const secret = bearerToken(authorization);
-  if (!secret?.startsWith(API_KEY_PREFIX)) throw new Unauthenticated();
+  if (!secret || !keyFormatOf(secret)) throw new Unauthenticated();
   const hash = hashApiKey(secret);
   const lookup = await findApiKeyByHash(hash);
-  if (!lookup || lookup.revokedAt) throw new Unauthenticated();
-
+  // The item is found by its hash; the constant-time check is the decision, whatever the lookup matched on.
+  if (!lookup || !sameHash(lookup.hash, hash) || lookup.revokedAt) throw new Unauthenticated();
   const nowUs = nowMicros();
-  const staleBefore = formatTimestamp(nowUs - LAST_USED_RESOLUTION_SECONDS * 1_000_000);
-  const stale = !lookup.lastUsedAt || lookup.lastUsedAt < staleBefore;
-  const [account] = await Promise.all([
-    getAccount(lookup.accountId),
-    stale ? touchApiKey(lookup, hash, formatTimestamp(nowUs), staleBefore) : undefined,
-  ]);
-  if (!account) throw new Unauthenticated();
-  if (!API_PLANS.includes(account.plan) || account.suspended) throw new Forbidden(PLAN_REQUIRED_MESSAGE);
-  return { accountId: account.id, plan: account.plan, keyId: lookup.keyId, rateLimit: rateLimitOf(account) };
+  if (lookup.expiresAt !== null && lookup.expiresAt <= formatTimestamp(nowUs)) throw new Unauthenticated();
+
+  const account = getAccount(lookup.accountId);
+  recordUse(lookup.accountId, lookup.keyId, nowUs);
+  const found = await account;
+  if (!found) throw new Unauthenticated();
+  if (!API_PLANS.includes(found.plan) || found.suspended) throw new Forbidden(PLAN_REQUIRED_MESSAGE);
+  return {
+    accountId: found.id,
+    plan: found.plan,
+    keyId: lookup.keyId,
+    rateLimit: rateLimitOf(found),
+    scopes: encodeGrants(lookup.scopes),
+  };
+}
+
+/**
+ * Writes a key's last use when this container has not in the last minute: started beside the account read, so
+ * it is on its way before the answer, and never waited for (a failure is logged; the next minute writes again).
+ */
+function recordUse(accountId: string, keyId: string, nowUs: number): void {
+  const nowMs = nowUs / 1000;
+  const last = lastTouched.get(keyId);
+  if (last !== undefined && nowMs - last < LAST_USED_RESOLUTION_SECONDS * 1000) return;
+  lastTouched.set(keyId, nowMs);
+  const notAfter = formatTimestamp(nowUs - LAST_USED_RESOLUTION_SECONDS * 1_000_000);
+  const write: Promise<void> = touchApiKey(accountId, keyId, formatTimestamp(nowUs), notAfter)
+    .catch((error: unknown) => {
+      lastTouched.delete(keyId);
+      logError(error);
+    })
+    .finally(() => pendingUses.delete(write));
+  pendingUses.add(write);
+}
+
+const pendingUses = new Set<Promise<void>>();
+
+/** Tests and benches: waits for the last-use writes under way (the authorizer never does). */
+export async function settleLastUseWrites(): Promise<void> {
+  while (pendingUses.size > 0) await Promise.all([...pendingUses]);
 }

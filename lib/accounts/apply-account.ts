@@ -14,9 +14,10 @@ import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { now } from '#lib/time.ts';
 import { parseAccountFile } from './account-file.ts';
 import { accountState } from './account-state.ts';
-import { issueApiKey } from './api-keys.ts';
 import { checkAccountFile } from './check-account-file.ts';
+import { createKey } from './key-management.ts';
 import { mergeAccount, newIdCounts } from './merge-account.ts';
+import { EVERY_SCOPE } from './scopes.ts';
 
 export interface ApplyOptions {
   newKey?: boolean;
@@ -71,6 +72,7 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
     );
   }
 
-  const key = !existing || options.newKey ? await issueApiKey(id) : undefined;
+  const key =
+    !existing || options.newKey ? await createKey(id, { name: 'apply', scopes: [EVERY_SCOPE] }) : undefined;
   return accountState(merged.config, key?.api_key, merged.contacts);
 }

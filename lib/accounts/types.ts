@@ -1,4 +1,5 @@
 import type { Timestamp } from '#lib/time.ts';
+import type { Grant } from './scopes.ts';
 
 export const PLANS = ['startup', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -125,9 +126,15 @@ export type Sequence = (typeof SEQUENCES)[number];
 export interface ApiKeyRecord {
   id: string;
   accountId: string;
+  /** The key's keyed hash (lib/accounts/key-hash.ts); SHA-256 for a key made before scopes. */
   hash: string;
   prefix: string;
+  /** Null for a key made before names. */
+  name: string | null;
+  /** What the key may do (lib/accounts/scopes.ts); `*` for a key made before scopes. */
+  scopes: Grant[];
   createdAt: Timestamp;
+  expiresAt: Timestamp | null;
   lastUsedAt: Timestamp | null;
   revokedAt: Timestamp | null;
 }

@@ -23,8 +23,15 @@ const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
  */
 export const MAX_AMOUNT = 99_999_999_999.9999;
 export const AMOUNT_DECIMALS = 4;
+/** The longest amount sent as a decimal string (room for signs, zeros and an exponent around MAX_AMOUNT's 16). */
+export const MAX_AMOUNT_STRING_LENGTH = 32;
 const amountRules = v.pipe(
   v.unknown(),
+  // Checked before the string is read as a number: a failed check ends the pipe here.
+  v.check(
+    (x) => typeof x !== 'string' || x.length <= MAX_AMOUNT_STRING_LENGTH,
+    `The amount field must not be greater than ${MAX_AMOUNT_STRING_LENGTH} characters.`,
+  ),
   v.transform((x) => (typeof x === 'string' && NUMERIC_STRING.test(x) ? Number(x) : x)),
   v.number('The amount field must be a number.'),
   // A JSON number too large for a double (1e400) arrives as ±Infinity: the range rules name it.
@@ -38,7 +45,12 @@ const amountRules = v.pipe(
 );
 const amountWire = v.union([
   v.pipe(v.number(), v.minValue(0), v.maxValue(MAX_AMOUNT)),
-  v.pipe(v.string(), v.regex(NUMERIC_STRING), v.description('A decimal number, at least 0.')),
+  v.pipe(
+    v.string(),
+    v.maxLength(MAX_AMOUNT_STRING_LENGTH),
+    v.regex(NUMERIC_STRING),
+    v.description('A decimal number, at least 0.'),
+  ),
 ]);
 const amount = optionalField(amountRules, amountWire);
 

@@ -20,6 +20,7 @@ import {
   resourcePathOf,
 } from './request.ts';
 import { jsonResponse } from './response.ts';
+import { requireScope } from './scope.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -55,7 +56,7 @@ function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
 
 export interface RouteOptions {
   /** The route served, from the route table (`route()` of functions/routes.ts): its name is logged. */
-  route: { readonly name: string; readonly path?: string };
+  route: { readonly name: string; readonly path?: string; readonly scope?: string };
   /** Whether the request carries a JSON body to parse. */
   body?: boolean;
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
@@ -88,8 +89,8 @@ function deadlineOf(context: Context | undefined): number {
  * here. A route with `present` returns its domain's result, and the stack renders it: so the answer an
  * Idempotency-Key keeps is rendered before the domain writes (request.attach), and the domain knows no HTTP.
  *
- * The middlewares, outermost first: httpContext (ids, log, counts, the error answer), rateCount, jsonBody,
- * idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
+ * The middlewares, outermost first: httpContext (ids, log, counts, the error answer), requireScope (the route's
+ * scope, before anything else), rateCount, jsonBody, idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
  * count), entered around the whole stack so that every middleware's store calls have it too.
  */
 export function httpHandler(options: RouteOptions, handle: RouteHandler): ReturnType<typeof scoped>;
@@ -104,6 +105,7 @@ export function httpHandler<T>(
   const present = options.present ?? ((result: T) => result as HttpResult);
   const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
     .use(httpContext(options))
+    .use(requireScope(options.route))
     .use(rateCount());
   if (options.body) stack.use(jsonBody());
   stack.use(idempotency());

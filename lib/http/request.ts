@@ -70,7 +70,7 @@ export function requestIdOf(event: APIGatewayProxyEvent): string {
 /** The account that the authorizer resolved, passed by API Gateway in the request context. */
 export function callerOf(event: APIGatewayProxyEvent): Caller {
   const context = event.requestContext?.authorizer ?? {};
-  const { accountId, plan, keyId, rateLimit } = context as Record<string, unknown>;
+  const { accountId, plan, keyId, rateLimit, scopes } = context as Record<string, unknown>;
   if (typeof accountId !== 'string' || !PLANS.includes(plan as Plan) || typeof keyId !== 'string') {
     throw new Unauthenticated();
   }
@@ -81,6 +81,7 @@ export function callerOf(event: APIGatewayProxyEvent): Caller {
     plan: plan as Plan,
     keyId,
     rateLimit: Number.isInteger(limit) && limit > 0 ? limit : PLAN_RATE_LIMITS[plan as Plan],
+    scopes: typeof scopes === 'string' ? scopes : '',
   };
 }
 

@@ -12,7 +12,7 @@ import {
   wholeNumberWire,
 } from '#lib/list-params.ts';
 import { parseInput, wire } from '#lib/validation.ts';
-import { CUSTOM_FIELD_KEY, customFieldKeyWire } from './schemas.ts';
+import { CUSTOM_FIELD_KEY, customFieldKeyWire, MAX_CUSTOM_FIELD_STRING } from './schemas.ts';
 import { TICKET_STATUSES, type TicketFilter } from './types.ts';
 
 /** The list's query parameters, validated (decisions.md, "Ticket list"). */
@@ -46,7 +46,9 @@ export const ListQueryParams = v.object({
   custom_fields: v.pipe(
     v.array(v.tuple([v.string(), v.array(v.string())])),
     // Sent as custom_fields[<key>]=<value>: a deepObject parameter.
-    wire<[string, string[]][]>(v.record(customFieldKeyWire, v.string())),
+    wire<[string, string[]][]>(
+      v.record(customFieldKeyWire, v.pipe(v.string(), v.maxLength(MAX_CUSTOM_FIELD_STRING))),
+    ),
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed) return;
       for (const [key, values] of dataset.value) {
@@ -61,6 +63,12 @@ export const ListQueryParams = v.object({
           });
         } else if (values.length > 1) {
           addIssue({ message: `The custom fields.${key} field must be a single value.`, path });
+        } else if ((values[0] ?? '').length > MAX_CUSTOM_FIELD_STRING) {
+          // No stored value is longer (lib/tickets/schemas.ts): a longer filter could match nothing anyway.
+          addIssue({
+            message: `The custom fields.${key} field must not be greater than ${MAX_CUSTOM_FIELD_STRING} characters.`,
+            path,
+          });
         }
       }
     }),

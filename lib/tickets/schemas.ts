@@ -21,7 +21,8 @@ export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
  */
 const RESERVED_CUSTOM_FIELD_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 export const MAX_CUSTOM_FIELDS = 50;
-const MAX_CUSTOM_FIELD_STRING = 1024;
+/** The longest string value of a custom field: stored, and filtered on (custom_fields[<key>]=<value>). */
+export const MAX_CUSTOM_FIELD_STRING = 1024;
 
 /** A custom field's key on the wire (CUSTOM_FIELD_KEY, its length stated for the document's limits). */
 export const customFieldKeyWire = v.pipe(

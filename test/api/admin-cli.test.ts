@@ -130,10 +130,14 @@ describe('admin CLI', () => {
     const created = await admin('keys', 'create', 'acme');
     expect(created.code).toBe(0);
     const key = JSON.parse(created.stdout);
+    // operations.md, "Keys and erasures": no --scopes is every scope.
     expect(key).toEqual({
       id: expect.stringMatching(/^key_/),
-      api_key: expect.stringMatching(/^dpk_/),
+      api_key: expect.stringMatching(/^dpk_[0-9A-Za-z]{46}$/),
+      name: 'admin',
+      scopes: ['*'],
       created_at: expect.any(String),
+      expires_at: null,
     });
 
     const listed = await admin('keys', 'list', 'acme');
@@ -141,8 +145,11 @@ describe('admin CLI', () => {
     const { keys } = JSON.parse(listed.stdout);
     expect(keys.find((k: { id: string }) => k.id === key.id)).toEqual({
       id: key.id,
+      name: 'admin',
       prefix: key.api_key.slice(0, 12),
+      scopes: ['*'],
       created_at: key.created_at,
+      expires_at: null,
       last_used_at: null,
       revoked_at: null,
     });
@@ -152,6 +159,34 @@ describe('admin CLI', () => {
     const missing = await admin('keys', 'revoke', 'key_doesnotexist');
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('key_doesnotexist');
+  });
+
+  it('creates a key with --name, --scopes and --expires-in, and refuses an unknown scope writing nothing', async () => {
+    const created = await admin(
+      'keys',
+      'create',
+      'acme',
+      '--name',
+      'Dashboard',
+      '--scopes',
+      'tickets:read,deals:read',
+      '--expires-in',
+      '90d',
+    );
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout);
+    expect(key).toMatchObject({ name: 'Dashboard', scopes: ['tickets:read', 'deals:read'] });
+    const days = (Date.parse(key.expires_at) - Date.parse(key.created_at)) / 86_400_000;
+    expect(days).toBeCloseTo(90, 3);
+
+    const before = await scanAll();
+    const unknown = await admin('keys', 'create', 'acme', '--scopes', 'tickets:read,tickets:delete');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('tickets:delete');
+    const badExpiry = await admin('keys', 'create', 'acme', '--expires-in', 'soon');
+    expect(badExpiry.code).not.toBe(0);
+    expect(badExpiry.stderr).toContain('--expires-in');
+    expect(await scanAll()).toEqual(before);
   });
 
   it('prints usage and exits 2 for an unknown command', async () => {

@@ -6,7 +6,13 @@ import { httpHandler } from '#lib/http/handler.ts';
 import { oneOf, optionalText, parseInput, requiredEmail, requiredText } from '#lib/validation.ts';
 import { lambdaContext, proxyEvent } from '#test/support/events.ts';
 
-const caller = { accountId: 'acc-1', plan: 'pro' as const, keyId: 'key_1', rateLimit: 1_000_000 };
+const caller = {
+  accountId: 'acc-1',
+  plan: 'pro' as const,
+  keyId: 'key_1',
+  rateLimit: 1_000_000,
+  scopes: '*',
+};
 
 const schema = v.object({
   subject: requiredText('subject', 255),
@@ -16,7 +22,7 @@ const schema = v.object({
 });
 
 /** A route built on the shared stack, as every real handler is. */
-const echo = httpHandler({ route: { name: 'echo' }, body: true }, async (request) => ({
+const echo = httpHandler({ route: { name: 'echo', scope: 'tickets:read' }, body: true }, async (request) => ({
   statusCode: 201,
   body: { input: parseInput(schema, request.body), baseUrl: request.baseUrl },
 }));
@@ -87,10 +93,10 @@ describe('shared HTTP handler stack', () => {
   });
 
   it('turns a typed error into its status and an unexpected one into a bare 500 with the request id', async () => {
-    const notFound = httpHandler({ route: { name: 't' } }, async () => {
+    const notFound = httpHandler({ route: { name: 't', scope: 'tickets:read' } }, async () => {
       throw new NotFound();
     });
-    const broken = httpHandler({ route: { name: 't' } }, async () => {
+    const broken = httpHandler({ route: { name: 't', scope: 'tickets:read' } }, async () => {
       throw new Error('connect ECONNREFUSED 10.0.0.1 table=secret');
     });
     const event = proxyEvent({ path: '/x', caller, headers: { 'X-Request-Id': 'req-42' } });

@@ -16,6 +16,7 @@ const callerWith = (rateLimit: number) => ({
   plan: 'pro' as const,
   keyId: 'key_mw',
   rateLimit,
+  scopes: '*',
 });
 
 /** A write whose domain keeps no commit of its own (it never calls attach): `failures` makes it fail first. */
@@ -23,7 +24,7 @@ function countingRoute(failures: Error[] = []) {
   let runs = 0;
   const handler = httpHandler(
     {
-      route: { name: 'counting' },
+      route: { name: 'counting', scope: 'tickets:read' },
       body: true,
       present: (n: number) => ({ statusCode: 201, body: { run: n }, headers: { ETag: `"${n}"` } }),
     },

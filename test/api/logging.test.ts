@@ -54,7 +54,13 @@ async function output(
   };
 }
 
-const caller = { accountId: 'acc-log', plan: 'pro' as const, keyId: 'key_log', rateLimit: 1_000_000 };
+const caller = {
+  accountId: 'acc-log',
+  plan: 'pro' as const,
+  keyId: 'key_log',
+  rateLimit: 1_000_000,
+  scopes: '*',
+};
 const API_KEY = 'dpk_supersecretvalue0123456789abcdefghijklmnopq';
 const body = { subject: 'Secret subject', requester_email: 'private@person.test' };
 const PRIVATE = /supersecret|private@person|Secret subject/;
@@ -73,12 +79,15 @@ describe('request logs', () => {
 
   it('puts the request id, account id, route and level on every line, never the key, body or an e-mail', async () => {
     const { httpHandler } = await load({ LOG_LEVEL: 'debug' });
-    const ok = httpHandler({ route: { name: 'echo' }, body: true }, async (request) => ({
-      statusCode: 201,
-      body: request.body,
-    }));
+    const ok = httpHandler(
+      { route: { name: 'echo', scope: 'tickets:read' }, body: true },
+      async (request) => ({
+        statusCode: 201,
+        body: request.body,
+      }),
+    );
     // An SDK error can carry the item a condition failed on: none of it may reach the log.
-    const broken = httpHandler({ route: { name: 'echo' }, body: true }, async () => {
+    const broken = httpHandler({ route: { name: 'echo', scope: 'tickets:read' }, body: true }, async () => {
       throw Object.assign(new Error('condition failed'), { Item: body, name: 'ConditionalCheckFailed' });
     });
     const { text, lines } = await output(async () => {
@@ -109,7 +118,7 @@ describe('request logs', () => {
 
   it("does not carry one request's keys into the next", async () => {
     const { httpHandler } = await load({ LOG_LEVEL: 'info' });
-    const ok = httpHandler({ route: { name: 'echo' }, body: true }, async () => ({
+    const ok = httpHandler({ route: { name: 'echo', scope: 'tickets:read' }, body: true }, async () => ({
       statusCode: 201,
       body: {},
     }));
@@ -138,11 +147,11 @@ describe('request logs', () => {
     ['SILENT', []],
   ])('LOG_LEVEL=%s keeps the lines of that level and above', async (level, expected) => {
     const { httpHandler, authorizer } = await load({ LOG_LEVEL: level });
-    const ok = httpHandler({ route: { name: 'echo' }, body: true }, async () => ({
+    const ok = httpHandler({ route: { name: 'echo', scope: 'tickets:read' }, body: true }, async () => ({
       statusCode: 201,
       body: {},
     }));
-    const broken = httpHandler({ route: { name: 'echo' }, body: true }, async () => {
+    const broken = httpHandler({ route: { name: 'echo', scope: 'tickets:read' }, body: true }, async () => {
       throw new Error('boom');
     });
     const { lines } = await output(async () => {
@@ -220,7 +229,7 @@ describe('EMF counts', () => {
   it('counts a success by the route metric, once: not for its idempotent replay', async () => {
     const { httpHandler } = await load(on);
     const create = httpHandler(
-      { route: { name: 'createThing' }, body: true, metric: 'TicketCreated' },
+      { route: { name: 'createThing', scope: 'tickets:read' }, body: true, metric: 'TicketCreated' },
       async () => ({
         statusCode: 201,
         body: { id: 1 },
@@ -253,9 +262,12 @@ describe('EMF counts', () => {
 
   it('counts 4xx and 5xx answers by route, and nothing for a plain success', async () => {
     const { httpHandler } = await load(on);
-    const list = httpHandler({ route: { name: 'listThings' } }, async () => ({ statusCode: 200, body: [] }));
+    const list = httpHandler({ route: { name: 'listThings', scope: 'tickets:read' } }, async () => ({
+      statusCode: 200,
+      body: [],
+    }));
     const create = httpHandler(
-      { route: { name: 'createThing' }, body: true, metric: 'TicketCreated' },
+      { route: { name: 'createThing', scope: 'tickets:read' }, body: true, metric: 'TicketCreated' },
       async () => {
         throw new Error('boom');
       },
@@ -310,7 +322,7 @@ describe('EMF counts', () => {
         POWERTOOLS_METRICS_DISABLED: undefined,
         ...env,
       });
-      const broken = httpHandler({ route: { name: 'echo' }, body: true }, async () => {
+      const broken = httpHandler({ route: { name: 'echo', scope: 'tickets:read' }, body: true }, async () => {
         throw new Error('boom');
       });
       return (await output(() => broken(post(), lambdaContext))).lines.length;

@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as dueHandler } from '#functions/webhooks-due.ts';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
-import { issueApiKey } from '#lib/accounts/api-keys.ts';
+import { createKey } from '#lib/accounts/key-management.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { dynamo } from '#lib/data/client.ts';
 import { webhookDeliveryKeys } from '#lib/data/keys.ts';
@@ -207,7 +207,7 @@ describe('partition keys', () => {
     await dueHandler({}, context);
     expect(hook.deliveries.map((d) => d.webhookId)).toEqual([first.id]);
     expect(await getDelivery(account.accountId, endpointId, first.id)).toMatchObject({ state: 'succeeded' });
-    await issueApiKey(account.accountId);
+    await createKey(account.accountId, { name: 'second', scopes: ['tickets:read'] });
 
     const shapes = new Map<string, number>();
     for (const entry of written) {

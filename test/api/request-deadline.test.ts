@@ -37,7 +37,7 @@ describe('the request deadline', () => {
   });
 
   it("is the function's remaining time less 1.5 s: with 1.6 s left, a store call 0.3 s in is a 503", async () => {
-    const route = httpHandler({ route: { name: 'slow' } }, async () => {
+    const route = httpHandler({ route: { name: 'slow', scope: 'tickets:read' } }, async () => {
       await pause(300);
       await getItem({ pk: 'none', sk: 'none' });
       return { statusCode: 200, body: {} };
@@ -47,6 +47,7 @@ describe('the request deadline', () => {
       plan: 'pro' as const,
       keyId: 'key_d',
       rateLimit: 1_000,
+      scopes: '*',
     };
     const ends = Date.now() + 1_600;
     const context = { ...lambdaContext, getRemainingTimeInMillis: () => ends - Date.now() } as Context;

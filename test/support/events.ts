@@ -100,5 +100,5 @@ export function tokenEvent(authorizationToken: string): APIGatewayTokenAuthorize
 export const lambdaContext = { awsRequestId: 'test', functionName: 'test' } as Context;
 
 export function callerOf(account: { accountId: string }): Caller {
-  return { accountId: account.accountId, plan: 'pro', keyId: 'key_test', rateLimit: 1_000_000 };
+  return { accountId: account.accountId, plan: 'pro', keyId: 'key_test', rateLimit: 1_000_000, scopes: '*' };
 }

@@ -22,10 +22,7 @@ function filtersAround(t: Shown, agents: number[]): Filter[] {
     typeof v === 'string' ? v : JSON.stringify(v),
   ]);
   // Three of the fields (the first, one the rounds rewrite, the last): each in seven combinations, before and after.
-  const some = [cf[0], cf[19], cf[cf.length - 1]].filter(Boolean) as [
-    string,
-    string,
-  ][];
+  const some = [cf[0], cf[19], cf[cf.length - 1]].filter(Boolean) as [string, string][];
   const out: Filter[] = [];
   for (const c of some) {
     out.push({ status: t.status, custom_fields: [c] });

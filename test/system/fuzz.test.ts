@@ -347,9 +347,9 @@ describe('hostile input over every route', () => {
         }
       }
     }
-    // 11 number fields (createMessage's agent_id the 11th) and 2 custom_fields on the routes that have them
-    // (docs/openapi.json).
-    expect(swept).toBe(11 * NON_FINITE.length + 2 * 2);
+    // 12 number fields (createMessage's agent_id and a key rotation's expire_old_in_seconds among them) and 2
+    // custom_fields on the routes that have them (docs/openapi.json).
+    expect(swept).toBe(12 * NON_FINITE.length + 2 * 2);
   });
 
   it(`nesting: ${MAX_JSON_DEPTH} levels are taken, ${MAX_JSON_DEPTH + 1} and 5,000 are a 400 on every body`, async () => {

@@ -16,6 +16,7 @@ describe('route table drift', () => {
       method: 'POST',
       path: '/api/ghost',
       entry: 'functions/ghost.ts',
+      scope: 'tickets:read',
       auth: true,
       tableActions: ['Query'],
     };

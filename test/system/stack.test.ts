@@ -54,7 +54,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
     }
   });
 
-  it('sets only the environment that is read: TABLE_NAME by the data layer (functions with table actions), NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts', () => {
+  it('sets only the environment that is read: TABLE_NAME by the data layer (functions with table actions), NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts, the key-hash secret by the functions that hash API keys', () => {
     const functions = template.findResources('AWS::Lambda::Function') as Record<
       string,
       { Properties: { FunctionName: string; Environment: { Variables: Record<string, unknown> } } }
@@ -64,13 +64,19 @@ describe.each(STAGES)('stack for %s', (stage) => {
       ...routes.filter((r) => r.tableActions.length > 0).map((r) => `deskpipe-${stage}-${r.name}`),
       ...workers.map((w) => `deskpipe-${stage}-${w.name}`),
     ]);
+    // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys).
+    const hashing = new Set([
+      `deskpipe-${stage}-authorizer`,
+      ...routes.filter((r) => r.scope === 'keys:manage').map((r) => `deskpipe-${stage}-${r.name}`),
+    ]);
     for (const fn of Object.values(functions)) {
       const name = fn.Properties.FunctionName;
-      expect(Object.keys(fn.Properties.Environment.Variables).sort(), name).toEqual(
-        withTable.has(name)
-          ? ['NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE', 'TABLE_NAME']
-          : ['NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE'],
-      );
+      expect(Object.keys(fn.Properties.Environment.Variables).sort(), name).toEqual([
+        ...(hashing.has(name) ? ['API_KEY_HASH_SECRET'] : []),
+        'NODE_OPTIONS',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        ...(withTable.has(name) ? ['TABLE_NAME'] : []),
+      ]);
     }
   });
 

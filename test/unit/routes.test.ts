@@ -1,11 +1,31 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { authorizerEntry, type RouteName, route, routes } from '#functions/routes.ts';
+import { authorizerEntry, PUBLIC, type RouteName, route, routes } from '#functions/routes.ts';
 import { ROOT } from '#infra/local/environment.ts';
+import { isScope } from '#lib/accounts/scopes.ts';
+import { httpHandler } from '#lib/http/handler.ts';
 import { lambdaContext, proxyEvent } from '#test/support/events.ts';
 
 describe('route table', () => {
+  it('names a scope for every route; only the contract and its page are public', () => {
+    for (const r of routes) expect(isScope(r.scope) || r.scope === PUBLIC, r.name).toBe(true);
+    expect(routes.filter((r) => r.scope === PUBLIC).map((r) => r.name)).toEqual([
+      'getOpenApi',
+      'docsPage',
+      'docsAsset',
+    ]);
+  });
+
+  it('a handler behind the authorizer cannot be built for a route without a scope (deny by default)', () => {
+    const handle = async () => ({ statusCode: 200, body: {} });
+    expect(() => httpHandler({ route: { name: 'unscoped' } }, handle)).toThrow(/needs a scope/);
+    expect(() => httpHandler({ route: { name: 'public', scope: PUBLIC } }, handle)).toThrow(/needs a scope/);
+    expect(() => httpHandler({ route: { name: 'typo', scope: 'tickets:reed' } }, handle)).toThrow(
+      /needs a scope/,
+    );
+  });
+
   it.each([...routes.map((r) => r.entry), authorizerEntry])(
     '%s exports a handler function',
     async (entry) => {

@@ -1,0 +1,23 @@
+import { route } from '#functions/routes.ts';
+import { type KeptKey, rotateKey } from '#lib/accounts/key-management.ts';
+import { RotateKeySchema } from '#lib/accounts/key-schemas.ts';
+import { decodeGrants } from '#lib/accounts/scopes.ts';
+import { httpHandler } from '#lib/http/handler.ts';
+import type { HttpResult } from '#lib/http/request.ts';
+import { SECRET_ANSWER_HEADERS } from '#lib/http/response.ts';
+import { parseInput } from '#lib/validation.ts';
+
+/** POST /api/keys/{key}/rotate: a new key like the old one, which keeps working for the overlap asked. */
+export const handler = httpHandler(
+  { route: route('rotateApiKey'), body: true, present: created },
+  (request, caller) => {
+    const { expire_old_in_seconds: overlap } = parseInput(RotateKeySchema, request.body);
+    const holder = decodeGrants(caller.scopes);
+    return rotateKey(holder, caller.accountId, request.params.key ?? '', overlap, request.attach);
+  },
+);
+
+/** Also what an Idempotency-Key keeps, with `api_key` null (lib/accounts/key-management.ts). */
+function created(key: KeptKey): HttpResult {
+  return { statusCode: 201, body: { data: key }, headers: SECRET_ANSWER_HEADERS };
+}

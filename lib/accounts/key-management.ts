@@ -1,0 +1,216 @@
+import { randomBytes } from 'node:crypto';
+import {
+  commitKeySetChange,
+  findApiKeyById,
+  getApiKey,
+  listApiKeys,
+  readKeySet,
+  revokeApiKey,
+} from '#lib/data/api-keys.ts';
+import { isTransactionConflict, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import { Forbidden, NotFound, ValidationFailed } from '#lib/errors.ts';
+import { formatTimestamp, nowMicros, parseTimestamp, type Timestamp } from '#lib/time.ts';
+import { API_KEY_PREFIX, mintKeySecret } from './key-format.ts';
+import { hashApiKey } from './key-hash.ts';
+import { beyond, type Grant, lacksScopeMessage } from './scopes.ts';
+import type { ApiKeyRecord } from './types.ts';
+
+/**
+ * Making, listing, revoking and rotating API keys (decisions.md, "API keys: scopes, expiry, rotation"), for the
+ * key routes and the admin command line alike.
+ */
+
+/** Live keys an account may hold at once (live: neither revoked nor past its expiry). */
+export const MAX_LIVE_KEYS = 100;
+/** What of a key may be shown (key lists, logs): `dpk_` and the next 8 characters. */
+const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
+export const shownPrefix = (secret: string) => secret.slice(0, SHOWN_PREFIX_LENGTH);
+
+export interface NewKey {
+  name: string;
+  scopes: Grant[];
+  /** Epoch milliseconds; undefined: never expires. */
+  expiresAt?: number | undefined;
+}
+
+/** A key as the API lists it (never its secret). */
+export function presentKey(record: ApiKeyRecord) {
+  return {
+    id: record.id,
+    name: record.name,
+    prefix: record.prefix,
+    scopes: record.scopes,
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+    last_used_at: record.lastUsedAt,
+    revoked_at: record.revokedAt,
+  };
+}
+export type PresentedKey = ReturnType<typeof presentKey>;
+
+/** A key just made: the only time its secret is shown. */
+function presentCreated(record: ApiKeyRecord, secret: string) {
+  return {
+    id: record.id,
+    api_key: secret,
+    name: record.name,
+    scopes: record.scopes,
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+  };
+}
+export type CreatedKey = ReturnType<typeof presentCreated>;
+
+/**
+ * A created key as an Idempotency-Key keeps it, in the key's own transaction: all but the secret, which is
+ * stored nowhere (a replay shows `api_key: null`; the key works, and can be rotated for a new secret).
+ */
+export type KeptKey = Omit<CreatedKey, 'api_key'> & { api_key: string | null };
+type AttachKey = (kept: KeptKey) => CommitAttachment;
+const withoutSecret = (key: CreatedKey): KeptKey => ({ ...key, api_key: null });
+
+/** A key-set write that lost to another (its version moved on, or DynamoDB cancelled it in a conflict): decide again. */
+const lostARace = (error: unknown) => error instanceof StaleVersion || isTransactionConflict(error);
+
+const isLive = (record: ApiKeyRecord, at: Timestamp) =>
+  !record.revokedAt && (record.expiresAt === null || record.expiresAt > at);
+
+const tooManyKeys = () =>
+  ValidationFailed.field(
+    'scopes',
+    `An account may have at most ${MAX_LIVE_KEYS} live keys; revoke one before creating another.`,
+  );
+
+function mint(accountId: string, key: NewKey): { record: ApiKeyRecord; secret: string } {
+  const secret = mintKeySecret();
+  return {
+    secret,
+    record: {
+      id: `key_${randomBytes(8).toString('hex')}`,
+      accountId,
+      hash: hashApiKey(secret),
+      prefix: shownPrefix(secret),
+      name: key.name,
+      scopes: key.scopes,
+      createdAt: formatTimestamp(nowMicros()),
+      expiresAt: key.expiresAt === undefined ? null : formatTimestamp(key.expiresAt * 1000),
+      lastUsedAt: null,
+      revokedAt: null,
+    },
+  };
+}
+
+/**
+ * A new key for an account, within its limit of live keys: the live keys are counted from the key set as read,
+ * and the write holds only if the set did not change since (else read and decide again). 3 round trips.
+ */
+export async function createKey(accountId: string, key: NewKey, attach?: AttachKey): Promise<CreatedKey> {
+  return retryOnConflict(
+    async () => {
+      const { version, keys } = await readKeySet(accountId);
+      const { record, secret } = mint(accountId, key);
+      if (keys.filter((k) => isLive(k, record.createdAt)).length >= MAX_LIVE_KEYS) throw tooManyKeys();
+      const created = presentCreated(record, secret);
+      await commitKeySetChange({ version, created: record }, attach?.(withoutSecret(created)));
+      return created;
+    },
+    { retryable: lostARace },
+  );
+}
+
+/** The grants a caller holds must cover every grant it asks for (a `:write` counts as its `:read`): else 403. */
+function refuseEscalation(holder: readonly string[], requested: readonly Grant[]): void {
+  const missing = beyond(holder, requested)[0];
+  if (missing) throw new Forbidden(lacksScopeMessage(missing));
+}
+
+/** `POST /api/keys`: a key with scopes its creator holds. */
+export function createKeyAs(
+  holder: readonly string[],
+  accountId: string,
+  key: NewKey,
+  attach?: AttachKey,
+): Promise<CreatedKey> {
+  refuseEscalation(holder, key.scopes);
+  return createKey(accountId, key, attach);
+}
+
+/**
+ * `POST /api/keys/{id}/rotate`: a new key with the old one's name and scopes (and its lifetime, if it had one),
+ * while the old one keeps working for `overlapSeconds` more (never past its own expiry), in one transaction.
+ * A revoked or expired key cannot be rotated: 404, as an unknown one.
+ */
+export async function rotateKey(
+  holder: readonly string[],
+  accountId: string,
+  keyId: string,
+  overlapSeconds: number,
+  attach?: AttachKey,
+): Promise<CreatedKey> {
+  return retryOnConflict(
+    async () => {
+      const { version, keys } = await readKeySet(accountId);
+      const old = keys.find((k) => k.id === keyId);
+      const at = formatTimestamp(nowMicros());
+      if (!old || !isLive(old, at)) throw new NotFound();
+      refuseEscalation(holder, old.scopes);
+      const lifetimeMs =
+        old.expiresAt === null
+          ? undefined
+          : (parseTimestamp(old.expiresAt) - parseTimestamp(old.createdAt)) / 1000;
+      const { record, secret } = mint(accountId, {
+        name: old.name ?? 'rotated key',
+        scopes: old.scopes,
+        expiresAt: lifetimeMs === undefined ? undefined : Date.now() + lifetimeMs,
+      });
+      const endOfOverlap = formatTimestamp(nowMicros() + overlapSeconds * 1_000_000);
+      const oldEnds = old.expiresAt !== null && old.expiresAt < endOfOverlap ? old.expiresAt : endOfOverlap;
+      // During the overlap both keys are live: the old one counts, unless the overlap is nothing.
+      const live = keys.filter((k) => isLive(k, at) && (overlapSeconds > 0 || k.id !== old.id));
+      if (live.length >= MAX_LIVE_KEYS) throw tooManyKeys();
+      const created = presentCreated(record, secret);
+      await commitKeySetChange(
+        { version, created: record, expire: { record: old, at: oldEnds } },
+        attach?.(withoutSecret(created)),
+      );
+      return created;
+    },
+    { retryable: lostARace },
+  );
+}
+
+/** An account's keys, oldest first. */
+export async function listKeys(accountId: string): Promise<PresentedKey[]> {
+  const records = await listApiKeys(accountId);
+  records.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  return records.map(presentKey);
+}
+
+/**
+ * `DELETE /api/keys/{id}`: revokes a key of the caller's account (another account's id is a 404). Any key may be
+ * revoked, the caller's own last keys:manage key included: a leaked key must always be stoppable at once; the
+ * account then manages its keys with the admin command line again (docs/api-keys.md).
+ */
+export async function revokeKey(
+  accountId: string,
+  keyId: string,
+  attach?: (revoked: PresentedKey) => CommitAttachment,
+): Promise<PresentedKey> {
+  return retryOnConflict(async () => {
+    const record = await getApiKey(accountId, keyId);
+    if (!record) throw new NotFound();
+    const revokedAt = await revokeApiKey(record, formatTimestamp(nowMicros()), (at) =>
+      attach?.(presentKey({ ...record, revokedAt: at })),
+    );
+    return presentKey({ ...record, revokedAt });
+  });
+}
+
+/** The admin command line's `keys revoke KEY_ID`: by id alone; undefined when no key has that id. */
+export async function revokeKeyById(keyId: string) {
+  const record = await findApiKeyById(keyId);
+  if (!record) return undefined;
+  const revokedAt = await revokeApiKey(record, formatTimestamp(nowMicros()));
+  return { id: record.id, revoked_at: revokedAt };
+}

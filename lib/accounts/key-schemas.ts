@@ -1,0 +1,62 @@
+import * as v from 'valibot';
+import { optionalField, requiredSet, requiredText, wire } from '#lib/validation.ts';
+import { EVERY_SCOPE, SCOPES } from './scopes.ts';
+
+/** Request bodies of the key routes (decisions.md, "API keys: scopes, expiry, rotation"). */
+export const MAX_KEY_NAME_LENGTH = 100;
+/** The longest overlap of a rotation: a week. */
+export const MAX_ROTATION_OVERLAP_SECONDS = 604_800;
+
+const GRANTS = [...SCOPES, EVERY_SCOPE] as const;
+
+/** An ISO 8601 time with an offset (the API's own format is one), at most 35 characters. */
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const MAX_TIME_LENGTH = 35;
+
+const expiresAt = optionalField(
+  v.pipe(
+    v.string('The expires at field must be a string.'),
+    v.maxLength(
+      MAX_TIME_LENGTH,
+      `The expires at field must not be greater than ${MAX_TIME_LENGTH} characters.`,
+    ),
+    v.check(
+      (s) => ISO_WITH_OFFSET.test(s) && !Number.isNaN(Date.parse(s)),
+      'The expires at field must be an ISO 8601 time with an offset, such as 2027-01-31T00:00:00.000000Z.',
+    ),
+    v.transform((s) => Date.parse(s)),
+    v.check((ms) => ms > Date.now(), 'The expires at field must be a time in the future.'),
+  ),
+  v.pipe(v.string(), v.maxLength(MAX_TIME_LENGTH), v.regex(ISO_WITH_OFFSET)),
+);
+
+/** The `createApiKey` route. */
+export const CreateKeySchema = v.object({
+  name: requiredText('name', MAX_KEY_NAME_LENGTH),
+  scopes: requiredSet('scopes', v.picklist(GRANTS, `Each scope must be one of ${GRANTS.join(', ')}.`), {
+    max: GRANTS.length,
+    wireItem: v.picklist(GRANTS),
+  }),
+  expires_at: expiresAt,
+});
+export type CreateKeyInput = v.InferOutput<typeof CreateKeySchema>;
+
+/** The `rotateApiKey` route. */
+export const RotateKeySchema = v.object({
+  expire_old_in_seconds: v.optional(
+    v.pipe(
+      v.unknown(),
+      wire(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_ROTATION_OVERLAP_SECONDS)), true),
+      v.check((x) => x !== undefined && x !== null, 'The expire old in seconds field is required.'),
+      v.number('The expire old in seconds field must be an integer.'),
+      v.integer('The expire old in seconds field must be an integer.'),
+      v.minValue(0, 'The expire old in seconds field must be at least 0.'),
+      v.maxValue(
+        MAX_ROTATION_OVERLAP_SECONDS,
+        `The expire old in seconds field must not be greater than ${MAX_ROTATION_OVERLAP_SECONDS}.`,
+      ),
+    ),
+    null,
+  ),
+});
+export type RotateKeyInput = v.InferOutput<typeof RotateKeySchema>;
