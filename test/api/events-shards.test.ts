@@ -1,8 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reserveIds } from '#lib/data/accounts.ts';
 import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
+import { ConcurrentWrite } from '#lib/data/errors.ts';
 import {
   bumpLane,
   bumpTarget,
@@ -96,6 +97,32 @@ describe('a lagging shard', () => {
     // A writer of a bumped shard now takes a place past every event served.
     const [place] = await takeShardPlaces(account.accountId, 5, 1);
     expect(place).toBeGreaterThan(lastPlace);
+  });
+});
+
+describe('the feed read from its start', () => {
+  it('holds at a shard whose only place a writer holds; once that is older than any living writer, closes it and the late commit fails', async () => {
+    const account = await createTestAccount();
+    const all = () => readFeed(account.accountId, { limit: 100, matches: () => true });
+    // Shard 4's first place taken, its commit not sent yet; shard 5's first event (a place above it) committed.
+    const held = await takeEventPlaces(account.accountId, [
+      { type: 'ticket.updated', object: objectInShard(4, 'held'), version: 1 },
+    ]);
+    await commitInShard(account.accountId, 5, 1);
+    expect((await all()).events).toEqual([]);
+    // Shard 4's last take 11 s ago, as far as the reader can tell.
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: eventKeys.counter(account.accountId, 4),
+        UpdateExpression: 'SET #at = :at',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':at': Date.now() - 11_000 },
+      }),
+    );
+    expect((await all()).events).toHaveLength(1);
+    await expect(commit(held.actions)).rejects.toBeInstanceOf(ConcurrentWrite);
+    expect((await all()).events).toHaveLength(1);
   });
 });
 

@@ -1,5 +1,7 @@
+import { ServiceUnavailable } from '#lib/errors.ts';
 import { queryAll, tableName } from '../client.ts';
 import { EVENT_SHARDS, eventKeys } from '../keys.ts';
+import { timeLeftMs } from '../request-scope.ts';
 import { placeOfEventId } from './ids.ts';
 import { age, bodyOf, EVENT_RETENTION_SECONDS, live, placeItems } from './item.ts';
 import {
@@ -11,6 +13,7 @@ import {
   laneOf,
   nextInLane,
   placeOf,
+  SETTLE_RESERVE_MS,
 } from './lanes.ts';
 import { closePlace, eventSettleMs, MAX_CLOSED_PER_READ } from './places.ts';
 import type { EventRecord } from './shapes.ts';
@@ -94,9 +97,20 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
     const starts = fromStart ? headStarts(slots, from) : new Map<number, number>();
     let lanes = laneStates(slots, from, starts);
     const target = pageTarget(slots, read);
-    if (target !== undefined && settles < MAX_SETTLES && [...lanes.values()].some((l) => l.gap < target)) {
+    if (
+      target !== undefined &&
+      settles < MAX_SETTLES &&
+      timeLeftMs() > SETTLE_RESERVE_MS &&
+      [...lanes.values()].some((l) => l.gap < target)
+    ) {
       settles++;
-      slots.push(...(await settleLanes(accountId, lanes, target, starts)));
+      // A store too slow or busy for the settling writes (past their retries, or the deadline near): the page
+      // serves what is settled already, and the next page settles the rest.
+      const found = await settleLanes(accountId, lanes, target, starts).catch((error: unknown) => {
+        if (error instanceof ServiceUnavailable) return [];
+        throw error;
+      });
+      slots.push(...found);
       slots.sort((a, b) => a.seq - b.seq);
       lanes = laneStates(slots, from, starts);
     }
@@ -158,9 +172,11 @@ function laneStates(slots: Slot[], from: number, starts: Map<number, number>): M
 
 /**
  * The feed read from its start: where each lane begins. A lane's places below its oldest kept one were handed out
- * before it (a lane's counter only rises): they are expired or were never written, and settled once that place
- * is older than any living writer (or is its lane's first). Until then the lane begins just below it (a missing
- * place the page cannot pass). A lane with nothing kept begins at its first place (settleLanes finds out more).
+ * before it (a lane's counter only rises): they are expired or were never written. Until that place is older than
+ * any living writer the lane begins just below it (a missing place the page cannot pass); then at the 25 places
+ * below it (closed by settleLanes, as open places with an old place above: a commit still in flight among them
+ * then fails), or at it when it is a closer's void or its lane's first. A lane with nothing kept begins at its first place
+ * (settleLanes finds out more).
  */
 function headStarts(slots: Slot[], from: number): Map<number, number> {
   const starts = new Map<number, number>();
@@ -174,8 +190,14 @@ function headStarts(slots: Slot[], from: number): Map<number, number> {
       continue;
     }
     const lo = oldest.lo ?? oldest.seq;
-    const settled = lo <= first || age(oldest.item) >= eventSettleMs();
-    starts.set(lane, settled ? lo : lo - (lane === LEGACY_LANE ? 1 : EVENT_SHARDS));
+    const step = lane === LEGACY_LANE ? 1 : EVENT_SHARDS;
+    // A void (no range) at the head was written by a closer: the places below it were closed or are older.
+    if (lo <= first || (oldest.item.type !== eventKeys.itemType.event && oldest.lo === undefined)) {
+      starts.set(lane, lo);
+    } else if (age(oldest.item) < eventSettleMs()) starts.set(lane, lo - step);
+    // Old enough: the places just below it are closed first (settleLanes), so that a commit of one of them
+    // still in flight fails instead of landing below an event served.
+    else starts.set(lane, Math.max(first, lo - MAX_CLOSED_PER_READ * step));
   }
   return starts;
 }
@@ -244,9 +266,13 @@ async function settleLanes(
       .filter((l) => Date.now() - l.at >= window)
       .map(async ({ lane, gap, last, at, empty }) => {
         const next = placeOf(lane, last + 1);
-        if (empty) starts.set(lane, next);
+        // A lane the page found nothing of, from the start: its places were handed out long ago (expired) but
+        // the last 25, which are closed as any old open place (a commit still in flight among them then fails),
+        // and it begins after them.
+        const from = empty ? Math.max(gap, placeOf(lane, last - MAX_CLOSED_PER_READ + 1)) : gap;
         // Not all closed (the budget, or an event landed): the page ends there.
-        else if (!(await closing(lane, gap, placeOf(lane, last), at))) return;
+        if (!(await closing(lane, from, placeOf(lane, last), at))) return;
+        if (empty) starts.set(lane, next);
         // The lane's places after its last take were never handed out: bumped as any lagging lane.
         if (next >= target) return;
         const outcome = await bumpLane(accountId, lane, next, bumpTo(lane));

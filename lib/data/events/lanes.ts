@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from '../errors.ts';
 import { uuidParts } from '../index/order-key.ts';
 import { accountKeys, EVENT_PLACE_BASE, EVENT_SHARDS, eventKeys } from '../keys.ts';
+import { timeLeftMs } from '../request-scope.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS } from './item.ts';
 
@@ -72,35 +74,53 @@ export function eventShardOfObject(object: unknown): number {
 /** Attempts of a write refused because a reader's bump (a transaction) holds the counter. */
 const TAKE_ATTEMPTS = 8;
 /** Attempts of a bump (each cancelled by a transaction in flight on the counter, or finding the counter moved). */
-const BUMP_ATTEMPTS = 6;
+const BUMP_ATTEMPTS = 4;
+/** The time a page keeps for itself: no bump or close is started with less left of the request's deadline. */
+export const SETTLE_RESERVE_MS = 2_000;
 /** A pause before another attempt: 10, 20, 40 … ms (at most 160), jittered. */
 const backoff = (attempt: number) => Math.floor((5 + Math.random() * 5) * 2 ** Math.min(attempt, 5));
 
 /**
  * Takes `count` consecutive places of a shard: one UpdateItem of its counter (1 write unit), `at` set to now (when
- * the shard's last place was handed out). A reader's bump in flight on the counter refuses it
- * (TransactionConflictException on DynamoDB): tried again.
+ * the shard's last place was handed out) and `by` to a token of this take. A reader's bump in flight on the
+ * counter refuses it (TransactionConflictException on DynamoDB): tried again. When the answer is lost (the take
+ * may have happened), the counter is read: if its last take is still this one, its places are closed at once, so
+ * that they hold no later event for the settle window; else (another take since) they are left to the readers.
  */
 export async function takeShardPlaces(accountId: string, shard: number, count: number): Promise<number[]> {
+  const by = randomBytes(6).toString('base64url');
   for (let attempt = 1; ; attempt++) {
     try {
       const { Attributes } = await dynamo.send(
         new UpdateCommand({
           TableName: tableName(),
           Key: eventKeys.counter(accountId, shard),
-          UpdateExpression: 'SET #n = if_not_exists(#n, :none) + :count, #at = :now',
-          ExpressionAttributeNames: { '#n': 'n', '#at': 'at' },
-          ExpressionAttributeValues: { ':none': -1, ':count': count, ':now': Date.now() },
+          UpdateExpression: 'SET #n = if_not_exists(#n, :none) + :count, #at = :now, #by = :by',
+          ExpressionAttributeNames: { '#n': 'n', '#at': 'at', '#by': 'by' },
+          ExpressionAttributeValues: { ':none': -1, ':count': count, ':now': Date.now(), ':by': by },
           ReturnValues: 'UPDATED_NEW',
         }),
       );
       const last = Number(Attributes?.n);
       return Array.from({ length: count }, (_, i) => placeOf(shard, last - count + 1 + i));
     } catch (error) {
-      if (!isTransactionConflict(error) || attempt >= TAKE_ATTEMPTS) throw error;
-      await pause(backoff(attempt));
+      if (isTransactionConflict(error) && attempt < TAKE_ATTEMPTS) {
+        await pause(backoff(attempt));
+        continue;
+      }
+      await closeLostTake(accountId, shard, count, by).catch(() => undefined);
+      throw error;
     }
   }
+}
+
+/** Closes the places of a take whose answer was lost, when the counter's last take is that one (`by`). */
+async function closeLostTake(accountId: string, shard: number, count: number, by: string): Promise<void> {
+  const held = await readCounter(accountId, shard);
+  if (held.by !== by) return;
+  const last = Number(held.n);
+  const { closePlace } = await import('./places.ts');
+  await Promise.all(Array.from({ length: count }, (_, i) => closePlace(accountId, placeOf(shard, last - i))));
 }
 
 /** What a bump found or did. */
@@ -137,7 +157,7 @@ export async function bumpLane(
   target: number,
 ): Promise<BumpOutcome> {
   let observed = nthOf(gap) - 1;
-  for (let attempt = 1; attempt <= BUMP_ATTEMPTS; attempt++) {
+  for (let attempt = 1; attempt <= BUMP_ATTEMPTS && timeLeftMs() > SETTLE_RESERVE_MS; attempt++) {
     try {
       const id = await (lane === LEGACY_LANE
         ? seal(accountId, observed)
