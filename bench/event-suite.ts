@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as updateContact } from '#functions/contacts-update.ts';
 import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as updateDeal } from '#functions/deals-update.ts';
@@ -11,8 +11,15 @@ import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { ROOT } from '#infra/local/environment.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
 import { cancellationCodes } from '#lib/data/errors.ts';
-import { type EventDraft, type EventRecord, eventItems, readFeed } from '#lib/data/events.ts';
-import { accountKeys, eventKeys } from '#lib/data/keys.ts';
+import {
+  type EventDraft,
+  type EventRecord,
+  eventItems,
+  placeOf,
+  readFeed,
+  setShardCounter,
+} from '#lib/data/events.ts';
+import { EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
 import { nowMicros } from '#lib/time.ts';
 import { itemBytes } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, routeEvent, ticketEvent } from '#test/support/events.ts';
@@ -120,10 +127,10 @@ const TYPE_FILTER = 'deal.*';
 export const HOT_NOTE =
   'These are DynamoDB Local figures on this machine (one Java process serving every write, beside the Node process ' +
   "of the writers): they show this store's limit, not DynamoDB's. On DynamoDB the limit of one account is per " +
-  "item and partition: every event takes its place in the account's sequence by an UpdateItem of the account's " +
-  'sequences item (1 WCU; at most 1,000 WCU/s on one item: 1,000 places a second), and puts its item in the ' +
-  "partition of its place's shard (place mod 16: consecutive places go round 16 partitions of 1,000 WCU/s each; a " +
-  'put in a transaction costs 2 WCU per KB: 8 WCU for a 4 KB event, 2,000 such events a second over the 16). ' +
+  "item and partition: every event takes its place from its object's shard counter by an UpdateItem (1 WCU; 16 " +
+  'counters, each ~1/16 of the events: `npm run bench -- --event-places` measures the hottest), and puts its item ' +
+  "in that shard's partition (16 partitions of 1,000 WCU/s each; a put in a transaction costs 2 WCU per KB: 8 " +
+  'WCU for a 4 KB event). ' +
   'docs/capacity.md, "Events feed".';
 
 export async function runEventSuite(options: { quick: boolean; measure: Measure }): Promise<EventResults> {
@@ -467,10 +474,12 @@ class EventSeeder {
     const queue: Record<string, unknown>[] = [];
     const writers: Promise<void>[] = [];
     while (this.seeded < total) {
-      const seq = ++this.seeded;
-      const draft = this.templates.get(MIX[(seq - 1) % MIX.length] as string) as EventDraft;
-      const { id, items } = eventItems(this.accountId, seq, draft, this.startUs + seq * 1000);
-      if (this.keep.includes(seq)) this.ids.set(seq, id);
+      const i = ++this.seeded;
+      const draft = this.templates.get(MIX[(i - 1) % MIX.length] as string) as EventDraft;
+      // The i-th event in shard i mod 16, as commits of objects spread over the shards leave them.
+      const seq = placeOf(i % EVENT_SHARDS, Math.floor(i / EVENT_SHARDS));
+      const { id, items } = eventItems(this.accountId, seq, draft, this.startUs + i * 1000);
+      if (this.keep.includes(i)) this.ids.set(i, id);
       queue.push(...items);
       while (queue.length >= 25) {
         writers.push(batchPutAll(queue.splice(0, 25)));
@@ -479,14 +488,10 @@ class EventSeeder {
     }
     if (queue.length > 0) writers.push(batchPutAll(queue.splice(0)));
     await Promise.all(writers);
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: accountKeys.sequences(this.accountId),
-        UpdateExpression: 'SET #event = :n',
-        ExpressionAttributeNames: { '#event': 'event' },
-        ExpressionAttributeValues: { ':n': this.seeded },
-      }),
+    await Promise.all(
+      Array.from({ length: EVENT_SHARDS }, (_, k) =>
+        setShardCounter(this.accountId, k, Math.floor((this.seeded - k) / EVENT_SHARDS)),
+      ),
     );
     return (performance.now() - started) / 1000;
   }
@@ -546,6 +551,7 @@ async function hotItems(seconds: number): Promise<EventResults['hot']> {
   for (const kind of ['description', 'priority']) {
     for (const writers of [1, 4, 16]) {
       const placesBefore = await eventSequence(account.accountId);
+      const eventsBefore = await countEvents(account.accountId, 0, ALL_PLACES);
       failures.clear();
       const answers: Record<string, number> = {};
       const latencies: number[] = [];
@@ -572,7 +578,7 @@ async function hotItems(seconds: number): Promise<EventResults['hot']> {
       );
       const elapsed = (performance.now() - started) / 1000;
       const placesAfter = await eventSequence(account.accountId);
-      const eventsCommitted = await countEvents(account.accountId, placesBefore + 1, placesAfter);
+      const eventsCommitted = (await countEvents(account.accountId, 0, ALL_PLACES)) - eventsBefore;
       latencies.sort((a, b) => a - b);
       const run: HotRun = {
         kind,
@@ -598,12 +604,23 @@ async function hotItems(seconds: number): Promise<EventResults['hot']> {
   return { note: HOT_NOTE, runs };
 }
 
+/** Places the account's shard counters have handed out (or been moved past). */
 async function eventSequence(accountId: string): Promise<number> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: accountKeys.sequences(accountId), ConsistentRead: true }),
+  const counters = await Promise.all(
+    Array.from({ length: EVENT_SHARDS }, (_, k) =>
+      dynamo.send(
+        new GetCommand({
+          TableName: tableName(),
+          Key: eventKeys.counter(accountId, k),
+          ConsistentRead: true,
+        }),
+      ),
+    ),
   );
-  return Number(Item?.event ?? 0);
+  return counters.reduce((sum, { Item }) => sum + (Item?.n === undefined ? 0 : Number(Item.n) + 1), 0);
 }
+
+const ALL_PLACES = 99_999_999_999_999;
 
 /** The event items (not void places) at places `from` to `to` of the account's feed (all its partitions). */
 const countEvents = async (accountId: string, from: number, to: number) => {

@@ -12,6 +12,9 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * bench/runs/results-capacity.json; `-- --contention [--seconds N]`: one account's goodput at 16 and 64
  * concurrent writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back
  * (bench/contention.ts), to bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
+ * `-- --event-places [--seconds N]`: events/s into one account, writes on its hottest item and partition, and
+ * what feed pages cost (bench/event-places.ts; BENCH_ROOT=<checkout> runs another checkout's lib/ for a before
+ * figure), to bench/runs/results-event-places.json (docs/capacity.md quotes it; never published).
  * `-- --reindex [--quick]`: what `tickets reindex` costs per ticket (bench/reindex.ts), to
  * bench/runs/results-reindex.json (docs/capacity.md quotes it; never published).
  * `-- --messages [--quick]`: a message's create and a conversation page at 10, 1,000 and 10,000 messages
@@ -46,6 +49,10 @@ try {
     await (await import('./authorizer.ts')).runAuthorizerOnly({
       root: argAfter('--root'),
       keys: argAfter('--keys') ? Number(argAfter('--keys')) : undefined,
+    });
+  else if (process.argv.includes('--event-places'))
+    await (await import('./event-places.ts')).runEventPlacesOnly({
+      seconds: Number(argAfter('--seconds') ?? 10),
     });
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);

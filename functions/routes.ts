@@ -201,8 +201,9 @@ const declared = [
     path: '/api/events',
     entry: 'functions/events-list.ts',
     scope: 'events:read',
-    // PutItem: closing a place of the feed whose writer is gone (lib/data/events.ts).
-    tableActions: ['Query', 'PutItem', 'UpdateItem'],
+    // PutItem: closing a place of the feed whose writer is gone; UpdateItem and PutItem (in a transaction) and
+    // GetItem: moving a lagging shard's place counter past the page (lib/data/events.ts).
+    tableActions: ['Query', 'PutItem', 'UpdateItem', 'GetItem'],
   },
   {
     name: 'getEvent',

@@ -17,7 +17,7 @@ import type { CommitAction } from './transact.ts';
  */
 
 /** A new contact's uuid: its creation time and id (from which its item's key follows). */
-export const newContactUuid = (id: number) => newOrderedUuid(nowMicros(), id);
+export const newContactUuid = (id: number, createdUs = nowMicros()) => newOrderedUuid(createdUs, id);
 
 /** The e-mail is another contact's: nothing was written. The holder, as its e-mail item had it. */
 export class ContactTaken extends Error {

@@ -1,16 +1,25 @@
 /**
- * The events feed (decisions.md, "Events"; docs/data-model.md, "Events"). Every event has a place in its
- * account's sequence, taken just before the change's commit (one UpdateItem of the sequences item) and written
- * in that commit with the condition that the place is still free. A place whose commit failed is closed with a
- * void item, by its writer, or by a reader once the place is older than any living writer (EVENT_SETTLE_MS):
- * the reader's conditional put and the writer's conditional commit cannot both succeed. So the places below
- * any event a reader has seen are all settled (an event, or void forever), and the feed, read in sequence order
- * up to the first open place, never has an event inserted before one it has served.
+ * The events feed (decisions.md, "Events"; docs/data-model.md, "Events"). Every event has a place, taken just
+ * before the change's commit and written in that commit on the condition that the place is still free. Places
+ * come from 16 counters a account, one per feed partition (`EVENT_SEQ#<acc>#<k>`: shard k hands out
+ * EVENT_PLACE_BASE + n * 16 + k, n = 0, 1, …; one UpdateItem each), and every object's events go to one shard
+ * (its creation time's), so an object's events take rising places. The feed is read in place order, all
+ * partitions in one round, up to the first place that is not settled: an event, a void (a commit that did not
+ * land, closed by its writer, or by a reader once older than any living writer: EVENT_SETTLE_MS; the reader's
+ * conditional put and the writer's conditional commit cannot both succeed), or a place a range void covers. A
+ * shard that lags behind the place a page would serve is moved past it by the reader (a bump: its counter set
+ * ahead on the condition that it still stands where the reader found it, and one range void for the places it
+ * skips, in one transaction), so no writer can be handed a place below one a reader served. Places below
+ * EVENT_PLACE_BASE were taken from the account's one `event` sequence before the counters were spread: served
+ * first, in their order; the reader that first passes them seals that sequence (a writer of the version before
+ * then fails before its commit). So the places below any event a reader has seen are all settled, and nothing is
+ * ever inserted before an event served.
  */
 
 export * from './events/feed.ts';
 export * from './events/ids.ts';
 export * from './events/item.ts';
+export * from './events/lanes.ts';
 export * from './events/places.ts';
 export * from './events/shapes.ts';
 export * from './events/since.ts';

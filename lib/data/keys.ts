@@ -250,6 +250,14 @@ export const idempotencyKeys = {
 
 /** How many partitions an account's feed is spread over (docs/data-model.md, "Events"; docs/capacity.md). */
 export const EVENT_SHARDS = 16;
+/**
+ * The first place the shards' counters hand out: shard k's place n is EVENT_PLACE_BASE + n * 16 + k, in partition
+ * k (n counts the shard's places: lib/data/events/lanes.ts). Every place below it was taken from the account's one
+ * `event` sequence (the feed before its counters were spread), which a reader seals before it serves a place
+ * above. 10^13: every place of either kind has a 14-digit sort key (lexical order is place order): 5.6 * 10^12
+ places a shard.
+ */
+export const EVENT_PLACE_BASE = 10_000_000_000_000;
 
 /**
  * The events feed: an item per place in the account's sequence (an event, or a void place whose commit did not
@@ -285,6 +293,11 @@ export const eventKeys = {
     pk: eventKeys.partitionOf(accountId, seq),
     sk: `${eventKeys.sort(seq)}#${part}`,
   }),
+  /**
+   * Shard k's place counter: `n` its last place handed out (the n-th of the shard), `at` when (epoch ms), and the
+   * last range a reader skipped it over (`bump_from`..`bump_to`, voided by one range item in the same transaction).
+   */
+  counter: (accountId: string, shard: number) => ({ pk: `EVENT_SEQ#${accountId}#${shard}`, sk: 'EVENT_SEQ' }),
   parse: (sk: string) => {
     const [seq, part] = sk.split('#');
     return { seq: Number(seq), part: part === undefined ? 0 : Number(part) };

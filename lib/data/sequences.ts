@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { nowMicros } from '#lib/time.ts';
 import { reserveIds } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
-import { besideReservation, type ReservedPlaces, reservedPlaces } from './events.ts';
+import { besideReservation, giveUpReserved, type ReservedPlaces, reservePlaces } from './events.ts';
 import { accountKeys } from './keys.ts';
 import { table } from './table.ts';
 
 /**
- * Takes the next ticket number and the place of its event in the feed in one update of the account's sequences
- * item and, for round-robin, the next cursor of the candidate set from its own item beside it, and runs `reads`
- * beside them (same round trip; both writes wait for the request's rate decision, so a refused create takes
- * neither).
+ * Takes the next ticket number (an update of the account's sequences item), the place of its event in the feed
+ * (an update of the counter of the feed's shard of a ticket created now: the reservation's `createdUs`, which the
+ * ticket's uuid must carry) and, for round-robin, the next cursor of the candidate set from its own item, all
+ * beside each other, and runs `reads` beside them (same round trip; the writes wait for the request's rate
+ * decision, so a refused create takes none).
  * A number is never handed out twice; one is lost only when the create fails after taking it. When a read
  * fails, the place is given up once the number is answered, so no later event waits behind it.
  */
@@ -27,6 +29,8 @@ export interface TicketReservation {
   place: ReservedPlaces;
   /** The round-robin cursor of the candidate set (0 without one). */
   cursor: number;
+  /** The ticket's creation time (epoch µs): its uuid carries it, and its event's shard follows from it. */
+  createdUs: number;
 }
 
 /** A deal's number and its event's place, and a new contact's id and its event's place, taken together. */
@@ -34,24 +38,46 @@ export interface DealReservation {
   number: number;
   place: ReservedPlaces;
   contact?: { id: number; place: ReservedPlaces } | undefined;
+  /** The deal's (and a new contact's) creation time (epoch µs): their uuids carry it, their events' shard follows. */
+  createdUs: number;
 }
 
 /**
- * Takes a deal's number and its event's place and, when the deal brings a new contact, the contact's id and its
- * event's place, in one UpdateItem of the sequences item. It runs once the contact was looked up (the lookup runs
- * beside the request's rate count, which this write waits for anyway): one round trip for both.
+ * Takes a deal's number and, when the deal brings a new contact, the contact's id, in one UpdateItem of the
+ * sequences item, and beside it their events' places (both in the shard of their creation time: one UpdateItem of
+ * its counter). It runs once the contact was looked up (the lookup runs beside the request's rate count, which
+ * this write waits for anyway): one round trip for both.
  */
 export async function reserveDealIds(accountId: string, newContact: boolean): Promise<DealReservation> {
-  const ids = await reserveIds(
+  const createdUs = nowMicros();
+  const [ids, places] = await withPlaces(
     accountId,
-    newContact ? { deal: 1, contact: 1, event: 2 } : { deal: 1, event: 1 },
+    reserveIds(accountId, newContact ? { deal: 1, contact: 1 } : { deal: 1 }),
+    reservePlaces(accountId, createdUs, newContact ? 2 : 1),
   );
-  const firstPlace = ids.event as number;
+  const [dealPlace, contactPlace] = places.seqs;
+  const part = (seq: number | undefined): ReservedPlaces => ({ ...places, seqs: [seq as number] });
   return {
     number: ids.deal as number,
-    place: reservedPlaces(firstPlace, 1),
-    contact: newContact ? { id: ids.contact as number, place: reservedPlaces(firstPlace + 1, 1) } : undefined,
+    place: part(dealPlace),
+    contact: newContact ? { id: ids.contact as number, place: part(contactPlace) } : undefined,
+    createdUs,
   };
+}
+
+/**
+ * A number's update and its places' taken beside it (one round trip): when the number fails, the places are
+ * given up once taken (and the number's error thrown); when the places fail, the number is lost (harmless).
+ */
+async function withPlaces<N>(
+  accountId: string,
+  number: Promise<N>,
+  places: Promise<ReservedPlaces>,
+): Promise<[N, ReservedPlaces]> {
+  const [taken, place] = await Promise.allSettled([number, places]);
+  if (taken.status === 'fulfilled' && place.status === 'fulfilled') return [taken.value, place.value];
+  if (place.status === 'fulfilled') await giveUpReserved(accountId, [place.value]);
+  throw taken.status === 'rejected' ? taken.reason : (place as PromiseRejectedResult).reason;
 }
 
 /**
@@ -82,13 +108,17 @@ async function takeCursor(accountId: string, roundRobinSet: string): Promise<num
 }
 
 async function takeTicketNumber(accountId: string, roundRobinSet?: string): Promise<TicketReservation> {
-  const [ids, cursor] = await Promise.all([
-    reserveIds(accountId, { ticket: 1, event: 1 }),
+  const createdUs = nowMicros();
+  const [numbered, cursor] = await Promise.allSettled([
+    withPlaces(accountId, reserveIds(accountId, { ticket: 1 }), reservePlaces(accountId, createdUs, 1)),
     roundRobinSet ? takeCursor(accountId, roundRobinSet) : 0,
   ]);
-  return {
-    number: ids.ticket as number,
-    place: reservedPlaces(ids.event as number, 1),
-    cursor,
-  };
+  if (numbered.status === 'rejected') throw numbered.reason;
+  const [ids, place] = numbered.value;
+  if (cursor.status === 'rejected') {
+    // No later event waits behind a place no commit will use.
+    await giveUpReserved(accountId, [place]);
+    throw cursor.reason;
+  }
+  return { number: ids.ticket as number, place, cursor: cursor.value, createdUs };
 }

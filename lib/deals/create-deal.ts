@@ -9,7 +9,7 @@ import type { ReservedPlaces } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { defaultStage, type PipelineStage, resolveStage } from './pipeline-stage.ts';
 import { presentDealDetail } from './present.ts';
@@ -44,8 +44,8 @@ export async function createDeal(
     );
   }
   const reservation = await reserveDealIds(accountId, !existing);
-  const { number, place: dealPlace } = reservation;
-  const createdUs = nowMicros();
+  // The deal's (and a new contact's) time is the reservation's: their uuids carry it, their events' shard follows.
+  const { number, place: dealPlace, createdUs } = reservation;
   const dealFor = (contact: Contact) =>
     composeDeal({ input, number, createdUs, place: { pipeline, stage }, contact });
 
@@ -77,7 +77,7 @@ export async function createDeal(
   const { id, place: contactPlace } = reservation.contact as NonNullable<typeof reservation.contact>;
   const contact: Contact = {
     id,
-    uuid: newContactUuid(id),
+    uuid: newContactUuid(id, createdUs),
     email: input.contact_email,
     firstName: input.contact_first_name as string,
     lastName: input.contact_last_name ?? null,

@@ -22,7 +22,7 @@ import {
 } from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
 import { conversationAtCreate } from './conversation.ts';
@@ -78,7 +78,9 @@ export async function createTicketFrom(
   const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
   const method = candidates.length > 0 ? assignment.method : undefined;
 
-  const [{ number, cursor, place }, [contact, stats]] = await reserveTicketNumber(
+  // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
+  // from it); kept by a retry after a lost race (its place in every list stays).
+  const [{ number, cursor, place, createdUs }, [contact, stats]] = await reserveTicketNumber(
     accountId,
     method === 'round_robin' ? candidateSetName(candidates) : undefined,
     () =>
@@ -90,8 +92,6 @@ export async function createTicketFrom(
 
   let busy = stats?.busy;
   let lostPick = false;
-  // Taken once: a retry after a lost race keeps the ticket's time (and so its place in every list).
-  const createdUs = nowMicros();
   return retryOnConflict(
     async () => {
       let assignee: Agent | undefined;

@@ -4,12 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { handler as getEventHandler } from '#functions/events-get.ts';
 import { handler as listEventsHandler } from '#functions/events-list.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
-import { dynamo, tableName } from '#lib/data/client.ts';
+import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
 import { ConcurrentWrite } from '#lib/data/errors.ts';
-import { settleEventPlaces, takeEventPlaces } from '#lib/data/events.ts';
-import { eventKeys } from '#lib/data/keys.ts';
+import { eventShardOfObject, settleEventPlaces, takeEventPlaces } from '#lib/data/events.ts';
+import { EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
 import { commit } from '#lib/data/transact.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { objectsInEveryShard } from '#test/support/event-shards.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -120,15 +121,27 @@ describe('events of changes', () => {
     });
 
     const { events } = await feed({ after: mark });
-    expect(events.map((e) => e.type)).toEqual([
+    // Each object's events in the order of its changes (decisions.md); objects' events interleave by their shards'
+    // places (a deal and the contact it creates share one: theirs are in commit order).
+    const of = (uuid: string) => events.filter((e) => e.data.object.uuid === uuid).map((e) => e.type);
+    const dealUuid = deal.body.data.uuid as string;
+    const byUuid = (email: string) =>
+      events.find((e) => e.data.object.email === email)?.data.object.uuid as string;
+    expect(events).toHaveLength(6);
+    expect(of(contactUuid)).toEqual(['contact.created', 'contact.updated']);
+    expect(of(dealUuid)).toEqual(['deal.created', 'deal.updated']);
+    expect(of(byUuid('lee@client.test'))).toEqual(['contact.created']);
+    expect(of(byUuid('kim@client.test'))).toEqual(['contact.updated']);
+    const inDealShard = events.filter((e) => [contactUuid, dealUuid].includes(e.data.object.uuid as string));
+    expect(inDealShard.map((e) => e.type)).toEqual([
       'contact.created',
       'deal.created',
       'deal.updated',
       'contact.updated',
-      'contact.created',
-      'contact.updated',
     ]);
-    const [contactCreated, dealCreated, dealUpdated, contactUpdated, lee, kim] = events;
+    const [contactCreated, dealCreated, dealUpdated, contactUpdated] = inDealShard;
+    const lee = events.find((e) => e.data.object.email === 'lee@client.test');
+    const kim = events.find((e) => e.data.object.email === 'kim@client.test');
     expect(contactCreated?.data.object).toMatchObject({ email: 'nora@client.test', open_deals_count: 1 });
     const dealNow = await call('GET', `/api/deals/${deal.body.data.uuid}`);
     expect(dealUpdated?.data.object).toEqual({
@@ -203,8 +216,13 @@ describe('open places', () => {
   it('holds the feed at a place whose commit is pending, and goes on once its writer closes it', async () => {
     const { account, call, feed } = await setUp();
     const mark = (await feed()).events.at(-1)?.id;
-    const draft = { type: 'ticket.created', object: { pending: true }, version: 1 };
-    const pending = await takeEventPlaces(account.accountId, [draft]);
+    // A pending place in every shard: whichever shard the ticket's events go to, one is below its event.
+    const drafts = objectsInEveryShard('pending').map((object) => ({
+      type: 'ticket.created',
+      object,
+      version: 1,
+    }));
+    const pending = await takeEventPlaces(account.accountId, drafts);
     expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
     expect((await feed({ after: mark })).events).toEqual([]);
     expect(await settleEventPlaces(account.accountId, pending.seqs)).toBe(true);
@@ -214,20 +232,43 @@ describe('open places', () => {
   it('closes a place older than any living writer, and the late commit then fails whole', async () => {
     const { account, call, feed } = await setUp();
     const mark = (await feed()).events.at(-1)?.id;
-    const draft = { type: 'ticket.created', object: { late: true }, version: 1 };
-    const late = await takeEventPlaces(account.accountId, [draft]);
-    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
-    // The event after the open place was taken 11 s ago, as far as the reader can tell.
-    const next = (late.seqs[0] as number) + 1;
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: eventKeys.place(account.accountId, next),
-        UpdateExpression: 'SET #at = :at',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':at': Date.now() - 11_000 },
-      }),
-    );
+    // An open place in every shard: whichever shard the ticket's events go to, one is below its event.
+    const drafts = objectsInEveryShard('late').map((object) => ({
+      type: 'ticket.created',
+      object,
+      version: 1,
+    }));
+    const late = await takeEventPlaces(account.accountId, drafts);
+    const made = await call('POST', '/api/tickets', ticketBody);
+    expect(made.status).toBe(201);
+    // The open places were taken 11 s ago, as far as the reader can tell: each shard's last take, and the event
+    // after the open place in the ticket's shard.
+    const age = (Key: Record<string, unknown>) =>
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key,
+          UpdateExpression: 'SET #at = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#at': 'at' },
+          ExpressionAttributeValues: { ':at': Date.now() - 11_000 },
+        }),
+      );
+    for (let shard = 0; shard < EVENT_SHARDS; shard++) await age(eventKeys.counter(account.accountId, shard));
+    const shard = eventShardOfObject(made.body.ticket);
+    const [ticketEvent] = await queryAll({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: '#type = :event',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':pk': eventKeys.shardPartition(account.accountId, shard),
+        ':event': 'event',
+      },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    });
+    await age({ pk: ticketEvent?.pk, sk: ticketEvent?.sk });
     expect((await feed({ after: mark })).events.map((e) => e.type)).toEqual(['ticket.created']);
     await expect(commit(late.actions)).rejects.toBeInstanceOf(ConcurrentWrite);
     // Whole: the late event did not land either.
@@ -238,16 +279,20 @@ describe('open places', () => {
 describe('a run of void places', () => {
   it('is read past at any limit: 40 failed commits in a row between two events hold no reader', async () => {
     const { account, call, feed } = await setUp();
-    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    const made = await call('POST', '/api/tickets', ticketBody);
+    expect(made.status).toBe(201);
     const first = (await feed()).events.at(-1)?.id;
-    // 40 commits that took their places and failed: each place closed by its writer.
-    const draft = { type: 'ticket.created', object: { failed: true }, version: 1 };
+    // 40 commits of the ticket (so in its shard, in a row) that took their places and failed, each closed by its
+    // writer, then its next change's event, in the same shard.
+    const object = (await call('GET', `/api/tickets/${made.body.ticket.uuid}`)).body.data;
+    const draft = { type: 'ticket.created', object, version: 1 };
     const failed = await takeEventPlaces(
       account.accountId,
       Array.from({ length: 40 }, () => draft),
     );
     expect(await settleEventPlaces(account.accountId, failed.seqs)).toBe(true);
-    expect((await call('POST', '/api/tickets', ticketBody)).status).toBe(201);
+    const next = await takeEventPlaces(account.accountId, [draft]);
+    await commit(next.actions);
     for (const limit of [1, 2, 5, 100]) {
       const after = await feed({ after: first, limit });
       expect(

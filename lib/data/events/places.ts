@@ -1,13 +1,14 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { intEnv } from '#lib/config/env.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../errors.ts';
-import { accountKeys, eventKeys } from '../keys.ts';
+import { EVENT_PLACE_BASE, eventKeys } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS, PART_BYTES } from './item.ts';
+import { eventShardOfCreation, eventShardOfObject, takeShardPlaces } from './lanes.ts';
 import type { EventDraft, EventRecord } from './shapes.ts';
 
 /** Taking places for a commit's events, writing them in it, and closing the places of commits that did not land (the feed's design: ../events.ts). */
@@ -31,26 +32,35 @@ export interface EventPlaces {
 }
 
 /**
- * Places a create took with its number, in the same UpdateItem (no round trip of their own): its first commit
- * uses them; a retry takes new ones (the first commit's are settled, by then).
+ * Places a create took beside its number (in the same round trip), in the shard of the object it creates: its
+ * first commit uses them; a retry takes new ones (the first commit's are settled, by then).
  */
 export interface ReservedPlaces {
+  shard: number;
   seqs: number[];
   takenUs: number;
   spent?: boolean;
 }
 
-/** `count` places from `first` on, taken now (by an UpdateItem that added `count` to the `event` sequence). */
-export const reservedPlaces = (first: number, count: number): ReservedPlaces => ({
-  seqs: Array.from({ length: count }, (_, i) => first + i),
-  takenUs: nowMicros(),
-});
+/**
+ * Takes `count` places for the objects a create makes at `createdUs` (their uuids carry that time, so their
+ * events' shard is known before the uuids are): one UpdateItem of that shard's counter.
+ */
+export async function reservePlaces(
+  accountId: string,
+  createdUs: number,
+  count: number,
+): Promise<ReservedPlaces> {
+  const shard = eventShardOfCreation(createdUs);
+  const seqs = await takeShardPlaces(accountId, shard, count);
+  return { shard, seqs, takenUs: nowMicros() };
+}
 
 /**
  * The places of a commit's events, and the commit actions that write them: each event's item on the condition
  * that its place is still open (ConcurrentWrite otherwise: a reader closed it, nothing was written, decide again
- * with new places). Reserved places are used when there is one for each event; otherwise one UpdateItem takes
- * them.
+ * with new places). Each event goes to its object's shard: a reserved place of that shard when there is one, else
+ * one UpdateItem a shard takes them (the shards' takes in one round); reserved places left over are closed.
  */
 export async function takeEventPlaces(
   accountId: string,
@@ -59,28 +69,48 @@ export async function takeEventPlaces(
 ): Promise<EventPlaces> {
   const usable = reserved.filter((r) => !r.spent);
   for (const r of reserved) r.spent = true;
-  const seqs = usable.flatMap((r) => r.seqs).sort((a, b) => a - b);
-  if (seqs.length === drafts.length) {
-    const takenUs = Math.min(...usable.map((r) => r.takenUs));
-    const actions = drafts.flatMap((draft, i) => eventActions(accountId, seqs[i] as number, draft, takenUs));
-    return { accountId, actions, seqs };
+  // Each shard's reserved places, in order: its events take them in the order they are drafted.
+  const pools = new Map<number, { seq: number; takenUs: number }[]>();
+  for (const r of usable) {
+    const pool = pools.get(r.shard) ?? [];
+    pool.push(...r.seqs.map((seq) => ({ seq, takenUs: r.takenUs })));
+    pools.set(r.shard, pool);
   }
-  if (seqs.length > 0) await settleEventPlaces(accountId, seqs);
-  const { Attributes } = await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: accountKeys.sequences(accountId),
-      UpdateExpression: 'ADD #event :n',
-      ExpressionAttributeNames: { '#event': 'event' },
-      ExpressionAttributeValues: { ':n': drafts.length },
-      ReturnValues: 'UPDATED_NEW',
+  for (const pool of pools.values()) pool.sort((a, b) => a.seq - b.seq);
+  const seqs: number[] = [];
+  const takenAt: number[] = [];
+  const wanted = new Map<number, number[]>();
+  for (const [i, draft] of drafts.entries()) {
+    const shard = eventShardOfObject(draft.object);
+    const own = pools.get(shard)?.shift();
+    if (own) {
+      seqs[i] = own.seq;
+      takenAt[i] = own.takenUs;
+    } else wanted.set(shard, [...(wanted.get(shard) ?? []), i]);
+  }
+  const left = [...pools.values()].flat().map((p) => p.seq);
+  if (left.length > 0) await settleEventPlaces(accountId, left);
+  const taken = await Promise.allSettled(
+    [...wanted].map(async ([shard, indexes]) => {
+      const places = await takeShardPlaces(accountId, shard, indexes.length);
+      const takenUs = nowMicros();
+      for (const [j, i] of indexes.entries()) {
+        seqs[i] = places[j] as number;
+        takenAt[i] = takenUs;
+      }
     }),
   );
-  const taken = reservedPlaces(Number(Attributes?.event) - drafts.length + 1, drafts.length);
+  const failed = taken.find((t) => t.status === 'rejected');
+  if (failed) {
+    // One shard's take failed: the others' places are closed (no commit will use them).
+    const got = seqs.filter((seq) => seq !== undefined);
+    if (got.length > 0) await settleEventPlaces(accountId, got);
+    throw (failed as PromiseRejectedResult).reason;
+  }
   const actions = drafts.flatMap((draft, i) =>
-    eventActions(accountId, taken.seqs[i] as number, draft, taken.takenUs),
+    eventActions(accountId, seqs[i] as number, draft, takenAt[i] as number),
   );
-  return { accountId, actions, seqs: taken.seqs };
+  return { accountId, actions, seqs };
 }
 
 function eventActions(accountId: string, seq: number, draft: EventDraft, takenUs: number): CommitAction[] {
@@ -196,9 +226,10 @@ export async function besideReservation<R, T>(
  * place below it was taken after (now, for a writer closing its own; a reader closing places below an item gives
  * that item's, so the voids it writes do not look younger than the places they close).
  *
- * The void is written at the place's key and at its key before the feed was spread, in one transaction: a
- * writer of either layout (the version before this one, during a deployment) puts its event on the condition that
- * its key is free, so exactly one of the void and the event lands.
+ * A shard's place (at or above EVENT_PLACE_BASE) is voided at its key. A place of the legacy sequence is voided at
+ * its key and at its key before the feed was spread, in one transaction: a writer of either layout (versions
+ * before this one, during a deployment) puts its event on the condition that its key is free, so exactly one of
+ * the void and the event lands.
  */
 export async function closePlace(accountId: string, seq: number, at = Date.now()): Promise<boolean> {
   const voidItem = (key: { pk: string; sk: string }) => ({
@@ -217,6 +248,11 @@ export async function closePlace(accountId: string, seq: number, at = Date.now()
   });
   for (let attempt = 1; ; attempt++) {
     try {
+      if (seq >= EVENT_PLACE_BASE) {
+        // A shard's place: only this version's writers were handed it, at its one key.
+        await dynamo.send(new PutCommand(voidItem(eventKeys.place(accountId, seq)).Put));
+        return true;
+      }
       await dynamo.send(
         new TransactWriteCommand({
           TransactItems: [

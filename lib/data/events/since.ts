@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../client.ts';
-import { eventKeys } from '../keys.ts';
+import { EVENT_PLACE_BASE, eventKeys } from '../keys.ts';
 import { live } from './item.ts';
 import { eventSettleMs } from './places.ts';
 
@@ -31,10 +31,13 @@ export const accountOfEventItem = (item: Record<string, unknown>): string | unde
 
 /**
  * The account's kept events created at or after `since` (epoch ms), oldest first, at most `limit` (`more`: there
- * are later ones). Places are taken in sequence order, each at most a settle window (eventSettleMs) before its
- * commit, so the place times rise with the sequence give or take that window: a binary search over the places
- * (one round of single-item Queries of the account's partitions a step, ~log2 of the kept places) finds where to
- * start, then the events are read forward from there, a round of the partitions at a time, O(limit) items. Reads the events' items (not their parts).
+ * are later ones). Within one partition, places are taken in order (the legacy sequence's, then its shard
+ * counter's), each at most a settle window (eventSettleMs) before its commit, so a partition's place times rise
+ * with its places give or take that window; across partitions they do not (a shard that few objects write lags).
+ * So each partition is searched on its own (a binary search, its steps for all partitions in one round of
+ * single-item Queries, ~log2 of its places: the legacy places and the shard's are searched apart), then the
+ * events are read forward from there, a round of the partitions at a time, merged in place order, O(limit) items.
+ * Reads the events' items (not their parts).
  */
 export async function eventsSince(
   accountId: string,
@@ -42,23 +45,16 @@ export async function eventsSince(
   limit: number,
 ): Promise<{ events: EventSummary[]; more: boolean }> {
   const startBelow = since - eventSettleMs();
-  const first = await placeAtOrAfter(accountId, 0, 'forward');
-  const last = await placeAtOrAfter(accountId, Number.MAX_SAFE_INTEGER, 'backward');
-  if (!first || !last) return { events: [], more: false };
-  // The lowest place whose item is not older than startBelow (every place below it is).
-  let [low, high] = [first.seq, last.seq + 1];
-  while (low < high) {
-    const mid = Math.floor((low + high) / 2);
-    const slot = await placeAtOrAfter(accountId, mid, 'forward');
-    if (!slot || Number(slot.item.at) >= startBelow) high = mid;
-    else low = slot.seq + 1;
-  }
+  const partitions = eventKeys.partitions(accountId);
+  const starts = await Promise.all(partitions.map((pk) => firstPlaceSince(pk, startBelow)));
+  const froms = starts.map((start) => start ?? Number.POSITIVE_INFINITY);
   const events: EventSummary[] = [];
-  let from = low;
   for (;;) {
-    // A round: each partition from `from` on; every place below the first cut partition's last is read in full.
+    // A round: each partition from where it stands; every place below the first cut partition's last is read in full.
     const reads = await Promise.all(
-      eventKeys.partitions(accountId).map(async (pk) => {
+      partitions.map(async (pk, i) => {
+        const from = froms[i] as number;
+        if (!Number.isFinite(from)) return { items: [], cut: false };
         const page = await dynamo.send(
           new QueryCommand({
             TableName: tableName(),
@@ -89,8 +85,35 @@ export async function eventsSince(
       events.push(event);
     }
     if (bound === Number.POSITIVE_INFINITY) return { events, more: false };
-    from = bound;
+    for (const [i, from] of froms.entries()) froms[i] = Math.max(from, bound);
   }
+}
+
+/**
+ * The lowest place of partition `pk` whose item is not older than `startBelow` (every place of the partition
+ * below it is), or undefined when none is. The legacy places and the shard's are searched apart (a gap of
+ * EVENT_PLACE_BASE between them would double the steps).
+ */
+async function firstPlaceSince(pk: string, startBelow: number): Promise<number | undefined> {
+  const [first, shardFirst, last] = await Promise.all([
+    placeAtOrAfter(pk, 0, 'forward'),
+    placeAtOrAfter(pk, EVENT_PLACE_BASE, 'forward'),
+    placeAtOrAfter(pk, Number.MAX_SAFE_INTEGER, 'backward'),
+  ]);
+  if (!first || !last) return undefined;
+  if (Number(last.item.at) < startBelow) return undefined;
+  let [low, high] =
+    shardFirst && Number(shardFirst.item.at) < startBelow
+      ? [shardFirst.seq, last.seq + 1]
+      : [first.seq, shardFirst ? shardFirst.seq : last.seq + 1];
+  if (Number(first.item.at) >= startBelow) return first.seq;
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    const slot = await placeAtOrAfter(pk, mid, 'forward');
+    if (!slot || Number(slot.item.at) >= startBelow) high = mid;
+    else low = slot.seq + 1;
+  }
+  return low;
 }
 
 /** Items one partition's read of a round of eventsSince takes. */
@@ -99,36 +122,30 @@ const SINCE_ROUND_ITEMS = 100;
 const SUMMARY_PROJECTION = 'pk, sk, #type, id, event_type, #at, expires_at';
 
 /**
- * The first place item at or after `seq` (forward), or at or before it (backward), in any of the account's
- * partitions (read in one round); parts are skipped.
+ * The first place item of partition `pk` at or after `seq` (forward), or at or before it (backward); parts are
+ * skipped.
  */
 async function placeAtOrAfter(
-  accountId: string,
+  pk: string,
   seq: number,
   direction: 'forward' | 'backward',
 ): Promise<{ seq: number; item: Record<string, unknown> } | undefined> {
   const forward = direction === 'forward';
-  const found = await Promise.all(
-    eventKeys.partitions(accountId).map(async (pk) => {
-      const { Items } = await dynamo.send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: forward ? 'pk = :pk AND sk >= :seq' : 'pk = :pk AND sk <= :seq',
-          ExpressionAttributeValues: {
-            ':pk': pk,
-            ':seq': forward ? eventKeys.sort(seq) : `${eventKeys.sort(Math.min(seq, 99_999_999_999_999))}~`,
-          },
-          ProjectionExpression: SUMMARY_PROJECTION,
-          ExpressionAttributeNames: { '#type': 'type', '#at': 'at' },
-          ScanIndexForward: forward,
-          // A large event's part may come first (backward, or forward from inside a place): one more item passes it.
-          Limit: 3,
-        }),
-      );
-      const item = (Items ?? []).find((i) => eventKeys.parse(String(i.sk)).part === 0);
-      return item ? { seq: eventKeys.parse(String(item.sk)).seq, item } : undefined;
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: forward ? 'pk = :pk AND sk >= :seq' : 'pk = :pk AND sk <= :seq',
+      ExpressionAttributeValues: {
+        ':pk': pk,
+        ':seq': forward ? eventKeys.sort(seq) : `${eventKeys.sort(Math.min(seq, 99_999_999_999_999))}~`,
+      },
+      ProjectionExpression: SUMMARY_PROJECTION,
+      ExpressionAttributeNames: { '#type': 'type', '#at': 'at' },
+      ScanIndexForward: forward,
+      // A large event's part may come first (backward, or forward from inside a place): one more item passes it.
+      Limit: 3,
     }),
   );
-  const places = found.filter((f) => f !== undefined).sort((a, b) => a.seq - b.seq);
-  return forward ? places[0] : places.at(-1);
+  const item = (Items ?? []).find((i) => eventKeys.parse(String(i.sk)).part === 0);
+  return item ? { seq: eventKeys.parse(String(item.sk)).seq, item } : undefined;
 }

@@ -1,0 +1,331 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as pause } from 'node:timers/promises';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../client.ts';
+import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from '../errors.ts';
+import { uuidParts } from '../index/order-key.ts';
+import { accountKeys, EVENT_PLACE_BASE, EVENT_SHARDS, eventKeys } from '../keys.ts';
+import { timeLeftMs } from '../request-scope.ts';
+import { eventId } from './ids.ts';
+import { EVENT_RETENTION_SECONDS } from './item.ts';
+
+/**
+ * The feed's lanes (the feed's design: ../events.ts; docs/data-model.md, "Events"). A lane is a run of places with
+ * one counter: shard k (0..15) hands out EVENT_PLACE_BASE + n * 16 + k, n = 0, 1, … from its counter item
+ * `EVENT_SEQ#<acc>#<k>`; the legacy lane is the places 1 .. EVENT_PLACE_BASE - 1 the account's one `event`
+ * sequence handed out before the counters were spread. Every object's events go to one shard (its creation
+ * time's), so they take rising places. A reader that must pass a place no writer was handed yet moves the lane's
+ * counter past it (a bump) and voids the places it skips with one range item, in one transaction.
+ */
+
+/** The legacy lane's number (shards are 0..EVENT_SHARDS - 1). */
+export const LEGACY_LANE = -1;
+
+/** How many of its own places past the page's last place a reader moves a lagging shard (so it does not lag again at once). */
+export const BUMP_AHEAD = 16;
+
+export const laneOf = (seq: number) =>
+  seq < EVENT_PLACE_BASE ? LEGACY_LANE : (seq - EVENT_PLACE_BASE) % EVENT_SHARDS;
+/** A place's number in its lane: the legacy sequence's value, or the shard counter's n. */
+export const nthOf = (seq: number) =>
+  seq < EVENT_PLACE_BASE ? seq : Math.floor((seq - EVENT_PLACE_BASE) / EVENT_SHARDS);
+export const placeOf = (lane: number, nth: number) =>
+  lane === LEGACY_LANE ? nth : EVENT_PLACE_BASE + nth * EVENT_SHARDS + lane;
+/** The distance between a lane's places. */
+export const laneStep = (lane: number) => (lane === LEGACY_LANE ? 1 : EVENT_SHARDS);
+/** The lane's place after `seq` (Infinity past the legacy lane's last). */
+export const nextInLane = (lane: number, seq: number) =>
+  lane === LEGACY_LANE
+    ? seq + 1 < EVENT_PLACE_BASE
+      ? seq + 1
+      : Number.POSITIVE_INFINITY
+    : seq + EVENT_SHARDS;
+/** The lane's first place at or after `seq` (Infinity when the legacy lane has none). */
+export function laneAtOrAfter(lane: number, seq: number): number {
+  if (lane === LEGACY_LANE) return seq < EVENT_PLACE_BASE ? Math.max(seq, 1) : Number.POSITIVE_INFINITY;
+  const first = EVENT_PLACE_BASE + lane;
+  return seq <= first ? first : first + Math.ceil((seq - first) / EVENT_SHARDS) * EVENT_SHARDS;
+}
+/** Every lane: the legacy one, then the shards. */
+export const LANES = [LEGACY_LANE, ...Array.from({ length: EVENT_SHARDS }, (_, k) => k)];
+
+/** FNV-1a of a string: a shard spread evenly whatever the string's shape. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** The shard of an object created at `createdUs` (its uuid carries that time: eventShardOfObject agrees). */
+export const eventShardOfCreation = (createdUs: number) => hash(String(createdUs)) % EVENT_SHARDS;
+
+/**
+ * The shard every event of an object goes to: its creation time's (an ordered uuid carries it, so a create knows
+ * its shard before its uuid exists), else its uuid's, else (an object with no uuid: tests' drafts) its text's.
+ */
+export function eventShardOfObject(object: unknown): number {
+  const uuid =
+    typeof object === 'object' && object !== null && 'uuid' in object ? String(object.uuid) : undefined;
+  if (uuid === undefined) return hash(JSON.stringify(object) ?? '') % EVENT_SHARDS;
+  const parts = uuidParts(uuid);
+  return parts ? eventShardOfCreation(parts.createdMicros) : hash(uuid) % EVENT_SHARDS;
+}
+
+/** Attempts of a write refused because a reader's bump (a transaction) holds the counter. */
+const TAKE_ATTEMPTS = 8;
+/** Attempts of a bump (each cancelled by a transaction in flight on the counter, or finding the counter moved). */
+const BUMP_ATTEMPTS = 4;
+/** The time a page keeps for itself: no bump or close is started with less left of the request's deadline. */
+export const SETTLE_RESERVE_MS = 2_000;
+/** A pause before another attempt: 10, 20, 40 … ms (at most 160), jittered. */
+const backoff = (attempt: number) => Math.floor((5 + Math.random() * 5) * 2 ** Math.min(attempt, 5));
+
+/**
+ * Takes `count` consecutive places of a shard: one UpdateItem of its counter (1 write unit), `at` set to now (when
+ * the shard's last place was handed out) and `by` to a token of this take. A reader's bump in flight on the
+ * counter refuses it (TransactionConflictException on DynamoDB): tried again. When the answer is lost (the take
+ * may have happened), the counter is read: if its last take is still this one, its places are closed at once, so
+ * that they hold no later event for the settle window; else (another take since) they are left to the readers.
+ */
+export async function takeShardPlaces(accountId: string, shard: number, count: number): Promise<number[]> {
+  const by = randomBytes(6).toString('base64url');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { Attributes } = await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: eventKeys.counter(accountId, shard),
+          UpdateExpression: 'SET #n = if_not_exists(#n, :none) + :count, #at = :now, #by = :by',
+          ExpressionAttributeNames: { '#n': 'n', '#at': 'at', '#by': 'by' },
+          ExpressionAttributeValues: { ':none': -1, ':count': count, ':now': Date.now(), ':by': by },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      const last = Number(Attributes?.n);
+      return Array.from({ length: count }, (_, i) => placeOf(shard, last - count + 1 + i));
+    } catch (error) {
+      if (isTransactionConflict(error) && attempt < TAKE_ATTEMPTS) {
+        await pause(backoff(attempt));
+        continue;
+      }
+      await closeLostTake(accountId, shard, count, by).catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+/** Closes the places of a take whose answer was lost, when the counter's last take is that one (`by`). */
+async function closeLostTake(accountId: string, shard: number, count: number, by: string): Promise<void> {
+  const held = await readCounter(accountId, shard);
+  if (held.by !== by) return;
+  const last = Number(held.n);
+  const { closePlace } = await import('./places.ts');
+  await Promise.all(Array.from({ length: count }, (_, i) => closePlace(accountId, placeOf(shard, last - i))));
+}
+
+/** What a bump found or did. */
+export type BumpOutcome =
+  /** The lane's places `from`..`to` (a range of its own places) are now void: this bump's range, or another reader's. */
+  | { kind: 'covered'; from: number; to: number; id?: string }
+  /** The place was handed out to a writer: open until it commits or is closed (counter's last take at `at`). */
+  | { kind: 'handed'; last: number; at: number }
+  /** Another transaction held the counter throughout: unknown this page. */
+  | { kind: 'busy' };
+
+const SEALED = 'sealed';
+
+/**
+ * Where a reader moves a lagging shard so that it covers `place`: BUMP_AHEAD of its places further, so that it does
+ * not lag again at once (the shard's next writers take the places after it).
+ */
+export const bumpTarget = (lane: number, place: number) =>
+  lane === LEGACY_LANE ? EVENT_PLACE_BASE - 1 : placeOf(lane, nthOf(laneAtOrAfter(lane, place)) + BUMP_AHEAD);
+
+/**
+ * Moves lane `lane`'s counter past `gap` (a place of the lane no item holds) when it has not handed it out: on
+ * the condition that the counter stands at `observed` (the place before the gap, as a lane whose places below are
+ * all read has it), it is set to `target` and one range item voids the places from the one after `observed` to
+ * `target`, in one transaction, so no writer can ever take them. When the counter moved meanwhile, its answer
+ * says what happened (ReturnValuesOnConditionCheckFailure): another reader's bump covers the gap, or a writer
+ * took it (open), or the counter is below the gap still (tried again from there). The legacy lane's bump is its
+ * seal: the `event` sequence becomes a string, so a writer of the version before fails before it commits.
+ */
+export async function bumpLane(
+  accountId: string,
+  lane: number,
+  gap: number,
+  target: number,
+): Promise<BumpOutcome> {
+  let observed = nthOf(gap) - 1;
+  for (let attempt = 1; attempt <= BUMP_ATTEMPTS && timeLeftMs() > SETTLE_RESERVE_MS; attempt++) {
+    try {
+      const id = await (lane === LEGACY_LANE
+        ? seal(accountId, observed)
+        : bumpShard(accountId, lane, observed, nthOf(target)));
+      const to = lane === LEGACY_LANE ? EVENT_PLACE_BASE - 1 : target;
+      return { kind: 'covered', from: placeOf(lane, observed + 1), to, id };
+    } catch (error) {
+      let held: Record<string, unknown>;
+      if (isTransactionConflict(error)) {
+        // Another transaction holds the counter (another reader's bump, most often): once it is done, the counter
+        // as it stands says whether that covered the gap.
+        await pause(backoff(attempt));
+        held = await readCounter(accountId, lane);
+      } else if (isConditionFailure(error)) held = itemOnConditionFailure(error, 0) ?? {};
+      else throw error;
+      const found = lane === LEGACY_LANE ? legacyCounter(held) : shardCounter(lane, held);
+      if (found.bump && found.bump.from <= gap && gap <= found.bump.to) {
+        return { kind: 'covered', from: found.bump.from, to: found.bump.to };
+      }
+      // The legacy sequence is sealed past its last place whatever it handed out (its places have no take time:
+      // the ones it handed out are settled as open places with the seal's range above them).
+      if (found.last >= nthOf(gap) && lane !== LEGACY_LANE) {
+        return { kind: 'handed', last: found.last, at: found.at };
+      }
+      observed = found.last;
+    }
+  }
+  return { kind: 'busy' };
+}
+
+/** A lane's counter as stored (strongly consistent; a read is not refused by a transaction in flight). */
+async function readCounter(accountId: string, lane: number): Promise<Record<string, unknown>> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: lane === LEGACY_LANE ? accountKeys.sequences(accountId) : eventKeys.counter(accountId, lane),
+      ConsistentRead: true,
+    }),
+  );
+  return Item ?? {};
+}
+
+interface CounterState {
+  last: number;
+  at: number;
+  bump?: { from: number; to: number };
+}
+
+function shardCounter(lane: number, item: Record<string, unknown>): CounterState {
+  const from = item.bump_from;
+  return {
+    last: item.n === undefined ? -1 : Number(item.n),
+    at: Number(item.at ?? 0),
+    ...(from !== undefined
+      ? { bump: { from: placeOf(lane, Number(from)), to: placeOf(lane, Number(item.bump_to)) } }
+      : {}),
+  };
+}
+
+function legacyCounter(item: Record<string, unknown>): CounterState {
+  if (item.event === SEALED) {
+    const last = Number(item.event_last ?? 0);
+    return {
+      last,
+      at: Number(item.event_sealed_at ?? 0),
+      bump: { from: last + 1, to: EVENT_PLACE_BASE - 1 },
+    };
+  }
+  return { last: item.event === undefined ? 0 : Number(item.event), at: 0 };
+}
+
+const rangeItem = (accountId: string, from: number, to: number, step: number, expires: boolean) => {
+  const id = eventId(to);
+  return {
+    id,
+    Item: {
+      ...eventKeys.place(accountId, to),
+      type: eventKeys.itemType.void,
+      id,
+      from,
+      step,
+      at: Date.now(),
+      ...(expires ? { expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS } : {}),
+    },
+  };
+};
+
+async function bumpShard(
+  accountId: string,
+  shard: number,
+  observed: number,
+  target: number,
+): Promise<string> {
+  const range = rangeItem(
+    accountId,
+    placeOf(shard, observed + 1),
+    placeOf(shard, target),
+    EVENT_SHARDS,
+    true,
+  );
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: eventKeys.counter(accountId, shard),
+            UpdateExpression: 'SET #n = :target, #at = :now, #from = :from, #to = :target',
+            ConditionExpression: observed < 0 ? 'attribute_not_exists(#n)' : '#n = :observed',
+            ExpressionAttributeNames: { '#n': 'n', '#at': 'at', '#from': 'bump_from', '#to': 'bump_to' },
+            ExpressionAttributeValues: {
+              ':target': target,
+              ':now': Date.now(),
+              ':from': observed + 1,
+              ...(observed < 0 ? {} : { ':observed': observed }),
+            },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        // Unconditional: the condition above says no writer was handed these places.
+        { Put: { TableName: tableName(), Item: range.Item } },
+      ],
+    }),
+  );
+  return range.id;
+}
+
+/**
+ * Seals the account's one `event` sequence at `observed` (its value; 0: never used): it becomes the string
+ * 'sealed' (an ADD to it fails: a writer of the version before fails before its commit, instead of taking a place
+ * below places a reader has served), and the places it never handed out (`observed` + 1 ..
+ * EVENT_PLACE_BASE - 1) are voided by one range item, kept for good (the feed read from its start finds where the
+ * legacy places end).
+ */
+async function seal(accountId: string, observed: number): Promise<string> {
+  const range = rangeItem(accountId, observed + 1, EVENT_PLACE_BASE - 1, 1, false);
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: accountKeys.sequences(accountId),
+            UpdateExpression: 'SET #event = :sealed, #last = :observed, #at = :now',
+            ConditionExpression:
+              observed <= 0 ? 'attribute_not_exists(#event) OR #event = :observed' : '#event = :observed',
+            ExpressionAttributeNames: { '#event': 'event', '#last': 'event_last', '#at': 'event_sealed_at' },
+            ExpressionAttributeValues: {
+              ':sealed': SEALED,
+              ':observed': Math.max(observed, 0),
+              ':now': Date.now(),
+            },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        { Put: { TableName: tableName(), Item: range.Item } },
+      ],
+    }),
+  );
+  return range.id;
+}
+
+/** Writes an item as a place's (the benchmark's bulk loader sets counters so). Exposed for tests and bench. */
+export async function setShardCounter(accountId: string, shard: number, last: number): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...eventKeys.counter(accountId, shard), n: last, at: Date.now() },
+    }),
+  );
+}
