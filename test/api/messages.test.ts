@@ -403,13 +403,17 @@ describe('status rules', () => {
     );
     expect(replay.text).toBe(r.text);
     const feed = await readFeedToEnd(gateway.call, account.apiKey);
-    expect(feed.events.map((e) => e.type)).toEqual([
-      'ticket.created',
-      'ticket.updated',
-      'ticket.created',
-      'message.created',
-    ]);
-    expect(feed.events[3]?.data.object).toEqual(r.body.data);
+    // The feed keeps each object's order (decisions.md, "Events"), a message's with its ticket's: the closed
+    // ticket's two events, then the follow-up's creation and its first message, each pair in order.
+    const ticketOf = (e: (typeof feed.events)[number]) => {
+      const object = e.data.object as { uuid?: string; ticket_uuid?: string };
+      return object.ticket_uuid ?? object.uuid;
+    };
+    const typesOf = (uuid: string) => feed.events.filter((e) => ticketOf(e) === uuid).map((e) => e.type);
+    expect(feed.events).toHaveLength(4);
+    expect(typesOf(ticket.uuid)).toEqual(['ticket.created', 'ticket.updated']);
+    expect(typesOf(followUp.uuid)).toEqual(['ticket.created', 'message.created']);
+    expect(feed.events.find((e) => e.type === 'message.created')?.data.object).toEqual(r.body.data);
     expect((await list(account.apiKey, 'status=open')).uuids).toEqual([followUp.uuid]);
   });
 
