@@ -44,6 +44,7 @@ const definitions: Record<string, v.GenericSchema> = {
   ContactPage: answers.ContactPage,
   TicketCreatedEvent: answers.TicketCreatedEvent,
   TicketUpdatedEvent: answers.TicketUpdatedEvent,
+  TicketSlaBreachedEvent: answers.TicketSlaBreachedEvent,
   DealCreatedEvent: answers.DealCreatedEvent,
   DealUpdatedEvent: answers.DealUpdatedEvent,
   ContactCreatedEvent: answers.ContactCreatedEvent,

@@ -3,7 +3,11 @@
 /** The resources that have events, and what happens to them. */
 export const EVENT_RESOURCES = ['ticket', 'deal', 'contact'] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
-export const EVENT_TYPES = EVENT_RESOURCES.flatMap((r) => [`${r}.created`, `${r}.updated`]);
+export const EVENT_TYPES = [
+  ...EVENT_RESOURCES.flatMap((r) => [`${r}.created`, `${r}.updated`]),
+  // Written by the breach runner when a service-level clock's due time passes (lib/tickets/breaches.ts).
+  'ticket.sla_breached',
+];
 
 /** What a type pattern may be: an event type, `<resource>.*`, or `*`. */
 export const EVENT_TYPE_PATTERNS = [...EVENT_TYPES, ...EVENT_RESOURCES.map((r) => `${r}.*`), '*'];

@@ -26,7 +26,7 @@ import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
 import { presentCreatedTicket } from './present.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
-import { dueAt, matchPolicy } from './sla.ts';
+import { serviceLevelOf } from './sla.ts';
 import type { Ticket } from './types.ts';
 
 /**
@@ -143,11 +143,11 @@ export interface TicketParts {
 /** The ticket that a create with these decisions stores (pure: also used by the benchmark's bulk loader). */
 export function composeTicket(p: TicketParts): Ticket {
   const created = formatTimestamp(p.createdUs);
-  const policy = matchPolicy(p.account.slaPolicies, {
+  const serviceLevel = serviceLevelOf(p.account, {
     priority: p.priority,
     categorySlug: p.category?.slug ?? null,
+    createdUs: p.createdUs,
   });
-  const due = dueAt(p.createdUs, policy, p.account.businessHours);
   return {
     uuid: newTicketUuid(p.createdUs, p.number),
     number: p.number,
@@ -171,11 +171,12 @@ export function composeTicket(p: TicketParts): Ticket {
     parentUuid: null,
     customFields: p.input.custom_fields ?? {},
     tags: [],
-    dueAt: due === null ? null : formatTimestamp(due),
+    dueAt: serviceLevel.dueAt,
     createdAt: created,
     updatedAt: created,
     resolvedAt: null,
     closedAt: null,
+    slaTargets: serviceLevel.slaTargets,
   };
 }
 

@@ -37,6 +37,7 @@ export const ListQueryParams = v.object({
   assignee_id: param('assignee_id', wholeNumber('assignee_id', 1), wholeNumberWire(1)),
   requester_email: param('requester_email', maxText('requester_email', 254)),
   search: param('search', maxText('search', 255)),
+  sla: param('sla', picked('sla', ['breached'] as const)),
   bare_custom_fields: v.optional(
     v.pipe(
       v.array(v.string()),
@@ -104,6 +105,7 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
     ...(q.assignee_id !== undefined ? { assigneeId: q.assignee_id } : {}),
     ...(q.requester_email !== undefined ? { requesterEmail: q.requester_email } : {}),
     ...(q.search !== undefined ? { search: q.search } : {}),
+    ...(q.sla === 'breached' ? { slaBreached: true } : {}),
     customFields: q.custom_fields,
     linkParams,
   };

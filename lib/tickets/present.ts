@@ -1,3 +1,5 @@
+import { nowMicros } from '#lib/time.ts';
+import { presentSla } from './sla-clocks.ts';
 import type { Ticket } from './types.ts';
 
 function common(t: Ticket) {
@@ -22,6 +24,7 @@ function timestamps(t: Ticket) {
     updated_at: t.updatedAt,
     resolved_at: t.resolvedAt,
     closed_at: t.closedAt,
+    sla: presentSla(t, nowMicros()),
   };
 }
 

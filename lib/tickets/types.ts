@@ -1,5 +1,6 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
+import type { SlaBreaches, SlaTargets } from './sla-clocks.ts';
 
 export const TICKET_STATUSES = ['open', 'pending', 'in_progress', 'resolved', 'closed'] as const;
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
@@ -40,6 +41,15 @@ export interface Ticket {
   updatedAt: Timestamp;
   resolvedAt: Timestamp | null;
   closedAt: Timestamp | null;
+  /**
+   * Service-level clocks (lib/tickets/sla-clocks.ts): the matched policy's targets, the first public agent
+   * reply, the next-reply clock's current or last cycle (both kept by the message writes), and the breaches the
+   * runner wrote. Absent on tickets stored before them: null.
+   */
+  slaTargets?: SlaTargets | null;
+  firstReplyAt?: Timestamp | null;
+  replyCycle?: { startedAt: Timestamp; completedAt: Timestamp | null } | null;
+  slaBreaches?: SlaBreaches | null;
 }
 
 /**
@@ -61,6 +71,8 @@ export interface TicketFilter {
   priority?: Priority;
   assigneeId?: number;
   requesterEmail?: string;
+  /** `sla=breached`: a clock's breach was written and the clock is still running. */
+  slaBreached?: boolean;
   /** `custom_fields[key]=text`: the field's JSON text form (customFieldText) equals text. */
   customFields: [key: string, text: string][];
 }

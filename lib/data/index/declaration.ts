@@ -32,6 +32,12 @@ export interface IndexDeclaration<E, F> {
    * contact's name as the contact is now: the contacts the word finds name `contact#<id>` dimensions).
    */
   searchRelated?(accountId: string, word: string, budget: number): Promise<string[]>;
+  /**
+   * The entity's due time (epoch microseconds; none: no entry): kept on the entity item as its entry in the
+   * keys-only due index (keys.ts, indexKeys().due), so every commit of the entity moves it with the entity and a
+   * runner finds what is due by Query, never by Scan (a ticket's soonest service-level due time still to watch).
+   */
+  due?(entity: E): number | undefined;
   /** The order key a uuid names (default: the one newOrderedUuid wrote into it). */
   keyOfUuid?(uuid: string): string | undefined;
 }

@@ -87,9 +87,11 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
       String(amount),
     ]),
   );
+  const due = declaration.due?.(entity);
   return {
     entity: {
       ...keys.item(accountId, orderKey),
+      ...(due === undefined ? {} : keys.due(accountId, orderKey, due)),
       type: types.entity,
       ...entity,
       [ATTR.version]: version,
