@@ -34,7 +34,9 @@ const clock = nullable(
       completed_at: nullable(timestamp),
       breached_at: v.pipe(
         nullable(timestamp),
-        v.description('The due time when the clock was not completed by then (never the time it was noticed).'),
+        v.description(
+          'The due time when the clock was not completed by then (never the time it was noticed).',
+        ),
       ),
     }),
     v.title('SlaClock'),

@@ -1,5 +1,6 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
+import { isBreached, nextDueUs } from '#lib/tickets/sla-clocks.ts';
 import {
   customFieldText,
   isOpenWork,
@@ -7,7 +8,6 @@ import {
   type TicketFilter,
   type TicketStatus,
 } from '#lib/tickets/types.ts';
-import { isBreached, nextDueUs } from '#lib/tickets/sla-clocks.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { ALL, filterDimensions, keyValue, type SearchTerms } from './index/declaration.ts';
 import { indexedEntity } from './index/engine.ts';

@@ -111,7 +111,11 @@ export const BREACH_POLL_MS = 1_000;
  */
 export async function runBreaches(
   until: number,
-  options: BreachRunOptions & { pollMs?: number; stopped?: () => boolean; onError?: (e: unknown) => void } = {},
+  options: BreachRunOptions & {
+    pollMs?: number;
+    stopped?: () => boolean;
+    onError?: (e: unknown) => void;
+  } = {},
 ): Promise<{ passes: number; breached: number; failures: number }> {
   const totals = { passes: 0, breached: 0, failures: 0 };
   while (Date.now() < until && !options.stopped?.()) {

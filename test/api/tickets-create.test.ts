@@ -39,6 +39,7 @@ describe('POST /api/tickets', () => {
       'updated_at',
       'resolved_at',
       'closed_at',
+      'sla',
     ]);
     expect(ticket).toMatchObject({
       uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),

@@ -81,6 +81,7 @@ describe('GET /api/tickets pagination', () => {
       'updated_at',
       'resolved_at',
       'closed_at',
+      'sla',
     ]);
     expect(item.requester).toEqual({ name: null, email: 'r1@example.com' });
   });

@@ -62,6 +62,7 @@ describe('the OpenAPI document', () => {
       'assignee_id',
       'requester_email',
       'search',
+      'sla',
       'custom_fields',
     ]);
   });

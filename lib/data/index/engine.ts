@@ -37,7 +37,8 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     /** The entity an order key names (a due entry's), as stored, with its version (one strongly consistent GetItem). */
     getByOrderKey: (accountId: string, orderKey: string) => getStored(index, accountId, orderKey),
     /** Entities whose due entry (IndexDeclaration.due) is at or before `nowMs`, earliest first (due.ts). */
-    due: (nowMs: number, limit: number, shards?: readonly number[]) => dueEntities(index, nowMs, limit, shards),
+    due: (nowMs: number, limit: number, shards?: readonly number[]) =>
+      dueEntities(index, nowMs, limit, shards),
     findPage: (accountId: string, query: PageQuery<F>) => findPage(index, accountId, query),
     /** The stats cells summed (every family, or these). */
     stats: (accountId: string, families?: string[]) => getStats(index, accountId, families),
