@@ -168,23 +168,31 @@ export function presentSla(t: SlaFields, nowUs: number): Sla {
 }
 
 /**
- * The ticket's soonest due time still to watch (epoch microseconds): of its clocks not completed and whose
- * breach is not written yet. The index engine keeps it as the ticket's due entry; none: no entry.
+ * Whether a clock may still owe a breach: not written yet, and running or completed after its due time (a reply
+ * that came late, while the runner was stalled or racing it, does not take its breach away).
+ */
+const owes = (t: SlaFields, clock: ClockState) =>
+  (clock.completedUs === null || clock.completedUs > clock.dueUs) && !isRecorded(t, clock);
+
+/**
+ * The ticket's soonest due time still to watch (epoch microseconds): of its clocks that may still owe a breach.
+ * The index engine keeps it as the ticket's due entry; none: no entry.
  */
 export function nextDueUs(t: SlaFields): number | undefined {
   let soonest: number | undefined;
   for (const clock of clockStates(t)) {
-    if (clock.completedUs !== null || isRecorded(t, clock)) continue;
+    if (!owes(t, clock)) continue;
     if (soonest === undefined || clock.dueUs < soonest) soonest = clock.dueUs;
   }
   return soonest;
 }
 
-/** The clocks whose breach is due to be written at `nowUs`: running, past their due time, not written yet. */
+/**
+ * The clocks whose breach is to be written at `nowUs`: past their due time and not completed by then (still
+ * running, or completed late), their breach not written yet.
+ */
 export function breachesDue(t: SlaFields, nowUs: number): ClockState[] {
-  return clockStates(t).filter(
-    (clock) => clock.completedUs === null && nowUs > clock.dueUs && !isRecorded(t, clock),
-  );
+  return clockStates(t).filter((clock) => owes(t, clock) && breachedAtUs(clock, nowUs) !== null);
 }
 
 /** The ticket's fields with these breaches written (the runner's commit). */

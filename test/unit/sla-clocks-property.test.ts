@@ -202,10 +202,10 @@ class Model {
 
   key = (c: ModelClock) => `${c.metric}|${c.start}|${c.due}`;
 
-  /** The runner at `now`: every clock past its due time, still running, whose breach is not written yet. */
+  /** The runner at `now`: every clock not completed by its due time (running past it, or completed late) whose breach is not written yet. */
   runner(now: number): string[] {
     const due = this.clocks().filter(
-      (c) => c.completed === null && now > c.due && !this.written.has(this.key(c)),
+      (c) => (c.completed === null ? now > c.due : c.completed > c.due) && !this.written.has(this.key(c)),
     );
     for (const c of due) this.written.add(this.key(c));
     return due.map((c) => `${c.metric}@${formatTimestamp(c.due)}`).sort();
@@ -235,7 +235,9 @@ class Model {
   }
 
   nextDue(): number | undefined {
-    const open = this.clocks().filter((c) => c.completed === null && !this.written.has(this.key(c)));
+    const open = this.clocks().filter(
+      (c) => (c.completed === null || c.completed > c.due) && !this.written.has(this.key(c)),
+    );
     return open.length ? Math.min(...open.map((c) => c.due)) : undefined;
   }
 }
