@@ -14,6 +14,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * (bench/contention.ts), to bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
  * `-- --reindex [--quick]`: what `tickets reindex` costs per ticket (bench/reindex.ts), to
  * bench/runs/results-reindex.json (docs/capacity.md quotes it; never published).
+ * `-- --sla`: breach latency (due time → breach) for 1,000 tickets due within one minute, and a breach's store
+ * calls (bench/sla.ts), to bench/runs/results-sla.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -36,6 +38,7 @@ try {
       seconds: Number(argAfter('--seconds') ?? 10),
     });
   else if (process.argv.includes('--reindex')) await (await import('./reindex.ts')).runReindexOnly(options);
+  else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);
