@@ -111,6 +111,13 @@ describe('service-level breaches', () => {
     );
     expect((await list(a, 'sla=breached&priority=high&status=open')).meta.total).toBe(2);
     expect((await list(a, 'sla=breached&priority=urgent')).meta.total).toBe(0);
+    // With the unbounded filters and search (intersections): exact, as any other filter.
+    expect((await list(a, 'sla=breached&search=help')).meta.total).toBe(3);
+    expect(
+      (await list(a, 'sla=breached&requester_email=r@example.com&priority=low')).data.map((t) => t.uuid),
+    ).toEqual([tickets[1]?.uuid]);
+    expect((await list(a, 'sla=breached&status=open&priority=high&search=help')).meta.total).toBe(2);
+    expect((await list(a, 'sla=breached&search=nothing')).meta.total).toBe(0);
     expect((await list(a, 'sla=breached&per_page=1&page=2')).data).toHaveLength(1);
     expect((await list(a, 'sla=breached&per_page=1')).meta.total).toBe(3);
     const page = (await gateway.call('GET', '/api/tickets?sla=breached&per_page=1', { key: a.apiKey })).body;
