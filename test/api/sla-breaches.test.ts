@@ -235,6 +235,28 @@ describe('service-level breaches', () => {
     expect((await list(a, 'sla=breached')).meta.total).toBe(uuids.length);
   });
 
+  it("one ticket's failed breach holds no other's: the pass goes on, the failed one is written at the next", async () => {
+    const a = await account();
+    const first = await ticketCreatedAgo(a, 2 * MIN_MS);
+    const second = await ticketCreatedAgo(a, 2 * MIN_MS);
+    // The pass's 16 due Queries, then its tickets' reads: the first read fails.
+    const errors: unknown[] = [];
+    const { result } = await withFault({ at: 17, mode: 'lost-request' }, () =>
+      breachPass({ accepts, limit: LIMIT, concurrency: 1, onError: (e) => errors.push(e) }),
+    );
+    expect(result.failed).toBe(1);
+    expect(errors).toHaveLength(1);
+    expect(result.breached).toBeGreaterThanOrEqual(1);
+    await breachPass({ accepts, limit: LIMIT });
+    const events = await waitFor(async () => ((await breachesOf(a)).length >= 2 ? breachesOf(a) : false), {
+      timeout: 10_000,
+      label: 'both breaches',
+    });
+    expect(events.map((e) => (e.data.object as { uuid: string }).uuid).sort()).toEqual(
+      [first.uuid, second.uuid].sort(),
+    );
+  });
+
   it('a store stalled around the due time: the breach is written once, late by no more than the stall', async () => {
     const a = await account();
     const t = await ticketCreatedAgo(a, MIN_MS - 1_000); // first reply due in 1 s
