@@ -1,6 +1,6 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
-import { isBreached, nextDueUs } from '#lib/tickets/sla-clocks.ts';
+import { dueSortValue, isBreached, nextDueUs } from '#lib/tickets/sla-clocks.ts';
 import {
   customFieldText,
   isOpenWork,
@@ -61,6 +61,8 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   // The soonest service-level due time still to watch: the ticket's entry in the due index, which the breach
   // runner reads (lib/tickets/breaches.ts).
   due: (t) => nextDueUs(t),
+  // `sort=due`: soonest uncompleted due time first, none last, then newest first (lib/data/index/list.ts).
+  sorts: { due: (t) => dueSortValue(t) },
   search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.email),
   filter: (q) => ({
     status: q.status ? [q.status] : [],

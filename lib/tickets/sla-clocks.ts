@@ -205,6 +205,20 @@ export function withBreaches<T extends SlaFields>(t: T, clocks: ClockState[]): T
 }
 
 /**
+ * The ticket's place in `sort=due`: its soonest due time among the clocks not completed (breached or not), as
+ * epoch microseconds in 17 digits, so that string order is time order; `~` (after every digit) when it has none:
+ * those come last. Ties go newest first (the index engine's sorted postings).
+ */
+export function dueSortValue(t: SlaFields): string {
+  let soonest: number | undefined;
+  for (const clock of clockStates(t)) {
+    if (clock.completedUs !== null) continue;
+    if (soonest === undefined || clock.dueUs < soonest) soonest = clock.dueUs;
+  }
+  return soonest === undefined ? '~' : String(soonest).padStart(17, '0');
+}
+
+/**
  * Whether the ticket is in `sla=breached`: a clock whose breach was written and that is still running (same
  * cycle, same due time, not completed). Derived from stored state only, so the dimension moves in the commits
  * that change it: the runner's breach, the reply or resolution that completes the clock.

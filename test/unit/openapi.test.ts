@@ -63,6 +63,7 @@ describe('the OpenAPI document', () => {
       'requester_email',
       'search',
       'sla',
+      'sort',
       'custom_fields',
     ]);
   });

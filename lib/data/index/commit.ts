@@ -164,6 +164,7 @@ export function planCreate<E>(
     },
     ...stats,
     ...items.boundedPostings.map((p) => put('posting', p)),
+    ...items.sortedPostings.map((p) => put('sorted', p)),
     ...(items.numberTerm ? [put('term', items.numberTerm)] : []),
     ...items.unbounded.map((u) => addToCounter(index.keys.counter(accountId, u.dim, shard), 1)),
   ];
@@ -213,6 +214,8 @@ export function planUpdate<E>(
   const stats = statsActions(index, accountId, [...statsDelta], shard, options.statsCondition);
 
   const bounded = diff(before.boundedPostings, after.boundedPostings);
+  // A sorted posting moves when the sort value or the dimension changes (at most a few: bounded dimensions only).
+  const sorted = diff(before.sortedPostings, after.sortedPostings);
   const unboundedPostings = diff(
     before.unbounded.map((u) => u.posting),
     after.unbounded.map((u) => u.posting),
@@ -251,6 +254,8 @@ export function planUpdate<E>(
     ...unboundedPostings.added.map((p) => addToCounter(counterOf(p, after.unbounded), 1)),
     ...bounded.removed.map((p) => remove('posting', p)),
     ...bounded.added.map((p) => put('posting', p)),
+    ...sorted.removed.map((p) => remove('sorted', p)),
+    ...sorted.added.map((p) => put('sorted', p)),
     ...unboundedPostings.removed.map((p) => remove('posting', p)),
     ...blocks.removed.map(
       (b): CommitAction => ({ what: 'block', action: { Update: removeFromBlock(b.entry) } }),
