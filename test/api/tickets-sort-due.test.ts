@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { nowMicros, setClockForTests } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
@@ -116,5 +117,38 @@ describe('GET /api/tickets?sort=due', () => {
     expect(soonest(all.items.at(-1) as Item)).toBeUndefined();
     expect(soonest(all.items[0] as Item)).toBeDefined();
     expect((await call('GET', '/api/tickets?sort=newest')).status).toBe(422);
+  });
+
+  it('large tickets whose sorted postings are put before their commit: listed once it lands, never when it is lost', async () => {
+    const account = await createTestAccount({
+      sla_policies: [{ name: 'All', first_reply_minutes: 30 }],
+    });
+    const custom_fields = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, `v${i}`]));
+    const body = { subject: 'Big one', description: 'd', requester_email: 'big@example.com', custom_fields };
+    const create = () => gateway.call('POST', '/api/tickets', { key: account.apiKey, body });
+    const dry = await withFault(undefined, create);
+    expect(dry.result.status).toBe(201);
+    const at = dry.operations.indexOf('TransactWriteItems') + 1;
+    // The marked puts went first (a BatchWriteItem), then the commit, which is lost here.
+    expect(dry.operations.slice(0, at)).toContain('BatchWriteItem');
+    // The commit lost (the service may try it again: then it lands): the list holds what exists, in due order.
+    const lost = await withFault({ at, mode: 'lost-request' }, create);
+    expect([201, 503]).toContain(lost.result.status);
+    const second = await create();
+    expect(second.status).toBe(201);
+    const newest = await gateway.call('GET', '/api/tickets?per_page=10', { key: account.apiKey });
+    const exist = newest.body.data.map((t: { uuid: string }) => t.uuid).reverse(); // oldest (soonest due) first
+    expect(exist).toHaveLength(lost.result.status === 201 ? 3 : 2);
+    for (const query of ['', '&status=open', '&priority=medium']) {
+      const r = await gateway.call('GET', `/api/tickets?sort=due&per_page=10${query}`, {
+        key: account.apiKey,
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.meta.total, query).toBe(exist.length);
+      expect(
+        r.body.data.map((t: { uuid: string }) => t.uuid),
+        query,
+      ).toEqual(exist);
+    }
   });
 });

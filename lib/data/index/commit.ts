@@ -164,7 +164,6 @@ export function planCreate<E>(
     },
     ...stats,
     ...items.boundedPostings.map((p) => put('posting', p)),
-    ...items.sortedPostings.map((p) => put('sorted', p)),
     ...(items.numberTerm ? [put('term', items.numberTerm)] : []),
     ...items.unbounded.map((u) => addToCounter(index.keys.counter(accountId, u.dim, shard), 1)),
   ];
@@ -172,6 +171,8 @@ export function planCreate<E>(
     fixed,
     additions: [
       ...items.blocks.map((block) => ({ block })),
+      // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list.ts).
+      ...items.sortedPostings.map((p) => ({ put: p })),
       ...items.unbounded.map((u) => ({ put: u.posting })),
       ...items.prefixTerms.map((p) => ({ put: p })),
     ],
@@ -255,7 +256,6 @@ export function planUpdate<E>(
     ...bounded.removed.map((p) => remove('posting', p)),
     ...bounded.added.map((p) => put('posting', p)),
     ...sorted.removed.map((p) => remove('sorted', p)),
-    ...sorted.added.map((p) => put('sorted', p)),
     ...unboundedPostings.removed.map((p) => remove('posting', p)),
     ...blocks.removed.map(
       (b): CommitAction => ({ what: 'block', action: { Update: removeFromBlock(b.entry) } }),
@@ -266,6 +266,7 @@ export function planUpdate<E>(
     fixed,
     additions: [
       ...blocks.added.map((b) => ({ block: b.entry })),
+      ...sorted.added.map((p) => ({ put: p })),
       ...unboundedPostings.added.map((p) => ({ put: p })),
       ...terms.added.map((p) => ({ put: p })),
     ],

@@ -1,6 +1,7 @@
 import { intEnv } from '#lib/config/env.ts';
 import { queryAll, tableName } from '../client.ts';
 import { ReadBudgetExceeded } from '../errors.ts';
+import { ATTR } from '../items.ts';
 import { NUMBERS_PER_BLOCK } from '../keys.ts';
 import { ALL, dimensionName, filterDimensions } from './declaration.ts';
 import type { Index } from './items.ts';
@@ -219,17 +220,36 @@ async function querySorted<E>(
   limit: number,
 ): Promise<string[]> {
   if (limit <= 0) return [];
-  const items = await queryAll(
-    {
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': ix.keys.sortedPartition(accountId, sort, dim) },
-      ProjectionExpression: 'sk',
-      ConsistentRead: true,
-    },
-    limit,
-  );
-  return items.map((item) => ix.keys.orderKeyOfSorted(String(item.sk)));
+  for (let want = limit; ; ) {
+    const items = await queryAll(
+      {
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': ix.keys.sortedPartition(accountId, sort, dim) },
+        ProjectionExpression: 'sk, #u',
+        ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
+        ConsistentRead: true,
+      },
+      want,
+    );
+    // A posting put before its commit (marked) counts once its entity holds it: its dimension and sort value.
+    const marked = items.filter((item) => ATTR.unconfirmed in item).map((item) => String(item.sk));
+    const live = new Set<string>();
+    if (marked.length > 0) {
+      const entities = await getByOrderKeys(ix, accountId, marked.map(ix.keys.orderKeyOfSorted));
+      for (const e of entities) {
+        if (!ix.dimensionsOf(e).includes(dim)) continue;
+        const value = ix.declaration.sorts?.[sort]?.(e);
+        if (value !== undefined) live.add(ix.keys.sorted(accountId, sort, dim, value, ix.orderKeyOf(e)).sk);
+      }
+    }
+    const keys = items
+      .filter((item) => !(ATTR.unconfirmed in item) || live.has(String(item.sk)))
+      .map((item) => ix.keys.orderKeyOfSorted(String(item.sk)));
+    if (keys.length >= limit || items.length < want) return keys.slice(0, limit);
+    // Postings of commits that never landed took places: read as many further as were dropped.
+    want = limit + (items.length - keys.length);
+  }
 }
 
 /** How several dimensions are intersected: which drives, which are read whole, which are asked by key. */
