@@ -21,6 +21,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * (bench/messages.ts), to bench/runs/results-messages.json (docs/capacity.md quotes it; never published).
  * `-- --authorizer [--root DIR] [--keys N]`: the API key authorizer on a cache miss (bench/authorizer.ts): store
  * calls, round trips and latency, of this checkout or of the one at DIR (docs/api-keys.md quotes both).
+ * `-- --sla`: breach latency (due time → breach) for 1,000 tickets due within one minute, and a breach's store
+ * calls (bench/sla.ts), to bench/runs/results-sla.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -54,6 +56,7 @@ try {
     await (await import('./event-places.ts')).runEventPlacesOnly({
       seconds: Number(argAfter('--seconds') ?? 10),
     });
+  else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);

@@ -45,4 +45,22 @@ export const webhookDueWorker = {
   timeoutSeconds: 80,
 } as const satisfies WorkerDefinition;
 
-export const workers: readonly WorkerDefinition[] = [webhookStreamWorker, webhookDueWorker];
+/**
+ * Scheduled every minute, runs the service-level breach runner (docs/sla.md) for most of it: the tickets' due
+ * index (Query on gsi2), each due ticket (GetItem), the breach commit (a transaction of the ticket's Put, its
+ * posting's Put or Delete, counter and block UpdateItems, the event's place), the feed's places (UpdateItem, a
+ * void's PutItem).
+ */
+export const slaBreachesWorker = {
+  name: 'slaBreaches',
+  entry: 'functions/sla-breaches.ts',
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  indexQueries: ['gsi2'],
+  timeoutSeconds: 70,
+} as const satisfies WorkerDefinition;
+
+export const workers: readonly WorkerDefinition[] = [
+  webhookStreamWorker,
+  webhookDueWorker,
+  slaBreachesWorker,
+];

@@ -18,7 +18,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
-import { webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import { slaBreachesWorker, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
 import { HASH_SECRET_VARIABLE } from '#lib/accounts/key-hash.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
 import {
@@ -30,6 +30,7 @@ import {
 import type { Stage, StageConfig } from './config.ts';
 import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
 import { ServiceAlarms } from './constructs/service-alarms.ts';
+import { SlaBreachRunner } from './constructs/sla-breach-runner.ts';
 import { WebhookDispatcher } from './constructs/webhook-dispatcher.ts';
 import {
   suppressAcceptedFindings,
@@ -205,6 +206,17 @@ export class DeskpipeStack extends Stack {
     });
     functions[webhookStreamWorker.name] = webhooks.streamFunction;
     functions[webhookDueWorker.name] = webhooks.dueFunction;
+    // Service-level breaches on time: a schedule invokes it (docs/sla.md).
+    const breaches = new SlaBreachRunner(this, 'SlaBreaches', {
+      table: this.table,
+      projectRoot: ROOT,
+      namePrefix,
+      memorySize: config.memorySize,
+      logRetention: retention,
+      reservedConcurrency: config.workerConcurrency.slaBreaches,
+      topic,
+    });
+    functions[slaBreachesWorker.name] = breaches.function;
     new ServiceAlarms(this, 'Alarms', {
       api: this.api,
       functions,

@@ -47,13 +47,19 @@ async function main(): Promise<void> {
     process.env.TABLE_NAME = settings.tableName;
 
     // Loaded once the environment is set: the data layer's client reads it when its module loads.
-    const [{ applyAccountFile }, { findAccountIdBySlug }, { LocalGateway }, { startWebhookDispatcher }] =
-      await Promise.all([
-        import('#lib/accounts/apply-account.ts'),
-        import('#lib/data/accounts.ts'),
-        import('./gateway.ts'),
-        import('./webhooks.ts'),
-      ]);
+    const [
+      { applyAccountFile },
+      { findAccountIdBySlug },
+      { LocalGateway },
+      { startWebhookDispatcher },
+      { runBreaches },
+    ] = await Promise.all([
+      import('#lib/accounts/apply-account.ts'),
+      import('#lib/data/accounts.ts'),
+      import('./gateway.ts'),
+      import('./webhooks.ts'),
+      import('#lib/tickets/breaches.ts'),
+    ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
     // first calls: those answer 503, and the bootstrap tries again rather than leave npm start dead. The apply
@@ -72,6 +78,10 @@ async function main(): Promise<void> {
     const server = await gateway.listen(settings.port);
     // Webhooks: the table's stream fanned out to endpoints, and the deliveries due, as the deployed functions do.
     const dispatcher = await startWebhookDispatcher({ endpoint, tableName: settings.tableName });
+    // Service-level breaches on time (docs/sla.md): the breach runner, as the deployed function runs it, for as
+    // long as npm start runs (a failed pass is logged and tried again: the due entries stay).
+    let breachesStopped = false;
+    const breaches = runBreaches(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(
@@ -95,6 +105,8 @@ async function main(): Promise<void> {
       await new Promise((resolve) => server.close(resolve));
       // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
       await dispatcher.stop();
+      breachesStopped = true;
+      await breaches;
       await stopStore();
       process.exit(code);
     };

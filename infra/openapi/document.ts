@@ -51,6 +51,7 @@ const definitions: Record<string, v.GenericSchema> = {
   MessagePage: answers.MessagePage,
   CreateMessageRequest: CreateMessageSchema,
   MessageCreatedEvent: answers.MessageCreatedEvent,
+  TicketSlaBreachedEvent: answers.TicketSlaBreachedEvent,
   DealCreatedEvent: answers.DealCreatedEvent,
   DealUpdatedEvent: answers.DealUpdatedEvent,
   ContactCreatedEvent: answers.ContactCreatedEvent,

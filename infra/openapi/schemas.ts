@@ -28,6 +28,33 @@ const ticketCommon = {
   channel: v.picklist(CHANNELS),
 };
 
+const clock = nullable(
+  v.pipe(
+    v.strictObject({
+      due_at: timestamp,
+      completed_at: nullable(timestamp),
+      breached_at: v.pipe(
+        nullable(timestamp),
+        v.description(
+          'The due time when the clock was not completed by then (never the time it was noticed).',
+        ),
+      ),
+    }),
+    v.title('SlaClock'),
+  ),
+);
+
+/** The ticket's service-level clocks (decisions.md, "Reply-based service levels"). */
+const sla = v.pipe(
+  v.strictObject({
+    policy: v.pipe(nullable(v.string()), v.description("The matched policy's name.")),
+    first_reply: clock,
+    next_reply: clock,
+    resolution: clock,
+  }),
+  v.title('Sla'),
+);
+
 const ticketTimes = {
   custom_fields: v.record(v.string(), customFieldValue),
   tags: v.array(v.string()),
@@ -46,6 +73,7 @@ const ticketTimes = {
       "When the requester's oldest public message not yet followed by an agent's public reply was written; null when the requester is not waiting.",
     ),
   ),
+  sla,
 };
 
 const assignee = nullable(v.strictObject({ id, name: v.string(), email: v.string() }));
@@ -290,6 +318,20 @@ function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: 
 export const TicketCreatedEvent = eventSchema('ticket.created', Ticket, 'TicketCreatedEvent', false);
 export const TicketUpdatedEvent = eventSchema('ticket.updated', Ticket, 'TicketUpdatedEvent', true);
 export const MessageCreatedEvent = eventSchema('message.created', Message, 'MessageCreatedEvent', false);
+export const TicketSlaBreachedEvent = v.pipe(
+  v.strictObject({
+    id: eventId,
+    type: v.literal('ticket.sla_breached'),
+    created_at: timestamp,
+    data: v.strictObject({
+      object: Ticket,
+      metric: v.picklist(['first_reply', 'next_reply', 'resolution']),
+      due_at: v.pipe(timestamp, v.description("The breached clock's due time (its breached_at).")),
+      version,
+    }),
+  }),
+  v.title('TicketSlaBreachedEvent'),
+);
 export const DealCreatedEvent = eventSchema('deal.created', DealDetail, 'DealCreatedEvent', false);
 export const DealUpdatedEvent = eventSchema('deal.updated', DealDetail, 'DealUpdatedEvent', true);
 export const ContactCreatedEvent = eventSchema('contact.created', Contact, 'ContactCreatedEvent', false);
@@ -299,6 +341,7 @@ export const Event = v.pipe(
     TicketCreatedEvent,
     TicketUpdatedEvent,
     MessageCreatedEvent,
+    TicketSlaBreachedEvent,
     DealCreatedEvent,
     DealUpdatedEvent,
     ContactCreatedEvent,

@@ -62,6 +62,16 @@ function brokenReferences(file: AccountFile, existing: AccountConfig | undefined
     if (policy.category && !categorySlugs.has(policy.category)) {
       problems.push({ path: `sla_policies[${i}].category`, rule: 'names no category' });
     }
+    if (
+      policy.first_reply_minutes === undefined &&
+      policy.next_reply_minutes === undefined &&
+      policy.resolution_minutes === undefined
+    ) {
+      problems.push({
+        path: `sla_policies[${i}]`,
+        rule: 'needs at least one of first_reply_minutes, next_reply_minutes, resolution_minutes',
+      });
+    }
     if (policy.business_hours && !hasCalendar) {
       problems.push({
         path: `sla_policies[${i}].business_hours`,

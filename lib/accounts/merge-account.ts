@@ -211,7 +211,9 @@ function toSlaPolicy(input: NonNullable<AccountFile['sla_policies']>[number]): S
     name: input.name,
     priority: input.priority ?? null,
     category: input.category ?? null,
-    resolutionMinutes: input.resolution_minutes,
+    firstReplyMinutes: input.first_reply_minutes ?? null,
+    nextReplyMinutes: input.next_reply_minutes ?? null,
+    resolutionMinutes: input.resolution_minutes ?? null,
     businessHours: input.business_hours ?? false,
   };
 }

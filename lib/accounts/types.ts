@@ -31,7 +31,12 @@ export interface SlaPolicy {
   name: string;
   priority: Priority | null;
   category: string | null;
-  resolutionMinutes: number;
+  /** Targets in minutes (decisions.md, "Reply-based service levels"): one to three of them, null when not set. */
+  firstReplyMinutes: number | null;
+  nextReplyMinutes: number | null;
+  /** The resolution target: the ticket's `due_at` (the one target of account files before issue 28). */
+  resolutionMinutes: number | null;
+  /** All three targets count opening hours only (the account's calendar). */
   businessHours: boolean;
 }
 

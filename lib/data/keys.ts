@@ -210,6 +210,41 @@ export function indexKeys(entity: string) {
     }),
     /** The reindex's progress (phase and cursor) while one is under way: `tickets reindex` continues from it. */
     reindexProgress: (accountId: string) => ({ pk: directoryPartition(accountId), sk: '#REINDEX' }),
+    /**
+     * An entity's due entry (a ticket's soonest service-level due time still to watch), on the entity item itself
+     * in the keys-only due index (gsi2): one of DUE_SHARDS partitions by a hash of account and order key, sorted by
+     * the due time (epoch ms, 15 digits). The entity's Put writes, moves or drops it: it is derived from the
+     * entity by its declaration (IndexDeclaration.due), in the same commit as every change.
+     */
+    due: (accountId: string, orderKey: string, dueMicros: number) => ({
+      gsi2pk: `${entity}_DUE#${dueShardOf(accountId, orderKey)}`,
+      gsi2sk: `${dueMs(dueMicros / 1000)}#${accountId}#${orderKey}`,
+    }),
+    duePartition: (shard: number) => `${entity}_DUE#${shard}`,
+    dueIndex: 'gsi2' as IndexName,
+    /** The due sort key bound of the entries due at or before `atMs` (gsi2sk < this). */
+    dueBefore: (atMs: number) => `${dueMs(atMs + 1)}#`,
+    /**
+     * A sorted posting (IndexDeclaration.sorts): in one partition per sort and dimension (`all` and the bounded
+     * ones), sorted by the entity's sort value, then newest first (the order key with every digit complemented).
+     */
+    sortedPartition: (accountId: string, sort: string, dimension: string) =>
+      `${entity}_SORTED#${accountId}#${sort}#${dimension}`,
+    sorted: (accountId: string, sort: string, dimension: string, value: string, orderKey: string) => ({
+      pk: `${entity}_SORTED#${accountId}#${sort}#${dimension}`,
+      sk: `${value}#${complementDigits(orderKey)}`,
+    }),
+    /** The order key a sorted posting's sort key names. */
+    orderKeyOfSorted: (sk: string) => complementDigits(sk.slice(sk.length - orderKeys.length)),
+    /** A due entry's sort key read back. */
+    parseDue: (sk: string) => {
+      const [due, accountId] = sk.split('#');
+      return {
+        dueMs: Number(due),
+        accountId: accountId ?? '',
+        orderKey: sk.slice(sk.length - orderKeys.length),
+      };
+    },
   };
 }
 
@@ -222,6 +257,11 @@ export function parseTermKey(sk: string): { term: string; orderKey: string } {
 }
 
 export type IndexKeys = ReturnType<typeof indexKeys>;
+
+/** Every digit d as 9 − d (an order key's digits complemented: ascending is then newest first); its own inverse. */
+function complementDigits(key: string): string {
+  return key.replace(/[0-9]/g, (d) => String(9 - Number(d)));
+}
 
 /** Tickets: the index engine's keys of the `TICKET` entity, as every ticket item has always been keyed. */
 export const ticketKeys = indexKeys('TICKET');

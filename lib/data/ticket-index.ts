@@ -1,5 +1,6 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
+import { dueSortValue, isBreached, nextDueUs } from '#lib/tickets/sla-clocks.ts';
 import {
   customFieldText,
   isOpenWork,
@@ -41,6 +42,9 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     { queue: ['status', 'assignee'] },
     { queue: ['priority', 'assignee'] },
     { queue: ['status', 'priority', 'assignee'] },
+    // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/sla-clocks.ts); the
+    // breach commit puts the ticket in, the reply or resolution that completes the clock takes it out.
+    { name: 'sla', values: (t) => (isBreached(t) ? ['breached'] : []), bounded: true },
     { name: 'email', values: (t) => [t.requester.email.toLowerCase()], bounded: false },
     {
       name: 'cf',
@@ -54,12 +58,18 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   statsCounters: {
     busy: { adds: (t) => (t.assignee && isOpenWork(t) ? { [t.assignee.id]: 1 } : {}), in: AGENT },
   },
+  // The soonest service-level due time still to watch: the ticket's entry in the due index, which the breach
+  // runner reads (lib/tickets/breaches.ts).
+  due: (t) => nextDueUs(t),
+  // `sort=due`: soonest uncompleted due time first, none last, then newest first (lib/data/index/list.ts).
+  sorts: { due: (t) => dueSortValue(t) },
   search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.email),
   filter: (q) => ({
     status: q.status ? [q.status] : [],
     priority: q.priority ? [q.priority] : [],
     assignee: q.assigneeId !== undefined ? [String(q.assigneeId)] : [],
     email: q.requesterEmail !== undefined ? [q.requesterEmail.toLowerCase()] : [],
+    sla: q.slaBreached ? ['breached'] : [],
     cf: q.customFields.map(([key, text]) => customFieldValue(key, text)),
   }),
 });
@@ -95,6 +105,7 @@ export const dimension = {
   assignee: (assigneeId: number) => named({ assigneeId }),
   email: (requesterEmail: string) => named({ requesterEmail }),
   customField: (key: string, text: string) => named({ customFields: [[key, text]] }),
+  slaBreached: () => named({ slaBreached: true }),
   queue: (status: TicketStatus | undefined, priority: Priority | undefined, assigneeId: number | undefined) =>
     named({
       ...(status ? { status } : {}),

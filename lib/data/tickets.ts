@@ -136,3 +136,29 @@ export async function findTicketPage(
   const { total, entities } = await tickets.findPage(accountId, query);
   return { total, tickets: entities };
 }
+
+/** Tickets whose due entry (their soonest service-level due time still to watch) is at or before `nowMs`. */
+export function findDueTickets(nowMs: number, limit: number, shards?: readonly number[]) {
+  return tickets.due(nowMs, limit, shards);
+}
+
+/** The ticket an order key names (a due entry's), with its version: one strongly consistent GetItem. */
+export function getTicketByOrderKey(
+  accountId: string,
+  orderKey: string,
+): Promise<Versioned<Ticket> | undefined> {
+  return tickets.getByOrderKey(accountId, orderKey);
+}
+
+/**
+ * The breach runner's commit: the ticket with its breaches written (which moves it into `sla=breached` and its
+ * due entry on), and one `ticket.sla_breached` event per clock, in one transaction guarded by the version read:
+ * a change committed since (a reply, a resolution) refuses it with StaleVersion, and the runner reads again.
+ */
+export async function commitBreaches(
+  accountId: string,
+  change: { before: Ticket; after: Ticket; version: number },
+  events: EventDraft[],
+): Promise<number> {
+  return tickets.update(accountId, change, { events });
+}

@@ -7,6 +7,8 @@ export type EventResource = (typeof EVENT_RESOURCES)[number];
 export const EVENT_TYPES = [
   ...(['ticket', 'deal', 'contact'] as const).flatMap((r) => [`${r}.created`, `${r}.updated`]),
   'message.created',
+  // Written by the breach runner when a service-level clock's due time passes (lib/tickets/breaches.ts).
+  'ticket.sla_breached',
 ];
 
 /** What a type pattern may be: an event type, `<resource>.*`, or `*`. */

@@ -28,7 +28,7 @@ import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinP
 import { conversationAtCreate } from './conversation.ts';
 import { presentCreatedTicket } from './present.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
-import { dueAt, matchPolicy } from './sla.ts';
+import { serviceLevelOf } from './sla.ts';
 import type { Ticket } from './types.ts';
 
 /**
@@ -168,11 +168,11 @@ export interface TicketParts {
 /** The ticket that a create with these decisions stores (pure: also used by the benchmark's bulk loader). */
 export function composeTicket(p: TicketParts): Ticket {
   const created = formatTimestamp(p.createdUs);
-  const policy = matchPolicy(p.account.slaPolicies, {
+  const serviceLevel = serviceLevelOf(p.account, {
     priority: p.priority,
     categorySlug: p.category?.slug ?? null,
+    createdUs: p.createdUs,
   });
-  const due = dueAt(p.createdUs, policy, p.account.businessHours);
   return {
     uuid: newTicketUuid(p.createdUs, p.number),
     number: p.number,
@@ -196,7 +196,7 @@ export function composeTicket(p: TicketParts): Ticket {
     parentUuid: null,
     customFields: p.input.custom_fields ?? {},
     tags: [],
-    dueAt: due === null ? null : formatTimestamp(due),
+    dueAt: serviceLevel.dueAt,
     createdAt: created,
     updatedAt: created,
     resolvedAt: null,
@@ -204,6 +204,7 @@ export function composeTicket(p: TicketParts): Ticket {
     // The description is the conversation's first message (lib/tickets/conversation.ts).
     ...conversationAtCreate(created),
     messageCount: 1,
+    slaTargets: serviceLevel.slaTargets,
   };
 }
 

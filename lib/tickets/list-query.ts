@@ -20,6 +20,8 @@ export interface ListQuery extends TicketFilter {
   page: number;
   perPage: number;
   search?: string;
+  /** `sort=due`: soonest uncompleted service-level due time first (decisions.md, "Reply-based service levels"). */
+  sort?: 'due';
   /** The recognised parameters as sent, in order, for the pagination links. */
   linkParams: [string, string][];
 }
@@ -37,6 +39,8 @@ export const ListQueryParams = v.object({
   assignee_id: param('assignee_id', wholeNumber('assignee_id', 1), wholeNumberWire(1)),
   requester_email: param('requester_email', maxText('requester_email', 254)),
   search: param('search', maxText('search', 255)),
+  sla: param('sla', picked('sla', ['breached'] as const)),
+  sort: param('sort', picked('sort', ['due'] as const)),
   bare_custom_fields: v.optional(
     v.pipe(
       v.array(v.string()),
@@ -112,6 +116,8 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
     ...(q.assignee_id !== undefined ? { assigneeId: q.assignee_id } : {}),
     ...(q.requester_email !== undefined ? { requesterEmail: q.requester_email } : {}),
     ...(q.search !== undefined ? { search: q.search } : {}),
+    ...(q.sla === 'breached' ? { slaBreached: true } : {}),
+    ...(q.sort ? { sort: q.sort } : {}),
     customFields: q.custom_fields,
     linkParams,
   };

@@ -12,6 +12,7 @@ export async function listTickets(accountId: string, query: ListQuery, at: ListU
       words: query.search ? searchWords(query.search) : [],
       offset: (query.page - 1) * query.perPage,
       limit: query.perPage,
+      sort: query.sort,
     }),
   );
   return paginate(tickets.map(presentListedTicket), total, query, at);

@@ -1,4 +1,6 @@
+import { nowMicros } from '#lib/time.ts';
 import { conversationOf } from './conversation.ts';
+import { presentSla } from './sla-clocks.ts';
 import type { Ticket } from './types.ts';
 
 function common(t: Ticket) {
@@ -24,6 +26,7 @@ function timestamps(t: Ticket) {
     resolved_at: t.resolvedAt,
     closed_at: t.closedAt,
     ...conversationFields(t),
+    sla: presentSla(t, nowMicros()),
   };
 }
 

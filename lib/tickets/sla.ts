@@ -1,5 +1,6 @@
-import type { BusinessHours, Priority, SlaPolicy } from '#lib/accounts/types.ts';
-import { addBusinessMinutes } from './business-hours.ts';
+import type { Account, BusinessHours, Priority, SlaPolicy } from '#lib/accounts/types.ts';
+import { formatTimestamp, type Timestamp } from '#lib/time.ts';
+import { addTarget, type SlaTargets, targetsOf } from './sla-clocks.ts';
 
 /**
  * The service-level policy of a ticket: among the policies whose every condition equals the ticket's, the one
@@ -23,14 +24,28 @@ export function matchPolicy(
   return best;
 }
 
-/** due_at in epoch microseconds, or null when no policy applies. */
+/** due_at (the resolution due time) in epoch microseconds, or null when no policy (or no resolution target) applies. */
 export function dueAt(
   createdUs: number,
   policy: SlaPolicy | undefined,
   calendar: BusinessHours | null,
 ): number | null {
-  if (!policy) return null;
-  if (policy.businessHours && calendar)
-    return addBusinessMinutes(createdUs, policy.resolutionMinutes, calendar);
-  return createdUs + policy.resolutionMinutes * 60_000_000;
+  if (!policy || policy.resolutionMinutes === null) return null;
+  return addTarget(createdUs, policy.resolutionMinutes, policy.businessHours ? calendar : null);
+}
+
+/**
+ * What a ticket stores of its service level, decided at create and again at each priority or category change
+ * (the one place create and PATCH share): its `due_at` and the matched policy's targets (lib/tickets/sla-clocks.ts).
+ */
+export function serviceLevelOf(
+  account: Pick<Account, 'slaPolicies' | 'businessHours'>,
+  ticket: { priority: Priority; categorySlug: string | null; createdUs: number },
+): { dueAt: Timestamp | null; slaTargets: SlaTargets | null } {
+  const policy = matchPolicy(account.slaPolicies, ticket);
+  const due = dueAt(ticket.createdUs, policy, account.businessHours);
+  return {
+    dueAt: due === null ? null : formatTimestamp(due),
+    slaTargets: targetsOf(policy, account.businessHours),
+  };
 }

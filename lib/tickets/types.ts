@@ -1,5 +1,6 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
+import type { SlaBreaches, SlaTargets } from './sla-clocks.ts';
 
 export const TICKET_STATUSES = ['open', 'pending', 'in_progress', 'resolved', 'closed'] as const;
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
@@ -52,6 +53,12 @@ export interface Ticket {
   replyCycle?: ReplyCycle | null;
   /** Messages in the conversation, the description included: the next message's number is one more. */
   messageCount?: number;
+  /**
+   * Service-level clocks (lib/tickets/sla-clocks.ts) read the conversation's fields above with the matched
+   * policy's targets and the breaches the runner wrote. Absent on tickets stored before them: null.
+   */
+  slaTargets?: SlaTargets | null;
+  slaBreaches?: SlaBreaches | null;
 }
 
 /** A cycle of the next-reply clock: started by a requester's message, completed by the agent's next reply. */
@@ -79,6 +86,8 @@ export interface TicketFilter {
   priority?: Priority;
   assigneeId?: number;
   requesterEmail?: string;
+  /** `sla=breached`: a clock's breach was written and the clock is still running. */
+  slaBreached?: boolean;
   /** `custom_fields[key]=text`: the field's JSON text form (customFieldText) equals text. */
   customFields: [key: string, text: string][];
 }

@@ -12,7 +12,7 @@ import { updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
-import { dueAt, matchPolicy } from './sla.ts';
+import { serviceLevelOf } from './sla.ts';
 import type { Ticket, TicketStatus } from './types.ts';
 
 export interface UpdateOptions {
@@ -158,12 +158,15 @@ export function applyChange(
     Object.assign(after, statusMove(before, input.status, now));
   }
   if (after.priority !== before.priority || after.category?.slug !== before.category?.slug) {
-    const policy = matchPolicy(config.account.slaPolicies, {
-      priority: after.priority,
-      categorySlug: after.category?.slug ?? null,
-    });
-    const due = dueAt(parseTimestamp(before.createdAt), policy, config.account.businessHours);
-    after.dueAt = due === null ? null : formatTimestamp(due);
+    // Every clock's due time is counted again from its own start with the new policy's targets.
+    Object.assign(
+      after,
+      serviceLevelOf(config.account, {
+        priority: after.priority,
+        categorySlug: after.category?.slug ?? null,
+        createdUs: parseTimestamp(before.createdAt),
+      }),
+    );
   }
   if (!isDeepStrictEqual(after, before)) after.updatedAt = now;
   return after;

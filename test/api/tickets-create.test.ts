@@ -41,6 +41,7 @@ describe('POST /api/tickets', () => {
       'closed_at',
       'last_message_at',
       'waiting_since',
+      'sla',
     ]);
     expect(ticket).toMatchObject({
       uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),

@@ -83,6 +83,7 @@ describe('GET /api/tickets pagination', () => {
       'closed_at',
       'last_message_at',
       'waiting_since',
+      'sla',
     ]);
     expect(item.requester).toEqual({ name: null, email: 'r1@example.com' });
     // decisions.md, "Conversations": list items carry the conversation's fields too.

@@ -4,7 +4,7 @@ import { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { authorizerTableActions, routes } from '#functions/routes.ts';
-import { webhookDueWorker, webhookStreamWorker, workers } from '#functions/workers.ts';
+import { slaBreachesWorker, webhookDueWorker, webhookStreamWorker, workers } from '#functions/workers.ts';
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
 import { STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from '#infra/constructs/webhook-dispatcher.ts';
@@ -175,6 +175,12 @@ describe.each(STAGES)('production settings for %s', (stage) => {
               'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${index}`]],
             })),
           });
+        } else if (name === slaBreachesWorker.name) {
+          // The tickets' due index (gsi2): Query only.
+          expect(statement).toMatchObject({
+            Action: 'dynamodb:Query',
+            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi2']] },
+          });
         } else if (name === webhookStreamWorker.name) {
           // The table's stream, read by the event source mapping.
           expect(statement.Resource).toEqual({ 'Fn::GetAtt': [tableId, 'StreamArn'] });
@@ -254,7 +260,14 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
-    expect(alarms).toHaveLength(5 + 2 * (routes.length + 1 + workers.length));
+    // The breach runner that stopped running: no invocation in 5 minutes (missing data is a breach).
+    expect(byName[`deskpipe-${stage}-sla-breaches-not-running`]).toMatchObject({
+      MetricName: 'Invocations',
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+    expect(alarms).toHaveLength(6 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
@@ -292,9 +305,10 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
       config.workerConcurrency.webhooksStream,
     );
     expect(reserved[`deskpipe-${stage}-${webhookDueWorker.name}`]).toBe(config.workerConcurrency.webhooksDue);
-    const others = Object.entries(reserved).filter(
-      ([name]) => !name.endsWith(webhookStreamWorker.name) && !name.endsWith(webhookDueWorker.name),
+    expect(reserved[`deskpipe-${stage}-${slaBreachesWorker.name}`]).toBe(
+      config.workerConcurrency.slaBreaches,
     );
+    const others = Object.entries(reserved).filter(([name]) => !workers.some((w) => name.endsWith(w.name)));
     expect(others.length).toBeGreaterThan(0);
     for (const [name, value] of others) expect(value, name).toBeUndefined();
   });
@@ -390,6 +404,23 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
       Array.from({ length: runners }, (_, runner) => ({ runner, runners })),
     );
     expect(stageConfigs[stage].workerConcurrency.webhooksDue).toBeGreaterThanOrEqual(2 * runners);
+  });
+
+  it('runs the breach runner every minute, once, for most of the minute', () => {
+    const breachFunction = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${slaBreachesWorker.name}"`);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [breachFunction, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: `deskpipe-${stage}-${slaBreachesWorker.name}`,
+      Timeout: slaBreachesWorker.timeoutSeconds,
+    });
   });
 
   it('keeps the dispatcher functions out of the API', () => {

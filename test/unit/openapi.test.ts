@@ -62,6 +62,8 @@ describe('the OpenAPI document', () => {
       'assignee_id',
       'requester_email',
       'search',
+      'sla',
+      'sort',
       'custom_fields',
     ]);
   });

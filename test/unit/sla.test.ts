@@ -65,6 +65,8 @@ describe('policy matching', () => {
     name,
     priority,
     category,
+    firstReplyMinutes: null,
+    nextReplyMinutes: null,
     resolutionMinutes: 60,
     businessHours: false,
   });

@@ -151,6 +151,7 @@ export function eventItems(
     data: {
       object: draft.object,
       ...(draft.previous ? { previous: draft.previous } : {}),
+      ...(draft.extra ?? {}),
       version: draft.version,
     },
   };

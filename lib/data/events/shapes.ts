@@ -7,6 +7,8 @@ export interface EventDraft {
   object: unknown;
   /** The changed fields' values before the change (updates only). */
   previous?: Record<string, unknown>;
+  /** More fields of `data`, beside the object (ticket.sla_breached: `metric`, `due_at`). */
+  extra?: Record<string, unknown>;
   /** The version the change gives the object (the number in its ETag). */
   version: number;
 }
@@ -16,5 +18,5 @@ export interface EventRecord {
   id: string;
   type: string;
   created_at: string;
-  data: { object: unknown; previous?: Record<string, unknown>; version: number };
+  data: { object: unknown; previous?: Record<string, unknown>; version: number; [field: string]: unknown };
 }

@@ -171,6 +171,8 @@ export function planCreate<E>(
     fixed,
     additions: [
       ...items.blocks.map((block) => ({ block })),
+      // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list.ts).
+      ...items.sortedPostings.map((p) => ({ put: p })),
       ...items.unbounded.map((u) => ({ put: u.posting })),
       ...items.prefixTerms.map((p) => ({ put: p })),
     ],
@@ -213,6 +215,8 @@ export function planUpdate<E>(
   const stats = statsActions(index, accountId, [...statsDelta], shard, options.statsCondition);
 
   const bounded = diff(before.boundedPostings, after.boundedPostings);
+  // A sorted posting moves when the sort value or the dimension changes (at most a few: bounded dimensions only).
+  const sorted = diff(before.sortedPostings, after.sortedPostings);
   const unboundedPostings = diff(
     before.unbounded.map((u) => u.posting),
     after.unbounded.map((u) => u.posting),
@@ -251,6 +255,7 @@ export function planUpdate<E>(
     ...unboundedPostings.added.map((p) => addToCounter(counterOf(p, after.unbounded), 1)),
     ...bounded.removed.map((p) => remove('posting', p)),
     ...bounded.added.map((p) => put('posting', p)),
+    ...sorted.removed.map((p) => remove('sorted', p)),
     ...unboundedPostings.removed.map((p) => remove('posting', p)),
     ...blocks.removed.map(
       (b): CommitAction => ({ what: 'block', action: { Update: removeFromBlock(b.entry) } }),
@@ -261,6 +266,7 @@ export function planUpdate<E>(
     fixed,
     additions: [
       ...blocks.added.map((b) => ({ block: b.entry })),
+      ...sorted.added.map((p) => ({ put: p })),
       ...unboundedPostings.added.map((p) => ({ put: p })),
       ...terms.added.map((p) => ({ put: p })),
     ],

@@ -32,6 +32,18 @@ export interface IndexDeclaration<E, F> {
    * contact's name as the contact is now: the contacts the word finds name `contact#<id>` dimensions).
    */
   searchRelated?(accountId: string, word: string, budget: number): Promise<string[]>;
+  /**
+   * The entity's due time (epoch microseconds; none: no entry): kept on the entity item as its entry in the
+   * keys-only due index (keys.ts, indexKeys().due), so every commit of the entity moves it with the entity and a
+   * runner finds what is due by Query, never by Scan (a ticket's soonest service-level due time still to watch).
+   */
+  due?(entity: E): number | undefined;
+  /**
+   * Orders a list may ask for beside newest first (`sort=due`): name → the entity's sort value, compared as a
+   * string, ascending, ties newest first. Kept as sorted postings in `all` and each bounded dimension, moved in
+   * the entity's own commit (keys.ts, indexKeys().sorted; list.ts reads them).
+   */
+  sorts?: Record<string, (entity: E) => string>;
   /** The order key a uuid names (default: the one newOrderedUuid wrote into it). */
   keyOfUuid?(uuid: string): string | undefined;
 }

@@ -1,8 +1,9 @@
 import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './commit.ts';
 import type { IndexDeclaration } from './declaration.ts';
+import { dueEntities } from './due.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
-import { getByNumber, getByUuid, getDimensionCounts, getStats } from './reads.ts';
+import { getByNumber, getByUuid, getDimensionCounts, getStats, getStored } from './reads.ts';
 import { type ReindexOptions, reindexAccount } from './reindex.ts';
 import { writePlan } from './write-plan.ts';
 
@@ -33,6 +34,11 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     },
     getByUuid: (accountId: string, uuid: string) => getByUuid(index, accountId, uuid),
     getByNumber: (accountId: string, number: number) => getByNumber(index, accountId, number),
+    /** The entity an order key names (a due entry's), as stored, with its version (one strongly consistent GetItem). */
+    getByOrderKey: (accountId: string, orderKey: string) => getStored(index, accountId, orderKey),
+    /** Entities whose due entry (IndexDeclaration.due) is at or before `nowMs`, earliest first (due.ts). */
+    due: (nowMs: number, limit: number, shards?: readonly number[]) =>
+      dueEntities(index, nowMs, limit, shards),
     findPage: (accountId: string, query: PageQuery<F>) => findPage(index, accountId, query),
     /** The stats cells summed (every family, or these). */
     stats: (accountId: string, families?: string[]) => getStats(index, accountId, families),

@@ -71,6 +71,8 @@ export interface EntityItems {
   prefixTerms: Record<string, unknown>[];
   /** The entity's packed order key in the block of each of its dimensions but `all`. */
   blocks: BlockEntry[];
+  /** Its sorted postings (IndexDeclaration.sorts): one per sort in `all` and each bounded dimension. */
+  sortedPostings: Record<string, unknown>[];
 }
 
 export function entityItems<E>(index: Index<E>, accountId: string, entity: E, version = 1): EntityItems {
@@ -87,9 +89,11 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
       String(amount),
     ]),
   );
+  const due = declaration.due?.(entity);
   return {
     entity: {
       ...keys.item(accountId, orderKey),
+      ...(due === undefined ? {} : keys.due(accountId, orderKey, due)),
       type: types.entity,
       ...entity,
       [ATTR.version]: version,
@@ -106,6 +110,13 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
       ...keys.prefixTerm(accountId, t, orderKey),
       type: types.term,
     })),
+    sortedPostings: Object.entries(declaration.sorts ?? {}).flatMap(([sort, sortValue]) => {
+      const value = sortValue(entity);
+      return bounded.map((d) => ({
+        ...keys.sorted(accountId, sort, d, value, orderKey),
+        type: `${types.posting}_sorted`,
+      }));
+    }),
     blocks: dims
       .filter(hasBlocks)
       .map((d) => ({ key: keys.block(accountId, d, number), packed: packOrderKey(orderKey) })),

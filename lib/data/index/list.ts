@@ -1,7 +1,9 @@
 import { intEnv } from '#lib/config/env.ts';
+import { queryAll, tableName } from '../client.ts';
 import { ReadBudgetExceeded } from '../errors.ts';
+import { ATTR } from '../items.ts';
 import { NUMBERS_PER_BLOCK } from '../keys.ts';
-import { ALL, filterDimensions } from './declaration.ts';
+import { ALL, dimensionName, filterDimensions } from './declaration.ts';
 import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
 import { postingsAmong, queryBlocks, queryPostings, queryTerm } from './order-key-reads.ts';
@@ -13,6 +15,8 @@ export interface PageQuery<F> {
   words: string[];
   offset: number;
   limit: number;
+  /** A declared order (IndexDeclaration.sorts) instead of newest first. */
+  sort?: string | undefined;
 }
 
 /**
@@ -41,6 +45,7 @@ export async function findPage<E, F>(
   const ix = index as Index<E>;
   const dims = filterDimensions(index.declaration, q.filter);
   const { words, offset, limit } = q;
+  if (q.sort) return findSortedPage(index, accountId, q, dims, q.sort);
 
   if (words.length === 0 && dims.length === 0 && offset === 0) {
     // Unfiltered first page: the entity partition is already newest first, so one round trip serves it.
@@ -71,18 +76,33 @@ export async function findPage<E, F>(
       entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)),
     };
   }
-  // Several dimensions, or search. The counters (beside the words' term keys) name an empty dimension, which
-  // ends it, and the smallest. The driver (the words, or else the smallest dimension) gives the candidates; a
-  // larger dimension's blocks are read whole (beside the driver) when that costs less than asking for each
-  // candidate's posting by key, which it does unless the candidates are few against it. Keys are intersected
-  // packed (as the blocks hold them); only the page's are unpacked and their entities read.
+  // Several dimensions, or search (how: intersectKeys).
+  const keys = await intersectKeys(ix, accountId, dims, words);
+  keys.sort().reverse();
+  const page = keys.slice(offset, offset + limit).map(unpackOrderKey);
+  return { total: keys.length, entities: await getByOrderKeys(ix, accountId, page) };
+}
+
+/**
+ * The packed keys of every entity that several dimensions, or search words, name. The counters (beside the words'
+ * term keys) name an empty dimension, which ends it, and the smallest. The driver (the words, or else the smallest
+ * dimension) gives the candidates; a larger dimension's blocks are read whole (beside the driver) when that costs
+ * less than asking for each candidate's posting by key, which it does unless the candidates are few against it.
+ * Keys are intersected packed (as the blocks hold them).
+ */
+async function intersectKeys<E>(
+  ix: Index<E>,
+  accountId: string,
+  dims: string[],
+  words: string[],
+): Promise<string[]> {
   const [counts, termSets] = await Promise.all([
     dims.length > 0 ? getDimensionCounts(ix, accountId, [ALL, ...dims]) : {},
     // The budget is shared evenly by the words, each refused when its own share runs out.
     Promise.all(words.map((w) => wordKeys(ix, accountId, w, Math.floor(listReadBudget() / words.length)))),
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
-  if (dims.some((d) => size(d) === 0)) return { total: 0, entities: [] };
+  if (dims.some((d) => size(d) === 0)) return [];
   const wordCandidates = words.length > 0 ? Math.min(...termSets.map((t) => t.size)) : undefined;
   const sizes = dims.map((d) => ({ dim: d, size: size(d) }));
   // The words' keys are read: what is left of the budget bounds the dimensions' keys, before any is read.
@@ -110,9 +130,126 @@ export async function findPage<E, F>(
   );
   const sets = [...plan.whole.map((d) => wholeSets.get(d) as Set<string>), ...found];
   keys = keys.filter((k) => sets.every((set) => set.has(k)));
-  keys.sort().reverse();
-  const page = keys.slice(offset, offset + limit).map(unpackOrderKey);
-  return { total: keys.length, entities: await getByOrderKeys(ix, accountId, page) };
+  return keys;
+}
+
+/**
+ * The most entities a sorted list reads to order a filter's matches itself (below), when no bounded dimension it
+ * names has a sorted partition small enough to read instead.
+ */
+const SORTED_ENTITY_READS = 1_000;
+
+/**
+ * One page in a declared order (IndexDeclaration.sorts, e.g. `due`), and the exact total:
+ * - no filter, or one bounded dimension: count ‖ that dimension's sorted postings up to the page (ascending), then
+ *   the page's entities: O(per_page), as the newest-first list;
+ * - any other shape: its matching keys as the newest-first list finds them (its own cost), then their order: from
+ *   the smallest sorted partition among the bounded dimensions the filter names (a queue's parts too), read whole
+ *   and kept to the matches, when it holds no more than max(matches, SORTED_ENTITY_READS) keys; else from the
+ *   matching entities themselves (at most SORTED_ENTITY_READS of them; more: ReadBudgetExceeded). Only the page's
+ *   entities are returned.
+ */
+async function findSortedPage<E, F>(
+  index: Index<E, F>,
+  accountId: string,
+  q: PageQuery<F>,
+  dims: string[],
+  sort: string,
+): Promise<{ total: number; entities: E[] }> {
+  const ix = index as Index<E>;
+  const sortValue = index.declaration.sorts?.[sort];
+  if (!sortValue) throw new Error(`${index.declaration.entity}: no sort ${sort}`);
+  const { words, offset, limit } = q;
+  const budget = listReadBudget();
+  const single = dims[0];
+  if (
+    words.length === 0 &&
+    (dims.length === 0 || (dims.length === 1 && single && ix.isStatsDimension(single)))
+  ) {
+    const dim = single ?? ALL;
+    if (offset + limit > budget) throw new ReadBudgetExceeded('page');
+    const [counts, keys] = await Promise.all([
+      getDimensionCounts(ix, accountId, [dim]),
+      querySorted(ix, accountId, sort, dim, offset + limit),
+    ]);
+    return {
+      total: counts[dim] ?? 0,
+      entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)),
+    };
+  }
+  // Every match, as order keys.
+  let matches: string[];
+  if (words.length === 0 && dims.length === 1 && single) {
+    const total = (await getDimensionCounts(ix, accountId, [single]))[single] ?? 0;
+    if (total > budget) throw new ReadBudgetExceeded('page');
+    matches = await queryPostings(ix, accountId, single, total, budget);
+  } else {
+    matches = (await intersectKeys(ix, accountId, dims, words)).map(unpackOrderKey);
+  }
+  const total = matches.length;
+  if (total <= offset) return { total, entities: [] };
+  const wanted = index.declaration.filter(q.filter);
+  const bounded = Object.entries(wanted).flatMap(([name, values]) =>
+    values.map((v) => dimensionName(name, v)).filter((d) => ix.isStatsDimension(d)),
+  );
+  const counts = bounded.length > 0 ? await getDimensionCounts(ix, accountId, bounded) : {};
+  const source = bounded.sort((a, b) => (counts[a] ?? 0) - (counts[b] ?? 0))[0];
+  const sourceSize = source ? (counts[source] ?? 0) : Number.POSITIVE_INFINITY;
+  if (source && sourceSize <= budget && sourceSize <= Math.max(total, SORTED_ENTITY_READS)) {
+    const matching = new Set(matches);
+    const ordered = (await querySorted(ix, accountId, sort, source, sourceSize)).filter((k) =>
+      matching.has(k),
+    );
+    return { total, entities: await getByOrderKeys(ix, accountId, ordered.slice(offset, offset + limit)) };
+  }
+  if (total > SORTED_ENTITY_READS) throw new ReadBudgetExceeded('filters');
+  const entities = await getByOrderKeys(ix, accountId, matches);
+  const keyed = entities.map((e) => ({ e, value: sortValue(e), key: ix.orderKeyOf(e) }));
+  keyed.sort((a, b) =>
+    a.value < b.value ? -1 : a.value > b.value ? 1 : a.key < b.key ? 1 : a.key > b.key ? -1 : 0,
+  );
+  return { total, entities: keyed.slice(offset, offset + limit).map((k) => k.e) };
+}
+
+/** The order keys of a sorted partition, ascending (its sort value, then newest first), at most `limit`. */
+async function querySorted<E>(
+  ix: Index<E>,
+  accountId: string,
+  sort: string,
+  dim: string,
+  limit: number,
+): Promise<string[]> {
+  if (limit <= 0) return [];
+  for (let want = limit; ; ) {
+    const items = await queryAll(
+      {
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': ix.keys.sortedPartition(accountId, sort, dim) },
+        ProjectionExpression: 'sk, #u',
+        ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
+        ConsistentRead: true,
+      },
+      want,
+    );
+    // A posting put before its commit (marked) counts once its entity holds it: its dimension and sort value.
+    const marked = items.filter((item) => ATTR.unconfirmed in item).map((item) => String(item.sk));
+    const live = new Set<string>();
+    if (marked.length > 0) {
+      const entities = await getByOrderKeys(ix, accountId, marked.map(ix.keys.orderKeyOfSorted));
+      for (const e of entities) {
+        if (!ix.dimensionsOf(e).includes(dim)) continue;
+        const value = ix.declaration.sorts?.[sort]?.(e);
+        if (value !== undefined) live.add(ix.keys.sorted(accountId, sort, dim, value, ix.orderKeyOf(e)).sk);
+      }
+    }
+    const keys = items
+      .filter((item) => !(ATTR.unconfirmed in item) || live.has(String(item.sk)))
+      .map((item) => ix.keys.orderKeyOfSorted(String(item.sk)));
+    if (keys.length >= limit || items.length < want) return keys.slice(0, limit);
+    // Postings of commits that never landed took places: read as many further as were dropped.
+    want = limit + (items.length - keys.length);
+  }
 }
 
 /** How several dimensions are intersected: which drives, which are read whole, which are asked by key. */

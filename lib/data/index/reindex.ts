@@ -321,6 +321,7 @@ async function setStatsFamily<E>(
 function ownItems(built: EntityItems): Record<string, unknown>[] {
   return [
     ...built.boundedPostings,
+    ...built.sortedPostings,
     ...built.unbounded.map((u) => u.posting),
     ...(built.numberTerm ? [built.numberTerm] : []),
     ...built.prefixTerms,

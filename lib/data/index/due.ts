@@ -1,0 +1,48 @@
+import { queryAll, tableName } from '../client.ts';
+import { DUE_SHARDS } from '../due-shards.ts';
+import type { Index } from './items.ts';
+
+/** An entity whose due entry (IndexDeclaration.due) is at or before the time asked. */
+export interface DueEntity {
+  accountId: string;
+  orderKey: string;
+  dueMs: number;
+}
+
+export const ALL_DUE_SHARDS: readonly number[] = Array.from({ length: DUE_SHARDS }, (_, shard) => shard);
+
+/**
+ * Entities due at or before `nowMs`, earliest first, at most `limit`, in the due shards given (a runner of the
+ * pool reads its own: due-shards.ts, shardsOfRunner): one Query per shard, all at once (one round trip), each
+ * for its earliest `limit` keys (the keys-only index, eventually consistent: the runner reads each entity before
+ * acting on it). Never a Scan: what is read is what is due.
+ */
+export async function dueEntities<E>(
+  index: Index<E>,
+  nowMs: number,
+  limit: number,
+  shards: readonly number[] = ALL_DUE_SHARDS,
+): Promise<DueEntity[]> {
+  const { keys } = index;
+  const sortKeys = (
+    await Promise.all(
+      shards.map((shard) =>
+        queryAll(
+          {
+            TableName: tableName(),
+            IndexName: keys.dueIndex,
+            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+            ExpressionAttributeValues: { ':pk': keys.duePartition(shard), ':before': keys.dueBefore(nowMs) },
+            ProjectionExpression: 'gsi2sk',
+          },
+          limit,
+        ),
+      ),
+    )
+  )
+    .flat()
+    .map((item) => String(item.gsi2sk));
+  // A sort key starts with its due time, zero-padded: lexical order is due order across partitions.
+  sortKeys.sort();
+  return sortKeys.slice(0, limit).map((sk) => keys.parseDue(sk));
+}

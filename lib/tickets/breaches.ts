@@ -1,0 +1,147 @@
+import { StaleVersion } from '#lib/data/errors.ts';
+import type { EventDraft } from '#lib/data/events.ts';
+import { commitBreaches, findDueTickets, getTicketByOrderKey } from '#lib/data/tickets.ts';
+import { logError } from '#lib/log.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { presentCreatedTicket } from './present.ts';
+import { breachesDue, type ClockState, withBreaches } from './sla-clocks.ts';
+
+/**
+ * Service-level breaches on time (decisions.md, "Reply-based service levels"; docs/sla.md): every ticket with a
+ * clock to watch has an entry in the keys-only due index at its soonest such due time, kept by the index engine
+ * in the same commit as every change of the ticket (lib/data/ticket-index.ts, `due`). The runner reads the
+ * entries that are due (a Query per due shard, never a Scan), reads each ticket (strongly consistent), decides
+ * from what it stores which clocks have passed their due time uncompleted and unbreached, and commits their
+ * breaches with a `ticket.sla_breached` event each, guarded by the version it read. So:
+ * - a reply or resolution committed before the runner's commit either was read (the clock is completed: no
+ *   breach) or refuses the commit (StaleVersion: read again, completed, no breach);
+ * - a second runner, a retry or a runner that died after its commit reads the breach written (the clock's breach
+ *   record names its cycle and due time) and writes nothing: once per clock cycle;
+ * - a runner that died or stalled before its commit left the entry in place: the next pass writes the breach, as
+ *   late as the stall, with `breached_at` and `data.due_at` the due time, never the time it was noticed.
+ */
+
+/** A pass over what is due: how many tickets were read, how many breaches written. */
+export interface BreachPass {
+  read: number;
+  breached: number;
+  /** Tickets whose breach failed (logged; their entries stay for the next pass). */
+  failed: number;
+  /** Entries left for the next pass (more than `limit` were due). */
+  more: boolean;
+}
+
+export interface BreachRunOptions {
+  /** The due shards this runner reads (all by default): lib/data/due-shards.ts, shardsOfRunner. */
+  shards?: readonly number[] | undefined;
+  /** Due entries read per pass (default 100). */
+  limit?: number;
+  /** Tickets worked at once (default 16). */
+  concurrency?: number;
+  /** Only tickets of the accounts this accepts (tests sharing a table); all by default. */
+  accepts?: ((accountId: string) => boolean) | undefined;
+  /** What is done with an error the runner goes on after; logged by default. */
+  onError?: ((error: unknown) => void) | undefined;
+  /** Told of each breach written (tests, logs). */
+  onBreach?: ((accountId: string, ticketUuid: string, clock: ClockState) => void) | undefined;
+}
+
+/** Attempts of one ticket's breach commit against concurrent changes before leaving it for the next pass. */
+const MAX_ATTEMPTS = 5;
+
+/** One pass: the entries due now, each ticket's breaches committed. */
+export async function breachPass(options: BreachRunOptions = {}): Promise<BreachPass> {
+  const limit = options.limit ?? 100;
+  const nowUs = nowMicros();
+  const due = (await findDueTickets(Math.floor(nowUs / 1000), limit, options.shards)).filter(
+    (entry) => !options.accepts || options.accepts(entry.accountId),
+  );
+  let breached = 0;
+  let failed = 0;
+  let next = 0;
+  const work = async () => {
+    for (let i = next++; i < due.length; i = next++) {
+      const entry = due[i];
+      if (!entry) continue;
+      try {
+        breached += await breachTicket(entry.accountId, entry.orderKey, options);
+      } catch (error) {
+        // One ticket's failure (the store refusing its commit for a while) holds no other ticket's breach: its
+        // entry stays, and the next pass tries it again.
+        failed++;
+        (options.onError ?? logError)(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 16, due.length) }, work));
+  // Again at once only when this pass wrote and found a full page: entries due but owing nothing yet (the index
+  // behind a change by a moment, a due time within this millisecond) wait for the next poll, not a busy loop.
+  return { read: due.length, breached, failed, more: due.length >= limit && breached > 0 };
+}
+
+/**
+ * Writes the breaches of one ticket that are due now (none: nothing), read again and decided again after a
+ * concurrent change. Answers how many breaches were written.
+ */
+export async function breachTicket(
+  accountId: string,
+  orderKey: string,
+  options: Pick<BreachRunOptions, 'onBreach'> = {},
+): Promise<number> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const stored = await getTicketByOrderKey(accountId, orderKey);
+    if (!stored) return 0;
+    const before = stored.entity;
+    const clocks = breachesDue(before, nowMicros());
+    if (clocks.length === 0) return 0;
+    const after = withBreaches(before, clocks);
+    const version = stored.version + 1;
+    const object = presentCreatedTicket(after);
+    const events: EventDraft[] = clocks.map((clock) => ({
+      type: 'ticket.sla_breached',
+      object,
+      extra: { metric: clock.metric, due_at: formatTimestamp(clock.dueUs) },
+      version,
+    }));
+    try {
+      await commitBreaches(accountId, { before, after, version: stored.version }, events);
+    } catch (error) {
+      if (error instanceof StaleVersion) continue;
+      throw error;
+    }
+    for (const clock of clocks) options.onBreach?.(accountId, before.uuid, clock);
+    return clocks.length;
+  }
+  return 0;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** How often a runner looks at the due index when the last pass found nothing more (ms). */
+export const BREACH_POLL_MS = 1_000;
+
+/**
+ * Passes until `until` (epoch ms) or until stopped: at once again while more is due, else every `pollMs`. A pass
+ * that fails (the store unreachable for a while) is logged and tried again at the next poll: the entries stay.
+ */
+export async function runBreaches(
+  until: number,
+  options: BreachRunOptions & { pollMs?: number; stopped?: () => boolean } = {},
+): Promise<{ passes: number; breached: number; failures: number; failedTickets: number }> {
+  const totals = { passes: 0, breached: 0, failures: 0, failedTickets: 0 };
+  while (Date.now() < until && !options.stopped?.()) {
+    let more = false;
+    try {
+      const pass = await breachPass(options);
+      totals.passes++;
+      totals.breached += pass.breached;
+      totals.failedTickets += pass.failed;
+      more = pass.more;
+    } catch (error) {
+      totals.failures++;
+      (options.onError ?? logError)(error);
+    }
+    if (!more) await sleep(Math.min(options.pollMs ?? BREACH_POLL_MS, Math.max(0, until - Date.now())));
+  }
+  return totals;
+}

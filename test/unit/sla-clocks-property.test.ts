@@ -1,0 +1,339 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { AccountConfig, Priority } from '#lib/accounts/types.ts';
+import { type Message, ticketAfter } from '#lib/tickets/messages.ts';
+import { serviceLevelOf } from '#lib/tickets/sla.ts';
+import { breachesDue, isBreached, nextDueUs, presentSla, withBreaches } from '#lib/tickets/sla-clocks.ts';
+import type { Ticket, TicketStatus } from '#lib/tickets/types.ts';
+import { applyChange } from '#lib/tickets/update-ticket.ts';
+import { formatTimestamp, parseTimestamp } from '#lib/time.ts';
+
+/**
+ * Model-based property test of the service-level clocks (decisions.md, "Reply-based service levels"): random
+ * sequences of requester messages, agent public replies, internal notes, status changes, priority changes, time
+ * passing and breach-runner passes, run through the implementation (the stored fields, as the message writes and
+ * PATCH keep them; the clocks, the due entry, the sla=breached dimension and the runner's decisions derived from
+ * them) and through a model that knows nothing of the stored fields: it keeps the conversation as a log and reads
+ * every clock off the log with the contract's words. They must agree after every step.
+ */
+
+// ---- The policy of the account: per priority, first reply / next reply / resolution targets, in minutes. ----
+const TARGETS: Record<Priority, [number | null, number | null, number | null]> = {
+  low: [240, 480, 2880],
+  medium: [60, 120, 1440],
+  high: [30, 60, null],
+  urgent: [10, null, 120],
+};
+const PRIORITIES = Object.keys(TARGETS) as Priority[];
+const config = {
+  account: {
+    businessHours: null,
+    slaPolicies: PRIORITIES.map((priority) => ({
+      name: `P-${priority}`,
+      priority,
+      category: null,
+      firstReplyMinutes: TARGETS[priority][0],
+      nextReplyMinutes: TARGETS[priority][1],
+      resolutionMinutes: TARGETS[priority][2],
+      businessHours: false,
+    })),
+  },
+} as unknown as AccountConfig;
+
+const MIN = 60_000_000;
+const START = Date.parse('2026-06-01T08:00:00Z') * 1000;
+
+type Step =
+  | { kind: 'requester' }
+  | { kind: 'agent' }
+  | { kind: 'note' }
+  | { kind: 'status'; status: Exclude<TicketStatus, 'closed'> }
+  | { kind: 'priority'; priority: Priority }
+  | { kind: 'wait'; micros: number }
+  | { kind: 'toDue'; offset: -1 | 0 | 1 }
+  | { kind: 'runner' };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.constant({ kind: 'requester' as const }),
+  fc.constant({ kind: 'agent' as const }),
+  fc.constant({ kind: 'note' as const }),
+  fc.record({
+    kind: fc.constant('status' as const),
+    status: fc.constantFrom('open', 'pending', 'in_progress', 'resolved'),
+  }),
+  fc.record({ kind: fc.constant('priority' as const), priority: fc.constantFrom(...PRIORITIES) }),
+  // Up to 3 hours, sometimes exactly a minute boundary (due times are whole minutes after a start).
+  fc.record({
+    kind: fc.constant('wait' as const),
+    micros: fc.oneof(
+      fc.integer({ min: 1, max: 180 * MIN }),
+      fc.integer({ min: 1, max: 180 }).map((m) => m * MIN),
+    ),
+  }),
+  // To the model's next due time, a microsecond before, at, or after it: the edges of every clock.
+  fc.record({
+    kind: fc.constant('toDue' as const),
+    offset: fc.constantFrom(-1 as const, 0 as const, 1 as const),
+  }),
+  fc.constant({ kind: 'runner' as const }),
+);
+
+// ---- A message's effect on the ticket: the service's own (lib/tickets/messages.ts, ticketAfter: the status
+// rules and the conversation's reducer), as POST /api/tickets/{t}/messages commits it. ----
+let messageNumber = 1;
+function applyMessage(
+  t: Ticket,
+  author: 'agent' | 'requester',
+  visibility: 'public' | 'internal',
+  atUs: number,
+): Ticket {
+  messageNumber += 1;
+  const message: Message = {
+    id: `msg_${String(messageNumber).padStart(10, '0')}${'0'.repeat(16)}`,
+    number: messageNumber,
+    ticketUuid: t.uuid,
+    author: { type: author, agentId: null, name: null, email: null },
+    visibility,
+    channel: 'api',
+    body: 'b',
+    createdAt: formatTimestamp(atUs),
+  };
+  return ticketAfter(t, message, undefined, config, atUs);
+}
+
+// ---- The model: the conversation and changes as a log; every clock read off it. ----
+interface LogEntry {
+  at: number;
+  what: 'requester' | 'agent' | 'note' | 'status' | 'priority';
+  status?: TicketStatus;
+  priority?: Priority;
+}
+interface ModelClock {
+  metric: 'first_reply' | 'next_reply' | 'resolution';
+  start: number;
+  due: number;
+  completed: number | null;
+}
+
+class Model {
+  log: LogEntry[] = [];
+  written = new Set<string>();
+  constructor(
+    readonly created: number,
+    readonly firstPriority: Priority,
+  ) {}
+
+  priority(): Priority {
+    return this.log.filter((e) => e.what === 'priority').at(-1)?.priority ?? this.firstPriority;
+  }
+
+  /** The status as the log leaves it: the last status change, or `open` after a requester's reopening message. */
+  status(): TicketStatus {
+    let status: TicketStatus = 'open';
+    for (const e of this.log) {
+      if (e.what === 'status' && e.status) status = e.status;
+      if (e.what === 'requester' && (status === 'pending' || status === 'resolved')) status = 'open';
+    }
+    return status;
+  }
+
+  clocks(): ModelClock[] {
+    const [first, next, resolution] = TARGETS[this.priority()];
+    const out: ModelClock[] = [];
+    // First reply: due from the creation, completed by the first public agent message.
+    const firstReply = this.log.find((e) => e.what === 'agent')?.at ?? null;
+    if (first !== null)
+      out.push({
+        metric: 'first_reply',
+        start: this.created,
+        due: this.created + first * MIN,
+        completed: firstReply,
+      });
+    // Next reply: a cycle starts at a requester's message after the first reply when the requester was not
+    // waiting (the agent had answered last); the next public agent message completes it. The last cycle shows.
+    let waiting = true; // a new ticket: the requester waits from creation
+    let cycle: { start: number; completed: number | null } | null = null;
+    for (const e of this.log) {
+      if (e.what === 'agent') {
+        waiting = false;
+        if (cycle && cycle.completed === null) cycle.completed = e.at;
+      }
+      if (e.what === 'requester') {
+        if (!waiting && firstReply !== null && e.at >= firstReply) cycle = { start: e.at, completed: null };
+        waiting = true;
+      }
+    }
+    if (next !== null && cycle)
+      out.push({
+        metric: 'next_reply',
+        start: cycle.start,
+        due: cycle.start + next * MIN,
+        completed: cycle.completed,
+      });
+    // Resolution: completed when the ticket is resolved (the time it entered resolved last), open again on a reopen.
+    if (resolution !== null) {
+      let resolvedAt: number | null = null;
+      let status: TicketStatus = 'open';
+      for (const e of this.log) {
+        if (e.what === 'status' && e.status && e.status !== status) {
+          resolvedAt = e.status === 'resolved' ? e.at : null;
+          status = e.status;
+        }
+        if (e.what === 'requester' && (status === 'pending' || status === 'resolved')) {
+          status = 'open';
+          resolvedAt = null;
+        }
+      }
+      out.push({
+        metric: 'resolution',
+        start: this.created,
+        due: this.created + resolution * MIN,
+        completed: resolvedAt,
+      });
+    }
+    return out;
+  }
+
+  key = (c: ModelClock) => `${c.metric}|${c.start}|${c.due}`;
+
+  /** The runner at `now`: every clock not completed by its due time (running past it, or completed late) whose breach is not written yet. */
+  runner(now: number): string[] {
+    const due = this.clocks().filter(
+      (c) => (c.completed === null ? now > c.due : c.completed > c.due) && !this.written.has(this.key(c)),
+    );
+    for (const c of due) this.written.add(this.key(c));
+    return due.map((c) => `${c.metric}@${formatTimestamp(c.due)}`).sort();
+  }
+
+  sla(now: number) {
+    const show = (metric: ModelClock['metric']) => {
+      const c = this.clocks().find((x) => x.metric === metric);
+      if (!c) return null;
+      const late = c.completed === null ? now > c.due : c.completed > c.due;
+      return {
+        due_at: formatTimestamp(c.due),
+        completed_at: c.completed === null ? null : formatTimestamp(c.completed),
+        breached_at: late ? formatTimestamp(c.due) : null,
+      };
+    };
+    return {
+      policy: `P-${this.priority()}`,
+      first_reply: show('first_reply'),
+      next_reply: show('next_reply'),
+      resolution: show('resolution'),
+    };
+  }
+
+  inBreachedFilter(): boolean {
+    return this.clocks().some((c) => c.completed === null && this.written.has(this.key(c)));
+  }
+
+  nextDue(): number | undefined {
+    const open = this.clocks().filter(
+      (c) => (c.completed === null || c.completed > c.due) && !this.written.has(this.key(c)),
+    );
+    return open.length ? Math.min(...open.map((c) => c.due)) : undefined;
+  }
+}
+
+function newTicket(priority: Priority): Ticket {
+  const created = formatTimestamp(START);
+  return {
+    uuid: '00000000-0000-7000-8000-000000000001',
+    number: 1,
+    reference: 'TKT-000001',
+    subject: 's',
+    description: 'd',
+    status: 'open',
+    priority,
+    category: null,
+    channel: 'api',
+    requester: {
+      type: 'email',
+      name: null,
+      email: 'r@example.com',
+      phone: null,
+      contactId: null,
+      clientId: null,
+    },
+    assignee: null,
+    team: null,
+    parentUuid: null,
+    customFields: {},
+    tags: [],
+    createdAt: created,
+    updatedAt: created,
+    resolvedAt: null,
+    closedAt: null,
+    ...serviceLevelOf(config.account, { priority, categorySlug: null, createdUs: START }),
+  };
+}
+
+describe('service-level clocks against a model (property)', () => {
+  it('agree after every step of random conversations, status and priority changes and runner passes', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...PRIORITIES),
+        fc.array(step, { minLength: 1, maxLength: 40 }),
+        (priority, steps) => {
+          let now = START;
+          let ticket = newTicket(priority);
+          const model = new Model(START, priority);
+          for (const s of steps) {
+            switch (s.kind) {
+              case 'wait':
+                now += s.micros;
+                break;
+              case 'toDue': {
+                const due = model.nextDue();
+                if (due !== undefined && due + s.offset > now) now = due + s.offset;
+                break;
+              }
+              case 'requester':
+                now += 1;
+                ticket = applyMessage(ticket, 'requester', 'public', now);
+                model.log.push({ at: now, what: 'requester' });
+                break;
+              case 'agent':
+                now += 1;
+                ticket = applyMessage(ticket, 'agent', 'public', now);
+                model.log.push({ at: now, what: 'agent' });
+                break;
+              case 'note':
+                now += 1;
+                ticket = applyMessage(ticket, 'agent', 'internal', now);
+                model.log.push({ at: now, what: 'note' });
+                break;
+              case 'status':
+                now += 1;
+                ticket = applyChange(ticket, { status: s.status }, {}, config, now);
+                model.log.push({ at: now, what: 'status', status: s.status });
+                break;
+              case 'priority':
+                now += 1;
+                ticket = applyChange(ticket, { priority: s.priority }, {}, config, now);
+                model.log.push({ at: now, what: 'priority', priority: s.priority });
+                break;
+              case 'runner': {
+                const due = breachesDue(ticket, now);
+                ticket = withBreaches(ticket, due);
+                const written = due.map((c) => `${c.metric}@${formatTimestamp(c.dueUs)}`).sort();
+                expect(written).toEqual(model.runner(now));
+                break;
+              }
+            }
+            expect(ticket.status).toBe(model.status());
+            expect(presentSla(ticket, now)).toEqual(model.sla(now));
+            expect(isBreached(ticket)).toBe(model.inBreachedFilter());
+            expect(nextDueUs(ticket)).toBe(model.nextDue());
+            // The due entry is never behind a breach to write: a runner at the entry's time finds what is due.
+            const entry = nextDueUs(ticket);
+            for (const c of breachesDue(ticket, now)) expect(entry).toBeLessThanOrEqual(c.dueUs);
+            expect(parseTimestamp(ticket.createdAt)).toBe(START);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+});
