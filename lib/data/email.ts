@@ -120,6 +120,12 @@ export async function putInbound(accountId: string, record: InboundRecord): Prom
   );
 }
 
+/** One log entry (one GetItem), or undefined: a mail processed again finds its first outcome here. */
+export async function getInbound(accountId: string, inboundId: string): Promise<InboundRecord | undefined> {
+  const item = await getItem(emailKeys.inbound(accountId, inboundId));
+  return item && entityOf<InboundRecord>(item);
+}
+
 /** Up to `limit` log entries older than `before` (an id), newest first: one range of the log's partition. */
 export async function queryInbound(
   accountId: string,

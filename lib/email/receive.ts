@@ -5,6 +5,7 @@ import {
   DuplicateMail,
   findAccountIdByAddress,
   findMailId,
+  getInbound,
   type InboundRecord,
   type MailIdRecord,
   mailIdPut,
@@ -118,6 +119,12 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
   }
   const records: InboundRecord[] = [];
   for (const [accountId, recipients] of accounts) {
+    // Processed already (a crash after its log entry, an event delivered twice): its first outcome stands.
+    const logged = await getInbound(accountId, mail.inboundId);
+    if (logged) {
+      records.push(logged);
+      continue;
+    }
     const base: InboundRecord = {
       id: mail.inboundId,
       receivedAt: mail.receivedAt,
