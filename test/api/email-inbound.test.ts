@@ -271,6 +271,24 @@ describe('mail in', () => {
   });
 });
 
+describe('addresses', () => {
+  it('belong to one account: apply refuses one another account holds, naming the field', async () => {
+    const a = await mailAccount();
+    await expect(
+      createTestAccount({ email: { addresses: ['other@elsewhere.test', a.second.toUpperCase()] } }),
+    ).rejects.toThrow(/email\.addresses\[1\]: belongs to another account/);
+    // Mail to it still goes to its owner.
+    await send({
+      from: 'rita@customer.test',
+      to: a.second,
+      subject: 'still mine',
+      messageId: mid(),
+      text: 'x',
+    });
+    expect((await inbound(a))[0]).toMatchObject({ outcome: 'new_ticket', subject: 'still mine' });
+  });
+});
+
 describe('bad mail', () => {
   it('is refused (550) for an unknown recipient', async () => {
     await expect(
