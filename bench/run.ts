@@ -23,6 +23,9 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * calls, round trips and latency, of this checkout or of the one at DIR (docs/api-keys.md quotes both).
  * `-- --sla`: breach latency (due time → breach) for 1,000 tickets due within one minute, and a breach's store
  * calls (bench/sla.ts), to bench/runs/results-sla.json (docs/capacity.md quotes it; never published).
+ * `-- --email [--quick]`: what a received mail costs the store, mails processed per second through npm start's
+ * SMTP server, and SMTP 250 to message p50/p99 (bench/email.ts), to bench/runs/results-email.json
+ * (docs/capacity.md and docs/email.md quote it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -56,6 +59,7 @@ try {
     await (await import('./event-places.ts')).runEventPlacesOnly({
       seconds: Number(argAfter('--seconds') ?? 10),
     });
+  else if (process.argv.includes('--email')) await (await import('./email.ts')).runEmailOnly(options);
   else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);

@@ -115,6 +115,14 @@ const declared = [
     tableActions: ['Query', 'GetItem', 'UpdateItem'],
   },
   {
+    name: 'listInboundMail',
+    method: 'GET',
+    path: '/api/email/inbound',
+    entry: 'functions/email-inbound-list.ts',
+    scope: 'email:read',
+    tableActions: ['Query', 'GetItem', 'UpdateItem'],
+  },
+  {
     name: 'createDeal',
     method: 'POST',
     path: '/api/deals',

@@ -88,3 +88,8 @@ export type AuthorizerDecision =
 export function logAuthorizerDecision(decision: AuthorizerDecision): void {
   logger.debug('authorizer decision', { ...decision });
 }
+
+/** One line per received mail (lib/email/receive.ts): ids and the outcome only, never an address or a subject. */
+export function logMail(name: string, fields: Record<string, string | number>): void {
+  logger.info(name, { ...fields });
+}

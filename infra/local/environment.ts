@@ -9,6 +9,9 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 /** Where the embedded store keeps its data between runs (git-ignored); DYNAMODB_DATA_DIR moves it. */
 export const LOCAL_DATA_DIR = process.env.DYNAMODB_DATA_DIR || join(ROOT, '.local', 'dynamodb');
 
+/** Where npm start keeps raw mail, attachments and its pending queue: beside the store's folder (git-ignored). */
+export const LOCAL_MAIL_DIR = process.env.MAIL_DATA_DIR || join(LOCAL_DATA_DIR, '..', 'mail');
+
 /** The local run's settings, from the environment variables README.md lists ("Environment"). */
 export function localSettings() {
   const dynamoPort = intEnv('DYNAMODB_PORT', 8000);
@@ -17,6 +20,8 @@ export function localSettings() {
     throw new Error('AUTH_CACHE_TTL_SECONDS must be at most 60 (API Gateway caps it at 3600, we at 60).');
   return {
     port: intEnv('PORT', 3000),
+    /** The inbound SMTP server's port (operations.md, "E-mail locally"). */
+    smtpPort: intEnv('SMTP_PORT', 2525),
     dynamoPort,
     /** Set: use that DynamoDB; unset: the embedded one on DYNAMODB_PORT. */
     externalEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,

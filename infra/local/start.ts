@@ -1,8 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { type DynamoDbLocal, ensureTable, startDynamoDbLocal } from './dynamodb-local.ts';
-import { LOCAL_DATA_DIR, localSettings, ROOT } from './environment.ts';
+import { LOCAL_DATA_DIR, LOCAL_MAIL_DIR, localSettings, ROOT } from './environment.ts';
 
 /**
  * `npm start`: the embedded DynamoDB (data kept in .local/ unless --in-memory), the table, the demo
@@ -10,6 +11,7 @@ import { LOCAL_DATA_DIR, localSettings, ROOT } from './environment.ts';
  * (infra/local/webhooks.ts). Ctrl-C stops all.
  */
 const DEMO_ACCOUNT_FILE = join(ROOT, 'examples', 'demo-account.json');
+const DEMO_ADDRESS = 'support@demo.deskpipe.test';
 
 /** Restarts of the embedded store allowed within RESTART_WINDOW_MS before giving up (exit 1). */
 const MAX_RESTARTS = 3;
@@ -53,12 +55,14 @@ async function main(): Promise<void> {
       { LocalGateway },
       { startWebhookDispatcher },
       { runBreaches },
+      { startMailServer },
     ] = await Promise.all([
       import('#lib/accounts/apply-account.ts'),
       import('#lib/data/accounts.ts'),
       import('./gateway.ts'),
       import('./webhooks.ts'),
       import('#lib/tickets/breaches.ts'),
+      import('./mail.ts'),
     ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
@@ -83,7 +87,14 @@ async function main(): Promise<void> {
     let breachesStopped = false;
     const breaches = runBreaches(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
 
+    // Inbound mail (docs/email.md): 250 only once the raw mail is kept, then the one inbound handler.
+    const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
+    const mail = await startMailServer({ port: settings.smtpPort, dir: mailDir });
+
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
+    console.log(
+      `SMTP: smtp://127.0.0.1:${mail.port} (inbound mail; kept in ${mailDir}; demo address ${DEMO_ADDRESS})`,
+    );
     console.log(
       `DynamoDB: ${endpoint} (${store ? (inMemory ? 'embedded, in memory' : `embedded, data in ${LOCAL_DATA_DIR}`) : 'external'}), table ${settings.tableName}`,
     );
@@ -103,6 +114,9 @@ async function main(): Promise<void> {
       console.log('Stopping...');
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      // Mail still being processed stays pending on disk and is processed after a restart.
+      await mail.stop();
+      if (inMemory) await rm(mailDir, { recursive: true, force: true });
       // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
       await dispatcher.stop();
       breachesStopped = true;

@@ -355,6 +355,7 @@ export function openApiDocument(version: string) {
       { name: 'Deals' },
       { name: 'Pipelines' },
       { name: 'Keys', description: 'API keys: scopes, expiry, rotation.' },
+      { name: 'E-mail', description: 'The e-mail channel: every received mail and what became of it.' },
       { name: 'Contract', description: 'This document and its page.' },
     ],
     paths,

@@ -7,6 +7,7 @@ import { ENDPOINT_ID_PATTERN } from '#lib/data/endpoint-ids.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { DealListQueryParams } from '#lib/deals/list-query.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
+import { InboundListQueryParams } from '#lib/email/inbound-log.ts';
 import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { CreateMessageSchema, MESSAGE_ID_PATTERN, MessageListQueryParams } from '#lib/tickets/messages.ts';
@@ -28,6 +29,7 @@ import {
   DealPage,
   DealUpdated,
   EventFeed,
+  InboundMailPage,
   MessageCreated,
   MessagePage,
   OneContact,
@@ -59,7 +61,16 @@ import {
 export interface Operation {
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'Tickets' | 'Deals' | 'Contacts' | 'Pipelines' | 'Events' | 'Webhooks' | 'Keys' | 'Contract';
+  readonly tag:
+    | 'Tickets'
+    | 'Deals'
+    | 'Contacts'
+    | 'Pipelines'
+    | 'Events'
+    | 'Webhooks'
+    | 'Keys'
+    | 'E-mail'
+    | 'Contract';
   /** The JSON body's schema (routes with a body). */
   readonly body?: v.GenericSchema;
   /** An object schema whose entries are the query parameters, each carrying its wire form. */
@@ -241,6 +252,20 @@ export const operations: Record<RouteName, Operation> = {
     },
     ok: { status: 200, description: 'The message.', body: OneMessage },
     statuses: [404],
+  },
+  listInboundMail: {
+    summary: 'List received mail',
+    description:
+      'Every mail the account received, newest first, with its outcome (`threaded`, `new_ticket`, `follow_up`, ' +
+      '`duplicate`, `automatic`, `bounce`, `rejected`), the reason and the ticket and message it went to. Follow ' +
+      '`next_cursor` until it is null.',
+    tag: 'E-mail',
+    query: InboundListQueryParams,
+    ok: {
+      status: 200,
+      description: 'Received mail after the cursor, and the next cursor.',
+      body: InboundMailPage,
+    },
   },
   createDeal: {
     summary: 'Create a deal',

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import { ENDPOINT_ID_PATTERN } from '#lib/data/endpoint-ids.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
+import { INBOUND_OUTCOMES } from '#lib/email/outcomes.ts';
 import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
 
@@ -173,6 +174,42 @@ export const Message = v.pipe(
     channel: v.picklist(CHANNELS),
     body: v.string(),
     created_at: timestamp,
+    email: v.optional(
+      v.pipe(
+        v.strictObject({
+          message_id: nullable(v.string()),
+          from: v.strictObject({ email: v.string(), name: nullable(v.string()) }),
+          to: v.array(v.string()),
+          cc: v.array(v.string()),
+          subject: v.string(),
+          in_reply_to: nullable(v.string()),
+          threading: v.strictObject({
+            matched_by: v.picklist([
+              'token_address',
+              'in_reply_to',
+              'references',
+              'subject_reference',
+              'new_ticket',
+            ]),
+          }),
+          automatic: nullable(v.string()),
+          quoted_text_removed: v.boolean(),
+          body_truncated: v.optional(v.boolean()),
+          attachments_omitted: v.optional(v.pipe(v.number(), v.integer())),
+        }),
+        v.description('A message that came by e-mail: its mail (decisions.md, "The e-mail channel").'),
+      ),
+    ),
+    attachments: v.optional(
+      v.array(
+        v.strictObject({
+          id: v.string(),
+          filename: v.string(),
+          content_type: v.string(),
+          size: v.pipe(v.number(), v.integer()),
+        }),
+      ),
+    ),
   }),
   v.title('Message'),
   v.examples([
@@ -186,6 +223,30 @@ export const Message = v.pipe(
       created_at: '2026-11-27T09:15:02.123456Z',
     },
   ]),
+);
+
+/** One received mail and its outcome (`GET /api/email/inbound`). */
+export const InboundMailPage = v.pipe(
+  v.strictObject({
+    data: v.array(
+      v.strictObject({
+        id: v.pipe(v.string(), v.description('The received mail (`in_…`, time-ordered).')),
+        received_at: timestamp,
+        header_message_id: nullable(v.string()),
+        from: nullable(v.string()),
+        subject: nullable(v.string()),
+        outcome: v.picklist(INBOUND_OUTCOMES),
+        reason: nullable(v.string()),
+        ticket_uuid: nullable(uuid),
+        message_id: nullable(messageId),
+      }),
+    ),
+    next_cursor: v.pipe(
+      nullable(v.string()),
+      v.description('Pass as `after` for the next (older) page; null at the end.'),
+    ),
+  }),
+  v.title('InboundMailPage'),
 );
 
 export const MessageCreated = v.strictObject({

@@ -116,6 +116,16 @@ export const AccountFileSchema = v.strictObject(
         'must be a list',
       ),
     ),
+    email: v.optional(
+      v.strictObject({
+        addresses: v.pipe(
+          v.array(v.pipe(email, v.toLowerCase()), 'must be a list of e-mail addresses'),
+          v.maxLength(20, 'must have at most 20 addresses'),
+          v.check((list) => new Set(list).size === list.length, 'must not repeat an address'),
+        ),
+        acknowledge: v.optional(bool),
+      }),
+    ),
     business_hours: v.optional(
       v.nullable(
         v.strictObject({

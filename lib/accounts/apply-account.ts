@@ -10,9 +10,10 @@ import {
 } from '#lib/data/accounts.ts';
 import { createContact, findContactsByEmail, newContactUuid, saveContact } from '#lib/data/contacts.ts';
 import { openDealCounts } from '#lib/data/deals.ts';
+import { claimAddresses, findAccountIdByAddress } from '#lib/data/email.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { now } from '#lib/time.ts';
-import { parseAccountFile } from './account-file.ts';
+import { AccountFileInvalid, parseAccountFile } from './account-file.ts';
 import { accountState } from './account-state.ts';
 import { checkAccountFile } from './check-account-file.ts';
 import { createKey } from './key-management.ts';
@@ -40,6 +41,15 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
         )
       : [];
   checkAccountFile(file, existing);
+  // An address belongs to one account: one held by another is refused before anything is written.
+  const addresses = file.email?.addresses ?? [];
+  const holders = await Promise.all(addresses.map((a) => findAccountIdByAddress(a)));
+  const taken = addresses.flatMap((_, i) =>
+    holders[i] && holders[i] !== existing?.account.id
+      ? [{ path: `email.addresses[${i}]`, rule: 'belongs to another account' }]
+      : [],
+  );
+  if (taken.length > 0) throw new AccountFileInvalid(taken);
 
   const id = existing?.account.id ?? randomUUID();
   const firstIds = await reserveIds(id, newIdCounts(file, existing, existingContacts));
@@ -53,6 +63,7 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
   if (!existing) await createAccount(merged.config.account);
   else if (merged.accountChanged) await putAccount(merged.config.account);
   await putConfigEntities(id, merged.changed);
+  await claimAddresses(id, merged.config.account.email?.addresses ?? []);
   // Each contact's change writes its event, as an API change does (its GET shows its open deals).
   for (const contact of merged.newContacts) {
     await createContact(id, contact, createdEvent('contact', presentContact(contact, 0)));

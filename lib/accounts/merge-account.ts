@@ -115,6 +115,11 @@ export function mergeAccount(
     slaPolicies: file.sla_policies
       ? file.sla_policies.map(toSlaPolicy)
       : (existing?.account.slaPolicies ?? []),
+    ...(file.email
+      ? { email: { addresses: file.email.addresses, acknowledge: file.email.acknowledge ?? false } }
+      : existing?.account.email
+        ? { email: existing.account.email }
+        : {}),
     createdAt: existing?.account.createdAt ?? timestamp,
     updatedAt: timestamp,
   };

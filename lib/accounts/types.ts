@@ -54,6 +54,11 @@ export interface Account {
   autoAssignment: { enabled: boolean; method: AssignmentMethod };
   businessHours: BusinessHours | null;
   slaPolicies: SlaPolicy[];
+  /**
+   * The e-mail channel (decisions.md, "The e-mail channel"): the addresses mail for the account arrives at,
+   * lower-cased (the first is the one replies go from), and whether a new ticket by mail is acknowledged.
+   */
+  email?: { addresses: string[]; acknowledge: boolean };
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }

@@ -280,6 +280,26 @@ export const messageKeys = {
   }),
 };
 
+/**
+ * The e-mail channel (docs/data-model.md, "E-mail"): who owns an address, which message a Message-ID became
+ * (the dedupe and the threading lookup in one item), and the inbound log of every received mail.
+ */
+export const emailKeys = {
+  /** An address (lower-cased) -> the one account it belongs to: its uniqueness and the recipient lookup. */
+  address: (address: string) => ({ pk: `EMAIL_ADDRESS#${address.toLowerCase()}`, sk: 'EMAIL_ADDRESS' }),
+  /** A Message-ID header of one account (by its SHA-256: any length fits) -> the ticket and message it is. */
+  messageId: (accountId: string, idHash: string) => ({
+    pk: `EMAIL_MESSAGE_ID#${accountId}#${idHash}`,
+    sk: 'EMAIL_MESSAGE_ID',
+  }),
+  /** The account's inbound log: one item per received mail, sorted by its time-ordered id (newest last). */
+  inboundPartition: (accountId: string) => `EMAIL_INBOUND#${accountId}`,
+  inbound: (accountId: string, inboundId: string) => ({
+    pk: `EMAIL_INBOUND#${accountId}`,
+    sk: inboundId,
+  }),
+};
+
 export const idempotencyKeys = {
   /** An Idempotency-Key of an account (by its SHA-256: any printable key fits) and its kept answer. */
   record: (accountId: string, keyHash: string) => ({

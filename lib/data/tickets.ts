@@ -52,6 +52,8 @@ export interface TicketWrite {
   event: EventDraft;
   /** Written in the commit after `event` (a follow-up's first message). */
   moreEvents?: EventDraft[] | undefined;
+  /** Items written in the commit beside the ticket (an e-mail's Message-ID claim). */
+  moreItems?: CommitAction[] | undefined;
   place?: ReservedPlaces | undefined;
 }
 
@@ -62,7 +64,7 @@ export interface TicketWrite {
 export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
-    attach: completionCommit(write.attachment),
+    attach: [...(write.moreItems ?? []), ...completionCommit(write.attachment)],
     events: [write.event, ...(write.moreEvents ?? [])],
     reserved: write.place,
   });

@@ -20,6 +20,7 @@ import {
   newTicketUuid,
   reserveTicketNumber,
 } from '#lib/data/tickets.ts';
+import type { CommitAction } from '#lib/data/transact.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp } from '#lib/time.ts';
@@ -57,6 +58,10 @@ export interface CreateOptions {
   moreEvents?: ((ticket: Ticket) => EventDraft[]) | undefined;
   /** The field a ticket too large for one item is refused on. */
   oversizedField?: string | undefined;
+  /** A ticket opened by e-mail: its description's mail fields. */
+  descriptionEmail?: Ticket['descriptionEmail'] | undefined;
+  /** Items written in the create's commit (an e-mail's Message-ID claim). */
+  moreItems?: ((ticket: Ticket) => CommitAction[]) | undefined;
 }
 
 /** A create of checked input: the `createTicket` route's, and a follow-up's (its input composed, not sent). */
@@ -113,7 +118,11 @@ export async function createTicketFrom(
         contact,
         priority,
       });
-      const ticket = options.parentUuid ? { ...composed, parentUuid: options.parentUuid } : composed;
+      const ticket: Ticket = {
+        ...composed,
+        ...(options.parentUuid ? { parentUuid: options.parentUuid } : {}),
+        ...(options.descriptionEmail ? { descriptionEmail: options.descriptionEmail } : {}),
+      };
       await insertTicket({
         accountId,
         ticket,
@@ -121,6 +130,7 @@ export async function createTicketFrom(
         attachment: attach?.(ticket),
         event: createdEvent('ticket', presentCreatedTicket(ticket)),
         moreEvents: options.moreEvents?.(ticket),
+        moreItems: options.moreItems?.(ticket),
         place,
       });
       return ticket;

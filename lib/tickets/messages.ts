@@ -6,6 +6,7 @@ import type { EventDraft } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { getMessageItem, messagePut, queryMessages } from '#lib/data/messages.ts';
 import { updateTicketItems } from '#lib/data/tickets.ts';
+import type { CommitAction } from '#lib/data/transact.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
@@ -50,6 +51,16 @@ export interface Message {
   channel: string;
   body: string;
   createdAt: Timestamp;
+  /** A message that came by e-mail (decisions.md, "The e-mail channel"): its mail's fields, as the API shows them. */
+  email?: Record<string, unknown>;
+  /** Its attachments (e-mail): `[{"id", "filename", "content_type", "size"}]`. */
+  attachments?: Record<string, unknown>[];
+}
+
+/** A message's mail fields, kept on the ticket for its description (the description is derived, never stored). */
+export interface MailFields {
+  email: Record<string, unknown>;
+  attachments: Record<string, unknown>[];
 }
 
 /**
@@ -76,6 +87,7 @@ export function descriptionMessage(ticket: Ticket): Message {
     channel: ticket.channel,
     body: ticket.description,
     createdAt: ticket.createdAt,
+    ...(ticket.descriptionEmail ?? {}),
   };
 }
 
@@ -88,6 +100,7 @@ export function presentMessage(m: Message) {
     channel: m.channel,
     body: m.body,
     created_at: m.createdAt,
+    ...(m.email ? { email: m.email, attachments: m.attachments ?? [] } : {}),
   };
 }
 
@@ -114,6 +127,12 @@ export interface MessagePosted {
 export interface PostOptions {
   ifMatch?: string | undefined;
   attach?: ((posted: MessagePosted) => CommitAttachment) | undefined;
+  /** The channel the message came by (`api` unless said). */
+  channel?: Ticket['channel'] | undefined;
+  /** Its mail's fields (an e-mail message), kept on the message (or on a follow-up for its description). */
+  mail?: MailFields | undefined;
+  /** Items written in the message's commit (or its follow-up's): the claim of its Message-ID. */
+  items?: ((message: Message, ticket: Ticket) => CommitAction[]) | undefined;
 }
 
 const CHANGED = 'The ticket has changed since you read it (If-Match does not match its ETag).';
@@ -131,7 +150,19 @@ export async function postMessage(
   body: unknown,
   options: PostOptions = {},
 ): Promise<MessagePosted> {
-  const input = parseInput(CreateMessageSchema, body);
+  return postParsedMessage(accountId, ref, parseInput(CreateMessageSchema, body), options);
+}
+
+/**
+ * A message of checked input: the route's, and a mail's (lib/email/receive.ts), which goes through the same
+ * status rules, clocks and follow-ups.
+ */
+export async function postParsedMessage(
+  accountId: string,
+  ref: string,
+  input: CreateMessageInput,
+  options: PostOptions = {},
+): Promise<MessagePosted> {
   const author = input.author ?? 'agent';
   const visibility = input.visibility ?? 'public';
   refuseCombinations(input, author, visibility);
@@ -167,9 +198,10 @@ export async function postMessage(
           ? { type: 'agent', agentId: agent.id, name: agent.name, email: agent.email }
           : { type: 'requester', agentId: null, name: before.requester.name, email: before.requester.email },
         visibility,
-        channel: 'api',
+        channel: options.channel ?? 'api',
         body: input.body,
         createdAt: formatTimestamp(createdUs),
+        ...(options.mail ?? {}),
       };
       const after = ticketAfter(before, message, input.status, config, createdUs);
       refuseOversizedAnswer(message, after);
@@ -182,7 +214,7 @@ export async function postMessage(
         before,
         after,
         version,
-        items: [messagePut(accountId, { ...posted })],
+        items: [messagePut(accountId, { ...posted }), ...(options.items?.(posted, after) ?? [])],
         attachment: options.attach?.({ message: posted, ticket: after, version: version + 1 }),
         event: [
           createdEvent('message', presentMessage(posted)),
@@ -309,11 +341,13 @@ async function createFollowUp(
     priority: closed.priority,
     category_id: category ? category.id : undefined,
     category_slug: undefined,
-    channel: 'api',
+    channel: options.channel ?? 'api',
     custom_fields: closed.customFields,
   };
   return createTicketFrom(accountId, input, {
     parentUuid: closed.uuid,
+    descriptionEmail: options.mail,
+    moreItems: options.items && ((ticket) => options.items?.(descriptionMessage(ticket), ticket) ?? []),
     oversizedField: 'body',
     attach:
       options.attach &&

@@ -13,6 +13,8 @@ export interface Service {
   child: ChildProcess;
   port: number;
   dynamoPort: number;
+  /** The inbound SMTP server's port (SMTP_PORT, unless `env` sets it). */
+  smtpPort: number;
   baseUrl: string;
   apiKey: string;
   env: NodeJS.ProcessEnv;
@@ -26,7 +28,7 @@ export interface Service {
 }
 
 export async function startService(env: Record<string, string>, args: string[] = []): Promise<Service> {
-  const [port, dynamoPort] = [await freePort(), await freePort()];
+  const [port, dynamoPort, smtpPort] = [await freePort(), await freePort(), await freePort()];
   // As a developer runs it: its own embedded store, and the deployed authorizer cache unless `env` says otherwise.
   const inherited: NodeJS.ProcessEnv = { ...process.env };
   delete inherited.DYNAMODB_ENDPOINT;
@@ -35,6 +37,7 @@ export async function startService(env: Record<string, string>, args: string[] =
     ...inherited,
     PORT: String(port),
     DYNAMODB_PORT: String(dynamoPort),
+    SMTP_PORT: String(smtpPort),
     ...env,
   };
   const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['infra/local/start.ts', ...args], {
@@ -65,6 +68,7 @@ export async function startService(env: Record<string, string>, args: string[] =
     stop,
     port,
     dynamoPort,
+    smtpPort: Number(childEnv.SMTP_PORT),
     baseUrl: `http://127.0.0.1:${port}`,
     env: childEnv,
     stdout: () => stdout,

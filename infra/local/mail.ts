@@ -1,0 +1,237 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { type Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { InboundRecord } from '#lib/data/email.ts';
+import {
+  accountsOf,
+  type MailStore,
+  newInboundId,
+  type ReceivedMail,
+  receiveMail,
+} from '#lib/email/receive.ts';
+import { formatTimestamp } from '#lib/time.ts';
+
+/**
+ * `npm start`'s inbound mail (docs/email.md, "Local and deployed side by side"): an SMTP server on 127.0.0.1
+ * that says 250 only once the raw message is on disk (fsynced, with its envelope beside it in `pending/`),
+ * then hands it to the one inbound handler (lib/email/receive.ts), as SES + S3 + the inbound function do
+ * deployed. Raw mail is kept in a folder (`raw/`), never in the table: a mail may be 25 MiB, an item 400 KB.
+ * A mail whose processing fails (the store stalled) stays pending and is tried again; a restart processes
+ * everything still pending, and the Message-ID claim makes a mail processed twice one message.
+ */
+
+/** The contract's size limit (decisions.md): 25 MiB. Over it, 552. */
+export const MAX_MAIL_BYTES = 26_214_400;
+const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
+/**
+ * A restart processes again the mail processed in this window before it: DynamoDB Local can lose a transaction
+ * it acknowledged just before a SIGKILL (test/system/store-death.test.ts); the inbound log entry and the
+ * Message-ID claim make processing a mail again change nothing when nothing was lost.
+ */
+const REPROCESS_WINDOW_MS = 60_000;
+
+export interface MailServerOptions {
+  port: number;
+  /** Where raw mail, attachments and the pending queue are kept. */
+  dir: string;
+  host?: string;
+  /** Each processed mail's log entries (tests and the bench wait on these). */
+  onProcessed?: (mail: ReceivedMail, records: InboundRecord[]) => void;
+}
+
+export interface MailServer {
+  port: number;
+  /** Resolves once nothing is pending or being processed. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The folder store: raw mail in `raw/<id>.eml`, attachments in `attachments/<id>/<att>`. */
+export function folderMailStore(dir: string): MailStore {
+  return {
+    openRaw: (rawKey) => createReadStream(join(dir, rawKey)),
+    async putAttachment(key, content) {
+      const path = join(dir, key);
+      await mkdir(dirname(path), { recursive: true });
+      let size = 0;
+      const count = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          size += chunk.length;
+          done(null, chunk);
+        },
+      });
+      await pipeline(content, count, createWriteStream(path));
+      return size;
+    },
+  };
+}
+
+const smtpError = (code: number, message: string) =>
+  Object.assign(new Error(message), { responseCode: code });
+
+export async function startMailServer(options: MailServerOptions): Promise<MailServer> {
+  const { dir } = options;
+  await Promise.all(
+    ['raw', 'pending', 'done', 'incoming'].map((d) => mkdir(join(dir, d), { recursive: true })),
+  );
+  const store = folderMailStore(dir);
+
+  // The processing queue: ids of kept mails whose envelope is in pending/.
+  const queue: string[] = [];
+  const queued = new Set<string>();
+  let running = 0;
+  let stopped = false;
+  const waiters: (() => void)[] = [];
+  const CONCURRENCY = 4;
+  const wakeIdle = () => {
+    if (queue.length === 0 && running === 0) for (const w of waiters.splice(0)) w();
+  };
+
+  const processOne = async (id: string) => {
+    const mail = JSON.parse(await readFile(join(dir, 'pending', `${id}.json`), 'utf8')) as ReceivedMail;
+    for (let attempt = 0; !stopped; attempt++) {
+      try {
+        const records = await receiveMail(mail, store);
+        await rename(join(dir, 'pending', `${id}.json`), join(dir, 'done', `${id}.json`));
+        options.onProcessed?.(mail, records);
+        return;
+      } catch (error) {
+        // The store stalled or failed: the mail stays pending and is tried again (never lost, never doubled).
+        if (attempt === 0) {
+          console.error(`mail ${id}: ${error instanceof Error ? error.message : error} (retrying)`);
+        }
+        await new Promise((r) => setTimeout(r, RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]));
+      }
+    }
+  };
+  const pump = () => {
+    while (!stopped && running < CONCURRENCY && queue.length > 0) {
+      const id = queue.shift() as string;
+      running += 1;
+      processOne(id)
+        .catch((error: unknown) => console.error(`mail ${id}: ${String(error)}`))
+        .finally(() => {
+          running -= 1;
+          queued.delete(id);
+          pump();
+          wakeIdle();
+        });
+    }
+  };
+  const enqueue = (id: string) => {
+    if (queued.has(id)) return;
+    queued.add(id);
+    queue.push(id);
+    pump();
+  };
+
+  const keep = async (stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> => {
+    const receivedMs = Date.now();
+    const id = newInboundId(receivedMs);
+    const rawKey = `raw/${id}.eml`;
+    const incoming = join(dir, 'incoming', `${id}.eml`);
+    const trace =
+      `Received: from ${session.clientHostname || 'unknown'} ([${session.remoteAddress}])\r\n` +
+      `\tby deskpipe (smtp-server) with SMTP id ${id};\r\n\t${new Date(receivedMs).toUTCString()}\r\n`;
+    // The raw bytes, the trace header first, flushed to disk before the 250 (`flush`: fsync before close).
+    await pipeline(
+      (async function* () {
+        yield Buffer.from(trace);
+        for await (const chunk of stream as Readable) yield chunk as Buffer;
+      })(),
+      createWriteStream(incoming, { flush: true }),
+    );
+    if (stream.sizeExceeded) {
+      await rm(incoming, { force: true });
+      throw smtpError(552, `Message exceeds the limit of ${MAX_MAIL_BYTES} bytes`);
+    }
+    await rename(incoming, join(dir, rawKey));
+    const mail: ReceivedMail = {
+      inboundId: id,
+      rawKey,
+      receivedAt: formatTimestamp(receivedMs * 1000),
+      mailFrom: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address.toLowerCase(),
+      recipients: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+    };
+    const pending = join(dir, 'pending', `${id}.json`);
+    const fh = await open(`${pending}.tmp`, 'w');
+    await fh.writeFile(JSON.stringify(mail));
+    await fh.sync();
+    await fh.close();
+    await rename(`${pending}.tmp`, pending);
+    return id;
+  };
+
+  const server = new SMTPServer({
+    name: 'deskpipe.local',
+    banner: 'deskpipe inbound mail',
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    disableReverseLookup: true,
+    size: MAX_MAIL_BYTES,
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      accountsOf([address.address]).then(
+        (accounts) =>
+          accounts.size > 0
+            ? callback()
+            : callback(smtpError(550, `5.1.1 <${address.address}>: no such recipient here`)),
+        // The store unreachable: a temporary refusal, so the sender tries again later.
+        () => callback(smtpError(451, '4.3.0 Temporary failure, try again later')),
+      );
+    },
+    onData(stream, session, callback) {
+      keep(stream, session).then(
+        (id) => {
+          callback(null, `2.0.0 Ok: queued as ${id}`);
+          enqueue(id);
+        },
+        (error: unknown) => {
+          (stream as Readable).resume();
+          callback(
+            (error as { responseCode?: number }).responseCode
+              ? (error as Error)
+              : smtpError(451, '4.3.0 Could not keep the message, try again later'),
+          );
+        },
+      );
+    },
+  });
+  server.on('error', (error) => console.error(`SMTP server: ${error.message}`));
+
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+  });
+  // Mail cut short by a crash was never acknowledged (no 250): its partial file goes.
+  await rm(join(dir, 'incoming'), { recursive: true, force: true });
+  await mkdir(join(dir, 'incoming'));
+  // Mail processed just before a crash (its commit perhaps lost with the store): back to pending, older ones
+  // forgotten. Then every mail kept and not yet processed: processed now, oldest first.
+  const now = Date.now();
+  for (const name of await readdir(join(dir, 'done'))) {
+    const ms = Number(name.slice(3, 16));
+    if (now - ms < REPROCESS_WINDOW_MS) await rename(join(dir, 'done', name), join(dir, 'pending', name));
+    else await rm(join(dir, 'done', name), { force: true });
+  }
+  for (const name of (await readdir(join(dir, 'pending'))).sort()) {
+    if (name.endsWith('.json')) enqueue(name.slice(0, -'.json'.length));
+  }
+
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    idle: () =>
+      new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        wakeIdle();
+      }),
+    async stop() {
+      stopped = true;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

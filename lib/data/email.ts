@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, getItem, tableName } from './client.ts';
+import { isConditionFailure } from './errors.ts';
+import { entityOf } from './items.ts';
+import { emailKeys } from './keys.ts';
+import type { CommitAction } from './transact.ts';
+
+/**
+ * The e-mail channel in the store (docs/data-model.md, "E-mail"). Nothing here knows SMTP, S3 or MIME: the
+ * domain (lib/email/) decides, this writes and reads three kinds of item.
+ */
+
+/** The same Message-ID already became a message of the account: the mail is a duplicate, nothing written. */
+export class DuplicateMail extends Error {
+  constructor(readonly held: MailIdRecord | undefined) {
+    super('This Message-ID was already received by the account');
+  }
+}
+
+/** An address held by another account (apply refuses it). */
+export class AddressTaken extends Error {
+  constructor(readonly address: string) {
+    super(`${address} belongs to another account`);
+  }
+}
+
+/** What a Message-ID became: the ticket and the message (number 1 for a new ticket's description). */
+export interface MailIdRecord {
+  ticketUuid: string;
+  messageNumber: number;
+  messageId: string;
+  /** The received mail that claimed it (its inbound id): processing that mail again is not a duplicate. */
+  inboundId?: string;
+}
+
+const hashOf = (headerId: string) =>
+  createHash('sha256').update(headerId.trim().toLowerCase()).digest('hex').slice(0, 40);
+
+/** The account an address belongs to (one GetItem), or undefined. */
+export async function findAccountIdByAddress(address: string): Promise<string | undefined> {
+  return (await getItem(emailKeys.address(address), { eventual: true }))?.accountId as string | undefined;
+}
+
+/**
+ * Claims the addresses for the account, one conditional Put each (free, or already the account's): an address
+ * of another account is an AddressTaken, and the addresses claimed before it stay the account's (re-applying
+ * a fixed file claims the rest; none is ever taken from another).
+ */
+export async function claimAddresses(accountId: string, addresses: string[]): Promise<void> {
+  for (const address of addresses) {
+    try {
+      await dynamo.send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: { ...emailKeys.address(address), type: 'email_address', accountId, address },
+          ConditionExpression: 'attribute_not_exists(pk) OR accountId = :id',
+          ExpressionAttributeValues: { ':id': accountId },
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) throw new AddressTaken(address);
+      throw error;
+    }
+  }
+}
+
+/** The message a Message-ID of the account became (one GetItem), or undefined. */
+export async function findMailId(accountId: string, headerId: string): Promise<MailIdRecord | undefined> {
+  const item = await getItem(emailKeys.messageId(accountId, hashOf(headerId)));
+  return item && entityOf<MailIdRecord>(item);
+}
+
+/**
+ * The Put that claims a Message-ID for the account, in the commit of the message it becomes: the same mail
+ * arriving twice at once commits once, the other commit is refused as a DuplicateMail (nothing written).
+ */
+export function mailIdPut(accountId: string, headerId: string, record: MailIdRecord): CommitAction {
+  return {
+    what: 'email_message_id',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...emailKeys.messageId(accountId, hashOf(headerId)),
+          type: 'email_message_id',
+          headerMessageId: headerId.slice(0, 1000),
+          ...record,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+    refused: (held) => new DuplicateMail(held && entityOf<MailIdRecord>(held)),
+  };
+}
+
+/** One entry of the inbound log (decisions.md, "The e-mail channel"), as the domain keeps it. */
+export interface InboundRecord {
+  id: string;
+  receivedAt: string;
+  headerMessageId: string | null;
+  from: string | null;
+  subject: string | null;
+  outcome: string;
+  reason: string | null;
+  ticketUuid: string | null;
+  messageId: string | null;
+  /** Where the raw mail is kept (a local file name or an S3 key). */
+  rawKey: string;
+}
+
+/** Writes (or writes again, the same) the log entry of a received mail: keyed by its id, so idempotent. */
+export async function putInbound(accountId: string, record: InboundRecord): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...emailKeys.inbound(accountId, record.id), type: 'email_inbound', ...record },
+    }),
+  );
+}
+
+/** One log entry (one GetItem), or undefined: a mail processed again finds its first outcome here. */
+export async function getInbound(accountId: string, inboundId: string): Promise<InboundRecord | undefined> {
+  const item = await getItem(emailKeys.inbound(accountId, inboundId));
+  return item && entityOf<InboundRecord>(item);
+}
+
+/** Up to `limit` log entries older than `before` (an id), newest first: one range of the log's partition. */
+export async function queryInbound(
+  accountId: string,
+  before: string | undefined,
+  limit: number,
+): Promise<InboundRecord[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: before === undefined ? 'pk = :pk' : 'pk = :pk AND sk < :before',
+      ExpressionAttributeValues: {
+        ':pk': emailKeys.inboundPartition(accountId),
+        ...(before === undefined ? {} : { ':before': before }),
+      },
+      ScanIndexForward: false,
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  return (Items ?? []).map((item) => entityOf<InboundRecord>(item));
+}

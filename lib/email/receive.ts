@@ -1,0 +1,343 @@
+import type { Readable } from 'node:stream';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { AccountConfig } from '#lib/accounts/types.ts';
+import {
+  DuplicateMail,
+  findAccountIdByAddress,
+  findMailId,
+  getInbound,
+  type InboundRecord,
+  type MailIdRecord,
+  mailIdPut,
+  putInbound,
+} from '#lib/data/email.ts';
+import { AppError } from '#lib/errors.ts';
+import { logMail } from '#lib/log.ts';
+import { createTicketFrom } from '#lib/tickets/create-ticket.ts';
+import { findTicket } from '#lib/tickets/get-ticket.ts';
+import {
+  descriptionMessage,
+  MAX_MESSAGE_BODY,
+  type MailFields,
+  type Message,
+  postParsedMessage,
+} from '#lib/tickets/messages.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
+import { type AutomaticReason, classifyAutomatic, isBounce } from './classify.ts';
+import { type ParsedMail, parseMail } from './parse.ts';
+
+export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId } from './outcomes.ts';
+
+/**
+ * The one inbound handler (docs/email.md): raw mail bytes in, an outcome per account out. It knows nothing of
+ * SMTP or S3: `npm start`'s SMTP server (infra/local/mail.ts) and the deployed inbound function
+ * (functions/email-inbound.ts) each keep the raw mail first, then call receiveMail with where it is.
+ */
+
+/** Where raw mail and attachments are kept: a folder locally, S3 deployed. */
+export interface MailStore {
+  /** The raw mail kept under `rawKey`, as a stream. */
+  openRaw(rawKey: string): Readable;
+  /** Keeps an attachment's bytes (streamed) under `key`; answers its size in bytes. */
+  putAttachment(key: string, content: Readable): Promise<number>;
+}
+
+/** A mail as it was received: kept before anything else (the SMTP 250, or SES's S3 object). */
+export interface ReceivedMail {
+  /** Time-ordered id (newInboundId): the inbound log's key, the same when the mail is processed again. */
+  inboundId: string;
+  rawKey: string;
+  receivedAt: string;
+  /** The envelope sender: '' for the null sender (`MAIL FROM:<>`); undefined when unknown. */
+  mailFrom: string | undefined;
+  /** The envelope recipients (RCPT TO), as given. */
+  recipients: string[];
+}
+
+export type ThreadingRule =
+  | 'token_address'
+  | 'in_reply_to'
+  | 'references'
+  | 'subject_reference'
+  | 'new_ticket';
+
+/** The address without its `+token` (lower-case), and the token. */
+export function splitAddress(address: string): { base: string; token: string | undefined } {
+  const lower = address.trim().toLowerCase();
+  const at = lower.lastIndexOf('@');
+  if (at < 0) return { base: lower, token: undefined };
+  const local = lower.slice(0, at);
+  const plus = local.indexOf('+');
+  if (plus < 0) return { base: lower, token: undefined };
+  return { base: `${local.slice(0, plus)}${lower.slice(at)}`, token: local.slice(plus + 1) || undefined };
+}
+
+/** The accounts a mail's envelope recipients belong to (each address's owner, one GetItem per distinct base). */
+export async function accountsOf(recipients: string[]): Promise<Map<string, string[]>> {
+  const byAccount = new Map<string, string[]>();
+  const bases = [...new Set(recipients.map((r) => splitAddress(r).base))];
+  const owners = await Promise.all(bases.map((b) => findAccountIdByAddress(b)));
+  for (const recipient of recipients) {
+    const owner = owners[bases.indexOf(splitAddress(recipient).base)];
+    if (!owner) continue;
+    byAccount.set(owner, [...(byAccount.get(owner) ?? []), recipient.trim().toLowerCase()]);
+  }
+  return byAccount;
+}
+
+/**
+ * Processes a kept mail: parses it once (attachments kept beside it), then for each account it was sent to
+ * decides and writes its outcome and logs it. Processing the same kept mail again (a crash after the 250, an
+ * S3 event delivered twice) changes nothing: the Message-ID claim makes it one message, and the log entry is
+ * keyed by the mail's inbound id. Never throws for bad mail: a mail that cannot be parsed is logged `rejected`.
+ * Throws only when the store fails (the caller retries the kept mail later).
+ */
+export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise<InboundRecord[]> {
+  const accounts = await accountsOf(mail.recipients);
+  if (accounts.size === 0) {
+    logMail('mail for no account', { inboundId: mail.inboundId, recipients: mail.recipients.length });
+    return [];
+  }
+  let parsed: ParsedMail | undefined;
+  let parseError: string | undefined;
+  // A failure of where mail is kept (not of the mail): thrown, so the caller tries the kept mail again later.
+  let storeFailure: unknown;
+  try {
+    const raw = store.openRaw(mail.rawKey);
+    raw.on('error', (error) => {
+      storeFailure ??= error;
+    });
+    parsed = await parseMail(raw, (id, content) =>
+      store.putAttachment(attachmentKey(mail.inboundId, id), content).catch((error: unknown) => {
+        storeFailure ??= error;
+        throw error;
+      }),
+    );
+  } catch (error) {
+    if (storeFailure) throw storeFailure;
+    parseError = error instanceof Error ? error.message.slice(0, 200) : 'unreadable';
+  }
+  const records: InboundRecord[] = [];
+  for (const [accountId, recipients] of accounts) {
+    // Processed already (a crash after its log entry, an event delivered twice): its first outcome stands.
+    const logged = await getInbound(accountId, mail.inboundId);
+    if (logged) {
+      records.push(logged);
+      continue;
+    }
+    const base: InboundRecord = {
+      id: mail.inboundId,
+      receivedAt: mail.receivedAt,
+      headerMessageId: parsed?.messageId?.slice(0, 998) ?? null,
+      from: parsed?.from?.email ?? null,
+      subject: parsed ? parsed.subject || null : null,
+      outcome: 'rejected',
+      reason: null,
+      ticketUuid: null,
+      messageId: null,
+      rawKey: mail.rawKey,
+    };
+    const decided: InboundRecord = parsed
+      ? { ...base, ...(await deliver(accountId, recipients, parsed, mail)) }
+      : { ...base, reason: `unparseable: ${parseError}` };
+    await putInbound(accountId, decided);
+    logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: decided.outcome });
+    records.push(decided);
+  }
+  return records;
+}
+
+export const attachmentKey = (inboundId: string, attachmentId: string) =>
+  `attachments/${inboundId}/${attachmentId}`;
+
+type Decision = Pick<InboundRecord, 'outcome' | 'reason' | 'ticketUuid' | 'messageId'>;
+
+async function deliver(
+  accountId: string,
+  recipients: string[],
+  parsed: ParsedMail,
+  mail: ReceivedMail,
+): Promise<Decision> {
+  const config = await getAccountConfig(accountId);
+  if (!config) return { outcome: 'rejected', reason: 'account_gone', ticketUuid: null, messageId: null };
+  const from = parsed.from;
+  const own = new Set(config.account.email?.addresses ?? []);
+  let automatic: AutomaticReason | null = classifyAutomatic({
+    header: parsed.header,
+    contentType: parsed.contentType,
+    from: from?.email,
+    mailFrom: mail.mailFrom,
+  });
+  if (!automatic && from && own.has(splitAddress(from.email).base)) automatic = 'own_address';
+  if (automatic) {
+    return {
+      outcome: isBounce(automatic) ? 'bounce' : 'automatic',
+      reason: automatic,
+      ticketUuid: null,
+      messageId: null,
+    };
+  }
+  if (!from) return { outcome: 'rejected', reason: 'no_sender', ticketUuid: null, messageId: null };
+
+  // The Message-ID claimed for the account: the header's, or the kept mail's own id when it has none.
+  const claimId = parsed.messageId ?? `${mail.inboundId}@inbound.deskpipe.invalid`;
+  const held = await findMailId(accountId, claimId);
+  if (held) return duplicateOf(held, mail.inboundId);
+
+  const { ticket, rule } = await thread(accountId, config, recipients, parsed, from.email);
+  const agent = config.agents.find((a) => a.active && a.email.toLowerCase() === from.email);
+  const body = bodyOf(parsed);
+  const mailFields = (matchedBy: ThreadingRule): MailFields => ({
+    email: {
+      message_id: parsed.messageId ?? null,
+      from: { email: from.email, name: from.name },
+      to: parsed.to,
+      cc: parsed.cc,
+      subject: parsed.subject,
+      in_reply_to: parsed.inReplyTo ?? null,
+      threading: { matched_by: matchedBy },
+      automatic: null,
+      quoted_text_removed: parsed.visibleText !== parsed.text,
+      ...(body.cut ? { body_truncated: true } : {}),
+      ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
+    },
+    attachments: parsed.attachments.map((a) => ({ ...a })),
+  });
+  const claim = (message: Message, t: Ticket) => [
+    mailIdPut(accountId, claimId, {
+      ticketUuid: t.uuid,
+      messageNumber: message.number,
+      messageId: message.id,
+      inboundId: mail.inboundId,
+    }),
+  ];
+
+  try {
+    if (ticket) {
+      const posted = await postParsedMessage(
+        accountId,
+        ticket.uuid,
+        {
+          body: body.text,
+          visibility: 'public',
+          author: agent ? 'agent' : 'requester',
+          agent_id: agent?.id,
+          status: undefined,
+        },
+        { channel: 'email', mail: mailFields(rule), items: claim },
+      );
+      const followUp = posted.ticket.uuid !== ticket.uuid;
+      return {
+        outcome: followUp ? 'follow_up' : 'threaded',
+        reason: rule,
+        ticketUuid: posted.ticket.uuid,
+        messageId: posted.message.id,
+      };
+    }
+    const created = await createTicketFrom(
+      accountId,
+      {
+        subject: (parsed.subject || '(no subject)').slice(0, 255).trim(),
+        description: body.text,
+        requester_email: from.email.slice(0, 254),
+        requester_name: from.name?.slice(0, 255) || undefined,
+        priority: undefined,
+        category_id: undefined,
+        category_slug: undefined,
+        channel: 'email',
+        custom_fields: undefined,
+      },
+      {
+        descriptionEmail: mailFields('new_ticket'),
+        moreItems: (t) => claim(descriptionMessage(t), t),
+        oversizedField: 'body',
+      },
+    );
+    return {
+      outcome: 'new_ticket',
+      reason: 'new_ticket',
+      ticketUuid: created.uuid,
+      messageId: descriptionMessage(created).id,
+    };
+  } catch (error) {
+    // The same mail committed meanwhile (sent to two addresses, or delivered twice at once): one message.
+    if (error instanceof DuplicateMail) {
+      return error.held
+        ? duplicateOf(error.held, mail.inboundId)
+        : { outcome: 'duplicate', reason: 'message_id', ticketUuid: null, messageId: null };
+    }
+    // A mail the ticket rules refuse (an agent writing to a closed ticket, a ticket too large): logged.
+    if (error instanceof AppError && error.statusCode < 500) {
+      return { outcome: 'rejected', reason: error.message.slice(0, 300), ticketUuid: null, messageId: null };
+    }
+    throw error;
+  }
+}
+
+/** A claim already held: by this very mail (processed again after a crash), its first outcome; else a duplicate. */
+function duplicateOf(held: MailIdRecord, inboundId: string): Decision {
+  if (held.inboundId === inboundId) {
+    return {
+      outcome: held.messageNumber === 1 ? 'new_ticket' : 'threaded',
+      reason: 'processed_again',
+      ticketUuid: held.ticketUuid,
+      messageId: held.messageId,
+    };
+  }
+  return {
+    outcome: 'duplicate',
+    reason: 'message_id',
+    ticketUuid: held.ticketUuid,
+    messageId: held.messageId,
+  };
+}
+
+/** The message body: the new text, NUL-free, 1 to 65,536 characters (a longer one is cut and says so). */
+function bodyOf(parsed: ParsedMail): { text: string; cut: boolean } {
+  const text = parsed.visibleText || '(no text)';
+  if (text.length <= MAX_MESSAGE_BODY) return { text, cut: false };
+  return { text: text.slice(0, MAX_MESSAGE_BODY).trim(), cut: true };
+}
+
+const SUBJECT_REFERENCE = /\[([A-Za-z]{2,10}-\d{1,15})\]/;
+
+/**
+ * The contract's four rules, in order, within the account only: a token address, In-Reply-To then
+ * References (a Message-ID of one of the account's messages), the subject's reference when the sender is that
+ * ticket's requester, else a new ticket.
+ */
+async function thread(
+  accountId: string,
+  config: AccountConfig,
+  recipients: string[],
+  parsed: ParsedMail,
+  sender: string,
+): Promise<{ ticket: Ticket | undefined; rule: ThreadingRule }> {
+  const own = new Set(config.account.email?.addresses ?? []);
+  for (const recipient of recipients) {
+    const { base, token } = splitAddress(recipient);
+    if (!token || !own.has(base)) continue;
+    const found = await findTicket(accountId, token);
+    if (found) return { ticket: found.entity, rule: 'token_address' };
+  }
+  const byId = async (id: string | undefined) => {
+    if (!id) return undefined;
+    const held = await findMailId(accountId, id);
+    return held ? (await findTicket(accountId, held.ticketUuid))?.entity : undefined;
+  };
+  const replied = await byId(parsed.inReplyTo);
+  if (replied) return { ticket: replied, rule: 'in_reply_to' };
+  // Newest reference first; a long chain is looked up to its last 10.
+  for (const id of parsed.references.slice(-10).reverse()) {
+    const referenced = await byId(id);
+    if (referenced) return { ticket: referenced, rule: 'references' };
+  }
+  const reference = SUBJECT_REFERENCE.exec(parsed.subject)?.[1];
+  if (reference) {
+    const found = await findTicket(accountId, reference);
+    if (found && found.entity.requester.email.toLowerCase() === sender) {
+      return { ticket: found.entity, rule: 'subject_reference' };
+    }
+  }
+  return { ticket: undefined, rule: 'new_ticket' };
+}

@@ -1,0 +1,115 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import { afterAll, describe, expect, it } from 'vitest';
+import { javaPids, type Service, startService } from '#test/support/service.ts';
+import { waitFor } from '#test/support/wait.ts';
+
+/**
+ * `npm start` killed (SIGKILL: the service and its store at once) while mail is arriving, then started again on
+ * the same data: every mail that got a 250 becomes exactly one ticket (decisions.md, "The e-mail channel": an
+ * accepted message is never lost), whether it was pending, being processed or processed just before the kill.
+ */
+const root = mkdtempSync(join(tmpdir(), 'deskpipe-email-restart-'));
+const services: Service[] = [];
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.stop()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+const env = {
+  DYNAMODB_DATA_DIR: join(root, 'dynamodb'),
+  MAIL_DATA_DIR: join(root, 'mail'),
+  TABLE_NAME: 'deskpipe-email-restart',
+  AUTH_CACHE_TTL_SECONDS: '0',
+};
+
+function killAll(service: Service): void {
+  const wrapper = service.child.pid ?? 0;
+  const children = execFileSync('pgrep', ['-P', String(wrapper)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
+  for (const pid of [...children, wrapper, ...javaPids(service.dynamoPort)]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+}
+
+describe('npm start killed while mail arrives', () => {
+  it('makes every mail that got a 250 exactly one ticket after a restart', async () => {
+    const first = await startService(env);
+    services.push(first);
+    const key = first.apiKey;
+    const run = randomBytes(4).toString('hex');
+    const accepted: string[] = [];
+    let sent = 0;
+    let killed = false;
+    const lane = async () => {
+      const transport = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port: first.smtpPort,
+        secure: false,
+        ignoreTLS: true,
+      });
+      while (!killed) {
+        const subject = `Mail ${run} ${sent++}`;
+        try {
+          await transport.sendMail({
+            from: 'rita@customer.test',
+            to: 'support@demo.deskpipe.test',
+            subject,
+            text: 'please help',
+          });
+          accepted.push(subject);
+        } catch {
+          // Refused or cut by the kill: never acknowledged, so it may or may not exist.
+        }
+      }
+    };
+    const lanes = Promise.all([lane(), lane(), lane(), lane()]);
+    await waitFor(() => accepted.length >= 40, { timeout: 60_000, label: '40 mails accepted' });
+    killAll(first);
+    killed = true;
+    await lanes;
+    await waitFor(() => first.child.exitCode !== null || first.child.signalCode !== null, {
+      timeout: 10_000,
+      label: 'the killed service to exit',
+    });
+    await waitFor(() => javaPids(first.dynamoPort).length === 0, {
+      timeout: 10_000,
+      label: 'its store gone',
+    });
+
+    const second = await startService(env);
+    services.push(second);
+    const subjects = async () => {
+      const counts = new Map<string, number>();
+      for (let page = 1; ; page++) {
+        const r = await fetch(`${second.baseUrl}/api/tickets?per_page=100&page=${page}`, {
+          headers: { Authorization: `Bearer ${key}` },
+        });
+        const body = (await r.json()) as { data: { subject: string }[] };
+        for (const t of body.data) counts.set(t.subject, (counts.get(t.subject) ?? 0) + 1);
+        if (body.data.length < 100) return counts;
+      }
+    };
+    let counts = new Map<string, number>();
+    await waitFor(
+      async () => {
+        counts = await subjects();
+        return accepted.every((s) => counts.has(s));
+      },
+      { timeout: 60_000, interval: 500, label: 'every accepted mail a ticket' },
+    );
+    console.log(
+      `${accepted.length} mails accepted before the kill, ${sent} tried; ${counts.size} tickets after`,
+    );
+    expect(accepted.filter((s) => counts.get(s) !== 1)).toEqual([]);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  }, 180_000);
+});
