@@ -243,9 +243,12 @@ export function planUpdate<E>(
         Put: {
           TableName: tableName(),
           Item: after.entity,
-          // Entities written before versions existed have none: they are at version 1.
+          // Entities written before versions existed have none: they are at version 1. An entity deleted
+          // meanwhile has no item at all: the change is refused, never a write that brings it back.
           ConditionExpression:
-            change.version === 1 ? 'attribute_not_exists(#v) OR #v = :version' : '#v = :version',
+            change.version === 1
+              ? 'attribute_exists(pk) AND (attribute_not_exists(#v) OR #v = :version)'
+              : '#v = :version',
           ExpressionAttributeNames: { '#v': ATTR.version },
           ExpressionAttributeValues: { ':version': change.version },
         },
