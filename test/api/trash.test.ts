@@ -4,6 +4,7 @@ import { queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { deals } from '#lib/data/deal-index.ts';
 import { messageKeys } from '#lib/data/keys.ts';
+import { duePurges, purgeOne } from '#lib/data/purge.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
@@ -236,5 +237,51 @@ describe('deals and contacts: delete, trash, restore', () => {
     expect(wrongType.status).toBe(403);
     expect(wrongType.body).toEqual({ message: 'This key lacks the scope tickets:write.' });
     expect((await restore(await keyWith(['tickets:write']))).status).toBe(200);
+  });
+});
+
+describe('the purge', () => {
+  it('finds what is due by its due entry and removes it and all it owns; a restore then answers 404', async () => {
+    const account = await createTestAccount({ agents: [{ email: 'ana@purge.test', name: 'Ana' }] });
+    const key = account.apiKey;
+    const agent = account.agents[0]?.id as number;
+    const empty = await indexSnapshot('TICKET', account.accountId);
+    const ticket = (
+      await gateway.call('POST', '/api/tickets', { key, body: ticketBody({ subject: 'Purge me' }) })
+    ).body.ticket;
+    for (let i = 0; i < 3; i++) {
+      const m = await gateway.call('POST', `/api/tickets/${ticket.uuid}/messages`, {
+        key,
+        body: { body: `reply ${i}`, visibility: 'public', agent_id: agent },
+      });
+      expect(m.status, m.text).toBe(201);
+    }
+    const deleted = await gateway.call('DELETE', `/api/tickets/${ticket.uuid}`, { key });
+    const purgeAt = Date.parse(deleted.body.data.purge_at);
+    const messages = () =>
+      queryAll({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': messageKeys.partition(account.accountId, ticket.uuid) },
+        ConsistentRead: true,
+      });
+    expect(await messages()).toHaveLength(3);
+    // Not due a moment before its time; due at it.
+    expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 - 1_000_000)).toBeUndefined();
+    const due = await duePurges(purgeAt + 1, 10_000);
+    expect(due).toContainEqual({ accountId: account.accountId, uuid: ticket.uuid });
+    expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 + 1000)).toBe(4);
+    expect(await messages()).toEqual([]);
+    expect(await trashItemsOf(account.accountId)).toEqual([]);
+    expect(await entityItemsOf('TICKET', account.accountId)).toEqual([]);
+    expect(await indexSnapshot('TICKET', account.accountId)).toEqual(empty);
+    expect(await duePurges(purgeAt + 1, 10_000)).not.toContainEqual({
+      accountId: account.accountId,
+      uuid: ticket.uuid,
+    });
+    const restore = await gateway.call('POST', `/api/trash/${ticket.uuid}/restore`, { key, body: {} });
+    expect(restore.status).toBe(404);
+    // A purge found again (a crash after it) removes nothing more.
+    expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 + 1000)).toBeUndefined();
   });
 });
