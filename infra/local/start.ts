@@ -53,12 +53,14 @@ async function main(): Promise<void> {
       { LocalGateway },
       { startWebhookDispatcher },
       { runBreaches },
+      { runPurges },
     ] = await Promise.all([
       import('#lib/accounts/apply-account.ts'),
       import('#lib/data/accounts.ts'),
       import('./gateway.ts'),
       import('./webhooks.ts'),
       import('#lib/tickets/breaches.ts'),
+      import('#lib/trash/purge.ts'),
     ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
@@ -82,6 +84,8 @@ async function main(): Promise<void> {
     // long as npm start runs (a failed pass is logged and tried again: the due entries stay).
     let breachesStopped = false;
     const breaches = runBreaches(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
+    // The trash's purge (docs/decisions.md): what is past its purge time, found by its due entry, once a minute.
+    const purges = runPurges(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(
@@ -106,7 +110,7 @@ async function main(): Promise<void> {
       // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
       await dispatcher.stop();
       breachesStopped = true;
-      await breaches;
+      await Promise.all([breaches, purges]);
       await stopStore();
       process.exit(code);
     };
