@@ -23,6 +23,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * calls, round trips and latency, of this checkout or of the one at DIR (docs/api-keys.md quotes both).
  * `-- --sla`: breach latency (due time → breach) for 1,000 tickets due within one minute, and a breach's store
  * calls (bench/sla.ts), to bench/runs/results-sla.json (docs/capacity.md quotes it; never published).
+ * `-- --trash [--quick]`: a delete and a restore of a ticket with 100 messages, and the purge's throughput
+ * (bench/trash.ts), to bench/runs/results-trash.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -57,6 +59,7 @@ try {
       seconds: Number(argAfter('--seconds') ?? 10),
     });
   else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
+  else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);
