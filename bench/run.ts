@@ -26,6 +26,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * `-- --email [--quick]`: what a received mail costs the store, mails processed per second through npm start's
  * SMTP server, and SMTP 250 to message p50/p99 (bench/email.ts), to bench/runs/results-email.json
  * (docs/capacity.md and docs/email.md quote it; never published).
+ * `-- --trash [--quick]`: a delete and a restore of a ticket with 100 messages, and the purge's throughput
+ * (bench/trash.ts), to bench/runs/results-trash.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -61,6 +63,7 @@ try {
     });
   else if (process.argv.includes('--email')) await (await import('./email.ts')).runEmailOnly(options);
   else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
+  else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);

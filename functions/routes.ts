@@ -4,6 +4,7 @@
  * `entry` is relative to the repository root and must export `handler`.
  */
 import type { Scope } from '#lib/accounts/scopes.ts';
+import type { IndexName } from '#lib/data/table.ts';
 
 /** A route that takes no key: the published contract and its page. */
 export const PUBLIC = 'public';
@@ -22,8 +23,17 @@ export interface RouteDeclaration {
    * document's security requirement and the handler stack's check (lib/http/scope.ts) all read it.
    */
   readonly scope: Scope | typeof PUBLIC;
+  /**
+   * The trash's routes, whose scope follows the object's type (decisions.md, "API keys: scopes"): `query`, the
+   * `type` query parameter names the types shown and each needs its `<type>:read` (all three without it);
+   * `object`, the object's type needs its `<type>:write`, checked once the trash item is read (a key holding none
+   * of the three is refused first). `scope` then names the ticket's, the one a 403 names when none is held.
+   */
+  readonly scopeByType?: 'query' | 'object';
   /** The DynamoDB actions the function uses on the table: its IAM policy allows exactly these (none: no table). */
   readonly tableActions: readonly TableAction[];
+  /** Indexes of the table the function queries (nothing else on them is allowed). */
+  readonly indexQueries?: readonly IndexName[];
   /** Package files the function reads at run time (node_modules-relative): copied beside its bundle. */
   readonly files?: readonly string[];
 }
@@ -39,7 +49,8 @@ export type TableAction =
   | 'PutItem'
   | 'UpdateItem'
   | 'DeleteItem'
-  | 'BatchWriteItem';
+  | 'BatchWriteItem'
+  | 'ConditionCheckItem';
 
 export const authorizerEntry = 'functions/authorizer.ts';
 /** The authorizer reads keys and accounts, and writes a key's last-used time. */
@@ -90,6 +101,16 @@ const declared = [
   },
   // A ticket's conversation (decisions.md, "Conversations"). A message commits with its ticket's change (as
   // PATCH) or creates a follow-up (as POST /api/tickets).
+  // Deleting (decisions.md, "Deleting, restoring and erasing"): the object to the trash in one commit.
+  {
+    name: 'deleteTicket',
+    method: 'DELETE',
+    path: '/api/tickets/{ticket}',
+    entry: 'functions/tickets-delete.ts',
+    scope: 'tickets:write',
+    // BatchWriteItem and UpdateItem: the search terms of the largest tickets, around the commit.
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+  },
   {
     name: 'createMessage',
     method: 'POST',
@@ -128,8 +149,17 @@ const declared = [
     path: '/api/deals',
     entry: 'functions/deals-create.ts',
     scope: 'deals:write',
-    // BatchWriteItem: the marked items of a deal (and new contact) with many words.
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+    // BatchWriteItem: the marked items of a deal (and new contact) with many words; ConditionCheckItem: an
+    // existing contact still there at commit.
+    tableActions: [
+      'Query',
+      'GetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+      'ConditionCheckItem',
+    ],
   },
   {
     name: 'listDeals',
@@ -152,6 +182,22 @@ const declared = [
     method: 'PATCH',
     path: '/api/deals/{deal}',
     entry: 'functions/deals-update.ts',
+    scope: 'deals:write',
+    tableActions: [
+      'Query',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ],
+  },
+  {
+    name: 'deleteDeal',
+    method: 'DELETE',
+    path: '/api/deals/{deal}',
+    entry: 'functions/deals-delete.ts',
     scope: 'deals:write',
     tableActions: [
       'Query',
@@ -201,6 +247,55 @@ const declared = [
       'PutItem',
       'DeleteItem',
       'BatchWriteItem',
+    ],
+  },
+  {
+    name: 'deleteContact',
+    method: 'DELETE',
+    path: '/api/contacts/{contact}',
+    entry: 'functions/contacts-delete.ts',
+    scope: 'contacts:write',
+    // ConditionCheckItem: the contact's deals counter, unmoved since read.
+    tableActions: [
+      'Query',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+      'ConditionCheckItem',
+    ],
+  },
+  // The trash: what was deleted and not yet purged, and its restore (decisions.md, "Deleting, restoring and
+  // erasing"); the scope follows the object's type.
+  {
+    name: 'listTrash',
+    method: 'GET',
+    path: '/api/trash',
+    entry: 'functions/trash-list.ts',
+    scope: 'tickets:read',
+    scopeByType: 'query',
+    tableActions: ['UpdateItem'],
+    indexQueries: ['gsi1'],
+  },
+  {
+    name: 'restoreTrash',
+    method: 'POST',
+    path: '/api/trash/{uuid}/restore',
+    entry: 'functions/trash-restore.ts',
+    scope: 'tickets:write',
+    scopeByType: 'object',
+    // ConditionCheckItem: a deal's contact, out of the trash; BatchWriteItem: marked items of the largest.
+    tableActions: [
+      'Query',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+      'ConditionCheckItem',
     ],
   },
   {

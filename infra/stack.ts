@@ -161,6 +161,7 @@ export class DeskpipeStack extends Stack {
         files: 'files' in route ? route.files : undefined,
       });
       if (route.tableActions.length > 0) fn.bindTable(this.table, route.tableActions);
+      if ('indexQueries' in route && route.indexQueries) fn.bindIndexQueries(this.table, route.indexQueries);
       // The key routes make keys (and so hash them).
       if (route.scope === 'keys:manage') keyHashEnvironment(fn);
       functions[route.name] = fn;

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
       { startWebhookDispatcher },
       { runBreaches },
       { startMailServer },
+      { runPurges },
     ] = await Promise.all([
       import('#lib/accounts/apply-account.ts'),
       import('#lib/data/accounts.ts'),
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
       import('./webhooks.ts'),
       import('#lib/tickets/breaches.ts'),
       import('./mail.ts'),
+      import('#lib/trash/purge.ts'),
     ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
@@ -86,6 +88,8 @@ async function main(): Promise<void> {
     // long as npm start runs (a failed pass is logged and tried again: the due entries stay).
     let breachesStopped = false;
     const breaches = runBreaches(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
+    // The trash's purge (docs/decisions.md): what is past its purge time, found by its due entry, once a minute.
+    const purges = runPurges(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
 
     // Inbound mail (docs/email.md): 250 only once the raw mail is kept, then the one inbound handler.
     const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
@@ -120,7 +124,7 @@ async function main(): Promise<void> {
       // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
       await dispatcher.stop();
       breachesStopped = true;
-      await breaches;
+      await Promise.all([breaches, purges]);
       await stopStore();
       process.exit(code);
     };

@@ -248,10 +248,13 @@ function failures(route: RouteDefinition, op: Operation) {
     const reset: HeaderName[] = status === 429 && route.auth ? ['X-RateLimit-Reset'] : [];
     return {
       description:
-        (STATUS_TEXT[status] ?? String(status)) + (status === 422 && op.readBudget ? READ_BUDGET_TEXT : ''),
+        (STATUS_TEXT[status] ?? String(status)) +
+        (status === 422 && op.readBudget ? READ_BUDGET_TEXT : '') +
+        (status === 409 && op.conflict ? ` Or, without Retry-After: ${op.conflict}` : ''),
+      // A route's own 409 (op.conflict) does not succeed by retrying: no Retry-After then.
       headers: headersOf(
         [...rate, ...retry, ...reset],
-        status === 409 || status === 503 ? ['Retry-After'] : [],
+        (status === 409 && !op.conflict) || status === 503 ? ['Retry-After'] : [],
       ),
       content: json(errorBody(status)),
     };
@@ -319,7 +322,15 @@ function operation(route: RouteDefinition) {
     ...(op.description ? { description: op.description } : {}),
     tags: [op.tag],
     // The route's scope, from the route table: the one the handler stack checks (lib/http/scope.ts).
-    security: route.scope === PUBLIC ? [] : [{ apiKey: [route.scope] }],
+    // The trash's routes: any one of the three types' scopes (the handler stack checks the type's: scope.ts).
+    security:
+      route.scope === PUBLIC
+        ? []
+        : route.scopeByType
+          ? (['tickets', 'deals', 'contacts'] as const).map((t) => ({
+              apiKey: [`${t}:${route.scopeByType === 'query' ? 'read' : 'write'}`],
+            }))
+          : [{ apiKey: [route.scope] }],
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(op.body
       ? {
@@ -354,6 +365,7 @@ export function openApiDocument(version: string) {
       { name: 'Tickets' },
       { name: 'Deals' },
       { name: 'Pipelines' },
+      { name: 'Trash', description: 'Deleted tickets, deals and contacts, until they are purged (30 days).' },
       { name: 'Keys', description: 'API keys: scopes, expiry, rotation.' },
       { name: 'E-mail', description: 'The e-mail channel: every received mail and what became of it.' },
       { name: 'Contract', description: 'This document and its page.' },

@@ -12,6 +12,7 @@ import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { CreateMessageSchema, MESSAGE_ID_PATTERN, MessageListQueryParams } from '#lib/tickets/messages.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
+import { TrashQueryParams } from '#lib/trash/trash.ts';
 import {
   CreateEndpointSchema,
   DeliveryListQueryParams,
@@ -23,9 +24,11 @@ import {
   ApiKeyCreated,
   ApiKeyList,
   ApiKeyRevoked,
+  ContactDeleted,
   ContactPage,
   ContactUpdated,
   DealCreated,
+  DealDeleted,
   DealPage,
   DealUpdated,
   EventFeed,
@@ -40,9 +43,12 @@ import {
   OneWebhook,
   PipelineBoard,
   PipelineList,
+  Restored,
   TicketCreated,
+  TicketDeleted,
   TicketPage,
   TicketUpdated,
+  TrashPage,
   WebhookCreated,
   WebhookDeleted,
   WebhookDeliveryAttemptPage,
@@ -66,6 +72,7 @@ export interface Operation {
     | 'Deals'
     | 'Contacts'
     | 'Pipelines'
+    | 'Trash'
     | 'Events'
     | 'Webhooks'
     | 'Keys'
@@ -97,6 +104,8 @@ export interface Operation {
   readonly readBudget?: boolean;
   /** Statuses of this route's own (404, 412), besides the shared ones. */
   readonly statuses?: readonly (404 | 412)[];
+  /** The route's own 409 besides the Idempotency-Key's (no Retry-After: sending it again does not help). */
+  readonly conflict?: string;
   /** Request headers of this route's own. */
   readonly ifMatch?: boolean;
   /** Body fields and query parameters the Spectral lint leaves alone, by kind (./exception-kinds.ts says why). */
@@ -206,6 +215,18 @@ export const operations: Record<RouteName, Operation> = {
     ok: { status: 200, description: 'The ticket after the change.', body: TicketUpdated, etag: true },
     statuses: [404, 412],
     exceptions: { freeText: ['subject', 'description', 'category_slug', 'custom_fields', 'tags'] },
+  },
+  deleteTicket: {
+    summary: 'Delete a ticket',
+    description:
+      'Moves the ticket to the trash: it leaves every list, filter, total, search, queue and count in the same ' +
+      'transaction, and GET, PATCH and messages answer 404. POST /api/trash/{uuid}/restore puts it back exactly ' +
+      'as it was until purge_at, when it and its messages are purged for good. Writes ticket.deleted.',
+    tag: 'Tickets',
+    pathParams: TICKET_PARAM,
+    ifMatch: true,
+    ok: { status: 200, description: 'The ticket is in the trash.', body: TicketDeleted },
+    statuses: [404, 412],
   },
   createMessage: {
     summary: 'Add a message to a ticket',
@@ -319,6 +340,18 @@ export const operations: Record<RouteName, Operation> = {
       freeText: ['name', 'lost_reason'],
     },
   },
+  deleteDeal: {
+    summary: 'Delete a deal',
+    description:
+      "Moves the deal to the trash: it leaves every list, total, search, board sum and its contact's " +
+      'open_deals_count in the same transaction; GET and PATCH answer 404. Restorable until purge_at while its ' +
+      'contact is not in the trash. Writes deal.deleted.',
+    tag: 'Deals',
+    pathParams: DEAL_PARAM,
+    ifMatch: true,
+    ok: { status: 200, description: 'The deal is in the trash.', body: DealDeleted },
+    statuses: [404, 412],
+  },
   getPipelineBoard: {
     summary: "A pipeline's board",
     description:
@@ -366,6 +399,42 @@ export const operations: Record<RouteName, Operation> = {
     ok: { status: 200, description: 'The contact after the change.', body: ContactUpdated, etag: true },
     statuses: [404, 412],
     exceptions: { freeText: ['first_name', 'last_name', 'phone'] },
+  },
+  deleteContact: {
+    summary: 'Delete a contact',
+    description:
+      'Moves the contact to the trash (its e-mail is free again). A contact that still has deals (open, won or ' +
+      'lost, not in the trash) is a 409 naming how many. Writes contact.deleted.',
+    tag: 'Contacts',
+    pathParams: CONTACT_PARAM,
+    ifMatch: true,
+    ok: { status: 200, description: 'The contact is in the trash.', body: ContactDeleted },
+    statuses: [404, 412],
+    conflict: 'the contact still has deals (`The contact has <n> deals: delete or move them first.`).',
+  },
+  listTrash: {
+    summary: 'List the trash',
+    description:
+      'What was deleted and not yet purged, newest deletion first, with a cursor. Needs `<type>:read` of each ' +
+      'type shown: the one `type` names, or all three without it. A deletion appears here within about a second ' +
+      '(the list is an index the deletion writes).',
+    tag: 'Trash',
+    query: TrashQueryParams,
+    ok: { status: 200, description: 'One page of the trash.', body: TrashPage },
+  },
+  restoreTrash: {
+    summary: 'Restore from the trash',
+    description:
+      'Puts the object back exactly as it was, counts and sums included, in one transaction, and writes ' +
+      "`<type>.restored`. Needs `<type>:write` of the object's type. 404 when it is not in the trash (never " +
+      'deleted, restored already, or purged); 409 for a deal whose contact is in the trash, or a contact whose ' +
+      'e-mail another contact took meanwhile.',
+    tag: 'Trash',
+    pathParams: uuidParam('uuid', "The deleted object's uuid."),
+    ok: { status: 200, description: 'The object as its GET answers it.', body: Restored, etag: true },
+    statuses: [404],
+    conflict:
+      'a deal whose contact is in the trash, or a contact whose e-mail another contact took meanwhile.',
   },
   listEvents: {
     summary: 'List events',

@@ -397,8 +397,20 @@ export const DealCreatedEvent = eventSchema('deal.created', DealDetail, 'DealCre
 export const DealUpdatedEvent = eventSchema('deal.updated', DealDetail, 'DealUpdatedEvent', true);
 export const ContactCreatedEvent = eventSchema('contact.created', Contact, 'ContactCreatedEvent', false);
 export const ContactUpdatedEvent = eventSchema('contact.updated', Contact, 'ContactUpdatedEvent', true);
+export const TicketDeletedEvent = eventSchema('ticket.deleted', Ticket, 'TicketDeletedEvent', false);
+export const TicketRestoredEvent = eventSchema('ticket.restored', Ticket, 'TicketRestoredEvent', false);
+export const DealDeletedEvent = eventSchema('deal.deleted', DealDetail, 'DealDeletedEvent', false);
+export const DealRestoredEvent = eventSchema('deal.restored', DealDetail, 'DealRestoredEvent', false);
+export const ContactDeletedEvent = eventSchema('contact.deleted', Contact, 'ContactDeletedEvent', false);
+export const ContactRestoredEvent = eventSchema('contact.restored', Contact, 'ContactRestoredEvent', false);
 export const Event = v.pipe(
   v.union([
+    TicketDeletedEvent,
+    TicketRestoredEvent,
+    DealDeletedEvent,
+    DealRestoredEvent,
+    ContactDeletedEvent,
+    ContactRestoredEvent,
     TicketCreatedEvent,
     TicketUpdatedEvent,
     MessageCreatedEvent,
@@ -599,3 +611,44 @@ export const ApiKeyWithSecret = v.pipe(
 export const ApiKeyCreated = v.strictObject({ data: ApiKeyWithSecret });
 export const ApiKeyList = v.strictObject({ data: v.array(ApiKey) });
 export const ApiKeyRevoked = v.strictObject({ data: ApiKey });
+
+/** Deleting, restoring and the trash (decisions.md, "Deleting, restoring and erasing"). */
+const trashType = v.picklist(['ticket', 'deal', 'contact']);
+const purgeAt = v.pipe(
+  timestamp,
+  v.description('When the object and all it owns are purged for good (30 days after its deletion).'),
+);
+const deletedData = v.strictObject({ uuid, deleted_at: timestamp, purge_at: purgeAt });
+export const TicketDeleted = v.strictObject({ message: v.literal('Ticket deleted.'), data: deletedData });
+export const DealDeleted = v.strictObject({ message: v.literal('Deal deleted.'), data: deletedData });
+export const ContactDeleted = v.strictObject({ message: v.literal('Contact deleted.'), data: deletedData });
+export const TrashItem = v.pipe(
+  v.strictObject({
+    uuid,
+    type: trashType,
+    title: v.pipe(
+      v.string(),
+      v.description("The ticket's subject, the deal's name, the contact's full name."),
+    ),
+    deleted_at: timestamp,
+    purge_at: purgeAt,
+  }),
+  v.title('TrashItem'),
+);
+export const TrashPage = v.pipe(
+  v.strictObject({
+    data: v.array(TrashItem),
+    next_cursor: v.pipe(
+      v.nullable(v.string()),
+      v.description('Pass as `after` for the next page (older deletions); null on the last page.'),
+    ),
+  }),
+  v.title('TrashPage'),
+);
+export const Restored = v.pipe(
+  v.strictObject({
+    message: v.picklist(['Ticket restored.', 'Deal restored.', 'Contact restored.']),
+    data: v.union([Ticket, DealDetail, Contact]),
+  }),
+  v.title('Restored'),
+);

@@ -21,7 +21,7 @@ export interface ContactView extends Versioned<Contact> {
   openDeals: number;
 }
 
-async function findContact(accountId: string, ref: string): Promise<Versioned<Contact> | undefined> {
+export async function findContact(accountId: string, ref: string): Promise<Versioned<Contact> | undefined> {
   const uuid = ref.trim().toLowerCase();
   return UUID.test(uuid) ? getContactByUuid(accountId, uuid) : undefined;
 }

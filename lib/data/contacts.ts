@@ -32,7 +32,7 @@ export function contactItem(accountId: string, contact: Contact): Record<string,
 }
 
 /** Takes the contact's e-mail: refused (ContactTaken) when another contact holds it. */
-function takeEmail(accountId: string, contact: Contact): CommitAction {
+export function takeEmail(accountId: string, contact: Contact): CommitAction {
   return {
     what: 'contact_email',
     action: {
@@ -63,7 +63,7 @@ function refreshEmail(accountId: string, contact: Contact): CommitAction {
 }
 
 /** Gives up the contact's old e-mail (it still holds this contact). */
-function releaseEmail(accountId: string, contact: Contact): CommitAction {
+export function releaseEmail(accountId: string, contact: Contact): CommitAction {
   return {
     what: 'contact_old_email',
     action: {

@@ -1,6 +1,6 @@
 import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal, DealFilter } from '#lib/deals/types.ts';
-import { batchGetAll } from './client.ts';
+import { batchGetAll, tableName } from './client.ts';
 import { contactItemKey } from './contact-index.ts';
 import { getStoredContacts, planNewContact } from './contacts.ts';
 import { BOARD_FAMILIES, deals } from './deal-index.ts';
@@ -42,7 +42,28 @@ export async function insertDeal(
   },
 ): Promise<void> {
   const { newContact, event, place, attach } = options;
-  const plan = deals.planCreate(accountId, deal, { attach, events: [event], reserved: place });
+  // An existing contact must still be there at commit (a contact is deleted only while it has no deals: this
+  // check and the deletion's checks of its deals counter meet in the same items).
+  const contactThere: CommitAction[] = newContact
+    ? []
+    : [
+        {
+          what: 'deal_contact',
+          action: {
+            ConditionCheck: {
+              TableName: tableName(),
+              Key: contactItemKey(accountId, deal.contact.id),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+          refused: () => new ContactGone(),
+        },
+      ];
+  const plan = deals.planCreate(accountId, deal, {
+    attach: [...contactThere, ...(attach ?? [])],
+    events: [event],
+    reserved: place,
+  });
   await writePlan(
     newContact
       ? combinePlans(
@@ -51,6 +72,13 @@ export async function insertDeal(
         )
       : plan,
   );
+}
+
+/** The deal's contact was deleted after it was read: nothing was written. */
+export class ContactGone extends Error {
+  constructor() {
+    super("The deal's contact was deleted");
+  }
 }
 
 /** A deal as stored, with its version, and its contact as it is now. */

@@ -3,11 +3,11 @@ import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
 import { presentContact } from '#lib/contacts/present.ts';
 import { ContactTaken, findContactByEmail, newContactUuid } from '#lib/data/contacts.ts';
-import { insertDeal, newDealUuid, reserveDealIds } from '#lib/data/deals.ts';
+import { ContactGone, insertDeal, newDealUuid, reserveDealIds } from '#lib/data/deals.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
 import type { ReservedPlaces } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
-import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { Conflict, NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
@@ -67,7 +67,15 @@ export async function createDeal(
           },
         }),
       { retryable: (error) => error instanceof ConcurrentWrite },
-    );
+    ).catch((error: unknown) => {
+      // The contact was deleted after it was read (it had no deals then): the request may be sent again.
+      if (error instanceof ContactGone) {
+        throw new Conflict(
+          'The contact was deleted while the deal was being created: send the request again.',
+        );
+      }
+      throw error;
+    });
 
   if (existing) {
     const deal = dealFor(existing);

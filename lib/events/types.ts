@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'message.created',
   // Written by the breach runner when a service-level clock's due time passes (lib/tickets/breaches.ts).
   'ticket.sla_breached',
+  // Deleting and restoring (lib/trash/trash.ts): the object as it was.
+  ...(['ticket', 'deal', 'contact'] as const).flatMap((r) => [`${r}.deleted`, `${r}.restored`]),
 ];
 
 /** What a type pattern may be: an event type, `<resource>.*`, or `*`. */

@@ -56,7 +56,12 @@ function jsonBody(): MiddlewareObj<Event, Result, Error, Context, Internal> {
 
 export interface RouteOptions {
   /** The route served, from the route table (`route()` of functions/routes.ts): its name is logged. */
-  route: { readonly name: string; readonly path?: string; readonly scope?: string };
+  route: {
+    readonly name: string;
+    readonly path?: string;
+    readonly scope?: string;
+    readonly scopeByType?: 'query' | 'object';
+  };
   /** Whether the request carries a JSON body to parse. */
   body?: boolean;
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */

@@ -198,7 +198,7 @@ describe('GET /api/events', () => {
       ['limit=0', 'limit'],
       ['limit=101', 'limit'],
       ['limit=ten', 'limit'],
-      ['type=ticket.deleted', 'type'],
+      ['type=ticket.archived', 'type'],
       ['type=ticket.created&type=tickets.*', 'type'],
     ];
     for (const [query, field] of cases) {

@@ -20,7 +20,9 @@ function allBut(scope: Scope): Grant[] {
 
 /** A request that would pass everything else the route checks as far as possible: its path filled, a JSON body. */
 function requestOf(route: (typeof routes)[number]) {
-  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => `unknown-${name}`);
+  const filled = route.path.replace(/\{(\w+)\}/g, (_, name: string) => `unknown-${name}`);
+  // The trash list's scope follows its `type` (the ticket's, the route's declared scope, for type=ticket).
+  const path = 'scopeByType' in route && route.scopeByType === 'query' ? `${filled}?type=ticket` : filled;
   const write = route.method !== 'GET';
   return {
     path,
@@ -48,7 +50,9 @@ describe('scopes, walking the route table', () => {
     expect(guarded.length).toBe(routes.length - 3);
   });
 
-  it.each(guarded.map((r) => [`${r.method} ${r.path}`, r] as const))(
+  // A restore's scope is its object's type's, known once the trash item is read: test/api/trash.test.ts has it.
+  const checkedFirst = guarded.filter((r) => !('scopeByType' in r && r.scopeByType === 'object'));
+  it.each(checkedFirst.map((r) => [`${r.method} ${r.path}`, r] as const))(
     '%s with a key lacking its scope: 403 naming the scope, no store call',
     async (_label, route) => {
       const scope = route.scope as Scope;

@@ -201,7 +201,7 @@ describe('webhook endpoints', () => {
     ['IPv4-mapped loopback', { url: 'https://[::ffff:127.0.0.1]/hook' }, 'url'],
     ['not a URL', { url: 'not a url' }, 'url'],
     ['no url', { url: undefined }, 'url'],
-    ['an unknown event type', { events: ['ticket.created', 'ticket.deleted'] }, 'events.1'],
+    ['an unknown event type', { events: ['ticket.created', 'ticket.archived'] }, 'events.1'],
     ['no event types', { events: [] }, 'events'],
     ['events not a list', { events: 'ticket.created' }, 'events'],
     ['a description over 255 characters', { description: 'x'.repeat(256) }, 'description'],

@@ -12,7 +12,14 @@ export type UsedActions = Map<string, Set<string>>;
 
 /** Every function of the route table: its name, entry file and the table actions it is granted. */
 export const tableFunctions = [
-  ...routes.map((r) => ({ name: r.name, entry: r.entry, granted: r.tableActions })),
+  ...routes.map((r) => ({
+    name: r.name,
+    entry: r.entry,
+    granted: [
+      ...r.tableActions,
+      ...(('indexQueries' in r ? r.indexQueries : undefined) ?? []).map((index) => `Query on index ${index}`),
+    ],
+  })),
   { name: 'authorizer', entry: authorizerEntry, granted: authorizerTableActions },
   // The functions that are not routes: a Query on an index is granted by name (bindIndexQueries).
   ...workers.map((w) => ({

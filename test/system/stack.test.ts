@@ -154,7 +154,7 @@ describe.each(STAGES)('production settings for %s', (stage) => {
     expect(nagFindings).toEqual([]);
   });
 
-  it('grants each function only its DynamoDB actions: on the table, an index to the due runner only, the stream to the fan-out only', () => {
+  it('grants each function only its DynamoDB actions: on the table, an index to the due runner and the trash list only, the stream to the fan-out only', () => {
     const byFunction = statementsByFunction(resources);
     const onTable = (statement: Statement) =>
       JSON.stringify(statement.Resource) === JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] });
@@ -180,6 +180,12 @@ describe.each(STAGES)('production settings for %s', (stage) => {
           expect(statement).toMatchObject({
             Action: 'dynamodb:Query',
             Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi2']] },
+          });
+        } else if (name === 'listTrash') {
+          // The trash list (gsi1, newest deletion first): Query only.
+          expect(statement).toMatchObject({
+            Action: 'dynamodb:Query',
+            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi1']] },
           });
         } else if (name === webhookStreamWorker.name) {
           // The table's stream, read by the event source mapping.

@@ -87,6 +87,11 @@ export interface WritePlan {
   events: { accountId: string; drafts: EventDraft[]; reserved: ReservedPlaces[] } | undefined;
   /** The directory entries of the dimensions it enters (directory.ts): cut in after the additions. */
   directory?: DirectoryPlan | undefined;
+  /**
+   * Index items a deletion removes that do not fit its commit (the search terms of the largest entities): marked
+   * unconfirmed before it (so they count only while their entity holds them), deleted after it.
+   */
+  removedAround?: Record<string, unknown>[] | undefined;
 }
 
 /** A plan cut to DynamoDB's 100 actions: the marked writes before the commit, and the commit. */

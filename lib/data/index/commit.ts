@@ -38,22 +38,24 @@ export interface WriteOptions {
   events?: EventDraft[] | undefined;
   /** Places a create took for its events with its number. */
   reserved?: ReservedPlaces | undefined;
+  /** The version a create writes (1; a restore's: the version its deletion gave, plus one). */
+  version?: number | undefined;
 }
 
-const eventsOf = (accountId: string, options: WriteOptions): WritePlan['events'] =>
+export const eventsOf = (accountId: string, options: WriteOptions): WritePlan['events'] =>
   options.events?.length
     ? { accountId, drafts: options.events, reserved: options.reserved ? [options.reserved] : [] }
     : undefined;
 
-const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
+export const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
   what,
   action: { Put: { TableName: tableName(), Item } },
 });
-const remove = (what: string, item: Record<string, unknown>): CommitAction => ({
+export const remove = (what: string, item: Record<string, unknown>): CommitAction => ({
   what,
   action: { Delete: { TableName: tableName(), Key: { pk: item.pk, sk: item.sk } } },
 });
-const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
+export const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
   what: 'counter',
   action: {
     Update: {
@@ -71,7 +73,7 @@ const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
  * cell on the change's shard, an unsharded one on its item. The condition goes on its attribute's cell (a
  * ConditionCheck when the change does not move that cell).
  */
-function statsActions<E>(
+export function statsActions<E>(
   index: Index<E>,
   accountId: string,
   deltas: [attribute: string, delta: string][],
@@ -149,7 +151,7 @@ export function planCreate<E>(
   entity: E,
   options: WriteOptions = {},
 ): WritePlan {
-  const items = entityItems(index, accountId, entity);
+  const items = entityItems(index, accountId, entity, options.version ?? 1);
   // Consecutive creates (consecutive numbers) add to different shards.
   const shard = index.declaration.order(entity).number % COUNTER_SHARDS;
   const stats = statsActions(index, accountId, items.statsAdds, shard, options.statsCondition);
@@ -241,9 +243,12 @@ export function planUpdate<E>(
         Put: {
           TableName: tableName(),
           Item: after.entity,
-          // Entities written before versions existed have none: they are at version 1.
+          // Entities written before versions existed have none: they are at version 1. An entity deleted
+          // meanwhile has no item at all: the change is refused, never a write that brings it back.
           ConditionExpression:
-            change.version === 1 ? 'attribute_not_exists(#v) OR #v = :version' : '#v = :version',
+            change.version === 1
+              ? 'attribute_exists(pk) AND (attribute_not_exists(#v) OR #v = :version)'
+              : '#v = :version',
           ExpressionAttributeNames: { '#v': ATTR.version },
           ExpressionAttributeValues: { ':version': change.version },
         },

@@ -1,3 +1,4 @@
+import type { Versioned } from '../items.ts';
 import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './commit.ts';
 import type { IndexDeclaration } from './declaration.ts';
 import { dueEntities } from './due.ts';
@@ -5,6 +6,7 @@ import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { getByNumber, getByUuid, getDimensionCounts, getStats, getStored } from './reads.ts';
 import { type ReindexOptions, reindexAccount } from './reindex.ts';
+import { planDelete, planRestore, type Trashed, type TrashFacts } from './trash.ts';
 import { writePlan } from './write-plan.ts';
 
 /**
@@ -32,6 +34,15 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
       await writePlan(planUpdate(index, accountId, change, options));
       return change.version + 1;
     },
+    /**
+     * What a deletion writes (trash.ts): the entity moved to the trash and out of every list, count and sum,
+     * guarded by the version read.
+     */
+    planDelete: (accountId: string, stored: Versioned<E>, facts: TrashFacts, options?: WriteOptions) =>
+      planDelete(index, accountId, stored, facts, options),
+    /** What a restore writes: the entity as it was deleted, and its index, back; its trash item out. */
+    planRestore: (accountId: string, trashed: Trashed<E>, nowMicros: number, options?: WriteOptions) =>
+      planRestore(index, accountId, trashed, nowMicros, options),
     getByUuid: (accountId: string, uuid: string) => getByUuid(index, accountId, uuid),
     getByNumber: (accountId: string, number: number) => getByNumber(index, accountId, number),
     /** The entity an order key names (a due entry's), as stored, with its version (one strongly consistent GetItem). */

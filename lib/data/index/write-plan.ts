@@ -1,5 +1,8 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchDeleteAll, dynamo, tableName } from '../client.ts';
 import { ConcurrentWrite, isTransactionConflict } from '../errors.ts';
 import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
+import { ATTR } from '../items.ts';
 import { commit } from '../transact.ts';
 import { cutPlan, putUnconfirmed, type WritePlan } from './additions.ts';
 import { rememberDirectoryEntries } from './directory.ts';
@@ -15,6 +18,7 @@ export async function writePlan(plan: WritePlan): Promise<void> {
   let places: EventPlaces | undefined;
   try {
     await putUnconfirmed(cut.unconfirmed);
+    await markRemoved(plan.removedAround ?? []);
     // The events' places are taken last, just before the commit: a change read before them is ordered after
     // every event of its object that committed (docs/data-model.md, "Events").
     if (plan.events) {
@@ -29,4 +33,30 @@ export async function writePlan(plan: WritePlan): Promise<void> {
     if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
     throw error;
   }
+  // The entity no longer holds them: readers already skip them; the purge deletes again what a crash left here.
+  if (plan.removedAround?.length) {
+    await batchDeleteAll(plan.removedAround.map((item) => ({ pk: item.pk, sk: item.sk })));
+  }
+}
+
+/** Marks index items unconfirmed (an item already gone is left so: the condition keeps it from being created). */
+async function markRemoved(items: Record<string, unknown>[]): Promise<void> {
+  await Promise.all(
+    items.map((item) =>
+      dynamo
+        .send(
+          new UpdateCommand({
+            TableName: tableName(),
+            Key: { pk: item.pk, sk: item.sk },
+            UpdateExpression: 'SET #u = :one',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
+            ExpressionAttributeValues: { ':one': 1 },
+          }),
+        )
+        .catch((error: unknown) => {
+          if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+        }),
+    ),
+  );
 }

@@ -1,0 +1,13 @@
+import { route } from '#functions/routes.ts';
+import { httpHandler } from '#lib/http/handler.ts';
+import { type Deleted, deleteObject, presentDeleted } from '#lib/trash/trash.ts';
+
+/** DELETE /api/deals/{deal}: to the trash, out of every list, count and sum at once; If-Match as PATCH. */
+export const handler = httpHandler(
+  { route: route('deleteDeal'), present: (deleted: Deleted) => presentDeleted(deleted) },
+  (request, caller) =>
+    deleteObject(caller.accountId, 'deal', request.params.deal ?? '', {
+      ifMatch: request.header('if-match'),
+      attach: request.attach,
+    }),
+);

@@ -1,0 +1,106 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
+import { contacts } from './contact-index.ts';
+import { deals } from './deal-index.ts';
+import { ALL_DUE_SHARDS } from './index/due.ts';
+import type { IndexedEntity } from './index/engine.ts';
+import { indexItemsOf, trashedOf } from './index/trash.ts';
+import { messageKeys, trashKeys } from './keys.ts';
+import { tickets } from './ticket-index.ts';
+
+/**
+ * The purge (decisions.md, "Deleting, restoring and the trash"): what is in the trash past its purge time, found by
+ * its purge due entry (gsi2 `PURGE_DUE#<shard>`, keys only), never by a Scan, and removed with all it owns: a
+ * ticket's messages (a page of 25 at a time), any index item a crash left (the terms a deletion deletes after its
+ * commit), then the trash item itself, last, so that a purge stopped anywhere is found and finished by the next
+ * pass. A restore cannot race it: a restore's commit holds only before the purge time.
+ */
+
+const engines = { ticket: tickets, deal: deals, contact: contacts } as unknown as Record<
+  string,
+  IndexedEntity<{ uuid: string }, unknown>
+>;
+
+/** The trash items due for purge at `nowMs`, earliest first, at most `limit` (one Query per shard, at once). */
+export async function duePurges(
+  nowMs: number,
+  limit: number,
+  shards: readonly number[] = ALL_DUE_SHARDS,
+): Promise<{ accountId: string; uuid: string }[]> {
+  const keys = (
+    await Promise.all(
+      shards.map((shard) =>
+        queryAll(
+          {
+            TableName: tableName(),
+            IndexName: trashKeys.purgeDueIndex,
+            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+            ExpressionAttributeValues: {
+              ':pk': trashKeys.purgeDuePartition(shard),
+              ':before': trashKeys.purgeDueBefore(nowMs),
+            },
+            ProjectionExpression: 'gsi2sk',
+          },
+          limit,
+        ),
+      ),
+    )
+  )
+    .flat()
+    .map((item) => String(item.gsi2sk))
+    .sort();
+  return keys.slice(0, limit).map((sk) => trashKeys.parsePurgeDue(sk));
+}
+
+/** What one purge removed (items), or undefined when the trash item is gone or not yet due. */
+export async function purgeOne(
+  accountId: string,
+  uuid: string,
+  nowMicros: number,
+): Promise<number | undefined> {
+  const item = await getItem(trashKeys.item(accountId, uuid));
+  if (!item) return undefined;
+  const trashed = trashedOf<{ uuid: string }>(item);
+  if (trashed.purgeMicros > nowMicros) return undefined;
+  let removed = 0;
+  if (trashed.type === 'ticket') {
+    for (;;) {
+      const page = await queryAll(
+        {
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': messageKeys.partition(accountId, uuid) },
+          ProjectionExpression: 'pk, sk',
+        },
+        100,
+      );
+      if (page.length === 0) break;
+      await batchDeleteAll(page.map((m) => ({ pk: m.pk, sk: m.sk })));
+      removed += page.length;
+    }
+  }
+  const engine = engines[trashed.type];
+  if (engine) {
+    const leftovers = indexItemsOf(engine.index, accountId, trashed.entity).map((i) => ({
+      pk: i.pk,
+      sk: i.sk,
+    }));
+    await batchDeleteAll(leftovers);
+  }
+  // Last, and only if it is still the one read (a deletion after a restore writes a new one with a later time).
+  try {
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: trashKeys.item(accountId, uuid),
+        ConditionExpression: '#v = :v',
+        ExpressionAttributeNames: { '#v': 'v' },
+        ExpressionAttributeValues: { ':v': trashed.version },
+      }),
+    );
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    return removed;
+  }
+  return removed + 1;
+}

@@ -1,0 +1,59 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { duePurges, purgeOne } from '#lib/data/purge.ts';
+import { logError } from '#lib/log.ts';
+import { nowMicros } from '#lib/time.ts';
+
+/**
+ * The purge runner (docs/decisions.md, "Deleting, restoring and the trash"): passes over the trash's purge due
+ * entries (never a Scan), each purging up to PURGE_BATCH due objects, a few at a time; what fails stays due and is
+ * tried again by the next pass. `npm start` runs it for as long as it runs.
+ */
+export const PURGE_POLL_MS = 60_000;
+const PURGE_BATCH = 100;
+const AT_ONCE = 4;
+
+/** One pass: the due objects' purges; `more` when the batch was full (the next pass starts at once). */
+export async function purgePass(): Promise<{ purged: number; failed: number; more: boolean }> {
+  const now = nowMicros();
+  const due = await duePurges(Math.floor(now / 1000), PURGE_BATCH);
+  let purged = 0;
+  let failed = 0;
+  for (let i = 0; i < due.length; i += AT_ONCE) {
+    await Promise.all(
+      due.slice(i, i + AT_ONCE).map(async ({ accountId, uuid }) => {
+        try {
+          if ((await purgeOne(accountId, uuid, now)) !== undefined) purged++;
+        } catch (error) {
+          failed++;
+          logError(error);
+        }
+      }),
+    );
+  }
+  return { purged, failed, more: due.length === PURGE_BATCH };
+}
+
+/** Passes until `until` (epoch ms) or until `stopped()`. */
+export async function runPurges(
+  until: number,
+  options: { pollMs?: number; stopped?: () => boolean } = {},
+): Promise<{ passes: number; purged: number }> {
+  const totals = { passes: 0, purged: 0 };
+  while (Date.now() < until && !options.stopped?.()) {
+    let more = false;
+    try {
+      const pass = await purgePass();
+      totals.passes++;
+      totals.purged += pass.purged;
+      more = pass.more;
+    } catch (error) {
+      logError(error);
+    }
+    if (!more) {
+      // Sleep in short steps, so that stopping is prompt.
+      const end = Date.now() + Math.min(options.pollMs ?? PURGE_POLL_MS, Math.max(0, until - Date.now()));
+      while (Date.now() < end && !options.stopped?.()) await sleep(Math.min(500, end - Date.now()));
+    }
+  }
+  return totals;
+}

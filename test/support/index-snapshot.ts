@@ -1,0 +1,100 @@
+import { queryAll, tableName } from '#lib/data/client.ts';
+import { contacts } from '#lib/data/contact-index.ts';
+import { deals } from '#lib/data/deal-index.ts';
+import { indexKeys, trashKeys } from '#lib/data/keys.ts';
+import { tickets } from '#lib/data/ticket-index.ts';
+
+const ENGINES: Record<string, { index: typeof tickets.index | typeof deals.index | typeof contacts.index }> =
+  {
+    TICKET: tickets,
+    DEAL: deals,
+    CONTACT: contacts,
+  };
+
+/**
+ * What a reader can observe of an indexed entity's index in one account, read straight from DynamoDB Local: every
+ * posting, sorted posting, block, term, counter and stats cell, a sharded counter or cell summed over its shards,
+ * a count or block back at zero or empty as absent. Two snapshots are equal when every list, filter, total,
+ * search, queue and sum answers the same.
+ */
+export async function indexSnapshot(entity: string, accountId: string): Promise<Record<string, unknown>> {
+  const keys = indexKeys(entity);
+  const declared = ENGINES[entity]?.index;
+  if (!declared) throw new Error(`no engine for ${entity}`);
+  // Every index partition of the account, found by Query as the reindex finds them (its directory), never a Scan
+  // of the table the whole test run shares.
+  const part = (pk: string) =>
+    queryAll({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ConsistentRead: true,
+    });
+  const dims = (await part(keys.directoryPartition(accountId)))
+    .map((item) => String(item.sk))
+    .filter((sk) => !sk.startsWith('#'));
+  const partitions = [
+    keys.termsPartition(accountId),
+    ...declared.statsFamilies.map((f) => keys.statsPartition(accountId, f.family)),
+    ...['all', ...dims].flatMap((d) => [
+      keys.postingPartition(accountId, d),
+      keys.blockPartition(accountId, d),
+      ...Object.keys(declared.declaration.sorts ?? {}).map((sort) =>
+        keys.sortedPartition(accountId, sort, d),
+      ),
+    ]),
+  ];
+  const scanned = (await Promise.all([...new Set(partitions)].map(part))).flat();
+  const summed = new Map<string, Record<string, unknown>>();
+  for (const item of scanned) {
+    const pk = item.pk as string;
+    const sk = item.sk as string;
+    const sharded = keys.isCounterSort(sk) || (pk.startsWith(`${entity}_STATS`) && /#\d\d$/.test(sk));
+    if (!sharded) {
+      summed.set(`${pk} ${sk}`, item);
+      continue;
+    }
+    const cell = keys.isCounterSort(sk) ? '#COUNT' : sk.slice(0, -3);
+    const sum = summed.get(`${pk} ${cell}`) ?? { pk, sk: cell };
+    for (const [k, v] of Object.entries(item)) {
+      if (k !== 'pk' && k !== 'sk') sum[k] = ((sum[k] as number | undefined) ?? 0) + Number(v);
+    }
+    summed.set(`${pk} ${cell}`, sum);
+  }
+  const index: Record<string, unknown> = {};
+  for (const { pk, sk, ...rest } of summed.values()) {
+    const values = Object.fromEntries(
+      Object.entries(rest)
+        .filter(([, v]) => v !== 0 && !(v instanceof Set && v.size === 0))
+        .map(([k, v]) => [k, v instanceof Set ? [...v].sort() : typeof v === 'object' ? String(v) : v]),
+    );
+    // A counter, block or stats cell at zero or empty is as good as absent (a rebuild deletes it).
+    const empty =
+      Object.keys(values).length === 0 &&
+      (sk === '#COUNT' ||
+        String(pk).startsWith(`${entity}_BLOCKS`) ||
+        String(pk).startsWith(`${entity}_STATS`));
+    if (!empty) index[`${pk} ${sk}`] = values;
+  }
+  return index;
+}
+
+/** The account's trash items, as stored (one Query of its trash partition). */
+export function trashItemsOf(accountId: string) {
+  return queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': trashKeys.partition(accountId) },
+    ConsistentRead: true,
+  });
+}
+
+/** The entity items of the account (one Query of its entity partition). */
+export function entityItemsOf(entity: string, accountId: string) {
+  return queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': indexKeys(entity).itemPartition(accountId) },
+    ConsistentRead: true,
+  });
+}
