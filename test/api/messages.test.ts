@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scanAll, tableName } from '#lib/data/client.ts';
+import { queryAll, tableName } from '#lib/data/client.ts';
 import { messageKeys } from '#lib/data/keys.ts';
 import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
@@ -40,10 +40,12 @@ async function accountWithAgents() {
 
 /** Every message item of a ticket in the table (what a recount sees). */
 async function storedMessages(accountId: string, uuid: string) {
-  const items = await scanAll({
+  // The ticket's message partition read whole (a Query: a Scan of the table every test file shares grows with it).
+  const items = await queryAll({
     TableName: tableName(),
-    FilterExpression: 'pk = :pk',
+    KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': messageKeys.partition(accountId, uuid) },
+    ConsistentRead: true,
   });
   return items;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scanAll, tableName } from '#lib/data/client.ts';
+import { queryAll, tableName } from '#lib/data/client.ts';
 import { messageKeys, ticketKeys } from '#lib/data/keys.ts';
 import {
   type ConversationState,
@@ -32,10 +32,12 @@ interface StoredMessage {
 }
 
 async function storedMessages(accountId: string, uuid: string): Promise<StoredMessage[]> {
-  const items = await scanAll({
+  // The ticket's message partition read whole (a Query: a Scan of the table every test file shares grows with it).
+  const items = await queryAll({
     TableName: tableName(),
-    FilterExpression: 'pk = :pk',
+    KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': messageKeys.partition(accountId, uuid) },
+    ConsistentRead: true,
   });
   return (items as unknown as StoredMessage[]).sort((a, b) => a.number - b.number);
 }
@@ -68,11 +70,13 @@ async function recount(
   const times = messages.map((m) => m.createdAt);
   expect([...times].sort()).toEqual(times);
   const ticketItem = (
-    await scanAll({
+    await queryAll({
       TableName: tableName(),
-      FilterExpression: 'pk = :pk AND #u = :u',
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: '#u = :u',
       ExpressionAttributeNames: { '#u': 'uuid' },
       ExpressionAttributeValues: { ':pk': ticketKeys.itemPartition(account.accountId), ':u': uuid },
+      ConsistentRead: true,
     })
   )[0] as Record<string, unknown>;
   const expected = replayed(ticketItem.createdAt as string, messages);
