@@ -29,10 +29,15 @@ export interface SlaTargets {
   calendar: BusinessHours | null;
 }
 
-/** A breach the runner wrote: the clock's cycle (its start) and the due time that passed. */
+/**
+ * A breach the runner wrote: the clock's cycle (its start) and the due time that passed; `earlier`, the other due
+ * times of the same cycle it already wrote a breach for (a priority or category change moved the due time, then
+ * moved it back: a breach already written for a due time is never written again, and still counts as breached).
+ */
 export interface SlaBreach {
   startedAt: Timestamp;
   dueAt: Timestamp;
+  earlier?: Timestamp[];
 }
 export type SlaBreaches = Partial<Record<SlaMetric, SlaBreach>>;
 
@@ -131,11 +136,8 @@ export function clockStates(t: SlaFields): ClockState[] {
 /** Whether the runner wrote this clock's breach (same cycle, same due time). */
 export function isRecorded(t: SlaFields, clock: ClockState): boolean {
   const breach = t.slaBreaches?.[clock.metric];
-  return (
-    breach !== undefined &&
-    breach.startedAt === clock.startedAt &&
-    parseTimestamp(breach.dueAt) === clock.dueUs
-  );
+  if (breach === undefined || breach.startedAt !== clock.startedAt) return false;
+  return [breach.dueAt, ...(breach.earlier ?? [])].some((due) => parseTimestamp(due) === clock.dueUs);
 }
 
 /**
@@ -199,7 +201,14 @@ export function breachesDue(t: SlaFields, nowUs: number): ClockState[] {
 export function withBreaches<T extends SlaFields>(t: T, clocks: ClockState[]): T {
   const breaches: SlaBreaches = { ...(t.slaBreaches ?? {}) };
   for (const clock of clocks) {
-    breaches[clock.metric] = { startedAt: clock.startedAt, dueAt: formatTimestamp(clock.dueUs) };
+    const prior = breaches[clock.metric];
+    const dueAt = formatTimestamp(clock.dueUs);
+    // The same cycle's other due times stay recorded (one entry each: the policies' targets bound them).
+    const earlier =
+      prior && prior.startedAt === clock.startedAt
+        ? [...new Set([...(prior.earlier ?? []), prior.dueAt])].filter((due) => due !== dueAt)
+        : [];
+    breaches[clock.metric] = { startedAt: clock.startedAt, dueAt, ...(earlier.length ? { earlier } : {}) };
   }
   return { ...t, slaBreaches: breaches };
 }
