@@ -2,7 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { contacts } from './contact-index.ts';
 import { deals } from './deal-index.ts';
-import { ALL_DUE_SHARDS } from './index/due.ts';
+import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { indexItemsOf, trashedOf } from './index/trash.ts';
 import { messageKeys, trashKeys } from './keys.ts';
@@ -27,29 +27,16 @@ export async function duePurges(
   limit: number,
   shards: readonly number[] = ALL_DUE_SHARDS,
 ): Promise<{ accountId: string; uuid: string }[]> {
-  const keys = (
-    await Promise.all(
-      shards.map((shard) =>
-        queryAll(
-          {
-            TableName: tableName(),
-            IndexName: trashKeys.purgeDueIndex,
-            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
-            ExpressionAttributeValues: {
-              ':pk': trashKeys.purgeDuePartition(shard),
-              ':before': trashKeys.purgeDueBefore(nowMs),
-            },
-            ProjectionExpression: 'gsi2sk',
-          },
-          limit,
-        ),
-      ),
-    )
-  )
-    .flat()
-    .map((item) => String(item.gsi2sk))
-    .sort();
-  return keys.slice(0, limit).map((sk) => trashKeys.parsePurgeDue(sk));
+  const keys = await dueSortKeys(
+    {
+      indexName: trashKeys.purgeDueIndex,
+      partition: trashKeys.purgeDuePartition,
+      before: trashKeys.purgeDueBefore(nowMs),
+    },
+    limit,
+    shards,
+  );
+  return keys.map((sk) => trashKeys.parsePurgeDue(sk));
 }
 
 /** What one purge removed (items), or undefined when the trash item is gone or not yet due. */

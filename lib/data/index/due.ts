@@ -24,15 +24,33 @@ export async function dueEntities<E>(
   shards: readonly number[] = ALL_DUE_SHARDS,
 ): Promise<DueEntity[]> {
   const { keys } = index;
+  const sortKeys = await dueSortKeys(
+    { indexName: keys.dueIndex, partition: keys.duePartition, before: keys.dueBefore(nowMs) },
+    limit,
+    shards,
+  );
+  return sortKeys.map((sk) => keys.parseDue(sk));
+}
+
+/**
+ * The earliest `limit` due sort keys below `before` over the given shards of a keys-only due index: one Query per
+ * shard, all at once (one round trip). A sort key starts with its due time, zero-padded, so lexical order is due
+ * order across partitions. The one reader of every gsi2 due index (SLA breaches, purges).
+ */
+export async function dueSortKeys(
+  due: { indexName: string; partition: (shard: number) => string; before: string },
+  limit: number,
+  shards: readonly number[],
+): Promise<string[]> {
   const sortKeys = (
     await Promise.all(
       shards.map((shard) =>
         queryAll(
           {
             TableName: tableName(),
-            IndexName: keys.dueIndex,
+            IndexName: due.indexName,
             KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
-            ExpressionAttributeValues: { ':pk': keys.duePartition(shard), ':before': keys.dueBefore(nowMs) },
+            ExpressionAttributeValues: { ':pk': due.partition(shard), ':before': due.before },
             ProjectionExpression: 'gsi2sk',
           },
           limit,
@@ -42,7 +60,6 @@ export async function dueEntities<E>(
   )
     .flat()
     .map((item) => String(item.gsi2sk));
-  // A sort key starts with its due time, zero-padded: lexical order is due order across partitions.
   sortKeys.sort();
-  return sortKeys.slice(0, limit).map((sk) => keys.parseDue(sk));
+  return sortKeys.slice(0, limit);
 }
