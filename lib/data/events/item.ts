@@ -11,8 +11,12 @@ export const PART_BYTES = 350_000;
 /** The commit actions one event may take (its item, and one part: a ticket's event is under 700 KB). */
 export const MAX_EVENT_ACTIONS = 2;
 
-/** An item not yet past `expires_at` (TTL removes expired items days later). */
-export const live = (item: Record<string, unknown>) => Number(item.expires_at) > Date.now() / 1000;
+/**
+ * An item not yet past `expires_at` (TTL removes expired items days later). An item with none is kept for good:
+ * the legacy lane's seal, whose id a page that passed it gives as its cursor.
+ */
+export const live = (item: Record<string, unknown>) =>
+  item.expires_at === undefined || Number(item.expires_at) > Date.now() / 1000;
 /** How long ago the item's place was taken (or its void written for it). */
 export const age = (item: Record<string, unknown>) => Date.now() - Number(item.at);
 
