@@ -142,8 +142,9 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
     if (stop || settledBelow < read.bound || !read.more) break;
     from = Math.max(from, settledBelow);
   }
-  // A range write that failed fails the page (a cursor may name it); its counter holds the range meanwhile.
-  const failed = (await Promise.all(pending)).find((f) => f !== undefined);
+  // A range write that failed fails the page when its cursor names that range (no item would answer for it);
+  // else the page stands (the counter holds the range, and a later reader closes those places once old enough).
+  const failed = (await Promise.all(pending)).find((f) => f !== undefined && f.id === last);
   if (failed) throw failed.error;
   return { events, last };
 }

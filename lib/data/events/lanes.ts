@@ -130,8 +130,8 @@ async function closeLostTake(accountId: string, shard: number, count: number, by
   await Promise.all(Array.from({ length: count }, (_, i) => closePlace(accountId, placeOf(shard, last - i))));
 }
 
-/** Writes a page started and awaits before it answers: each answers its failure, if any. */
-export type PendingWrites = Promise<{ error: unknown } | undefined>[];
+/** Range writes a page started and awaits before it answers: each answers its failure (and its range's id), if any. */
+export type PendingWrites = Promise<{ error: unknown; id: string } | undefined>[];
 
 /** What a bump found or did. */
 export type BumpOutcome =
@@ -297,11 +297,11 @@ async function bumpShard(
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     }),
   );
-  // The page awaits it before it answers (its cursor may name the range), beside its serving; a failure fails
-  // the page (the counter holds the range meanwhile).
+  // The page awaits it before it answers, beside its serving: a failure fails the page when its cursor names the
+  // range (else the counter holds the range, and a later reader closes those places after the settle window).
   const written = dynamo.send(new PutCommand({ TableName: tableName(), Item: range.Item })).then(
     () => undefined,
-    (error: unknown) => ({ error }),
+    (error: unknown) => ({ error, id: range.id }),
   );
   if (pending) pending.push(written);
   else {
