@@ -184,6 +184,32 @@ describe('messages and the service-level clocks', () => {
     expect(breached.body.data.map((t: Shown) => t.uuid)).toEqual([ticket.uuid]);
   });
 
+  it('the runner and the message that replaces a late cycle, racing: its breach is written once either way', async () => {
+    const a = await account();
+    const agent = (a.agents[0] as { id: number }).id;
+    const dues: string[] = [];
+    const uuids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const t0 = nowMicros() - 10 * MIN_US;
+      const ticket = await createAt(a, t0);
+      await postAt(a, ticket.uuid, t0 + MIN_US / 2, { body: 'On it.', agent_id: agent });
+      const asked = await postAt(a, ticket.uuid, t0 + MIN_US, { body: 'News?', author: 'requester' });
+      await postAt(a, ticket.uuid, t0 + 5 * MIN_US, { body: 'Late.', agent_id: agent });
+      uuids.push(ticket.uuid);
+      dues.push(asked.ticket.sla.next_reply?.due_at as string);
+    }
+    // Each late cycle's breach is owed; the runner and the requester's next message (a new cycle, due in 2
+    // minutes) race for it: whichever commits first writes it, the other reads it written.
+    await Promise.all([
+      pass(),
+      ...uuids.map((uuid) => post(a, uuid, { body: 'Again.', author: 'requester' })),
+      pass(),
+    ]);
+    await pass();
+    const written = (await breachesOf(a)).map(([uuid, metric, due]) => `${uuid} ${metric} ${due}`).sort();
+    expect(written).toEqual(uuids.map((uuid, i) => `${uuid} next_reply ${dues[i]}`).sort());
+  });
+
   it('a priority change that moves a passed, unwritten due time into the future writes that breach in its commit', async () => {
     const a = await account();
     const ticket = await createAt(a, nowMicros() - 10 * MIN_US);
