@@ -14,11 +14,13 @@ import { optionalInteger } from '#lib/number-fields.ts';
 import { formatTimestamp, nowMicros, parseTimestamp, type Timestamp } from '#lib/time.ts';
 import { oneOf, parseInput, requiredText, sometimes } from '#lib/validation.ts';
 import { updateVersioned } from '#lib/versioned-update.ts';
+import { breachEvents, withLostBreaches } from './breaches.ts';
 import { conversationAfter, conversationOf } from './conversation.ts';
 import { createTicketFrom } from './create-ticket.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import type { CreateTicketInput } from './schemas.ts';
+import type { ClockState } from './sla-clocks.ts';
 import { TICKET_STATUSES, type Ticket, type TicketStatus } from './types.ts';
 import { applyChange } from './update-ticket.ts';
 
@@ -174,9 +176,12 @@ export async function postParsedMessage(
   }
 
   let message: Message | undefined;
+  // The breaches the message would lose (a new next-reply cycle after a late reply): written in its commit.
+  let lost: ClockState[] = [];
   const updated = await updateVersioned<Ticket>({
     read: () => findTicket(accountId, ref),
     apply: (before) => {
+      lost = [];
       if (before.status === 'closed') {
         if (author === 'agent') {
           throw ValidationFailed.field('ticket', 'The ticket is closed: a closed ticket cannot be answered.');
@@ -203,9 +208,14 @@ export async function postParsedMessage(
         createdAt: formatTimestamp(createdUs),
         ...(options.mail ?? {}),
       };
-      const after = ticketAfter(before, message, input.status, config, createdUs);
-      refuseOversizedAnswer(message, after);
-      return after;
+      const settled = withLostBreaches(
+        before,
+        ticketAfter(before, message, input.status, config, createdUs),
+        createdUs,
+      );
+      lost = settled.clocks;
+      refuseOversizedAnswer(message, settled.ticket);
+      return settled.ticket;
     },
     write: async (before, after, version) => {
       const posted = message as Message;
@@ -217,6 +227,7 @@ export async function postParsedMessage(
         items: [messagePut(accountId, { ...posted }), ...(options.items?.(posted, after) ?? [])],
         attachment: options.attach?.({ message: posted, ticket: after, version: version + 1 }),
         event: [
+          ...breachEvents(after, lost, version + 1),
           createdEvent('message', presentMessage(posted)),
           updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
         ],
