@@ -337,8 +337,12 @@ export async function isSuppressed(accountId: string, address: string): Promise<
   return (await getItem(outboxKeys.suppressed(accountId, address))) !== undefined;
 }
 
-/** The address wrote in again: the account may send to it again (one conditional DeleteItem). */
+/**
+ * The address wrote in again: the account may send to it again. One eventually consistent GetItem (0.5 read
+ * unit; every received mail pays it), and a DeleteItem only when the address was suppressed.
+ */
 export async function liftSuppression(accountId: string, address: string): Promise<void> {
+  if (!(await getItem(outboxKeys.suppressed(accountId, address), { eventual: true }))) return;
   try {
     await dynamo.send(
       new DeleteCommand({

@@ -154,11 +154,15 @@ export async function sendOne(
     const delivery: Delivery = { ...claimed.delivery, status: 'failed', attempts };
     return { delivery, error, events: message ? [deliveryFailedEvent(message, delivery, error)] : undefined };
   };
-  const built = await build(entry.accountId, claimed.kind, claimed.item);
+  // The ticket, its mail chain and the suppression of the recipient: read at once (one round trip).
+  const to = String(((claimed.item.email as Record<string, unknown>).to as string[])[0]);
+  const [built, suppressed] = await Promise.all([
+    build(entry.accountId, claimed.kind, claimed.item),
+    isSuppressed(entry.accountId, to),
+  ]);
   if (!built) return record(entry, options.owner, failed('ticket_gone'), 'failed');
   const { mail } = built;
-  const to = mail.to[0] as string;
-  if (await isSuppressed(entry.accountId, to)) {
+  if (suppressed) {
     return record(entry, options.owner, failed('suppressed: the address bounced', built.message), 'failed');
   }
   const raw = await composeMail(mail);
@@ -234,12 +238,16 @@ async function build(
   kind: 'reply' | 'ack',
   item: Record<string, unknown>,
 ): Promise<Built | undefined> {
-  const ticket = (await findTicket(accountId, String(item.ticketUuid)))?.entity;
+  const message = item as unknown as Message;
+  const [found, newest] = await Promise.all([
+    findTicket(accountId, String(item.ticketUuid)),
+    kind === 'ack' ? [] : queryMessagesBefore<Message>(accountId, message.ticketUuid, message.number, 20),
+  ]);
+  const ticket = found?.entity;
   if (!ticket) return undefined;
   if (kind === 'ack') return buildAck(ticket, item);
-  const message = item as unknown as Message;
   const fields = message.email as Record<string, unknown> & { from: { email: string; name: string | null } };
-  const chain = await mailChain(accountId, ticket, message.number);
+  const chain = mailChain(ticket, newest);
   return {
     message,
     mail: {
@@ -281,14 +289,13 @@ function buildAck(ticket: Ticket, item: Record<string, unknown>): Built {
 }
 
 /**
- * The Message-IDs of the ticket's mail before message `number`, oldest first: the mail that opened it, then the
- * newest mails among its last 20 messages (received or sent; for sent mail also the provider's id is claimed,
+ * The Message-IDs of the ticket's mail before a message, oldest first: the mail that opened it, then the
+ * mails among the 20 messages before it (`newest`, newest first as read) (received or sent; for sent mail also the provider's id is claimed,
  * but a thread is named by the ids its mails carried).
  */
-async function mailChain(accountId: string, ticket: Ticket, number: number): Promise<string[]> {
+function mailChain(ticket: Ticket, newest: Message[]): string[] {
   const opening = ticket.descriptionEmail?.email?.message_id as string | null | undefined;
-  const newest = await queryMessagesBefore<Message>(accountId, ticket.uuid, number, 20);
-  const ids = newest
+  const ids = [...newest]
     .reverse()
     .map((m) => m.email?.message_id as string | null | undefined)
     .filter((id): id is string => typeof id === 'string' && id.length > 0);

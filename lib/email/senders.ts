@@ -37,8 +37,11 @@ const SMTP_TIMEOUT_MS = 30_000;
  * connection, a timeout are temporary. The relay's Message-ID is the mail's own (SMTP does not replace it).
  */
 export function smtpSender(url: string): Sender {
+  // Pooled: a runner sends several mails at once and one after another, over connections it keeps (at most 8).
   const transport = nodemailer.createTransport({
     url,
+    pool: true,
+    maxConnections: 8,
     connectionTimeout: SMTP_TIMEOUT_MS,
     greetingTimeout: SMTP_TIMEOUT_MS,
     socketTimeout: SMTP_TIMEOUT_MS,

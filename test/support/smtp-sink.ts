@@ -12,6 +12,8 @@ export interface SinkMail {
   recipients: string[];
   raw: Buffer;
   parsed: ParsedMail;
+  /** When its DATA ended (performance.now()). */
+  receivedAt: number;
   header: (name: string) => string | undefined;
 }
 
@@ -47,6 +49,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       (stream as Readable).on('data', (chunk: Buffer) => chunks.push(chunk));
       (stream as Readable).on('end', () => {
         const raw = Buffer.concat(chunks);
+        const receivedAt = performance.now();
         simpleParser(raw).then(
           (parsed) => {
             sink.mails.push({
@@ -54,6 +57,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
               recipients: session.envelope.rcptTo.map((r) => r.address),
               raw,
               parsed,
+              receivedAt,
               header: (name) => {
                 const value = parsed.headers.get(name.toLowerCase());
                 if (value === undefined) return undefined;
