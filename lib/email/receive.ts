@@ -322,7 +322,8 @@ async function thread(
   for (const recipient of recipients) {
     const { base, token } = splitAddress(recipient);
     if (!token || !own.has(base)) continue;
-    const found = await findTicket(accountId, token);
+    // The envelope sender's form of a sent mail (`<ref>.<n>`, `<ref>.ack`) names its ticket too.
+    const found = await findTicket(accountId, token.replace(/\.(\d{1,10}|ack)$/, ''));
     if (found) return { ticket: found.entity, rule: 'token_address' };
   }
   const byId = async (id: string | undefined) => {

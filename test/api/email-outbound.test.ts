@@ -172,15 +172,28 @@ describe('replies go out as mail', () => {
     const last = (list.body.data as Json[]).at(-1);
     expect(last).toMatchObject({ body: 'Unplugged.', email: { threading: { matched_by: 'in_reply_to' } } });
 
+    // Mail to the envelope sender's form (`+<ref>.<n>`, where reports go) from a person threads by that token too.
+    await mailIn({
+      from: customer,
+      to: mail?.envelopeFrom as string,
+      subject: 'To the bounce address',
+      text: 'Hi.',
+    });
+    const viaEnvelope = (
+      await gateway.call('GET', `/api/tickets/${ticket.uuid}/messages`, { key: account.apiKey })
+    ).body.data.at(-1);
+    expect(viaEnvelope).toMatchObject({ body: 'Hi.', email: { threading: { matched_by: 'token_address' } } });
+
     // A second reply carries the whole chain: In-Reply-To the customer's answer, References from the opening.
     await reply(account, ticket.uuid, 'Good.');
     await pass(account);
     const second = sentTo(customer).at(-1);
-    expect(second?.header('in-reply-to')).toBe(header(last?.email.message_id));
+    expect(second?.header('in-reply-to')).toBe(header(viaEnvelope.email.message_id));
     expect(second?.header('references')?.split(/\s+/)).toEqual([
       opening,
       header(posted.email.message_id),
       header(last?.email.message_id),
+      header(viaEnvelope.email.message_id),
     ]);
   });
 
