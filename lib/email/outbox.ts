@@ -106,7 +106,9 @@ export async function outboxPass(options: OutboxRunOptions): Promise<OutboxPass>
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 8, due.length) }, work));
-  return { read: due.length, counts, more: due.length >= limit };
+  // Again at once only when a full page was due and this pass did something with it: a page of mail another
+  // runner holds (its claims) waits for the next poll, not a busy loop.
+  return { read: due.length, counts, more: due.length >= limit && counts.skipped < due.length };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

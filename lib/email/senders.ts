@@ -29,8 +29,13 @@ export interface Sender {
   close(): void;
 }
 
-/** How long one SMTP attempt may take, connection to the answer of DATA. */
+/** How long one SMTP step may wait (connection, greeting, a quiet socket). */
 const SMTP_TIMEOUT_MS = 30_000;
+/**
+ * How long one SMTP attempt may take in all, well inside the outbox's 60 s claim: a relay that trickles its
+ * answers is a temporary failure (tried again later, the same Message-ID if it did take the mail after all).
+ */
+const SMTP_ATTEMPT_MS = 40_000;
 
 /**
  * SMTP to a relay (nodemailer's transport). A 5xx answer is a permanent refusal; a 4xx, a refused or dropped
@@ -49,8 +54,17 @@ export function smtpSender(url: string): Sender {
   return {
     name: url,
     async send(mail) {
+      let timer: NodeJS.Timeout | undefined;
       try {
-        await transport.sendMail({ envelope: { from: mail.envelopeFrom, to: mail.to }, raw: mail.raw });
+        await Promise.race([
+          transport.sendMail({ envelope: { from: mail.envelopeFrom, to: mail.to }, raw: mail.raw }),
+          new Promise((_, reject) => {
+            timer = setTimeout(
+              () => reject(Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' })),
+              SMTP_ATTEMPT_MS,
+            );
+          }),
+        ]);
         return { ok: true, providerMessageId: mail.messageId };
       } catch (error) {
         const e = error as { responseCode?: number; code?: string; message?: string };
@@ -62,6 +76,8 @@ export function smtpSender(url: string): Sender {
             .trim()
             .slice(0, 300),
         };
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => transport.close(),
