@@ -103,7 +103,12 @@ async function main(): Promise<void> {
     const relay = process.env.SMTP_RELAY_URL?.trim();
     const sentDir = join(mailDir, 'sent');
     const sender = relay ? smtpSender(relay) : folderSender(sentDir);
-    const outbox = runOutbox(Number.POSITIVE_INFINITY, { sender, stopped: () => breachesStopped });
+    // One runner per data folder, named after it: after a crash, it takes back at once what it had claimed.
+    const outbox = runOutbox(Number.POSITIVE_INFINITY, {
+      sender,
+      owner: `npm-start:${mailDir}`,
+      stopped: () => breachesStopped,
+    });
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(

@@ -86,9 +86,11 @@ const deliveryOf = (item: Record<string, unknown>): Delivery =>
   ((item.email as Record<string, unknown> | undefined)?.delivery as Delivery | undefined) ?? QUEUED;
 
 /**
- * Claims a due mail for `owner` until `untilMs`: conditional on its being queued, due and not claimed by a live
- * claim (one UpdateItem); the entry moves to the claim's end. Undefined when another runner holds it or it is no
- * longer queued (sent, given up, purged).
+ * Claims a due mail for `owner` until `untilMs`: conditional on its being queued, due and not claimed by another
+ * owner's live claim (one UpdateItem); the entry moves to the claim's end. An owner takes its own live claim
+ * again: `npm start` names its runner after its data folder, so after a crash it sends what it had claimed at
+ * once (the same Message-ID), not when the claim ends. Undefined when another runner holds it or it is no longer
+ * queued (sent, given up, purged).
  */
 export async function claimOutbox(
   entry: OutboxEntry,
@@ -104,7 +106,7 @@ export async function claimOutbox(
         UpdateExpression: `SET ${O.owner} = :owner, ${O.until} = :until, gsi2sk = :sk`,
         ConditionExpression:
           'attribute_exists(gsi2sk) AND gsi2sk < :before AND #email.#delivery.#status = :queued AND ' +
-          `(attribute_not_exists(${O.until}) OR ${O.until} < :now)`,
+          `(attribute_not_exists(${O.until}) OR ${O.until} < :now OR ${O.owner} = :owner)`,
         ExpressionAttributeNames: { '#email': 'email', '#delivery': 'delivery', '#status': 'status' },
         ExpressionAttributeValues: {
           ':owner': owner,
