@@ -59,8 +59,24 @@ export const slaBreachesWorker = {
   timeoutSeconds: 70,
 } as const satisfies WorkerDefinition;
 
+/**
+ * Scheduled every minute, runs the outbox runner (docs/email.md, "Sending") for most of it: the outbox's due index
+ * (Query on gsi2), a mail's claim (UpdateItem), its ticket (GetItem) and the messages before it (Query), the
+ * suppression lookup (GetItem), the record (a transaction of the message's UpdateItem, the Message-ID claims'
+ * PutItems, and for a failure the event's place (UpdateItem) and item (PutItem)); a place closed after a failed
+ * commit (PutItem). It sends through SES (its role is granted sending with the stage's configuration set).
+ */
+export const emailOutboxWorker = {
+  name: 'emailOutbox',
+  entry: 'functions/email-outbox.ts',
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem'],
+  indexQueries: ['gsi2'],
+  timeoutSeconds: 100,
+} as const satisfies WorkerDefinition;
+
 export const workers: readonly WorkerDefinition[] = [
   webhookStreamWorker,
   webhookDueWorker,
   slaBreachesWorker,
+  emailOutboxWorker,
 ];

@@ -1,10 +1,16 @@
-import type { slaBreachesWorker, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import type {
+  emailOutboxWorker,
+  slaBreachesWorker,
+  webhookDueWorker,
+  webhookStreamWorker,
+} from '#functions/workers.ts';
 
 /** The background functions' names (functions/workers.ts). */
 export type WorkerName =
   | typeof webhookStreamWorker.name
   | typeof webhookDueWorker.name
-  | typeof slaBreachesWorker.name;
+  | typeof slaBreachesWorker.name
+  | typeof emailOutboxWorker.name;
 
 /**
  * Every difference between environments, in one typed object (`npx cdk deploy -c stage=<name>`).
@@ -68,7 +74,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     pointInTimeRecovery: false,
     authorizerCacheTtlSeconds: 30,
     throttling: { rateLimit: 50, burstLimit: 100 },
-    workerConcurrency: { webhooksStream: 5, webhooksDue: 4, slaBreaches: 2 },
+    workerConcurrency: { webhooksStream: 5, webhooksDue: 4, slaBreaches: 2, emailOutbox: 2 },
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
     // deliveries/s at a 200 ms receiver).
     webhookDueRunners: 2,
@@ -95,7 +101,8 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     // The stream function runs one batch per stream shard at a time (parallelization factor 1): 50 covers a table
     // of 50 partitions; beyond, batches wait (records are kept 24 h) rather than take the API's concurrency. The
     // due function runs as webhookDueRunners invocations a minute, each at most 80 s: two of one runner may overlap.
-    workerConcurrency: { webhooksStream: 50, webhooksDue: 16, slaBreaches: 2 },
+    // The outbox: one run a minute, overlapping the next by its tail (docs/email.md, "Sending").
+    workerConcurrency: { webhooksStream: 50, webhooksDue: 16, slaBreaches: 2, emailOutbox: 2 },
     // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms
     // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a
     // 400 ms receiver; 2 shards each. The 16 reserved for them leave the API the account's concurrency less 66.

@@ -18,7 +18,12 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
-import { slaBreachesWorker, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import {
+  emailOutboxWorker,
+  slaBreachesWorker,
+  webhookDueWorker,
+  webhookStreamWorker,
+} from '#functions/workers.ts';
 import { HASH_SECRET_VARIABLE } from '#lib/accounts/key-hash.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
 import {
@@ -29,6 +34,7 @@ import {
 } from './api-contract.ts';
 import type { Stage, StageConfig } from './config.ts';
 import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
+import { EmailOutbox } from './constructs/email-outbox.ts';
 import { ServiceAlarms } from './constructs/service-alarms.ts';
 import { SlaBreachRunner } from './constructs/sla-breach-runner.ts';
 import { WebhookDispatcher } from './constructs/webhook-dispatcher.ts';
@@ -218,6 +224,16 @@ export class DeskpipeStack extends Stack {
       topic,
     });
     functions[slaBreachesWorker.name] = breaches.function;
+    // Outbound mail: a schedule invokes the outbox runner, which sends through SES (docs/email.md, "Sending").
+    const outbox = new EmailOutbox(this, 'EmailOutbox', {
+      table: this.table,
+      projectRoot: ROOT,
+      namePrefix,
+      memorySize: config.memorySize,
+      logRetention: retention,
+      reservedConcurrency: config.workerConcurrency.emailOutbox,
+    });
+    functions[emailOutboxWorker.name] = outbox.function;
     new ServiceAlarms(this, 'Alarms', {
       api: this.api,
       functions,

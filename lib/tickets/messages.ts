@@ -7,6 +7,7 @@ import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { getMessageItem, messagePut, queryMessages } from '#lib/data/messages.ts';
 import { updateTicketItems } from '#lib/data/tickets.ts';
 import type { CommitAction } from '#lib/data/transact.ts';
+import { replyMailFields } from '#lib/email/reply.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
@@ -195,8 +196,12 @@ export async function postParsedMessage(
       // A message is later than every message before it, whatever clock the request's host reads.
       const createdUs = Math.max(nowMicros(), lastUs + 1);
       const number = (before.messageCount ?? 1) + 1;
+      const id = messageId(number, randomBytes(8).toString('hex'));
+      // An agent's public reply is e-mailed to the requester (a mail the service received is not sent again).
+      const outgoing =
+        agent && visibility === 'public' && !options.mail ? replyMailFields(config, before, id) : undefined;
       message = {
-        id: messageId(number, randomBytes(8).toString('hex')),
+        id,
         number,
         ticketUuid: before.uuid,
         author: agent
@@ -207,6 +212,7 @@ export async function postParsedMessage(
         body: input.body,
         createdAt: formatTimestamp(createdUs),
         ...(options.mail ?? {}),
+        ...(outgoing ? { email: outgoing, attachments: [] } : {}),
       };
       const settled = withLostBreaches(
         before,
@@ -224,7 +230,11 @@ export async function postParsedMessage(
         before,
         after,
         version,
-        items: [messagePut(accountId, { ...posted }), ...(options.items?.(posted, after) ?? [])],
+        items: [
+          // A reply to e-mail is in the outbox from this commit on: sent after it, at least once.
+          messagePut(accountId, { ...posted }, isQueuedMail(posted) ? Date.now() : undefined),
+          ...(options.items?.(posted, after) ?? []),
+        ],
         attachment: options.attach?.({ message: posted, ticket: after, version: version + 1 }),
         event: [
           ...breachEvents(after, lost, version + 1),
@@ -240,6 +250,10 @@ export async function postParsedMessage(
   const followUp = await createFollowUp(accountId, config, updated.entity, input.body, options);
   return { message: descriptionMessage(followUp), ticket: followUp, version: 1 };
 }
+
+/** A message the service is to e-mail (its mail's delivery is queued). */
+const isQueuedMail = (m: Message) =>
+  (m.email?.delivery as { status?: string } | undefined)?.status === 'queued';
 
 /** A lone surrogate (invalid UTF-16): stored, it would come back as U+FFFD, so it is refused. */
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -4,7 +4,13 @@ import { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { authorizerTableActions, routes } from '#functions/routes.ts';
-import { slaBreachesWorker, webhookDueWorker, webhookStreamWorker, workers } from '#functions/workers.ts';
+import {
+  emailOutboxWorker,
+  slaBreachesWorker,
+  webhookDueWorker,
+  webhookStreamWorker,
+  workers,
+} from '#functions/workers.ts';
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
 import { STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from '#infra/constructs/webhook-dispatcher.ts';
@@ -75,6 +81,8 @@ describe.each(STAGES)('stack for %s', (stage) => {
         ...(hashing.has(name) ? ['API_KEY_HASH_SECRET'] : []),
         'NODE_OPTIONS',
         'POWERTOOLS_METRICS_NAMESPACE',
+        // lib/email/senders.ts: the outbox sends with the stage's SES configuration set.
+        ...(name === `deskpipe-${stage}-${emailOutboxWorker.name}` ? ['SES_CONFIGURATION_SET'] : []),
         ...(withTable.has(name) ? ['TABLE_NAME'] : []),
       ]);
     }
@@ -175,8 +183,8 @@ describe.each(STAGES)('production settings for %s', (stage) => {
               'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${index}`]],
             })),
           });
-        } else if (name === slaBreachesWorker.name) {
-          // The tickets' due index (gsi2): Query only.
+        } else if (name === slaBreachesWorker.name || name === emailOutboxWorker.name) {
+          // The tickets' due index, the outbox's (gsi2): Query only.
           expect(statement).toMatchObject({
             Action: 'dynamodb:Query',
             Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi2']] },
@@ -427,6 +435,39 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
       FunctionName: `deskpipe-${stage}-${slaBreachesWorker.name}`,
       Timeout: slaBreachesWorker.timeoutSeconds,
     });
+  });
+
+  it('runs the outbox every minute, once, sending through SES with the stage configuration set only', () => {
+    const outboxFunction = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${emailOutboxWorker.name}"`);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [outboxFunction, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+        }),
+      ],
+    });
+    const sets = template.findResources('AWS::SES::ConfigurationSet', {
+      Properties: { Name: `deskpipe-${stage}-outbox` },
+    });
+    expect(Object.keys(sets)).toHaveLength(1);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: `deskpipe-${stage}-${emailOutboxWorker.name}`,
+      Environment: { Variables: Match.objectLike({ SES_CONFIGURATION_SET: { Ref: Object.keys(sets)[0] } }) },
+    });
+    const ses = Object.entries(statementsByFunction(resources)).flatMap(([name, statements]) =>
+      statements
+        .filter((st) => [st.Action].flat().some((a) => a.startsWith('ses:')))
+        .map((st) => ({ name, statement: st })),
+    );
+    expect(ses.map((s) => s.name)).toEqual([emailOutboxWorker.name]);
+    const resourcesOf = JSON.stringify(ses[0]?.statement.Resource);
+    expect([ses[0]?.statement.Action].flat().sort()).toEqual(['ses:SendEmail', 'ses:SendRawEmail']);
+    // The configuration set by its name (a Ref to it), and any identity: nothing else of SES.
+    expect(resourcesOf).toContain(`:configuration-set/",${JSON.stringify({ Ref: Object.keys(sets)[0] })}`);
+    expect(ses[0]?.statement.Resource).toHaveLength(2);
+    expect(resourcesOf).toContain(':identity/*');
   });
 
   it('keeps the dispatcher functions out of the API', () => {
