@@ -94,6 +94,8 @@ async function main(): Promise<void> {
     // Inbound mail (docs/email.md): 250 only once the raw mail is kept, then the one inbound handler.
     const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
     const mail = await startMailServer({ port: settings.smtpPort, dir: mailDir });
+    // The download routes read raw mail and attachments from the same folder (lib/data/mail-store.ts).
+    process.env.MAIL_DIR = mailDir;
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(

@@ -202,6 +202,7 @@ async function deliver(
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
     },
     attachments: parsed.attachments.map((a) => ({ ...a })),
+    source: { inboundId: mail.inboundId, rawKey: mail.rawKey },
   });
   const claim = (message: Message, t: Ticket) => [
     mailIdPut(accountId, claimId, {
