@@ -115,8 +115,8 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     // of 50 partitions; beyond, batches wait (records are kept 24 h) rather than take the API's concurrency. The
     // due function runs as webhookDueRunners invocations a minute, each at most 80 s: two of one runner may overlap.
     // The purge: one run at a time, two when one's tail meets the next. The inbound function: 20 mails processed at
-    // once (a mail is ~1 s of work: ~20 mails/s, far above what support addresses receive); beyond, SES's async
-    // invocations wait and are retried by Lambda, never lost (docs/email.md).
+    // once (the local bench's ~0.2 s a mail makes that ~100 mails/s, far above what support addresses receive);
+    // beyond, SES's asynchronous invocations wait in Lambda's queue, never lost (docs/capacity.md).
     workerConcurrency: {
       webhooksStream: 50,
       webhooksDue: 16,
