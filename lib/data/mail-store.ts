@@ -34,6 +34,10 @@ export const RAW_MAIL_PREFIX = 'raw/';
 /** Where attachments are kept (lib/email/receive.ts, attachmentKey). */
 export const ATTACHMENTS_PREFIX = 'attachments/';
 
+/** Where one attachment of a received mail is kept. */
+export const attachmentKey = (inboundId: string, attachmentId: string) =>
+  `${ATTACHMENTS_PREFIX}${inboundId}/${attachmentId}`;
+
 /** How long a link to a large object works. */
 export const LINK_SECONDS = 300;
 

@@ -11,6 +11,7 @@ import {
   mailIdPut,
   putInbound,
 } from '#lib/data/email.ts';
+import { attachmentKey } from '#lib/data/mail-store.ts';
 import { AppError } from '#lib/errors.ts';
 import { logMail } from '#lib/log.ts';
 import { createTicketFrom } from '#lib/tickets/create-ticket.ts';
@@ -147,8 +148,7 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
   return records;
 }
 
-export const attachmentKey = (inboundId: string, attachmentId: string) =>
-  `attachments/${inboundId}/${attachmentId}`;
+export { attachmentKey };
 
 type Decision = Pick<InboundRecord, 'outcome' | 'reason' | 'ticketUuid' | 'messageId'>;
 
