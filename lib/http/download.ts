@@ -11,7 +11,7 @@ export function downloadAnswer(download: Download): HttpResult {
     return {
       statusCode: 303,
       body: { message: 'See the Location header: the file is served from there for 5 minutes.' },
-      headers: { Location: download.url, 'Cache-Control': 'private, no-store' },
+      headers: { Location: download.url, 'Cache-Control': 'no-store' },
     };
   }
   return {

@@ -14,6 +14,7 @@ import { attachmentOf, INLINE_MAX_BYTES, rawMailOf } from '#lib/email/downloads.
 import { attachmentKey } from '#lib/email/receive.ts';
 import { inboundIdOf, receiveSesEvent } from '#lib/email/ses-receipt.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { checkAnswer } from '#test/support/contract.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
@@ -80,6 +81,17 @@ async function sesDelivers(raw: Buffer, recipients: string[], source = 'rita@cus
   return event;
 }
 
+/** The environment that makes a function's mail store this s3rver's bucket (as MAIL_BUCKET does deployed). */
+const s3Environment = () => ({
+  MAIL_BUCKET: BUCKET,
+  AWS_ENDPOINT_URL_S3: endpoint,
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'S3RVER',
+  AWS_SECRET_ACCESS_KEY: 'S3RVER',
+  AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+  AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+});
+
 async function withEnvironment<T>(values: Record<string, string>, run: () => Promise<T>): Promise<T> {
   const before = Object.fromEntries(Object.keys(values).map((k) => [k, process.env[k]]));
   Object.assign(process.env, values);
@@ -113,18 +125,7 @@ describe('the inbound function with the S3 store', () => {
     const event = await sesDelivers(raw, [`SUPPORT@${domain}`]);
     // The deployed function itself (its table actions checked against its grant: test/support/table-actions.ts),
     // its store named by MAIL_BUCKET and reached as the SDK's environment says.
-    await withEnvironment(
-      {
-        MAIL_BUCKET: BUCKET,
-        AWS_ENDPOINT_URL_S3: endpoint,
-        AWS_REGION: 'eu-west-1',
-        AWS_ACCESS_KEY_ID: 'S3RVER',
-        AWS_SECRET_ACCESS_KEY: 'S3RVER',
-        AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
-        AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
-      },
-      () => handler(event),
-    );
+    await withEnvironment(s3Environment(), () => handler(event));
     const [first] = await receiveSesEvent(event, store);
     expect(first).toMatchObject({
       outcome: 'new_ticket',
@@ -180,6 +181,22 @@ describe('the inbound function with the S3 store', () => {
     expect(fetched.status).toBe(200);
     expect(fetched.headers.get('content-disposition')).toContain("filename*=UTF-8''big%20file%20%C3%BC.bin");
     expect(Buffer.from(await fetched.arrayBuffer()).equals(big)).toBe(true);
+
+    // Through the API (the local gateway, the route's handler with the S3 store the environment names): a 303 to
+    // such a link, as the OpenAPI document says (test/support/contract.ts checks the answer against it).
+    const path = `/api/tickets/${ticket}/messages/${message}/attachments/att_0001`;
+    const answer = await withEnvironment(s3Environment(), () =>
+      fetch(`${gateway.baseUrl}${path}`, {
+        headers: { Authorization: `Bearer ${account.apiKey}` },
+        redirect: 'manual',
+      }),
+    );
+    const text = await answer.text();
+    checkAnswer({ method: 'GET', path, status: answer.status, headers: answer.headers, text });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    const location = answer.headers.get('location') ?? '';
+    expect(Buffer.from(await (await fetch(location)).arrayBuffer()).equals(big)).toBe(true);
 
     expect(await store.size('attachments/in_0000000000000000000000000/att_0001')).toBeUndefined();
     await expect(attachmentOf(account.accountId, ticket, message, 'att_0002', store)).rejects.toMatchObject({
