@@ -27,11 +27,11 @@ export async function rawMailOf(
   accountId: string,
   ticketRef: string,
   messageId: string,
-  store: MailObjectStore = mailStore(),
+  store?: MailObjectStore,
 ): Promise<Download> {
   const message = await getMessage(accountId, ticketRef, messageId);
   if (!message.source) throw new NotFound();
-  return serve(store, message.source.rawKey, {
+  return serve(store ?? mailStore(), message.source.rawKey, {
     filename: `${message.id}.eml`,
     contentType: 'message/rfc822',
   });
@@ -46,12 +46,13 @@ export async function attachmentOf(
   ticketRef: string,
   messageId: string,
   attachmentId: string,
-  store: MailObjectStore = mailStore(),
+  store?: MailObjectStore,
 ): Promise<Download> {
   const message = await getMessage(accountId, ticketRef, messageId);
   const attachment = message.attachments?.find((a) => a.id === attachmentId.trim());
   if (!message.source || !attachment) throw new NotFound();
-  return serve(store, attachmentKey(message.source.inboundId, String(attachment.id)), {
+  // The store is named by the environment only once there is something to read in it.
+  return serve(store ?? mailStore(), attachmentKey(message.source.inboundId, String(attachment.id)), {
     filename: String(attachment.filename),
     contentType: 'application/octet-stream',
   });
