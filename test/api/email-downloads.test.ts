@@ -164,6 +164,19 @@ describe('raw mail and attachments', () => {
     }
   });
 
+  it('is a 404 for an unknown message even where no mail store is named (the store is read only for mail)', async () => {
+    delete process.env[MAIL_DIR_VARIABLE];
+    try {
+      const unknown = `/api/tickets/${ticket}/messages/msg_0000000099aaaaaaaaaaaaaaaa`;
+      expect((await gateway.call('GET', `${unknown}/raw`, { key: a.apiKey })).status).toBe(404);
+      expect((await gateway.call('GET', `${unknown}/attachments/att_0001`, { key: a.apiKey })).status).toBe(
+        404,
+      );
+    } finally {
+      process.env[MAIL_DIR_VARIABLE] = dir;
+    }
+  });
+
   it('needs tickets:read, checked before anything else', async () => {
     const key = await gateway.call('POST', '/api/keys', {
       key: a.apiKey,
