@@ -1,31 +1,23 @@
-import { join } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
-import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { emailOutboxWorker } from '#functions/workers.ts';
-import { DeskpipeFunction } from './deskpipe-function.ts';
+import type { DeskpipeFunction } from './deskpipe-function.ts';
+import { ScheduledRunner, type ScheduledRunnerProps } from './scheduled-runner.ts';
 
 /**
  * The outbox deployed (docs/email.md, "Sending"): one function, run every minute by a schedule rule for most of
- * the minute (functions/email-outbox.ts), granted exactly its table actions, Query on the due index (gsi2), and
- * SES sending with the stage's configuration set only. The configuration set is here so that every mail is sent
+ * the minute (functions/email-outbox.ts): a ScheduledRunner (its table actions, Query on the due index gsi2, the
+ * not-running alarm) granted SES sending with the stage's configuration set only. The configuration set is here so that every mail is sent
  * with one; its event destinations (bounces and complaints back to the service) are not wired yet (docs/email.md,
  * "Not done"). Its errors and throttles are alarmed with every function's (ServiceAlarms).
  */
-export interface EmailOutboxProps {
-  table: TableV2;
-  projectRoot: string;
-  namePrefix: string;
-  memorySize: number;
-  logRetention: RetentionDays;
-  reservedConcurrency: number;
-}
+export type EmailOutboxProps = Omit<
+  ScheduledRunnerProps,
+  'worker' | 'description' | 'slug' | 'everyMinutes' | 'notRunningAfter' | 'notRunningMeans'
+>;
 
 export class EmailOutbox extends Construct {
   readonly function: DeskpipeFunction;
@@ -36,17 +28,17 @@ export class EmailOutbox extends Construct {
     this.configurationSet = new ConfigurationSet(this, 'ConfigurationSet', {
       configurationSetName: `${props.namePrefix}-outbox`,
     });
-    this.function = new DeskpipeFunction(this, emailOutboxWorker.name, {
-      entry: join(props.projectRoot, emailOutboxWorker.entry),
-      projectRoot: props.projectRoot,
-      namePrefix: props.namePrefix,
-      memorySize: props.memorySize,
-      logRetention: props.logRetention,
-      timeout: Duration.seconds(emailOutboxWorker.timeoutSeconds),
-      reservedConcurrentExecutions: props.reservedConcurrency,
-    })
-      .bindTable(props.table, emailOutboxWorker.tableActions)
-      .bindIndexQueries(props.table, emailOutboxWorker.indexQueries);
+    // A scheduled runner like the breach runner and the purge, with SES on top.
+    this.function = new ScheduledRunner(this, 'Runner', {
+      ...props,
+      worker: emailOutboxWorker,
+      description: 'Runs the outbox runner (functions/email-outbox.ts) for most of each minute.',
+      slug: 'email-outbox',
+      everyMinutes: 1,
+      notRunningAfter: Duration.minutes(5),
+      notRunningMeans:
+        'The outbox runner did not run for 5 minutes: replies are not mailed. See docs/email.md (a stuck outbox).',
+    }).function;
     this.function.addEnvironment('SES_CONFIGURATION_SET', this.configurationSet.configurationSetName);
     const { account, region, partition } = Stack.of(this);
     this.function.addToRolePolicy(
@@ -72,17 +64,5 @@ export class EmailOutbox extends Construct {
       ],
       true,
     );
-    if (props.reservedConcurrency < 2) {
-      throw new Error(
-        'emailOutbox needs a reserved concurrency of 2 at least: a run overlaps the next one by its tail',
-      );
-    }
-    new Rule(this, 'EveryMinute', {
-      ruleName: `${props.namePrefix}-email-outbox`,
-      description: 'Runs the outbox runner (functions/email-outbox.ts) for most of each minute.',
-      schedule: Schedule.rate(Duration.minutes(1)),
-      // A run missed is made up by the next one, a minute later: no retries of the invocation.
-      targets: [new LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
-    });
   }
 }

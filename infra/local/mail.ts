@@ -1,18 +1,13 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import { type Readable, Transform } from 'node:stream';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { InboundRecord } from '#lib/data/email.ts';
-import {
-  accountsOf,
-  type MailStore,
-  newInboundId,
-  type ReceivedMail,
-  receiveMail,
-} from '#lib/email/receive.ts';
+import { folderMailStore } from '#lib/data/mail-store.ts';
+import { accountsOf, newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
@@ -50,25 +45,8 @@ export interface MailServer {
   stop(): Promise<void>;
 }
 
-/** The folder store: raw mail in `raw/<id>.eml`, attachments in `attachments/<id>/<att>`. */
-export function folderMailStore(dir: string): MailStore {
-  return {
-    openRaw: (rawKey) => createReadStream(join(dir, rawKey)),
-    async putAttachment(key, content) {
-      const path = join(dir, key);
-      await mkdir(dirname(path), { recursive: true });
-      let size = 0;
-      const count = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          size += chunk.length;
-          done(null, chunk);
-        },
-      });
-      await pipeline(content, count, createWriteStream(path));
-      return size;
-    },
-  };
-}
+/** The folder store (lib/data/mail-store.ts): raw mail in `raw/<id>.eml`, attachments in `attachments/<id>/<att>`. */
+export { folderMailStore };
 
 const smtpError = (code: number, message: string) =>
   Object.assign(new Error(message), { responseCode: code });

@@ -109,6 +109,8 @@ async function main(): Promise<void> {
       owner: `npm-start:${mailDir}`,
       stopped: () => breachesStopped,
     });
+    // The download routes read raw mail and attachments from the same folder (lib/data/mail-store.ts).
+    process.env.MAIL_DIR = mailDir;
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(

@@ -11,6 +11,7 @@ import {
   mailIdPut,
   putInbound,
 } from '#lib/data/email.ts';
+import { attachmentKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
 import { AppError } from '#lib/errors.ts';
 import { logMail } from '#lib/log.ts';
@@ -140,8 +141,7 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
   return records;
 }
 
-export const attachmentKey = (inboundId: string, attachmentId: string) =>
-  `attachments/${inboundId}/${attachmentId}`;
+export { attachmentKey };
 
 type Decision = Pick<InboundRecord, 'outcome' | 'reason' | 'ticketUuid' | 'messageId'>;
 
@@ -206,6 +206,7 @@ async function deliver(
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
     },
     attachments: parsed.attachments.map((a) => ({ ...a })),
+    source: { inboundId: mail.inboundId, rawKey: mail.rawKey },
   });
   const claim = (message: Message, t: Ticket) => [
     mailIdPut(accountId, claimId, {

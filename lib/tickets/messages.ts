@@ -58,12 +58,21 @@ export interface Message {
   email?: Record<string, unknown>;
   /** Its attachments (e-mail): `[{"id", "filename", "content_type", "size"}]`. */
   attachments?: Record<string, unknown>[];
+  /** Where its mail is kept (never shown): the raw mail and the attachments' place (lib/email/downloads.ts). */
+  source?: MailSource;
+}
+
+/** The received mail a message came from: its inbound id (its attachments' place) and its raw mail's key. */
+export interface MailSource {
+  inboundId: string;
+  rawKey: string;
 }
 
 /** A message's mail fields, kept on the ticket for its description (the description is derived, never stored). */
 export interface MailFields {
   email: Record<string, unknown>;
   attachments: Record<string, unknown>[];
+  source?: MailSource;
 }
 
 /**
