@@ -1,15 +1,43 @@
-import type { SESEvent } from 'aws-lambda';
+import type { SESEvent, SNSEvent } from 'aws-lambda';
 import { mailStore } from '#lib/data/mail-store.ts';
+import { receiveSesFeedback, type SesNotification } from '#lib/email/ses-feedback.ts';
 import { receiveSesEvent } from '#lib/email/ses-receipt.ts';
 import { workerHandler } from '#lib/log.ts';
 
 /**
- * The inbound function (docs/email.md): invoked asynchronously by the stage's SES receipt rule once the raw mail is
- * in the mail bucket (infra/constructs/mail-receiving.ts), it runs the one inbound handler (lib/email/receive.ts)
- * with the S3 store (MAIL_BUCKET). A failure (the table or the bucket unreachable) throws: Lambda tries the event
- * twice more, then sends it to the failed-mail queue, whose alarm tells the operator (docs/deploy.md).
+ * The inbound function (docs/email.md): what SES hands back about mail.
+ * - Mail received: invoked asynchronously by the stage's SES receipt rule once the raw mail is in the mail bucket
+ *   (infra/constructs/mail-receiving.ts), it runs the one inbound handler (lib/email/receive.ts) with the S3 store
+ *   (MAIL_BUCKET). A failure (the table or the bucket unreachable) throws: Lambda tries the event twice more, then
+ *   sends it to the failed-mail queue, whose alarm tells the operator (docs/deploy.md).
+ * - Bounces and complaints of mail sent: the outbox's configuration set publishes them to the feedback topic
+ *   (infra/constructs/email-outbox.ts), which invokes it with SNS records (lib/email/ses-feedback.ts). A failure
+ *   throws: SNS retries the delivery, and a notification handled twice changes nothing.
  */
-export const handler = workerHandler('email inbound', async (event: SESEvent) => {
-  const outcomes = await receiveSesEvent(event, mailStore());
-  return { answer: undefined, figures: { mails: event.Records?.length ?? 0, outcomes: outcomes.length } };
+export const handler = workerHandler('email inbound', async (event: SESEvent | SNSEvent) => {
+  const records = event.Records ?? [];
+  if (records.some((r) => 'Sns' in r)) {
+    const outcomes: string[] = [];
+    for (const record of records as SNSEvent['Records']) {
+      let notification: SesNotification;
+      try {
+        notification = JSON.parse(record.Sns.Message) as SesNotification;
+      } catch {
+        outcomes.push('unreadable');
+        continue;
+      }
+      outcomes.push(await receiveSesFeedback(notification));
+    }
+    const count = (outcome: string) => outcomes.filter((o) => o === outcome).length;
+    const figures: Record<string, number> = {
+      notifications: outcomes.length,
+      bounced: count('bounced'),
+      complained: count('complained'),
+      ignored: count('ignored') + count('unreadable'),
+    };
+    return { answer: undefined, figures };
+  }
+  const outcomes = await receiveSesEvent(event as SESEvent, mailStore());
+  const figures: Record<string, number> = { mails: records.length, outcomes: outcomes.length };
+  return { answer: undefined, figures };
 });

@@ -107,3 +107,18 @@ export function suppressMailObjectPrefixes(bucket: Bucket): void {
     },
   ]);
 }
+
+/**
+ * The outbox's feedback topic carries SES's bounce and complaint notifications for seconds (SNS keeps a message
+ * only until its one subscriber, the inbound function, has it); it is TLS only. Encrypting it at rest needs a
+ * customer managed KMS key whose policy lets SES publish (SES cannot use the AWS managed SNS key).
+ */
+export function suppressFeedbackTopicKey(topic: IConstruct): void {
+  NagSuppressions.addResourceSuppressions(topic, [
+    {
+      id: 'AwsSolutions-SNS2',
+      reason:
+        "SES's notifications pass through this topic to its one subscriber (the inbound function) and are not kept; the topic is TLS only. At rest encryption would need a customer managed KMS key granted to SES: an extra key, its cost and its resources in a stack at CloudFormation's 500-resource limit (docs/deploy.md).",
+    },
+  ]);
+}

@@ -265,6 +265,8 @@ export class DeskpipeStack extends Stack {
     const outbox = new EmailOutbox(this, 'EmailOutbox', {
       ...runnerDefaults,
       reservedConcurrency: config.workerConcurrency.emailOutbox,
+      // Bounces and complaints come back to the function that handles what SES hands back (mail received).
+      feedbackTo: mail.function,
     });
     functions[emailOutboxWorker.name] = outbox.function;
     // The trash's purge (decisions.md, "Deleting, restoring and erasing"): every few minutes, until nothing is due.

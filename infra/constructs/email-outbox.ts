@@ -1,9 +1,13 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { ConfigurationSet, EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { emailOutboxWorker } from '#functions/workers.ts';
+import { suppressFeedbackTopicKey } from '../nag-suppressions.ts';
 import type { DeskpipeFunction } from './deskpipe-function.ts';
 import { ScheduledRunner, type ScheduledRunnerProps } from './scheduled-runner.ts';
 
@@ -11,17 +15,20 @@ import { ScheduledRunner, type ScheduledRunnerProps } from './scheduled-runner.t
  * The outbox deployed (docs/email.md, "Sending"): one function, run every minute by a schedule rule for most of
  * the minute (functions/email-outbox.ts): a ScheduledRunner (its table actions, Query on the due index gsi2, the
  * not-running alarm) granted SES sending with the stage's configuration set only. The configuration set is here so that every mail is sent
- * with one; its event destinations (bounces and complaints back to the service) are not wired yet (docs/email.md,
- * "Not done"). Its errors and throttles are alarmed with every function's (ServiceAlarms).
+ * with one; its bounces and complaints come back by the feedback topic. Its errors and throttles are alarmed with every function's (ServiceAlarms).
  */
 export type EmailOutboxProps = Omit<
   ScheduledRunnerProps,
   'worker' | 'description' | 'slug' | 'everyMinutes' | 'notRunningAfter' | 'notRunningMeans'
->;
+> & {
+  /** The function SES's bounces and complaints of sent mail go to (by the feedback topic). */
+  feedbackTo: IFunction;
+};
 
 export class EmailOutbox extends Construct {
   readonly function: DeskpipeFunction;
   readonly configurationSet: ConfigurationSet;
+  readonly feedback: Topic;
 
   constructor(scope: Construct, id: string, props: EmailOutboxProps) {
     super(scope, id);
@@ -39,6 +46,19 @@ export class EmailOutbox extends Construct {
       notRunningMeans:
         'The outbox runner did not run for 5 minutes: replies are not mailed. See docs/email.md (a stuck outbox).',
     }).function;
+    // Bounces and complaints of sent mail, back to the service (lib/email/ses-feedback.ts): the configuration set
+    // publishes them to this topic (the destination grants SES sns:Publish from this set only), which invokes
+    // the function that handles what SES hands back.
+    this.feedback = new Topic(this, 'Feedback', {
+      topicName: `${props.namePrefix}-email-feedback`,
+      enforceSSL: true,
+    });
+    suppressFeedbackTopicKey(this.feedback);
+    this.configurationSet.addEventDestination('Feedback', {
+      destination: EventDestination.snsTopic(this.feedback),
+      events: [EmailSendingEvent.BOUNCE, EmailSendingEvent.COMPLAINT],
+    });
+    this.feedback.addSubscription(new LambdaSubscription(props.feedbackTo));
     this.function.addEnvironment('SES_CONFIGURATION_SET', this.configurationSet.configurationSetName);
     const { account, region, partition } = Stack.of(this);
     this.function.addToRolePolicy(

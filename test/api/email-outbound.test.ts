@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SNSEvent } from 'aws-lambda';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handler as inboundFunction } from '#functions/email-inbound.ts';
 import { type MailServer, startMailServer } from '#infra/local/mail.ts';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { outboxItemKey, outboxState } from '#lib/data/outbox.ts';
@@ -11,6 +13,7 @@ import { acknowledge, type OutboxRunOptions, outboxPass } from '#lib/email/outbo
 import { folderSender, type Sender, smtpSender } from '#lib/email/senders.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { lambdaContext } from '#test/support/events.ts';
 import { useGateway } from '#test/support/http.ts';
 import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
 
@@ -344,6 +347,78 @@ describe('replies go out as mail', () => {
     await reply(account, ticket.uuid, 'Welcome back.');
     expect((await pass(account)).counts.sent).toBe(1);
     expect(sentTo(customer)).toHaveLength(2);
+  });
+  it("deployed, SES's bounce and complaint notifications (the feedback topic, to the inbound function) mark and suppress as a report mailed back does", async () => {
+    const account = shared;
+    const customer = `ses.${randomBytes(3).toString('hex')}@customer.test`;
+    const { ticket } = await newTicketByMail(account, customer);
+    const posted = await reply(account, ticket.uuid, 'Will bounce at SES.');
+    await pass(account);
+    const [sent] = sentTo(customer);
+    // SES keeps the envelope sender (`support+<ref>.<n>@…`) as the notification's mail.source.
+    const notify = (notification: Record<string, unknown>) =>
+      inboundFunction(
+        {
+          Records: [
+            {
+              EventSource: 'aws:sns',
+              Sns: {
+                Message: JSON.stringify({
+                  mail: { source: sent?.envelopeFrom, destination: [customer] },
+                  ...notification,
+                }),
+              },
+            },
+          ],
+        } as unknown as SNSEvent,
+        lambdaContext,
+      );
+    // A transient bounce is SES's to retry: nothing changes.
+    await notify({
+      eventType: 'Bounce',
+      bounce: { bounceType: 'Transient', bouncedRecipients: [{ emailAddress: customer }] },
+    });
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery.status).toBe('sent');
+    // A permanent one, delivered twice by SNS: bounced once, one event, the address suppressed.
+    for (let i = 0; i < 2; i++) {
+      await notify({
+        eventType: 'Bounce',
+        bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: customer }] },
+      });
+    }
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery.status).toBe('bounced');
+    expect(await eventsOf(account, 'message.delivery_failed', [posted.id])).toHaveLength(1);
+    const muted = await reply(account, ticket.uuid, 'Suppressed.');
+    expect((await pass(account)).counts.failed).toBe(1);
+    expect((await messageOf(account, ticket.uuid, muted.id)).email.delivery.status).toBe('failed');
+
+    // A complaint suppresses the complaining recipient; the mail was delivered, so its delivery stays sent.
+    const other = `complains.${randomBytes(3).toString('hex')}@customer.test`;
+    const second = await newTicketByMail(account, other);
+    const answered = await reply(account, second.ticket.uuid, 'Hello.');
+    await pass(account);
+    const [delivered] = sentTo(other);
+    await inboundFunction(
+      {
+        Records: [
+          {
+            EventSource: 'aws:sns',
+            Sns: {
+              Message: JSON.stringify({
+                eventType: 'Complaint',
+                mail: { source: delivered?.envelopeFrom, destination: [other] },
+                complaint: { complainedRecipients: [{ emailAddress: other }] },
+              }),
+            },
+          },
+        ],
+      } as unknown as SNSEvent,
+      lambdaContext,
+    );
+    expect((await messageOf(account, second.ticket.uuid, answered.id)).email.delivery.status).toBe('sent');
+    await reply(account, second.ticket.uuid, 'Anyone?');
+    expect((await pass(account)).counts.failed).toBe(1);
+    expect(sentTo(other)).toHaveLength(1);
   });
 });
 

@@ -508,6 +508,38 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
     expect(resourcesOf).toContain(':identity/*');
   });
 
+  it('sends SES bounces and complaints back: the configuration set to the feedback topic (TLS only), to the inbound function', () => {
+    const [setId] = Object.keys(
+      template.findResources('AWS::SES::ConfigurationSet', {
+        Properties: { Name: `deskpipe-${stage}-outbox` },
+      }),
+    );
+    const topics = template.findResources('AWS::SNS::Topic', {
+      Properties: { TopicName: `deskpipe-${stage}-email-feedback` },
+    });
+    const [topicId] = Object.keys(topics);
+    expect(topicId).toBeDefined();
+    template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      ConfigurationSetName: { Ref: setId },
+      EventDestination: Match.objectLike({
+        Enabled: true,
+        MatchingEventTypes: ['bounce', 'complaint'],
+        SnsDestination: { TopicARN: { Ref: topicId } },
+      }),
+    });
+    const inbound = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${emailInboundWorker.name}"`);
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'lambda',
+      TopicArn: { Ref: topicId },
+      Endpoint: { 'Fn::GetAtt': [inbound, 'Arn'] },
+    });
+    // SES may publish from this configuration set only; nothing but TLS.
+    const policy = JSON.stringify(template.findResources('AWS::SNS::TopicPolicy'));
+    expect(policy).toContain('ses.amazonaws.com');
+    expect(policy).toContain(':configuration-set/');
+    expect(policy).toContain('aws:SecureTransport');
+  });
+
   it('keeps the dispatcher functions out of the API', () => {
     const integrated = JSON.stringify(template.findResources('AWS::ApiGateway::Method'));
     expect(integrated).not.toContain(streamFunction());

@@ -1,0 +1,62 @@
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { findAccountIdByAddress } from '#lib/data/email.ts';
+import { suppressAddress } from '#lib/data/outbox.ts';
+import { splitAddress } from './addresses.ts';
+import { bounced } from './outbox.ts';
+
+/**
+ * SES's delivery feedback deployed (docs/email.md, "Sending"): the outbox's configuration set publishes bounces and
+ * complaints to the stage's feedback topic, whose function hands each notification here. Locally the same news
+ * comes back as a delivery report to the `+<ref>.<n>` envelope sender (receive.ts), and both end in `bounced`:
+ * SES keeps that envelope sender as the notification's `mail.source`, so it names the account (its address), the
+ * ticket and the mail exactly as a report mailed back does.
+ */
+
+/** The part of an SES event notification (v2 configuration set, SNS destination) read here. */
+export interface SesNotification {
+  eventType?: string;
+  notificationType?: string;
+  mail?: { source?: string; destination?: string[] };
+  bounce?: { bounceType?: string; bouncedRecipients?: { emailAddress?: string }[] };
+  complaint?: { complainedRecipients?: { emailAddress?: string }[] };
+}
+
+export type FeedbackOutcome =
+  | 'bounced'
+  | 'complained'
+  /** A transient bounce (SES tries again itself), another event type, or no account of this service. */
+  | 'ignored';
+
+/**
+ * One notification: a permanent bounce marks the mail's delivery `bounced` (`message.delivery_failed` for a
+ * reply) and suppresses its recipient, as a delivery report mailed back does; a complaint suppresses the
+ * complaining recipients (the mail was delivered: its delivery stays `sent`). Idempotent: SNS may deliver a
+ * notification twice, and a mail already bounced is left as it is.
+ */
+export async function receiveSesFeedback(notification: SesNotification): Promise<FeedbackOutcome> {
+  const type = notification.eventType ?? notification.notificationType;
+  const source = notification.mail?.source?.trim().toLowerCase() ?? '';
+  const accountId = source ? await findAccountIdByAddress(splitAddress(source).base) : undefined;
+  if (!accountId) return 'ignored';
+  if (type === 'Bounce') {
+    // A transient bounce is SES's to retry; only a permanent one fails the delivery.
+    if (notification.bounce?.bounceType !== 'Permanent') return 'ignored';
+    const config = await getAccountConfig(accountId);
+    const found = config ? await bounced(accountId, config, [source]) : undefined;
+    // A mail this service no longer knows (purged, or the notification of another stack's): its recipients are
+    // still suppressed, as the provider will refuse them.
+    if (!found) {
+      for (const r of notification.bounce.bouncedRecipients ?? []) {
+        if (r.emailAddress) await suppressAddress(accountId, r.emailAddress.trim().toLowerCase(), 'bounced');
+      }
+    }
+    return 'bounced';
+  }
+  if (type === 'Complaint') {
+    for (const r of notification.complaint?.complainedRecipients ?? []) {
+      if (r.emailAddress) await suppressAddress(accountId, r.emailAddress.trim().toLowerCase(), 'complained');
+    }
+    return 'complained';
+  }
+  return 'ignored';
+}
