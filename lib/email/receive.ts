@@ -18,6 +18,7 @@ import { logMail } from '#lib/log.ts';
 import { createTicketFrom } from '#lib/tickets/create-ticket.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import {
+  AutomaticNotThreaded,
   descriptionMessage,
   MAX_MESSAGE_BODY,
   type MailFields,
@@ -162,23 +163,29 @@ async function deliver(
     mailFrom: mail.mailFrom,
   });
   if (!automatic && from && own.has(splitAddress(from.email).base)) automatic = 'own_address';
-  if (automatic) {
-    // A delivery report of a mail the service sent marks its delivery bounced and suppresses the address.
-    const report = isBounce(automatic) ? await bounced(accountId, config, recipients) : undefined;
-    return {
-      outcome: isBounce(automatic) ? 'bounce' : 'automatic',
-      reason: automatic,
-      ticketUuid: report?.ticketUuid ?? null,
-      messageId: report?.messageId ?? null,
-    };
-  }
+  // A delivery report of a mail the service sent marks its delivery bounced and suppresses the address.
+  const report = automatic && isBounce(automatic) ? await bounced(accountId, config, recipients) : undefined;
+  const automaticOutcome = (ticketUuid: string | null = null, messageId: string | null = null): Decision => ({
+    outcome: automatic && isBounce(automatic) ? 'bounce' : 'automatic',
+    reason: automatic,
+    ticketUuid,
+    messageId,
+  });
+  if (report) return automaticOutcome(report.ticketUuid, report.messageId);
+  // Mail of our own addresses (a loop of the service's own) and automatic mail with no sender thread nowhere.
+  if (automatic && (automatic === 'own_address' || !from)) return automaticOutcome();
   if (!from) return { outcome: 'rejected', reason: 'no_sender', ticketUuid: null, messageId: null };
 
   // The Message-ID claimed for the account: the header's, or the kept mail's own id when it has none. Beside
-  // it, an address that bounced and now writes in again may receive mail again.
+  // it, an address that bounced and now writes in again may receive mail again (an automatic answer is not
+  // writing in).
   const claimId = parsed.messageId ?? `${mail.inboundId}@inbound.deskpipe.invalid`;
-  const [held] = await Promise.all([findMailId(accountId, claimId), liftSuppression(accountId, from.email)]);
+  const [held] = await Promise.all([
+    findMailId(accountId, claimId),
+    automatic ? undefined : liftSuppression(accountId, from.email),
+  ]);
   if (held) {
+    if (automatic) return automaticOutcome(held.ticketUuid, held.messageId);
     const decided = duplicateOf(held, mail.inboundId);
     // Processed again after a crash that came after its ticket's commit: the acknowledgement (at most once) too.
     if (decided.reason === 'processed_again' && held.messageNumber === 1) {
@@ -200,7 +207,7 @@ async function deliver(
       subject: parsed.subject,
       in_reply_to: parsed.inReplyTo ?? null,
       threading: { matched_by: matchedBy },
-      automatic: null,
+      automatic,
       quoted_text_removed: parsed.visibleText !== parsed.text,
       ...(body.cut ? { body_truncated: true } : {}),
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
@@ -217,6 +224,8 @@ async function deliver(
     }),
   ];
 
+  // Automatic mail threads into a matched ticket without changing it, and never opens one (decisions.md).
+  if (automatic && !ticket) return automaticOutcome();
   try {
     if (ticket) {
       const posted = await postParsedMessage(
@@ -229,8 +238,9 @@ async function deliver(
           agent_id: agent?.id,
           status: undefined,
         },
-        { channel: 'email', mail: mailFields(rule), items: claim },
+        { channel: 'email', mail: mailFields(rule), items: claim, automatic: automatic !== null },
       );
+      if (automatic) return automaticOutcome(posted.ticket.uuid, posted.message.id);
       const followUp = posted.ticket.uuid !== ticket.uuid;
       return {
         outcome: followUp ? 'follow_up' : 'threaded',
@@ -266,8 +276,11 @@ async function deliver(
       messageId: descriptionMessage(created).id,
     };
   } catch (error) {
+    // An automatic mail whose ticket closed meanwhile: logged, as any automatic mail that matches no ticket.
+    if (error instanceof AutomaticNotThreaded) return automaticOutcome();
     // The same mail committed meanwhile (sent to two addresses, or delivered twice at once): one message.
     if (error instanceof DuplicateMail) {
+      if (automatic) return automaticOutcome(error.held?.ticketUuid ?? null, error.held?.messageId ?? null);
       return error.held
         ? duplicateOf(error.held, mail.inboundId)
         : { outcome: 'duplicate', reason: 'message_id', ticketUuid: null, messageId: null };

@@ -145,6 +145,19 @@ export interface PostOptions {
   mail?: MailFields | undefined;
   /** Items written in the message's commit (or its follow-up's): the claim of its Message-ID. */
   items?: ((message: Message, ticket: Ticket) => CommitAction[]) | undefined;
+  /**
+   * An automatic mail (decisions.md, "The e-mail channel"): the message threads into the ticket without changing
+   * its status, `waiting_since` or clocks (as an internal note, only `last_message_at` moves), and a closed
+   * ticket gets no follow-up (AutomaticNotThreaded).
+   */
+  automatic?: boolean | undefined;
+}
+
+/** An automatic mail met a closed ticket: it opens nothing (decisions.md), so it threads nowhere. */
+export class AutomaticNotThreaded extends Error {
+  constructor() {
+    super('An automatic mail opens no follow-up of a closed ticket');
+  }
 }
 
 const CHANGED = 'The ticket has changed since you read it (If-Match does not match its ETag).';
@@ -193,6 +206,7 @@ export async function postParsedMessage(
     apply: (before) => {
       lost = [];
       if (before.status === 'closed') {
+        if (options.automatic) throw new AutomaticNotThreaded();
         if (author === 'agent') {
           throw ValidationFailed.field('ticket', 'The ticket is closed: a closed ticket cannot be answered.');
         }
@@ -223,11 +237,17 @@ export async function postParsedMessage(
         ...(options.mail ?? {}),
         ...(outgoing ? { email: outgoing, attachments: [] } : {}),
       };
-      const settled = withLostBreaches(
-        before,
-        ticketAfter(before, message, input.status, config, createdUs),
-        createdUs,
-      );
+      const settled = options.automatic
+        ? {
+            ticket: {
+              ...before,
+              lastMessageAt: message.createdAt,
+              messageCount: number,
+              updatedAt: message.createdAt,
+            },
+            clocks: [],
+          }
+        : withLostBreaches(before, ticketAfter(before, message, input.status, config, createdUs), createdUs);
       lost = settled.clocks;
       refuseOversizedAnswer(message, settled.ticket);
       return settled.ticket;

@@ -269,6 +269,71 @@ describe('mail in', () => {
     expect(logged.map((r) => [r.outcome, r.reason])).toEqual(cases.map(([, o, r]) => [o, r]));
     expect(await ticketsOf(account)).toEqual([]);
   });
+
+  it('automatic mail that matches a ticket threads into it without changing its status, waiting_since or clocks; a closed ticket gets no follow-up', async () => {
+    const account = await mailAccount();
+    const first = mid();
+    await send({
+      from: 'rita@customer.test',
+      to: account.address,
+      subject: 'Help',
+      messageId: first,
+      text: 'x',
+    });
+    const [opened] = (await inbound(account)) as Json[];
+    const uuid = opened?.ticket_uuid as string;
+    // The agent answers and sets it pending: the requester no longer waits, the first-reply clock is done.
+    const answered = await gateway.call('POST', `/api/tickets/${uuid}/messages`, {
+      key: account.apiKey,
+      body: { body: 'Try this.', author: 'agent', agent_id: 1, status: 'pending' },
+    });
+    expect(answered.status, answered.text).toBe(201);
+    const before = (await gateway.call('GET', `/api/tickets/${uuid}`, { key: account.apiKey })).body
+      .data as Json;
+    // The requester's out-of-office answers the reply (In-Reply-To the ticket's mail): threaded, nothing moves.
+    await send({
+      from: 'rita@customer.test',
+      to: account.address,
+      subject: 'Automatic reply: Help',
+      messageId: mid(),
+      inReplyTo: first,
+      headers: { 'Auto-Submitted': 'auto-replied' },
+      text: 'I am away until Monday.',
+    });
+    const [logged] = (await inbound(account)) as Json[];
+    expect(logged).toMatchObject({ outcome: 'automatic', reason: 'auto_submitted', ticket_uuid: uuid });
+    const messages = await messagesOf(account, uuid);
+    expect(messages.at(-1)).toMatchObject({
+      id: logged?.message_id,
+      body: 'I am away until Monday.',
+      email: { automatic: 'auto_submitted', threading: { matched_by: 'in_reply_to' } },
+    });
+    const after = (await gateway.call('GET', `/api/tickets/${uuid}`, { key: account.apiKey })).body
+      .data as Json;
+    expect(after.status).toBe('pending');
+    const unchanged = (t: Json) => ({ status: t.status, waiting_since: t.waiting_since, sla: t.sla });
+    expect(unchanged(after)).toEqual(unchanged(before));
+    expect(after.last_message_at).toBe(messages.at(-1)?.created_at);
+    // Closed: an automatic mail opens no follow-up (a requester's own mail would).
+    const closed = await gateway.call('PATCH', `/api/tickets/${uuid}`, {
+      key: account.apiKey,
+      body: { status: 'closed' },
+    });
+    expect(closed.status, closed.text).toBe(200);
+    await send({
+      from: 'rita@customer.test',
+      to: account.address,
+      subject: 'Automatic reply: Help',
+      messageId: mid(),
+      inReplyTo: first,
+      headers: { 'X-Autoreply': 'yes' },
+      text: 'Still away.',
+    });
+    const [ignored] = (await inbound(account)) as Json[];
+    expect(ignored).toMatchObject({ outcome: 'automatic', reason: 'x_autoreply', ticket_uuid: null });
+    expect(await ticketsOf(account)).toHaveLength(1);
+    expect(await messagesOf(account, uuid)).toHaveLength(messages.length);
+  });
 });
 
 describe('addresses', () => {
