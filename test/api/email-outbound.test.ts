@@ -469,6 +469,30 @@ describe('acknowledgements', () => {
       text: 'Away.',
     });
     expect((await passAcked()).read).toBe(0);
+
+    // A bounce storm (a relay sending reports of mail nobody here sent, 20 at once): each one logged `bounce`,
+    // no ticket opened, nothing sent back.
+    const tickets = (await gateway.call('GET', '/api/tickets?per_page=1', { key: acked.apiKey })).body.meta
+      ?.total;
+    const sent = sink.mails.length;
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        mailIn({
+          envelope: { from: '', to: address },
+          from: 'MAILER-DAEMON@relay.test',
+          to: address,
+          subject: `Undelivered Mail Returned to Sender ${i}`,
+          text: '550 5.1.1 <someone@elsewhere.test>: Recipient address rejected',
+        }),
+      ),
+    );
+    expect((await passAcked()).read).toBe(0);
+    expect(sink.mails.length).toBe(sent);
+    const storm = (await gateway.call('GET', '/api/email/inbound?limit=20', { key: acked.apiKey })).body.data;
+    expect(storm.map((r: Json) => [r.outcome, r.ticket_uuid])).toEqual(Array(20).fill(['bounce', null]));
+    expect(
+      (await gateway.call('GET', '/api/tickets?per_page=1', { key: acked.apiKey })).body.meta?.total,
+    ).toBe(tickets);
   });
 });
 
