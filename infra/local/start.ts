@@ -57,6 +57,8 @@ async function main(): Promise<void> {
       { runBreaches },
       { startMailServer },
       { runPurges },
+      { runErasures },
+      { folderMailEraser },
     ] = await Promise.all([
       import('#lib/accounts/apply-account.ts'),
       import('#lib/data/accounts.ts'),
@@ -65,6 +67,8 @@ async function main(): Promise<void> {
       import('#lib/tickets/breaches.ts'),
       import('./mail.ts'),
       import('#lib/trash/purge.ts'),
+      import('#lib/erasures/runner.ts'),
+      import('./mail.ts'),
     ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
@@ -94,6 +98,11 @@ async function main(): Promise<void> {
     // Inbound mail (docs/email.md): 250 only once the raw mail is kept, then the one inbound handler.
     const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
     const mail = await startMailServer({ port: settings.smtpPort, dir: mailDir });
+    // Erasures (docs/erasures.md): the running ones, found by their due entry, a bounded step at a time.
+    const erasures = runErasures(Number.POSITIVE_INFINITY, {
+      stopped: () => breachesStopped,
+      mail: folderMailEraser(mailDir),
+    });
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(
@@ -124,7 +133,7 @@ async function main(): Promise<void> {
       // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
       await dispatcher.stop();
       breachesStopped = true;
-      await Promise.all([breaches, purges]);
+      await Promise.all([breaches, purges, erasures]);
       await stopStore();
       process.exit(code);
     };

@@ -1,0 +1,366 @@
+import { keyedHash } from '#lib/accounts/key-hash.ts';
+import type { Contact } from '#lib/accounts/types.ts';
+import { contacts } from '#lib/data/contact-index.ts';
+import { findContactByEmail } from '#lib/data/contacts.ts';
+import { deals } from '#lib/data/deal-index.ts';
+import {
+  completeErasure,
+  deleteEmptyDimension,
+  type ErasureProgress,
+  eraseContact,
+  getErasureProgress,
+  getErasureRecord,
+  messageItems,
+  objectRefs,
+  putRewritten,
+  rewriteEvent,
+  rewriteItem,
+  saveErasureProgress,
+  sortKeysFrom,
+  trashPage,
+} from '#lib/data/erasures.ts';
+import { purgeOne } from '#lib/data/purge.ts';
+import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { contactDealsDimension } from '#lib/data/trash.ts';
+import type { Deal } from '#lib/deals/types.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { ERASED, type Person, personPattern, redactText, redactValue, withIdentity } from './redact.ts';
+
+/**
+ * The erasure job (decisions.md, "Deleting, restoring and erasing"; docs/erasures.md): a person's data found by
+ * the indexes that name it (the requester's e-mail postings, the contact by e-mail, the contact's deals, each
+ * object's references: its events, kept answers and inbound mail) and rewritten, one bounded step at a time. A
+ * step does at most STEP_ITEMS items' worth of work, then saves the job's progress item (on the condition that no
+ * other runner saved since): a runner killed anywhere resumes from the last saved step, and every step is safe to
+ * do twice (a rewrite of what is already erased changes nothing). Phases, in order:
+ *
+ *  find → tickets (each: messages, references, the ticket) → deals (each: references, the deal) → trash (what the
+ *  person had in the trash: references, purged now) → contact (references, the contact) → leftovers (the address's
+ *  empty counters, blocks, directory entries) → complete (the record, the ledger, `contact.erased`).
+ */
+export const STEP_ITEMS = 25;
+
+/** Where a person's raw mail and attachments are kept (the folder store locally; deployed: see docs/erasures.md). */
+export interface MailEraser {
+  /** Replaces the raw mail and the attachments of one received mail with `[erased]`; answers the files changed. */
+  eraseMail(inboundId: string, rawKey: string): Promise<number>;
+}
+
+export interface StepOptions {
+  mail?: MailEraser | undefined;
+}
+
+/** A person's address as the erasure keeps it: HMAC-SHA256 under the service's secret, with the account. */
+export const addressHash = (accountId: string, email: string) =>
+  keyedHash(`${accountId}:${email.trim().toLowerCase()}`);
+
+type Outcome = 'more' | 'completed' | 'gone';
+
+const TRASH_TYPES = ['ticket', 'deal', 'contact'] as const;
+
+/** One step of an erasure: 'more' when steps remain, 'completed', or 'gone' (no such running erasure). */
+export async function erasureStep(
+  accountId: string,
+  id: string,
+  options: StepOptions = {},
+): Promise<Outcome> {
+  const [record, read] = await Promise.all([
+    getErasureRecord(accountId, id),
+    getErasureProgress(accountId, id),
+  ]);
+  if (record?.status !== 'running' || !read) return 'gone';
+  const p: ErasureProgress = structuredClone(read);
+  const count = (store: string, n = 1) => {
+    if (n) p.counts[store] = (p.counts[store] ?? 0) + n;
+  };
+  const person = (): Person => p.person;
+
+  switch (p.phase) {
+    case 'find': {
+      const contact = await findContactByEmail(accountId, p.person.email);
+      if (contact) {
+        p.contact = { id: contact.id, uuid: contact.uuid };
+        p.person = withIdentity(p.person, fullNameOf(contact), contact.phone);
+      }
+      next(p, 'tickets');
+      break;
+    }
+    case 'tickets': {
+      if (p.object === null) {
+        const [orderKey] = await sortKeysFrom(
+          tickets.index.keys.postingPartition(accountId, dimension.email(p.person.email)),
+          '0',
+          1,
+        );
+        const stored = orderKey ? await tickets.getByOrderKey(accountId, orderKey) : undefined;
+        if (!stored) next(p, 'deals');
+        else {
+          p.person = withIdentity(p.person, stored.entity.requester.name, stored.entity.requester.phone);
+          startObject(p, stored.entity.uuid, 'messages');
+        }
+        break;
+      }
+      if (p.sub === 'messages') {
+        const after = Number(p.subAt ?? 1);
+        const page = await messageItems(accountId, p.object, after, STEP_ITEMS);
+        for (const item of page) {
+          const next = redactValue(item, person()) as Record<string, unknown>;
+          if (JSON.stringify(next) !== JSON.stringify(item)) {
+            await putRewritten(next);
+            count('messages');
+          }
+        }
+        if (page.length < STEP_ITEMS) toSub(p, 'refs');
+        else p.subAt = String(page.at(-1)?.number ?? after);
+        break;
+      }
+      if (p.sub === 'refs') {
+        if (await refsStep(accountId, p, count, options)) toSub(p, 'commit');
+        break;
+      }
+      const stored = await tickets.getByUuid(accountId, p.object);
+      if (stored && !stored.entity.requester.erased) {
+        const after = redactValue(stored.entity, person()) as Ticket;
+        after.requester = { ...after.requester, email: '', erased: true };
+        await tickets.update(accountId, { before: stored.entity, after, version: stored.version });
+        count('tickets');
+      }
+      if (!p.tickets.includes(p.object)) p.tickets.push(p.object);
+      endObject(p);
+      break;
+    }
+    case 'deals': {
+      if (!p.contact) {
+        next(p, 'trash');
+        break;
+      }
+      if (p.object === null) {
+        const [orderKey] = await sortKeysFrom(
+          deals.index.keys.postingPartition(accountId, contactDealsDimension(p.contact.id)),
+          p.at ?? '0',
+          1,
+        );
+        const stored = orderKey ? await deals.getByOrderKey(accountId, orderKey) : undefined;
+        if (!orderKey) next(p, 'trash');
+        else {
+          p.at = `${orderKey}!`;
+          if (stored) startObject(p, stored.entity.uuid, 'refs');
+        }
+        break;
+      }
+      if (p.sub === 'refs') {
+        if (await refsStep(accountId, p, count, options)) toSub(p, 'commit');
+        break;
+      }
+      const stored = await deals.getByUuid(accountId, p.object);
+      if (stored && !stored.entity.contact.erased) {
+        const after = redactValue(stored.entity, person()) as Deal;
+        after.contact = {
+          id: stored.entity.contact.id,
+          uuid: stored.entity.contact.uuid,
+          fullName: '',
+          email: '',
+          erased: true,
+        };
+        after.contactPhone = null;
+        await deals.update(accountId, { before: stored.entity, after, version: stored.version });
+        count('deals');
+      }
+      if (!p.deals.includes(p.object)) p.deals.push(p.object);
+      endObject(p);
+      break;
+    }
+    case 'trash': {
+      // What the person had in the trash (the account's trash: at most 30 days of deletions) is purged now.
+      const type = p.sub ?? TRASH_TYPES[0];
+      if (p.object !== null) {
+        if (p.subAt === null || p.subAt.startsWith('refs')) {
+          const refs = await objectRefs(
+            accountId,
+            p.object,
+            p.subAt === null ? null : p.subAt.slice(5),
+            STEP_ITEMS,
+          );
+          for (const ref of refs) await rewriteRef(accountId, ref, p, count, options);
+          if (refs.length < STEP_ITEMS) p.subAt = 'purge';
+          else p.subAt = `refs#${refs.at(-1)?.ref}`;
+          break;
+        }
+        const removed = await purgeOne(accountId, p.object, Number.MAX_SAFE_INTEGER);
+        count('trash', removed === undefined ? 0 : 1);
+        count('messages', Math.max(0, (removed ?? 1) - 1));
+        p.object = null;
+        p.subAt = null;
+        break;
+      }
+      const page = await trashPage(accountId, type, p.at, STEP_ITEMS);
+      const match = page.find((t) => holds(t.object, p));
+      if (match) {
+        p.object = match.uuid;
+        p.subAt = null;
+        p.at = match.sortKey;
+        break;
+      }
+      if (page.length === STEP_ITEMS) p.at = page.at(-1)?.sortKey ?? null;
+      else {
+        const following = TRASH_TYPES[TRASH_TYPES.indexOf(type as (typeof TRASH_TYPES)[number]) + 1];
+        if (following) {
+          p.sub = following;
+          p.at = null;
+        } else next(p, 'contact');
+      }
+      break;
+    }
+    case 'contact': {
+      if (!p.contact) {
+        next(p, 'leftovers');
+        break;
+      }
+      if (p.object === null) {
+        startObject(p, p.contact.uuid, 'refs');
+        break;
+      }
+      if (p.sub === 'refs') {
+        if (await refsStep(accountId, p, count, options)) toSub(p, 'commit');
+        break;
+      }
+      const stored = await contacts.getByUuid(accountId, p.contact.uuid);
+      if (stored) {
+        await eraseContact(accountId, stored);
+        count('contact');
+      }
+      endObject(p);
+      next(p, 'leftovers');
+      break;
+    }
+    case 'leftovers': {
+      const email = p.person.email;
+      let removed = 0;
+      for (const [engine, dim] of [
+        [tickets, dimension.email(email)],
+        [contacts, `email#${email}`],
+      ] as const) {
+        const keys = engine.index.keys;
+        removed += await deleteEmptyDimension(
+          keys.postingPartition(accountId, dim),
+          keys.blockPartition(accountId, dim),
+          keys.directoryEntry(accountId, dim),
+          keys.isCounterSort,
+        );
+      }
+      count('index', removed);
+      next(p, 'complete');
+      break;
+    }
+    case 'complete': {
+      const completedAt = formatTimestamp(nowMicros());
+      await completeErasure(accountId, { ...record, completedAt, counts: p.counts }, p, {
+        type: 'contact.erased',
+        object: { uuid: p.contact?.uuid ?? null, tickets: p.tickets, deals: p.deals },
+        version: 1,
+      });
+      return 'completed';
+    }
+    default:
+      throw new Error(`Unknown erasure phase ${p.phase}`);
+  }
+  p.step = read.step + 1;
+  await saveErasureProgress(accountId, id, p);
+  return 'more';
+}
+
+/** Runs an erasure's steps until it completes (tests, the replay, the bench); answers the steps taken. */
+export async function runErasure(accountId: string, id: string, options: StepOptions = {}): Promise<number> {
+  for (let steps = 1; ; steps++) {
+    const outcome = await erasureStep(accountId, id, options);
+    if (outcome !== 'more') return steps;
+  }
+}
+
+const fullNameOf = (c: Contact) => [c.firstName, c.lastName].filter(Boolean).join(' ');
+
+function next(p: ErasureProgress, phase: string): void {
+  p.phase = phase;
+  p.at = null;
+  endObject(p);
+}
+function startObject(p: ErasureProgress, uuid: string, sub: string): void {
+  p.object = uuid;
+  toSub(p, sub);
+}
+function toSub(p: ErasureProgress, sub: string): void {
+  p.sub = sub;
+  p.subAt = null;
+}
+function endObject(p: ErasureProgress): void {
+  p.object = null;
+  p.sub = null;
+  p.subAt = null;
+}
+
+/** Whether a trashed object holds the person: their ticket, their contact, a deal of their contact. */
+function holds(object: unknown, p: ErasureProgress): boolean {
+  const o = (object ?? {}) as { requester?: { email?: string }; email?: string; contact?: { id?: number } };
+  return (
+    o.requester?.email?.toLowerCase() === p.person.email ||
+    o.email?.toLowerCase() === p.person.email ||
+    (p.contact !== null && o.contact?.id === p.contact.id)
+  );
+}
+
+/** A page of the current object's references rewritten; true once there are no more. */
+async function refsStep(
+  accountId: string,
+  p: ErasureProgress,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<boolean> {
+  const refs = await objectRefs(accountId, p.object ?? '', p.subAt, STEP_ITEMS);
+  for (const ref of refs) await rewriteRef(accountId, ref, p, count, options);
+  if (refs.length < STEP_ITEMS) return true;
+  p.subAt = refs.at(-1)?.ref ?? null;
+  return false;
+}
+
+/** One item holding a copy of the object, rewritten with the person taken out. */
+async function rewriteRef(
+  accountId: string,
+  ref: { pk: string; sk: string; ref: string },
+  p: ErasureProgress,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<void> {
+  const person = p.person;
+  const pattern = personPattern(person);
+  const kind = ref.ref.slice(0, ref.ref.indexOf('#'));
+  if (kind === 'event') {
+    const changed = await rewriteEvent(accountId, ref, (text) =>
+      JSON.stringify(redactValue(JSON.parse(text), person, pattern)),
+    );
+    if (changed) count('events');
+  } else if (kind === 'idempotency') {
+    const changed = await rewriteItem(ref, (item) => {
+      const body = JSON.stringify(redactValue(JSON.parse(String(item.body)), person, pattern));
+      return body === item.body ? undefined : { ...item, body };
+    });
+    if (changed) count('idempotency');
+  } else if (kind === 'inbound') {
+    let mail: { id: string; rawKey: string } | undefined;
+    const changed = await rewriteItem(ref, (item) => {
+      const from = typeof item.from === 'string' ? item.from.toLowerCase() : '';
+      const byPerson = from.includes(person.email);
+      const next = redactValue(item, person, pattern) as Record<string, unknown>;
+      if (byPerson) {
+        mail = { id: String(item.id), rawKey: String(item.rawKey) };
+        next.from = null;
+        next.subject = item.subject == null ? null : ERASED;
+        next.headerMessageId =
+          item.headerMessageId == null ? null : redactText(String(item.headerMessageId), pattern);
+      }
+      return JSON.stringify(next) === JSON.stringify(item) ? undefined : next;
+    });
+    if (changed) count('email_inbound');
+    if (mail && options.mail) count('mail', await options.mail.eraseMail(mail.id, mail.rawKey));
+  }
+}

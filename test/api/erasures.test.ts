@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { createKey } from '#lib/accounts/key-management.ts';
+import { runErasure } from '#lib/erasures/job.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { accountItemTexts, holding, personNamed, tracesOf, writePerson } from '#test/support/erasures.ts';
+import { readFeedToEnd } from '#test/support/feed.ts';
+import { useGateway } from '#test/support/http.ts';
+
+/**
+ * Erasing a person (decisions.md, "Deleting, restoring and erasing"), through the API and the erasure job as the
+ * runner runs it: afterwards no item of the account holds the person's e-mail, name parts or phone in any
+ * attribute (the one Scan of the suite, filtered to this account), while the control person's data is all still
+ * there; tickets, deals, search, kept answers and the feed show the person erased.
+ */
+const gateway = useGateway();
+
+const person = personNamed('erase', 'Zephyrine', 'Quillfeather', '+44 20 7946 0991');
+const control = personNamed('control', 'Bartholomew', 'Inkwright', '+44 20 7946 0123');
+
+describe('POST /api/erasures', () => {
+  it('erases the person from every item of the account, and leaves the control person whole', async () => {
+    const account = await createTestAccount({ agents: [{ email: 'ana@erasures.test', name: 'Ana' }] });
+    const key = account.apiKey;
+    const agent = account.agents[0]?.id as number;
+    const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      gateway.call(method, path, { key, ...(body === undefined ? {} : { body }), headers });
+    const made = await writePerson(gateway, key, agent, person, 'p');
+    await writePerson(gateway, key, agent, control, 'c');
+    const feedStart = (await readFeedToEnd(gateway.call, key)).after;
+    const before = await accountItemTexts(account.accountId);
+    expect(holding(before, tracesOf(person)).length).toBeGreaterThan(10);
+
+    // Bad input: a 422 on email, nothing started.
+    for (const body of [{}, { email: 'not an address' }, { email: 42 }]) {
+      const bad = await call('POST', '/api/erasures', body);
+      expect(bad.status, bad.text).toBe(422);
+      expect(Object.keys(bad.body.errors)).toEqual(['email']);
+    }
+    // Scope: erasures:write, checked first.
+    const narrow = await createKey(account.accountId, { name: 'n', scopes: ['tickets:write'] });
+    const refused = await gateway.call('POST', '/api/erasures', {
+      key: narrow.api_key ?? '',
+      body: { email: person.email },
+    });
+    expect(refused.status).toBe(403);
+
+    const idem = { 'Idempotency-Key': 'erase-zephyrine' };
+    const started = await call('POST', '/api/erasures', { email: person.email.toUpperCase() }, idem);
+    expect(started.status, started.text).toBe(202);
+    const id = started.body.data.id as string;
+    expect(started.body.data).toEqual({
+      id,
+      status: 'running',
+      requested_at: expect.any(String),
+      completed_at: null,
+      counts: {},
+    });
+    expect((await call('POST', '/api/erasures', { email: person.email.toUpperCase() }, idem)).body).toEqual(
+      started.body,
+    );
+    expect((await call('GET', `/api/erasures/${id}`)).body.data.status).toBe('running');
+    expect((await call('GET', '/api/erasures/ers_0000000000000aaaaaaaaaa')).status).toBe(404);
+
+    await runErasure(account.accountId, id);
+
+    const done = (await call('GET', `/api/erasures/${id}`)).body.data;
+    expect(done).toMatchObject({ id, status: 'completed', completed_at: expect.any(String) });
+    expect(done.counts).toMatchObject({ contact: 1, tickets: 2, deals: 1 });
+    expect(done.counts.events).toBeGreaterThan(5);
+    expect(done.counts.idempotency).toBeGreaterThanOrEqual(3);
+
+    // No item of the account holds any of the person's texts; the control person's are all there.
+    const after = await accountItemTexts(account.accountId);
+    expect(holding(after, tracesOf(person))).toEqual([]);
+    for (const text of tracesOf(control)) expect(holding(after, [text]), text).not.toEqual([]);
+    expect(after.some((i) => i.text.includes('[erased]'))).toBe(true);
+
+    // What the API shows of it.
+    const ticket = (await call('GET', `/api/tickets/${made.tickets[0]}`)).body.data;
+    expect(ticket.requester).toMatchObject({ name: null, email: null, phone: null, erased: true });
+    expect(ticket.description).toBe('[erased]');
+    expect(ticket.subject).toBe('[erased] still cannot log in');
+    const messages = (await call('GET', `/api/tickets/${made.tickets[0]}/messages`)).body.data;
+    expect(messages.map((m: { body: string }) => m.body)).toEqual([
+      '[erased]',
+      '[erased]',
+      'Dear [erased], we wrote to [erased].',
+    ]);
+    const deal = (await call('GET', `/api/deals/${made.deal}`)).body.data;
+    expect(deal.contact).toEqual({ uuid: expect.any(String), full_name: null, email: null, erased: true });
+    const controlDeal = (await call('GET', `/api/deals?per_page=10`)).body.data.find(
+      (d: { uuid: string }) => d.uuid !== made.deal,
+    );
+    expect({ amount: deal.amount, stage: deal.stage }).toEqual({ amount: 1200.5, stage: controlDeal.stage });
+    for (const query of [
+      `search=${person.first}`,
+      `requester_email=${person.email}`,
+      'search=quillfeather',
+    ]) {
+      expect((await call('GET', `/api/tickets?${query}`)).body.data, query).toEqual([]);
+    }
+    expect((await call('GET', `/api/contacts?email=${person.email}`)).body.data).toEqual([]);
+    // The control person still finds both their tickets (the search term of their address).
+    expect((await call('GET', `/api/tickets?search=${control.first}`)).body.data).toHaveLength(2);
+    // A kept answer replays, with the person erased.
+    const replay = await call(
+      'POST',
+      '/api/tickets',
+      {
+        subject: `${person.first} cannot log in`,
+        description: `Hello, this is ${person.first} ${person.last}, call me on ${person.phone}.`,
+        requester_email: person.email,
+        requester_name: `${person.first} ${person.last}`,
+      },
+      { 'Idempotency-Key': 'ticket-p' },
+    );
+    expect(replay.status).toBe(201);
+    expect(replay.body.ticket.requester).toMatchObject({ email: null, erased: true });
+    // The receivers' event: uuids only.
+    const events = (await readFeedToEnd(gateway.call, key, { after: feedStart })).events;
+    const erased = events.filter((e) => e.type === 'contact.erased');
+    expect(erased).toHaveLength(1);
+    expect(erased[0]?.data.object).toEqual({
+      uuid: deal.contact.uuid,
+      tickets: expect.arrayContaining(made.tickets),
+      deals: [made.deal],
+    });
+
+    // Again: idempotent, nothing left to change.
+    const again = await call('POST', '/api/erasures', { email: person.email });
+    await runErasure(account.accountId, again.body.data.id);
+    const second = (await call('GET', `/api/erasures/${again.body.data.id}`)).body.data;
+    expect(second.status).toBe('completed');
+    expect(Object.values(second.counts).reduce((a: number, b) => a + Number(b), 0)).toBe(0);
+  });
+
+  it('an address the account does not know completes with zero counts', async () => {
+    const account = await createTestAccount();
+    const started = await gateway.call('POST', '/api/erasures', {
+      key: account.apiKey,
+      body: { email: 'nobody@unknown.test' },
+    });
+    expect(started.status).toBe(202);
+    await runErasure(account.accountId, started.body.data.id);
+    const done = await gateway.call('GET', `/api/erasures/${started.body.data.id}`, { key: account.apiKey });
+    expect(done.body.data).toMatchObject({ status: 'completed', counts: {} });
+  });
+});
