@@ -9,6 +9,7 @@ import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import { writePlan } from './index/write-plan.ts';
 import { entityOf, type ItemKey, type Versioned } from './items.ts';
 import { erasureKeys, eventKeys, messageKeys, objectRefKeys, trashKeys } from './keys.ts';
+import { tickets } from './ticket-index.ts';
 import { type CommitAction, commit } from './transact.ts';
 
 /**
@@ -204,9 +205,11 @@ export async function completeErasure(
 }
 
 /** Every ledger entry (the replay's list): the account, the erasure's id and its hash. */
-export async function ledgerEntries(): Promise<{ accountId: string; id: string; hash: string }[]> {
+export async function ledgerEntries(
+  table = tableName(),
+): Promise<{ accountId: string; id: string; hash: string }[]> {
   const items = await queryAll({
-    TableName: tableName(),
+    TableName: table,
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': erasureKeys.ledgerPartition },
     ConsistentRead: true,
@@ -484,4 +487,45 @@ export async function trashPage(
     }),
   );
   return (Items ?? []).map((i) => ({ uuid: String(i.uuid), sortKey: String(i.gsi1sk), object: i.object }));
+}
+
+/**
+ * The addresses an account's index names (its ticket requesters' and contacts' e-mail dimensions, from their
+ * directories: Queries of two partitions of the account, never a Scan), a page at a time: the replay's candidates.
+ */
+export async function* indexedAddresses(accountId: string): AsyncGenerator<string> {
+  for (const engine of [tickets, contacts]) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :email)',
+          ExpressionAttributeValues: {
+            ':pk': engine.index.keys.directoryPartition(accountId),
+            ':email': 'email#',
+          },
+          ProjectionExpression: 'sk',
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) yield String(item.sk).slice('email#'.length);
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+}
+
+/** Puts an erasure to run again (the replay): its record running and due now, its job from the start. */
+export async function restartErasure(
+  accountId: string,
+  record: ErasureRecord,
+  progress: ErasureProgress,
+  nowMs: number,
+): Promise<void> {
+  await commit(
+    newErasureActions(accountId, record, progress, nowMs).map((a) => {
+      const { ConditionExpression: _, ...put } = a.action.Put ?? { Item: {}, TableName: tableName() };
+      return { ...a, action: { Put: put } };
+    }),
+  );
 }

@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
-import {
-  type ErasureProgress,
-  type ErasureRecord,
-  getErasureRecord,
-  newErasureActions,
-} from '#lib/data/erasures.ts';
+import { type ErasureRecord, getErasureRecord, newErasureActions } from '#lib/data/erasures.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { commit } from '#lib/data/transact.ts';
 import { NotFound } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput, requiredEmail } from '#lib/validation.ts';
-import { addressHash } from './job.ts';
+import { addressHash, firstProgress } from './job.ts';
 
 /**
  * `POST /api/erasures` and `GET /api/erasures/{id}` (decisions.md, "Deleting, restoring and erasing"): an
@@ -40,19 +35,7 @@ export async function startErasure(
     counts: {},
     hash: addressHash(accountId, address),
   };
-  const progress: ErasureProgress = {
-    step: 0,
-    phase: 'find',
-    at: null,
-    object: null,
-    sub: null,
-    subAt: null,
-    person: { email: address, names: [], phones: [] },
-    contact: null,
-    counts: {},
-    tickets: [],
-    deals: [],
-  };
+  const progress = firstProgress(address);
   await commit([
     ...newErasureActions(accountId, record, progress, Date.now()),
     ...completionCommit(attach?.(record)),

@@ -57,6 +57,23 @@ export const addressHash = (accountId: string, email: string) =>
 
 type Outcome = 'more' | 'completed' | 'gone';
 
+/** A job at its start: the address (lower-cased) is all it knows of the person yet. */
+export function firstProgress(address: string): ErasureProgress {
+  return {
+    step: 0,
+    phase: 'find',
+    at: null,
+    object: null,
+    sub: null,
+    subAt: null,
+    person: { email: address, names: [], phones: [] },
+    contact: null,
+    counts: {},
+    tickets: [],
+    deals: [],
+  };
+}
+
 const TRASH_TYPES = ['ticket', 'deal', 'contact'] as const;
 
 /** One step of an erasure: 'more' when steps remain, 'completed', or 'gone' (no such running erasure). */

@@ -1,17 +1,34 @@
-import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { createKey } from '#lib/accounts/key-management.ts';
+import { batchDeleteAll, batchPutAll } from '#lib/data/client.ts';
 import { runErasure } from '#lib/erasures/job.ts';
+import { replayErasures } from '#lib/erasures/replay.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { accountItemTexts, holding, personNamed, tracesOf, writePerson } from '#test/support/erasures.ts';
+import {
+  holding,
+  itemTexts,
+  personNamed,
+  tableItems,
+  tracesOf,
+  writePerson,
+} from '#test/support/erasures.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
  * Erasing a person (decisions.md, "Deleting, restoring and erasing"), through the API and the erasure job as the
  * runner runs it: afterwards no item of the account holds the person's e-mail, name parts or phone in any
- * attribute (the one Scan of the suite, filtered to this account), while the control person's data is all still
- * there; tickets, deals, search, kept answers and the feed show the person erased.
+ * attribute (the one Scan of the suite, of this file's own table), while the control person's data is all still
+ * there; tickets, deals, search, kept answers and the feed show the person erased; after a restore of the items
+ * as they were before, `erasures replay` erases the person again from the ledger's hash.
  */
+// A table of this file's own (set before the data layer first reads TABLE_NAME): the scan reads every item.
+process.env.TABLE_NAME = `deskpipe-erasures-${randomBytes(4).toString('hex')}`;
+beforeAll(async () => {
+  await ensureTable(process.env.DYNAMODB_ENDPOINT ?? '', process.env.TABLE_NAME ?? '');
+});
 const gateway = useGateway();
 
 const person = personNamed('erase', 'Zephyrine', 'Quillfeather', '+44 20 7946 0991');
@@ -27,8 +44,8 @@ describe('POST /api/erasures', () => {
     const made = await writePerson(gateway, key, agent, person, 'p');
     await writePerson(gateway, key, agent, control, 'c');
     const feedStart = (await readFeedToEnd(gateway.call, key)).after;
-    const before = await accountItemTexts(account.accountId);
-    expect(holding(before, tracesOf(person)).length).toBeGreaterThan(10);
+    const stored = await tableItems();
+    expect(holding(itemTexts(stored), tracesOf(person)).length).toBeGreaterThan(10);
 
     // Bad input: a 422 on email, nothing started.
     for (const body of [{}, { email: 'not an address' }, { email: 42 }]) {
@@ -70,7 +87,7 @@ describe('POST /api/erasures', () => {
     expect(done.counts.idempotency).toBeGreaterThanOrEqual(3);
 
     // No item of the account holds any of the person's texts; the control person's are all there.
-    const after = await accountItemTexts(account.accountId);
+    const after = itemTexts(await tableItems());
     expect(holding(after, tracesOf(person))).toEqual([]);
     for (const text of tracesOf(control)) expect(holding(after, [text]), text).not.toEqual([]);
     expect(after.some((i) => i.text.includes('[erased]'))).toBe(true);
@@ -125,6 +142,21 @@ describe('POST /api/erasures', () => {
       tickets: expect.arrayContaining(made.tickets),
       deals: [made.deal],
     });
+
+    // A restore from a backup taken before the erasure (every item put back as it was then; the ledger, kept
+    // since, says who was erased): the replay erases the person again, the control person stays.
+    const kept = new Set(stored.map((i) => `${i.pk} ${i.sk}`));
+    const since = (await tableItems()).filter((i) => !kept.has(`${i.pk} ${i.sk}`) && i.pk !== 'ERASURE_LEDGER');
+    await batchDeleteAll(since.map((i) => ({ pk: i.pk, sk: i.sk })));
+    await batchPutAll(stored);
+    expect(holding(itemTexts(await tableItems()), tracesOf(person)).length).toBeGreaterThan(10);
+    const replayed = await replayErasures();
+    expect(replayed.erasures).toBe(1);
+    expect(replayed.items_changed).toBeGreaterThan(10);
+    const restored = itemTexts(await tableItems());
+    expect(holding(restored, tracesOf(person))).toEqual([]);
+    for (const text of tracesOf(control)) expect(holding(restored, [text]), text).not.toEqual([]);
+    expect(await replayErasures()).toEqual({ erasures: 0, items_changed: 0 });
 
     // Again: idempotent, nothing left to change.
     const again = await call('POST', '/api/erasures', { email: person.email });

@@ -102,14 +102,17 @@ export function textsOf(value: unknown, out: string[] = []): string[] {
 }
 
 /**
- * The one Scan of the suite: every item of the table whose texts name the account (its keys do), each as the
- * lower-cased text of all its attributes.
+ * The one Scan of the suite, of the erasure test's own table (test/api/erasures.test.ts): every item, as stored,
+ * and each as the lower-cased text of all its attributes.
  */
-export async function accountItemTexts(accountId: string): Promise<{ key: string; text: string }[]> {
-  const items = await scanAll({ TableName: tableName() });
-  return items
-    .map((item) => ({ key: `${item.pk} ${item.sk}`, text: textsOf(item).join('\u0001').toLowerCase() }))
-    .filter((i) => i.text.includes(accountId.toLowerCase()));
+export async function tableItems(): Promise<Record<string, unknown>[]> {
+  return scanAll({ TableName: tableName() });
+}
+export function itemTexts(items: Record<string, unknown>[]): { key: string; text: string }[] {
+  return items.map((item) => ({
+    key: `${item.pk} ${item.sk}`,
+    text: textsOf(item).join('\u0001').toLowerCase(),
+  }));
 }
 
 /** The items (by key) holding any of the texts. */
