@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { createKey } from '#lib/accounts/key-management.ts';
 import { batchDeleteAll, batchPutAll } from '#lib/data/client.ts';
-import { runErasure } from '#lib/erasures/job.ts';
+import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import {
@@ -14,6 +15,7 @@ import {
   tracesOf,
   writePerson,
 } from '#test/support/erasures.ts';
+import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -146,7 +148,9 @@ describe('POST /api/erasures', () => {
     // A restore from a backup taken before the erasure (every item put back as it was then; the ledger, kept
     // since, says who was erased): the replay erases the person again, the control person stays.
     const kept = new Set(stored.map((i) => `${i.pk} ${i.sk}`));
-    const since = (await tableItems()).filter((i) => !kept.has(`${i.pk} ${i.sk}`) && i.pk !== 'ERASURE_LEDGER');
+    const since = (await tableItems()).filter(
+      (i) => !kept.has(`${i.pk} ${i.sk}`) && i.pk !== 'ERASURE_LEDGER',
+    );
     await batchDeleteAll(since.map((i) => ({ pk: i.pk, sk: i.sk })));
     await batchPutAll(stored);
     expect(holding(itemTexts(await tableItems()), tracesOf(person)).length).toBeGreaterThan(10);
@@ -176,5 +180,94 @@ describe('POST /api/erasures', () => {
     await runErasure(account.accountId, started.body.data.id);
     const done = await gateway.call('GET', `/api/erasures/${started.body.data.id}`, { key: account.apiKey });
     expect(done.body.data).toMatchObject({ status: 'completed', counts: {} });
+  });
+});
+
+describe('an erasure under faults and races', () => {
+  const MODES: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
+  const person2 = personNamed('faults', 'Ottoline', 'Brackenridge', '+33 1 70 36 39 50');
+
+  it('every store call of each step failed in turn, the runner stopped between steps: the same erased result', {
+    timeout: 120_000,
+  }, async () => {
+    const account = await createTestAccount({ agents: [{ email: 'ana@faults.test', name: 'Ana' }] });
+    const agent = account.agents[0]?.id as number;
+    const made = await writePerson(gateway, account.apiKey, agent, person2, 'f');
+    await writePerson(gateway, account.apiKey, agent, control, 'fc');
+    const started = await gateway.call('POST', '/api/erasures', {
+      key: account.apiKey,
+      body: { email: person2.email },
+    });
+    const id = started.body.data.id as string;
+    // Each step is tried with its 1st call failed, then its 2nd, …, until it passes with no call failed (a
+    // failed step is a runner that died there: the next try resumes from the progress saved before it).
+    let failures = 0;
+    for (let steps = 0, outcome = 'more'; outcome === 'more'; steps++) {
+      expect(steps).toBeLessThan(500);
+      for (let at = 1; ; at++) {
+        const mode = MODES[(at - 1 + steps) % MODES.length] as FaultMode;
+        try {
+          outcome = (await withFault({ at, mode }, () => erasureStep(account.accountId, id))).result;
+          break;
+        } catch {
+          failures++;
+        }
+      }
+    }
+    expect(failures).toBeGreaterThan(50);
+    const done = await gateway.call('GET', `/api/erasures/${id}`, { key: account.apiKey });
+    expect(done.body.data.status).toBe('completed');
+    const items = itemTexts(await tableItems()).filter((i) =>
+      i.text.includes(account.accountId.toLowerCase()),
+    );
+    expect(holding(items, tracesOf(person2))).toEqual([]);
+    for (const text of tracesOf(control)) expect(holding(items, [text]), text).not.toEqual([]);
+    const ticket = (await gateway.call('GET', `/api/tickets/${made.tickets[0]}`, { key: account.apiKey }))
+      .body;
+    expect(ticket.data).toMatchObject({ subject: '[erased] still cannot log in', description: '[erased]' });
+    // Totals equal a recount: the erasure moved the index as any change does.
+    const counts = await tickets.counts(account.accountId, [dimension.all]);
+    await tickets.rebuild(account.accountId);
+    expect(await tickets.counts(account.accountId, [dimension.all])).toEqual(counts);
+  });
+
+  it('a write racing the erasure: erased if it lands before the erasure passes its object, kept after', async () => {
+    const account = await createTestAccount({ agents: [{ email: 'ana@race.test', name: 'Ana' }] });
+    const key = account.apiKey;
+    const agent = account.agents[0]?.id as number;
+    const racer = personNamed('race', 'Wilhelmina', 'Thistlewood', '+49 30 901820');
+    const made = await writePerson(gateway, key, agent, racer, 'r');
+    const id = (await gateway.call('POST', '/api/erasures', { key, body: { email: racer.email } })).body.data
+      .id;
+    // Started (its first step done): a PATCH naming the person lands before the erasure reaches the ticket.
+    await erasureStep(account.accountId, id);
+    const early = await gateway.call('PATCH', `/api/tickets/${made.tickets[0]}`, {
+      key,
+      body: { subject: `Escalated for ${racer.first}` },
+    });
+    expect(early.status).toBe(200);
+    // Racing the rest of the erasure: a PATCH of the second ticket, at the same time as the steps.
+    const [, racing] = await Promise.all([
+      runErasure(account.accountId, id),
+      gateway.call('PATCH', `/api/tickets/${made.tickets[1]}`, {
+        key,
+        body: { subject: `Callback ${racer.last}` },
+      }),
+    ]);
+    expect(racing.status).toBe(200);
+    const get = async (uuid: string) =>
+      (await gateway.call('GET', `/api/tickets/${uuid}`, { key })).body.data;
+    const first = await get(made.tickets[0] as string);
+    expect(first.subject).toBe('Escalated for [erased]');
+    const second = await get(made.tickets[1] as string);
+    expect(second.requester).toMatchObject({ email: null, erased: true });
+    expect(['Callback [erased]', `Callback ${racer.last}`]).toContain(second.subject);
+    // After it completed: a new ticket from the same address is a new write, kept (the person came back).
+    const back = await gateway.call('POST', '/api/tickets', {
+      key,
+      body: { subject: 'Me again', description: 'Hi', requester_email: racer.email },
+    });
+    expect(back.status).toBe(201);
+    expect(back.body.ticket.requester.email).toBe(racer.email);
   });
 });
