@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Contact } from '#lib/accounts/types.ts';
-import { dynamo, getItem, queryAll, tableName } from './client.ts';
+import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { contacts } from './contact-index.ts';
 import { releaseEmail } from './contacts.ts';
 import { isConditionFailure } from './errors.ts';
@@ -44,9 +44,6 @@ export interface ErasureProgress {
   person: { email: string; names: string[]; phones: string[] };
   contact: { id: number; uuid: string } | null;
   counts: Record<string, number>;
-  /** Uuids of the tickets and deals it changed (the contact.erased event names them). */
-  tickets: string[];
-  deals: string[];
 }
 
 const RECORD = 'erasure';
@@ -527,5 +524,53 @@ export async function restartErasure(
       const { ConditionExpression: _, ...put } = a.action.Put ?? { Item: {}, TableName: tableName() };
       return { ...a, action: { Put: put } };
     }),
+  );
+}
+
+/**
+ * The tickets and deals an erasure changed, an item each beside its record (`<id>#TOUCHED#<type>#<uuid>`: a
+ * progress item holding them all would grow with the person's tickets, and every save would cost its size); the
+ * completion reads them for `contact.erased` and deletes them after it.
+ */
+export async function markTouched(accountId: string, id: string, type: string, uuid: string): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...erasureKeys.touched(accountId, id, type, uuid),
+        type: 'erasure_touched',
+        object_type: type,
+        uuid,
+      },
+    }),
+  );
+}
+
+export async function touchedObjects(
+  accountId: string,
+  id: string,
+): Promise<Record<'ticket' | 'deal', string[]>> {
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': erasureKeys.partition(accountId),
+      ':prefix': erasureKeys.touchedPrefix(id),
+    },
+    ConsistentRead: true,
+  });
+  const of = (type: string) => items.filter((i) => i.object_type === type).map((i) => String(i.uuid));
+  return { ticket: of('ticket'), deal: of('deal') };
+}
+
+export async function forgetTouched(
+  accountId: string,
+  id: string,
+  touched: Record<'ticket' | 'deal', string[]>,
+): Promise<void> {
+  await batchDeleteAll(
+    Object.entries(touched).flatMap(([type, uuids]) =>
+      uuids.map((uuid) => ({ ...erasureKeys.touched(accountId, id, type, uuid) })),
+    ),
   );
 }

@@ -504,6 +504,12 @@ export const erasureKeys = {
   partition: (accountId: string) => `ERASURES#${accountId}`,
   record: (accountId: string, id: string) => ({ pk: `ERASURES#${accountId}`, sk: id }),
   progress: (accountId: string, id: string) => ({ pk: `ERASURES#${accountId}`, sk: `${id}#PROGRESS` }),
+  /** A ticket or deal the erasure changed (its uuid only), until `contact.erased` named it. */
+  touched: (accountId: string, id: string, type: string, uuid: string) => ({
+    pk: `ERASURES#${accountId}`,
+    sk: `${id}#TOUCHED#${type}#${uuid}`,
+  }),
+  touchedPrefix: (id: string) => `${id}#TOUCHED#`,
   due: (accountId: string, id: string, dueAtMs: number) => ({
     gsi2pk: `ERASURE_DUE#${dueShardOf(accountId, id)}`,
     gsi2sk: `${dueMs(dueAtMs)}#${accountId}#${id}`,

@@ -7,9 +7,12 @@ import {
   completeErasure,
   deleteEmptyDimension,
   type ErasureProgress,
+  type ErasureRecord,
   eraseContact,
+  forgetTouched,
   getErasureProgress,
   getErasureRecord,
+  markTouched,
   messageItems,
   objectRefs,
   putRewritten,
@@ -17,8 +20,10 @@ import {
   rewriteItem,
   saveErasureProgress,
   sortKeysFrom,
+  touchedObjects,
   trashPage,
 } from '#lib/data/erasures.ts';
+import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { contactDealsDimension } from '#lib/data/trash.ts';
@@ -49,7 +54,11 @@ export interface MailEraser {
 
 export interface StepOptions {
   mail?: MailEraser | undefined;
+  /** The items a step may touch and a page's size (STEP_ITEMS; tests take smaller steps to stop between more). */
+  stepItems?: number | undefined;
 }
+
+const stepSize = (options: StepOptions) => options.stepItems ?? STEP_ITEMS;
 
 /** A person's address as the erasure keeps it: HMAC-SHA256 under the service's secret, with the account. */
 export const addressHash = (accountId: string, email: string) =>
@@ -69,14 +78,16 @@ export function firstProgress(address: string): ErasureProgress {
     person: { email: address, names: [], phones: [] },
     contact: null,
     counts: {},
-    tickets: [],
-    deals: [],
   };
 }
 
 const TRASH_TYPES = ['ticket', 'deal', 'contact'] as const;
 
-/** One step of an erasure: 'more' when steps remain, 'completed', or 'gone' (no such running erasure). */
+/**
+ * One step of an erasure: 'more' when steps remain, 'completed', or 'gone' (no such running erasure). A step goes
+ * on through the job's sub-phases (a ticket's messages, its references, its commit; the next object) until it has
+ * touched STEP_ITEMS items (StepOptions.stepItems) or a commit of it was raced, then saves the progress once.
+ */
 export async function erasureStep(
   accountId: string,
   id: string,
@@ -88,11 +99,32 @@ export async function erasureStep(
   ]);
   if (record?.status !== 'running' || !read) return 'gone';
   const p: ErasureProgress = structuredClone(read);
+  for (let used = 0; used < stepSize(options); ) {
+    const done = await advance(accountId, record, p, read.step, options);
+    if (done === 'completed') return 'completed';
+    if (done === 'raced') break;
+    used += done;
+  }
+  if (JSON.stringify(p) === JSON.stringify(read)) return 'more';
+  p.step = read.step + 1;
+  await saveErasureProgress(accountId, id, p);
+  return 'more';
+}
+
+/** One move of the job: the items it touched (at least 1), 'raced' (a commit lost to a write), or 'completed'. */
+async function advance(
+  accountId: string,
+  record: ErasureRecord,
+  p: ErasureProgress,
+  readStep: number,
+  options: StepOptions,
+): Promise<number | 'completed' | 'raced'> {
+  let work = 1;
   const count = (store: string, n = 1) => {
+    work += n;
     if (n) p.counts[store] = (p.counts[store] ?? 0) + n;
   };
   const person = (): Person => p.person;
-
   switch (p.phase) {
     case 'find': {
       const contact = await findContactByEmail(accountId, p.person.email);
@@ -120,15 +152,17 @@ export async function erasureStep(
       }
       if (p.sub === 'messages') {
         const after = Number(p.subAt ?? 1);
-        const page = await messageItems(accountId, p.object, after, STEP_ITEMS);
-        for (const item of page) {
-          const next = redactValue(item, person()) as Record<string, unknown>;
-          if (JSON.stringify(next) !== JSON.stringify(item)) {
+        const page = await messageItems(accountId, p.object, after, stepSize(options));
+        const pattern = personPattern(person());
+        await Promise.all(
+          page.map(async (item) => {
+            const next = redactValue(item, person(), pattern) as Record<string, unknown>;
+            if (JSON.stringify(next) === JSON.stringify(item)) return;
             await putRewritten(next);
             count('messages');
-          }
-        }
-        if (page.length < STEP_ITEMS) toSub(p, 'refs');
+          }),
+        );
+        if (page.length < stepSize(options)) toSub(p, 'refs');
         else p.subAt = String(page.at(-1)?.number ?? after);
         break;
       }
@@ -140,10 +174,13 @@ export async function erasureStep(
       if (stored && !stored.entity.requester.erased) {
         const after = redactValue(stored.entity, person()) as Ticket;
         after.requester = { ...after.requester, email: '', erased: true };
-        await tickets.update(accountId, { before: stored.entity, after, version: stored.version });
+        const landed = await unlessRaced(() =>
+          tickets.update(accountId, { before: stored.entity, after, version: stored.version }),
+        );
+        if (!landed) return 'raced';
         count('tickets');
       }
-      if (!p.tickets.includes(p.object)) p.tickets.push(p.object);
+      await markTouched(accountId, record.id, 'ticket', p.object);
       endObject(p);
       break;
     }
@@ -181,10 +218,13 @@ export async function erasureStep(
           erased: true,
         };
         after.contactPhone = null;
-        await deals.update(accountId, { before: stored.entity, after, version: stored.version });
+        const landed = await unlessRaced(() =>
+          deals.update(accountId, { before: stored.entity, after, version: stored.version }),
+        );
+        if (!landed) return 'raced';
         count('deals');
       }
-      if (!p.deals.includes(p.object)) p.deals.push(p.object);
+      await markTouched(accountId, record.id, 'deal', p.object);
       endObject(p);
       break;
     }
@@ -197,10 +237,10 @@ export async function erasureStep(
             accountId,
             p.object,
             p.subAt === null ? null : p.subAt.slice(5),
-            STEP_ITEMS,
+            stepSize(options),
           );
-          for (const ref of refs) await rewriteRef(accountId, ref, p, count, options);
-          if (refs.length < STEP_ITEMS) p.subAt = 'purge';
+          await Promise.all(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
+          if (refs.length < stepSize(options)) p.subAt = 'purge';
           else p.subAt = `refs#${refs.at(-1)?.ref}`;
           break;
         }
@@ -211,7 +251,7 @@ export async function erasureStep(
         p.subAt = null;
         break;
       }
-      const page = await trashPage(accountId, type, p.at, STEP_ITEMS);
+      const page = await trashPage(accountId, type, p.at, stepSize(options));
       const match = page.find((t) => holds(t.object, p));
       if (match) {
         p.object = match.uuid;
@@ -219,7 +259,7 @@ export async function erasureStep(
         p.at = match.sortKey;
         break;
       }
-      if (page.length === STEP_ITEMS) p.at = page.at(-1)?.sortKey ?? null;
+      if (page.length === stepSize(options)) p.at = page.at(-1)?.sortKey ?? null;
       else {
         const following = TRASH_TYPES[TRASH_TYPES.indexOf(type as (typeof TRASH_TYPES)[number]) + 1];
         if (following) {
@@ -272,19 +312,24 @@ export async function erasureStep(
     }
     case 'complete': {
       const completedAt = formatTimestamp(nowMicros());
-      await completeErasure(accountId, { ...record, completedAt, counts: p.counts }, p, {
-        type: 'contact.erased',
-        object: { uuid: p.contact?.uuid ?? null, tickets: p.tickets, deals: p.deals },
-        version: 1,
-      });
+      const touched = await touchedObjects(accountId, record.id);
+      await completeErasure(
+        accountId,
+        { ...record, completedAt, counts: p.counts },
+        { ...p, step: readStep },
+        {
+          type: 'contact.erased',
+          object: { uuid: p.contact?.uuid ?? null, tickets: touched.ticket, deals: touched.deal },
+          version: 1,
+        },
+      );
+      await forgetTouched(accountId, record.id, touched);
       return 'completed';
     }
     default:
       throw new Error(`Unknown erasure phase ${p.phase}`);
   }
-  p.step = read.step + 1;
-  await saveErasureProgress(accountId, id, p);
-  return 'more';
+  return work;
 }
 
 /** Runs an erasure's steps until it completes (tests, the replay, the bench); answers the steps taken. */
@@ -292,6 +337,20 @@ export async function runErasure(accountId: string, id: string, options: StepOpt
   for (let steps = 1; ; steps++) {
     const outcome = await erasureStep(accountId, id, options);
     if (outcome !== 'more') return steps;
+  }
+}
+
+/**
+ * A commit that a concurrent write beat (its version moved, or the transaction met another): false, and the step
+ * is done again from the same progress, on the object as it now is (so a write racing the erasure is erased too).
+ */
+async function unlessRaced(commit: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await commit();
+    return true;
+  } catch (error) {
+    if (error instanceof StaleVersion || error instanceof ConcurrentWrite) return false;
+    throw error;
   }
 }
 
@@ -333,9 +392,9 @@ async function refsStep(
   count: (store: string, n?: number) => void,
   options: StepOptions,
 ): Promise<boolean> {
-  const refs = await objectRefs(accountId, p.object ?? '', p.subAt, STEP_ITEMS);
-  for (const ref of refs) await rewriteRef(accountId, ref, p, count, options);
-  if (refs.length < STEP_ITEMS) return true;
+  const refs = await objectRefs(accountId, p.object ?? '', p.subAt, stepSize(options));
+  await Promise.all(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
+  if (refs.length < stepSize(options)) return true;
   p.subAt = refs.at(-1)?.ref ?? null;
   return false;
 }

@@ -199,22 +199,27 @@ describe('an erasure under faults and races', () => {
       body: { email: person2.email },
     });
     const id = started.body.data.id as string;
-    // Each step is tried with its 1st call failed, then its 2nd, …, until it passes with no call failed (a
+    // Steps of 3 items (pages of 3), so the job stops between many of its moves. Each step is tried with its 1st call failed, then its 2nd, …, until it passes with no call failed (a
     // failed step is a runner that died there: the next try resumes from the progress saved before it).
     let failures = 0;
-    for (let steps = 0, outcome = 'more'; outcome === 'more'; steps++) {
+    let steps = 0;
+    for (let outcome = 'more'; outcome === 'more'; steps++) {
       expect(steps).toBeLessThan(500);
       for (let at = 1; ; at++) {
         const mode = MODES[(at - 1 + steps) % MODES.length] as FaultMode;
         try {
-          outcome = (await withFault({ at, mode }, () => erasureStep(account.accountId, id))).result;
+          outcome = (
+            await withFault({ at, mode }, () => erasureStep(account.accountId, id, { stepItems: 3 }))
+          ).result;
           break;
         } catch {
           failures++;
         }
       }
     }
-    expect(failures).toBeGreaterThan(50);
+    // Every step made at least its two reads (the record, its progress) and failed at each call in turn.
+    expect(failures).toBeGreaterThanOrEqual(2 * steps);
+    expect(steps).toBeGreaterThan(3);
     const done = await gateway.call('GET', `/api/erasures/${id}`, { key: account.apiKey });
     expect(done.body.data.status).toBe('completed');
     const items = itemTexts(await tableItems()).filter((i) =>
@@ -239,14 +244,13 @@ describe('an erasure under faults and races', () => {
     const made = await writePerson(gateway, key, agent, racer, 'r');
     const id = (await gateway.call('POST', '/api/erasures', { key, body: { email: racer.email } })).body.data
       .id;
-    // Started (its first step done): a PATCH naming the person lands before the erasure reaches the ticket.
-    await erasureStep(account.accountId, id);
+    // Started, not yet at the ticket: a PATCH naming the person lands before the erasure reaches it.
     const early = await gateway.call('PATCH', `/api/tickets/${made.tickets[0]}`, {
       key,
       body: { subject: `Escalated for ${racer.first}` },
     });
     expect(early.status).toBe(200);
-    // Racing the rest of the erasure: a PATCH of the second ticket, at the same time as the steps.
+    // Racing the erasure: a PATCH of the second ticket, at the same time as its steps.
     const [, racing] = await Promise.all([
       runErasure(account.accountId, id),
       gateway.call('PATCH', `/api/tickets/${made.tickets[1]}`, {
@@ -262,6 +266,13 @@ describe('an erasure under faults and races', () => {
     const second = await get(made.tickets[1] as string);
     expect(second.requester).toMatchObject({ email: null, erased: true });
     expect(['Callback [erased]', `Callback ${racer.last}`]).toContain(second.subject);
+    // After the erasure passed the ticket: a PATCH naming the person is a new write, kept as written.
+    const late = await gateway.call('PATCH', `/api/tickets/${made.tickets[0]}`, {
+      key,
+      body: { subject: `Follow-up for ${racer.first}` },
+    });
+    expect(late.body.ticket.subject).toBe(`Follow-up for ${racer.first}`);
+    expect(late.body.ticket.requester).toMatchObject({ email: null, erased: true });
     // After it completed: a new ticket from the same address is a new write, kept (the person came back).
     const back = await gateway.call('POST', '/api/tickets', {
       key,
