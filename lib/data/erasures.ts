@@ -574,3 +574,8 @@ export async function forgetTouched(
     ),
   );
 }
+
+/** Deletes one item by key (an orphaned index item naming the address). */
+export async function deleteItem(key: ItemKey): Promise<void> {
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk: key.pk, sk: key.sk } }));
+}

@@ -6,6 +6,7 @@ import { deals } from '#lib/data/deal-index.ts';
 import {
   completeErasure,
   deleteEmptyDimension,
+  deleteItem,
   type ErasureProgress,
   type ErasureRecord,
   eraseContact,
@@ -24,6 +25,7 @@ import {
   trashPage,
 } from '#lib/data/erasures.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
+import { orderKeys } from '#lib/data/keys.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { contactDealsDimension } from '#lib/data/trash.ts';
@@ -57,6 +59,9 @@ export interface StepOptions {
   /** The items a step may touch and a page's size (STEP_ITEMS; tests take smaller steps to stop between more). */
   stepItems?: number | undefined;
 }
+
+/** A marked posting older than this whose ticket does not exist is an orphan (a create's commit takes seconds). */
+const ORPHAN_AGE_MICROS = 60_000_000;
 
 const stepSize = (options: StepOptions) => options.stepItems ?? STEP_ITEMS;
 
@@ -137,14 +142,18 @@ async function advance(
     }
     case 'tickets': {
       if (p.object === null) {
-        const [orderKey] = await sortKeysFrom(
-          tickets.index.keys.postingPartition(accountId, dimension.email(p.person.email)),
-          '0',
-          1,
-        );
+        const postings = tickets.index.keys.postingPartition(accountId, dimension.email(p.person.email));
+        const [orderKey] = await sortKeysFrom(postings, '0', 1);
         const stored = orderKey ? await tickets.getByOrderKey(accountId, orderKey) : undefined;
-        if (!stored) next(p, 'deals');
-        else {
+        if (!orderKey) next(p, 'deals');
+        else if (stored?.entity.requester.email.toLowerCase() !== p.person.email) {
+          // A posting no ticket of the person's holds: a failed create's marked orphan, which names the address,
+          // or a create still in flight (put before its commit): left alone until its ticket is a minute old.
+          if (!stored && orderKeys.parts(orderKey).createdMicros > nowMicros() - ORPHAN_AGE_MICROS)
+            return 'raced';
+          await deleteItem({ pk: postings, sk: orderKey });
+          count('index');
+        } else {
           p.person = withIdentity(p.person, stored.entity.requester.name, stored.entity.requester.phone);
           startObject(p, stored.entity.uuid, 'messages');
         }

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { createKey } from '#lib/accounts/key-management.ts';
 import { batchDeleteAll, batchPutAll } from '#lib/data/client.ts';
+import { orderKeys } from '#lib/data/keys.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
@@ -194,6 +195,11 @@ describe('an erasure under faults and races', () => {
     const agent = account.agents[0]?.id as number;
     const made = await writePerson(gateway, account.apiKey, agent, person2, 'f');
     await writePerson(gateway, account.apiKey, agent, control, 'fc');
+    // A failed create's orphan: a marked posting of the person's address whose ticket never landed (an hour ago).
+    const orphan = orderKeys.of((Date.now() - 3_600_000) * 1000, 999_999);
+    await batchPutAll([
+      { ...tickets.index.keys.posting(account.accountId, dimension.email(person2.email), orphan), u: 1 },
+    ]);
     const started = await gateway.call('POST', '/api/erasures', {
       key: account.apiKey,
       body: { email: person2.email },
