@@ -25,6 +25,7 @@ import {
   trashPage,
 } from '#lib/data/erasures.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
+import { filterDimensions } from '#lib/data/index/declaration.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
@@ -42,7 +43,7 @@ import { ERASED, type Person, personPattern, redactText, redactValue, withIdenti
  * other runner saved since): a runner killed anywhere resumes from the last saved step, and every step is safe to
  * do twice (a rewrite of what is already erased changes nothing). Phases, in order:
  *
- *  find → tickets (each: messages, references, the ticket) → deals (each: references, the deal) → trash (what the
+ *  find → tickets (each: the ticket, its messages, its references) → deals (each: the deal, its references) → trash (what the
  *  person had in the trash: references, purged now) → contact (references, the contact) → leftovers (the address's
  *  empty counters, blocks, directory entries) → complete (the record, the ledger, `contact.erased`).
  */
@@ -107,7 +108,9 @@ export async function erasureStep(
   for (let used = 0; used < stepSize(options); ) {
     const done = await advance(accountId, record, p, read.step, options);
     if (done === 'completed') return 'completed';
-    if (done === 'raced') break;
+    // Raced: done again from here. Checkpoint: an object is chosen, saved before its commit (the commit takes it
+    // out of the index that found it: a step failing after it would not find it again).
+    if (done === 'raced' || done === 'checkpoint') break;
     used += done;
   }
   if (JSON.stringify(p) === JSON.stringify(read)) return 'more';
@@ -116,14 +119,17 @@ export async function erasureStep(
   return 'more';
 }
 
-/** One move of the job: the items it touched (at least 1), 'raced' (a commit lost to a write), or 'completed'. */
+/**
+ * One move of the job: the items it touched (at least 1), 'raced' (a commit lost to a write), 'checkpoint' (an
+ * object chosen: save before going on), or 'completed'.
+ */
 async function advance(
   accountId: string,
   record: ErasureRecord,
   p: ErasureProgress,
   readStep: number,
   options: StepOptions,
-): Promise<number | 'completed' | 'raced'> {
+): Promise<number | 'completed' | 'raced' | 'checkpoint'> {
   let work = 1;
   const count = (store: string, n = 1) => {
     work += n;
@@ -155,7 +161,8 @@ async function advance(
           count('index');
         } else {
           p.person = withIdentity(p.person, stored.entity.requester.name, stored.entity.requester.phone);
-          startObject(p, stored.entity.uuid, 'messages');
+          startObject(p, stored.entity.uuid, 'commit');
+          return 'checkpoint';
         }
         break;
       }
@@ -163,7 +170,7 @@ async function advance(
         const after = Number(p.subAt ?? 1);
         const page = await messageItems(accountId, p.object, after, stepSize(options));
         const pattern = personPattern(person());
-        await Promise.all(
+        await allSettled(
           page.map(async (item) => {
             const next = redactValue(item, person(), pattern) as Record<string, unknown>;
             if (JSON.stringify(next) === JSON.stringify(item)) return;
@@ -176,9 +183,14 @@ async function advance(
         break;
       }
       if (p.sub === 'refs') {
-        if (await refsStep(accountId, p, count, options)) toSub(p, 'commit');
+        if (await refsStep(accountId, p, count, options)) {
+          await markTouched(accountId, record.id, 'ticket', p.object);
+          endObject(p);
+        }
         break;
       }
+      // The ticket first, then its messages and the copies of it (events, kept answers, mail): a write landing
+      // before this commit is in what they read after it; one landing after it is a write on the erased ticket.
       const stored = await tickets.getByUuid(accountId, p.object);
       if (stored && !stored.entity.requester.erased) {
         const after = redactValue(stored.entity, person()) as Ticket;
@@ -189,8 +201,7 @@ async function advance(
         if (!landed) return 'raced';
         count('tickets');
       }
-      await markTouched(accountId, record.id, 'ticket', p.object);
-      endObject(p);
+      toSub(p, 'messages');
       break;
     }
     case 'deals': {
@@ -208,12 +219,18 @@ async function advance(
         if (!orderKey) next(p, 'trash');
         else {
           p.at = `${orderKey}!`;
-          if (stored) startObject(p, stored.entity.uuid, 'refs');
+          if (stored) {
+            startObject(p, stored.entity.uuid, 'commit');
+            return 'checkpoint';
+          }
         }
         break;
       }
       if (p.sub === 'refs') {
-        if (await refsStep(accountId, p, count, options)) toSub(p, 'commit');
+        if (await refsStep(accountId, p, count, options)) {
+          await markTouched(accountId, record.id, 'deal', p.object);
+          endObject(p);
+        }
         break;
       }
       const stored = await deals.getByUuid(accountId, p.object);
@@ -233,8 +250,7 @@ async function advance(
         if (!landed) return 'raced';
         count('deals');
       }
-      await markTouched(accountId, record.id, 'deal', p.object);
-      endObject(p);
+      toSub(p, 'refs');
       break;
     }
     case 'trash': {
@@ -248,7 +264,7 @@ async function advance(
             p.subAt === null ? null : p.subAt.slice(5),
             stepSize(options),
           );
-          await Promise.all(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
+          await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
           if (refs.length < stepSize(options)) p.subAt = 'purge';
           else p.subAt = `refs#${refs.at(-1)?.ref}`;
           break;
@@ -284,20 +300,19 @@ async function advance(
         break;
       }
       if (p.object === null) {
-        startObject(p, p.contact.uuid, 'refs');
-        break;
+        startObject(p, p.contact.uuid, 'commit');
+        return 'checkpoint';
       }
       if (p.sub === 'refs') {
-        if (await refsStep(accountId, p, count, options)) toSub(p, 'commit');
+        if (await refsStep(accountId, p, count, options)) next(p, 'leftovers');
         break;
       }
       const stored = await contacts.getByUuid(accountId, p.contact.uuid);
       if (stored) {
-        await eraseContact(accountId, stored);
+        if (!(await unlessRaced(() => eraseContact(accountId, stored)))) return 'raced';
         count('contact');
       }
-      endObject(p);
-      next(p, 'leftovers');
+      toSub(p, 'refs');
       break;
     }
     case 'leftovers': {
@@ -305,7 +320,7 @@ async function advance(
       let removed = 0;
       for (const [engine, dim] of [
         [tickets, dimension.email(email)],
-        [contacts, `email#${email}`],
+        [contacts, filterDimensions(contacts.index.declaration, { email })[0] as string],
       ] as const) {
         const keys = engine.index.keys;
         removed += await deleteEmptyDimension(
@@ -363,6 +378,15 @@ async function unlessRaced(commit: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
+/**
+ * A page's rewrites, side by side, every one finished before the step goes on or fails (a failed step leaves no
+ * write of its own running behind it, to land after the step that does it again).
+ */
+async function allSettled(work: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 const fullNameOf = (c: Contact) => [c.firstName, c.lastName].filter(Boolean).join(' ');
 
 function next(p: ErasureProgress, phase: string): void {
@@ -402,7 +426,7 @@ async function refsStep(
   options: StepOptions,
 ): Promise<boolean> {
   const refs = await objectRefs(accountId, p.object ?? '', p.subAt, stepSize(options));
-  await Promise.all(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
+  await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
   if (refs.length < stepSize(options)) return true;
   p.subAt = refs.at(-1)?.ref ?? null;
   return false;
