@@ -47,7 +47,10 @@ export async function runErasureOnly(options: { quick: boolean; endpoint: string
             requester_name: 'Ada Lovelace',
           });
           await postMessage(account.accountId, ticket.uuid, { body: 'Any news?', author: 'requester' });
-          await postMessage(account.accountId, ticket.uuid, { body: 'Dear Ada Lovelace, …', agent_id: agentId });
+          await postMessage(account.accountId, ticket.uuid, {
+            body: 'Dear Ada Lovelace, …',
+            agent_id: agentId,
+          });
         }
         const erasure = await startErasure(account.accountId, { email }, undefined);
         const started = performance.now();
