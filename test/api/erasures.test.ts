@@ -46,6 +46,13 @@ describe('POST /api/erasures', () => {
       gateway.call(method, path, { key, ...(body === undefined ? {} : { body }), headers });
     const made = await writePerson(gateway, key, agent, person, 'p');
     await writePerson(gateway, key, agent, control, 'c');
+    // One of the person's tickets in the trash: purged by the erasure, with everything it holds.
+    const trashed = await call('POST', '/api/tickets', {
+      subject: `Duplicate from ${person.first}`,
+      description: 'Sent twice',
+      requester_email: person.email,
+    });
+    expect((await call('DELETE', `/api/tickets/${trashed.body.ticket.uuid}`)).status).toBe(200);
     const feedStart = (await readFeedToEnd(gateway.call, key)).after;
     const stored = await tableItems();
     expect(holding(itemTexts(stored), tracesOf(person)).length).toBeGreaterThan(10);
@@ -85,7 +92,8 @@ describe('POST /api/erasures', () => {
 
     const done = (await call('GET', `/api/erasures/${id}`)).body.data;
     expect(done).toMatchObject({ id, status: 'completed', completed_at: expect.any(String) });
-    expect(done.counts).toMatchObject({ contact: 1, tickets: 2, deals: 1 });
+    expect(done.counts).toMatchObject({ contact: 1, tickets: 2, deals: 1, trash: 1 });
+    expect((await call('POST', `/api/trash/${trashed.body.ticket.uuid}/restore`, {})).status).toBe(404);
     expect(done.counts.events).toBeGreaterThan(5);
     expect(done.counts.idempotency).toBeGreaterThanOrEqual(3);
 
