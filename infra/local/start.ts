@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     // Inbound mail (docs/email.md): 250 only once the raw mail is kept, then the one inbound handler.
     const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
     const mail = await startMailServer({ port: settings.smtpPort, dir: mailDir });
-    // Erasures (docs/erasures.md): the running ones, found by their due entry, a bounded step at a time.
+    // Erasures (docs/decisions.md, "Erasing a person"): the running ones, found by their due entry, a bounded step at a time.
     const erasures = runErasures(Number.POSITIVE_INFINITY, {
       stopped: () => breachesStopped,
       mail: folderMailEraser(mailDir),

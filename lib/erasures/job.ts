@@ -36,7 +36,7 @@ import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { ERASED, type Person, personPattern, redactText, redactValue, withIdentity } from './redact.ts';
 
 /**
- * The erasure job (decisions.md, "Deleting, restoring and erasing"; docs/erasures.md): a person's data found by
+ * The erasure job (docs/decisions.md, "Erasing a person"): a person's data found by
  * the indexes that name it (the requester's e-mail postings, the contact by e-mail, the contact's deals, each
  * object's references: its events, kept answers and inbound mail) and rewritten, one bounded step at a time. A
  * step does at most STEP_ITEMS items' worth of work, then saves the job's progress item (on the condition that no
@@ -49,7 +49,7 @@ import { ERASED, type Person, personPattern, redactText, redactValue, withIdenti
  */
 export const STEP_ITEMS = 25;
 
-/** Where a person's raw mail and attachments are kept (the folder store locally; deployed: see docs/erasures.md). */
+/** Where a person's raw mail and attachments are kept (the folder store locally; deployed, S3: not built, docs/decisions.md). */
 export interface MailEraser {
   /** Replaces the raw mail and the attachments of one received mail with `[erased]`; answers the files changed. */
   eraseMail(inboundId: string, rawKey: string): Promise<number>;
