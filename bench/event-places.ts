@@ -25,8 +25,9 @@ export async function runEventPlacesOnly(options: { seconds: number }): Promise<
 
   const writes = new Map<string, { writes: number; units: number }>();
   const partitions = new Map<string, number>();
-  const page = { requests: 0, roundTrips: 0, items: 0, writes: 0, inFlight: 0 };
+  const page = { requests: 0, roundTrips: 0, items: 0, writes: 0, units: 0, inFlight: 0 };
   const count = (key: { pk: unknown; sk: unknown }, units: number) => {
+    page.units += units;
     const id = `${key.pk} / ${key.sk}`;
     const w = writes.get(id) ?? { writes: 0, units: 0 };
     w.writes++;
@@ -164,13 +165,60 @@ export async function runEventPlacesOnly(options: { seconds: number }): Promise<
   const tail = await measure('at the tail after one new event', () => read(ids.at(-1)));
   const newest = (await read(ids.at(-1))).events.at(-1)?.id;
   const idle = await measure('at the tail, nothing new', () => read(newest));
+  const quiet = await quietFeed(newest);
+  /**
+   * A quiet feed: QUIET_EVENTS events of distinct objects (so of shards at random), each committed QUIET_GAP_MS
+   * after the reader served the one before; one reader polls the tail (limit 100) every 20 ms until it serves the
+   * new event. Counted from the commit's answer to the page that served it: the reader's writes (moving the
+   * shards that lag behind the new event) and their write units, its pages and round trips.
+   */
+  async function quietFeed(start: string | undefined) {
+    const QUIET_EVENTS = 20;
+    const QUIET_GAP_MS = 200;
+    const total = { events: QUIET_EVENTS, polls: 0, roundTrips: 0, writes: 0, units: 0, ms: 0 };
+    let after = start;
+    for (let i = 0; i < QUIET_EVENTS; i++) {
+      await new Promise((resolve) => setTimeout(resolve, QUIET_GAP_MS));
+      const held = await events.takeEventPlaces(accountId, [draftOf(++n)]);
+      await commit(held.actions);
+      Object.assign(page, { requests: 0, roundTrips: 0, items: 0, writes: 0, units: 0, inFlight: 0 });
+      const t = performance.now();
+      for (;;) {
+        const got = await read(after);
+        total.polls++;
+        if (got.events.length > 0) {
+          after = got.events.at(-1)?.id;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      total.ms += performance.now() - t;
+      total.roundTrips += page.roundTrips;
+      total.writes += page.writes;
+      total.units += page.units;
+    }
+    const per = (x: number) => Math.round((x / QUIET_EVENTS) * 10) / 10;
+    const figures = {
+      ...total,
+      ms: Math.round(total.ms),
+      pollsPerEvent: per(total.polls),
+      roundTripsPerEvent: per(total.roundTrips),
+      readerWritesPerEvent: per(total.writes),
+      readerUnitsPerEvent: per(total.units),
+      msToServePerEvent: per(total.ms),
+    };
+    console.log(
+      `  quiet feed (${QUIET_EVENTS} events ${QUIET_GAP_MS} ms apart, one reader polling): per event ${figures.pollsPerEvent} pages, ${figures.roundTripsPerEvent} round trips, reader writes ${figures.readerWritesPerEvent} (${figures.readerUnitsPerEvent} WU), ${figures.msToServePerEvent} ms from commit to served`,
+    );
+    return figures;
+  }
   dynamo.middlewareStack.remove('eventPlacesBench');
   const out = path.resolve(import.meta.dirname, 'runs');
   await mkdir(out, { recursive: true });
   const file = path.join(out, `results-event-places${process.env.BENCH_ROOT ? '-other' : ''}.json`);
   await writeFile(
     file,
-    `${JSON.stringify({ writes: writesResult, pages: { middle, again, tail, idle } }, null, 2)}\n`,
+    `${JSON.stringify({ writes: writesResult, pages: { middle, again, tail, idle }, quiet }, null, 2)}\n`,
   );
   console.log(`  written to ${path.relative(process.cwd(), file)}`);
 }

@@ -9,7 +9,7 @@ import {
 } from '#lib/tickets/conversation.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { listMessages, type Message, postMessage } from '#lib/tickets/messages.ts';
-import { formatTimestamp, parseTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, parseTimestamp, setClockForTests } from '#lib/time.ts';
 import { figuresOf, type RequestFigures } from '#test/support/dynamo-figures.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
@@ -96,9 +96,72 @@ export async function runMessagesOnly(options: { quick: boolean; endpoint: strin
         () => postMessage(account.accountId, assigned.uuid, { body: 'Back again', author: 'requester' }),
       );
       log(`  a reply that sets pending on an assigned ticket: ${JSON.stringify(withStatus)}`);
-      return { messages: rows, largeBody, withStatus };
+      const { inTime, lostBreach } = await nextReplyCycles();
+      log(
+        `  a requester's message starting a next-reply cycle, the last one answered in time: ${JSON.stringify(inTime)}`,
+      );
+      log(
+        `  the same, the last one answered late and its breach not yet written: ${JSON.stringify(lostBreach)}`,
+      );
+      return { messages: rows, largeBody, withStatus, nextCycle: { inTime, lostBreach } };
     },
   });
+}
+
+/**
+ * A requester's message that starts a next-reply cycle (docs/sla.md, "No breach is lost between two passes"): on
+ * a ticket whose last cycle was answered in time (nothing owed), and on one whose last cycle was answered late
+ * while the runner, stalled, had not written its breach: that message writes the breach and its
+ * `ticket.sla_breached` in its own commit. Each sample's ticket is made before it (not measured), its earlier
+ * messages at past times.
+ */
+async function nextReplyCycles() {
+  const account = await benchAccount('bench-messages-sla', {
+    agents: [{ email: 'agent@messages-sla.bench', name: 'Agent' }],
+    sla_policies: [{ name: 'Standard', first_reply_minutes: 60, next_reply_minutes: 1 }],
+  });
+  const agentId = (account.agents[0] as { id: number }).id;
+  const MIN_US = 60_000_000;
+  const at = async <T>(us: number, fn: () => Promise<T>): Promise<T> => {
+    setClockForTests(() => us);
+    try {
+      return await fn();
+    } finally {
+      setClockForTests();
+    }
+  };
+  let uuid = '';
+  /** A ticket 10 minutes old: a first reply, a requester's message (cycle due 1 minute later), a reply after `replyMinutes`. */
+  const ticketAnswered = (replyMinutes: number) => async () => {
+    const start = nowMicros() - 10 * MIN_US;
+    const ticket = await at(start, () =>
+      createTicket(account.accountId, {
+        subject: 'Cycles',
+        description: 'd',
+        requester_email: 'r@messages.bench',
+      }),
+    );
+    await at(start + MIN_US / 2, () =>
+      postMessage(account.accountId, ticket.uuid, { body: 'On it.', agent_id: agentId }),
+    );
+    await at(start + MIN_US, () =>
+      postMessage(account.accountId, ticket.uuid, { body: 'Any news?', author: 'requester' }),
+    );
+    await at(start + MIN_US + replyMinutes * MIN_US, () =>
+      postMessage(account.accountId, ticket.uuid, { body: 'Here.', agent_id: agentId }),
+    );
+    uuid = ticket.uuid;
+  };
+  const nextCycle = async (i: number) => {
+    await postMessage(account.accountId, uuid, {
+      body: `Still broken ${i}: ${'x'.repeat(180)}`,
+      author: 'requester',
+    });
+  };
+  return {
+    inTime: await sample(nextCycle, SAMPLES, ticketAnswered(0.5)),
+    lostBreach: await sample(nextCycle, SAMPLES, ticketAnswered(3)),
+  };
 }
 
 /** Runs `fn` SAMPLES times: the median of each figure and of the time. */

@@ -36,6 +36,8 @@ export interface RouteDeclaration {
   readonly indexQueries?: readonly IndexName[];
   /** Package files the function reads at run time (node_modules-relative): copied beside its bundle. */
   readonly files?: readonly string[];
+  /** The mail store's objects the function reads (deployed: GetObject on the mail bucket's `raw/` or `attachments/`). */
+  readonly mailObjects?: 'raw' | 'attachments';
 }
 
 /**
@@ -134,6 +136,26 @@ const declared = [
     entry: 'functions/messages-get.ts',
     scope: 'tickets:read',
     tableActions: ['Query', 'GetItem', 'UpdateItem'],
+  },
+  // A message's mail as received (decisions.md, "The e-mail channel"): read from the mail store (MAIL_BUCKET
+  // deployed: `mailObjects` grants GetObject on that prefix, and ListBucket so a missing object is a 404).
+  {
+    name: 'getMessageRaw',
+    method: 'GET',
+    path: '/api/tickets/{ticket}/messages/{message}/raw',
+    entry: 'functions/messages-raw.ts',
+    scope: 'tickets:read',
+    tableActions: ['Query', 'GetItem', 'UpdateItem'],
+    mailObjects: 'raw',
+  },
+  {
+    name: 'getMessageAttachment',
+    method: 'GET',
+    path: '/api/tickets/{ticket}/messages/{message}/attachments/{attachment}',
+    entry: 'functions/messages-attachment.ts',
+    scope: 'tickets:read',
+    tableActions: ['Query', 'GetItem', 'UpdateItem'],
+    mailObjects: 'attachments',
   },
   {
     name: 'listInboundMail',

@@ -59,8 +59,59 @@ export const slaBreachesWorker = {
   timeoutSeconds: 70,
 } as const satisfies WorkerDefinition;
 
+/**
+ * Scheduled every minute, runs the outbox runner (docs/email.md, "Sending") for most of it: the outbox's due index
+ * (Query on gsi2), a mail's claim (UpdateItem), its ticket (GetItem) and the messages before it (Query), the
+ * suppression lookup (GetItem), the record (a transaction of the message's UpdateItem, the Message-ID claims'
+ * PutItems, and for a failure the event's place (UpdateItem) and item (PutItem)); a place closed after a failed
+ * commit (PutItem). It sends through SES (its role is granted sending with the stage's configuration set).
+ */
+export const emailOutboxWorker = {
+  name: 'emailOutbox',
+  entry: 'functions/email-outbox.ts',
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem'],
+  indexQueries: ['gsi2'],
+  timeoutSeconds: 100,
+} as const satisfies WorkerDefinition;
+
+/** How often the trash's purge runs deployed: a purge is at most this late (plus its run) past its time. */
+export const PURGE_EVERY_MINUTES = 10;
+/** How long one purge run may go on (it stops sooner once nothing is due); its timeout leaves 60 s beyond. */
+export const PURGE_RUN_MS = 240_000;
+
+/**
+ * Scheduled every PURGE_EVERY_MINUTES, runs the trash's purge (lib/trash/purge.ts) until nothing is due: the purge
+ * due index (Query on gsi2), each trash item (GetItem), a ticket's messages (Query on the table), their and any
+ * leftover index items' deletes (BatchWriteItem), the trash item's conditional delete (DeleteItem). Nothing in the
+ * mail bucket: its lifecycle removes raw mail and attachments before any purge is due (docs/email.md).
+ */
+export const purgeWorker = {
+  name: 'trashPurge',
+  entry: 'functions/trash-purge.ts',
+  tableActions: ['Query', 'GetItem', 'BatchWriteItem', 'DeleteItem'],
+  indexQueries: ['gsi2'],
+  timeoutSeconds: 300,
+} as const satisfies WorkerDefinition;
+
+/**
+ * Invoked by the stage's SES receipt rule once the raw mail is in the mail bucket (infra/constructs/mail-receiving.ts):
+ * the one inbound handler (lib/email/receive.ts) with the S3 store, so the table actions of a message post or a
+ * ticket create (a transaction of Put, Update and Delete items, the largest tickets' marked items by
+ * BatchWriteItem) and the lookups of threading (GetItem, Query).
+ */
+export const emailInboundWorker = {
+  name: 'emailInbound',
+  entry: 'functions/email-inbound.ts',
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  indexQueries: [],
+  timeoutSeconds: 120,
+} as const satisfies WorkerDefinition;
+
 export const workers: readonly WorkerDefinition[] = [
   webhookStreamWorker,
   webhookDueWorker,
   slaBreachesWorker,
+  emailOutboxWorker,
+  purgeWorker,
+  emailInboundWorker,
 ];

@@ -1,10 +1,20 @@
-import type { slaBreachesWorker, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import type {
+  emailInboundWorker,
+  emailOutboxWorker,
+  purgeWorker,
+  slaBreachesWorker,
+  webhookDueWorker,
+  webhookStreamWorker,
+} from '#functions/workers.ts';
 
 /** The background functions' names (functions/workers.ts). */
 export type WorkerName =
   | typeof webhookStreamWorker.name
   | typeof webhookDueWorker.name
-  | typeof slaBreachesWorker.name;
+  | typeof slaBreachesWorker.name
+  | typeof emailOutboxWorker.name
+  | typeof purgeWorker.name
+  | typeof emailInboundWorker.name;
 
 /**
  * Every difference between environments, in one typed object (`npx cdk deploy -c stage=<name>`).
@@ -55,6 +65,16 @@ export interface StageConfig {
    * twice this: a run's tail overlaps the next one's start.
    */
   webhookDueRunners: number;
+  /**
+   * Receiving mail (docs/email.md, "Deployed"): SES receives for `domain` (every address in it, and their
+   * `local+token@` forms; an account's addresses must be in it to reach the service) through the stage's receipt rule
+   * set. The domain's MX record and SES identity, and activating the rule set, are the operator's (docs/deploy.md).
+   */
+  mail: {
+    domain: string;
+    /** Days raw mail and attachments are kept in the mail bucket (decisions.md: 30). */
+    keepDays: number;
+  };
   alarms: AlarmThresholds;
   /** An SNS topic for the alarms (optionally with an e-mail subscription); null: alarms without actions. */
   alarmTopic: { email?: string } | null;
@@ -68,10 +88,18 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     pointInTimeRecovery: false,
     authorizerCacheTtlSeconds: 30,
     throttling: { rateLimit: 50, burstLimit: 100 },
-    workerConcurrency: { webhooksStream: 5, webhooksDue: 4, slaBreaches: 2 },
+    workerConcurrency: {
+      webhooksStream: 5,
+      webhooksDue: 4,
+      slaBreaches: 2,
+      emailOutbox: 2,
+      trashPurge: 2,
+      emailInbound: 5,
+    },
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
     // deliveries/s at a 200 ms receiver).
     webhookDueRunners: 2,
+    mail: { domain: 'dev.mail.deskpipe.example', keepDays: 30 },
     alarms: {
       api5xxPercent: 5,
       apiP99LatencyMs: 2000,
@@ -95,11 +123,23 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     // The stream function runs one batch per stream shard at a time (parallelization factor 1): 50 covers a table
     // of 50 partitions; beyond, batches wait (records are kept 24 h) rather than take the API's concurrency. The
     // due function runs as webhookDueRunners invocations a minute, each at most 80 s: two of one runner may overlap.
-    workerConcurrency: { webhooksStream: 50, webhooksDue: 16, slaBreaches: 2 },
+    // The outbox: one run a minute, overlapping the next by its tail (docs/email.md, "Sending").
+    // The purge: one run at a time, two when one's tail meets the next. The inbound function: 20 mails processed at
+    // once (the local bench's ~0.2 s a mail makes that ~100 mails/s, far above what support addresses receive);
+    // beyond, SES's asynchronous invocations wait in Lambda's queue, never lost (docs/capacity.md).
+    workerConcurrency: {
+      webhooksStream: 50,
+      webhooksDue: 16,
+      slaBreaches: 2,
+      emailOutbox: 2,
+      trashPurge: 2,
+      emailInbound: 20,
+    },
     // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms
     // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a
     // 400 ms receiver; 2 shards each. The 16 reserved for them leave the API the account's concurrency less 66.
     webhookDueRunners: 8,
+    mail: { domain: 'mail.deskpipe.example', keepDays: 30 },
     alarms: {
       api5xxPercent: 1,
       apiP99LatencyMs: 1000,

@@ -1,4 +1,5 @@
-import type { Stack } from 'aws-cdk-lib';
+import { type Stack, Stack as StackOf } from 'aws-cdk-lib';
+import type { Bucket, CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 
@@ -70,13 +71,39 @@ export function suppressPublicRoute(method: IConstruct): void {
   ]);
 }
 
-/** The queue the stream's event source mapping sends its failed batches to: it is the dead-letter queue. */
-export function suppressDeadLetterDestination(queue: IConstruct): void {
-  NagSuppressions.addResourceSuppressions(queue, [
+/** A queue that is itself a dead-letter destination (of the stream's mapping, of the inbound function). */
+export function suppressDeadLetterDestination(
+  queue: IConstruct,
+  reason = "This queue is itself the dead-letter destination (on-failure destination) of the table stream's event source mapping for the webhook fan-out; nothing consumes it to fail again, and an alarm watches its depth.",
+): void {
+  NagSuppressions.addResourceSuppressions(queue, [{ id: 'AwsSolutions-SQS3', reason }]);
+}
+
+/** The mail bucket logs no server access: who read what is in CloudTrail's data events, an operator's choice. */
+export function suppressMailBucketAccessLogs(bucket: IConstruct): void {
+  NagSuppressions.addResourceSuppressions(bucket, [
     {
-      id: 'AwsSolutions-SQS3',
+      id: 'AwsSolutions-S1',
       reason:
-        "This queue is itself the dead-letter destination (on-failure destination) of the table stream's event source mapping for the webhook fan-out; nothing consumes it to fail again, and an alarm watches its depth.",
+        'Server access logs would copy every object key (and requester) into a second bucket that no lifecycle of ours governs; reads of mail are by the inbound function and the download routes only (their own logs), and CloudTrail S3 data events are the operator add-on described in docs/deploy.md.',
+    },
+  ]);
+}
+
+/**
+ * GetObject/PutObject on `raw/*` and `attachments/*` of the mail bucket: every mail is its own object, named by ids
+ * the functions learn at run time (SES's message id, the inbound id), so the grant is the prefix. Which account may
+ * read which object is decided by the domain (the message's recorded source, found within the caller's account).
+ */
+export function suppressMailObjectPrefixes(bucket: Bucket): void {
+  const stack = StackOf.of(bucket);
+  const arn = StackOf.of(bucket).getLogicalId(bucket.node.defaultChild as CfnBucket);
+  NagSuppressions.addStackSuppressions(stack, [
+    {
+      id: 'AwsSolutions-IAM5',
+      reason:
+        "Objects of the mail bucket under raw/ (SES writes raw/<message id>) and attachments/ (attachments/<inbound id>/<attachment id>): each function gets only the prefix it reads or writes; the account check is the domain's (the message's recorded source).",
+      appliesTo: [`Resource::<${arn}.Arn>/raw/*`, `Resource::<${arn}.Arn>/attachments/*`],
     },
   ]);
 }

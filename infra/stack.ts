@@ -18,7 +18,15 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
-import { slaBreachesWorker, webhookDueWorker, webhookStreamWorker } from '#functions/workers.ts';
+import {
+  emailInboundWorker,
+  emailOutboxWorker,
+  PURGE_EVERY_MINUTES,
+  purgeWorker,
+  slaBreachesWorker,
+  webhookDueWorker,
+  webhookStreamWorker,
+} from '#functions/workers.ts';
 import { HASH_SECRET_VARIABLE } from '#lib/accounts/key-hash.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
 import {
@@ -29,8 +37,10 @@ import {
 } from './api-contract.ts';
 import type { Stage, StageConfig } from './config.ts';
 import { DeskpipeFunction } from './constructs/deskpipe-function.ts';
+import { EmailOutbox } from './constructs/email-outbox.ts';
+import { MailReceiving } from './constructs/mail-receiving.ts';
+import { ScheduledRunner } from './constructs/scheduled-runner.ts';
 import { ServiceAlarms } from './constructs/service-alarms.ts';
-import { SlaBreachRunner } from './constructs/sla-breach-runner.ts';
 import { WebhookDispatcher } from './constructs/webhook-dispatcher.ts';
 import {
   suppressAcceptedFindings,
@@ -124,6 +134,9 @@ export class DeskpipeStack extends Stack {
     this.api = new RestApi(this, 'Api', {
       restApiName: namePrefix,
       cloudWatchRole: false,
+      // Every type is binary: a handler's base64 answer (raw mail, an attachment; isBase64Encoded) goes out as its
+      // bytes whatever the client's Accept says; JSON request bodies then reach the handlers base64, which they read.
+      binaryMediaTypes: ['*/*'],
       deployOptions: {
         stageName: stage,
         throttlingRateLimit: config.throttling.rateLimit,
@@ -167,7 +180,7 @@ export class DeskpipeStack extends Stack {
       functions[route.name] = fn;
       const method = this.api.root
         .resourceForPath(route.path)
-        .addMethod(route.method, new LambdaIntegration(fn), {
+        .addMethod(route.method, new LambdaIntegration(fn, { allowTestInvoke: false }), {
           ...(route.auth
             ? { authorizer, authorizationType: AuthorizationType.CUSTOM }
             : { authorizationType: AuthorizationType.NONE }),
@@ -194,6 +207,24 @@ export class DeskpipeStack extends Stack {
     if (topic && config.alarmTopic?.email)
       topic.addSubscription(new EmailSubscription(config.alarmTopic.email));
 
+    // Receiving mail (docs/email.md): SES → the mail bucket → the inbound function; the download routes read it.
+    const mail = new MailReceiving(this, 'Mail', {
+      mail: config.mail,
+      table: this.table,
+      projectRoot: ROOT,
+      namePrefix,
+      memorySize: config.memorySize,
+      logRetention: retention,
+      reservedConcurrency: config.workerConcurrency.emailInbound,
+      protectData: config.protectData,
+      topic,
+    });
+    functions[emailInboundWorker.name] = mail.function;
+    for (const route of routes) {
+      const fn = functions[route.name];
+      if (route.mailObjects && fn) mail.grantRead(fn, route.mailObjects);
+    }
+
     // Webhooks: not API routes; the table's stream and a schedule invoke them.
     const webhooks = new WebhookDispatcher(this, 'Webhooks', {
       table: this.table,
@@ -207,17 +238,49 @@ export class DeskpipeStack extends Stack {
     });
     functions[webhookStreamWorker.name] = webhooks.streamFunction;
     functions[webhookDueWorker.name] = webhooks.dueFunction;
-    // Service-level breaches on time: a schedule invokes it (docs/sla.md).
-    const breaches = new SlaBreachRunner(this, 'SlaBreaches', {
+    const runnerDefaults = {
       table: this.table,
       projectRoot: ROOT,
       namePrefix,
       memorySize: config.memorySize,
       logRetention: retention,
-      reservedConcurrency: config.workerConcurrency.slaBreaches,
       topic,
+    };
+    // Service-level breaches on time: a schedule invokes it every minute for most of the minute (docs/sla.md).
+    const breaches = new ScheduledRunner(this, 'SlaBreaches', {
+      ...runnerDefaults,
+      worker: slaBreachesWorker,
+      description:
+        'Runs the service-level breach runner (functions/sla-breaches.ts) for most of each minute.',
+      slug: 'sla-breaches',
+      everyMinutes: 1,
+      ruleId: 'EveryMinute',
+      notRunningAfter: Duration.minutes(5),
+      notRunningMeans:
+        'The service-level breach runner did not run for 5 minutes: breaches are late. See docs/deploy.md#sla-breaches-not-running.',
+      reservedConcurrency: config.workerConcurrency.slaBreaches,
     });
     functions[slaBreachesWorker.name] = breaches.function;
+    // Outbound mail: a schedule invokes the outbox runner, which sends through SES (docs/email.md, "Sending").
+    const outbox = new EmailOutbox(this, 'EmailOutbox', {
+      ...runnerDefaults,
+      reservedConcurrency: config.workerConcurrency.emailOutbox,
+    });
+    functions[emailOutboxWorker.name] = outbox.function;
+    // The trash's purge (decisions.md, "Deleting, restoring and erasing"): every few minutes, until nothing is due.
+    const purge = new ScheduledRunner(this, 'TrashPurge', {
+      ...runnerDefaults,
+      worker: purgeWorker,
+      description:
+        'Purges what is past its purge time in the trash (functions/trash-purge.ts), until nothing is due.',
+      slug: 'trash-purge',
+      everyMinutes: PURGE_EVERY_MINUTES,
+      notRunningAfter: Duration.hours(1),
+      notRunningMeans:
+        'The trash purge did not run for an hour: objects stay past their purge time. See docs/deploy.md#trash-purge-not-running.',
+      reservedConcurrency: config.workerConcurrency.trashPurge,
+    });
+    functions[purgeWorker.name] = purge.function;
     new ServiceAlarms(this, 'Alarms', {
       api: this.api,
       functions,
@@ -229,6 +292,8 @@ export class DeskpipeStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'MailBucketName', { value: mail.bucket.bucketName });
+    new CfnOutput(this, 'MailReceiptRuleSet', { value: mail.ruleSet.receiptRuleSetName });
     if (topic) new CfnOutput(this, 'AlarmTopicArn', { value: topic.topicArn });
 
     suppressAcceptedFindings(this);

@@ -1,20 +1,13 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import { type Readable, Transform } from 'node:stream';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { InboundRecord } from '#lib/data/email.ts';
-import {
-  accountsOf,
-  type MailStore,
-  newInboundId,
-  type ReceivedMail,
-  receiveMail,
-} from '#lib/email/receive.ts';
-import type { MailEraser } from '#lib/erasures/job.ts';
-import { ERASED } from '#lib/erasures/redact.ts';
+import { folderMailStore } from '#lib/data/mail-store.ts';
+import { accountsOf, newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
@@ -52,62 +45,8 @@ export interface MailServer {
   stop(): Promise<void>;
 }
 
-/** The folder store: raw mail in `raw/<id>.eml`, attachments in `attachments/<id>/<att>`. */
-export function folderMailStore(dir: string): MailStore {
-  return {
-    openRaw: (rawKey) => createReadStream(join(dir, rawKey)),
-    async putAttachment(key, content) {
-      const path = join(dir, key);
-      await mkdir(dirname(path), { recursive: true });
-      let size = 0;
-      const count = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          size += chunk.length;
-          done(null, chunk);
-        },
-      });
-      await pipeline(content, count, createWriteStream(path));
-      return size;
-    },
-  };
-}
-
-/**
- * The folder store's part of an erasure (lib/erasures/job.ts): a received mail's raw file and its attachments
- * replaced by `[erased]`, and its envelope's sender (in `done/`, `pending/`) removed. Answers the files changed.
- */
-export function folderMailEraser(dir: string): MailEraser {
-  return {
-    async eraseMail(inboundId, rawKey) {
-      let changed = 0;
-      const replace = async (path: string) => {
-        try {
-          if ((await readFile(path, 'utf8')) === ERASED) return;
-          await writeFile(path, ERASED);
-          changed++;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }
-      };
-      await replace(join(dir, rawKey));
-      const attachments = join(dir, 'attachments', inboundId);
-      const names = await readdir(attachments).catch(() => [] as string[]);
-      for (const name of names) await replace(join(attachments, name));
-      for (const folder of ['done', 'pending']) {
-        const path = join(dir, folder, `${inboundId}.json`);
-        try {
-          const envelope = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
-          if (envelope.mailFrom === null) continue;
-          await writeFile(path, JSON.stringify({ ...envelope, mailFrom: null }));
-          changed++;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }
-      }
-      return changed;
-    },
-  };
-}
+/** The folder store (lib/data/mail-store.ts): raw mail in `raw/<id>.eml`, attachments in `attachments/<id>/<att>`. */
+export { folderMailStore };
 
 const smtpError = (code: number, message: string) =>
   Object.assign(new Error(message), { responseCode: code });

@@ -57,6 +57,8 @@ async function main(): Promise<void> {
       { runBreaches },
       { startMailServer },
       { runPurges },
+      { runOutbox },
+      { folderSender, smtpSender },
       { runErasures },
       { folderMailEraser },
     ] = await Promise.all([
@@ -67,8 +69,10 @@ async function main(): Promise<void> {
       import('#lib/tickets/breaches.ts'),
       import('./mail.ts'),
       import('#lib/trash/purge.ts'),
+      import('#lib/email/outbox.ts'),
+      import('#lib/email/senders.ts'),
       import('#lib/erasures/runner.ts'),
-      import('./mail.ts'),
+      import('#lib/data/mail-store.ts'),
     ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
@@ -98,6 +102,19 @@ async function main(): Promise<void> {
     // Inbound mail (docs/email.md): 250 only once the raw mail is kept, then the one inbound handler.
     const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
     const mail = await startMailServer({ port: settings.smtpPort, dir: mailDir });
+    // Outbound mail (docs/email.md, "Sending"): the outbox runner, as the deployed function runs it, to the relay
+    // SMTP_RELAY_URL names, or to .eml files in a folder when it is unset.
+    const relay = process.env.SMTP_RELAY_URL?.trim();
+    const sentDir = join(mailDir, 'sent');
+    const sender = relay ? smtpSender(relay) : folderSender(sentDir);
+    // One runner per data folder, named after it: after a crash, it takes back at once what it had claimed.
+    const outbox = runOutbox(Number.POSITIVE_INFINITY, {
+      sender,
+      owner: `npm-start:${mailDir}`,
+      stopped: () => breachesStopped,
+    });
+    // The download routes read raw mail and attachments from the same folder (lib/data/mail-store.ts).
+    process.env.MAIL_DIR = mailDir;
     // Erasures (docs/decisions.md, "Erasing a person"): the running ones, found by their due entry, a bounded step at a time.
     const erasures = runErasures(Number.POSITIVE_INFINITY, {
       stopped: () => breachesStopped,
@@ -107,6 +124,11 @@ async function main(): Promise<void> {
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(
       `SMTP: smtp://127.0.0.1:${mail.port} (inbound mail; kept in ${mailDir}; demo address ${DEMO_ADDRESS})`,
+    );
+    console.log(
+      relay
+        ? `Outbound mail: SMTP relay ${relay}`
+        : `Outbound mail: .eml files in ${sentDir} (SMTP_RELAY_URL unset)`,
     );
     console.log(
       `DynamoDB: ${endpoint} (${store ? (inMemory ? 'embedded, in memory' : `embedded, data in ${LOCAL_DATA_DIR}`) : 'external'}), table ${settings.tableName}`,
@@ -133,7 +155,8 @@ async function main(): Promise<void> {
       // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
       await dispatcher.stop();
       breachesStopped = true;
-      await Promise.all([breaches, purges, erasures]);
+      await Promise.all([breaches, purges, outbox, erasures]);
+      sender.close();
       await stopStore();
       process.exit(code);
     };

@@ -170,8 +170,17 @@ const headers = {
   },
   Allow: { description: 'The methods the path serves.', schema: { type: 'string' } },
   'Cache-Control': {
-    description: 'The answer shows a secret: no cache may keep it.',
+    description: 'The answer shows a secret or personal data: no cache may keep it.',
     schema: { const: 'no-store' },
+  },
+  'Content-Disposition': {
+    description:
+      "`attachment` with the file's name (RFC 6266: an ASCII `filename` and the real one as `filename*`).",
+    schema: { type: 'string', pattern: '^attachment; filename="' },
+  },
+  Location: {
+    description: 'Where the file is served for 5 minutes (a presigned link of the mail bucket).',
+    schema: { type: 'string', format: 'uri' },
   },
 } as const satisfies Record<string, { description: string; schema: JsonSchema }>;
 
@@ -269,18 +278,33 @@ function success(route: RouteDefinition, op: Operation) {
     ...(ok.etag ? (['ETag'] as const) : []),
     ...(route.auth && route.method !== 'GET' ? (['Idempotent-Replayed'] as const) : []),
     ...(ok.noStore ? (['Cache-Control'] as const) : []),
+    ...(ok.download ? (['Content-Disposition'] as const) : []),
   ];
   const required: HeaderName[] = [
     ...(route.auth ? RATE_HEADERS : []),
     ...(ok.etag ? (['ETag'] as const) : []),
     ...(ok.noStore ? (['Cache-Control'] as const) : []),
+    ...(ok.download ? (['Content-Disposition'] as const) : []),
   ];
   const content =
     'contentTypes' in ok.body
       ? Object.fromEntries(ok.body.contentTypes.map((type) => [type, {}]))
       : json(plain(ok.body as v.GenericSchema));
+  // A download too large for a function's answer (deployed only): a 303 to where the file is served.
+  const redirect: HeaderName[] = [...(route.auth ? RATE_HEADERS : []), 'Cache-Control', 'Location'];
   return {
     [String(ok.status)]: { description: ok.description, headers: headersOf(names, required), content },
+    ...(ok.download
+      ? {
+          '303': {
+            description:
+              'Deployed, a file over 4 MiB (more than a function may answer): fetch it from Location, a link ' +
+              'that works for 5 minutes, with no key.',
+            headers: headersOf(redirect, redirect),
+            content: json(ref('Error')),
+          },
+        }
+      : {}),
   };
 }
 

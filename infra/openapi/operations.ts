@@ -99,6 +99,8 @@ export interface Operation {
     readonly etag?: boolean;
     /** Shows a secret, so says Cache-Control: no-store. */
     readonly noStore?: boolean;
+    /** A file (raw mail, an attachment): Content-Disposition names it; deployed, a large one is a 303. */
+    readonly download?: boolean;
   };
   /**
    * A list of the index engine, bounded by its read budget: its 422 also answers a search word that matches too
@@ -133,6 +135,11 @@ const TICKET_PARAM = {
 };
 
 /** A uuid, in any case: anything else names nothing and is answered 404, as an unknown one is. */
+const MESSAGE_PARAM = {
+  description: "The message's id (`msg_…`).",
+  schema: v.pipe(v.string(), v.maxLength(30), v.regex(MESSAGE_ID_PATTERN)),
+};
+
 const uuidParam = (name: string, description: string) => ({
   [name]: {
     description,
@@ -282,6 +289,46 @@ export const operations: Record<RouteName, Operation> = {
       },
     },
     ok: { status: 200, description: 'The message.', body: OneMessage },
+    statuses: [404],
+  },
+  getMessageRaw: {
+    summary: "Get a message's raw mail",
+    description:
+      'The mail an e-mail message came from, byte for byte as received (trace headers included), as ' +
+      '`message/rfc822`. Raw mail is kept 30 days (less when the ticket is deleted and purged, or the person ' +
+      'erased); then, and for a message that did not come by e-mail, 404.',
+    tag: 'Tickets',
+    pathParams: { ...TICKET_PARAM, message: MESSAGE_PARAM },
+    ok: {
+      status: 200,
+      description: 'The raw mail.',
+      body: { contentTypes: ['message/rfc822'] },
+      noStore: true,
+      download: true,
+    },
+    statuses: [404],
+  },
+  getMessageAttachment: {
+    summary: "Download a message's attachment",
+    description:
+      'One attachment of an e-mail message (its `attachments[].id`), as `application/octet-stream` with its ' +
+      'file name; its type is in the message. Kept as long as the raw mail (30 days), then 404.',
+    tag: 'Tickets',
+    pathParams: {
+      ...TICKET_PARAM,
+      message: MESSAGE_PARAM,
+      attachment: {
+        description: "The attachment's id (`attachments[].id` of the message).",
+        schema: v.pipe(v.string(), v.maxLength(16), v.regex(/^att_\d{4,11}$/)),
+      },
+    },
+    ok: {
+      status: 200,
+      description: "The attachment's bytes.",
+      body: { contentTypes: ['application/octet-stream'] },
+      noStore: true,
+      download: true,
+    },
     statuses: [404],
   },
   listInboundMail: {

@@ -193,21 +193,43 @@ export const Message = v.pipe(
           cc: v.array(v.string()),
           subject: v.string(),
           in_reply_to: nullable(v.string()),
-          threading: v.strictObject({
-            matched_by: v.picklist([
-              'token_address',
-              'in_reply_to',
-              'references',
-              'subject_reference',
-              'new_ticket',
-            ]),
-          }),
+          threading: v.pipe(
+            nullable(
+              v.strictObject({
+                matched_by: v.picklist([
+                  'token_address',
+                  'in_reply_to',
+                  'references',
+                  'subject_reference',
+                  'new_ticket',
+                ]),
+              }),
+            ),
+            v.description('How a received mail was threaded; null for mail the service sent.'),
+          ),
           automatic: nullable(v.string()),
           quoted_text_removed: v.boolean(),
           body_truncated: v.optional(v.boolean()),
           attachments_omitted: v.optional(v.pipe(v.number(), v.integer())),
+          delivery: v.optional(
+            v.pipe(
+              v.strictObject({
+                status: v.picklist(['queued', 'sent', 'failed', 'bounced']),
+                attempts: v.pipe(v.number(), v.integer(), v.minValue(0)),
+                provider_message_id: nullable(v.string()),
+              }),
+              v.description(
+                "Mail the service sends (an agent's public reply to a requester with an e-mail address): its " +
+                  'delivery. `queued` from the commit until the relay or SES accepts it (`sent`); `failed` after a ' +
+                  'permanent refusal or the last retry; `bounced` when a delivery report came back. ' +
+                  '`provider_message_id`: the Message-ID the provider gave it (SES replaces the one sent).',
+              ),
+            ),
+          ),
         }),
-        v.description('A message that came by e-mail: its mail (decisions.md, "The e-mail channel").'),
+        v.description(
+          'A message that came by e-mail, or that the service e-mails: its mail (decisions.md, "The e-mail channel").',
+        ),
       ),
     ),
     attachments: v.optional(
@@ -399,6 +421,22 @@ function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: 
 export const TicketCreatedEvent = eventSchema('ticket.created', Ticket, 'TicketCreatedEvent', false);
 export const TicketUpdatedEvent = eventSchema('ticket.updated', Ticket, 'TicketUpdatedEvent', true);
 export const MessageCreatedEvent = eventSchema('message.created', Message, 'MessageCreatedEvent', false);
+export const MessageDeliveryFailedEvent = v.pipe(
+  v.strictObject({
+    id: eventId,
+    type: v.literal('message.delivery_failed'),
+    created_at: timestamp,
+    data: v.strictObject({
+      object: Message,
+      reason: v.pipe(
+        v.string(),
+        v.description("Why: the relay's or provider's refusal, `bounced`, or `suppressed: …`."),
+      ),
+      version,
+    }),
+  }),
+  v.title('MessageDeliveryFailedEvent'),
+);
 export const TicketSlaBreachedEvent = v.pipe(
   v.strictObject({
     id: eventId,
@@ -461,6 +499,7 @@ export const Event = v.pipe(
     TicketCreatedEvent,
     TicketUpdatedEvent,
     MessageCreatedEvent,
+    MessageDeliveryFailedEvent,
     TicketSlaBreachedEvent,
     DealCreatedEvent,
     DealUpdatedEvent,

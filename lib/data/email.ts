@@ -95,6 +95,28 @@ export function mailIdPut(accountId: string, headerId: string, record: MailIdRec
   };
 }
 
+/**
+ * The Put that records a Message-ID of a mail the service sent (its own, and the one the provider assigned), in
+ * the commit that marks it sent: a reply quoting either threads into its ticket. Unconditional: the ids are the
+ * service's own (or the provider's), and writing one again writes the same.
+ */
+export function sentMailIdPut(accountId: string, headerId: string, record: MailIdRecord): CommitAction {
+  return {
+    what: 'email_message_id',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...emailKeys.messageId(accountId, hashOf(headerId)),
+          type: 'email_message_id',
+          headerMessageId: headerId.slice(0, 1000),
+          ...record,
+        },
+      },
+    },
+  };
+}
+
 /** One entry of the inbound log (decisions.md, "The e-mail channel"), as the domain keeps it. */
 export interface InboundRecord {
   id: string;

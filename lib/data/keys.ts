@@ -300,6 +300,39 @@ export const emailKeys = {
   }),
 };
 
+/**
+ * The outbox (docs/email.md, "Sending"; docs/data-model.md, "E-mail"): mail the service sends. A reply's mail is
+ * its message item itself; an acknowledgement has its own item. While a mail waits to be sent (queued, or a
+ * retry's wait) its item is in the keys-only due index (gsi2), in one of DUE_SHARDS partitions by a hash of its
+ * key, sorted by when it is due (epoch ms, 15 digits); sending it (or giving up) removes the entry.
+ */
+export const outboxKeys = {
+  due: (accountId: string, key: { pk: string; sk: string }, atMs: number) => ({
+    gsi2pk: `EMAIL_DUE#${dueShardOf(accountId, `${key.pk}#${key.sk}`)}`,
+    gsi2sk: `${dueMs(atMs)}#${accountId}`,
+  }),
+  duePartition: (shard: number) => `EMAIL_DUE#${shard}`,
+  dueIndex: 'gsi2' as IndexName,
+  dueBefore: (atMs: number) => `${dueMs(atMs + 1)}#`,
+  /** A due entry's sort key read back (the item's own keys come with the entry: the index projects them). */
+  parseDue: (sk: string) => {
+    const [due, accountId] = sk.split('#');
+    return { dueMs: Number(due), accountId: accountId ?? '' };
+  },
+  /** A ticket's acknowledgement (at most one: its Put is conditional). */
+  ack: (accountId: string, ticketUuid: string) => ({ pk: `EMAIL_ACK#${accountId}`, sk: ticketUuid }),
+  /** Acknowledgements sent to one sender (by its SHA-256) in one hour (epoch hours): at most 10. */
+  ackRate: (accountId: string, senderHash: string, hour: number) => ({
+    pk: `EMAIL_ACK_RATE#${accountId}`,
+    sk: `${senderHash}#${hour}`,
+  }),
+  /** An address that bounced: it receives nothing more from the account until it writes in again. */
+  suppressed: (accountId: string, address: string) => ({
+    pk: `EMAIL_SUPPRESSED#${accountId}`,
+    sk: address.toLowerCase(),
+  }),
+};
+
 export const idempotencyKeys = {
   /** An Idempotency-Key of an account (by its SHA-256: any printable key fits) and its kept answer. */
   record: (accountId: string, keyHash: string) => ({

@@ -2,6 +2,7 @@ import { getItem, queryAll, tableName } from './client.ts';
 import { ConcurrentWrite } from './errors.ts';
 import { entityOf } from './items.ts';
 import { messageKeys } from './keys.ts';
+import { outboxAttributes } from './outbox.ts';
 import type { CommitAction } from './transact.ts';
 
 /**
@@ -18,17 +19,23 @@ export interface MessageRecord {
   [field: string]: unknown;
 }
 
-/** The Put of a new message, for its ticket's commit: its number must be free (it is, under the version guard). */
-export function messagePut(accountId: string, message: MessageRecord): CommitAction {
+/**
+ * The Put of a new message, for its ticket's commit: its number must be free (it is, under the version guard).
+ * `mailDueAt`: the message is also a mail to send (an agent's reply e-mailed to the requester), in the outbox
+ * from its commit on, due then (lib/data/outbox.ts).
+ */
+export function messagePut(accountId: string, message: MessageRecord, mailDueAt?: number): CommitAction {
+  const key = messageKeys.message(accountId, message.ticketUuid, message.number);
   return {
     what: 'message',
     action: {
       Put: {
         TableName: tableName(),
         Item: {
-          ...messageKeys.message(accountId, message.ticketUuid, message.number),
+          ...key,
           type: 'message',
           ...message,
+          ...(mailDueAt === undefined ? {} : outboxAttributes(accountId, key, 'reply', mailDueAt)),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -66,6 +73,32 @@ export async function queryMessages<M>(
         ':pk': messageKeys.partition(accountId, ticketUuid),
         ':after': messageKeys.sort(afterNumber),
       },
+      ConsistentRead: true,
+    },
+    count,
+  );
+  return items.map((item) => entityOf<M>(item));
+}
+
+/**
+ * Up to `count` messages of the ticket numbered before `beforeNumber`, newest first: one range of the ticket's
+ * partition read backwards (the outbox's In-Reply-To and References, whatever the conversation's length).
+ */
+export async function queryMessagesBefore<M>(
+  accountId: string,
+  ticketUuid: string,
+  beforeNumber: number,
+  count: number,
+): Promise<M[]> {
+  const items = await queryAll(
+    {
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk < :before',
+      ExpressionAttributeValues: {
+        ':pk': messageKeys.partition(accountId, ticketUuid),
+        ':before': messageKeys.sort(beforeNumber),
+      },
+      ScanIndexForward: false,
       ConsistentRead: true,
     },
     count,

@@ -62,6 +62,10 @@ export function classifyAutomatic(mail: ClassifyInput): AutomaticReason | null {
   return null;
 }
 
+/** An address the service never writes to: a system sender's (mailer-daemon@, postmaster@, noreply@, no-reply@). */
+export const isSystemAddress = (address: string) =>
+  SYSTEM_LOCAL_PARTS.has(address.trim().toLowerCase().split('@')[0] ?? '');
+
 /** Automatic mail that reports a delivery: its outcome is `bounce` rather than `automatic`. */
 export const isBounce = (reason: AutomaticReason | null) =>
   reason === 'delivery_report' || reason === 'null_sender';

@@ -11,6 +11,8 @@ import {
   mailIdPut,
   putInbound,
 } from '#lib/data/email.ts';
+import { attachmentKey } from '#lib/data/mail-store.ts';
+import { liftSuppression } from '#lib/data/outbox.ts';
 import { AppError } from '#lib/errors.ts';
 import { logMail } from '#lib/log.ts';
 import { createTicketFrom } from '#lib/tickets/create-ticket.ts';
@@ -23,9 +25,12 @@ import {
   postParsedMessage,
 } from '#lib/tickets/messages.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
+import { splitAddress } from './addresses.ts';
 import { type AutomaticReason, classifyAutomatic, isBounce } from './classify.ts';
+import { acknowledge, bounced } from './outbox.ts';
 import { type ParsedMail, parseMail } from './parse.ts';
 
+export { splitAddress } from './addresses.ts';
 export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId } from './outcomes.ts';
 
 /**
@@ -60,17 +65,6 @@ export type ThreadingRule =
   | 'references'
   | 'subject_reference'
   | 'new_ticket';
-
-/** The address without its `+token` (lower-case), and the token. */
-export function splitAddress(address: string): { base: string; token: string | undefined } {
-  const lower = address.trim().toLowerCase();
-  const at = lower.lastIndexOf('@');
-  if (at < 0) return { base: lower, token: undefined };
-  const local = lower.slice(0, at);
-  const plus = local.indexOf('+');
-  if (plus < 0) return { base: lower, token: undefined };
-  return { base: `${local.slice(0, plus)}${lower.slice(at)}`, token: local.slice(plus + 1) || undefined };
-}
 
 /** The accounts a mail's envelope recipients belong to (each address's owner, one GetItem per distinct base). */
 export async function accountsOf(recipients: string[]): Promise<Map<string, string[]>> {
@@ -147,8 +141,7 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
   return records;
 }
 
-export const attachmentKey = (inboundId: string, attachmentId: string) =>
-  `attachments/${inboundId}/${attachmentId}`;
+export { attachmentKey };
 
 type Decision = Pick<InboundRecord, 'outcome' | 'reason' | 'ticketUuid' | 'messageId'>;
 
@@ -170,19 +163,30 @@ async function deliver(
   });
   if (!automatic && from && own.has(splitAddress(from.email).base)) automatic = 'own_address';
   if (automatic) {
+    // A delivery report of a mail the service sent marks its delivery bounced and suppresses the address.
+    const report = isBounce(automatic) ? await bounced(accountId, config, recipients) : undefined;
     return {
       outcome: isBounce(automatic) ? 'bounce' : 'automatic',
       reason: automatic,
-      ticketUuid: null,
-      messageId: null,
+      ticketUuid: report?.ticketUuid ?? null,
+      messageId: report?.messageId ?? null,
     };
   }
   if (!from) return { outcome: 'rejected', reason: 'no_sender', ticketUuid: null, messageId: null };
 
-  // The Message-ID claimed for the account: the header's, or the kept mail's own id when it has none.
+  // The Message-ID claimed for the account: the header's, or the kept mail's own id when it has none. Beside
+  // it, an address that bounced and now writes in again may receive mail again.
   const claimId = parsed.messageId ?? `${mail.inboundId}@inbound.deskpipe.invalid`;
-  const held = await findMailId(accountId, claimId);
-  if (held) return duplicateOf(held, mail.inboundId);
+  const [held] = await Promise.all([findMailId(accountId, claimId), liftSuppression(accountId, from.email)]);
+  if (held) {
+    const decided = duplicateOf(held, mail.inboundId);
+    // Processed again after a crash that came after its ticket's commit: the acknowledgement (at most once) too.
+    if (decided.reason === 'processed_again' && held.messageNumber === 1) {
+      const opened = (await findTicket(accountId, held.ticketUuid))?.entity;
+      if (opened) await acknowledge(accountId, config, opened, from.email);
+    }
+    return decided;
+  }
 
   const { ticket, rule } = await thread(accountId, config, recipients, parsed, from.email);
   const agent = config.agents.find((a) => a.active && a.email.toLowerCase() === from.email);
@@ -202,6 +206,7 @@ async function deliver(
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
     },
     attachments: parsed.attachments.map((a) => ({ ...a })),
+    source: { inboundId: mail.inboundId, rawKey: mail.rawKey },
   });
   const claim = (message: Message, t: Ticket) => [
     mailIdPut(accountId, claimId, {
@@ -253,6 +258,7 @@ async function deliver(
         oversizedField: 'body',
       },
     );
+    await acknowledge(accountId, config, created, from.email);
     return {
       outcome: 'new_ticket',
       reason: 'new_ticket',
@@ -317,7 +323,8 @@ async function thread(
   for (const recipient of recipients) {
     const { base, token } = splitAddress(recipient);
     if (!token || !own.has(base)) continue;
-    const found = await findTicket(accountId, token);
+    // The envelope sender's form of a sent mail (`<ref>.<n>`, `<ref>.ack`) names its ticket too.
+    const found = await findTicket(accountId, token.replace(/\.(\d{1,10}|ack)$/, ''));
     if (found) return { ticket: found.entity, rule: 'token_address' };
   }
   const byId = async (id: string | undefined) => {

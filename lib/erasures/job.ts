@@ -27,6 +27,7 @@ import {
 import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
 import { filterDimensions } from '#lib/data/index/declaration.ts';
 import { orderKeys } from '#lib/data/keys.ts';
+import type { MailEraser } from '#lib/data/mail-store.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { contactDealsDimension } from '#lib/data/trash.ts';
@@ -49,11 +50,7 @@ import { ERASED, type Person, personPattern, redactText, redactValue, withIdenti
  */
 export const STEP_ITEMS = 25;
 
-/** Where a person's raw mail and attachments are kept (the folder store locally; deployed, S3: not built, docs/decisions.md). */
-export interface MailEraser {
-  /** Replaces the raw mail and the attachments of one received mail with `[erased]`; answers the files changed. */
-  eraseMail(inboundId: string, rawKey: string): Promise<number>;
-}
+export type { MailEraser } from '#lib/data/mail-store.ts';
 
 export interface StepOptions {
   mail?: MailEraser | undefined;

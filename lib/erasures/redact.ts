@@ -3,8 +3,10 @@
  * (lib/erasures/job.ts) applies it to every copy of the person it finds, stored items and event bodies alike.
  */
 
-/** What replaces the person's words and what they wrote. */
-export const ERASED = '[erased]';
+import { ERASED_CONTENT } from '#lib/data/mail-store.ts';
+
+/** What replaces the person's words and what they wrote (the mail store's files get the same text). */
+export const ERASED = ERASED_CONTENT;
 
 /** The person's identifiers: the address, the name as written and its parts, the phone. */
 export interface Person {

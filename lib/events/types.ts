@@ -3,10 +3,15 @@
 /** The resources that have events, and what happens to them. */
 export const EVENT_RESOURCES = ['ticket', 'deal', 'contact', 'message'] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
-/** Messages are written once and never change: they have `message.created` only (decisions.md, "Conversations"). */
+/**
+ * Messages are written once and never change (decisions.md, "Conversations"): `message.created`, and for a
+ * message the service e-mailed, `message.delivery_failed` when its mail was refused for good or bounced.
+ */
 export const EVENT_TYPES = [
   ...(['ticket', 'deal', 'contact'] as const).flatMap((r) => [`${r}.created`, `${r}.updated`]),
   'message.created',
+  // Written by the outbox (lib/email/outbox.ts) when a reply's mail is refused for good or bounces.
+  'message.delivery_failed',
   // Written by the breach runner when a service-level clock's due time passes (lib/tickets/breaches.ts).
   'ticket.sla_breached',
   // Deleting and restoring (lib/trash/trash.ts): the object as it was.

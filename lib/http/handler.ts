@@ -19,7 +19,7 @@ import {
   queryOf,
   resourcePathOf,
 } from './request.ts';
-import { jsonResponse } from './response.ts';
+import { binaryResponse, jsonResponse } from './response.ts';
 import { requireScope } from './scope.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -134,6 +134,8 @@ export function httpHandler<T>(
     };
     const answer = present(await handle(request, caller));
     internal.answer = answer;
+    if (answer.binary)
+      return binaryResponse(answer.statusCode, answer.binary, internal.requestId, answer.headers);
     return jsonResponse(answer.statusCode, answer.body, internal.requestId, answer.headers);
   });
   return scoped(stack);

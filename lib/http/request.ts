@@ -41,6 +41,8 @@ export interface HttpResult {
   body: unknown;
   /** Headers besides Content-Type and X-Request-Id (ETag, ...). */
   headers?: Record<string, string>;
+  /** Bytes to answer instead of a JSON body (raw mail, an attachment): sent base64, as API Gateway wants them. */
+  binary?: { contentType: string; bytes: Buffer };
 }
 
 /** Every value of a header, by case-insensitive name (API Gateway passes repeated headers in multiValueHeaders). */

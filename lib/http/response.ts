@@ -26,6 +26,24 @@ export function jsonTextResponse(
   };
 }
 
+/**
+ * An answer of bytes (raw mail, an attachment): base64 with isBase64Encoded, which the API's binary media types
+ * (every type, infra/stack.ts) make API Gateway decode, and the local gateway too.
+ */
+export function binaryResponse(
+  statusCode: number,
+  binary: { contentType: string; bytes: Buffer },
+  requestId: string,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult {
+  return {
+    statusCode,
+    headers: { 'Content-Type': binary.contentType, 'X-Request-Id': requestId, ...headers },
+    body: binary.bytes.toString('base64'),
+    isBase64Encoded: true,
+  };
+}
+
 /** An answer that shows a secret: no cache, shared or the client's own, may keep a copy of it. */
 export const SECRET_ANSWER_HEADERS = { 'Cache-Control': 'no-store' } as const;
 

@@ -4,7 +4,8 @@ import { commitBreaches, findDueTickets, getTicketByOrderKey } from '#lib/data/t
 import { logError } from '#lib/log.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { presentCreatedTicket } from './present.ts';
-import { breachesDue, type ClockState, withBreaches } from './sla-clocks.ts';
+import { breachesDue, breachesLost, type ClockState, withBreaches } from './sla-clocks.ts';
+import type { Ticket } from './types.ts';
 
 /**
  * Service-level breaches on time (decisions.md, "Reply-based service levels"; docs/sla.md): every ticket with a
@@ -95,14 +96,7 @@ export async function breachTicket(
     const clocks = breachesDue(before, nowMicros());
     if (clocks.length === 0) return 0;
     const after = withBreaches(before, clocks);
-    const version = stored.version + 1;
-    const object = presentCreatedTicket(after);
-    const events: EventDraft[] = clocks.map((clock) => ({
-      type: 'ticket.sla_breached',
-      object,
-      extra: { metric: clock.metric, due_at: formatTimestamp(clock.dueUs) },
-      version,
-    }));
+    const events = breachEvents(after, clocks, stored.version + 1);
     try {
       await commitBreaches(accountId, { before, after, version: stored.version }, events);
     } catch (error) {
@@ -113,6 +107,37 @@ export async function breachTicket(
     return clocks.length;
   }
   return 0;
+}
+
+/**
+ * The `ticket.sla_breached` events of these clocks, in the commit that writes their breach records: `data.object`
+ * the ticket as that commit leaves it (its version), `data.metric`, `data.due_at` the due time that passed.
+ */
+export function breachEvents(ticket: Ticket, clocks: ClockState[], version: number): EventDraft[] {
+  const object = presentCreatedTicket(ticket);
+  return clocks.map((clock) => ({
+    type: 'ticket.sla_breached',
+    object,
+    extra: { metric: clock.metric, due_at: formatTimestamp(clock.dueUs) },
+    version,
+  }));
+}
+
+/**
+ * A change of the ticket (a message, a PATCH) with the breaches it would otherwise lose written
+ * (breachesLost): the runner may not have passed since their due time, and once the change replaces the clock
+ * (a new next-reply cycle, a moved due time) no runner would find them. Their records go on the ticket it
+ * commits and their events in the same commit (breachEvents), guarded by the same version as the change, so
+ * the runner's commit and the change's cannot both write one: exactly once per cycle, late by no more than the
+ * runner's stall (docs/sla.md). Usually none: the runner wrote them within seconds of their due times.
+ */
+export function withLostBreaches(
+  before: Ticket,
+  after: Ticket,
+  nowUs: number,
+): { ticket: Ticket; clocks: ClockState[] } {
+  const clocks = breachesLost(before, after, nowUs);
+  return { ticket: clocks.length ? withBreaches(after, clocks) : after, clocks };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -7,6 +7,7 @@ import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { getMessageItem, messagePut, queryMessages } from '#lib/data/messages.ts';
 import { updateTicketItems } from '#lib/data/tickets.ts';
 import type { CommitAction } from '#lib/data/transact.ts';
+import { replyMailFields } from '#lib/email/reply.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
@@ -14,11 +15,13 @@ import { optionalInteger } from '#lib/number-fields.ts';
 import { formatTimestamp, nowMicros, parseTimestamp, type Timestamp } from '#lib/time.ts';
 import { oneOf, parseInput, requiredText, sometimes } from '#lib/validation.ts';
 import { updateVersioned } from '#lib/versioned-update.ts';
+import { breachEvents, withLostBreaches } from './breaches.ts';
 import { conversationAfter, conversationOf } from './conversation.ts';
 import { createTicketFrom } from './create-ticket.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import type { CreateTicketInput } from './schemas.ts';
+import type { ClockState } from './sla-clocks.ts';
 import { TICKET_STATUSES, type Ticket, type TicketStatus } from './types.ts';
 import { applyChange } from './update-ticket.ts';
 
@@ -55,12 +58,21 @@ export interface Message {
   email?: Record<string, unknown>;
   /** Its attachments (e-mail): `[{"id", "filename", "content_type", "size"}]`. */
   attachments?: Record<string, unknown>[];
+  /** Where its mail is kept (never shown): the raw mail and the attachments' place (lib/email/downloads.ts). */
+  source?: MailSource;
+}
+
+/** The received mail a message came from: its inbound id (its attachments' place) and its raw mail's key. */
+export interface MailSource {
+  inboundId: string;
+  rawKey: string;
 }
 
 /** A message's mail fields, kept on the ticket for its description (the description is derived, never stored). */
 export interface MailFields {
   email: Record<string, unknown>;
   attachments: Record<string, unknown>[];
+  source?: MailSource;
 }
 
 /**
@@ -174,9 +186,12 @@ export async function postParsedMessage(
   }
 
   let message: Message | undefined;
+  // The breaches the message would lose (a new next-reply cycle after a late reply): written in its commit.
+  let lost: ClockState[] = [];
   const updated = await updateVersioned<Ticket>({
     read: () => findTicket(accountId, ref),
     apply: (before) => {
+      lost = [];
       if (before.status === 'closed') {
         if (author === 'agent') {
           throw ValidationFailed.field('ticket', 'The ticket is closed: a closed ticket cannot be answered.');
@@ -190,8 +205,12 @@ export async function postParsedMessage(
       // A message is later than every message before it, whatever clock the request's host reads.
       const createdUs = Math.max(nowMicros(), lastUs + 1);
       const number = (before.messageCount ?? 1) + 1;
+      const id = messageId(number, randomBytes(8).toString('hex'));
+      // An agent's public reply is e-mailed to the requester (a mail the service received is not sent again).
+      const outgoing =
+        agent && visibility === 'public' && !options.mail ? replyMailFields(config, before, id) : undefined;
       message = {
-        id: messageId(number, randomBytes(8).toString('hex')),
+        id,
         number,
         ticketUuid: before.uuid,
         author: agent
@@ -202,10 +221,16 @@ export async function postParsedMessage(
         body: input.body,
         createdAt: formatTimestamp(createdUs),
         ...(options.mail ?? {}),
+        ...(outgoing ? { email: outgoing, attachments: [] } : {}),
       };
-      const after = ticketAfter(before, message, input.status, config, createdUs);
-      refuseOversizedAnswer(message, after);
-      return after;
+      const settled = withLostBreaches(
+        before,
+        ticketAfter(before, message, input.status, config, createdUs),
+        createdUs,
+      );
+      lost = settled.clocks;
+      refuseOversizedAnswer(message, settled.ticket);
+      return settled.ticket;
     },
     write: async (before, after, version) => {
       const posted = message as Message;
@@ -214,9 +239,14 @@ export async function postParsedMessage(
         before,
         after,
         version,
-        items: [messagePut(accountId, { ...posted }), ...(options.items?.(posted, after) ?? [])],
+        items: [
+          // A reply to e-mail is in the outbox from this commit on: sent after it, at least once.
+          messagePut(accountId, { ...posted }, isQueuedMail(posted) ? Date.now() : undefined),
+          ...(options.items?.(posted, after) ?? []),
+        ],
         attachment: options.attach?.({ message: posted, ticket: after, version: version + 1 }),
         event: [
+          ...breachEvents(after, lost, version + 1),
           createdEvent('message', presentMessage(posted)),
           updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
         ],
@@ -229,6 +259,10 @@ export async function postParsedMessage(
   const followUp = await createFollowUp(accountId, config, updated.entity, input.body, options);
   return { message: descriptionMessage(followUp), ticket: followUp, version: 1 };
 }
+
+/** A message the service is to e-mail (its mail's delivery is queued). */
+const isQueuedMail = (m: Message) =>
+  (m.email?.delivery as { status?: string } | undefined)?.status === 'queued';
 
 /** A lone surrogate (invalid UTF-16): stored, it would come back as U+FFFD, so it is refused. */
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -197,7 +197,22 @@ export function breachesDue(t: SlaFields, nowUs: number): ClockState[] {
   return clockStates(t).filter((clock) => owes(t, clock) && breachedAtUs(clock, nowUs) !== null);
 }
 
-/** The ticket's fields with these breaches written (the runner's commit). */
+/** A clock's cycle and due time: what a breach is written once for. */
+const breachKey = (clock: ClockState) => `${clock.metric}|${clock.startedAt}|${clock.dueUs}`;
+
+/**
+ * The breaches a change would lose (docs/sla.md, "Exactly once per cycle"): clocks the ticket owes at `nowUs`
+ * (breachesDue) that it no longer owes once changed, because the change replaced them, not because it completed
+ * them in time (a completion at `nowUs` past the due time keeps the breach owed): a requester's message that
+ * starts a new next-reply cycle after a late reply, a priority or category change that moves a passed due time.
+ * The change writes them in its own commit, so no breach waits on the runner having passed between two changes.
+ */
+export function breachesLost(before: SlaFields, after: SlaFields, nowUs: number): ClockState[] {
+  const kept = new Set(breachesDue(after, nowUs).map(breachKey));
+  return breachesDue(before, nowUs).filter((clock) => !kept.has(breachKey(clock)));
+}
+
+/** The ticket's fields with these breaches written (the runner's commit, or a change's lost ones). */
 export function withBreaches<T extends SlaFields>(t: T, clocks: ClockState[]): T {
   const breaches: SlaBreaches = { ...(t.slaBreaches ?? {}) };
   for (const clock of clocks) {

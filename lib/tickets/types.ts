@@ -62,7 +62,11 @@ export interface Ticket {
   slaTargets?: SlaTargets | null;
   slaBreaches?: SlaBreaches | null;
   /** A ticket opened by e-mail: its description's mail fields (lib/tickets/messages.ts, MailFields). */
-  descriptionEmail?: { email: Record<string, unknown>; attachments: Record<string, unknown>[] };
+  descriptionEmail?: {
+    email: Record<string, unknown>;
+    attachments: Record<string, unknown>[];
+    source?: { inboundId: string; rawKey: string };
+  };
 }
 
 /** A cycle of the next-reply clock: started by a requester's message, completed by the agent's next reply. */

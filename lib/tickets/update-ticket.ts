@@ -9,10 +9,12 @@ import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { updateVersioned, type Versioned } from '#lib/versioned-update.ts';
+import { breachEvents, withLostBreaches } from './breaches.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
 import { serviceLevelOf } from './sla.ts';
+import type { ClockState } from './sla-clocks.ts';
 import type { Ticket, TicketStatus } from './types.ts';
 
 export interface UpdateOptions {
@@ -39,13 +41,19 @@ export async function updateTicket(
   if (!config) throw new NotFound();
   const changes = resolveReferences(config, input);
 
+  // The breaches the change would lose (a passed due time moved by a priority or category change): written in
+  // its commit (lib/tickets/breaches.ts, withLostBreaches).
+  let lost: ClockState[] = [];
   const updated = await updateVersioned({
     read: () => findTicket(accountId, ref),
     apply: (before) => {
       if (before.status === 'closed') {
         throw ValidationFailed.field('status', 'A closed ticket cannot be changed.');
       }
-      return applyChange(before, input, changes, config, nowMicros());
+      const nowUs = nowMicros();
+      const settled = withLostBreaches(before, applyChange(before, input, changes, config, nowUs), nowUs);
+      lost = settled.clocks;
+      return settled.ticket;
     },
     write: async (before, after, version) => {
       try {
@@ -56,12 +64,10 @@ export async function updateTicket(
           version,
           // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
           attachment: options.attach?.({ entity: after, version: version + 1 }),
-          event: updatedEvent(
-            'ticket',
-            presentCreatedTicket(before),
-            presentCreatedTicket(after),
-            version + 1,
-          ),
+          event: [
+            ...breachEvents(after, lost, version + 1),
+            updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
+          ],
         });
       } catch (error) {
         if (error instanceof UpdateTooLarge) {

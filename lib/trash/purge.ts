@@ -33,22 +33,28 @@ export async function purgePass(): Promise<{ purged: number; failed: number; mor
   return { purged, failed, more: due.length === PURGE_BATCH };
 }
 
-/** Passes until `until` (epoch ms) or until `stopped()`. */
+/**
+ * Passes until `until` (epoch ms) or until `stopped()`; with `untilDrained` (the deployed scheduled function) also
+ * stops after the first pass that leaves nothing due, rather than waiting for the next poll: the schedule is the poll.
+ */
 export async function runPurges(
   until: number,
-  options: { pollMs?: number; stopped?: () => boolean } = {},
-): Promise<{ passes: number; purged: number }> {
-  const totals = { passes: 0, purged: 0 };
+  options: { pollMs?: number; stopped?: () => boolean; untilDrained?: boolean } = {},
+): Promise<{ passes: number; purged: number; failed: number }> {
+  const totals = { passes: 0, purged: 0, failed: 0 };
   while (Date.now() < until && !options.stopped?.()) {
     let more = false;
     try {
       const pass = await purgePass();
       totals.passes++;
       totals.purged += pass.purged;
+      totals.failed += pass.failed;
       more = pass.more;
     } catch (error) {
+      totals.failed++;
       logError(error);
     }
+    if (!more && options.untilDrained) break;
     if (!more) {
       // Sleep in short steps, so that stopping is prompt.
       const end = Date.now() + Math.min(options.pollMs ?? PURGE_POLL_MS, Math.max(0, until - Date.now()));

@@ -31,13 +31,15 @@ describe('the feed cursor', () => {
     await follow(key, first.body.next_cursor);
   });
 
-  it('a page that passes only the legacy lane\'s seal gives its id, and the feed reads on after it', async () => {
+  it("a page that passes only the legacy lane's seal gives its id, and the feed reads on after it", async () => {
     // Every shard holds an open place a writer was just handed (young: no reader may close it), so the first
     // page from the start settles the legacy lane alone: it seals it, passes the seal's range and stops at the
     // shards' open places. Its cursor is the seal's id, which is kept for good (no expiry): CI found the feed
     // refusing it (422) once a full-page reader met this race.
     const { apiKey: key, accountId } = await createTestAccount();
-    await Promise.all(Array.from({ length: EVENT_SHARDS }, (_, shard) => takeShardPlaces(accountId, shard, 1)));
+    await Promise.all(
+      Array.from({ length: EVENT_SHARDS }, (_, shard) => takeShardPlaces(accountId, shard, 1)),
+    );
     const created = await gateway.call('POST', '/api/tickets', {
       key,
       body: { subject: 'Seal', description: 'd', requester_email: 's@cursor.test' },

@@ -14,7 +14,10 @@ const gateway = useGateway();
 const MIN_US = 60_000_000;
 const POLICY = {
   agents: agentsFile(1),
-  sla_policies: [{ name: 'Standard', first_reply_minutes: 1, next_reply_minutes: 2, resolution_minutes: 60 }],
+  sla_policies: [
+    { name: 'Standard', first_reply_minutes: 1, next_reply_minutes: 2, resolution_minutes: 60 },
+    { name: 'Low', priority: 'low', first_reply_minutes: 600, resolution_minutes: 6_000 },
+  ],
 };
 
 type Clock = { due_at: string; completed_at: string | null; breached_at: string | null };
@@ -55,6 +58,22 @@ async function createAt(a: TestAccount, atUs: number): Promise<Shown> {
     setClockForTests();
   }
 }
+
+/** A message posted with the service's clock at `atUs` (its created_at, and what its commit decides at). */
+async function postAt(a: TestAccount, uuid: string, atUs: number, body: Record<string, unknown>) {
+  setClockForTests(() => atUs);
+  try {
+    return await post(a, uuid, body);
+  } finally {
+    setClockForTests();
+  }
+}
+
+const breachesOf = async (a: TestAccount) =>
+  (await readFeedToEnd(gateway.call, a.apiKey, { types: ['ticket.sla_breached'] })).events.map(({ data }) => {
+    const { object, metric, due_at } = data as typeof data & { metric: string; due_at: string };
+    return [object.uuid, metric, due_at];
+  });
 
 async function post(a: TestAccount, uuid: string, body: Record<string, unknown>) {
   const r = await gateway.call('POST', `/api/tickets/${uuid}/messages`, { key: a.apiKey, body });
@@ -131,5 +150,79 @@ describe('messages and the service-level clocks', () => {
     // Completed, so not in sla=breached (a breached clock not yet completed).
     const breached = await gateway.call('GET', '/api/tickets?sla=breached', { key: a.apiKey });
     expect(breached.body.meta.total).toBe(0);
+  });
+
+  it('a runner stalled across two next-reply cycles: each cycle breaches once, the older one written by the message that ends it', async () => {
+    const a = await account();
+    const agent = (a.agents[0] as { id: number }).id;
+    const t0 = nowMicros() - 30 * MIN_US;
+    const ticket = await createAt(a, t0);
+    await postAt(a, ticket.uuid, t0 + MIN_US / 2, { body: 'On it.', agent_id: agent });
+    // Cycle 1 from t0 + 1 min, due at + 3 min; no runner passes (stalled): it is answered late, at + 5 min, and
+    // the requester's next message starts cycle 2 at + 6 min, due at + 8 min, which passes too.
+    const first = await postAt(a, ticket.uuid, t0 + MIN_US, { body: 'Any news?', author: 'requester' });
+    const firstDue = first.ticket.sla.next_reply?.due_at as string;
+    const late = await postAt(a, ticket.uuid, t0 + 5 * MIN_US, { body: 'Sorry.', agent_id: agent });
+    expect(late.ticket.sla.next_reply?.breached_at).toBe(firstDue);
+    const second = await postAt(a, ticket.uuid, t0 + 6 * MIN_US, {
+      body: 'Still broken.',
+      author: 'requester',
+    });
+    const secondDue = second.ticket.sla.next_reply?.due_at as string;
+    expect(secondDue).toBe(plusUs(second.data.created_at, 2 * MIN_US));
+    // The message that ended cycle 1's watch wrote its breach in its own commit (the runner had not yet).
+    expect(await breachesOf(a)).toEqual([[ticket.uuid, 'next_reply', firstDue]]);
+
+    // The runner comes back: cycle 2's breach, once; nothing for cycle 1 again.
+    await pass();
+    await pass();
+    expect(await breachesOf(a)).toEqual([
+      [ticket.uuid, 'next_reply', firstDue],
+      [ticket.uuid, 'next_reply', secondDue],
+    ]);
+    const breached = await gateway.call('GET', '/api/tickets?sla=breached', { key: a.apiKey });
+    expect(breached.body.data.map((t: Shown) => t.uuid)).toEqual([ticket.uuid]);
+  });
+
+  it('the runner and the message that replaces a late cycle, racing: its breach is written once either way', async () => {
+    const a = await account();
+    const agent = (a.agents[0] as { id: number }).id;
+    const dues: string[] = [];
+    const uuids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const t0 = nowMicros() - 10 * MIN_US;
+      const ticket = await createAt(a, t0);
+      await postAt(a, ticket.uuid, t0 + MIN_US / 2, { body: 'On it.', agent_id: agent });
+      const asked = await postAt(a, ticket.uuid, t0 + MIN_US, { body: 'News?', author: 'requester' });
+      await postAt(a, ticket.uuid, t0 + 5 * MIN_US, { body: 'Late.', agent_id: agent });
+      uuids.push(ticket.uuid);
+      dues.push(asked.ticket.sla.next_reply?.due_at as string);
+    }
+    // Each late cycle's breach is owed; the runner and the requester's next message (a new cycle, due in 2
+    // minutes) race for it: whichever commits first writes it, the other reads it written.
+    await Promise.all([
+      pass(),
+      ...uuids.map((uuid) => post(a, uuid, { body: 'Again.', author: 'requester' })),
+      pass(),
+    ]);
+    await pass();
+    const written = (await breachesOf(a)).map(([uuid, metric, due]) => `${uuid} ${metric} ${due}`).sort();
+    expect(written).toEqual(uuids.map((uuid, i) => `${uuid} next_reply ${dues[i]}`).sort());
+  });
+
+  it('a priority change that moves a passed, unwritten due time into the future writes that breach in its commit', async () => {
+    const a = await account();
+    const ticket = await createAt(a, nowMicros() - 10 * MIN_US);
+    const due = ticket.sla.first_reply?.due_at as string;
+    // The runner stalled past the first reply's due time; the change to `low` (600 minutes) moves it away.
+    const patched = await gateway.call('PATCH', `/api/tickets/${ticket.uuid}`, {
+      key: a.apiKey,
+      body: { priority: 'low' },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.ticket.sla.first_reply.breached_at).toBeNull();
+    expect(await breachesOf(a)).toEqual([[ticket.uuid, 'first_reply', due]]);
+    await pass();
+    expect(await breachesOf(a)).toEqual([[ticket.uuid, 'first_reply', due]]);
   });
 });

@@ -1,6 +1,18 @@
+import { ensureTable } from '#infra/local/dynamodb-local.ts';
+
 /** Tests of behaviour run against DynamoDB Local, never a mock: refuse to run without it. */
 if (!process.env.DYNAMODB_ENDPOINT || !process.env.TABLE_NAME) {
   throw new Error(
     'DYNAMODB_ENDPOINT and TABLE_NAME must point at DynamoDB Local (set by test/support/global-setup.ts).',
   );
 }
+
+/**
+ * A table of its own for each vitest worker (the store is shared): the runners a test drives (SLA breaches,
+ * purge, webhooks, the reindex) work on every account of the table, so files running at once in two workers
+ * would find each other's tickets, deliveries and due entries. Files of one worker run one after another, as
+ * they would in a serial run, on that worker's table.
+ */
+const worker = process.env.VITEST_POOL_ID ?? '1';
+process.env.TABLE_NAME = `${process.env.TABLE_NAME.replace(/-w\d+$/, '')}-w${worker}`;
+await ensureTable(process.env.DYNAMODB_ENDPOINT, process.env.TABLE_NAME);

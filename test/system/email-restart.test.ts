@@ -4,23 +4,33 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { javaPids, type Service, startService } from '#test/support/service.ts';
+import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
  * `npm start` killed (SIGKILL: the service and its store at once) while mail is arriving, then started again on
  * the same data: every mail that got a 250 becomes exactly one ticket (decisions.md, "The e-mail channel": an
  * accepted message is never lost), whether it was pending, being processed or processed just before the kill.
+ * Meanwhile agents answer those tickets through the API, and the outbox sends the replies to a relay on 127.0.0.1:
+ * every reply the API accepted reaches the relay after the restart, each under its one Message-ID (a copy only as
+ * a retry of the same mail).
  */
 const root = mkdtempSync(join(tmpdir(), 'deskpipe-email-restart-'));
 const services: Service[] = [];
+let relay: SmtpSink;
+beforeAll(async () => {
+  relay = await startSmtpSink();
+  env.SMTP_RELAY_URL = relay.url;
+});
 afterAll(async () => {
   await Promise.all(services.map((s) => s.stop()));
+  await relay?.stop();
   rmSync(root, { recursive: true, force: true });
 });
 
-const env = {
+const env: Record<string, string> = {
   DYNAMODB_DATA_DIR: join(root, 'dynamodb'),
   MAIL_DATA_DIR: join(root, 'mail'),
   TABLE_NAME: 'deskpipe-email-restart',
@@ -40,8 +50,8 @@ function killAll(service: Service): void {
   }
 }
 
-describe('npm start killed while mail arrives', () => {
-  it('makes every mail that got a 250 exactly one ticket after a restart', async () => {
+describe('npm start killed while mail arrives and replies leave', () => {
+  it('makes every mail that got a 250 exactly one ticket, and every committed reply a mail at the relay, after a restart', async () => {
     const first = await startService(env);
     services.push(first);
     const key = first.apiKey;
@@ -71,8 +81,37 @@ describe('npm start killed while mail arrives', () => {
         }
       }
     };
-    const lanes = Promise.all([lane(), lane(), lane(), lane()]);
-    await waitFor(() => accepted.length >= 40, { timeout: 60_000, label: '40 mails accepted' });
+    // Agents answer the tickets the mail opens, as the mail keeps coming: each reply the API accepted is a mail.
+    const replies: string[] = [];
+    const answer = async () => {
+      while (!killed) {
+        try {
+          const list = await fetch(`${first.baseUrl}/api/tickets?per_page=5`, {
+            headers: { Authorization: `Bearer ${key}` },
+          });
+          const tickets = ((await list.json()) as { data?: { uuid: string }[] }).data ?? [];
+          for (const t of tickets) {
+            if (killed) break;
+            const r = await fetch(`${first.baseUrl}/api/tickets/${t.uuid}/messages`, {
+              method: 'POST',
+              headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+              body: JSON.stringify({ body: 'On our way.', author: 'agent', agent_id: 1 }),
+            });
+            if (r.status === 201) {
+              const posted = (await r.json()) as { data: { email?: { message_id: string } } };
+              if (posted.data.email) replies.push(posted.data.email.message_id);
+            }
+          }
+        } catch {
+          // Cut by the kill: an answer never received may or may not be a reply (not counted).
+        }
+      }
+    };
+    const lanes = Promise.all([lane(), lane(), lane(), lane(), answer()]);
+    await waitFor(() => accepted.length >= 40 && replies.length >= 5, {
+      timeout: 60_000,
+      label: '40 mails accepted and 5 replies committed',
+    });
     killAll(first);
     killed = true;
     await lanes;
@@ -111,5 +150,26 @@ describe('npm start killed while mail arrives', () => {
     );
     expect(accepted.filter((s) => counts.get(s) !== 1)).toEqual([]);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
+
+    // Every committed reply reaches the relay, under its own Message-ID; at most one retry copy each.
+    const copies = () => {
+      const byId = new Map<string, number>();
+      for (const m of relay.mails) {
+        const id = m.header('message-id')?.slice(1, -1) ?? '';
+        byId.set(id, (byId.get(id) ?? 0) + 1);
+      }
+      return byId;
+    };
+    await waitFor(() => replies.every((id) => copies().has(id)), {
+      timeout: 30_000,
+      interval: 250,
+      label: 'every committed reply at the relay',
+    });
+    const sentCopies = copies();
+    console.log(
+      `${replies.length} replies committed; ${relay.mails.length} mails at the relay, ` +
+        `${[...sentCopies.values()].filter((n) => n > 1).length} sent twice`,
+    );
+    expect(replies.filter((id) => (sentCopies.get(id) ?? 0) > 2)).toEqual([]);
   }, 180_000);
 });

@@ -4,9 +4,20 @@ import { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { authorizerTableActions, routes } from '#functions/routes.ts';
-import { slaBreachesWorker, webhookDueWorker, webhookStreamWorker, workers } from '#functions/workers.ts';
+import {
+  emailInboundWorker,
+  emailOutboxWorker,
+  PURGE_EVERY_MINUTES,
+  PURGE_RUN_MS,
+  purgeWorker,
+  slaBreachesWorker,
+  webhookDueWorker,
+  webhookStreamWorker,
+  workers,
+} from '#functions/workers.ts';
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
+import { INBOUND_MAX_EVENT_AGE, INBOUND_RETRY_ATTEMPTS } from '#infra/constructs/mail-receiving.ts';
 import { STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from '#infra/constructs/webhook-dispatcher.ts';
 import { declaredAuthOf, lambdaAuthOf, lambdaRoutesOf, synthStage } from '#test/support/synth.ts';
 
@@ -54,7 +65,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
     }
   });
 
-  it('sets only the environment that is read: TABLE_NAME by the data layer (functions with table actions), NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts, the key-hash secret by the functions that hash API keys', () => {
+  it('sets only the environment that is read: TABLE_NAME by the data layer (functions with table actions), NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts, the key-hash secret by the functions that hash API keys, MAIL_BUCKET by the mail store', () => {
     const functions = template.findResources('AWS::Lambda::Function') as Record<
       string,
       { Properties: { FunctionName: string; Environment: { Variables: Record<string, unknown> } } }
@@ -69,12 +80,20 @@ describe.each(STAGES)('stack for %s', (stage) => {
       `deskpipe-${stage}-authorizer`,
       ...routes.filter((r) => r.scope === 'keys:manage').map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
+    // lib/data/mail-store.ts: the inbound function and the download routes.
+    const withMail = new Set([
+      `deskpipe-${stage}-${emailInboundWorker.name}`,
+      ...routes.filter((r) => r.mailObjects).map((r) => `deskpipe-${stage}-${r.name}`),
+    ]);
     for (const fn of Object.values(functions)) {
       const name = fn.Properties.FunctionName;
       expect(Object.keys(fn.Properties.Environment.Variables).sort(), name).toEqual([
         ...(hashing.has(name) ? ['API_KEY_HASH_SECRET'] : []),
+        ...(withMail.has(name) ? ['MAIL_BUCKET'] : []),
         'NODE_OPTIONS',
         'POWERTOOLS_METRICS_NAMESPACE',
+        // lib/email/senders.ts: the outbox sends with the stage's SES configuration set.
+        ...(name === `deskpipe-${stage}-${emailOutboxWorker.name}` ? ['SES_CONFIGURATION_SET'] : []),
         ...(withTable.has(name) ? ['TABLE_NAME'] : []),
       ]);
     }
@@ -154,11 +173,15 @@ describe.each(STAGES)('production settings for %s', (stage) => {
     expect(nagFindings).toEqual([]);
   });
 
-  it('grants each function only its DynamoDB actions: on the table, an index to the due runner and the trash list only, the stream to the fan-out only', () => {
+  it('grants each function only its DynamoDB actions: on the table, Query on the indexes it declares, the stream to the fan-out only', () => {
     const byFunction = statementsByFunction(resources);
     const onTable = (statement: Statement) =>
       JSON.stringify(statement.Resource) === JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] });
     const granted: Record<string, string> = {};
+    const indexQueries: Record<string, readonly string[]> = Object.fromEntries(
+      [...routes, ...workers].map((fn) => [fn.name, ('indexQueries' in fn && fn.indexQueries) || []]),
+    );
+    const queried: Record<string, readonly string[]> = {};
     for (const [name, statements] of Object.entries(byFunction)) {
       const dynamo = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('dynamodb:')));
       for (const statement of dynamo) {
@@ -167,26 +190,18 @@ describe.each(STAGES)('production settings for %s', (stage) => {
         if (onTable(statement)) {
           expect(granted[name], `${name}: one statement on the table`).toBeUndefined();
           granted[name] = actions.sort().join(',');
-        } else if (name === webhookDueWorker.name) {
-          // The due index (gsi2) and, until its old entries are gone, gsi1: Query only.
+        } else if (indexQueries[name]?.length) {
+          // The indexes the function declares (functions/routes.ts, functions/workers.ts): Query only.
+          const onIndex = (index: string) => ({
+            'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${index}`]],
+          });
+          const declaredIndexes = indexQueries[name] ?? [];
           expect(statement).toMatchObject({
             Action: 'dynamodb:Query',
-            Resource: ['gsi2', 'gsi1'].map((index) => ({
-              'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${index}`]],
-            })),
+            Resource:
+              declaredIndexes.length === 1 ? onIndex(declaredIndexes[0] ?? '') : declaredIndexes.map(onIndex),
           });
-        } else if (name === slaBreachesWorker.name) {
-          // The tickets' due index (gsi2): Query only.
-          expect(statement).toMatchObject({
-            Action: 'dynamodb:Query',
-            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi2']] },
-          });
-        } else if (name === 'listTrash') {
-          // The trash list (gsi1, newest deletion first): Query only.
-          expect(statement).toMatchObject({
-            Action: 'dynamodb:Query',
-            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/gsi1']] },
-          });
+          queried[name] = declaredIndexes;
         } else if (name === webhookStreamWorker.name) {
           // The table's stream, read by the event source mapping.
           expect(statement.Resource).toEqual({ 'Fn::GetAtt': [tableId, 'StreamArn'] });
@@ -214,6 +229,7 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       ]),
     );
     expect(granted).toEqual(declared);
+    expect(queried).toEqual(Object.fromEntries(Object.entries(indexQueries).filter(([, i]) => i.length > 0)));
     const streamReaders = Object.entries(byFunction)
       .filter(([, statements]) => statements.some((st) => [st.Action].flat().includes('dynamodb:GetRecords')))
       .map(([name]) => name);
@@ -273,7 +289,29 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
     });
-    expect(alarms).toHaveLength(6 + 2 * (routes.length + 1 + workers.length));
+    // The purge that stopped running: no invocation in an hour.
+    expect(byName[`deskpipe-${stage}-trash-purge-not-running`]).toMatchObject({
+      MetricName: 'Invocations',
+      Period: 3600,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+    // The outbox that stopped running: no invocation in 5 minutes (replies are not mailed).
+    expect(byName[`deskpipe-${stage}-email-outbox-not-running`]).toMatchObject({
+      MetricName: 'Invocations',
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+    // Received mail the inbound function gave up on (kept in the bucket, its event in the queue).
+    expect(byName[`deskpipe-${stage}-email-inbound-failures`]).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarms).toHaveLength(9 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
@@ -307,13 +345,11 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
         .filter((r) => r.Type === 'AWS::Lambda::Function')
         .map((r) => [String(r.Properties.FunctionName), r.Properties.ReservedConcurrentExecutions]),
     );
-    expect(reserved[`deskpipe-${stage}-${webhookStreamWorker.name}`]).toBe(
-      config.workerConcurrency.webhooksStream,
-    );
-    expect(reserved[`deskpipe-${stage}-${webhookDueWorker.name}`]).toBe(config.workerConcurrency.webhooksDue);
-    expect(reserved[`deskpipe-${stage}-${slaBreachesWorker.name}`]).toBe(
-      config.workerConcurrency.slaBreaches,
-    );
+    for (const worker of workers) {
+      expect(reserved[`deskpipe-${stage}-${worker.name}`], worker.name).toBe(
+        config.workerConcurrency[worker.name as keyof typeof config.workerConcurrency],
+      );
+    }
     const others = Object.entries(reserved).filter(([name]) => !workers.some((w) => name.endsWith(w.name)));
     expect(others.length).toBeGreaterThan(0);
     for (const [name, value] of others) expect(value, name).toBeUndefined();
@@ -412,27 +448,215 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
     expect(stageConfigs[stage].workerConcurrency.webhooksDue).toBeGreaterThanOrEqual(2 * runners);
   });
 
-  it('runs the breach runner every minute, once, for most of the minute', () => {
-    const breachFunction = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${slaBreachesWorker.name}"`);
+  // The scheduled runners (infra/constructs/scheduled-runner.ts), by declaration: the worker and its schedule.
+  for (const [runner, schedule] of [
+    [slaBreachesWorker, 'rate(1 minute)'],
+    [purgeWorker, `rate(${PURGE_EVERY_MINUTES} minutes)`],
+  ] as const) {
+    it(`runs ${runner.name} on its schedule (${schedule}), once (a missed run is made up by the next), within its timeout`, () => {
+      const fn = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${runner.name}"`);
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: schedule,
+        Targets: [
+          Match.objectLike({
+            Arn: { 'Fn::GetAtt': [fn, 'Arn'] },
+            RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+          }),
+        ],
+      });
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        FunctionName: `deskpipe-${stage}-${runner.name}`,
+        Timeout: runner.timeoutSeconds,
+      });
+    });
+  }
+  it('lets the purge run end before its timeout, and the next start after it', () => {
+    expect(PURGE_RUN_MS + 30_000).toBeLessThanOrEqual(purgeWorker.timeoutSeconds * 1000);
+    expect(purgeWorker.timeoutSeconds).toBeLessThan(PURGE_EVERY_MINUTES * 60);
+  });
+
+  it('runs the outbox every minute, once, sending through SES with the stage configuration set only', () => {
+    const outboxFunction = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${emailOutboxWorker.name}"`);
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       Targets: [
         Match.objectLike({
-          Arn: { 'Fn::GetAtt': [breachFunction, 'Arn'] },
+          Arn: { 'Fn::GetAtt': [outboxFunction, 'Arn'] },
           RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
         }),
       ],
     });
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      FunctionName: `deskpipe-${stage}-${slaBreachesWorker.name}`,
-      Timeout: slaBreachesWorker.timeoutSeconds,
+    const sets = template.findResources('AWS::SES::ConfigurationSet', {
+      Properties: { Name: `deskpipe-${stage}-outbox` },
     });
+    expect(Object.keys(sets)).toHaveLength(1);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: `deskpipe-${stage}-${emailOutboxWorker.name}`,
+      Environment: { Variables: Match.objectLike({ SES_CONFIGURATION_SET: { Ref: Object.keys(sets)[0] } }) },
+    });
+    const ses = Object.entries(statementsByFunction(resources)).flatMap(([name, statements]) =>
+      statements
+        .filter((st) => [st.Action].flat().some((a) => a.startsWith('ses:')))
+        .map((st) => ({ name, statement: st })),
+    );
+    expect(ses.map((s) => s.name)).toEqual([emailOutboxWorker.name]);
+    const resourcesOf = JSON.stringify(ses[0]?.statement.Resource);
+    expect([ses[0]?.statement.Action].flat().sort()).toEqual(['ses:SendEmail', 'ses:SendRawEmail']);
+    // The configuration set by its name (a Ref to it), and any identity: nothing else of SES.
+    expect(resourcesOf).toContain(`:configuration-set/",${JSON.stringify({ Ref: Object.keys(sets)[0] })}`);
+    expect(ses[0]?.statement.Resource).toHaveLength(2);
+    expect(resourcesOf).toContain(':identity/*');
   });
 
   it('keeps the dispatcher functions out of the API', () => {
     const integrated = JSON.stringify(template.findResources('AWS::ApiGateway::Method'));
     expect(integrated).not.toContain(streamFunction());
     expect(integrated).not.toContain(dueFunction());
+  });
+});
+
+describe.each(STAGES)('receiving mail for %s', (stage) => {
+  const { template } = synthStage(stage);
+  const config = stageConfigs[stage];
+  const resources = Object.values(template.toJSON().Resources as Record<string, Resource>);
+  const only = (type: string) => {
+    const found = Object.entries(template.findResources(type));
+    expect(found, type).toHaveLength(1);
+    return found[0] as [string, Resource];
+  };
+  const [bucketId] = only('AWS::S3::Bucket');
+  const [functionId] = Object.entries(template.findResources('AWS::Lambda::Function')).find(([, r]) =>
+    JSON.stringify(r.Properties).includes(`deskpipe-${stage}-${emailInboundWorker.name}"`),
+  ) as [string, Resource];
+  const objects = (prefix: string) => ({
+    'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, `/${prefix}*`]],
+  });
+
+  it('keeps raw mail in a private, encrypted, TLS-only bucket that expires every object after the configured days', () => {
+    expect(config.mail.keepDays).toBe(30);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      LifecycleConfiguration: {
+        Rules: [
+          Match.objectLike({
+            ExpirationInDays: config.mail.keepDays,
+            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+            Status: 'Enabled',
+          }),
+        ],
+      },
+    });
+    expect(Object.values(template.findResources('AWS::S3::Bucket'))[0]?.DeletionPolicy).toBe(
+      config.protectData ? 'Retain' : 'Delete',
+    );
+    const [, policy] = only('AWS::S3::BucketPolicy');
+    const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
+      .Statement;
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        // SES, for this account only, writes under raw/ only.
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: 's3:PutObject',
+          Principal: { Service: 'ses.amazonaws.com' },
+          Resource: objects('raw/'),
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        }),
+      ]),
+    );
+  });
+
+  it("has the stage's receipt rule set: one rule for its domain, scanned, TLS only, the raw mail kept first and then the inbound function invoked asynchronously", () => {
+    template.hasResourceProperties('AWS::SES::ReceiptRuleSet', { RuleSetName: `deskpipe-${stage}-inbound` });
+    const [, rule] = only('AWS::SES::ReceiptRule');
+    expect(rule.Properties.Rule).toMatchObject({
+      Enabled: true,
+      Recipients: [config.mail.domain],
+      ScanEnabled: true,
+      TlsPolicy: 'Require',
+      Actions: [
+        { S3Action: { BucketName: { Ref: bucketId }, ObjectKeyPrefix: 'raw/' } },
+        { LambdaAction: { FunctionArn: { 'Fn::GetAtt': [functionId, 'Arn'] }, InvocationType: 'Event' } },
+      ],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      FunctionName: { 'Fn::GetAtt': [functionId, 'Arn'] },
+      Principal: 'ses.amazonaws.com',
+      SourceAccount: { Ref: 'AWS::AccountId' },
+    });
+  });
+
+  it('retries a failed mail twice, then keeps its event in an encrypted queue whose depth is alarmed', () => {
+    const [queueId] = Object.entries(template.findResources('AWS::SQS::Queue')).find(([, r]) =>
+      JSON.stringify(r.Properties).includes(`deskpipe-${stage}-email-inbound-failures`),
+    ) as [string, Resource];
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: functionId },
+      MaximumRetryAttempts: INBOUND_RETRY_ATTEMPTS,
+      MaximumEventAgeInSeconds: INBOUND_MAX_EVENT_AGE.toSeconds(),
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: `deskpipe-${stage}-email-inbound-failures`,
+      SqsManagedSseEnabled: true,
+    });
+  });
+
+  it('grants S3 to the functions that touch mail only: the inbound function reads raw/ and writes attachments/, each download route reads its own prefix', () => {
+    const s3 = Object.fromEntries(
+      Object.entries(statementsByFunction(resources))
+        .map(([name, statements]) => [
+          name,
+          statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:'))),
+        ])
+        .filter(([, statements]) => (statements as Statement[]).length > 0),
+    );
+    const bucketArn = { 'Fn::GetAtt': [bucketId, 'Arn'] };
+    const reader = (prefix: string) => [
+      { Action: 's3:GetObject', Effect: 'Allow', Resource: objects(prefix) },
+      { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
+    ];
+    expect(s3).toEqual({
+      [emailInboundWorker.name]: [
+        { Action: 's3:GetObject', Effect: 'Allow', Resource: objects('raw/') },
+        {
+          Action: ['s3:PutObject', 's3:AbortMultipartUpload'],
+          Effect: 'Allow',
+          Resource: objects('attachments/'),
+        },
+      ],
+      ...Object.fromEntries(
+        routes
+          .filter((r) => r.mailObjects)
+          .map((r) => [r.name, reader(r.mailObjects === 'raw' ? 'raw/' : 'attachments/')]),
+      ),
+    });
+    expect(routes.filter((r) => r.mailObjects).map((r) => r.name)).toEqual([
+      'getMessageRaw',
+      'getMessageAttachment',
+    ]);
+  });
+
+  it('treats every media type as binary, so a base64 answer (raw mail, an attachment) goes out as its bytes', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
+  });
+
+  it('outputs the mail bucket and the rule set to activate', () => {
+    const outputs = Object.keys(template.toJSON().Outputs ?? {});
+    expect(outputs).toEqual(expect.arrayContaining(['MailBucketName', 'MailReceiptRuleSet']));
+  });
+
+  it("stays within CloudFormation's 500 resources a stack", () => {
+    expect(resources.length).toBeLessThanOrEqual(500);
   });
 });
 

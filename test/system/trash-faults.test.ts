@@ -1,51 +1,130 @@
 import { describe, expect, it } from 'vitest';
-import { createTestAccount } from '#test/support/accounts.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
-import { useGateway } from '#test/support/http.ts';
+import { type Gateway, useGateway } from '#test/support/http.ts';
 import { indexSnapshot, trashItemsOf } from '#test/support/index-snapshot.ts';
 import { ticketBody } from '#test/support/tickets.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
  * A delete and a restore under faults and races (decisions.md, "Deleting, restoring and erasing"). Every store
- * call of each failed in turn (the ways a call fails taken in turn): the first answer is 200, 409 (the key's claim) or 503, the index any reader sees is
- * at every point either all of the ticket or none of it (the snapshot before or after, nothing between), and the
+ * call of each failed in turn (the ways a call fails taken in turn), for a ticket, a deal and a contact alike: the first
+ * answer is 200, 409 (the key's claim) or 503, the indexes any reader sees (lists, totals, board sums, open_deals_count)
+ * are at every point either all of the object or none of it (the snapshot before or after, nothing between), and the
  * retry with the same Idempotency-Key completes it. Deletes racing updates, messages and restores of the same
  * ticket leave it either live with its whole index or in the trash with none of it, never both or half.
  */
 const gateway = useGateway();
 const MODES: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
 
-describe('delete and restore, every store call failed in turn', () => {
-  it('a ticket is all in or all out of the index at every point, and the keyed retry completes', {
-    timeout: 240_000,
-  }, async () => {
-    const account = await createTestAccount({ agents: [{ email: 'ana@faults.test', name: 'Ana' }] });
-    const key = account.apiKey;
-    const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-      gateway.call(method, path, { key, headers, ...(body === undefined ? {} : { body }) });
-    const agent = account.agents[0]?.id as number;
-    const newTicket = async (n: string) => {
+type Call = (
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+) => ReturnType<Gateway['call']>;
+
+/**
+ * What the faults run over, one declaration per type that can be deleted (decisions.md, "Deleting, restoring and
+ * erasing"): how to make a live one, where it is named, and the indexes its delete and restore change (a deal's also
+ * moves its contact's open_deals_count, so the contacts' index is watched too).
+ */
+interface Deletable {
+  type: 'ticket' | 'deal' | 'contact';
+  path: string;
+  indexes: readonly ('TICKET' | 'DEAL' | 'CONTACT')[];
+  /** The account file's extra parts this type needs. */
+  account?: Record<string, unknown>;
+  create(call: Call, n: string, account: TestAccount): Promise<string>;
+}
+
+const created = (r: { status: number; text: string }) => {
+  expect(r.status, r.text).toBe(201);
+};
+
+const DELETABLES: Deletable[] = [
+  {
+    type: 'ticket',
+    path: '/api/tickets',
+    indexes: ['TICKET'],
+    account: { agents: [{ email: 'ana@faults.test', name: 'Ana' }] },
+    async create(call, n, account) {
+      const agent = account.agents[0]?.id as number;
       const r = await call(
         'POST',
         '/api/tickets',
         {},
         ticketBody({ subject: `Faulty ${n}`, assignee_id: agent }),
       );
-      expect(r.status, r.text).toBe(201);
+      created(r);
       return r.body.ticket.uuid as string;
-    };
-    const snap = () => indexSnapshot('TICKET', account.accountId);
+    },
+  },
+  {
+    // Every deal of one known contact: each delete and restore moves its open_deals_count and the board's sums.
+    type: 'deal',
+    path: '/api/deals',
+    indexes: ['DEAL', 'CONTACT'],
+    account: { contacts: [{ email: 'kim@faults.test', first_name: 'Kim', last_name: 'Known' }] },
+    async create(call, n) {
+      const r = await call(
+        'POST',
+        '/api/deals',
+        {},
+        { name: `Faulty ${n}`, amount: '12.34', contact_email: 'kim@faults.test' },
+      );
+      created(r);
+      return r.body.data.uuid as string;
+    },
+  },
+  {
+    // A contact made by a deal, whose deal is then deleted (a contact with a live deal cannot be): deletable. One
+    // address for all (a contact in the trash frees it): every round's contact is in the same dimensions, so the
+    // snapshot reads the same partitions each round instead of more and more.
+    type: 'contact',
+    path: '/api/contacts',
+    // Its deal is in the trash before the contact's delete: the deals' index does not move with it.
+    indexes: ['CONTACT'],
+    async create(call, n) {
+      const r = await call(
+        'POST',
+        '/api/deals',
+        {},
+        { name: `For ${n}`, contact_email: 'cora@faults.test', contact_first_name: 'Cora' },
+      );
+      created(r);
+      expect((await call('DELETE', `/api/deals/${r.body.data.uuid}`, {})).status).toBe(200);
+      return r.body.data.contact.uuid as string;
+    },
+  },
+];
+
+describe.each(DELETABLES)('delete and restore of a $type, every store call failed in turn', (kind) => {
+  it(`a ${kind.type} is all in or all out of the index at every point, and the keyed retry completes`, {
+    timeout: 240_000,
+  }, async () => {
+    const account = await createTestAccount(kind.account ?? {});
+    const key = account.apiKey;
+    const call: Call = (method, path, headers, body) =>
+      gateway.call(method, path, { key, headers, ...(body === undefined ? {} : { body }) });
+    const snap = async () =>
+      Object.fromEntries(
+        await Promise.all(kind.indexes.map(async (i) => [i, await indexSnapshot(i, account.accountId)])),
+      );
 
     // The calls of one delete and one restore, counted without a fault.
-    const probe = await newTicket('probe');
-    const deleteCalls = (await withFault(undefined, () => call('DELETE', `/api/tickets/${probe}`, {})))
+    const probe = await kind.create(call, 'probe', account);
+    const deleteCalls = (await withFault(undefined, () => call('DELETE', `${kind.path}/${probe}`, {})))
       .operations;
     const restoreCalls = (
       await withFault(undefined, () => call('POST', `/api/trash/${probe}/restore`, {}, {}))
     ).operations;
     expect(deleteCalls).toContain('TransactWriteItems');
     expect(restoreCalls).toContain('TransactWriteItems');
+    expect((await call('DELETE', `${kind.path}/${probe}`, {})).status).toBe(200);
+    // Every round below ends with its object in the trash, and checks the indexes are then as here: so this one
+    // snapshot is each round's "out".
+    const out = await snap();
 
     for (const [what, calls] of [
       ['delete', deleteCalls],
@@ -55,17 +134,16 @@ describe('delete and restore, every store call failed in turn', () => {
         // Each call in turn, the three ways a call fails taken in turn too (every way on every call tripled the
         // suite's time and found nothing the rotation does not: test/system/faults-update.test.ts has the matrix).
         for (const mode of [MODES[(at - 1) % MODES.length] as FaultMode]) {
-          const label = `${what}, call ${at} (${calls[at - 1]}) ${mode}`;
-          const out = await snap();
-          const uuid = await newTicket(`${what}-${at}-${mode}`);
+          const label = `${kind.type} ${what}, call ${at} (${calls[at - 1]}) ${mode}`;
+          const uuid = await kind.create(call, `${what}-${at}-${mode}`, account);
           const live = await snap();
           if (what === 'restore') {
-            expect((await call('DELETE', `/api/tickets/${uuid}`, {})).status).toBe(200);
+            expect((await call('DELETE', `${kind.path}/${uuid}`, {})).status).toBe(200);
           }
           const headers = { 'Idempotency-Key': `${what}-${at}-${mode}-${uuid}` };
           const send = () =>
             what === 'delete'
-              ? call('DELETE', `/api/tickets/${uuid}`, headers)
+              ? call('DELETE', `${kind.path}/${uuid}`, headers)
               : call('POST', `/api/trash/${uuid}/restore`, headers, {});
           const { result: first } = await withFault({ at, mode }, send);
           // 409: a conflict on the key's claim reads as the key still running (decisions.md, "Safe retries").
@@ -83,7 +161,7 @@ describe('delete and restore, every store call failed in turn', () => {
           if (first.status === 200) expect(retried.body, label).toEqual(first.body);
           const after = await snap();
           const inTrash = (await trashItemsOf(account.accountId)).some((i) => i.uuid === uuid);
-          const shown = await call('GET', `/api/tickets/${uuid}`, {});
+          const shown = await call('GET', `${kind.path}/${uuid}`, {});
           if (what === 'delete') {
             expect(after, label).toEqual(out);
             expect([inTrash, shown.status], label).toEqual([true, 404]);
@@ -91,7 +169,7 @@ describe('delete and restore, every store call failed in turn', () => {
             // Restored: the index is back as it was before the deletion; the trash item is gone.
             expect(after, label).toEqual(live);
             expect([inTrash, shown.status], label).toEqual([false, 200]);
-            expect((await call('DELETE', `/api/tickets/${uuid}`, {})).status, label).toBe(200);
+            expect((await call('DELETE', `${kind.path}/${uuid}`, {})).status, label).toBe(200);
             expect(await snap(), label).toEqual(out);
           }
         }

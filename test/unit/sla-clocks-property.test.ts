@@ -1,9 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AccountConfig, Priority } from '#lib/accounts/types.ts';
+import { withLostBreaches } from '#lib/tickets/breaches.ts';
 import { type Message, ticketAfter } from '#lib/tickets/messages.ts';
 import { serviceLevelOf } from '#lib/tickets/sla.ts';
-import { breachesDue, isBreached, nextDueUs, presentSla, withBreaches } from '#lib/tickets/sla-clocks.ts';
+import {
+  breachesDue,
+  type ClockState,
+  isBreached,
+  nextDueUs,
+  presentSla,
+  withBreaches,
+} from '#lib/tickets/sla-clocks.ts';
 import type { Ticket, TicketStatus } from '#lib/tickets/types.ts';
 import { applyChange } from '#lib/tickets/update-ticket.ts';
 import { formatTimestamp, parseTimestamp } from '#lib/time.ts';
@@ -195,14 +203,38 @@ class Model {
   }
 
   key = (c: ModelClock) => `${c.metric}|${c.start}|${c.due}`;
+  /** Every clock (metric, cycle, due time) seen late at a step: each is owed exactly one breach. */
+  everLate = new Set<string>();
 
-  /** The runner at `now`: every clock not completed by its due time (running past it, or completed late) whose breach is not written yet. */
+  /** The clocks late at `now`: not completed by their due time (running past it, or completed after it). */
+  late(now: number): ModelClock[] {
+    return this.clocks().filter((c) => (c.completed === null ? now > c.due : c.completed > c.due));
+  }
+
+  /** Before a step at `now`: what is late by then is owed (lateness only grows while nothing changes). */
+  observe(now: number): void {
+    for (const c of this.late(now)) this.everLate.add(this.key(c));
+  }
+
+  /** The runner at `now`: every late clock whose breach is not written yet. */
   runner(now: number): string[] {
-    const due = this.clocks().filter(
-      (c) => (c.completed === null ? now > c.due : c.completed > c.due) && !this.written.has(this.key(c)),
-    );
+    const due = this.late(now).filter((c) => !this.written.has(this.key(c)));
     for (const c of due) this.written.add(this.key(c));
     return due.map((c) => `${c.metric}@${formatTimestamp(c.due)}`).sort();
+  }
+
+  /**
+   * A change logged at `now`: a late clock whose breach is not written and that the change replaces (it is no
+   * longer the ticket's clock of its metric: a new next-reply cycle, a new due time) would never be found by a
+   * runner again: the change writes it.
+   */
+  change(entry: LogEntry, now: number): string[] {
+    const pending = this.late(now).filter((c) => !this.written.has(this.key(c)));
+    this.log.push(entry);
+    const current = new Set(this.clocks().map(this.key));
+    const replaced = pending.filter((c) => !current.has(this.key(c)));
+    for (const c of replaced) this.written.add(this.key(c));
+    return replaced.map((c) => `${c.metric}@${formatTimestamp(c.due)}`).sort();
   }
 
   sla(now: number) {
@@ -235,6 +267,9 @@ class Model {
     return open.length ? Math.min(...open.map((c) => c.due)) : undefined;
   }
 }
+
+/** A clock written by the implementation, in the model's key (metric, cycle start and due time in µs). */
+const keyOf = (c: ClockState) => `${c.metric}|${parseTimestamp(c.startedAt)}|${c.dueUs}`;
 
 function newTicket(priority: Priority): Ticket {
   const created = formatTimestamp(START);
@@ -279,6 +314,17 @@ describe('service-level clocks against a model (property)', () => {
           let now = START;
           let ticket = newTicket(priority);
           const model = new Model(START, priority);
+          /** Every breach the implementation wrote (runner passes and changes): each once. */
+          const writes: string[] = [];
+          /** A change through the service's own functions, with the breaches it would lose written. */
+          const change = (entry: LogEntry, changed: (t: Ticket) => Ticket) => {
+            model.observe(now);
+            const settled = withLostBreaches(ticket, changed(ticket), now);
+            ticket = settled.ticket;
+            const written = settled.clocks.map((c) => `${c.metric}@${formatTimestamp(c.dueUs)}`).sort();
+            writes.push(...settled.clocks.map(keyOf));
+            expect(written).toEqual(model.change(entry, now));
+          };
           for (const s of steps) {
             switch (s.kind) {
               case 'wait':
@@ -291,37 +337,43 @@ describe('service-level clocks against a model (property)', () => {
               }
               case 'requester':
                 now += 1;
-                ticket = applyMessage(ticket, 'requester', 'public', now);
-                model.log.push({ at: now, what: 'requester' });
+                change({ at: now, what: 'requester' }, (t) => applyMessage(t, 'requester', 'public', now));
                 break;
               case 'agent':
                 now += 1;
-                ticket = applyMessage(ticket, 'agent', 'public', now);
-                model.log.push({ at: now, what: 'agent' });
+                change({ at: now, what: 'agent' }, (t) => applyMessage(t, 'agent', 'public', now));
                 break;
               case 'note':
                 now += 1;
-                ticket = applyMessage(ticket, 'agent', 'internal', now);
-                model.log.push({ at: now, what: 'note' });
+                change({ at: now, what: 'note' }, (t) => applyMessage(t, 'agent', 'internal', now));
                 break;
               case 'status':
                 now += 1;
-                ticket = applyChange(ticket, { status: s.status }, {}, config, now);
-                model.log.push({ at: now, what: 'status', status: s.status });
+                change({ at: now, what: 'status', status: s.status }, (t) =>
+                  applyChange(t, { status: s.status }, {}, config, now),
+                );
                 break;
               case 'priority':
                 now += 1;
-                ticket = applyChange(ticket, { priority: s.priority }, {}, config, now);
-                model.log.push({ at: now, what: 'priority', priority: s.priority });
+                change({ at: now, what: 'priority', priority: s.priority }, (t) =>
+                  applyChange(t, { priority: s.priority }, {}, config, now),
+                );
                 break;
               case 'runner': {
+                model.observe(now);
                 const due = breachesDue(ticket, now);
                 ticket = withBreaches(ticket, due);
+                writes.push(...due.map(keyOf));
                 const written = due.map((c) => `${c.metric}@${formatTimestamp(c.dueUs)}`).sort();
                 expect(written).toEqual(model.runner(now));
+                // After a pass, every clock ever late has its breach: none lost between passes.
+                expect([...model.written].sort()).toEqual([...model.everLate].sort());
                 break;
               }
             }
+            // Exactly once per clock cycle and due time, whoever wrote it.
+            expect(new Set(writes).size).toBe(writes.length);
+            expect(new Set(writes)).toEqual(model.written);
             expect(ticket.status).toBe(model.status());
             expect(presentSla(ticket, now)).toEqual(model.sla(now));
             expect(isBreached(ticket)).toBe(model.inBreachedFilter());

@@ -12,6 +12,7 @@ import {
   laneAtOrAfter,
   laneOf,
   nextInLane,
+  type PendingWrites,
   placeOf,
   SETTLE_RESERVE_MS,
 } from './lanes.ts';
@@ -80,6 +81,8 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
   let from = afterSeq === undefined ? 0 : afterSeq + 1;
   const fromStart = afterSeq === undefined;
   let settles = 0;
+  // Range voids of this page's bumps being written (their counters say so already): awaited before it answers.
+  const pending: PendingWrites = [];
   for (let round = 0; round < MAX_ROUNDS && examined < query.limit; round++) {
     // What the page still needs, +1: the cursor's own item, or a look past the last place read.
     const read = await readSlots(
@@ -106,7 +109,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
       settles++;
       // A store too slow or busy for the settling writes (past their retries, or the deadline near): the page
       // serves what is settled already, and the next page settles the rest.
-      const found = await settleLanes(accountId, lanes, target, starts).catch((error: unknown) => {
+      const found = await settleLanes(accountId, lanes, target, starts, pending).catch((error: unknown) => {
         if (error instanceof ServiceUnavailable) return [];
         throw error;
       });
@@ -139,6 +142,10 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
     if (stop || settledBelow < read.bound || !read.more) break;
     from = Math.max(from, settledBelow);
   }
+  // A range write that failed fails the page when its cursor names that range (no item would answer for it);
+  // else the page stands (the counter holds the range, and a later reader closes those places once old enough).
+  const failed = (await Promise.all(pending)).find((f) => f !== undefined && f.id === last);
+  if (failed) throw failed.error;
   return { events, last };
 }
 
@@ -226,6 +233,7 @@ async function settleLanes(
   lanes: Map<number, LaneState>,
   target: number,
   starts: Map<number, number>,
+  pending: PendingWrites,
 ): Promise<Slot[]> {
   const found: Slot[] = [];
   const window = eventSettleMs();
@@ -254,7 +262,7 @@ async function settleLanes(
           if (old) await closing(lane, gap, (above[0]?.lo ?? above[0]?.seq ?? gap) - 1, Number(old.item.at));
           return;
         }
-        const outcome = await bumpLane(accountId, lane, gap, bumpTo(lane));
+        const outcome = await bumpLane(accountId, lane, gap, bumpTo(lane), pending);
         if (outcome.kind === 'covered') found.push(rangeSlot(outcome.from, outcome.to, outcome.id));
         else if (outcome.kind === 'handed') later.push({ lane, gap, ...outcome, empty });
       }),
@@ -275,7 +283,7 @@ async function settleLanes(
         if (empty) starts.set(lane, next);
         // The lane's places after its last take were never handed out: bumped as any lagging lane.
         if (next >= target) return;
-        const outcome = await bumpLane(accountId, lane, next, bumpTo(lane));
+        const outcome = await bumpLane(accountId, lane, next, bumpTo(lane), pending);
         if (outcome.kind === 'covered') found.push(rangeSlot(outcome.from, outcome.to, outcome.id));
       }),
   );

@@ -15,7 +15,8 @@ import { EVENT_RETENTION_SECONDS } from './item.ts';
  * `EVENT_SEQ#<acc>#<k>`; the legacy lane is the places 1 .. EVENT_PLACE_BASE - 1 the account's one `event`
  * sequence handed out before the counters were spread. Every object's events go to one shard (its creation
  * time's), so they take rising places. A reader that must pass a place no writer was handed yet moves the lane's
- * counter past it (a bump) and voids the places it skips with one range item, in one transaction.
+ * counter past it (a bump: one conditional UpdateItem that records on the counter the places it skips) and then
+ * voids them for good with one range item.
  */
 
 /** The legacy lane's number (shards are 0..EVENT_SHARDS - 1). */
@@ -76,9 +77,9 @@ export function eventShardOfObject(object: unknown): number {
   return parts ? eventShardOfCreation(parts.createdMicros) : hash(uuid) % EVENT_SHARDS;
 }
 
-/** Attempts of a write refused because a reader's bump (a transaction) holds the counter. */
+/** Attempts of a take refused by a transaction in flight on the counter (none of this version's: bumps are single writes). */
 const TAKE_ATTEMPTS = 8;
-/** Attempts of a bump (each cancelled by a transaction in flight on the counter, or finding the counter moved). */
+/** Attempts of a bump (each finding the counter moved, or the legacy seal cancelled by a transaction in flight). */
 const BUMP_ATTEMPTS = 4;
 /** The time a page keeps for itself: no bump or close is started with less left of the request's deadline. */
 export const SETTLE_RESERVE_MS = 2_000;
@@ -87,8 +88,9 @@ const backoff = (attempt: number) => Math.floor((5 + Math.random() * 5) * 2 ** M
 
 /**
  * Takes `count` consecutive places of a shard: one UpdateItem of its counter (1 write unit), `at` set to now (when
- * the shard's last place was handed out) and `by` to a token of this take. A reader's bump in flight on the
- * counter refuses it (TransactionConflictException on DynamoDB): tried again. When the answer is lost (the take
+ * the shard's last place was handed out) and `by` to a token of this take. A transaction in flight on the counter
+ * would refuse it (TransactionConflictException on DynamoDB; readers' bumps are single UpdateItems, so only a
+ * version before this one's): tried again. When the answer is lost (the take
  * may have happened), the counter is read: if its last take is still this one, its places are closed at once, so
  * that they hold no later event for the settle window; else (another take since) they are left to the readers.
  */
@@ -128,6 +130,9 @@ async function closeLostTake(accountId: string, shard: number, count: number, by
   await Promise.all(Array.from({ length: count }, (_, i) => closePlace(accountId, placeOf(shard, last - i))));
 }
 
+/** Range writes a page started and awaits before it answers: each answers its failure (and its range's id), if any. */
+export type PendingWrites = Promise<{ error: unknown; id: string } | undefined>[];
+
 /** What a bump found or did. */
 export type BumpOutcome =
   /** The lane's places `from`..`to` (a range of its own places) are now void: this bump's range, or another reader's. */
@@ -149,8 +154,9 @@ export const bumpTarget = (lane: number, place: number) =>
 /**
  * Moves lane `lane`'s counter past `gap` (a place of the lane no item holds) when it has not handed it out: on
  * the condition that the counter stands at `observed` (the place before the gap, as a lane whose places below are
- * all read has it), it is set to `target` and one range item voids the places from the one after `observed` to
- * `target`, in one transaction, so no writer can ever take them. When the counter moved meanwhile, its answer
+ * all read has it), it is set to `target`, recording that it skipped the places from the one after `observed` to
+ * `target` (bumpShard: one UpdateItem, then their range void item, awaited by the page through `pending`, or here
+ * when none is given), so no writer can ever take them. When the counter moved meanwhile, its answer
  * says what happened (ReturnValuesOnConditionCheckFailure): another reader's bump covers the gap, or a writer
  * took it (open), or the counter is below the gap still (tried again from there). The legacy lane's bump is its
  * seal: the `event` sequence becomes a string, so a writer of the version before fails before it commits.
@@ -160,20 +166,21 @@ export async function bumpLane(
   lane: number,
   gap: number,
   target: number,
+  pending?: PendingWrites,
 ): Promise<BumpOutcome> {
   let observed = nthOf(gap) - 1;
   for (let attempt = 1; attempt <= BUMP_ATTEMPTS && timeLeftMs() > SETTLE_RESERVE_MS; attempt++) {
     try {
       const id = await (lane === LEGACY_LANE
         ? seal(accountId, observed)
-        : bumpShard(accountId, lane, observed, nthOf(target)));
+        : bumpShard(accountId, lane, observed, nthOf(target), pending));
       const to = lane === LEGACY_LANE ? EVENT_PLACE_BASE - 1 : target;
       return { kind: 'covered', from: placeOf(lane, observed + 1), to, id };
     } catch (error) {
       let held: Record<string, unknown>;
       if (isTransactionConflict(error)) {
-        // Another transaction holds the counter (another reader's bump, most often): once it is done, the counter
-        // as it stands says whether that covered the gap.
+        // A transaction holds the counter (the legacy seal's, racing another reader's): once it is done, the
+        // counter as it stands says whether that covered the gap.
         await pause(backoff(attempt));
         held = await readCounter(accountId, lane);
       } else if (isConditionFailure(error)) held = itemOnConditionFailure(error, 0) ?? {};
@@ -250,11 +257,22 @@ const rangeItem = (accountId: string, from: number, to: number, step: number, ex
   };
 };
 
+/**
+ * Moves shard `shard`'s counter from `observed` to `target` (one conditional UpdateItem, 1 write unit; no
+ * transaction, so nothing of a writer's take waits for it or is cancelled by it), recording on the counter the
+ * places it skips (`bump_from`..`bump_to`, the counter's own n's): from then on no writer can be handed them, and a
+ * reader whose bump meets the moved counter learns from it that they are void. Then the range void item says so
+ * for good (after the counter's next bump, too): a put that cannot be wrong (no writer was or will be handed a
+ * place it covers), so it needs no condition and nothing in one transaction with the update. When it is not
+ * written (the put failed, the reader died), a later reader finds those places past the counter's next range and
+ * treats them as handed out: it closes them after the settle window (latency only, never a wrong answer).
+ */
 async function bumpShard(
   accountId: string,
   shard: number,
   observed: number,
   target: number,
+  pending: PendingWrites | undefined,
 ): Promise<string> {
   const range = rangeItem(
     accountId,
@@ -264,29 +282,32 @@ async function bumpShard(
     true,
   );
   await dynamo.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: eventKeys.counter(accountId, shard),
-            UpdateExpression: 'SET #n = :target, #at = :now, #from = :from, #to = :target',
-            ConditionExpression: observed < 0 ? 'attribute_not_exists(#n)' : '#n = :observed',
-            ExpressionAttributeNames: { '#n': 'n', '#at': 'at', '#from': 'bump_from', '#to': 'bump_to' },
-            ExpressionAttributeValues: {
-              ':target': target,
-              ':now': Date.now(),
-              ':from': observed + 1,
-              ...(observed < 0 ? {} : { ':observed': observed }),
-            },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
-        // Unconditional: the condition above says no writer was handed these places.
-        { Put: { TableName: tableName(), Item: range.Item } },
-      ],
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: eventKeys.counter(accountId, shard),
+      UpdateExpression: 'SET #n = :target, #at = :now, #from = :from, #to = :target',
+      ConditionExpression: observed < 0 ? 'attribute_not_exists(#n)' : '#n = :observed',
+      ExpressionAttributeNames: { '#n': 'n', '#at': 'at', '#from': 'bump_from', '#to': 'bump_to' },
+      ExpressionAttributeValues: {
+        ':target': target,
+        ':now': Date.now(),
+        ':from': observed + 1,
+        ...(observed < 0 ? {} : { ':observed': observed }),
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     }),
   );
+  // The page awaits it before it answers, beside its serving: a failure fails the page when its cursor names the
+  // range (else the counter holds the range, and a later reader closes those places after the settle window).
+  const written = dynamo.send(new PutCommand({ TableName: tableName(), Item: range.Item })).then(
+    () => undefined,
+    (error: unknown) => ({ error, id: range.id }),
+  );
+  if (pending) pending.push(written);
+  else {
+    const failed = await written;
+    if (failed) throw failed.error;
+  }
   return range.id;
 }
 

@@ -35,14 +35,33 @@ export async function dueEntities<E>(
 /**
  * The earliest `limit` due sort keys below `before` over the given shards of a keys-only due index: one Query per
  * shard, all at once (one round trip). A sort key starts with its due time, zero-padded, so lexical order is due
- * order across partitions. The one reader of every gsi2 due index (SLA breaches, purges).
+ * order across partitions. The one reader of every gsi2 due index (SLA breaches, purges, the outbox).
  */
 export async function dueSortKeys(
   due: { indexName: string; partition: (shard: number) => string; before: string },
   limit: number,
   shards: readonly number[],
 ): Promise<string[]> {
-  const sortKeys = (
+  return (await dueEntries(due, limit, shards)).map((entry) => entry.gsi2sk);
+}
+
+/** A due entry as the keys-only index holds it: its sort key and the table keys of the item it is on. */
+export interface DueEntryKeys {
+  gsi2sk: string;
+  pk: string;
+  sk: string;
+}
+
+/**
+ * dueSortKeys with the table keys of each entry's item (a keys-only index projects them: no read of the item),
+ * for entries whose sort key does not name their item (the outbox's: a message or an acknowledgement).
+ */
+export async function dueEntries(
+  due: { indexName: string; partition: (shard: number) => string; before: string },
+  limit: number,
+  shards: readonly number[],
+): Promise<DueEntryKeys[]> {
+  const entries = (
     await Promise.all(
       shards.map((shard) =>
         queryAll(
@@ -51,7 +70,7 @@ export async function dueSortKeys(
             IndexName: due.indexName,
             KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
             ExpressionAttributeValues: { ':pk': due.partition(shard), ':before': due.before },
-            ProjectionExpression: 'gsi2sk',
+            ProjectionExpression: 'gsi2sk, pk, sk',
           },
           limit,
         ),
@@ -59,7 +78,7 @@ export async function dueSortKeys(
     )
   )
     .flat()
-    .map((item) => String(item.gsi2sk));
-  sortKeys.sort();
-  return sortKeys.slice(0, limit);
+    .map((item) => ({ gsi2sk: String(item.gsi2sk), pk: String(item.pk), sk: String(item.sk) }));
+  entries.sort((a, b) => (a.gsi2sk < b.gsi2sk ? -1 : a.gsi2sk > b.gsi2sk ? 1 : 0));
+  return entries.slice(0, limit);
 }

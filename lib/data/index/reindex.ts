@@ -85,7 +85,9 @@ interface Progress {
   /** sweep: the dimension under way, the part of it, the last key done there, and what it counted so far. */
   dimension?: {
     name: string;
-    part: 'postings' | 'blocks';
+    part: 'postings' | 'blocks' | 'sorted';
+    /** part `sorted`: the sort under way (IndexDeclaration.sorts, in name order). */
+    sort?: string;
     after?: string;
     count: number;
     /** The counter's items as found: each shard's sort key (and an earlier release's `#COUNT`) and count. */
@@ -150,21 +152,28 @@ export async function reindexAccount<E>(
       const totals = new IndexTotals(index, accountId, progress.stats);
       const puts: Record<string, unknown>[] = [];
       const dimensions: string[] = [];
+      const dueMoves: DueMove[] = [];
       for (const item of items) {
         const entity = entityOf<E>(item);
         const built = entityItems(index, accountId, entity);
         puts.push(...ownItems(built));
         totals.add(built);
         dimensions.push(...index.dimensionsOf(entity));
+        const move = index.declaration.due && dueMoveOf(item, built.entity);
+        if (move) dueMoves.push(move);
       }
       // The directory first: a dimension is listed before any item of it is written.
       progress.written += await ensureDirectoryEntries(index, accountId, dimensions);
       await Promise.all(chunks(puts, Math.ceil(puts.length / PARALLEL_WRITES) || 1).map(batchPutAll));
       const blocks = totals.blockAdditions();
       for (const group of chunks(blocks, 25)) await Promise.all(group.map(addToBlock));
+      let moved = 0;
+      for (const group of chunks(dueMoves, 25)) {
+        moved += (await Promise.all(group.map(writeDueEntry))).filter(Boolean).length;
+      }
       progress.after = items[items.length - 1]?.sk as string;
       progress.entities += items.length;
-      progress.written += puts.length + blocks.length;
+      progress.written += puts.length + blocks.length + moved;
       progress.stats = totals.statsSums();
       await save();
     }
@@ -317,6 +326,56 @@ async function setStatsFamily<E>(
   progress.folded = (progress.folded ?? 0) + stale.length;
 }
 
+/** An entity item whose due entry (IndexDeclaration.due, on the item itself: gsi2) is not what its entity gives. */
+interface DueMove {
+  key: ItemKey;
+  version: unknown;
+  entry: { gsi2pk: unknown; gsi2sk: unknown } | undefined;
+}
+
+/**
+ * The due entry to write on a stored entity item, when it differs from the one its entity gives (an entity stored
+ * before its declaration had a due time, or one that drifted): undefined when it is right.
+ */
+function dueMoveOf(item: Record<string, unknown>, built: Record<string, unknown>): DueMove | undefined {
+  if (item.gsi2pk === built.gsi2pk && item.gsi2sk === built.gsi2sk) return undefined;
+  return {
+    key: { pk: item.pk as string, sk: item.sk as string },
+    version: item[ATTR.version],
+    entry: built.gsi2pk === undefined ? undefined : { gsi2pk: built.gsi2pk, gsi2sk: built.gsi2sk },
+  };
+}
+
+/**
+ * Sets (or removes) an entity item's due entry, only those two attributes and only at the version read: an
+ * entity changed since wrote its own entry in its commit, and is left as it is. Answers whether it wrote.
+ */
+async function writeDueEntry(move: DueMove): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: move.key,
+        UpdateExpression: move.entry ? 'SET gsi2pk = :pk, gsi2sk = :sk' : 'REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: move.version === undefined ? 'attribute_not_exists(#v)' : '#v = :v',
+        ExpressionAttributeNames: { '#v': ATTR.version },
+        ...(move.version === undefined && !move.entry
+          ? {}
+          : {
+              ExpressionAttributeValues: {
+                ...(move.version === undefined ? {} : { ':v': move.version }),
+                ...(move.entry ? { ':pk': move.entry.gsi2pk, ':sk': move.entry.gsi2sk } : {}),
+              },
+            }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
 /** An entity's own index items: what a create puts (its postings and terms); counters and blocks are shared. */
 function ownItems(built: EntityItems): Record<string, unknown>[] {
   return [
@@ -411,8 +470,60 @@ async function sweepDimension<E>(
     await save();
   }
 
-  // `all` keeps no blocks (declaration.ts, hasBlocks).
-  if (!hasBlocks(name)) return;
+  if (dimension.part === 'blocks') {
+    // `all` keeps no blocks (declaration.ts, hasBlocks).
+    if (hasBlocks(name)) await sweepBlocks(index, accountId, progress, pageSize, entitiesAt, save, listed);
+    Object.assign(dimension, { part: 'sorted', after: undefined });
+    await save();
+  }
+
+  // Its sorted postings (IndexDeclaration.sorts: in `all` and each bounded dimension), page by page, each checked
+  // against its entity (one BatchGet a page): one whose entity is gone, is no longer in the dimension, or has
+  // another sort value now (a due time since moved: the posting an update's lost commit, or a hand, left) is
+  // deleted. The build put every entity's own.
+  if (!index.isStatsDimension(name)) return;
+  const sorts = Object.entries(index.declaration.sorts ?? {}).sort(([x], [y]) => x.localeCompare(y));
+  for (const [sort, sortValue] of sorts) {
+    if (dimension.sort !== undefined && sort < dimension.sort) continue;
+    if (dimension.sort !== sort) Object.assign(dimension, { sort, after: undefined });
+    const pages = pagesOf(keys.sortedPartition(accountId, sort, name), () => dimension.after, {
+      limit: pageSize,
+      projection: 'pk, sk',
+    });
+    for await (const { items } of pages) {
+      const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      const entities = await entitiesAt(found.map((p) => keys.orderKeyOfSorted(p.sk)));
+      const stale = found.filter((p) => {
+        const orderKey = keys.orderKeyOfSorted(p.sk);
+        const entity = entities.get(orderKey);
+        if (entity === undefined || !holds(entity)) return true;
+        return keys.sorted(accountId, sort, name, sortValue(entity), orderKey).sk !== p.sk;
+      });
+      await batchDeleteAll(stale);
+      progress.removed += stale.length;
+      dimension.after = found[found.length - 1]?.sk;
+      await save();
+    }
+  }
+}
+
+/**
+ * One dimension's blocks, rewritten to the keys of entities they hold (checked against the postings just read
+ * whole, `listed`, or against the entities), or deleted, page by page, the cursor saved after each page.
+ */
+async function sweepBlocks<E>(
+  index: Index<E>,
+  accountId: string,
+  progress: Progress,
+  pageSize: number,
+  entitiesAt: (orderKeys: string[]) => Promise<Map<string, E>>,
+  save: () => Promise<unknown>,
+  listed: Set<string> | undefined,
+): Promise<void> {
+  const { keys } = index;
+  const dimension = progress.dimension as NonNullable<Progress['dimension']>;
+  const name = dimension.name;
+  const holds = (entity: E | undefined) => entity !== undefined && index.dimensionsOf(entity).includes(name);
   // A block holds the keys of up to NUMBERS_PER_BLOCK entities: a page of blocks holds about a page of keys.
   const pages = pagesOf(keys.blockPartition(accountId, name), () => dimension.after, {
     limit: Math.max(1, Math.floor(pageSize / NUMBERS_PER_BLOCK)),

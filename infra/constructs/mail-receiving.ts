@@ -1,0 +1,175 @@
+import { join } from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
+import { Lambda, LambdaInvocationType, S3 } from 'aws-cdk-lib/aws-ses-actions';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { emailInboundWorker } from '#functions/workers.ts';
+import { ATTACHMENTS_PREFIX, MAIL_BUCKET_VARIABLE, RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
+import type { StageConfig } from '../config.ts';
+import {
+  suppressDeadLetterDestination,
+  suppressMailBucketAccessLogs,
+  suppressMailObjectPrefixes,
+} from '../nag-suppressions.ts';
+import { DeskpipeFunction } from './deskpipe-function.ts';
+
+/**
+ * Receiving mail deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule set, whose
+ * one rule, for the stage's domain, keeps each raw mail in the mail bucket (`raw/<SES message id>`) and then invokes
+ * the inbound function asynchronously (functions/email-inbound.ts: the same handler `npm start`'s SMTP server
+ * calls). The bucket is private, encrypted (SSE-S3), TLS only, and expires every object after the stage's
+ * `mail.keepDays` (raw mail and attachments: decisions.md keeps them 30 days). An invocation that fails three times
+ * (the table or the bucket unreachable for hours) lands in the failed-mail queue, whose alarm tells the operator;
+ * the mail is still in the bucket and the queued event processes it again (docs/deploy.md, "Mail that failed").
+ */
+export interface MailReceivingProps {
+  mail: StageConfig['mail'];
+  table: TableV2;
+  projectRoot: string;
+  namePrefix: string;
+  memorySize: number;
+  logRetention: RetentionDays;
+  reservedConcurrency: number;
+  /** Keep the bucket when the stack is deleted (the stage's protectData). */
+  protectData: boolean;
+  topic?: ITopic | undefined;
+}
+
+/** Lambda's own retries of a failed asynchronous invocation (at most 2), then the queue. */
+export const INBOUND_RETRY_ATTEMPTS = 2;
+/** How long Lambda keeps trying an event before the queue (at most 6 hours). */
+export const INBOUND_MAX_EVENT_AGE = Duration.hours(6);
+
+export class MailReceiving extends Construct {
+  readonly bucket: Bucket;
+  readonly function: DeskpipeFunction;
+  readonly ruleSet: ReceiptRuleSet;
+  readonly failedMail: Queue;
+  readonly failedMailAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: MailReceivingProps) {
+    super(scope, id);
+    this.bucket = new Bucket(this, 'Bucket', {
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: false,
+      lifecycleRules: [
+        {
+          id: 'mail-kept-days',
+          expiration: Duration.days(props.mail.keepDays),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+      removalPolicy: props.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    suppressMailBucketAccessLogs(this.bucket);
+    suppressMailObjectPrefixes(this.bucket);
+
+    this.function = new DeskpipeFunction(this, emailInboundWorker.name, {
+      entry: join(props.projectRoot, emailInboundWorker.entry),
+      projectRoot: props.projectRoot,
+      namePrefix: props.namePrefix,
+      memorySize: props.memorySize,
+      logRetention: props.logRetention,
+      timeout: Duration.seconds(emailInboundWorker.timeoutSeconds),
+      reservedConcurrentExecutions: props.reservedConcurrency,
+    })
+      .bindTable(props.table, emailInboundWorker.tableActions)
+      .bindIndexQueries(props.table, emailInboundWorker.indexQueries);
+    this.function.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
+    // Reads the raw mail SES wrote; writes attachments (multipart uploads, aborted when an attachment stream fails).
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [this.bucket.arnForObjects(`${RAW_MAIL_PREFIX}*`)],
+      }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+        resources: [this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
+      }),
+    );
+
+    this.failedMail = new Queue(this, 'FailedMail', {
+      queueName: `${props.namePrefix}-email-inbound-failures`,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    suppressDeadLetterDestination(
+      this.failedMail,
+      "This queue is itself the dead-letter destination (on-failure destination) of the inbound function's asynchronous invocations; nothing consumes it to fail again, and an alarm watches its depth.",
+    );
+    this.function.configureAsyncInvoke({
+      retryAttempts: INBOUND_RETRY_ATTEMPTS,
+      maxEventAge: INBOUND_MAX_EVENT_AGE,
+      onFailure: new SqsDestination(this.failedMail),
+    });
+    this.failedMailAlarm = new Alarm(this, 'FailedMailAlarm', {
+      alarmName: `${props.namePrefix}-email-inbound-failures`,
+      metric: this.failedMail.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        'Received mail that the inbound function could not process after its retries: it is kept in the mail bucket. See docs/deploy.md#email-inbound-failures.',
+    });
+    if (props.topic) {
+      const action = new SnsAction(props.topic);
+      this.failedMailAlarm.addAlarmAction(action);
+      this.failedMailAlarm.addOkAction(action);
+    }
+
+    // One rule for the stage's domain: keep the raw mail, then hand it to the function. SES scans for spam and
+    // viruses (the verdicts are in the event) and accepts mail only over TLS.
+    this.ruleSet = new ReceiptRuleSet(this, 'RuleSet', {
+      receiptRuleSetName: `${props.namePrefix}-inbound`,
+      rules: [
+        {
+          receiptRuleName: `${props.namePrefix}-inbound-mail`,
+          recipients: [props.mail.domain],
+          scanEnabled: true,
+          tlsPolicy: TlsPolicy.REQUIRE,
+          actions: [
+            new S3({ bucket: this.bucket, objectKeyPrefix: RAW_MAIL_PREFIX }),
+            new Lambda({ function: this.function, invocationType: LambdaInvocationType.EVENT }),
+          ],
+        },
+      ],
+    });
+  }
+
+  /**
+   * Lets a download route read the raw mail or the attachments (GetObject on that prefix; ListBucket so a missing
+   * object is a 404, not a 403).
+   */
+  grantRead(fn: DeskpipeFunction, objects: 'raw' | 'attachments'): void {
+    fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
+    const prefix = objects === 'raw' ? RAW_MAIL_PREFIX : ATTACHMENTS_PREFIX;
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [this.bucket.arnForObjects(`${prefix}*`)],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
+    );
+  }
+}

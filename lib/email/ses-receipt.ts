@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import type { SESEvent, SESEventRecord } from 'aws-lambda';
+import type { InboundRecord } from '#lib/data/email.ts';
+import { RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
+import { formatTimestamp } from '#lib/time.ts';
+import { type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
+
+/**
+ * Receiving deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule keeps the raw
+ * mail in the mail bucket (its S3 action, `raw/<SES message id>`), then invokes the inbound function with the
+ * mail's envelope (its Lambda action, asynchronously). Each record becomes the ReceivedMail that `npm start`'s SMTP
+ * server makes for a mail it kept, and goes to the same handler (receiveMail) with the S3 store.
+ */
+
+/**
+ * The inbound id of an SES mail: its receipt time and a hash of SES's message id, so the same mail delivered again
+ * (Lambda retries an asynchronous invocation that failed) has the same id, and its first outcome stands.
+ */
+export function inboundIdOf(record: SESEventRecord): string {
+  const ms = Date.parse(record.ses.mail.timestamp);
+  const tail = createHash('sha256').update(record.ses.mail.messageId).digest('hex').slice(0, 12);
+  return `in_${String(Number.isFinite(ms) ? ms : 0).padStart(13, '0')}${tail}`;
+}
+
+/** The kept mail an SES record names: its object in the bucket, its envelope (recipients the rule accepted). */
+export function receivedMailOf(record: SESEventRecord): ReceivedMail {
+  const { mail, receipt } = record.ses;
+  const ms = Date.parse(mail.timestamp);
+  return {
+    inboundId: inboundIdOf(record),
+    rawKey: `${RAW_MAIL_PREFIX}${mail.messageId}`,
+    receivedAt: formatTimestamp((Number.isFinite(ms) ? ms : Date.now()) * 1000),
+    // SES reports the null sender (`MAIL FROM:<>`) as an empty source.
+    mailFrom: (mail.source ?? '').trim().toLowerCase(),
+    recipients: receipt.recipients.map((r) => r.trim().toLowerCase()),
+  };
+}
+
+/**
+ * Every record of an SES event, one after the other: a store failure throws (Lambda retries the invocation, the
+ * mails already processed find their outcome in the inbound log); bad mail never throws (receiveMail logs it).
+ */
+export async function receiveSesEvent(event: SESEvent, store: MailStore): Promise<InboundRecord[]> {
+  const outcomes: InboundRecord[] = [];
+  for (const record of event.Records ?? [])
+    outcomes.push(...(await receiveMail(receivedMailOf(record), store)));
+  return outcomes;
+}

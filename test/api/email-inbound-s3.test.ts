@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { SESEvent } from 'aws-lambda';
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '#functions/email-inbound.ts';
+import { type MailObjectStore, RAW_MAIL_PREFIX, s3MailStore } from '#lib/data/mail-store.ts';
+import { attachmentOf, INLINE_MAX_BYTES, rawMailOf } from '#lib/email/downloads.ts';
+import { attachmentKey } from '#lib/email/receive.ts';
+import { inboundIdOf, receiveSesEvent } from '#lib/email/ses-receipt.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { checkAnswer } from '#test/support/contract.ts';
+import { useGateway } from '#test/support/http.ts';
+
+/**
+ * Receiving deployed, against a real S3 protocol server (s3rver, an S3 emulator on 127.0.0.1) and DynamoDB Local:
+ * a raw mail put where SES's S3 action puts it, the SES event the receipt rule's Lambda action sends, the inbound
+ * function's code path (receiveSesEvent with the S3 store), the attachment uploaded to the bucket, and the downloads
+ * read back from it, a large one through a presigned link. What s3rver cannot show (IAM, the bucket's encryption
+ * and lifecycle, SES itself) is checked on the synthesized stack (test/system/stack.test.ts).
+ */
+const gateway = useGateway();
+const BUCKET = 'deskpipe-test-mail';
+let s3rver: S3rver;
+let dir: string;
+let client: S3Client;
+let endpoint: string;
+let store: MailObjectStore;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'deskpipe-s3-'));
+  s3rver = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: BUCKET, configs: [] }],
+  });
+  const address = (await s3rver.run()) as AddressInfo;
+  endpoint = `http://127.0.0.1:${address.port}`;
+  client = new S3Client({
+    endpoint,
+    region: 'eu-west-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    // s3rver predates the SDK's default checksums (aws-chunked trailers): asked for only when S3 requires one.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  store = s3MailStore(BUCKET, client);
+});
+afterAll(async () => {
+  client?.destroy();
+  await s3rver?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** What SES does for one mail: the raw bytes to `raw/<id>`, then the event of the rule's Lambda action. */
+async function sesDelivers(raw: Buffer, recipients: string[], source = 'rita@customer.test') {
+  const messageId = randomBytes(16).toString('hex');
+  await client.send(
+    new PutObjectCommand({ Bucket: BUCKET, Key: `${RAW_MAIL_PREFIX}${messageId}`, Body: raw }),
+  );
+  const event = {
+    Records: [
+      {
+        eventSource: 'aws:ses',
+        eventVersion: '1.0',
+        ses: {
+          mail: { timestamp: new Date().toISOString(), source, messageId, destination: recipients },
+          receipt: { recipients, action: { type: 'Lambda', invocationType: 'Event' } },
+        },
+      },
+    ],
+  } as unknown as SESEvent;
+  return event;
+}
+
+/** The environment that makes a function's mail store this s3rver's bucket (as MAIL_BUCKET does deployed). */
+const s3Environment = () => ({
+  MAIL_BUCKET: BUCKET,
+  AWS_ENDPOINT_URL_S3: endpoint,
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'S3RVER',
+  AWS_SECRET_ACCESS_KEY: 'S3RVER',
+  AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+  AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+});
+
+async function withEnvironment<T>(values: Record<string, string>, run: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(values).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, values);
+  try {
+    return await run();
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+const compose = (options: ConstructorParameters<typeof MailComposer>[0]) =>
+  new MailComposer(options).compile().build();
+
+describe('the inbound function with the S3 store', () => {
+  it('makes the SES mail a ticket, keeps its attachment in the bucket, and a retried event changes nothing', async () => {
+    const domain = `s${randomBytes(5).toString('hex')}.test`;
+    const account = await createTestAccount({ email: { addresses: [`support@${domain}`] } });
+    const photo = randomBytes(2048);
+    const raw = await compose({
+      from: 'Rita <rita@customer.test>',
+      to: `support@${domain}`,
+      subject: 'Deployed path',
+      messageId: `<${randomBytes(6).toString('hex')}@customer.test>`,
+      text: 'Hello from SES.',
+      attachments: [{ filename: 'photo.bin', content: photo }],
+    });
+    // Bcc: the envelope names the account, the headers do not; the rule's recipients are what counts.
+    const event = await sesDelivers(raw, [`SUPPORT@${domain}`]);
+    // The deployed function itself (its table actions checked against its grant: test/support/table-actions.ts),
+    // its store named by MAIL_BUCKET and reached as the SDK's environment says.
+    await withEnvironment(s3Environment(), () => handler(event));
+    const [first] = await receiveSesEvent(event, store);
+    expect(first).toMatchObject({
+      outcome: 'new_ticket',
+      from: 'rita@customer.test',
+      subject: 'Deployed path',
+    });
+    const again = await receiveSesEvent(event, store);
+    expect(again).toEqual([first]);
+
+    const inboundId = inboundIdOf(event.Records[0] as SESEvent['Records'][number]);
+    expect(first?.id).toBe(inboundId);
+    expect(await store.size(attachmentKey(inboundId, 'att_0001'))).toBe(photo.length);
+
+    const tickets = await gateway.call('GET', '/api/tickets', { key: account.apiKey });
+    expect(tickets.body.data).toHaveLength(1);
+    const ticket = first?.ticketUuid as string;
+    const message = first?.messageId as string;
+    const rawDownload = await rawMailOf(account.accountId, ticket, message, store);
+    expect(rawDownload).toMatchObject({ kind: 'bytes', contentType: 'message/rfc822' });
+    expect(rawDownload.kind === 'bytes' && rawDownload.bytes.equals(raw)).toBe(true);
+    const file = await attachmentOf(account.accountId, ticket, message, 'att_0001', store);
+    expect(file.kind === 'bytes' && file.bytes.equals(photo)).toBe(true);
+
+    // Another account, the same ids: 404, whatever the store holds.
+    const other = await createTestAccount();
+    await expect(rawMailOf(other.accountId, ticket, message, store)).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
+
+  it('answers a file over the inline limit with a short-lived link that serves exactly it; a missing object is a 404', async () => {
+    const domain = `s${randomBytes(5).toString('hex')}.test`;
+    const account = await createTestAccount({ email: { addresses: [`support@${domain}`] } });
+    const big = randomBytes(INLINE_MAX_BYTES + 1024);
+    const event = await sesDelivers(
+      await compose({
+        from: 'rita@customer.test',
+        to: `support@${domain}`,
+        subject: 'Big',
+        messageId: `<${randomBytes(6).toString('hex')}@customer.test>`,
+        text: 'A large file.',
+        attachments: [{ filename: 'big file ü.bin', content: big }],
+      }),
+      [`support@${domain}`],
+    );
+    const [outcome] = await receiveSesEvent(event, store);
+    const ticket = outcome?.ticketUuid as string;
+    const message = outcome?.messageId as string;
+    const download = await attachmentOf(account.accountId, ticket, message, 'att_0001', store);
+    if (download.kind !== 'link') throw new Error('expected a link');
+    expect(download.url).toMatch(/X-Amz-Expires=300/);
+    const fetched = await fetch(download.url);
+    expect(fetched.status).toBe(200);
+    expect(fetched.headers.get('content-disposition')).toContain("filename*=UTF-8''big%20file%20%C3%BC.bin");
+    expect(Buffer.from(await fetched.arrayBuffer()).equals(big)).toBe(true);
+
+    // Through the API (the local gateway, the route's handler with the S3 store the environment names): a 303 to
+    // such a link, as the OpenAPI document says (test/support/contract.ts checks the answer against it).
+    const path = `/api/tickets/${ticket}/messages/${message}/attachments/att_0001`;
+    const answer = await withEnvironment(s3Environment(), () =>
+      fetch(`${gateway.baseUrl}${path}`, {
+        headers: { Authorization: `Bearer ${account.apiKey}` },
+        redirect: 'manual',
+      }),
+    );
+    const text = await answer.text();
+    checkAnswer({ method: 'GET', path, status: answer.status, headers: answer.headers, text });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    const location = answer.headers.get('location') ?? '';
+    expect(Buffer.from(await (await fetch(location)).arrayBuffer()).equals(big)).toBe(true);
+
+    expect(await store.size('attachments/in_0000000000000000000000000/att_0001')).toBeUndefined();
+    await expect(attachmentOf(account.accountId, ticket, message, 'att_0002', store)).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
+
+  it('a mail whose raw object is not there (the bucket unreachable, or a broken rule) throws, so Lambda retries it', async () => {
+    const domain = `s${randomBytes(5).toString('hex')}.test`;
+    await createTestAccount({ email: { addresses: [`support@${domain}`] } });
+    const event = await sesDelivers(Buffer.from('x'), [`support@${domain}`]);
+    const record = event.Records[0] as SESEvent['Records'][number];
+    record.ses.mail.messageId = 'never-written';
+    await expect(receiveSesEvent(event, store)).rejects.toThrow();
+  });
+});

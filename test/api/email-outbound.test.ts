@@ -1,0 +1,413 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import nodemailer, { type SendMailOptions } from 'nodemailer';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type MailServer, startMailServer } from '#infra/local/mail.ts';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { outboxItemKey, outboxState } from '#lib/data/outbox.ts';
+import { acknowledge, type OutboxRunOptions, outboxPass } from '#lib/email/outbox.ts';
+import { folderSender, type Sender, smtpSender } from '#lib/email/senders.ts';
+import { findTicket } from '#lib/tickets/get-ticket.ts';
+import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
+import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
+
+/**
+ * The e-mail channel's sending side (decisions.md, "The e-mail channel", "Sending"; docs/email.md): replies
+ * committed through the API, the outbox runner passes called by the test (no background loop, no clock waits
+ * but the one claim that must run out), a real SMTP relay on 127.0.0.1 (test/support/smtp-sink.ts), and the
+ * replies' replies through npm start's real inbound SMTP server.
+ */
+const gateway = useGateway();
+let inbound: MailServer;
+let sink: SmtpSink;
+let relay: Sender;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'deskpipe-out-'));
+  [inbound, sink] = await Promise.all([startMailServer({ port: 0, dir }), startSmtpSink()]);
+  relay = smtpSender(sink.url);
+  // Every temporary refusal is retried at the next pass: the schedule's steps are not what is tested.
+  process.env.EMAIL_RETRY_SCHEDULE = '0,0,0';
+});
+afterEach(() => {
+  sink.answer = undefined;
+});
+afterAll(async () => {
+  delete process.env.EMAIL_RETRY_SCHEDULE;
+  relay?.close();
+  await Promise.all([inbound?.stop(), sink?.stop()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: API answers read as JSON
+type Json = Record<string, any>;
+
+async function mailAccount(extra: Record<string, unknown> = {}) {
+  const domain = `o${randomBytes(5).toString('hex')}.test`;
+  const account = await createTestAccount({
+    ticket_prefix: 'OB',
+    agents: agentsFile(1),
+    email: { addresses: [`support@${domain}`] },
+    ...extra,
+  });
+  return { ...account, address: `support@${domain}`, domain };
+}
+
+/** Mail in, as a customer's client sends it, processed before this answers. */
+async function mailIn(mail: SendMailOptions) {
+  await nodemailer
+    .createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true })
+    .sendMail(mail);
+  await inbound.idle();
+}
+
+/** One outbox pass over this account's mail. */
+const pass = (account: TestAccount, options: Partial<OutboxRunOptions> = {}) =>
+  outboxPass({ sender: relay, accepts: (id) => id === account.accountId, ...options });
+
+const sentTo = (address: string) => sink.mails.filter((m) => m.recipients.includes(address));
+const mid = () => `<${randomBytes(8).toString('hex')}@customer.test>`;
+/** A Message-ID as a header carries it (ids are kept without their angle brackets). */
+const header = (id: string) => `<${id}>`;
+
+async function reply(account: TestAccount, ticket: string, body: string) {
+  const r = await gateway.call('POST', `/api/tickets/${ticket}/messages`, {
+    key: account.apiKey,
+    body: { body, author: 'agent', agent_id: 1 },
+  });
+  expect(r.status, r.text).toBe(201);
+  return r.body.data as Json;
+}
+
+async function messageOf(account: TestAccount, ticket: string, id: string) {
+  const r = await gateway.call('GET', `/api/tickets/${ticket}/messages/${id}`, { key: account.apiKey });
+  expect(r.status, r.text).toBe(200);
+  return r.body.data as Json;
+}
+
+async function newTicketByMail(account: Awaited<ReturnType<typeof mailAccount>>, from: string) {
+  const opening = mid();
+  await mailIn({ from, to: account.address, subject: 'Printer on fire', messageId: opening, text: 'Help.' });
+  const r = await gateway.call('GET', '/api/email/inbound?limit=1', { key: account.apiKey });
+  const [log] = r.body.data as Json[];
+  expect(log?.outcome).toBe('new_ticket');
+  const ticket = (await gateway.call('GET', `/api/tickets/${log?.ticket_uuid}`, { key: account.apiKey })).body
+    .data as Json;
+  return { ticket, opening };
+}
+
+async function eventsOf(account: TestAccount, type: string, messageIds?: string[]): Promise<Json[]> {
+  const events: Json[] = [];
+  let after: string | null = null;
+  do {
+    const r = await gateway.call(
+      'GET',
+      `/api/events?type=${type}&limit=100${after ? `&after=${after}` : ''}`,
+      {
+        key: account.apiKey,
+      },
+    );
+    expect(r.status, r.text).toBe(200);
+    events.push(...(r.body.data as Json[]));
+    after = r.body.next_cursor;
+  } while (after);
+  return messageIds ? events.filter((e) => messageIds.includes(e.data.object.id)) : events;
+}
+
+// One account for the replies' tests: each has its own customer and ticket, and leaves nothing due.
+let shared: Awaited<ReturnType<typeof mailAccount>>;
+beforeAll(async () => {
+  shared = await mailAccount();
+});
+
+describe('replies go out as mail', () => {
+  it('an agent reply is sent once, after its commit, with its threading headers; a reply to it threads back', async () => {
+    const account = shared;
+    const customer = `rita.${randomBytes(3).toString('hex')}@customer.test`;
+    const { ticket, opening } = await newTicketByMail(account, `"Rita" <${customer}>`);
+    const posted = await reply(account, ticket.uuid, 'We are on it.\nPlease unplug it.');
+    expect(posted.email).toMatchObject({
+      from: { email: account.address },
+      to: [customer],
+      subject: `[${ticket.reference}] Printer on fire`,
+      delivery: { status: 'queued', attempts: 0, provider_message_id: null },
+    });
+    expect(sentTo(customer)).toHaveLength(0);
+
+    expect((await pass(account)).counts.sent).toBe(1);
+    expect((await pass(account)).read).toBe(0);
+    const [mail] = sentTo(customer);
+    expect(sentTo(customer)).toHaveLength(1);
+    const token = `support+${ticket.reference.toLowerCase()}@${account.domain}`;
+    expect(mail?.header('message-id')).toBe(header(posted.email.message_id));
+    expect(mail?.header('in-reply-to')).toBe(opening);
+    expect(mail?.header('references')).toBe(opening);
+    expect(mail?.parsed.replyTo?.value[0]?.address).toBe(token);
+    expect(mail?.parsed.from?.value[0]?.address).toBe(account.address);
+    expect(mail?.parsed.subject).toBe(`[${ticket.reference}] Printer on fire`);
+    expect(mail?.parsed.text?.trim()).toBe('We are on it.\nPlease unplug it.');
+    expect(mail?.header('auto-submitted')).toBeUndefined();
+    // Delivery reports come back to the + form that names the mail.
+    expect(mail?.envelopeFrom).toBe(`support+${ticket.reference.toLowerCase()}.2@${account.domain}`);
+    const shown = await messageOf(account, ticket.uuid, posted.id);
+    expect(shown.email).toMatchObject({
+      in_reply_to: opening.slice(1, -1),
+      delivery: { status: 'sent', attempts: 1, provider_message_id: posted.email.message_id },
+    });
+
+    // The customer answers the mail (to the plain address, quoting its Message-ID): it threads by in_reply_to.
+    await mailIn({
+      from: customer,
+      to: account.address,
+      subject: 'Re: something else',
+      inReplyTo: posted.email.message_id,
+      references: [opening, posted.email.message_id],
+      text: 'Unplugged.',
+    });
+    const list = await gateway.call('GET', `/api/tickets/${ticket.uuid}/messages`, { key: account.apiKey });
+    const last = (list.body.data as Json[]).at(-1);
+    expect(last).toMatchObject({ body: 'Unplugged.', email: { threading: { matched_by: 'in_reply_to' } } });
+
+    // Mail to the envelope sender's form (`+<ref>.<n>`, where reports go) from a person threads by that token too.
+    await mailIn({
+      from: customer,
+      to: mail?.envelopeFrom as string,
+      subject: 'To the bounce address',
+      text: 'Hi.',
+    });
+    const viaEnvelope = (
+      await gateway.call('GET', `/api/tickets/${ticket.uuid}/messages`, { key: account.apiKey })
+    ).body.data.at(-1);
+    expect(viaEnvelope).toMatchObject({ body: 'Hi.', email: { threading: { matched_by: 'token_address' } } });
+
+    // A second reply carries the whole chain: In-Reply-To the customer's answer, References from the opening.
+    await reply(account, ticket.uuid, 'Good.');
+    await pass(account);
+    const second = sentTo(customer).at(-1);
+    expect(second?.header('in-reply-to')).toBe(header(viaEnvelope.email.message_id));
+    expect(second?.header('references')?.split(/\s+/)).toEqual([
+      opening,
+      header(posted.email.message_id),
+      header(last?.email.message_id),
+      header(viaEnvelope.email.message_id),
+    ]);
+  });
+
+  it('the relay refusing (451) or unreachable for a while: delivered later, every attempt counted', async () => {
+    const account = shared;
+    const customer = `temp.${randomBytes(3).toString('hex')}@customer.test`;
+    const { ticket } = await newTicketByMail(account, customer);
+    const posted = await reply(account, ticket.uuid, 'Try this.');
+    const closed = smtpSender('smtp://127.0.0.1:1');
+    try {
+      expect((await pass(account, { sender: closed })).counts.retrying).toBe(1);
+    } finally {
+      closed.close();
+    }
+    sink.answer = () => 451;
+    expect((await pass(account)).counts.retrying).toBe(1);
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery).toEqual({
+      status: 'queued',
+      attempts: 2,
+      provider_message_id: null,
+    });
+    const state = await outboxState(outboxItemKey(account.accountId, ticket.uuid, 2));
+    expect(state?.error).toMatch(/^451/);
+    sink.answer = undefined;
+    expect((await pass(account)).counts.sent).toBe(1);
+    expect(sentTo(customer)).toHaveLength(1);
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery).toMatchObject({
+      status: 'sent',
+      attempts: 3,
+    });
+    expect(await eventsOf(account, 'message.delivery_failed', [posted.id])).toHaveLength(0);
+  });
+
+  it('a permanent refusal (550) fails the delivery at once and writes message.delivery_failed; the schedule run out too', async () => {
+    const account = shared;
+    const customer = `gone.${randomBytes(3).toString('hex')}@customer.test`;
+    const { ticket } = await newTicketByMail(account, customer);
+    const posted = await reply(account, ticket.uuid, 'Hello?');
+    sink.answer = () => 550;
+    expect((await pass(account)).counts.failed).toBe(1);
+    expect((await pass(account)).read).toBe(0);
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery).toEqual({
+      status: 'failed',
+      attempts: 1,
+      provider_message_id: null,
+    });
+    const [event] = await eventsOf(account, 'message.delivery_failed', [posted.id]);
+    expect(event?.data).toMatchObject({
+      object: { id: posted.id, email: { delivery: { status: 'failed', attempts: 1 } } },
+      reason: expect.stringMatching(/^550/),
+    });
+
+    // 451 four times with three retries in the schedule: failed after the fourth attempt.
+    const again = await reply(account, ticket.uuid, 'Anyone?');
+    sink.answer = () => 451;
+    for (let i = 0; i < 4; i++) await pass(account);
+    expect((await messageOf(account, ticket.uuid, again.id)).email.delivery).toMatchObject({
+      status: 'failed',
+      attempts: 4,
+    });
+    expect(await eventsOf(account, 'message.delivery_failed', [posted.id, again.id])).toHaveLength(2);
+    expect(sentTo(customer)).toHaveLength(0);
+  });
+
+  it('a runner that dies between the send and its record: the mail goes again once the claim runs out, with the same Message-ID', async () => {
+    const account = shared;
+    const customer = `twice.${randomBytes(3).toString('hex')}@customer.test`;
+    const { ticket } = await newTicketByMail(account, customer);
+    const posted = await reply(account, ticket.uuid, 'At least once.');
+    const claimMs = 60_000;
+    const died = await pass(account, {
+      claimMs,
+      afterSend: () => Promise.reject(new Error('killed between the send and its record')),
+      onError: () => undefined,
+    });
+    expect(died.counts).toMatchObject({ sent: 0, failed: 0 });
+    expect(sentTo(customer)).toHaveLength(1);
+    // While the dead runner's claim lasts, no other runner sends it.
+    expect((await pass(account)).counts.sent).toBe(0);
+    // A runner whose clock is past the claim's end takes it over.
+    expect((await pass(account, { clock: () => Date.now() + claimMs + 1 })).counts.sent).toBe(1);
+    const copies = sentTo(customer);
+    expect(copies).toHaveLength(2);
+    expect(copies[1]?.header('message-id')).toBe(copies[0]?.header('message-id'));
+    expect(copies[0]?.header('message-id')).toBe(header(posted.email.message_id));
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery).toMatchObject({
+      status: 'sent',
+    });
+    expect((await pass(account)).read).toBe(0);
+  });
+
+  it('never to the account’s own addresses or a system sender; internal notes and requester messages are not mail', async () => {
+    const account = shared;
+    for (const requester of [`support+x@${account.domain}`, 'no-reply@customer.test']) {
+      const r = await gateway.call('POST', '/api/tickets', {
+        key: account.apiKey,
+        body: { subject: 'Loop?', description: 'x', requester_email: requester },
+      });
+      expect(r.status, r.text).toBe(201);
+      const posted = await reply(account, r.body.ticket.uuid, 'Not mailed.');
+      expect(posted.email).toBeUndefined();
+    }
+    const { ticket } = await newTicketByMail(
+      account,
+      `plain.${randomBytes(3).toString('hex')}@customer.test`,
+    );
+    const note = await gateway.call('POST', `/api/tickets/${ticket.uuid}/messages`, {
+      key: account.apiKey,
+      body: { body: 'internal', author: 'agent', agent_id: 1, visibility: 'internal' },
+    });
+    expect(note.body.data.email).toBeUndefined();
+    expect((await pass(account)).read).toBe(0);
+  });
+
+  it('a bounce marks the delivery bounced, writes the event and suppresses the address until it writes in again', async () => {
+    const account = shared;
+    const customer = `bounce.${randomBytes(3).toString('hex')}@customer.test`;
+    const { ticket } = await newTicketByMail(account, customer);
+    const posted = await reply(account, ticket.uuid, 'Will bounce.');
+    await pass(account);
+    const [sent] = sentTo(customer);
+    // The report, as a relay sends it: the null sender, to the envelope sender of the mail.
+    await mailIn({
+      envelope: { from: '', to: sent?.envelopeFrom as string },
+      from: `MAILER-DAEMON@customer.test`,
+      to: sent?.envelopeFrom as string,
+      subject: 'Undelivered Mail Returned to Sender',
+      text: `550 5.1.1 <${customer}>: Recipient address rejected`,
+    });
+    const [log] = (await gateway.call('GET', '/api/email/inbound?limit=1', { key: account.apiKey })).body
+      .data;
+    expect(log).toMatchObject({ outcome: 'bounce', ticket_uuid: ticket.uuid, message_id: posted.id });
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery.status).toBe('bounced');
+    const [event] = await eventsOf(account, 'message.delivery_failed', [posted.id]);
+    expect(event?.data).toMatchObject({ object: { id: posted.id }, reason: 'bounced' });
+
+    const muted = await reply(account, ticket.uuid, 'Suppressed.');
+    expect((await pass(account)).counts.failed).toBe(1);
+    expect((await messageOf(account, ticket.uuid, muted.id)).email.delivery.status).toBe('failed');
+    expect(sentTo(customer)).toHaveLength(1);
+
+    await mailIn({
+      from: customer,
+      to: account.address,
+      subject: `Re: [${ticket.reference}]`,
+      text: 'Back.',
+    });
+    await reply(account, ticket.uuid, 'Welcome back.');
+    expect((await pass(account)).counts.sent).toBe(1);
+    expect(sentTo(customer)).toHaveLength(2);
+  });
+});
+
+describe('acknowledgements', () => {
+  it('one per ticket, Auto-Submitted, threaded to the opening mail; an auto-responder loop stops at 10 per sender per hour', async () => {
+    const domain = `a${randomBytes(5).toString('hex')}.test`;
+    const acked = await createTestAccount({
+      ticket_prefix: 'AK',
+      agents: agentsFile(1),
+      email: { addresses: [`support@${domain}`], acknowledge: true },
+    });
+    const address = `support@${domain}`;
+    const responder = `bot.${randomBytes(3).toString('hex')}@customer.test`;
+    const passAcked = () => pass(acked);
+    const opening = mid();
+    await mailIn({ from: responder, to: address, subject: 'Question', messageId: opening, text: 'Hi.' });
+    expect((await passAcked()).counts.sent).toBe(1);
+    const [ack] = sentTo(responder);
+    expect(ack?.header('auto-submitted')).toBe('auto-replied');
+    expect(ack?.header('in-reply-to')).toBe(opening);
+    expect(ack?.parsed.subject).toMatch(/^\[AK-\d+\] Question$/);
+
+    // At most once per ticket: the same ticket again is refused.
+    const [log] = (await gateway.call('GET', '/api/email/inbound?limit=1', { key: acked.apiKey })).body.data;
+    const config = await getAccountConfig(acked.accountId);
+    const ticket = (await findTicket(acked.accountId, log.ticket_uuid))?.entity;
+    expect(await acknowledge(acked.accountId, config as never, ticket as never, responder)).toBe('already');
+
+    // A naive auto-responder answers every mail it gets with a new mail (no Auto-Submitted, no threading): each
+    // opens a ticket, and each ticket's acknowledgement would answer it, but only 10 a sender an hour go out.
+    for (let round = 0; round < 15; round++) {
+      const got = sentTo(responder).length;
+      await mailIn({ from: responder, to: address, subject: `Auto reply ${round}`, text: 'I am away.' });
+      await passAcked();
+      if (sentTo(responder).length === got) break;
+    }
+    expect(sentTo(responder)).toHaveLength(10);
+    const logs = (await gateway.call('GET', '/api/email/inbound?limit=100', { key: acked.apiKey })).body.data;
+    expect(logs).toHaveLength(11);
+    expect((await passAcked()).read).toBe(0);
+
+    // A well-behaved auto-responder (RFC 3834) opens nothing and is never answered.
+    await mailIn({
+      from: `other.${randomBytes(3).toString('hex')}@customer.test`,
+      to: address,
+      subject: 'Out of office',
+      headers: { 'Auto-Submitted': 'auto-replied' },
+      text: 'Away.',
+    });
+    expect((await passAcked()).read).toBe(0);
+  });
+});
+
+describe('without a relay', () => {
+  it('writes .eml files to the folder, and the delivery is sent', async () => {
+    const account = shared;
+    const { ticket } = await newTicketByMail(account, `eml.${randomBytes(3).toString('hex')}@customer.test`);
+    const posted = await reply(account, ticket.uuid, 'To a file.');
+    const folder = join(dir, 'sent');
+    const sender = folderSender(folder);
+    expect((await pass(account, { sender })).counts.sent).toBe(1);
+    const [file] = await readdir(folder);
+    const raw = await readFile(join(folder, file as string), 'utf8');
+    expect(raw).toContain(`Message-ID: <${posted.email.message_id}>`);
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery.status).toBe('sent');
+  });
+});

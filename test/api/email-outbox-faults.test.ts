@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getMessageItem } from '#lib/data/messages.ts';
+import { OUTBOX_CLAIM_MS, outboxPass } from '#lib/email/outbox.ts';
+import { type Sender, smtpSender } from '#lib/email/senders.ts';
+import { createTicket } from '#lib/tickets/create-ticket.ts';
+import { type Message, postMessage } from '#lib/tickets/messages.ts';
+import { agentsFile, useTestAccount } from '#test/support/accounts.ts';
+import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
+
+/**
+ * A fault sweep of the outbox runner: each store call of a pass that sends one reply fails in turn (the request
+ * lost, the answer lost after the write landed, a conflict), then runners whose clocks are past any claim pass
+ * again, as the next minute's would. Every reply is delivered, and a second copy is only ever a retry of the
+ * same mail (the same Message-ID), never a second mail.
+ */
+const domain = `f${randomBytes(5).toString('hex')}.test`;
+const account = useTestAccount({
+  ticket_prefix: 'OF',
+  agents: agentsFile(1),
+  email: { addresses: [`support@${domain}`] },
+});
+let sink: SmtpSink;
+let relay: Sender;
+
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  relay = smtpSender(sink.url);
+});
+afterAll(async () => {
+  relay?.close();
+  await sink?.stop();
+});
+
+const pass = (clockOffset = 0) =>
+  outboxPass({
+    sender: relay,
+    accepts: (id) => id === account.accountId,
+    clock: () => Date.now() + clockOffset,
+    onError: () => undefined,
+  });
+
+const newTicket = (n: number) =>
+  createTicket(account.accountId, {
+    subject: `Fault ${n}`,
+    description: 'Help.',
+    requester_email: `c${n}.${randomBytes(3).toString('hex')}@customer.test`,
+  });
+
+/** A reply on `ticket` (made beforehand, all at once): queued, due now. */
+async function queuedReply(n: number, made?: Awaited<ReturnType<typeof newTicket>>) {
+  const ticket = made ?? (await newTicket(n));
+  const customer = ticket.requester.email;
+  const posted = await postMessage(account.accountId, ticket.uuid, {
+    body: `Reply ${n}`,
+    author: 'agent',
+    agent_id: 1,
+  });
+  return { customer, ticket, message: posted.message };
+}
+
+describe('the outbox under store faults', () => {
+  it('every store call of a send failing in turn: each reply delivered, a copy only as a retry with its Message-ID', async () => {
+    // The calls of one pass that sends one reply: the due index's Queries, the claim, the reads, the record.
+    await queuedReply(0);
+    const { operations } = await withFault(undefined, () => pass());
+    expect(operations.filter((op) => op === 'TransactWriteItems')).toHaveLength(1);
+    const firstAfterIndex = operations.findIndex((op) => op !== 'Query');
+    // One fault among the index's Queries (they fail the pass before anything is claimed), then every call after.
+    const positions = [1, ...operations.map((_, i) => i + 1).filter((n) => n > firstAfterIndex)];
+    const modes: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
+    const tickets = await Promise.all(
+      Array.from({ length: positions.length * modes.length }, (_, i) => newTicket(i + 1)),
+    );
+    let n = 0;
+    let resent = 0;
+    for (const at of positions) {
+      for (const mode of modes) {
+        const { customer, message } = await queuedReply(n + 1, tickets[n++]);
+        // A pass that fails whole (its due Query) is logged and tried again by runOutbox; here by the next pass.
+        await withFault({ at, mode }, () => pass()).catch(() => undefined);
+        // The next runs: one now, one past any claim the faulty run left.
+        await pass();
+        await pass(OUTBOX_CLAIM_MS + 1);
+        const copies = sink.mails.filter((m) => m.recipients.includes(customer));
+        const what = `fault ${mode} at call ${at} (${operations[at - 1]})`;
+        expect(copies.length, what).toBeGreaterThanOrEqual(1);
+        expect(copies.length, what).toBeLessThanOrEqual(2);
+        expect(new Set(copies.map((c) => c.header('message-id'))), what).toEqual(
+          new Set([`<${message.email?.message_id}>`]),
+        );
+        if (copies.length === 2) resent++;
+        const stored = await getMessageItem<Message>(account.accountId, message.ticketUuid, message.number);
+        expect(stored?.email?.delivery, what).toMatchObject({ status: 'sent' });
+      }
+    }
+    // Some faults (a record that did not land) did make the mail go twice: the sweep reaches the at-least-once path.
+    expect(resent).toBeGreaterThan(0);
+    // Nothing left due.
+    expect((await pass(OUTBOX_CLAIM_MS + 1)).read).toBe(0);
+  });
+});
