@@ -750,7 +750,7 @@ export const Erasure = v.pipe(
       v.record(v.string(), v.pipe(v.number(), v.integer(), v.minValue(0))),
       v.description(
         'Items changed or removed per store (`contact`, `tickets`, `messages`, `deals`, `events`, `idempotency`, ' +
-          '`email_inbound`, `mail`, `trash`, `index`); empty while running.',
+          '`email_inbound`, `email_outbound`, `mail`, `trash`, `index`); empty while running.',
       ),
     ),
   }),

@@ -9,6 +9,7 @@ import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import { writePlan } from './index/write-plan.ts';
 import { entityOf, type ItemKey, type Versioned } from './items.ts';
 import { erasureKeys, eventKeys, messageKeys, objectRefKeys, trashKeys } from './keys.ts';
+import { outboxUnchanged } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
 import { type CommitAction, commit } from './transact.ts';
 
@@ -365,10 +366,23 @@ export async function messageItems(
   return Items ?? [];
 }
 
-/** Puts an item rewritten whole (a message: written once, never changed by anything but an erasure). */
-export async function putRewritten(item: Record<string, unknown>): Promise<void> {
+/**
+ * Puts an item rewritten whole: a message (written once, changed since only by the outbox, when it is a mail:
+ * then on the condition that its outbox state is still what the erasure read, lib/data/outbox.ts) or a ticket's
+ * acknowledgement (likewise).
+ */
+export async function putRewritten(
+  item: Record<string, unknown>,
+  before: Record<string, unknown>,
+): Promise<void> {
+  const outbox = outboxUnchanged(before);
   await dynamo.send(
-    new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_exists(pk)' }),
+    new PutCommand({
+      TableName: tableName(),
+      Item: item,
+      ConditionExpression: `attribute_exists(pk)${outbox ? ` AND ${outbox.condition}` : ''}`,
+      ...(outbox ? { ExpressionAttributeNames: outbox.names, ExpressionAttributeValues: outbox.values } : {}),
+    }),
   );
 }
 

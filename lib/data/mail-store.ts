@@ -96,24 +96,37 @@ export const ERASED_CONTENT = '[erased]';
 export interface MailEraser {
   /** Replaces the raw mail and the attachments of one received mail with `[erased]`; answers the files changed. */
   eraseMail(inboundId: string, rawKey: string): Promise<number>;
+  /** Replaces the kept copy of one mail the service sent (by its Message-ID) with `[erased]`; answers 1 or 0. */
+  eraseSent(messageId: string): Promise<number>;
 }
+
+/** Where the folder sender keeps a sent mail (lib/email/senders.ts): `sent/` + this, found again by its Message-ID. */
+export const sentMailName = (messageId: string) => `${messageId.replace(/[^A-Za-z0-9._@+=-]/g, '_')}.eml`;
+export const SENT_FOLDER = 'sent';
 
 /**
  * The folder store's part of an erasure (lib/erasures/job.ts, which calls it through MailEraser): a received mail's raw file and its attachments
- * replaced by `[erased]`, and its envelope's sender (in `done/`, `pending/`) removed. Answers the files changed.
+ * replaced by `[erased]`, and its envelope's sender (in `done/`, `pending/`) removed; a sent mail's `.eml` file
+ * (`sent/<Message-ID>.eml`, the folder sender's name for it) replaced by `[erased]`. Answers the files changed.
  */
 export function folderMailEraser(dir: string): MailEraser {
+  /** Answers 1 when the file was replaced, 0 when it was already erased or is not there. */
+  const replaceFile = async (path: string) => {
+    try {
+      if ((await readFile(path, 'utf8')) === ERASED_CONTENT) return 0;
+      await writeFile(path, ERASED_CONTENT);
+      return 1;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return 0;
+    }
+  };
   return {
+    eraseSent: (messageId) => replaceFile(join(dir, SENT_FOLDER, sentMailName(messageId))),
     async eraseMail(inboundId, rawKey) {
       let changed = 0;
       const replace = async (path: string) => {
-        try {
-          if ((await readFile(path, 'utf8')) === ERASED_CONTENT) return;
-          await writeFile(path, ERASED_CONTENT);
-          changed++;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }
+        changed += await replaceFile(path);
       };
       await replace(join(dir, rawKey));
       const attachments = join(dir, 'attachments', inboundId);

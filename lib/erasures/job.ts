@@ -28,6 +28,7 @@ import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
 import { filterDimensions } from '#lib/data/index/declaration.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import type { MailEraser } from '#lib/data/mail-store.ts';
+import { ackItem, eraseAddressOutbox, isOutboxItem, withdrawnFromOutbox } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { contactDealsDimension } from '#lib/data/trash.ts';
@@ -169,14 +170,16 @@ async function advance(
         const pattern = personPattern(person());
         await allSettled(
           page.map(async (item) => {
-            const next = redactValue(item, person(), pattern) as Record<string, unknown>;
-            if (JSON.stringify(next) === JSON.stringify(item)) return;
-            await putRewritten(next);
-            count('messages');
+            if (await rewriteOutboxItem(item, person(), pattern, count, options)) count('messages');
           }),
         );
-        if (page.length < stepSize(options)) toSub(p, 'refs');
-        else p.subAt = String(page.at(-1)?.number ?? after);
+        if (page.length < stepSize(options)) {
+          // The ticket's acknowledgement (an outbox item of its own, EMAIL_ACK#), then its references.
+          const ack = await ackItem(accountId, p.object);
+          if (ack && (await rewriteOutboxItem(ack, person(), pattern, count, options)))
+            count('email_outbound');
+          toSub(p, 'refs');
+        } else p.subAt = String(page.at(-1)?.number ?? after);
         break;
       }
       if (p.sub === 'refs') {
@@ -314,6 +317,8 @@ async function advance(
     }
     case 'leftovers': {
       const email = p.person.email;
+      // What the outbox keeps of the address itself: its suppression and its acknowledgement counters.
+      count('email_outbound', await eraseAddressOutbox(accountId, email));
       let removed = 0;
       for (const [engine, dim] of [
         [tickets, dimension.email(email)],
@@ -403,6 +408,29 @@ function endObject(p: ErasureProgress): void {
   p.object = null;
   p.sub = null;
   p.subAt = null;
+}
+
+/**
+ * A message or acknowledgement item of the person's ticket rewritten with the person taken out: a mail still
+ * queued to them is taken out of the outbox, the outbox's error text (which may quote the address) redacted with
+ * the rest; and the kept copy of a mail the service sent (the folder sender's `.eml`, by its Message-ID) erased.
+ * Answers whether the item changed.
+ */
+async function rewriteOutboxItem(
+  item: Record<string, unknown>,
+  person: Person,
+  pattern: RegExp,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<boolean> {
+  const redacted = redactValue(item, person, pattern) as Record<string, unknown>;
+  const changed = JSON.stringify(redacted) !== JSON.stringify(item);
+  if (changed) await putRewritten(withdrawnFromOutbox(redacted), item);
+  const messageId = (item.email as { message_id?: unknown } | undefined)?.message_id;
+  if (isOutboxItem(item) && typeof messageId === 'string' && options.mail) {
+    count('mail', await options.mail.eraseSent(messageId));
+  }
+  return changed;
 }
 
 /** Whether a trashed object holds the person: their ticket, their contact, a deal of their contact. */

@@ -1,12 +1,21 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '#infra/local/dynamodb-local.ts';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { createKey } from '#lib/accounts/key-management.ts';
 import { batchDeleteAll, batchPutAll } from '#lib/data/client.ts';
 import { orderKeys } from '#lib/data/keys.ts';
+import { folderMailEraser } from '#lib/data/mail-store.ts';
+import { suppressAddress } from '#lib/data/outbox.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { acknowledge, outboxPass } from '#lib/email/outbox.ts';
+import { folderSender, type Sender } from '#lib/email/senders.ts';
 import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
+import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import {
   holding,
@@ -39,13 +48,55 @@ const control = personNamed('control', 'Bartholomew', 'Inkwright', '+44 20 7946 
 
 describe('POST /api/erasures', () => {
   it('erases the person from every item of the account, and leaves the control person whole', async () => {
-    const account = await createTestAccount({ agents: [{ email: 'ana@erasures.test', name: 'Ana' }] });
+    // The account sends mail (its agents' public replies, acknowledgements): the outbox's places hold the person too.
+    const account = await createTestAccount({
+      agents: [{ email: 'ana@erasures.test', name: 'Ana' }],
+      email: { addresses: ['support@desk.erasures.test'], acknowledge: true },
+    });
     const key = account.apiKey;
     const agent = account.agents[0]?.id as number;
     const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
       gateway.call(method, path, { key, ...(body === undefined ? {} : { body }), headers });
     const made = await writePerson(gateway, key, agent, person, 'p');
-    await writePerson(gateway, key, agent, control, 'c');
+    const controlMade = await writePerson(gateway, key, agent, control, 'c');
+
+    // Outbound mail: each person's first ticket acknowledged (as a mail opening it would be), then one outbox
+    // pass: the agent's reply to each is sent (an .eml file in the folder), the person's acknowledgement refused
+    // for good by a relay quoting their address (kept as the item's error text); then the person's address
+    // bounced (suppressed).
+    const mailDir = await mkdtemp(join(tmpdir(), 'deskpipe-erase-'));
+    const config = await getAccountConfig(account.accountId);
+    for (const [who, opened] of [
+      [person, made],
+      [control, controlMade],
+    ] as const) {
+      const ticket = (await findTicket(account.accountId, opened.tickets[0] as string))?.entity;
+      expect(await acknowledge(account.accountId, config as never, ticket as never, who.email)).toBe(
+        'queued',
+      );
+    }
+    const files = folderSender(join(mailDir, 'sent'));
+    const relay: Sender = {
+      name: 'test relay',
+      send: async (mail) =>
+        mail.messageId.startsWith('ack.') && mail.to.includes(person.email)
+          ? { ok: false, permanent: true, error: `550 5.1.1 <${person.email}>: no such user here` }
+          : files.send(mail),
+      close: () => undefined,
+    };
+    const sent = await outboxPass({ sender: relay, accepts: (id) => id === account.accountId });
+    expect(sent.counts).toMatchObject({ sent: 3, failed: 1 });
+    await suppressAddress(account.accountId, person.email, 'bounced');
+    const sentFiles = async () =>
+      Promise.all(
+        (await readdir(join(mailDir, 'sent'))).map((f) => readFile(join(mailDir, 'sent', f), 'utf8')),
+      );
+    expect((await sentFiles()).filter((raw) => raw.includes(person.email))).toHaveLength(1);
+    const rateOf = (address: string) => createHash('sha256').update(address).digest('hex').slice(0, 40);
+    const rateItems = (items: Record<string, unknown>[], address: string) =>
+      items.filter(
+        (i) => String(i.pk).startsWith('EMAIL_ACK_RATE#') && String(i.sk).startsWith(rateOf(address)),
+      );
     // One of the person's tickets in the trash: purged by the erasure, with everything it holds.
     const trashed = await call('POST', '/api/tickets', {
       subject: `Duplicate from ${person.first}`,
@@ -56,6 +107,7 @@ describe('POST /api/erasures', () => {
     const feedStart = (await readFeedToEnd(gateway.call, key)).after;
     const stored = await tableItems();
     expect(holding(itemTexts(stored), tracesOf(person)).length).toBeGreaterThan(10);
+    expect(rateItems(stored, person.email)).toHaveLength(1);
 
     // Bad input: a 422 on email, nothing started.
     for (const body of [{}, { email: 'not an address' }, { email: 42 }]) {
@@ -88,7 +140,7 @@ describe('POST /api/erasures', () => {
     expect((await call('GET', `/api/erasures/${id}`)).body.data.status).toBe('running');
     expect((await call('GET', '/api/erasures/ers_0000000000000aaaaaaaaaa')).status).toBe(404);
 
-    await runErasure(account.accountId, id);
+    await runErasure(account.accountId, id, { mail: folderMailEraser(mailDir) });
 
     const done = (await call('GET', `/api/erasures/${id}`)).body.data;
     expect(done).toMatchObject({ id, status: 'completed', completed_at: expect.any(String) });
@@ -102,6 +154,22 @@ describe('POST /api/erasures', () => {
     expect(holding(after, tracesOf(person))).toEqual([]);
     for (const text of tracesOf(control)) expect(holding(after, [text]), text).not.toEqual([]);
     expect(after.some((i) => i.text.includes('[erased]'))).toBe(true);
+    // The outbox's places: the acknowledgement counters of the person's address (keyed by its hash) gone, the
+    // control's kept; the person's sent mail erased in the folder, the control's whole.
+    const afterItems = await tableItems();
+    expect(rateItems(afterItems, person.email)).toEqual([]);
+    expect(rateItems(afterItems, control.email)).toHaveLength(1);
+    expect(done.counts.email_outbound).toBeGreaterThanOrEqual(3);
+    expect(done.counts.mail).toBe(1);
+    const mails = await sentFiles();
+    expect(mails.filter((raw) => raw === '[erased]')).toHaveLength(1);
+    expect(
+      holding(
+        mails.map((text, i) => ({ key: String(i), text: text.toLowerCase() })),
+        tracesOf(person),
+      ),
+    ).toEqual([]);
+    expect(mails.filter((raw) => raw.includes(control.email) && raw.includes(control.last))).toHaveLength(2);
 
     // What the API shows of it.
     const ticket = (await call('GET', `/api/tickets/${made.tickets[0]}`)).body.data;
