@@ -265,8 +265,36 @@ async function advance(
             stepSize(options),
           );
           await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
-          if (refs.length < stepSize(options)) p.subAt = 'purge';
+          if (refs.length < stepSize(options)) p.subAt = 'sent#0';
           else p.subAt = `refs#${refs.at(-1)?.ref}`;
+          break;
+        }
+        if (p.subAt.startsWith('sent#')) {
+          // A trashed ticket's mail, before its purge: the kept copies of what was sent (by the messages' ids),
+          // then its acknowledgement (the purge does not reach EMAIL_ACK#: deleted here, its copy erased).
+          const after = Number(p.subAt.slice(5));
+          const page = await messageItems(accountId, p.object, after, stepSize(options));
+          if (options.mail) {
+            const mail = options.mail;
+            await allSettled(
+              page.map(async (item) => {
+                const id = sentMessageId(item);
+                if (id) count('mail', await mail.eraseSent(id));
+              }),
+            );
+          }
+          if (page.length === stepSize(options)) {
+            p.subAt = `sent#${page.at(-1)?.number ?? after}`;
+            break;
+          }
+          const ack = await ackItem(accountId, p.object);
+          if (ack) {
+            const id = sentMessageId(ack);
+            if (id && options.mail) count('mail', await options.mail.eraseSent(id));
+            await deleteItem({ pk: String(ack.pk), sk: String(ack.sk) });
+            count('email_outbound');
+          }
+          p.subAt = 'purge';
           break;
         }
         const removed = await purgeOne(accountId, p.object, Number.MAX_SAFE_INTEGER);
@@ -426,11 +454,15 @@ async function rewriteOutboxItem(
   const redacted = redactValue(item, person, pattern) as Record<string, unknown>;
   const changed = JSON.stringify(redacted) !== JSON.stringify(item);
   if (changed) await putRewritten(withdrawnFromOutbox(redacted), item);
-  const messageId = (item.email as { message_id?: unknown } | undefined)?.message_id;
-  if (isOutboxItem(item) && typeof messageId === 'string' && options.mail) {
-    count('mail', await options.mail.eraseSent(messageId));
-  }
+  const messageId = sentMessageId(item);
+  if (messageId && options.mail) count('mail', await options.mail.eraseSent(messageId));
   return changed;
+}
+
+/** The Message-ID of a mail the service sent (or was to send) from this item, or undefined. */
+function sentMessageId(item: Record<string, unknown>): string | undefined {
+  const id = (item.email as { message_id?: unknown } | undefined)?.message_id;
+  return isOutboxItem(item) && typeof id === 'string' ? id : undefined;
 }
 
 /** Whether a trashed object holds the person: their ticket, their contact, a deal of their contact. */

@@ -64,13 +64,27 @@ describe('POST /api/erasures', () => {
     // pass: the agent's reply to each is sent (an .eml file in the folder), the person's acknowledgement refused
     // for good by a relay quoting their address (kept as the item's error text); then the person's address
     // bounced (suppressed).
+    // One of the person's tickets in the trash: purged by the erasure, with everything it holds (its
+    // mail too: an agent's reply sent and an acknowledgement, below).
+    const trashed = await call('POST', '/api/tickets', {
+      subject: `Duplicate from ${person.first}`,
+      description: 'Sent twice',
+      requester_email: person.email,
+    });
+    const trashedReply = await call('POST', `/api/tickets/${trashed.body.ticket.uuid}/messages`, {
+      body: `Hello ${person.first}, merged.`,
+      visibility: 'public',
+      agent_id: agent,
+    });
+    expect(trashedReply.status, trashedReply.text).toBe(201);
     const mailDir = await mkdtemp(join(tmpdir(), 'deskpipe-erase-'));
     const config = await getAccountConfig(account.accountId);
     for (const [who, opened] of [
-      [person, made],
-      [control, controlMade],
+      [person, made.tickets[0]],
+      [person, trashed.body.ticket.uuid],
+      [control, controlMade.tickets[0]],
     ] as const) {
-      const ticket = (await findTicket(account.accountId, opened.tickets[0] as string))?.entity;
+      const ticket = (await findTicket(account.accountId, opened as string))?.entity;
       expect(await acknowledge(account.accountId, config as never, ticket as never, who.email)).toBe(
         'queued',
       );
@@ -85,24 +99,19 @@ describe('POST /api/erasures', () => {
       close: () => undefined,
     };
     const sent = await outboxPass({ sender: relay, accepts: (id) => id === account.accountId });
-    expect(sent.counts).toMatchObject({ sent: 3, failed: 1 });
+    expect(sent.counts).toMatchObject({ sent: 4, failed: 2 });
     await suppressAddress(account.accountId, person.email, 'bounced');
     const sentFiles = async () =>
       Promise.all(
         (await readdir(join(mailDir, 'sent'))).map((f) => readFile(join(mailDir, 'sent', f), 'utf8')),
       );
-    expect((await sentFiles()).filter((raw) => raw.includes(person.email))).toHaveLength(1);
+    expect((await sentFiles()).filter((raw) => raw.includes(person.email))).toHaveLength(2);
     const rateOf = (address: string) => createHash('sha256').update(address).digest('hex').slice(0, 40);
     const rateItems = (items: Record<string, unknown>[], address: string) =>
       items.filter(
         (i) => String(i.pk).startsWith('EMAIL_ACK_RATE#') && String(i.sk).startsWith(rateOf(address)),
       );
-    // One of the person's tickets in the trash: purged by the erasure, with everything it holds.
-    const trashed = await call('POST', '/api/tickets', {
-      subject: `Duplicate from ${person.first}`,
-      description: 'Sent twice',
-      requester_email: person.email,
-    });
+    // The trashed ticket goes to the trash only now, its reply sent and its acknowledgement refused.
     expect((await call('DELETE', `/api/tickets/${trashed.body.ticket.uuid}`)).status).toBe(200);
     const feedStart = (await readFeedToEnd(gateway.call, key)).after;
     const stored = await tableItems();
@@ -160,9 +169,9 @@ describe('POST /api/erasures', () => {
     expect(rateItems(afterItems, person.email)).toEqual([]);
     expect(rateItems(afterItems, control.email)).toHaveLength(1);
     expect(done.counts.email_outbound).toBeGreaterThanOrEqual(3);
-    expect(done.counts.mail).toBe(1);
+    expect(done.counts.mail).toBe(2);
     const mails = await sentFiles();
-    expect(mails.filter((raw) => raw === '[erased]')).toHaveLength(1);
+    expect(mails.filter((raw) => raw === '[erased]')).toHaveLength(2);
     expect(
       holding(
         mails.map((text, i) => ({ key: String(i), text: text.toLowerCase() })),
