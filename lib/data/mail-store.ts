@@ -3,7 +3,13 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
@@ -146,6 +152,61 @@ export function folderMailEraser(dir: string): MailEraser {
       return changed;
     },
   };
+}
+
+/**
+ * The S3 store's part of an erasure: a received mail's raw object and its attachments (one ListObjectsV2 of the
+ * mail's own `attachments/<inbound id>/` prefix) replaced by `[erased]`. Sent mail has no copy in the bucket
+ * (SES sends it; the service keeps none): `eraseSent` answers 0. An object already erased or gone is left alone.
+ */
+export function s3MailEraser(bucket: string, client: S3Client = new S3Client({})): MailEraser {
+  const erasedSize = Buffer.byteLength(ERASED_CONTENT);
+  const replace = async (key: string) => {
+    let size: number;
+    try {
+      size = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength ?? 0;
+    } catch (error) {
+      if (isMissing(error)) return 0;
+      throw error;
+    }
+    if (size === erasedSize) {
+      const { Body } = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      const text = await (Body as { transformToString(): Promise<string> }).transformToString();
+      if (text === ERASED_CONTENT) return 0;
+    }
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: key, Body: ERASED_CONTENT, ContentType: 'text/plain' }),
+    );
+    return 1;
+  };
+  return {
+    async eraseMail(inboundId, rawKey) {
+      let changed = await replace(rawKey);
+      let token: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: `${ATTACHMENTS_PREFIX}${inboundId}/`,
+            ContinuationToken: token,
+          }),
+        );
+        for (const object of page.Contents ?? []) if (object.Key) changed += await replace(object.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return changed;
+    },
+    eraseSent: async () => 0,
+  };
+}
+
+/** The eraser of the store the environment names (as mailStore()). */
+export function mailEraser(): MailEraser {
+  const bucket = process.env[MAIL_BUCKET_VARIABLE];
+  const dir = process.env[MAIL_DIR_VARIABLE];
+  if (bucket) return s3MailEraser(bucket);
+  if (dir) return folderMailEraser(dir);
+  throw new Error(`Neither ${MAIL_BUCKET_VARIABLE} nor ${MAIL_DIR_VARIABLE} is set: no mail store`);
 }
 
 const isMissing = (error: unknown) => {
