@@ -101,6 +101,13 @@ describe('POST /api/erasures', () => {
     const sent = await outboxPass({ sender: relay, accepts: (id) => id === account.accountId });
     expect(sent.counts).toMatchObject({ sent: 4, failed: 2 });
     await suppressAddress(account.accountId, person.email, 'bounced');
+    // A reply to the person still queued when the erasure comes: taken out of the outbox, never sent.
+    const queued = await call('POST', `/api/tickets/${made.tickets[1]}/messages`, {
+      body: 'One more thing.',
+      visibility: 'public',
+      agent_id: agent,
+    });
+    expect(queued.body.data.email.delivery.status).toBe('queued');
     const sentFiles = async () =>
       Promise.all(
         (await readdir(join(mailDir, 'sent'))).map((f) => readFile(join(mailDir, 'sent', f), 'utf8')),
@@ -170,6 +177,11 @@ describe('POST /api/erasures', () => {
     expect(rateItems(afterItems, control.email)).toHaveLength(1);
     expect(done.counts.email_outbound).toBeGreaterThanOrEqual(3);
     expect(done.counts.mail).toBe(2);
+    const withdrawn = (await call('GET', `/api/tickets/${made.tickets[1]}/messages`)).body.data.find(
+      (m: { id: string }) => m.id === queued.body.data.id,
+    );
+    expect(withdrawn.email).toMatchObject({ to: ['[erased]'], delivery: { status: 'failed', attempts: 0 } });
+    expect((await outboxPass({ sender: relay, accepts: (a) => a === account.accountId })).read).toBe(0);
     const mails = await sentFiles();
     expect(mails.filter((raw) => raw === '[erased]')).toHaveLength(2);
     expect(
