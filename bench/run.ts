@@ -30,6 +30,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * service's peak RSS and mails processed per second (bench/email-large.ts), to bench/runs/results-email-large.json.
  * `-- --trash [--quick]`: a delete and a restore of a ticket with 100 messages, and the purge's throughput
  * (bench/trash.ts), to bench/runs/results-trash.json (docs/capacity.md quotes it; never published).
+ * `-- --erasure [--quick]`: the erasure of a person with 10, 100 and 1,000 tickets (bench/erasure.ts), to
+ * bench/runs/results-erasure.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -68,6 +70,7 @@ try {
   else if (process.argv.includes('--email')) await (await import('./email.ts')).runEmailOnly(options);
   else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
   else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
+  else if (process.argv.includes('--erasure')) await (await import('./erasure.ts')).runErasureOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);

@@ -320,6 +320,24 @@ const declared = [
       'ConditionCheckItem',
     ],
   },
+  // Erasures (decisions.md, "Deleting, restoring and erasing"): started here, run by the erasure runner.
+  {
+    name: 'createErasure',
+    method: 'POST',
+    path: '/api/erasures',
+    entry: 'functions/erasures-create.ts',
+    scope: 'erasures:write',
+    // PutItem (in the commit, with the kept answer) and DeleteItem: an Idempotency-Key's record.
+    tableActions: ['PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'getErasure',
+    method: 'GET',
+    path: '/api/erasures/{erasure}',
+    entry: 'functions/erasures-get.ts',
+    scope: 'erasures:write',
+    tableActions: ['GetItem', 'UpdateItem'],
+  },
   {
     name: 'listEvents',
     method: 'GET',

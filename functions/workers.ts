@@ -93,6 +93,33 @@ export const purgeWorker = {
   timeoutSeconds: 300,
 } as const satisfies WorkerDefinition;
 
+/** How long one erasure run may go on (it stops sooner once no erasure has steps to go); timeout 60 s beyond. */
+export const ERASURE_RUN_MS = 50_000;
+
+/**
+ * Scheduled every minute, runs the erasure runner (lib/erasures/runner.ts) until no erasure has steps to go: the
+ * erasures' due index and the object references (Query on gsi2), the trash lists (Query on gsi1), the person's
+ * postings, messages and copies (Query, GetItem), the objects' commits (transactions of Put, Update, Delete and
+ * ConditionCheck items), copies put again (PutItem), the progress saves (UpdateItem, PutItem), deletes (DeleteItem;
+ * a trashed object's purge and the address's leftovers by BatchWriteItem). Its role also rewrites the mail
+ * bucket's raw mail and attachments (infra/constructs/mail-receiving.ts, grantErase).
+ */
+export const erasureWorker = {
+  name: 'erasures',
+  entry: 'functions/erasures.ts',
+  tableActions: [
+    'Query',
+    'GetItem',
+    'PutItem',
+    'UpdateItem',
+    'DeleteItem',
+    'BatchWriteItem',
+    'ConditionCheckItem',
+  ],
+  indexQueries: ['gsi1', 'gsi2'],
+  timeoutSeconds: 110,
+} as const satisfies WorkerDefinition;
+
 /**
  * Invoked by the stage's SES receipt rule once the raw mail is in the mail bucket (infra/constructs/mail-receiving.ts):
  * the one inbound handler (lib/email/receive.ts) with the S3 store, so the table actions of a message post or a
@@ -114,4 +141,5 @@ export const workers: readonly WorkerDefinition[] = [
   emailOutboxWorker,
   purgeWorker,
   emailInboundWorker,
+  erasureWorker,
 ];

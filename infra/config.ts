@@ -1,6 +1,7 @@
 import type {
   emailInboundWorker,
   emailOutboxWorker,
+  erasureWorker,
   purgeWorker,
   slaBreachesWorker,
   webhookDueWorker,
@@ -14,7 +15,8 @@ export type WorkerName =
   | typeof slaBreachesWorker.name
   | typeof emailOutboxWorker.name
   | typeof purgeWorker.name
-  | typeof emailInboundWorker.name;
+  | typeof emailInboundWorker.name
+  | typeof erasureWorker.name;
 
 /**
  * Every difference between environments, in one typed object (`npx cdk deploy -c stage=<name>`).
@@ -95,6 +97,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       emailOutbox: 2,
       trashPurge: 2,
       emailInbound: 5,
+      erasures: 2,
     },
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
     // deliveries/s at a 200 ms receiver).
@@ -134,6 +137,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       emailOutbox: 2,
       trashPurge: 2,
       emailInbound: 20,
+      erasures: 2,
     },
     // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms
     // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a

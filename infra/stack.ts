@@ -21,6 +21,7 @@ import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } fro
 import {
   emailInboundWorker,
   emailOutboxWorker,
+  erasureWorker,
   PURGE_EVERY_MINUTES,
   purgeWorker,
   slaBreachesWorker,
@@ -283,6 +284,21 @@ export class DeskpipeStack extends Stack {
       reservedConcurrency: config.workerConcurrency.trashPurge,
     });
     functions[purgeWorker.name] = purge.function;
+    // Erasures (decisions.md, "Erasing a person"): every minute, until no running erasure has steps to go.
+    const erasures = new ScheduledRunner(this, 'Erasures', {
+      ...runnerDefaults,
+      worker: erasureWorker,
+      description:
+        'Runs the erasures of people (functions/erasures.ts), a bounded step at a time, each minute.',
+      slug: 'erasures',
+      everyMinutes: 1,
+      notRunningAfter: Duration.minutes(15),
+      notRunningMeans:
+        'The erasure runner did not run for 15 minutes: erasures stay running. See docs/deploy.md#erasures-not-running.',
+      reservedConcurrency: config.workerConcurrency.erasures,
+    });
+    mail.grantErase(erasures.function);
+    functions[erasureWorker.name] = erasures.function;
     new ServiceAlarms(this, 'Alarms', {
       api: this.api,
       functions,

@@ -6,6 +6,7 @@ import { reindex } from '#lib/accounts/reindex.ts';
 import { EVERY_SCOPE, type Grant, isGrant } from '#lib/accounts/scopes.ts';
 import { findAccountIdBySlug } from '#lib/data/accounts.ts';
 import { isIndexedEntityName } from '#lib/data/reindex.ts';
+import { replayErasures } from '#lib/erasures/replay.ts';
 
 /**
  * The admin commands (README.md, "Admin command line"), independent of how the store was reached (cli.ts does
@@ -30,6 +31,9 @@ export const USAGE = `usage: npm run --silent admin -- <command>
   tickets reindex SLUG     rebuild the account's ticket index from its tickets (while it takes no writes)
   deals reindex SLUG       the same for its deals
   contacts reindex SLUG    the same for its contacts
+  erasures replay [--ledger-from TABLE]
+                           after a restore from backup, erase again every person in the erasure ledger
+                           (the ledger read from TABLE, the table that was live, when given)
 options: --aws  use the deployed table named by TABLE_NAME (AWS credentials from the environment)`;
 
 export async function runCommand(args: string[]): Promise<Record<string, unknown>> {
@@ -50,6 +54,13 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
       const revoked = await revokeKeyById(target);
       if (!revoked) throw new CommandError(`no API key has the id ${target}`);
       return revoked;
+    }
+  }
+  if (command === 'erasures') {
+    const [action, ...extra] = rest;
+    const from = extra[0] === '--ledger-from' ? extra[1] : undefined;
+    if (action === 'replay' && (extra.length === 0 || (from && extra.length === 2))) {
+      return replayErasures({ ledgerTable: from });
     }
   }
   if (command && isIndexedEntityName(command)) {

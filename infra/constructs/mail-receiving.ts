@@ -172,4 +172,24 @@ export class MailReceiving extends Construct {
       new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
     );
   }
+
+  /**
+   * Lets the erasure runner rewrite a person's raw mail and attachments (GetObject and PutObject on both prefixes;
+   * ListBucket to list one mail's attachments and so a missing object is a 404, not a 403).
+   */
+  grantErase(fn: DeskpipeFunction): void {
+    fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [
+          this.bucket.arnForObjects(`${RAW_MAIL_PREFIX}*`),
+          this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`),
+        ],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
+    );
+  }
 }

@@ -59,6 +59,8 @@ async function main(): Promise<void> {
       { runPurges },
       { runOutbox },
       { folderSender, smtpSender },
+      { runErasures },
+      { folderMailEraser },
     ] = await Promise.all([
       import('#lib/accounts/apply-account.ts'),
       import('#lib/data/accounts.ts'),
@@ -69,6 +71,8 @@ async function main(): Promise<void> {
       import('#lib/trash/purge.ts'),
       import('#lib/email/outbox.ts'),
       import('#lib/email/senders.ts'),
+      import('#lib/erasures/runner.ts'),
+      import('#lib/data/mail-store.ts'),
     ]);
     const demo = JSON.parse(await readFile(DEMO_ACCOUNT_FILE, 'utf8')) as { slug: string };
     // A store that has just started (its JIT cold, the machine busy) can miss the client's time limits on its
@@ -111,6 +115,11 @@ async function main(): Promise<void> {
     });
     // The download routes read raw mail and attachments from the same folder (lib/data/mail-store.ts).
     process.env.MAIL_DIR = mailDir;
+    // Erasures (docs/decisions.md, "Erasing a person"): the running ones, found by their due entry, a bounded step at a time.
+    const erasures = runErasures(Number.POSITIVE_INFINITY, {
+      stopped: () => breachesStopped,
+      mail: folderMailEraser(mailDir),
+    });
 
     console.log(`deskpipe is listening on ${baseUrl} (API reference: ${baseUrl}/docs)`);
     console.log(
@@ -146,7 +155,7 @@ async function main(): Promise<void> {
       // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
       await dispatcher.stop();
       breachesStopped = true;
-      await Promise.all([breaches, purges, outbox]);
+      await Promise.all([breaches, purges, outbox, erasures]);
       sender.close();
       await stopStore();
       process.exit(code);

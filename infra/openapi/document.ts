@@ -390,6 +390,7 @@ export function openApiDocument(version: string) {
       { name: 'Deals' },
       { name: 'Pipelines' },
       { name: 'Trash', description: 'Deleted tickets, deals and contacts, until they are purged (30 days).' },
+      { name: 'Erasures', description: 'Erasing a person (GDPR article 17), everywhere, in the background.' },
       { name: 'Keys', description: 'API keys: scopes, expiry, rotation.' },
       { name: 'E-mail', description: 'The e-mail channel: every received mail and what became of it.' },
       { name: 'Contract', description: 'This document and its page.' },

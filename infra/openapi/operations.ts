@@ -8,6 +8,7 @@ import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { DealListQueryParams } from '#lib/deals/list-query.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { InboundListQueryParams } from '#lib/email/inbound-log.ts';
+import { CreateErasureSchema } from '#lib/erasures/erasures.ts';
 import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { CreateMessageSchema, MESSAGE_ID_PATTERN, MessageListQueryParams } from '#lib/tickets/messages.ts';
@@ -31,6 +32,7 @@ import {
   DealDeleted,
   DealPage,
   DealUpdated,
+  ErasureAnswer,
   EventFeed,
   InboundMailPage,
   MessageCreated,
@@ -73,6 +75,7 @@ export interface Operation {
     | 'Contacts'
     | 'Pipelines'
     | 'Trash'
+    | 'Erasures'
     | 'Events'
     | 'Webhooks'
     | 'Keys'
@@ -160,6 +163,13 @@ const WEBHOOK_PARAM = {
   webhook: {
     description: "The webhook endpoint's id (`we_…`).",
     schema: v.pipe(v.string(), v.maxLength(27), v.regex(ENDPOINT_ID_PATTERN)),
+  },
+};
+
+const ERASURE_PARAM = {
+  erasure: {
+    description: "The erasure's id (`ers_…`).",
+    schema: v.pipe(v.string(), v.maxLength(27), v.regex(/^ers_\d{13}[0-9a-f]{10}$/)),
   },
 };
 
@@ -482,6 +492,28 @@ export const operations: Record<RouteName, Operation> = {
     statuses: [404],
     conflict:
       'a deal whose contact is in the trash, or a contact whose e-mail another contact took meanwhile.',
+  },
+  createErasure: {
+    summary: 'Erase a person',
+    description:
+      'Starts the erasure of everything the account holds about the person with this e-mail address (GDPR ' +
+      'article 17): their contact, their name, e-mail and phone on every ticket they requested, what they wrote, ' +
+      "their deals' contact, every event, kept idempotent answer, inbound mail entry and search term holding " +
+      'them; then `contact.erased`. Runs in the background: follow it with `GET /api/erasures/{erasure}`. An ' +
+      'address the account does not know is accepted too and completes with zero counts. The erasure keeps only ' +
+      'a keyed hash of the address.',
+    tag: 'Erasures',
+    body: CreateErasureSchema,
+    ok: { status: 202, description: 'The erasure, started.', body: ErasureAnswer },
+  },
+  getErasure: {
+    summary: 'Get an erasure',
+    description:
+      "An erasure's status and, once completed, how many items of each store it changed or removed.",
+    tag: 'Erasures',
+    pathParams: ERASURE_PARAM,
+    ok: { status: 200, description: 'The erasure.', body: ErasureAnswer },
+    statuses: [404],
   },
   listEvents: {
     summary: 'List events',

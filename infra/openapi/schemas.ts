@@ -86,10 +86,16 @@ export const Ticket = v.pipe(
     requester: v.strictObject({
       type: v.literal('email'),
       name: nullable(v.string()),
-      email: v.string(),
+      email: nullable(v.string()),
       phone: nullable(v.string()),
       contact_id: nullable(id),
       client_id: nullable(id),
+      erased: v.optional(
+        v.pipe(
+          v.literal(true),
+          v.description('Present once the requester was erased: name, e-mail and phone are null.'),
+        ),
+      ),
     }),
     assignee,
     team,
@@ -102,7 +108,11 @@ export const Ticket = v.pipe(
 export const ListedTicket = v.pipe(
   v.strictObject({
     ...ticketCommon,
-    requester: v.strictObject({ name: nullable(v.string()), email: v.string() }),
+    requester: v.strictObject({
+      name: nullable(v.string()),
+      email: nullable(v.string()),
+      erased: v.optional(v.literal(true)),
+    }),
     assignee,
     team,
     ...ticketTimes,
@@ -303,7 +313,17 @@ export const Deal = v.pipe(
     probability: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
     pipeline: v.strictObject({ id, name: v.string() }),
     stage: v.strictObject({ id, name: v.string(), color: v.string() }),
-    contact: v.strictObject({ uuid, full_name: v.string(), email: v.string() }),
+    contact: v.strictObject({
+      uuid,
+      full_name: nullable(v.string()),
+      email: nullable(v.string()),
+      erased: v.optional(
+        v.pipe(
+          v.literal(true),
+          v.description('Present once the contact was erased: its name and e-mail are null.'),
+        ),
+      ),
+    }),
     created_at: timestamp,
   }),
   v.title('Deal'),
@@ -441,8 +461,35 @@ export const DealDeletedEvent = eventSchema('deal.deleted', DealDetail, 'DealDel
 export const DealRestoredEvent = eventSchema('deal.restored', DealDetail, 'DealRestoredEvent', false);
 export const ContactDeletedEvent = eventSchema('contact.deleted', Contact, 'ContactDeletedEvent', false);
 export const ContactRestoredEvent = eventSchema('contact.restored', Contact, 'ContactRestoredEvent', false);
+/** `contact.erased` (decisions.md, "Deleting, restoring and erasing"): uuids only, nothing personal. */
+export const ContactErasedEvent = v.pipe(
+  v.strictObject({
+    id: eventId,
+    type: v.literal('contact.erased'),
+    created_at: timestamp,
+    data: v.strictObject({
+      object: v.pipe(
+        v.strictObject({
+          uuid: v.pipe(
+            nullable(uuid),
+            v.description("The erased contact's uuid; null when there was no contact."),
+          ),
+          tickets: v.pipe(
+            v.array(uuid),
+            v.description('The tickets the person requested, now erased of them.'),
+          ),
+          deals: v.pipe(v.array(uuid), v.description("The contact's deals, now showing it erased.")),
+        }),
+        v.description('Purge your copies of the person: every object they were in is named here.'),
+      ),
+      version,
+    }),
+  }),
+  v.title('ContactErasedEvent'),
+);
 export const Event = v.pipe(
   v.union([
+    ContactErasedEvent,
     TicketDeletedEvent,
     TicketRestoredEvent,
     DealDeletedEvent,
@@ -691,3 +738,22 @@ export const Restored = v.pipe(
   }),
   v.title('Restored'),
 );
+
+/** Erasures (decisions.md, "Deleting, restoring and erasing"): never the address, never its hash. */
+export const Erasure = v.pipe(
+  v.strictObject({
+    id: v.pipe(v.string(), v.regex(/^ers_\d{13}[0-9a-f]{10}$/)),
+    status: v.picklist(['running', 'completed']),
+    requested_at: timestamp,
+    completed_at: nullable(timestamp),
+    counts: v.pipe(
+      v.record(v.string(), v.pipe(v.number(), v.integer(), v.minValue(0))),
+      v.description(
+        'Items changed or removed per store (`contact`, `tickets`, `messages`, `deals`, `events`, `idempotency`, ' +
+          '`email_inbound`, `email_outbound`, `mail`, `trash`, `index`); empty while running.',
+      ),
+    ),
+  }),
+  v.title('Erasure'),
+);
+export const ErasureAnswer = v.strictObject({ data: Erasure });

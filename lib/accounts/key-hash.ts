@@ -35,3 +35,8 @@ export function sameHash(a: string, b: string): boolean {
   const right = Buffer.from(b, 'utf8');
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/** A keyed hash (HMAC-SHA256 under the same secret) of any text kept only as a hash: an erased person's address. */
+export function keyedHash(text: string): string {
+  return createHmac('sha256', hashSecret()).update(text).digest('hex');
+}

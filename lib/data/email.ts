@@ -3,7 +3,7 @@ import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, getItem, tableName } from './client.ts';
 import { isConditionFailure } from './errors.ts';
 import { entityOf } from './items.ts';
-import { emailKeys } from './keys.ts';
+import { emailKeys, objectRefKeys } from './keys.ts';
 import type { CommitAction } from './transact.ts';
 
 /**
@@ -137,7 +137,13 @@ export async function putInbound(accountId: string, record: InboundRecord): Prom
   await dynamo.send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...emailKeys.inbound(accountId, record.id), type: 'email_inbound', ...record },
+      Item: {
+        ...emailKeys.inbound(accountId, record.id),
+        // The ticket's reference (keys only): an erasure finds the mail that became its messages by it.
+        ...(record.ticketUuid ? objectRefKeys.ref(accountId, record.ticketUuid, 'inbound', record.id) : {}),
+        type: 'email_inbound',
+        ...record,
+      },
     }),
   );
 }

@@ -3,7 +3,7 @@ import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { Conflict } from '#lib/errors.ts';
 import { dynamo, tableName } from './client.ts';
 import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from './errors.ts';
-import { idempotencyKeys } from './keys.ts';
+import { idempotencyKeys, objectRefKeys } from './keys.ts';
 import { rateExempt } from './rate-limit.ts';
 import type { CommitAction, TransactAction } from './transact.ts';
 
@@ -113,6 +113,7 @@ function doneRecord(claim: IdempotencyClaim, answer: KeptAnswer) {
       body: answer.body,
       ...(answer.headers && Object.keys(answer.headers).length > 0 ? { headers: answer.headers } : {}),
       expires_at: claim.expiresAt,
+      ...refOfAnswer(claim, answer),
     },
     // Only the claim's holder completes it, and only once: a request whose lease ran out and whose key was
     // claimed again cannot also land its change.
@@ -177,4 +178,24 @@ export async function releaseIdempotencyKey(claim: IdempotencyClaim): Promise<vo
 /** A write's claim ran out and another request holds the key now: that one completes, this one changed nothing. */
 export function idempotencyTakenOver(): Conflict {
   return new Conflict('A request with this idempotency key is still being processed.');
+}
+
+/**
+ * The object reference of a kept answer (keys only, gsi2): the object its body answers (`data` or `ticket`: its
+ * `uuid`, a message's `ticket_uuid`), so that an erasure finds the kept answers holding a person by their objects,
+ * never by a Scan.
+ */
+function refOfAnswer(claim: IdempotencyClaim, answer: KeptAnswer): Record<string, string> {
+  type Shown = { uuid?: unknown; ticket_uuid?: unknown };
+  let object: Shown | undefined;
+  try {
+    const body = JSON.parse(answer.body) as { data?: Shown; ticket?: Shown };
+    object = body.data ?? body.ticket;
+  } catch {
+    return {};
+  }
+  const uuid = typeof object?.ticket_uuid === 'string' ? object.ticket_uuid : object?.uuid;
+  return typeof uuid === 'string'
+    ? objectRefKeys.ref(claim.accountId, uuid, 'idempotency', claim.keyHash)
+    : {};
 }

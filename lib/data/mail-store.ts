@@ -1,9 +1,15 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
@@ -87,6 +93,120 @@ export function folderMailStore(dir: string): MailObjectStore {
     },
     link: async () => undefined,
   };
+}
+
+/** The erasure's mark: what a file of the person's becomes (lib/erasures/redact.ts, ERASED, is the same text). */
+export const ERASED_CONTENT = '[erased]';
+
+/** Where a person's raw mail and attachments are kept, as the erasure reaches them (lib/erasures/job.ts). */
+export interface MailEraser {
+  /** Replaces the raw mail and the attachments of one received mail with `[erased]`; answers the files changed. */
+  eraseMail(inboundId: string, rawKey: string): Promise<number>;
+  /** Replaces the kept copy of one mail the service sent (by its Message-ID) with `[erased]`; answers 1 or 0. */
+  eraseSent(messageId: string): Promise<number>;
+}
+
+/** Where the folder sender keeps a sent mail (lib/email/senders.ts): `sent/` + this, found again by its Message-ID. */
+export const sentMailName = (messageId: string) => `${messageId.replace(/[^A-Za-z0-9._@+=-]/g, '_')}.eml`;
+export const SENT_FOLDER = 'sent';
+
+/**
+ * The folder store's part of an erasure (lib/erasures/job.ts, which calls it through MailEraser): a received mail's raw file and its attachments
+ * replaced by `[erased]`, and its envelope's sender (in `done/`, `pending/`) removed; a sent mail's `.eml` file
+ * (`sent/<Message-ID>.eml`, the folder sender's name for it) replaced by `[erased]`. Answers the files changed.
+ */
+export function folderMailEraser(dir: string): MailEraser {
+  /** Answers 1 when the file was replaced, 0 when it was already erased or is not there. */
+  const replaceFile = async (path: string) => {
+    try {
+      if ((await readFile(path, 'utf8')) === ERASED_CONTENT) return 0;
+      await writeFile(path, ERASED_CONTENT);
+      return 1;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return 0;
+    }
+  };
+  return {
+    eraseSent: (messageId) => replaceFile(join(dir, SENT_FOLDER, sentMailName(messageId))),
+    async eraseMail(inboundId, rawKey) {
+      let changed = 0;
+      const replace = async (path: string) => {
+        changed += await replaceFile(path);
+      };
+      await replace(join(dir, rawKey));
+      const attachments = join(dir, 'attachments', inboundId);
+      const names = await readdir(attachments).catch(() => [] as string[]);
+      for (const name of names) await replace(join(attachments, name));
+      for (const folder of ['done', 'pending']) {
+        const path = join(dir, folder, `${inboundId}.json`);
+        try {
+          const envelope = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+          if (envelope.mailFrom === null) continue;
+          await writeFile(path, JSON.stringify({ ...envelope, mailFrom: null }));
+          changed++;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        }
+      }
+      return changed;
+    },
+  };
+}
+
+/**
+ * The S3 store's part of an erasure: a received mail's raw object and its attachments (one ListObjectsV2 of the
+ * mail's own `attachments/<inbound id>/` prefix) replaced by `[erased]`. Sent mail has no copy in the bucket
+ * (SES sends it; the service keeps none): `eraseSent` answers 0. An object already erased or gone is left alone.
+ */
+export function s3MailEraser(bucket: string, client: S3Client = new S3Client({})): MailEraser {
+  const erasedSize = Buffer.byteLength(ERASED_CONTENT);
+  const replace = async (key: string) => {
+    let size: number;
+    try {
+      size = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength ?? 0;
+    } catch (error) {
+      if (isMissing(error)) return 0;
+      throw error;
+    }
+    if (size === erasedSize) {
+      const { Body } = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      const text = await (Body as { transformToString(): Promise<string> }).transformToString();
+      if (text === ERASED_CONTENT) return 0;
+    }
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: key, Body: ERASED_CONTENT, ContentType: 'text/plain' }),
+    );
+    return 1;
+  };
+  return {
+    async eraseMail(inboundId, rawKey) {
+      let changed = await replace(rawKey);
+      let token: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: `${ATTACHMENTS_PREFIX}${inboundId}/`,
+            ContinuationToken: token,
+          }),
+        );
+        for (const object of page.Contents ?? []) if (object.Key) changed += await replace(object.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return changed;
+    },
+    eraseSent: async () => 0,
+  };
+}
+
+/** The eraser of the store the environment names (as mailStore()). */
+export function mailEraser(): MailEraser {
+  const bucket = process.env[MAIL_BUCKET_VARIABLE];
+  const dir = process.env[MAIL_DIR_VARIABLE];
+  if (bucket) return s3MailEraser(bucket);
+  if (dir) return folderMailEraser(dir);
+  throw new Error(`Neither ${MAIL_BUCKET_VARIABLE} nor ${MAIL_DIR_VARIABLE} is set: no mail store`);
 }
 
 const isMissing = (error: unknown) => {

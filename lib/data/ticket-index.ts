@@ -45,7 +45,11 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/sla-clocks.ts); the
     // breach commit puts the ticket in, the reply or resolution that completes the clock takes it out.
     { name: 'sla', values: (t) => (isBreached(t) ? ['breached'] : []), bounded: true },
-    { name: 'email', values: (t) => [t.requester.email.toLowerCase()], bounded: false },
+    {
+      name: 'email',
+      values: (t) => (t.requester.erased ? [] : [t.requester.email.toLowerCase()]),
+      bounded: false,
+    },
     {
       name: 'cf',
       values: (t) =>
@@ -63,7 +67,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   due: (t) => nextDueUs(t),
   // `sort=due`: soonest uncompleted due time first, none last, then newest first (lib/data/index/list.ts).
   sorts: { due: (t) => dueSortValue(t) },
-  search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.email),
+  search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.erased ? '' : t.requester.email),
   filter: (q) => ({
     status: q.status ? [q.status] : [],
     priority: q.priority ? [q.priority] : [],
@@ -80,7 +84,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
  * by every searchable entity are in lib/search.ts.
  */
 function ticketTerms(subject: string, reference: string, number: number, email: string): SearchTerms {
-  const fixed = [reference.toLowerCase(), ...emailTerms(email)];
+  const fixed = [reference.toLowerCase(), ...(email ? emailTerms(email) : [])];
   const useful = usefulTerms([...fixed, ...textWords(subject)]);
   const ordered = [
     ...useful.filter((t) => fixed.some((f) => f.startsWith(t))),

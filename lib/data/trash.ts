@@ -68,7 +68,7 @@ export async function deleteDeal(
 }
 
 /** The dimension of a contact's deals (every status): its counter counts the deals not in the trash. */
-const contactDealsDimension = (contactId: number) =>
+export const contactDealsDimension = (contactId: number) =>
   filterDimensions(deals.index.declaration, { contactId })[0] as string;
 
 /** A contact's deals (open, won or lost, not in the trash): their count, and each counter shard as read. */

@@ -13,7 +13,7 @@ export function presentDeal(d: Deal) {
     probability: d.probability,
     pipeline: d.pipeline,
     stage: d.stage,
-    contact: { uuid: d.contact.uuid, full_name: d.contact.fullName, email: d.contact.email },
+    contact: recordedContact(d),
     created_at: d.createdAt,
   };
 }
@@ -25,7 +25,7 @@ export function presentDeal(d: Deal) {
 export function presentDealDetail(d: Deal, contact: Contact | undefined) {
   const current = contact
     ? { uuid: contact.uuid, full_name: fullName(contact.firstName, contact.lastName), email: contact.email }
-    : { uuid: d.contact.uuid, full_name: d.contact.fullName, email: d.contact.email };
+    : recordedContact(d);
   return {
     ...presentDeal(d),
     contact: current,
@@ -35,4 +35,11 @@ export function presentDealDetail(d: Deal, contact: Contact | undefined) {
     lost_at: d.lostAt,
     updated_at: d.updatedAt,
   };
+}
+
+/** The deal's own copy of its contact; once the contact was erased, its uuid only (decisions.md). */
+function recordedContact(d: Deal) {
+  return d.contact.erased
+    ? { uuid: d.contact.uuid, full_name: null, email: null, erased: true as const }
+    : { uuid: d.contact.uuid, full_name: d.contact.fullName, email: d.contact.email };
 }

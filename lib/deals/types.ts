@@ -17,7 +17,7 @@ export interface Deal {
   pipeline: { id: number; name: string };
   stage: { id: number; name: string; color: string };
   /** The contact as it was at the deal's last write; answers show the contact as it is now. */
-  contact: { id: number; uuid: string; fullName: string; email: string };
+  contact: { id: number; uuid: string; fullName: string; email: string; erased?: boolean };
   expectedCloseDate: string | null;
   contactPhone: string | null;
   lostReason: string | null;

@@ -3,6 +3,7 @@ import { mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import nodemailer from 'nodemailer';
+import { sentMailName } from '#lib/data/mail-store.ts';
 
 /**
  * Where the outbox hands a mail (docs/email.md, "Sending"): one interface, three ways. Locally, SMTP to a relay
@@ -84,18 +85,23 @@ export function smtpSender(url: string): Sender {
   };
 }
 
-/** `.eml` files in `dir` (written whole, then renamed): the delivery is `sent` once the file is there. */
+/**
+ * `.eml` files in `dir` (written whole, then renamed), named after the mail's Message-ID (lib/data/mail-store.ts
+ * sentMailName: an erasure finds a ticket's sent mail by the ids on its messages, without listing the folder; a
+ * mail sent again after a crash replaces its own file): the delivery is `sent` once the file is there.
+ */
 export function folderSender(dir: string): Sender {
   return {
     name: `folder ${dir}`,
     async send(mail) {
       await mkdir(dir, { recursive: true });
-      const name = `${Date.now()}-${randomBytes(4).toString('hex')}.eml`;
-      const file = await open(join(dir, `${name}.tmp`), 'w');
+      const name = sentMailName(mail.messageId);
+      const temporary = join(dir, `${name}.${randomBytes(4).toString('hex')}.tmp`);
+      const file = await open(temporary, 'w');
       await file.writeFile(mail.raw);
       await file.sync();
       await file.close();
-      await rename(join(dir, `${name}.tmp`), join(dir, name));
+      await rename(temporary, join(dir, name));
       return { ok: true, providerMessageId: mail.messageId };
     },
     close: () => undefined,

@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   'ticket.sla_breached',
   // Deleting and restoring (lib/trash/trash.ts): the object as it was.
   ...(['ticket', 'deal', 'contact'] as const).flatMap((r) => [`${r}.deleted`, `${r}.restored`]),
+  // An erasure's end (lib/erasures/job.ts): the uuids of what it changed, nothing personal.
+  'contact.erased',
 ];
 
 /** What a type pattern may be: an event type, `<resource>.*`, or `*`. */

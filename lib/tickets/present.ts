@@ -37,10 +37,11 @@ export function presentCreatedTicket(t: Ticket) {
     requester: {
       type: t.requester.type,
       name: t.requester.name,
-      email: t.requester.email,
+      email: requesterEmail(t),
       phone: t.requester.phone,
       contact_id: t.requester.contactId,
       client_id: t.requester.clientId,
+      ...(t.requester.erased ? { erased: true } : {}),
     },
     assignee: t.assignee,
     team: t.team,
@@ -53,12 +54,19 @@ export function presentCreatedTicket(t: Ticket) {
 export function presentListedTicket(t: Ticket) {
   return {
     ...common(t),
-    requester: { name: t.requester.name, email: t.requester.email },
+    requester: {
+      name: t.requester.name,
+      email: requesterEmail(t),
+      ...(t.requester.erased ? { erased: true } : {}),
+    },
     assignee: t.assignee,
     team: t.team,
     ...timestamps(t),
   };
 }
+
+/** The requester's address, null once the requester was erased (decisions.md, "Deleting, restoring and erasing"). */
+const requesterEmail = (t: Ticket) => (t.requester.erased ? null : t.requester.email);
 
 /** The conversation's public fields: last_message_at and waiting_since (the clocks' own are inside `sla`). */
 function conversationFields(t: Ticket) {

@@ -30,6 +30,8 @@ export interface Ticket {
     phone: string | null;
     contactId: number | null;
     clientId: number | null;
+    /** The requester was erased (decisions.md): name, e-mail and phone are gone (the e-mail stored as ''). */
+    erased?: boolean;
   };
   assignee: { id: number; name: string; email: string } | null;
   team: { id: number; name: string } | null;

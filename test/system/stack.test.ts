@@ -7,6 +7,7 @@ import { authorizerTableActions, routes } from '#functions/routes.ts';
 import {
   emailInboundWorker,
   emailOutboxWorker,
+  erasureWorker,
   PURGE_EVERY_MINUTES,
   PURGE_RUN_MS,
   purgeWorker,
@@ -83,6 +84,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
     // lib/data/mail-store.ts: the inbound function and the download routes.
     const withMail = new Set([
       `deskpipe-${stage}-${emailInboundWorker.name}`,
+      `deskpipe-${stage}-${erasureWorker.name}`,
       ...routes.filter((r) => r.mailObjects).map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
     for (const fn of Object.values(functions)) {
@@ -297,6 +299,14 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
     });
+    // The erasure runner that stopped running: no invocation in 15 minutes (erasures stay running).
+    expect(byName[`deskpipe-${stage}-erasures-not-running`]).toMatchObject({
+      MetricName: 'Invocations',
+      Period: 900,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
     // The outbox that stopped running: no invocation in 5 minutes (replies are not mailed).
     expect(byName[`deskpipe-${stage}-email-outbox-not-running`]).toMatchObject({
       MetricName: 'Invocations',
@@ -311,7 +321,7 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
-    expect(alarms).toHaveLength(9 + 2 * (routes.length + 1 + workers.length));
+    expect(alarms).toHaveLength(10 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
@@ -665,6 +675,15 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
           Effect: 'Allow',
           Resource: objects('attachments/'),
         },
+      ],
+      // The erasure runner rewrites a person's raw mail and attachments as `[erased]`.
+      [erasureWorker.name]: [
+        {
+          Action: ['s3:GetObject', 's3:PutObject'],
+          Effect: 'Allow',
+          Resource: [objects('raw/'), objects('attachments/')],
+        },
+        { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
       ],
       ...Object.fromEntries(
         routes

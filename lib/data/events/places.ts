@@ -4,7 +4,7 @@ import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../errors.ts';
-import { EVENT_PLACE_BASE, eventKeys } from '../keys.ts';
+import { EVENT_PLACE_BASE, eventKeys, objectRefKeys } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS, PART_BYTES } from './item.ts';
@@ -166,6 +166,8 @@ export function eventItems(
     event_type: draft.type,
     at: Math.floor(takenUs / 1000),
     expires_at,
+    // The object's reference (keys only): an erasure finds the events of an object by it, never by a Scan.
+    ...refOfEvent(accountId, draft, eventKeys.sort(seq)),
     body: parts[0],
     ...(parts.length > 1 ? { parts: parts.length } : {}),
   };
@@ -277,3 +279,10 @@ export async function closePlace(accountId: string, seq: number, at = Date.now()
 
 /** Attempts of a close cancelled by a transaction in flight on the place (closePlace). */
 const CLOSE_ATTEMPTS = 3;
+
+/** The object reference of an event's item: a message's ticket, or the object itself (erasures find them so). */
+function refOfEvent(accountId: string, draft: EventDraft, sk: string): Record<string, string> {
+  const object = (draft.object ?? {}) as { uuid?: unknown; ticket_uuid?: unknown };
+  const uuid = typeof object.ticket_uuid === 'string' ? object.ticket_uuid : object.uuid;
+  return typeof uuid === 'string' ? objectRefKeys.ref(accountId, uuid, 'event', sk) : {};
+}

@@ -1,0 +1,595 @@
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Contact } from '#lib/accounts/types.ts';
+import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
+import { contacts } from './contact-index.ts';
+import { releaseEmail } from './contacts.ts';
+import { isConditionFailure } from './errors.ts';
+import { type EventDraft, PART_BYTES, placeItems } from './events.ts';
+import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
+import { writePlan } from './index/write-plan.ts';
+import { entityOf, type ItemKey, type Versioned } from './items.ts';
+import { erasureKeys, eventKeys, messageKeys, objectRefKeys, trashKeys } from './keys.ts';
+import { outboxUnchanged } from './outbox.ts';
+import { tickets } from './ticket-index.ts';
+import { type CommitAction, commit } from './transact.ts';
+
+/**
+ * Erasures in the store (docs/data-model.md, "Erasures"): the record the API answers, the job's progress item,
+ * the running erasure's due entry, the ledger; and the reads and rewrites the job makes of the items that hold a
+ * copy of a person (found by their object reference, never by a Scan). Nothing here decides what is personal:
+ * the job (lib/erasures/job.ts) hands a rewrite function.
+ */
+
+/** An erasure as kept: no address, only its keyed hash (`hash`). */
+export interface ErasureRecord {
+  id: string;
+  status: 'running' | 'completed';
+  requestedAt: string;
+  completedAt: string | null;
+  counts: Record<string, number>;
+  hash: string;
+}
+
+/** The job's state between steps: deleted in the step that completes it. */
+export interface ErasureProgress {
+  /** Bumped by every step: a step's save holds only if no other runner saved since it read. */
+  step: number;
+  phase: string;
+  /** Where the phase is (the next deal's order key, a trash page's last key), or null at its start. */
+  at: string | null;
+  /** The object the phase is working on (a ticket, deal or contact uuid), its sub-phase and where that is. */
+  object: string | null;
+  sub: string | null;
+  subAt: string | null;
+  /** The person's identifiers while the job runs (the only place they are kept: gone when it completes). */
+  person: { email: string; names: string[]; phones: string[] };
+  contact: { id: number; uuid: string } | null;
+  counts: Record<string, number>;
+}
+
+const RECORD = 'erasure';
+const PROGRESS = 'erasure_progress';
+
+/** The create's two puts (record and progress, the record due now), for one commit with the kept answer. */
+export function newErasureActions(
+  accountId: string,
+  record: ErasureRecord,
+  progress: ErasureProgress,
+  nowMs: number,
+): CommitAction[] {
+  return [
+    {
+      what: 'erasure',
+      action: {
+        Put: {
+          TableName: tableName(),
+          Item: {
+            ...erasureKeys.record(accountId, record.id),
+            ...erasureKeys.due(accountId, record.id, nowMs),
+            type: RECORD,
+            ...record,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    },
+    {
+      what: 'erasure_progress',
+      action: {
+        Put: {
+          TableName: tableName(),
+          Item: { ...erasureKeys.progress(accountId, record.id), type: PROGRESS, ...progress },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    },
+  ];
+}
+
+export async function getErasureRecord(accountId: string, id: string): Promise<ErasureRecord | undefined> {
+  const item = await getItem(erasureKeys.record(accountId, id));
+  return item && item.type === RECORD ? entityOf<ErasureRecord>(item) : undefined;
+}
+
+export async function getErasureProgress(
+  accountId: string,
+  id: string,
+): Promise<ErasureProgress | undefined> {
+  const item = await getItem(erasureKeys.progress(accountId, id));
+  return item && entityOf<ErasureProgress>(item);
+}
+
+/** Another runner saved a step of this erasure since this one read it: this one stops, that one goes on. */
+export class ErasureStepTaken extends Error {
+  constructor() {
+    super('Another runner took this erasure step');
+  }
+}
+
+/** Saves the progress of a step, on the condition that it is still the step read (the next step's number). */
+export async function saveErasureProgress(
+  accountId: string,
+  id: string,
+  progress: ErasureProgress,
+): Promise<void> {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...erasureKeys.progress(accountId, id), type: PROGRESS, ...progress },
+        ConditionExpression: 'step = :read',
+        ExpressionAttributeValues: { ':read': progress.step - 1 },
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw new ErasureStepTaken();
+    throw error;
+  }
+}
+
+/** Running erasures due at `nowMs`, earliest first (one Query per due shard, at once). */
+export async function dueErasures(
+  nowMs: number,
+  limit: number,
+): Promise<{ accountId: string; id: string }[]> {
+  const keys = await dueSortKeys(
+    {
+      indexName: erasureKeys.dueIndex,
+      partition: erasureKeys.duePartition,
+      before: erasureKeys.dueBefore(nowMs),
+    },
+    limit,
+    ALL_DUE_SHARDS,
+  );
+  return keys.map((sk) => erasureKeys.parseDue(sk));
+}
+
+/**
+ * The completion, in one transaction with the `contact.erased` event: the record completed with its counts and
+ * out of the due index, the ledger entry (hashes only), the progress item (the identifiers) deleted.
+ */
+export async function completeErasure(
+  accountId: string,
+  record: ErasureRecord,
+  progress: ErasureProgress,
+  event: EventDraft,
+): Promise<void> {
+  const completed = { ...record, status: 'completed' as const };
+  await writePlan({
+    fixed: [
+      {
+        what: 'erasure',
+        action: {
+          Put: {
+            TableName: tableName(),
+            Item: { ...erasureKeys.record(accountId, record.id), type: RECORD, ...completed },
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      },
+      {
+        what: 'erasure_ledger',
+        action: {
+          Put: {
+            TableName: tableName(),
+            Item: {
+              ...erasureKeys.ledger(accountId, record.id),
+              type: 'erasure_ledger',
+              accountId,
+              id: record.id,
+              hash: record.hash,
+              completedAt: record.completedAt,
+            },
+          },
+        },
+      },
+      {
+        what: 'erasure_progress',
+        action: {
+          Delete: {
+            TableName: tableName(),
+            Key: erasureKeys.progress(accountId, record.id),
+            ConditionExpression: 'step = :read',
+            ExpressionAttributeValues: { ':read': progress.step },
+          },
+        },
+        refused: () => new ErasureStepTaken(),
+      },
+    ],
+    additions: [],
+    attached: [],
+    events: { accountId, drafts: [event], reserved: [] },
+  });
+}
+
+/** Every ledger entry (the replay's list): the account, the erasure's id and its hash. */
+export async function ledgerEntries(
+  table = tableName(),
+): Promise<{ accountId: string; id: string; hash: string }[]> {
+  const items = await queryAll({
+    TableName: table,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': erasureKeys.ledgerPartition },
+    ConsistentRead: true,
+  });
+  return items.map((i) => ({ accountId: String(i.accountId), id: String(i.id), hash: String(i.hash) }));
+}
+
+/** Writes a ledger entry again (the replay copies the ledger of the table that was live into a restored one). */
+export async function putLedgerEntry(entry: { accountId: string; id: string; hash: string }): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...erasureKeys.ledger(entry.accountId, entry.id), type: 'erasure_ledger', ...entry },
+    }),
+  );
+}
+
+/** The first `limit` sort keys of a partition at or after `from` (postings: order keys sort above counters). */
+export async function sortKeysFrom(pk: string, from: string, limit: number): Promise<string[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk >= :from',
+      ExpressionAttributeValues: { ':pk': pk, ':from': from },
+      ProjectionExpression: 'sk',
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  return (Items ?? []).map((i) => String(i.sk));
+}
+
+/** Every item of a partition (keys and what the job needs to decide): bounded partitions only. */
+export async function partitionItems(pk: string): Promise<Record<string, unknown>[]> {
+  return queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ConsistentRead: true,
+  });
+}
+
+/** The items holding a copy of an object (its references, gsi2 keys only), after `after`, at most `limit`. */
+export async function objectRefs(
+  accountId: string,
+  objectUuid: string,
+  after: string | null,
+  limit: number,
+): Promise<(ItemKey & { ref: string })[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: objectRefKeys.index,
+      KeyConditionExpression: after === null ? 'gsi2pk = :pk' : 'gsi2pk = :pk AND gsi2sk > :after',
+      ExpressionAttributeValues: {
+        ':pk': objectRefKeys.partition(accountId, objectUuid),
+        ...(after === null ? {} : { ':after': after }),
+      },
+      Limit: limit,
+    }),
+  );
+  return (Items ?? []).map((i) => ({ pk: String(i.pk), sk: String(i.sk), ref: String(i.gsi2sk) }));
+}
+
+/**
+ * Rewrites one item (a kept answer, an inbound log entry) as `rewrite` gives it, on the condition that it is
+ * still as read (a concurrent change wins, and the next pass reads it again); undefined from `rewrite`: leave it.
+ * Answers whether it changed.
+ */
+export async function rewriteItem(
+  key: ItemKey,
+  rewrite: (item: Record<string, unknown>) => Record<string, unknown> | undefined,
+): Promise<boolean> {
+  const item = await getItem({ pk: key.pk, sk: key.sk });
+  if (!item) return false;
+  const next = rewrite(item);
+  if (!next) return false;
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: next,
+      ConditionExpression: 'attribute_exists(pk)',
+    }),
+  );
+  return true;
+}
+
+/**
+ * Rewrites an event in place: its JSON text (head and parts) as `rewrite` gives it, cut into parts again; a part
+ * no longer needed is deleted. Answers whether it changed. Events are otherwise never written twice: nothing races.
+ */
+export async function rewriteEvent(
+  accountId: string,
+  key: ItemKey,
+  rewrite: (text: string) => string | undefined,
+): Promise<boolean> {
+  const seq = eventKeys.parse(key.sk).seq;
+  const items = (await placeItems(accountId, seq)).filter((i) => i.pk === key.pk);
+  const head = items[0];
+  if (!head || head.type !== eventKeys.itemType.event) return false;
+  const text = Buffer.concat(
+    items.map((i) => Buffer.from((i.body as Uint8Array | undefined) ?? [])),
+  ).toString('utf8');
+  const next = rewrite(text);
+  if (next === undefined || next === text) return false;
+  const bytes = Buffer.from(next, 'utf8');
+  const parts: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += PART_BYTES) parts.push(bytes.subarray(at, at + PART_BYTES));
+  const { parts: _oldParts, ...rest } = head;
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...rest, body: parts[0], ...(parts.length > 1 ? { parts: parts.length } : {}) },
+      ConditionExpression: 'attribute_exists(pk)',
+    }),
+  );
+  for (const [i, part] of parts.slice(1).entries()) {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...eventKeys.part(accountId, seq, i + 1),
+          pk: key.pk,
+          type: 'event_part',
+          expires_at: head.expires_at,
+          body: part,
+        },
+      }),
+    );
+  }
+  for (const old of items.slice(parts.length)) {
+    await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk: old.pk, sk: old.sk } }));
+  }
+  return true;
+}
+
+/** A page of a ticket's stored messages after `afterNumber` (items as stored, keys included). */
+export async function messageItems(
+  accountId: string,
+  ticketUuid: string,
+  afterNumber: number,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk > :after',
+      ExpressionAttributeValues: {
+        ':pk': messageKeys.partition(accountId, ticketUuid),
+        ':after': messageKeys.sort(afterNumber),
+      },
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  return Items ?? [];
+}
+
+/**
+ * Puts an item rewritten whole: a message (written once, changed since only by the outbox, when it is a mail:
+ * then on the condition that its outbox state is still what the erasure read, lib/data/outbox.ts) or a ticket's
+ * acknowledgement (likewise).
+ */
+export async function putRewritten(
+  item: Record<string, unknown>,
+  before: Record<string, unknown>,
+): Promise<void> {
+  const outbox = outboxUnchanged(before);
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: item,
+      ConditionExpression: `attribute_exists(pk)${outbox ? ` AND ${outbox.condition}` : ''}`,
+      ...(outbox ? { ExpressionAttributeNames: outbox.names, ExpressionAttributeValues: outbox.values } : {}),
+    }),
+  );
+}
+
+/**
+ * Deletes what an address's dimension leaves once no entity is in it (counter shards at 0, emptied blocks, its
+ * directory entry): the counter shards in one transaction, each on the condition that it still holds what was
+ * read (a create entering the dimension meanwhile cancels it: the next pass reads again); a block only if empty.
+ * Answers how many items went.
+ */
+export async function deleteEmptyDimension(
+  postingPartition: string,
+  blockPartition: string,
+  directoryEntry: ItemKey,
+  isCounter: (sk: string) => boolean,
+): Promise<number> {
+  const postings = await partitionItems(postingPartition);
+  if (postings.some((p) => !isCounter(String(p.sk)))) return 0;
+  let removed = 0;
+  if (postings.length) {
+    await commit(
+      postings.map((p) => ({
+        what: 'counter',
+        action: {
+          Delete: {
+            TableName: tableName(),
+            Key: { pk: p.pk, sk: p.sk },
+            ConditionExpression: 'n = :n',
+            ExpressionAttributeValues: { ':n': p.n ?? 0 },
+          },
+        },
+      })),
+    );
+    removed += postings.length;
+  }
+  for (const block of await partitionItems(blockPartition)) {
+    try {
+      await dynamo.send(
+        new DeleteCommand({
+          TableName: tableName(),
+          Key: { pk: block.pk, sk: block.sk },
+          ConditionExpression: 'attribute_not_exists(k) AND attribute_not_exists(u)',
+        }),
+      );
+      removed++;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+  try {
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: { ...directoryEntry },
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
+    );
+    removed++;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+  return removed;
+}
+
+/** Takes an erasure out of the due index until `atMs` (a step that failed waits before it is tried again). */
+export async function postponeErasure(accountId: string, id: string, atMs: number): Promise<void> {
+  const due = erasureKeys.due(accountId, id, atMs);
+  await dynamo
+    .send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: erasureKeys.record(accountId, id),
+        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+        ConditionExpression: '#s = :running',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk, ':running': 'running' },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}
+
+/**
+ * A contact erased: deleted as a deletion deletes it (out of every list, count and search, its e-mail item
+ * released), guarded by the version read, but never to the trash: nothing of it is kept to restore.
+ */
+export async function eraseContact(accountId: string, stored: Versioned<Contact>): Promise<void> {
+  const none = { title: '', deletedMicros: 0, purgeMicros: 0, deletedAt: '', purgeAt: '' };
+  const plan = contacts.planDelete(accountId, stored, none, {
+    attach: [releaseEmail(accountId, stored.entity)],
+  });
+  await writePlan({ ...plan, fixed: plan.fixed.filter((action) => action.what !== 'trash') });
+}
+
+/** A page of the account's trash of one type (gsi1, newest deletion first): keys and the object as deleted. */
+export async function trashPage(
+  accountId: string,
+  type: string,
+  after: string | null,
+  limit: number,
+): Promise<{ uuid: string; sortKey: string; object: unknown }[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: trashKeys.listIndex,
+      KeyConditionExpression: after === null ? 'gsi1pk = :pk' : 'gsi1pk = :pk AND gsi1sk < :after',
+      ExpressionAttributeValues: {
+        ':pk': trashKeys.listPartition(accountId, type),
+        ...(after === null ? {} : { ':after': after }),
+      },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return (Items ?? []).map((i) => ({ uuid: String(i.uuid), sortKey: String(i.gsi1sk), object: i.object }));
+}
+
+/**
+ * The addresses an account's index names (its ticket requesters' and contacts' e-mail dimensions, from their
+ * directories: Queries of two partitions of the account, never a Scan), a page at a time: the replay's candidates.
+ */
+export async function* indexedAddresses(accountId: string): AsyncGenerator<string> {
+  for (const engine of [tickets, contacts]) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :email)',
+          ExpressionAttributeValues: {
+            ':pk': engine.index.keys.directoryPartition(accountId),
+            ':email': 'email#',
+          },
+          ProjectionExpression: 'sk',
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) yield String(item.sk).slice('email#'.length);
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+}
+
+/** Puts an erasure to run again (the replay): its record running and due now, its job from the start. */
+export async function restartErasure(
+  accountId: string,
+  record: ErasureRecord,
+  progress: ErasureProgress,
+  nowMs: number,
+): Promise<void> {
+  await commit(
+    newErasureActions(accountId, record, progress, nowMs).map((a) => {
+      const { ConditionExpression: _, ...put } = a.action.Put ?? { Item: {}, TableName: tableName() };
+      return { ...a, action: { Put: put } };
+    }),
+  );
+}
+
+/**
+ * The tickets and deals an erasure changed, an item each beside its record (`<id>#TOUCHED#<type>#<uuid>`: a
+ * progress item holding them all would grow with the person's tickets, and every save would cost its size); the
+ * completion reads them for `contact.erased` and deletes them after it.
+ */
+export async function markTouched(accountId: string, id: string, type: string, uuid: string): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...erasureKeys.touched(accountId, id, type, uuid),
+        type: 'erasure_touched',
+        object_type: type,
+        uuid,
+      },
+    }),
+  );
+}
+
+export async function touchedObjects(
+  accountId: string,
+  id: string,
+): Promise<Record<'ticket' | 'deal', string[]>> {
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': erasureKeys.partition(accountId),
+      ':prefix': erasureKeys.touchedPrefix(id),
+    },
+    ConsistentRead: true,
+  });
+  const of = (type: string) => items.filter((i) => i.object_type === type).map((i) => String(i.uuid));
+  return { ticket: of('ticket'), deal: of('deal') };
+}
+
+export async function forgetTouched(
+  accountId: string,
+  id: string,
+  touched: Record<'ticket' | 'deal', string[]>,
+): Promise<void> {
+  await batchDeleteAll(
+    Object.entries(touched).flatMap(([type, uuids]) =>
+      uuids.map((uuid) => ({ ...erasureKeys.touched(accountId, id, type, uuid) })),
+    ),
+  );
+}
+
+/** Deletes one item by key (an orphaned index item naming the address). */
+export async function deleteItem(key: ItemKey): Promise<void> {
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk: key.pk, sk: key.sk } }));
+}

@@ -1,0 +1,532 @@
+import { keyedHash } from '#lib/accounts/key-hash.ts';
+import type { Contact } from '#lib/accounts/types.ts';
+import { contacts } from '#lib/data/contact-index.ts';
+import { findContactByEmail } from '#lib/data/contacts.ts';
+import { deals } from '#lib/data/deal-index.ts';
+import {
+  completeErasure,
+  deleteEmptyDimension,
+  deleteItem,
+  type ErasureProgress,
+  type ErasureRecord,
+  eraseContact,
+  forgetTouched,
+  getErasureProgress,
+  getErasureRecord,
+  markTouched,
+  messageItems,
+  objectRefs,
+  putRewritten,
+  rewriteEvent,
+  rewriteItem,
+  saveErasureProgress,
+  sortKeysFrom,
+  touchedObjects,
+  trashPage,
+} from '#lib/data/erasures.ts';
+import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
+import { filterDimensions } from '#lib/data/index/declaration.ts';
+import { orderKeys } from '#lib/data/keys.ts';
+import type { MailEraser } from '#lib/data/mail-store.ts';
+import { ackItem, eraseAddressOutbox, isOutboxItem, withdrawnFromOutbox } from '#lib/data/outbox.ts';
+import { purgeOne } from '#lib/data/purge.ts';
+import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { contactDealsDimension } from '#lib/data/trash.ts';
+import type { Deal } from '#lib/deals/types.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { ERASED, type Person, personPattern, redactText, redactValue, withIdentity } from './redact.ts';
+
+/**
+ * The erasure job (docs/decisions.md, "Erasing a person"): a person's data found by
+ * the indexes that name it (the requester's e-mail postings, the contact by e-mail, the contact's deals, each
+ * object's references: its events, kept answers and inbound mail) and rewritten, one bounded step at a time. A
+ * step does at most STEP_ITEMS items' worth of work, then saves the job's progress item (on the condition that no
+ * other runner saved since): a runner killed anywhere resumes from the last saved step, and every step is safe to
+ * do twice (a rewrite of what is already erased changes nothing). Phases, in order:
+ *
+ *  find → tickets (each: the ticket, its messages, its references) → deals (each: the deal, its references) → trash (what the
+ *  person had in the trash: references, purged now) → contact (references, the contact) → leftovers (the address's
+ *  empty counters, blocks, directory entries) → complete (the record, the ledger, `contact.erased`).
+ */
+export const STEP_ITEMS = 25;
+
+export type { MailEraser } from '#lib/data/mail-store.ts';
+
+export interface StepOptions {
+  mail?: MailEraser | undefined;
+  /** The items a step may touch and a page's size (STEP_ITEMS; tests take smaller steps to stop between more). */
+  stepItems?: number | undefined;
+}
+
+/** A marked posting older than this whose ticket does not exist is an orphan (a create's commit takes seconds). */
+const ORPHAN_AGE_MICROS = 60_000_000;
+
+const stepSize = (options: StepOptions) => options.stepItems ?? STEP_ITEMS;
+
+/** A person's address as the erasure keeps it: HMAC-SHA256 under the service's secret, with the account. */
+export const addressHash = (accountId: string, email: string) =>
+  keyedHash(`${accountId}:${email.trim().toLowerCase()}`);
+
+type Outcome = 'more' | 'completed' | 'gone';
+
+/** A job at its start: the address (lower-cased) is all it knows of the person yet. */
+export function firstProgress(address: string): ErasureProgress {
+  return {
+    step: 0,
+    phase: 'find',
+    at: null,
+    object: null,
+    sub: null,
+    subAt: null,
+    person: { email: address, names: [], phones: [] },
+    contact: null,
+    counts: {},
+  };
+}
+
+const TRASH_TYPES = ['ticket', 'deal', 'contact'] as const;
+
+/**
+ * One step of an erasure: 'more' when steps remain, 'completed', or 'gone' (no such running erasure). A step goes
+ * on through the job's sub-phases (a ticket's messages, its references, its commit; the next object) until it has
+ * touched STEP_ITEMS items (StepOptions.stepItems) or a commit of it was raced, then saves the progress once.
+ */
+export async function erasureStep(
+  accountId: string,
+  id: string,
+  options: StepOptions = {},
+): Promise<Outcome> {
+  const [record, read] = await Promise.all([
+    getErasureRecord(accountId, id),
+    getErasureProgress(accountId, id),
+  ]);
+  if (record?.status !== 'running' || !read) return 'gone';
+  const p: ErasureProgress = structuredClone(read);
+  for (let used = 0; used < stepSize(options); ) {
+    const done = await advance(accountId, record, p, read.step, options);
+    if (done === 'completed') return 'completed';
+    // Raced: done again from here. Checkpoint: an object is chosen, saved before its commit (the commit takes it
+    // out of the index that found it: a step failing after it would not find it again).
+    if (done === 'raced' || done === 'checkpoint') break;
+    used += done;
+  }
+  if (JSON.stringify(p) === JSON.stringify(read)) return 'more';
+  p.step = read.step + 1;
+  await saveErasureProgress(accountId, id, p);
+  return 'more';
+}
+
+/**
+ * One move of the job: the items it touched (at least 1), 'raced' (a commit lost to a write), 'checkpoint' (an
+ * object chosen: save before going on), or 'completed'.
+ */
+async function advance(
+  accountId: string,
+  record: ErasureRecord,
+  p: ErasureProgress,
+  readStep: number,
+  options: StepOptions,
+): Promise<number | 'completed' | 'raced' | 'checkpoint'> {
+  let work = 1;
+  const count = (store: string, n = 1) => {
+    work += n;
+    if (n) p.counts[store] = (p.counts[store] ?? 0) + n;
+  };
+  const person = (): Person => p.person;
+  switch (p.phase) {
+    case 'find': {
+      const contact = await findContactByEmail(accountId, p.person.email);
+      if (contact) {
+        p.contact = { id: contact.id, uuid: contact.uuid };
+        p.person = withIdentity(p.person, fullNameOf(contact), contact.phone);
+      }
+      next(p, 'tickets');
+      break;
+    }
+    case 'tickets': {
+      if (p.object === null) {
+        const postings = tickets.index.keys.postingPartition(accountId, dimension.email(p.person.email));
+        const [orderKey] = await sortKeysFrom(postings, '0', 1);
+        const stored = orderKey ? await tickets.getByOrderKey(accountId, orderKey) : undefined;
+        if (!orderKey) next(p, 'deals');
+        else if (stored?.entity.requester.email.toLowerCase() !== p.person.email) {
+          // A posting no ticket of the person's holds: a failed create's marked orphan, which names the address,
+          // or a create still in flight (put before its commit): left alone until its ticket is a minute old.
+          if (!stored && orderKeys.parts(orderKey).createdMicros > nowMicros() - ORPHAN_AGE_MICROS)
+            return 'raced';
+          await deleteItem({ pk: postings, sk: orderKey });
+          count('index');
+        } else {
+          p.person = withIdentity(p.person, stored.entity.requester.name, stored.entity.requester.phone);
+          startObject(p, stored.entity.uuid, 'commit');
+          return 'checkpoint';
+        }
+        break;
+      }
+      if (p.sub === 'messages') {
+        const after = Number(p.subAt ?? 1);
+        const page = await messageItems(accountId, p.object, after, stepSize(options));
+        const pattern = personPattern(person());
+        await allSettled(
+          page.map(async (item) => {
+            if (await rewriteOutboxItem(item, person(), pattern, count, options)) count('messages');
+          }),
+        );
+        if (page.length < stepSize(options)) {
+          // The ticket's acknowledgement (an outbox item of its own, EMAIL_ACK#), then its references.
+          const ack = await ackItem(accountId, p.object);
+          if (ack && (await rewriteOutboxItem(ack, person(), pattern, count, options)))
+            count('email_outbound');
+          toSub(p, 'refs');
+        } else p.subAt = String(page.at(-1)?.number ?? after);
+        break;
+      }
+      if (p.sub === 'refs') {
+        if (await refsStep(accountId, p, count, options)) {
+          await markTouched(accountId, record.id, 'ticket', p.object);
+          endObject(p);
+        }
+        break;
+      }
+      // The ticket first, then its messages and the copies of it (events, kept answers, mail): a write landing
+      // before this commit is in what they read after it; one landing after it is a write on the erased ticket.
+      const stored = await tickets.getByUuid(accountId, p.object);
+      if (stored && !stored.entity.requester.erased) {
+        const after = redactValue(stored.entity, person()) as Ticket;
+        after.requester = { ...after.requester, email: '', erased: true };
+        const landed = await unlessRaced(() =>
+          tickets.update(accountId, { before: stored.entity, after, version: stored.version }),
+        );
+        if (!landed) return 'raced';
+        count('tickets');
+      }
+      toSub(p, 'messages');
+      break;
+    }
+    case 'deals': {
+      if (!p.contact) {
+        next(p, 'trash');
+        break;
+      }
+      if (p.object === null) {
+        const [orderKey] = await sortKeysFrom(
+          deals.index.keys.postingPartition(accountId, contactDealsDimension(p.contact.id)),
+          p.at ?? '0',
+          1,
+        );
+        const stored = orderKey ? await deals.getByOrderKey(accountId, orderKey) : undefined;
+        if (!orderKey) next(p, 'trash');
+        else {
+          p.at = `${orderKey}!`;
+          if (stored) {
+            startObject(p, stored.entity.uuid, 'commit');
+            return 'checkpoint';
+          }
+        }
+        break;
+      }
+      if (p.sub === 'refs') {
+        if (await refsStep(accountId, p, count, options)) {
+          await markTouched(accountId, record.id, 'deal', p.object);
+          endObject(p);
+        }
+        break;
+      }
+      const stored = await deals.getByUuid(accountId, p.object);
+      if (stored && !stored.entity.contact.erased) {
+        const after = redactValue(stored.entity, person()) as Deal;
+        after.contact = {
+          id: stored.entity.contact.id,
+          uuid: stored.entity.contact.uuid,
+          fullName: '',
+          email: '',
+          erased: true,
+        };
+        after.contactPhone = null;
+        const landed = await unlessRaced(() =>
+          deals.update(accountId, { before: stored.entity, after, version: stored.version }),
+        );
+        if (!landed) return 'raced';
+        count('deals');
+      }
+      toSub(p, 'refs');
+      break;
+    }
+    case 'trash': {
+      // What the person had in the trash (the account's trash: at most 30 days of deletions) is purged now.
+      const type = p.sub ?? TRASH_TYPES[0];
+      if (p.object !== null) {
+        if (p.subAt === null || p.subAt.startsWith('refs')) {
+          const refs = await objectRefs(
+            accountId,
+            p.object,
+            p.subAt === null ? null : p.subAt.slice(5),
+            stepSize(options),
+          );
+          await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
+          if (refs.length < stepSize(options)) p.subAt = 'sent#0';
+          else p.subAt = `refs#${refs.at(-1)?.ref}`;
+          break;
+        }
+        if (p.subAt.startsWith('sent#')) {
+          // A trashed ticket's mail, before its purge: the kept copies of what was sent (by the messages' ids),
+          // then its acknowledgement (the purge does not reach EMAIL_ACK#: deleted here, its copy erased).
+          const after = Number(p.subAt.slice(5));
+          const page = await messageItems(accountId, p.object, after, stepSize(options));
+          if (options.mail) {
+            const mail = options.mail;
+            await allSettled(
+              page.map(async (item) => {
+                const id = sentMessageId(item);
+                if (id) count('mail', await mail.eraseSent(id));
+              }),
+            );
+          }
+          if (page.length === stepSize(options)) {
+            p.subAt = `sent#${page.at(-1)?.number ?? after}`;
+            break;
+          }
+          const ack = await ackItem(accountId, p.object);
+          if (ack) {
+            const id = sentMessageId(ack);
+            if (id && options.mail) count('mail', await options.mail.eraseSent(id));
+            await deleteItem({ pk: String(ack.pk), sk: String(ack.sk) });
+            count('email_outbound');
+          }
+          p.subAt = 'purge';
+          break;
+        }
+        const removed = await purgeOne(accountId, p.object, Number.MAX_SAFE_INTEGER);
+        count('trash', removed === undefined ? 0 : 1);
+        count('messages', Math.max(0, (removed ?? 1) - 1));
+        p.object = null;
+        p.subAt = null;
+        break;
+      }
+      const page = await trashPage(accountId, type, p.at, stepSize(options));
+      const match = page.find((t) => holds(t.object, p));
+      if (match) {
+        p.object = match.uuid;
+        p.subAt = null;
+        p.at = match.sortKey;
+        break;
+      }
+      if (page.length === stepSize(options)) p.at = page.at(-1)?.sortKey ?? null;
+      else {
+        const following = TRASH_TYPES[TRASH_TYPES.indexOf(type as (typeof TRASH_TYPES)[number]) + 1];
+        if (following) {
+          p.sub = following;
+          p.at = null;
+        } else next(p, 'contact');
+      }
+      break;
+    }
+    case 'contact': {
+      if (!p.contact) {
+        next(p, 'leftovers');
+        break;
+      }
+      if (p.object === null) {
+        startObject(p, p.contact.uuid, 'commit');
+        return 'checkpoint';
+      }
+      if (p.sub === 'refs') {
+        if (await refsStep(accountId, p, count, options)) next(p, 'leftovers');
+        break;
+      }
+      const stored = await contacts.getByUuid(accountId, p.contact.uuid);
+      if (stored) {
+        if (!(await unlessRaced(() => eraseContact(accountId, stored)))) return 'raced';
+        count('contact');
+      }
+      toSub(p, 'refs');
+      break;
+    }
+    case 'leftovers': {
+      const email = p.person.email;
+      // What the outbox keeps of the address itself: its suppression and its acknowledgement counters.
+      count('email_outbound', await eraseAddressOutbox(accountId, email));
+      let removed = 0;
+      for (const [engine, dim] of [
+        [tickets, dimension.email(email)],
+        [contacts, filterDimensions(contacts.index.declaration, { email })[0] as string],
+      ] as const) {
+        const keys = engine.index.keys;
+        removed += await deleteEmptyDimension(
+          keys.postingPartition(accountId, dim),
+          keys.blockPartition(accountId, dim),
+          keys.directoryEntry(accountId, dim),
+          keys.isCounterSort,
+        );
+      }
+      count('index', removed);
+      next(p, 'complete');
+      break;
+    }
+    case 'complete': {
+      const completedAt = formatTimestamp(nowMicros());
+      const touched = await touchedObjects(accountId, record.id);
+      await completeErasure(
+        accountId,
+        { ...record, completedAt, counts: p.counts },
+        { ...p, step: readStep },
+        {
+          type: 'contact.erased',
+          object: { uuid: p.contact?.uuid ?? null, tickets: touched.ticket, deals: touched.deal },
+          version: 1,
+        },
+      );
+      await forgetTouched(accountId, record.id, touched);
+      return 'completed';
+    }
+    default:
+      throw new Error(`Unknown erasure phase ${p.phase}`);
+  }
+  return work;
+}
+
+/** Runs an erasure's steps until it completes (tests, the replay, the bench); answers the steps taken. */
+export async function runErasure(accountId: string, id: string, options: StepOptions = {}): Promise<number> {
+  for (let steps = 1; ; steps++) {
+    const outcome = await erasureStep(accountId, id, options);
+    if (outcome !== 'more') return steps;
+  }
+}
+
+/**
+ * A commit that a concurrent write beat (its version moved, or the transaction met another): false, and the step
+ * is done again from the same progress, on the object as it now is (so a write racing the erasure is erased too).
+ */
+async function unlessRaced(commit: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await commit();
+    return true;
+  } catch (error) {
+    if (error instanceof StaleVersion || error instanceof ConcurrentWrite) return false;
+    throw error;
+  }
+}
+
+/**
+ * A page's rewrites, side by side, every one finished before the step goes on or fails (a failed step leaves no
+ * write of its own running behind it, to land after the step that does it again).
+ */
+async function allSettled(work: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+const fullNameOf = (c: Contact) => [c.firstName, c.lastName].filter(Boolean).join(' ');
+
+function next(p: ErasureProgress, phase: string): void {
+  p.phase = phase;
+  p.at = null;
+  endObject(p);
+}
+function startObject(p: ErasureProgress, uuid: string, sub: string): void {
+  p.object = uuid;
+  toSub(p, sub);
+}
+function toSub(p: ErasureProgress, sub: string): void {
+  p.sub = sub;
+  p.subAt = null;
+}
+function endObject(p: ErasureProgress): void {
+  p.object = null;
+  p.sub = null;
+  p.subAt = null;
+}
+
+/**
+ * A message or acknowledgement item of the person's ticket rewritten with the person taken out: a mail still
+ * queued to them is taken out of the outbox, the outbox's error text (which may quote the address) redacted with
+ * the rest; and the kept copy of a mail the service sent (the folder sender's `.eml`, by its Message-ID) erased.
+ * Answers whether the item changed.
+ */
+async function rewriteOutboxItem(
+  item: Record<string, unknown>,
+  person: Person,
+  pattern: RegExp,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<boolean> {
+  const redacted = redactValue(item, person, pattern) as Record<string, unknown>;
+  const changed = JSON.stringify(redacted) !== JSON.stringify(item);
+  if (changed) await putRewritten(withdrawnFromOutbox(redacted), item);
+  const messageId = sentMessageId(item);
+  if (messageId && options.mail) count('mail', await options.mail.eraseSent(messageId));
+  return changed;
+}
+
+/** The Message-ID of a mail the service sent (or was to send) from this item, or undefined. */
+function sentMessageId(item: Record<string, unknown>): string | undefined {
+  const id = (item.email as { message_id?: unknown } | undefined)?.message_id;
+  return isOutboxItem(item) && typeof id === 'string' ? id : undefined;
+}
+
+/** Whether a trashed object holds the person: their ticket, their contact, a deal of their contact. */
+function holds(object: unknown, p: ErasureProgress): boolean {
+  const o = (object ?? {}) as { requester?: { email?: string }; email?: string; contact?: { id?: number } };
+  return (
+    o.requester?.email?.toLowerCase() === p.person.email ||
+    o.email?.toLowerCase() === p.person.email ||
+    (p.contact !== null && o.contact?.id === p.contact.id)
+  );
+}
+
+/** A page of the current object's references rewritten; true once there are no more. */
+async function refsStep(
+  accountId: string,
+  p: ErasureProgress,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<boolean> {
+  const refs = await objectRefs(accountId, p.object ?? '', p.subAt, stepSize(options));
+  await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
+  if (refs.length < stepSize(options)) return true;
+  p.subAt = refs.at(-1)?.ref ?? null;
+  return false;
+}
+
+/** One item holding a copy of the object, rewritten with the person taken out. */
+async function rewriteRef(
+  accountId: string,
+  ref: { pk: string; sk: string; ref: string },
+  p: ErasureProgress,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<void> {
+  const person = p.person;
+  const pattern = personPattern(person);
+  const kind = ref.ref.slice(0, ref.ref.indexOf('#'));
+  if (kind === 'event') {
+    const changed = await rewriteEvent(accountId, ref, (text) =>
+      JSON.stringify(redactValue(JSON.parse(text), person, pattern)),
+    );
+    if (changed) count('events');
+  } else if (kind === 'idempotency') {
+    const changed = await rewriteItem(ref, (item) => {
+      const body = JSON.stringify(redactValue(JSON.parse(String(item.body)), person, pattern));
+      return body === item.body ? undefined : { ...item, body };
+    });
+    if (changed) count('idempotency');
+  } else if (kind === 'inbound') {
+    let mail: { id: string; rawKey: string } | undefined;
+    const changed = await rewriteItem(ref, (item) => {
+      const from = typeof item.from === 'string' ? item.from.toLowerCase() : '';
+      const byPerson = from.includes(person.email);
+      const next = redactValue(item, person, pattern) as Record<string, unknown>;
+      if (byPerson) {
+        mail = { id: String(item.id), rawKey: String(item.rawKey) };
+        next.from = null;
+        next.subject = item.subject == null ? null : ERASED;
+        next.headerMessageId =
+          item.headerMessageId == null ? null : redactText(String(item.headerMessageId), pattern);
+      }
+      return JSON.stringify(next) === JSON.stringify(item) ? undefined : next;
+    });
+    if (changed) count('email_inbound');
+    if (mail && options.mail) count('mail', await options.mail.eraseMail(mail.id, mail.rawKey));
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * What an erasure replaces, and how (decisions.md, "Deleting, restoring and erasing"). Pure: the job
+ * (lib/erasures/job.ts) applies it to every copy of the person it finds, stored items and event bodies alike.
+ */
+
+import { ERASED_CONTENT } from '#lib/data/mail-store.ts';
+
+/** What replaces the person's words and what they wrote (the mail store's files get the same text). */
+export const ERASED = ERASED_CONTENT;
+
+/** The person's identifiers: the address, the name as written and its parts, the phone. */
+export interface Person {
+  email: string;
+  names: string[];
+  phones: string[];
+}
+
+/** The identifiers of a person, with a name and phone found on one of their objects added. */
+export function withIdentity(person: Person, name: string | null | undefined, phone?: string | null): Person {
+  const names = new Set(person.names);
+  for (const part of namesOf(name)) names.add(part);
+  const phones = new Set(person.phones);
+  if (phone?.trim()) phones.add(phone.trim());
+  return { email: person.email, names: [...names], phones: [...phones] };
+}
+
+/** A full name and its parts (each word of two letters or more: a one-letter initial is no identifier alone). */
+export function namesOf(name: string | null | undefined): string[] {
+  const full = name?.trim();
+  if (!full) return [];
+  const parts = full.split(/\s+/).filter((p) => [...p].length >= 2);
+  return [...new Set([full, ...parts])];
+}
+
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The pattern of every identifier: the address and phones anywhere, names as whole words (so `Ann` leaves
+ * `Annual` alone), longest first (the full name before its parts), any case.
+ */
+export function personPattern(person: Person): RegExp {
+  const words = [...person.names].sort((a, b) => b.length - a.length).map(literal);
+  const anywhere = [person.email, ...person.phones].filter(Boolean).map(literal);
+  const alternatives = [
+    ...anywhere,
+    ...(words.length ? [`(?<![\\p{L}\\p{N}])(?:${words.join('|')})(?![\\p{L}\\p{N}])`] : []),
+  ];
+  return new RegExp(alternatives.join('|'), 'giu');
+}
+
+/** A text with every identifier replaced. */
+export function redactText(text: string, pattern: RegExp): string {
+  pattern.lastIndex = 0;
+  return text.replace(pattern, ERASED);
+}
+
+/**
+ * A stored or shown value with the person taken out: a requester who is the person loses name, e-mail and phone
+ * (`erased: true`), what they wrote (a ticket's description, their messages' bodies) becomes `[erased]`, a deal's
+ * contact who is the person keeps only its uuid (and id), and every other string has the identifiers replaced.
+ * Works on the stored (camelCase) and the shown (snake_case) shapes alike; returns a new value.
+ */
+export function redactValue(value: unknown, person: Person, pattern = personPattern(person)): unknown {
+  const isPerson = (email: unknown) => typeof email === 'string' && email.toLowerCase() === person.email;
+  const walk = (node: unknown, parentRequested: boolean): unknown => {
+    if (typeof node === 'string') return redactText(node, pattern);
+    if (node instanceof Uint8Array) return node;
+    if (Array.isArray(node)) return node.map((n) => walk(n, parentRequested));
+    // Only plain maps are walked: a stored decimal (NumberValue) or a set is kept as it is.
+    if (node === null || typeof node !== 'object' || !isPlain(node)) return node;
+    const source = node as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    const requester = source.requester as Record<string, unknown> | undefined;
+    const requested = parentRequested || isPerson(requester?.email) || requester?.erased === true;
+    const author = source.author as Record<string, unknown> | undefined;
+    const authored = author?.type === 'requester' && (requested || isPerson(author.email));
+    for (const [key, child] of Object.entries(source)) {
+      if (key === 'requester' && requested && child && typeof child === 'object') {
+        out[key] = erasedRequester(child as Record<string, unknown>);
+      } else if (key === 'author' && authored && child && typeof child === 'object') {
+        out[key] = { ...(child as Record<string, unknown>), name: null, email: null };
+      } else if (key === 'contact' && child && typeof child === 'object' && isPersonContact(child)) {
+        out[key] = erasedContact(child as Record<string, unknown>);
+      } else if ((key === 'description' && requested) || (key === 'body' && authored)) {
+        out[key] = typeof child === 'string' ? ERASED : child;
+      } else if (
+        (key === 'descriptionEmail' && requested) ||
+        ((key === 'email' || key === 'attachments') && authored && typeof child === 'object')
+      ) {
+        out[key] = erasedMail(child);
+      } else out[key] = walk(child, requested && key !== 'messages');
+    }
+    return out;
+  };
+  const isPersonContact = (c: object) => {
+    const contact = c as Record<string, unknown>;
+    return isPerson(contact.email) || contact.erased === true;
+  };
+  return walk(value, false);
+}
+
+const isPlain = (node: object) => {
+  const proto = Object.getPrototypeOf(node);
+  return proto === Object.prototype || proto === null;
+};
+
+function erasedRequester(r: Record<string, unknown>): Record<string, unknown> {
+  return { ...r, name: null, email: null, phone: null, erased: true };
+}
+
+function erasedContact(c: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if ('id' in c) out.id = c.id;
+  out.uuid = c.uuid;
+  for (const key of ['fullName', 'full_name', 'email']) if (key in c) out[key] = null;
+  out.erased = true;
+  return out;
+}
+
+/**
+ * A mail's fields of what the person wrote (headers, attachments' names): every text is `[erased]`, the structure,
+ * attachment ids, types and sizes kept (the attachment itself is erased in the mail store).
+ */
+const KEPT_MAIL_FIELDS = new Set(['id', 'content_type', 'size']);
+function erasedMail(mail: unknown, key?: string): unknown {
+  if (typeof mail === 'string') return key && KEPT_MAIL_FIELDS.has(key) ? mail : ERASED;
+  if (Array.isArray(mail)) return mail.map((m) => erasedMail(m));
+  if (mail && typeof mail === 'object') {
+    return Object.fromEntries(Object.entries(mail).map(([k, v]) => [k, erasedMail(v, k)]));
+  }
+  return mail;
+}
+
+/** Whether a text still holds one of the identifiers (the job's checks and the tests). */
+export function holdsPerson(text: string, person: Person): boolean {
+  const pattern = personPattern(person);
+  pattern.lastIndex = 0;
+  return pattern.test(text);
+}

@@ -1,0 +1,58 @@
+import { sameHash } from '#lib/accounts/key-hash.ts';
+import {
+  getErasureRecord,
+  indexedAddresses,
+  ledgerEntries,
+  putLedgerEntry,
+  restartErasure,
+} from '#lib/data/erasures.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { addressHash, firstProgress, runErasure, type StepOptions } from './job.ts';
+
+/**
+ * `erasures replay` (operations.md, "Keys and erasures"; docs/deploy.md, "After a restore"): every erasure of the
+ * ledger done again on the table as it now is. The ledger holds hashes only, so the person is found by hashing
+ * the addresses the account's index names (its requesters' and contacts' e-mail dimensions: two partitions of
+ * the account, never a Scan); each match runs its erasure again, under its own id, to completion. A restored
+ * table may hold a ledger older than the erasures done since the backup: `ledgerTable` names the table that was
+ * live (the ledger is copied from it). Idempotent: an erasure run again on erased data changes nothing.
+ */
+export async function replayErasures(
+  options: StepOptions & { ledgerTable?: string | undefined } = {},
+): Promise<{ erasures: number; items_changed: number }> {
+  const entries = await ledgerEntries(options.ledgerTable);
+  const byAccount = new Map<string, typeof entries>();
+  for (const entry of entries)
+    byAccount.set(entry.accountId, [...(byAccount.get(entry.accountId) ?? []), entry]);
+  let erasures = 0;
+  let changed = 0;
+  for (const [accountId, accountEntries] of byAccount) {
+    for (const entry of accountEntries) await putLedgerEntry(entry);
+    const matched = new Set<string>();
+    for await (const address of indexedAddresses(accountId)) {
+      const hash = addressHash(accountId, address);
+      const entry = accountEntries.find((e) => sameHash(e.hash, hash));
+      if (!entry || matched.has(entry.id)) continue;
+      matched.add(entry.id);
+      const kept = await getErasureRecord(accountId, entry.id);
+      await restartErasure(
+        accountId,
+        {
+          id: entry.id,
+          status: 'running',
+          requestedAt: kept?.requestedAt ?? formatTimestamp(nowMicros()),
+          completedAt: null,
+          counts: {},
+          hash: entry.hash,
+        },
+        firstProgress(address),
+        Date.now(),
+      );
+      await runErasure(accountId, entry.id, options);
+      const done = await getErasureRecord(accountId, entry.id);
+      changed += Object.values(done?.counts ?? {}).reduce((a, b) => a + b, 0);
+      erasures++;
+    }
+  }
+  return { erasures, items_changed: changed };
+}

@@ -1,0 +1,111 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Context } from 'aws-lambda';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '#functions/erasures.ts';
+import { MAIL_DIR_VARIABLE, s3MailEraser } from '#lib/data/mail-store.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
+
+/**
+ * The erasure runner deployed (functions/erasures.ts): the scheduled function runs npm start's erasure passes until
+ * no erasure has steps to go and returns (its DynamoDB actions checked against its grant: test/support/table-actions.ts
+ * wraps its handler as `erasures`); and its mail eraser over S3 (s3MailEraser) against a real S3 protocol server
+ * (s3rver on 127.0.0.1): a mail's raw object and its attachments become `[erased]`, another mail's stay.
+ */
+const gateway = useGateway();
+const BUCKET = 'deskpipe-test-erase';
+let s3rver: S3rver;
+let dir: string;
+let client: S3Client;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'deskpipe-erase-s3-'));
+  s3rver = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: join(dir, 's3'),
+    configureBuckets: [{ name: BUCKET, configs: [] }],
+  });
+  const address = (await s3rver.run()) as AddressInfo;
+  client = new S3Client({
+    endpoint: `http://127.0.0.1:${address.port}`,
+    region: 'eu-west-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  process.env[MAIL_DIR_VARIABLE] = join(dir, 'mail');
+});
+afterAll(async () => {
+  delete process.env[MAIL_DIR_VARIABLE];
+  client?.destroy();
+  await s3rver?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const put = (key: string, body: string) =>
+  client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+const read = async (key: string) =>
+  (await (await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body?.transformToString()) ??
+  '';
+
+describe('the erasure function', () => {
+  it('erases a mail in the bucket: its raw object and attachments, once; another mail untouched', async () => {
+    await Promise.all([
+      put('raw/m1', 'From: zephyrine@erase.test\r\n\r\nHello'),
+      put('attachments/m1/a1', 'passport scan'),
+      put('attachments/m1/a2', 'invoice'),
+      put('raw/m2', 'From: control@erase.test\r\n\r\nHi'),
+      put('attachments/m2/a1', 'control file'),
+    ]);
+    const eraser = s3MailEraser(BUCKET, client);
+    expect(await eraser.eraseMail('m1', 'raw/m1')).toBe(3);
+    expect(await eraser.eraseMail('m1', 'raw/m1')).toBe(0);
+    expect(await eraser.eraseMail('gone', 'raw/gone')).toBe(0);
+    expect(await eraser.eraseSent('any@desk.test')).toBe(0);
+    expect(await Promise.all(['raw/m1', 'attachments/m1/a1', 'attachments/m1/a2'].map(read))).toEqual([
+      '[erased]',
+      '[erased]',
+      '[erased]',
+    ]);
+    expect(await read('raw/m2')).toContain('control@erase.test');
+    expect(await read('attachments/m2/a1')).toBe('control file');
+  });
+
+  it('runs the running erasures to completion, then returns at once; nothing without time left', async () => {
+    const account = await createTestAccount();
+    const call = (method: string, path: string, body?: unknown) =>
+      gateway.call(method, path, { key: account.apiKey, ...(body === undefined ? {} : { body }) });
+    const email = 'ottilie.fernsby@erase-function.test';
+    const ticket = (
+      await call('POST', '/api/tickets', {
+        subject: 'Ottilie here',
+        description: 'Hi',
+        requester_name: 'Ottilie Fernsby',
+        requester_email: email,
+      })
+    ).body.ticket.uuid as string;
+    const started = (await call('POST', '/api/erasures', { email })).body.data.id as string;
+
+    const late = { getRemainingTimeInMillis: () => 10_000, awsRequestId: 'erase-late' } as Context;
+    await handler(undefined, late);
+    expect((await call('GET', `/api/erasures/${started}`)).body.data.status).toBe('running');
+
+    const context = { getRemainingTimeInMillis: () => 110_000, awsRequestId: 'erase-test' } as Context;
+    const begun = Date.now();
+    await handler(undefined, context);
+    expect(Date.now() - begun).toBeLessThan(20_000);
+    const done = (await call('GET', `/api/erasures/${started}`)).body.data;
+    expect(done).toMatchObject({ status: 'completed', counts: { tickets: 1 } });
+    const erased = (await call('GET', `/api/tickets/${ticket}`)).body.data;
+    expect(erased.requester).toMatchObject({ email: null, erased: true });
+    expect(erased.subject).toBe('[erased] here');
+  });
+});
