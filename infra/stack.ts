@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -70,6 +70,8 @@ const RETENTION: Record<StageConfig['logRetentionDays'], RetentionDays> = {
 export class DeskpipeStack extends Stack {
   readonly table: TableV2;
   readonly api: RestApi;
+  /** The service's alarms (ServiceAlarms), a nested stack. */
+  readonly alarmStack: NestedStack;
 
   constructor(scope: Construct, id: string, props: DeskpipeStackProps) {
     super(scope, id, props);
@@ -299,7 +301,12 @@ export class DeskpipeStack extends Stack {
     });
     mail.grantErase(erasures.function);
     functions[erasureWorker.name] = erasures.function;
-    new ServiceAlarms(this, 'Alarms', {
+    // The per-function alarms (two a function) in a nested stack of their own: the stack's resources stay under
+    // CloudFormation's 500 a stack as functions are added (docs/deploy.md, "What is deployed").
+    this.alarmStack = new NestedStack(this, 'ServiceAlarms', {
+      description: `deskpipe ${stage}: the service's alarms (API, functions, table)`,
+    });
+    new ServiceAlarms(this.alarmStack, 'Alarms', {
       api: this.api,
       functions,
       table: this.table,
