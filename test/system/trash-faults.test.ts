@@ -131,7 +131,15 @@ describe.each(DELETABLES)('delete and restore of a $type, every store call faile
       ['delete', deleteCalls],
       ['restore', restoreCalls],
     ] as const) {
-      for (let at = 1; at <= calls.length; at++) {
+      // Tickets: every call. Deals and contacts run the same engine's delete and restore (lib/data/index/trash.ts),
+      // call for call: for them the commit and the calls around it, where their own indexes (a deal's board sums,
+      // a contact's open_deals_count) are written, and the first and last call.
+      const positions = Array.from({ length: calls.length }, (_, i) => i + 1).filter((at) => {
+        if (kind.type === 'ticket') return true;
+        const commit = calls.indexOf('TransactWriteItems') + 1;
+        return at === 1 || at === calls.length || Math.abs(at - commit) <= 1;
+      });
+      for (const at of positions) {
         // Each call in turn, the three ways a call fails taken in turn too (every way on every call tripled the
         // suite's time and found nothing the rotation does not: test/system/faults-update.test.ts has the matrix).
         for (const mode of [MODES[(at - 1) % MODES.length] as FaultMode]) {
