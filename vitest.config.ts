@@ -33,14 +33,37 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
+          // The unit and api tiers run first, two files at once (each worker its own table:
+          // test/support/require-dynamodb.ts); the system tier (processes, stores killed, timing bounds) after
+          // them, one file at a time. On 2 cores a serial run left a core idle (load ~1.2).
+          sequence: { groupOrder: 0 },
+          maxWorkers: 2,
           include: ['test/unit/**/*.test.ts'],
           // No store: the data layer's client points nowhere, and any call it makes fails the test saying so.
           env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: 'no-store-in-the-unit-tier' },
           setupFiles: ['test/support/no-store.ts'],
         },
       },
-      { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'], ...storeTier } },
-      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], ...storeTier } },
+      {
+        extends: true,
+        test: {
+          name: 'api',
+          include: ['test/api/**/*.test.ts'],
+          ...storeTier,
+          sequence: { groupOrder: 0 },
+          maxWorkers: 2,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'system',
+          include: ['test/system/**/*.test.ts'],
+          ...storeTier,
+          sequence: { groupOrder: 1 },
+          maxWorkers: 1,
+        },
+      },
     ],
   },
 });

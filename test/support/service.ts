@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
+import { KEY_REGEX } from '#lib/accounts/key-format.ts';
 import { waitFor } from './wait.ts';
 
 /**
@@ -74,10 +75,11 @@ export async function startService(env: Record<string, string>, args: string[] =
     stdout: () => stdout,
     stderr: () => stderr,
   };
-  // A first start prints the demo account's new key; a start on kept data (its account exists) prints none.
+  // A first start prints the demo account's new key; a start on kept data (its account exists) prints none. Only
+  // a whole key (KEY_REGEX: its 46 characters): the output arrives in chunks, and one may end inside the key (at
+  // LOG_LEVEL=DEBUG, in a fresh-clone CI run, the test then sent half a key and met a 401).
   const apiKey = await waitFor(
-    () =>
-      /dpk_[A-Za-z0-9_-]+/.exec(stdout)?.[0] ?? (/Demo account "[^"]+" exists/.test(stdout) ? '' : undefined),
+    () => KEY_REGEX.exec(stdout)?.[0] ?? (/Demo account "[^"]+" exists/.test(stdout) ? '' : undefined),
     { timeout: 60_000, label: 'the demo account' },
   );
   return { ...service, apiKey };
