@@ -71,6 +71,14 @@ export async function findMailId(accountId: string, headerId: string): Promise<M
   return item && entityOf<MailIdRecord>(item);
 }
 
+/** A Message-ID's item of the account: received (claimed) or sent (recorded), one shape. */
+const mailIdItem = (accountId: string, headerId: string, record: MailIdRecord) => ({
+  ...emailKeys.messageId(accountId, hashOf(headerId)),
+  type: 'email_message_id',
+  headerMessageId: headerId.slice(0, 1000),
+  ...record,
+});
+
 /**
  * The Put that claims a Message-ID for the account, in the commit of the message it becomes: the same mail
  * arriving twice at once commits once, the other commit is refused as a DuplicateMail (nothing written).
@@ -81,12 +89,7 @@ export function mailIdPut(accountId: string, headerId: string, record: MailIdRec
     action: {
       Put: {
         TableName: tableName(),
-        Item: {
-          ...emailKeys.messageId(accountId, hashOf(headerId)),
-          type: 'email_message_id',
-          headerMessageId: headerId.slice(0, 1000),
-          ...record,
-        },
+        Item: mailIdItem(accountId, headerId, record),
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
@@ -106,12 +109,7 @@ export function sentMailIdPut(accountId: string, headerId: string, record: MailI
     action: {
       Put: {
         TableName: tableName(),
-        Item: {
-          ...emailKeys.messageId(accountId, hashOf(headerId)),
-          type: 'email_message_id',
-          headerMessageId: headerId.slice(0, 1000),
-          ...record,
-        },
+        Item: mailIdItem(accountId, headerId, record),
       },
     },
   };
