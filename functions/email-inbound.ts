@@ -1,6 +1,6 @@
 import type { SESEvent, SNSEvent } from 'aws-lambda';
 import { mailStore } from '#lib/data/mail-store.ts';
-import { receiveSesFeedback, type SesNotification } from '#lib/email/ses-feedback.ts';
+import { receiveSesFeedbackEvent } from '#lib/email/ses-feedback.ts';
 import { receiveSesEvent } from '#lib/email/ses-receipt.ts';
 import { workerHandler } from '#lib/log.ts';
 
@@ -17,25 +17,7 @@ import { workerHandler } from '#lib/log.ts';
 export const handler = workerHandler('email inbound', async (event: SESEvent | SNSEvent) => {
   const records = event.Records ?? [];
   if (records.some((r) => 'Sns' in r)) {
-    const outcomes: string[] = [];
-    for (const record of records as SNSEvent['Records']) {
-      let notification: SesNotification;
-      try {
-        notification = JSON.parse(record.Sns.Message) as SesNotification;
-      } catch {
-        outcomes.push('unreadable');
-        continue;
-      }
-      outcomes.push(await receiveSesFeedback(notification));
-    }
-    const count = (outcome: string) => outcomes.filter((o) => o === outcome).length;
-    const figures: Record<string, number> = {
-      notifications: outcomes.length,
-      bounced: count('bounced'),
-      complained: count('complained'),
-      ignored: count('ignored') + count('unreadable'),
-    };
-    return { answer: undefined, figures };
+    return { answer: undefined, figures: await receiveSesFeedbackEvent(event as SNSEvent) };
   }
   const outcomes = await receiveSesEvent(event as SESEvent, mailStore());
   const figures: Record<string, number> = { mails: records.length, outcomes: outcomes.length };

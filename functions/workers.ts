@@ -124,7 +124,8 @@ export const erasureWorker = {
  * Invoked by the stage's SES receipt rule once the raw mail is in the mail bucket (infra/constructs/mail-receiving.ts):
  * the one inbound handler (lib/email/receive.ts) with the S3 store, so the table actions of a message post or a
  * ticket create (a transaction of Put, Update and Delete items, the largest tickets' marked items by
- * BatchWriteItem) and the lookups of threading (GetItem, Query).
+ * BatchWriteItem) and the lookups of threading (GetItem, Query). Also invoked by the outbox's feedback topic with
+ * SES's bounces and complaints (lib/email/ses-feedback.ts: the same marking and suppression a mailed report gets).
  */
 export const emailInboundWorker = {
   name: 'emailInbound',

@@ -1,3 +1,4 @@
+import type { SNSEvent } from 'aws-lambda';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { findAccountIdByAddress } from '#lib/data/email.ts';
 import { suppressAddress } from '#lib/data/outbox.ts';
@@ -59,4 +60,26 @@ export async function receiveSesFeedback(notification: SesNotification): Promise
     return 'complained';
   }
   return 'ignored';
+}
+
+/**
+ * Every notification of an SNS delivery, one after the other (as receiveSesEvent takes an SES event's records): a
+ * store failure throws (SNS delivers again; a notification handled twice changes nothing), an unreadable message
+ * is counted and skipped. Answers how many of each outcome.
+ */
+export async function receiveSesFeedbackEvent(event: SNSEvent): Promise<Record<string, number>> {
+  const counts: Record<string, number> = { notifications: 0, bounced: 0, complained: 0, ignored: 0 };
+  for (const record of event.Records ?? []) {
+    counts.notifications = (counts.notifications ?? 0) + 1;
+    let notification: SesNotification;
+    try {
+      notification = JSON.parse(record.Sns.Message) as SesNotification;
+    } catch {
+      counts.ignored = (counts.ignored ?? 0) + 1;
+      continue;
+    }
+    const outcome = await receiveSesFeedback(notification);
+    counts[outcome] = (counts[outcome] ?? 0) + 1;
+  }
+  return counts;
 }
