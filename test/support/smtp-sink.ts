@@ -21,6 +21,8 @@ export interface SmtpSink {
   port: number;
   url: string;
   mails: SinkMail[];
+  /** Connections that failed under the sink (a client reset or killed mid-session). */
+  connectionErrors: Error[];
   /** The RCPT answer for the next recipients: undefined accepts. */
   answer: ((recipient: string) => number | undefined) | undefined;
   stop(): Promise<void>;
@@ -31,6 +33,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     port: 0,
     url: '',
     mails: [],
+    connectionErrors: [],
     answer: undefined,
     stop: async () => undefined,
   };
@@ -73,6 +76,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       });
     },
   });
+  // A client that dies mid-session (a killed service) resets its connection: the server reports that as an
+  // 'error', which with no listener would end the test process. Kept, so a test may read what happened.
+  server.on('error', (error: Error) => sink.connectionErrors.push(error));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   sink.port = (server.server.address() as AddressInfo).port;
   sink.url = `smtp://127.0.0.1:${sink.port}`;
