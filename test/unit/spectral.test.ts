@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
 import { DOCUMENT_PATH } from '#infra/openapi/write.ts';
@@ -15,14 +15,37 @@ interface Finding {
   path: string[];
 }
 
+/**
+ * Spectral over the document as docs/openapi.json, from files (its stdin read flaked under load: an empty
+ * answer): the ruleset and the rules it extends copied into a folder of the project's own (node_modules/.cache,
+ * so the OWASP ruleset resolves as from the root), the document written there at docs/openapi.json.
+ */
 function lint(document: unknown): Finding[] {
-  const run = spawnSync(
-    join(ROOT, 'node_modules', '.bin', 'spectral'),
-    ['lint', '--ruleset', '.spectral.yaml', '--stdin-filepath', 'docs/openapi.json', '--format', 'json'],
-    { cwd: ROOT, input: JSON.stringify(document), encoding: 'utf8' },
-  );
-  const findings = JSON.parse(run.stdout) as Finding[];
-  return findings.map(({ code, path }) => ({ code, path }));
+  const cache = join(ROOT, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  const dir = mkdtempSync(join(cache, 'spectral-test-'));
+  try {
+    for (const file of ['.spectral.yaml', 'infra/openapi/spectral-rules.yaml']) {
+      mkdirSync(dirname(join(dir, file)), { recursive: true });
+      copyFileSync(join(ROOT, file), join(dir, file));
+    }
+    mkdirSync(join(dir, 'docs'));
+    writeFileSync(join(dir, 'docs', 'openapi.json'), JSON.stringify(document));
+    const run = spawnSync(
+      join(ROOT, 'node_modules', '.bin', 'spectral'),
+      ['lint', 'docs/openapi.json', '--ruleset', '.spectral.yaml', '--format', 'json', '--quiet'],
+      { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    );
+    try {
+      return (JSON.parse(run.stdout) as Finding[]).map(({ code, path }) => ({ code, path }));
+    } catch {
+      throw new Error(
+        `spectral exited ${run.status} (${run.signal ?? run.error ?? 'no signal'}): ${run.stderr}`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const sorted = (findings: Finding[]) => findings.map((f) => JSON.stringify(f)).sort();
