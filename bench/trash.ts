@@ -87,7 +87,7 @@ export async function runTrashOnly(options: { quick: boolean; endpoint: string }
         const removed = await Promise.all(
           due.slice(i, i + 4).map((d) => purgeOne(d.accountId, d.uuid, later)),
         );
-        items += removed.reduce<number>((a, n) => a + (n ?? 0), 0);
+        items += removed.reduce<number>((a, n) => a + (n?.items ?? 0), 0);
       }
       const seconds = (performance.now() - started) / 1000;
       const purge = {

@@ -107,7 +107,8 @@ export class DeskpipeStack extends Stack {
     };
 
     // The secret API keys are hashed under (lib/accounts/key-hash.ts): generated once per stage and kept across
-    // deployments (a new one would invalidate every key). The functions that hash keys get it at deploy time.
+    // deployments (a new one would invalidate every key). The functions that hash keys, request fingerprints or
+    // erased addresses get it at deploy time.
     const keyHashSecret = new Secret(this, 'ApiKeyHashSecret', {
       secretName: `${namePrefix}-api-key-hash`,
       description: 'HMAC key of the stored API key hashes; changing it invalidates every API key.',
@@ -178,8 +179,9 @@ export class DeskpipeStack extends Stack {
       });
       if (route.tableActions.length > 0) fn.bindTable(this.table, route.tableActions);
       if ('indexQueries' in route && route.indexQueries) fn.bindIndexQueries(this.table, route.indexQueries);
-      // The key routes make keys (and so hash them).
-      if (route.scope === 'keys:manage') keyHashEnvironment(fn);
+      // The key routes make keys (and so hash them); every write route may take an Idempotency-Key, whose
+      // request fingerprint is a keyed hash (lib/http/idempotency.ts), and POST /api/erasures keeps the address's.
+      if (route.scope === 'keys:manage' || route.method !== 'GET') keyHashEnvironment(fn);
       functions[route.name] = fn;
       const method = this.api.root
         .resourceForPath(route.path)

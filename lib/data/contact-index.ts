@@ -22,7 +22,7 @@ export const contacts = indexedEntity<Contact, ContactFilter>({
     const parts = uuidParts(uuid);
     return parts && orderKeys.of(0, parts.number);
   },
-  dimensions: [{ name: 'email', values: (c) => [c.email.toLowerCase()], bounded: false }],
+  dimensions: [{ name: 'email', values: (c) => [c.email.toLowerCase()], bounded: false, personal: true }],
   search: (c) => ({
     prefixes: usefulTerms([...emailTerms(c.email), ...textWords(`${c.firstName} ${c.lastName ?? ''}`)]),
   }),

@@ -37,6 +37,32 @@ export interface MailIdRecord {
 const hashOf = (headerId: string) =>
   createHash('sha256').update(headerId.trim().toLowerCase()).digest('hex').slice(0, 40);
 
+/**
+ * The Message-ID a received mail claims: its own, or (a mail without one) one made of its inbound id, so that
+ * processing the same mail again is still found as a duplicate.
+ */
+export const receivedMailId = (headerId: string | undefined, inboundId: string) =>
+  headerId ?? `${inboundId}@inbound.deskpipe.invalid`;
+
+/**
+ * The keys of the Message-ID items a stored mail owns (a message's or an acknowledgement's): the id it claimed
+ * when received, or, sent, its own and the provider's. The purge deletes them with the mail.
+ */
+export function mailIdKeysOf(accountId: string, item: Record<string, unknown>): Record<string, string>[] {
+  const email = item.email as
+    | { message_id?: unknown; delivery?: { provider_message_id?: unknown } | null }
+    | undefined;
+  const inboundId = (item.source as { inboundId?: unknown } | undefined)?.inboundId;
+  if (!email) return [];
+  const ids = [
+    typeof inboundId === 'string'
+      ? receivedMailId(typeof email.message_id === 'string' ? email.message_id : undefined, inboundId)
+      : email.message_id,
+    email.delivery?.provider_message_id,
+  ].filter((id): id is string => typeof id === 'string' && id !== '');
+  return [...new Set(ids.map(hashOf))].map((hash) => emailKeys.messageId(accountId, hash));
+}
+
 /** The account an address belongs to (one GetItem), or undefined. */
 export async function findAccountIdByAddress(address: string): Promise<string | undefined> {
   return (await getItem(emailKeys.address(address), { eventual: true }))?.accountId as string | undefined;

@@ -388,8 +388,9 @@ export async function putRewritten(
 
 /**
  * Deletes what an address's dimension leaves once no entity is in it (counter shards at 0, emptied blocks, its
- * directory entry): the counter shards in one transaction, each on the condition that it still holds what was
- * read (a create entering the dimension meanwhile cancels it: the next pass reads again); a block only if empty.
+ * directory entry): the counter shards and the entry in one transaction, each on the condition that it still
+ * holds what was read (a create entering the dimension meanwhile cancels it: the next pass reads again); a block
+ * only if empty.
  * Answers how many items went.
  */
 export async function deleteEmptyDimension(
@@ -398,25 +399,40 @@ export async function deleteEmptyDimension(
   directoryEntry: ItemKey,
   isCounter: (sk: string) => boolean,
 ): Promise<number> {
+  // The entry first: a write entering the dimension after this read puts it again (a new `w`), and one before
+  // it left a posting, read next.
+  const entry = await getItem({ ...directoryEntry });
   const postings = await partitionItems(postingPartition);
   if (postings.some((p) => !isCounter(String(p.sk)))) return 0;
-  let removed = 0;
-  if (postings.length) {
-    await commit(
-      postings.map((p) => ({
-        what: 'counter',
-        action: {
-          Delete: {
-            TableName: tableName(),
-            Key: { pk: p.pk, sk: p.sk },
-            ConditionExpression: 'n = :n',
-            ExpressionAttributeValues: { ':n': p.n ?? 0 },
-          },
+  const deletes: CommitAction[] = postings.map((p) => ({
+    what: 'counter',
+    action: {
+      Delete: {
+        TableName: tableName(),
+        Key: { pk: p.pk, sk: p.sk },
+        ConditionExpression: 'n = :n',
+        ExpressionAttributeValues: { ':n': p.n ?? 0 },
+      },
+    },
+  }));
+  if (entry) {
+    deletes.push({
+      what: 'directory entry',
+      action: {
+        Delete: {
+          TableName: tableName(),
+          Key: { ...directoryEntry },
+          ...(entry.w === undefined
+            ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(w)' }
+            : { ConditionExpression: 'w = :w', ExpressionAttributeValues: { ':w': entry.w } }),
         },
-      })),
-    );
-    removed += postings.length;
+      },
+    });
   }
+  // One commit: the counters and the entry go together, or none does (a racing write cancels it; the next pass
+  // reads again and finds its posting).
+  if (deletes.length) await commit(deletes);
+  let removed = deletes.length;
   for (const block of await partitionItems(blockPartition)) {
     try {
       await dynamo.send(
@@ -430,18 +446,6 @@ export async function deleteEmptyDimension(
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
-  }
-  try {
-    await dynamo.send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: { ...directoryEntry },
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    );
-    removed++;
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
   }
   return removed;
 }

@@ -2,16 +2,19 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { contacts } from './contact-index.ts';
 import { deals } from './deal-index.ts';
+import { mailIdKeysOf } from './email.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { indexItemsOf, trashedOf } from './index/trash.ts';
 import { messageKeys, trashKeys } from './keys.ts';
+import { ackItem } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
 
 /**
  * The purge (decisions.md, "Deleting, restoring and the trash"): what is in the trash past its purge time, found by
  * its purge due entry (gsi2 `PURGE_DUE#<shard>`, keys only), never by a Scan, and removed with all it owns: a
- * ticket's messages (a page of 25 at a time), any index item a crash left (the terms a deletion deletes after its
+ * ticket's messages (a page of 100 at a time) with their Message-ID items, its acknowledgement (`EMAIL_ACK#`) with
+ * its Message-ID items, any index item a crash left (the terms a deletion deletes after its
  * commit), then the trash item itself, last, so that a purge stopped anywhere is found and finished by the next
  * pass. A restore cannot race it: a restore's commit holds only before the purge time.
  */
@@ -39,31 +42,58 @@ export async function duePurges(
   return keys.map((sk) => trashKeys.parsePurgeDue(sk));
 }
 
-/** What one purge removed (items), or undefined when the trash item is gone or not yet due. */
+/** What one purge removed: its items, of which the ticket's messages. */
+export interface Purged {
+  items: number;
+  messages: number;
+}
+
+/** What one purge removed, or undefined when the trash item is gone or not yet due. */
 export async function purgeOne(
   accountId: string,
   uuid: string,
   nowMicros: number,
-): Promise<number | undefined> {
+): Promise<Purged | undefined> {
   const item = await getItem(trashKeys.item(accountId, uuid));
   if (!item) return undefined;
   const trashed = trashedOf<{ uuid: string }>(item);
   if (trashed.purgeMicros > nowMicros) return undefined;
   let removed = 0;
+  let messages = 0;
   if (trashed.type === 'ticket') {
+    // The Message-ID the mail that opened it claimed (its description's mail, kept on the ticket, as the trash
+    // item keeps it until last); then each mail's Message-ID items before the mail itself: a purge stopped between
+    // the two finds the mail again.
+    const opening = (trashed.entity as { descriptionEmail?: Record<string, unknown> }).descriptionEmail;
+    if (opening) {
+      const mailIds = mailIdKeysOf(accountId, opening);
+      await batchDeleteAll(mailIds);
+      removed += mailIds.length;
+    }
     for (;;) {
       const page = await queryAll(
         {
           TableName: tableName(),
           KeyConditionExpression: 'pk = :pk',
           ExpressionAttributeValues: { ':pk': messageKeys.partition(accountId, uuid) },
-          ProjectionExpression: 'pk, sk',
+          ProjectionExpression: 'pk, sk, #email, #source',
+          ExpressionAttributeNames: { '#email': 'email', '#source': 'source' },
         },
         100,
       );
       if (page.length === 0) break;
+      const mailIds = page.flatMap((m) => mailIdKeysOf(accountId, m));
+      await batchDeleteAll(mailIds);
       await batchDeleteAll(page.map((m) => ({ pk: m.pk, sk: m.sk })));
-      removed += page.length;
+      removed += mailIds.length + page.length;
+      messages += page.length;
+    }
+    // Its acknowledgement (sent, refused or still queued: its due entry goes with the item).
+    const ack = await ackItem(accountId, uuid);
+    if (ack) {
+      const mailIds = mailIdKeysOf(accountId, ack);
+      await batchDeleteAll([...mailIds, { pk: ack.pk, sk: ack.sk }]);
+      removed += mailIds.length + 1;
     }
   }
   const engine = engines[trashed.type];
@@ -87,7 +117,7 @@ export async function purgeOne(
     );
   } catch (error) {
     if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-    return removed;
+    return { items: removed, messages };
   }
-  return removed + 1;
+  return { items: removed + 1, messages };
 }

@@ -49,6 +49,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
       name: 'email',
       values: (t) => (t.requester.erased ? [] : [t.requester.email.toLowerCase()]),
       bounded: false,
+      personal: true,
     },
     {
       name: 'cf',

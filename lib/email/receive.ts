@@ -10,6 +10,7 @@ import {
   type MailIdRecord,
   mailIdPut,
   putInbound,
+  receivedMailId,
 } from '#lib/data/email.ts';
 import { attachmentKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
@@ -179,7 +180,7 @@ async function deliver(
   // The Message-ID claimed for the account: the header's, or the kept mail's own id when it has none. Beside
   // it, an address that bounced and now writes in again may receive mail again (an automatic answer is not
   // writing in).
-  const claimId = parsed.messageId ?? `${mail.inboundId}@inbound.deskpipe.invalid`;
+  const claimId = receivedMailId(parsed.messageId, mail.inboundId);
   const [held] = await Promise.all([
     findMailId(accountId, claimId),
     automatic ? undefined : liftSuppression(accountId, from.email),

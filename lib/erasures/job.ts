@@ -271,7 +271,7 @@ async function advance(
         }
         if (p.subAt.startsWith('sent#')) {
           // A trashed ticket's mail, before its purge: the kept copies of what was sent (by the messages' ids),
-          // then its acknowledgement (the purge does not reach EMAIL_ACK#: deleted here, its copy erased).
+          // then its acknowledgement's (the purge deletes the acknowledgement with its Message-ID items).
           const after = Number(p.subAt.slice(5));
           const page = await messageItems(accountId, p.object, after, stepSize(options));
           if (options.mail) {
@@ -291,7 +291,6 @@ async function advance(
           if (ack) {
             const id = sentMessageId(ack);
             if (id && options.mail) count('mail', await options.mail.eraseSent(id));
-            await deleteItem({ pk: String(ack.pk), sk: String(ack.sk) });
             count('email_outbound');
           }
           p.subAt = 'purge';
@@ -299,7 +298,7 @@ async function advance(
         }
         const removed = await purgeOne(accountId, p.object, Number.MAX_SAFE_INTEGER);
         count('trash', removed === undefined ? 0 : 1);
-        count('messages', Math.max(0, (removed ?? 1) - 1));
+        count('messages', removed?.messages ?? 0);
         p.object = null;
         p.subAt = null;
         break;

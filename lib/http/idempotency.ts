@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
+import { keyedHash } from '#lib/accounts/key-hash.ts';
 import type { Context } from 'aws-lambda';
 import {
   type CommitAttachment,
@@ -76,6 +77,17 @@ export function canonicalJson(value: unknown): string {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/**
+ * What tells a retry from another request under the same key: a keyed hash (HMAC under the key-hash secret,
+ * lib/accounts/key-hash.ts) of the method, path and body. Keyed, because it outlives any erasure for 24 hours and
+ * a body can be little more than a person's address (`POST /api/erasures {"email"}`): an unkeyed hash of it could
+ * be guessed back by hashing candidates (decisions.md, "Erasing a person").
+ */
+export const requestFingerprint = (request: Pick<IdempotentRequest, 'accountId' | 'method' | 'path' | 'body'>) =>
+  keyedHash(
+    `idempotency:${request.accountId}:${canonicalJson([request.method.toUpperCase(), request.path, request.body ?? null])}`,
+  );
+
 export interface IdempotentRequest {
   accountId: string;
   key: string;
@@ -102,7 +114,7 @@ export async function startIdempotent(request: IdempotentRequest): Promise<Idemp
   const claim: IdempotencyClaim = {
     accountId: request.accountId,
     keyHash: sha256(request.key),
-    fingerprint: sha256(canonicalJson([request.method.toUpperCase(), request.path, request.body ?? null])),
+    fingerprint: requestFingerprint(request),
     token: randomUUID(),
     expiresAt: Math.floor(nowUs / 1_000_000) + IDEMPOTENCY_TTL_SECONDS,
   };

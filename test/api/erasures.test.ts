@@ -6,15 +6,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { createKey } from '#lib/accounts/key-management.ts';
-import { batchDeleteAll, batchPutAll } from '#lib/data/client.ts';
+import { batchDeleteAll, batchPutAll, getItem } from '#lib/data/client.ts';
+import { deleteEmptyDimension } from '#lib/data/erasures.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import { folderMailEraser } from '#lib/data/mail-store.ts';
-import { suppressAddress } from '#lib/data/outbox.ts';
+import { OutboxBusy, suppressAddress } from '#lib/data/outbox.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { acknowledge, outboxPass } from '#lib/email/outbox.ts';
 import { folderSender, type Sender } from '#lib/email/senders.ts';
 import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
+import { canonicalJson } from '#lib/http/idempotency.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import {
@@ -168,6 +170,9 @@ describe('POST /api/erasures', () => {
     // No item of the account holds any of the person's texts; the control person's are all there.
     const after = itemTexts(await tableItems());
     expect(holding(after, tracesOf(person))).toEqual([]);
+    // The erasure request's own kept answer: its fingerprint is keyed, so hashing a guessed body finds nothing.
+    const guess = canonicalJson(['POST', '/api/erasures', { email: person.email.toUpperCase() }]);
+    expect(holding(after, [createHash('sha256').update(guess).digest('hex')])).toEqual([]);
     for (const text of tracesOf(control)) expect(holding(after, [text]), text).not.toEqual([]);
     expect(after.some((i) => i.text.includes('[erased]'))).toBe(true);
     // The outbox's places: the acknowledgement counters of the person's address (keyed by its hash) gone, the
@@ -337,6 +342,104 @@ describe('an erasure under faults and races', () => {
     const counts = await tickets.counts(account.accountId, [dimension.all]);
     await tickets.rebuild(account.accountId);
     expect(await tickets.counts(account.accountId, [dimension.all])).toEqual(counts);
+  });
+
+  it('a mail being sent when the erasure reaches it: the step waits for its outcome; sent once, then erased', async () => {
+    const account = await createTestAccount({
+      agents: [{ email: 'ana@busy.test', name: 'Ana' }],
+      email: { addresses: ['support@desk.busy.test'] },
+    });
+    const key = account.apiKey;
+    const busy = personNamed('busy', 'Leopoldine', 'Marchbanks', '+39 06 6982 0001');
+    const ticket = (
+      await gateway.call('POST', '/api/tickets', {
+        key,
+        body: { subject: 'Invoice', description: 'Wrong total', requester_email: busy.email },
+      })
+    ).body.ticket;
+    const reply = await gateway.call('POST', `/api/tickets/${ticket.uuid}/messages`, {
+      key,
+      body: { body: 'Fixed.', visibility: 'public', agent_id: account.agents[0]?.id },
+    });
+    expect(reply.body.data.email.delivery.status).toBe('queued');
+    // A relay that holds the mail until the test lets it answer: the outbox's claim is live meanwhile.
+    const sent: string[] = [];
+    let answer: () => void = () => undefined;
+    let taken: () => void = () => undefined;
+    const sending = new Promise<void>((resolve) => {
+      taken = resolve;
+    });
+    const relay: Sender = {
+      name: 'held relay',
+      send: async (mail) => {
+        taken();
+        await new Promise<void>((resolve) => {
+          answer = resolve;
+        });
+        sent.push(mail.messageId);
+        return { ok: true, providerMessageId: `prov-${mail.messageId}` };
+      },
+      close: () => undefined,
+    };
+    const pass = outboxPass({ sender: relay, accepts: (a) => a === account.accountId });
+    await sending;
+    const id = (await gateway.call('POST', '/api/erasures', { key, body: { email: busy.email } })).body.data
+      .id;
+    await expect(runErasure(account.accountId, id)).rejects.toThrow(OutboxBusy);
+    const messages = async () =>
+      (await gateway.call('GET', `/api/tickets/${ticket.uuid}/messages`, { key })).body.data as {
+        email?: { to: string[]; delivery: { status: string } };
+      }[];
+    // Untouched while it is being sent: still to the person, its outcome not yet known.
+    expect((await messages()).find((m) => m.email)?.email?.to).toEqual([busy.email]);
+    answer();
+    expect((await pass).counts).toMatchObject({ sent: 1 });
+    await runErasure(account.accountId, id);
+    expect((await gateway.call('GET', `/api/erasures/${id}`, { key })).body.data.status).toBe('completed');
+    expect((await messages()).find((m) => m.email)?.email).toMatchObject({
+      to: ['[erased]'],
+      delivery: { status: 'sent' },
+    });
+    expect(sent).toEqual([reply.body.data.email.message_id]);
+  });
+
+  it("the address's directory entry, deleted by an erasure, is put back by the reindex once the person writes again", async () => {
+    const account = await createTestAccount();
+    const key = account.apiKey;
+    const address = `again-${randomBytes(3).toString('hex')}@race.test`;
+    const dim = dimension.email(address);
+    const keys = tickets.index.keys;
+    const entryKey = keys.directoryEntry(account.accountId, dim);
+    // The address's dimension emptied (its one ticket deleted), then its leftovers deleted as an erasure's last
+    // step does: the counters and the directory entry.
+    const first = await gateway.call('POST', '/api/tickets', {
+      key,
+      body: { subject: 'Once', description: 'd', requester_email: address },
+    });
+    expect((await gateway.call('DELETE', `/api/tickets/${first.body.ticket.uuid}`, { key })).status).toBe(
+      200,
+    );
+    const removed = await deleteEmptyDimension(
+      keys.postingPartition(account.accountId, dim),
+      keys.blockPartition(account.accountId, dim),
+      entryKey,
+      keys.isCounterSort,
+    );
+    expect(removed).toBeGreaterThan(1);
+    expect(await getItem({ ...entryKey })).toBeUndefined();
+    // The person writes again, through this process, which remembers having written the entry: none is written.
+    const again = await gateway.call('POST', '/api/tickets', {
+      key,
+      body: { subject: 'Again', description: 'd', requester_email: address },
+    });
+    expect(again.status).toBe(201);
+    const listed = await gateway.call('GET', `/api/tickets?requester_email=${encodeURIComponent(address)}`, {
+      key,
+    });
+    expect(listed.body.data.map((t: { subject: string }) => t.subject)).toEqual(['Again']);
+    // The reindex puts a person's entries back whatever the process remembers: the directory is whole again.
+    await tickets.rebuild(account.accountId);
+    expect(await getItem({ ...entryKey })).toBeDefined();
   });
 
   it('a write racing the erasure: erased if it lands before the erasure passes its object, kept after', async () => {

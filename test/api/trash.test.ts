@@ -1,11 +1,22 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { folderMailStore } from '#infra/local/mail.ts';
 import { createKey } from '#lib/accounts/key-management.ts';
 import { queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { deals } from '#lib/data/deal-index.ts';
+import { findMailId, queryInbound, receivedMailId } from '#lib/data/email.ts';
 import { messageKeys } from '#lib/data/keys.ts';
+import { ackItem } from '#lib/data/outbox.ts';
 import { duePurges, purgeOne } from '#lib/data/purge.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
+import { outboxPass } from '#lib/email/outbox.ts';
+import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import type { Sender } from '#lib/email/senders.ts';
+import { formatTimestamp } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -270,7 +281,10 @@ describe('the purge', () => {
     expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 - 1_000_000)).toBeUndefined();
     const due = await duePurges(purgeAt + 1, 10_000);
     expect(due).toContainEqual({ accountId: account.accountId, uuid: ticket.uuid });
-    expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 + 1000)).toBe(4);
+    expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 + 1000)).toEqual({
+      items: 4,
+      messages: 3,
+    });
     expect(await messages()).toEqual([]);
     expect(await trashItemsOf(account.accountId)).toEqual([]);
     expect(await entityItemsOf('TICKET', account.accountId)).toEqual([]);
@@ -283,5 +297,74 @@ describe('the purge', () => {
     expect(restore.status).toBe(404);
     // A purge found again (a crash after it) removes nothing more.
     expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 + 1000)).toBeUndefined();
+  });
+  it("takes a ticket's mail with it: its acknowledgement and every Message-ID it claimed or sent", async () => {
+    const address = `support@p${randomBytes(4).toString('hex')}.test`;
+    const account = await createTestAccount({
+      agents: [{ email: 'ana@purge.test', name: 'Ana' }],
+      email: { addresses: [address], acknowledge: true },
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'deskpipe-purge-mail-'));
+    await mkdir(join(dir, 'raw'), { recursive: true });
+    const keep = async (headers: string): Promise<ReceivedMail> => {
+      const inboundId = newInboundId();
+      const rawKey = `raw/${inboundId}.eml`;
+      await writeFile(
+        join(dir, rawKey),
+        `From: rita@customer.test\r\nTo: ${address}\r\n${headers}\r\nbody\r\n`,
+      );
+      return {
+        inboundId,
+        rawKey,
+        receivedAt: formatTimestamp(Date.now() * 1000),
+        mailFrom: 'rita@customer.test',
+        recipients: [address],
+      };
+    };
+    try {
+      // A mail opens the ticket (acknowledged); a second, with no Message-ID of its own, threads by its subject.
+      const opener = `open-${randomBytes(4).toString('hex')}@customer.test`;
+      await receiveMail(
+        await keep(`Subject: Printer on fire\r\nMessage-ID: <${opener}>\r\n`),
+        folderMailStore(dir),
+      );
+      const [opened] = await queryInbound(account.accountId, undefined, 1);
+      const uuid = opened?.ticketUuid as string;
+      const ticket = (await gateway.call('GET', `/api/tickets/${uuid}`, { key: account.apiKey })).body.data;
+      const idless = await keep(`Subject: Re: [${ticket.reference}] Printer on fire\r\n`);
+      const [threaded] = await receiveMail(idless, folderMailStore(dir));
+      expect(threaded?.ticketUuid).toBe(uuid);
+      const reply = await gateway.call('POST', `/api/tickets/${uuid}/messages`, {
+        key: account.apiKey,
+        body: { body: 'On our way.', visibility: 'public', agent_id: account.agents[0]?.id },
+      });
+      // The outbox sends the acknowledgement and the reply; the provider gives each an id of its own.
+      const relay: Sender = {
+        name: 'test relay',
+        send: async (mail) => ({ ok: true, providerMessageId: `prov-${mail.messageId}` }),
+        close: () => undefined,
+      };
+      expect(
+        (await outboxPass({ sender: relay, accepts: (a) => a === account.accountId })).counts,
+      ).toMatchObject({ sent: 2 });
+      const ack = (await ackItem(account.accountId, uuid))?.email as { message_id: string };
+      const sentIds = [ack.message_id, reply.body.data.email.message_id as string];
+      const ids = [
+        opener,
+        receivedMailId(undefined, idless.inboundId),
+        ...sentIds,
+        ...sentIds.map((id) => `prov-${id}`),
+      ];
+      for (const id of ids) expect(await findMailId(account.accountId, id), id).toBeDefined();
+
+      const deleted = await gateway.call('DELETE', `/api/tickets/${uuid}`, { key: account.apiKey });
+      const purgeAt = Date.parse(deleted.body.data.purge_at);
+      // Its messages: the mail that threaded and the reply (the opening mail is the ticket's description).
+      expect(await purgeOne(account.accountId, uuid, purgeAt * 1000 + 1000)).toMatchObject({ messages: 2 });
+      for (const id of ids) expect(await findMailId(account.accountId, id), id).toBeUndefined();
+      expect(await ackItem(account.accountId, uuid)).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

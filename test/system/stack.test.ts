@@ -76,10 +76,13 @@ describe.each(STAGES)('stack for %s', (stage) => {
       ...routes.filter((r) => r.tableActions.length > 0).map((r) => `deskpipe-${stage}-${r.name}`),
       ...workers.map((w) => `deskpipe-${stage}-${w.name}`),
     ]);
-    // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys).
+    // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys), and every write route (an
+    // Idempotency-Key's fingerprint is keyed; POST /api/erasures keeps a keyed hash of the address).
     const hashing = new Set([
       `deskpipe-${stage}-authorizer`,
-      ...routes.filter((r) => r.scope === 'keys:manage').map((r) => `deskpipe-${stage}-${r.name}`),
+      ...routes
+        .filter((r) => r.scope === 'keys:manage' || ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
+        .map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
     // lib/data/mail-store.ts: the inbound function and the download routes.
     const withMail = new Set([

@@ -66,6 +66,12 @@ export interface DimensionDeclaration<E> {
   countedIn?: StatsFamily;
   /** Its tag in the name of the queues it is part of (`s` → `queue#s=open#p=high`). */
   queueTag?: string;
+  /**
+   * Its values name a person (an e-mail address): an erasure deletes the dimension's directory entry, which no
+   * container's memory can know, so the reindex puts such entries again whatever it remembers
+   * (lib/data/index/directory.ts, ensureDirectoryEntries).
+   */
+  personal?: true;
 }
 
 /**
@@ -212,6 +218,12 @@ export function filterDimensions<E, F>(declaration: IndexDeclaration<E, F>, filt
     .filter((d) => !d.queueTag)
     .flatMap((d) => (wanted[d.name] ?? []).map((v) => dimensionName(d.name, v)));
   return [...first, ...rest];
+}
+
+/** Whether a dimension's values name a person (DimensionDeclaration.personal). */
+export function isPersonalDimension<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
+  const name = dim.slice(0, dim.indexOf('#'));
+  return declaration.dimensions.some((d) => !isQueue(d) && d.personal === true && d.name === name);
 }
 
 /** Dimensions counted in stats cells: `all` and the bounded dimensions' values. */

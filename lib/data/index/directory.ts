@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { batchPutAll } from '../client.ts';
 import { keyString } from '../items.ts';
+import { type IndexDeclaration, isPersonalDimension } from './declaration.ts';
 import type { Index } from './items.ts';
 
 /**
@@ -11,7 +13,8 @@ import type { Index } from './items.ts';
  * A write adds the entries of the dimensions it enters to its own commit (or, if they do not fit, puts them
  * before it, as other additions), so a dimension's entry exists before or with its first item. Each container
  * remembers the entries it has seen written (a bounded LRU): a dimension costs one put per container that writes
- * it first, not one per write (but for the largest writes, which spill anyway: directoryPlan).
+ * it first, not one per write (but for the largest writes, which spill anyway: directoryPlan). A person's
+ * dimension (an e-mail) is the exception the reindex makes (ensureDirectoryEntries).
  */
 
 /** The item type of a directory entry. */
@@ -26,9 +29,14 @@ function remember(key: string): void {
   if (remembered.size > REMEMBERED) remembered.delete(remembered.keys().next().value as string);
 }
 
+/**
+ * An entry as a write puts it: `w`, a token of that write, tells an erasure deleting the entry (it deletes only
+ * the one it read: lib/data/erasures.ts, deleteEmptyDimension) that a write put it again meanwhile.
+ */
 const entryOf = <E>(index: Index<E>, accountId: string, dimension: string) => ({
   ...index.keys.directoryEntry(accountId, dimension),
   type: ENTRY_TYPE,
+  w: randomBytes(6).toString('hex'),
 });
 
 /**
@@ -52,13 +60,21 @@ export function rememberDirectoryEntries(entries: Record<string, unknown>[]): vo
   for (const entry of entries) remember(keyString(entry));
 }
 
-/** Puts the entries of these dimensions that this container has not seen written (the reindex, page by page). */
+/**
+ * Puts the entries of these dimensions that this container has not seen written (the reindex, page by page), and
+ * every person's dimension (an e-mail) whatever it remembers: an erasure deletes such an entry behind every
+ * container's back, and a write of the same address through a container that remembered it writes none, so the
+ * reindex puts it back from the entities themselves.
+ */
 export async function ensureDirectoryEntries<E>(
   index: Index<E>,
   accountId: string,
   dimensions: string[],
 ): Promise<number> {
-  const missing = directoryPlan(index, accountId, dimensions).fresh;
+  const declaration = index.declaration as IndexDeclaration<E, unknown>;
+  const missing = [...new Set(dimensions)]
+    .filter((d) => isPersonalDimension(declaration, d) || !remembered.has(keyString(entryOf(index, accountId, d))))
+    .map((d) => entryOf(index, accountId, d));
   if (missing.length > 0) await batchPutAll(missing);
   for (const entry of missing) remember(keyString(entry));
   return missing.length;
