@@ -76,10 +76,15 @@ describe.each(STAGES)('stack for %s', (stage) => {
       ...routes.filter((r) => r.tableActions.length > 0).map((r) => `deskpipe-${stage}-${r.name}`),
       ...workers.map((w) => `deskpipe-${stage}-${w.name}`),
     ]);
-    // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys).
+    // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys); the erasure routes, the
+    // erasure job and the inbound function (an address's keyed hash: the erasure's record, person references).
     const hashing = new Set([
       `deskpipe-${stage}-authorizer`,
-      ...routes.filter((r) => r.scope === 'keys:manage').map((r) => `deskpipe-${stage}-${r.name}`),
+      `deskpipe-${stage}-${emailInboundWorker.name}`,
+      `deskpipe-${stage}-${erasureWorker.name}`,
+      ...routes
+        .filter((r) => r.scope === 'keys:manage' || r.scope === 'erasures:write')
+        .map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
     // lib/data/mail-store.ts: the inbound function and the download routes.
     const withMail = new Set([
