@@ -324,6 +324,44 @@ export async function personRefs(
   return (Items ?? []).map((i) => ({ pk: String(i.pk), sk: String(i.sk), ref: String(i.gsi2sk) }));
 }
 
+/**
+ * The addresses a person's references lead to (the replay's candidates for a person no index names: their mail
+ * on others' tickets): the sender of each inbound entry referred to, and the `from`, `to` and `cc` of each
+ * ticket's description mail and messages, a page at a time; the caller stops at the one whose hash matches.
+ */
+export async function* referencedAddresses(accountId: string, hash: string): AsyncGenerator<string> {
+  const mailAddresses = (mail: unknown): string[] => {
+    const email = (mail as { email?: Record<string, unknown> } | undefined)?.email;
+    if (!email) return [];
+    const from = (email.from as { email?: unknown } | undefined)?.email;
+    return [from, ...[email.to, email.cc].flatMap((list) => (Array.isArray(list) ? list : []))].filter(
+      (a): a is string => typeof a === 'string',
+    );
+  };
+  let after: string | null = null;
+  for (;;) {
+    const refs = await personRefs(accountId, hash, after, 25);
+    for (const ref of refs) {
+      const [kind, id] = [ref.ref.slice(0, ref.ref.indexOf('#')), ref.ref.slice(ref.ref.indexOf('#') + 1)];
+      if (kind === 'inbound') {
+        const from = (await getItem({ pk: ref.pk, sk: ref.sk }))?.from;
+        if (typeof from === 'string') yield from;
+        continue;
+      }
+      const ticket = await tickets.getByUuid(accountId, id);
+      yield* mailAddresses(ticket?.entity.descriptionEmail);
+      for (let number = 1; ; ) {
+        const page = await messageItems(accountId, id, number, 100);
+        for (const message of page) yield* mailAddresses(message);
+        if (page.length < 100) break;
+        number = Number(page.at(-1)?.number ?? number + 100);
+      }
+    }
+    if (refs.length < 25) return;
+    after = refs.at(-1)?.ref ?? null;
+  }
+}
+
 /** Deletes a person's reference to a ticket (its object erased, or gone). */
 export async function deletePersonRef(accountId: string, hash: string, ticketUuid: string): Promise<void> {
   const { pk, sk } = personRefKeys.ticket(accountId, hash, ticketUuid);
