@@ -679,7 +679,7 @@ async function rewriteInbound(
 ): Promise<void> {
   const changed = await rewriteItem(ref, async (item) => {
     const from = typeof item.from === 'string' ? item.from.toLowerCase() : '';
-    const byPerson = from.includes(person.email);
+    const byPerson = from === person.email;
     const next = redactValue(item, person, pattern) as Record<string, unknown>;
     if (byPerson) {
       if (options.mail) count('mail', await options.mail.eraseMail(String(item.id), String(item.rawKey)));
