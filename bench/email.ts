@@ -70,12 +70,30 @@ export async function runEmailOnly(options: { quick: boolean; endpoint: string }
         const duplicateFigures = await figuresOf(async () =>
           receiveMail({ ...reply, inboundId: newInboundId() }, store),
         );
+        // A reply copying two colleagues: two person references in its commit (docs/capacity.md).
+        const copying = await kept(
+          mailText(
+            `<c-${randomBytes(4).toString('hex')}@customer.bench>`,
+            `In-Reply-To: ${first}\r\nCc: ann@customer.bench, bob@customer.bench\r\n`,
+          ),
+        );
+        const copyingFigures = await figuresOf(() => receiveMail(copying, store));
+        // An automatic mail that opens no ticket: its log entry is its sender's person reference.
+        const automatic = await kept(
+          mailText(
+            `<a-${randomBytes(4).toString('hex')}@customer.bench>`,
+            'Auto-Submitted: auto-replied\r\n',
+          ),
+        );
+        const automaticFigures = await figuresOf(() => receiveMail(automatic, store));
         const perMail = Object.fromEntries(
           (
             [
               ['newTicket', newFigures],
               ['reply', replyFigures],
               ['duplicate', duplicateFigures],
+              ['replyCopyingTwo', copyingFigures],
+              ['automaticNoTicket', automaticFigures],
             ] as const
           ).map(([name, f]) => [
             name,

@@ -225,6 +225,8 @@ export class DeskpipeStack extends Stack {
       topic,
     });
     functions[emailInboundWorker.name] = mail.function;
+    // A received mail's person references are named by their addresses' keyed hashes (lib/erasures/address-hash.ts).
+    keyHashEnvironment(mail.function);
     for (const route of routes) {
       const fn = functions[route.name];
       if (route.mailObjects && fn) mail.grantRead(fn, route.mailObjects);
@@ -302,6 +304,8 @@ export class DeskpipeStack extends Stack {
       reservedConcurrency: config.workerConcurrency.erasures,
     });
     mail.grantErase(erasures.function);
+    // The job reads the person's references by their address's keyed hash.
+    keyHashEnvironment(erasures.function);
     functions[erasureWorker.name] = erasures.function;
     // The per-function alarms (two a function) in a nested stack of their own: the stack's resources stay under
     // CloudFormation's 500 a stack as functions are added (docs/deploy.md, "What is deployed").

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, getItem, tableName } from './client.ts';
 import { isConditionFailure } from './errors.ts';
 import { entityOf } from './items.ts';
-import { emailKeys, objectRefKeys } from './keys.ts';
+import { emailKeys, objectRefKeys, personRefKeys } from './keys.ts';
 import type { CommitAction } from './transact.ts';
 
 /**
@@ -97,6 +97,21 @@ export async function findMailId(accountId: string, headerId: string): Promise<M
   return item && entityOf<MailIdRecord>(item);
 }
 
+/**
+ * Deletes the item of a Message-ID (an erasure's, when the id holds the person's address: the item keeps the id
+ * as written). A reply quoting that id no longer threads by it. Answers whether there was one.
+ */
+export async function deleteMailId(accountId: string, headerId: string): Promise<boolean> {
+  const { Attributes } = await dynamo.send(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: emailKeys.messageId(accountId, hashOf(headerId)),
+      ReturnValues: 'ALL_OLD',
+    }),
+  );
+  return Attributes !== undefined;
+}
+
 /** A Message-ID's item of the account: received (claimed) or sent (recorded), one shape. */
 const mailIdItem = (accountId: string, headerId: string, record: MailIdRecord) => ({
   ...emailKeys.messageId(accountId, hashOf(headerId)),
@@ -156,15 +171,44 @@ export interface InboundRecord {
   rawKey: string;
 }
 
-/** Writes (or writes again, the same) the log entry of a received mail: keyed by its id, so idempotent. */
-export async function putInbound(accountId: string, record: InboundRecord): Promise<void> {
+/**
+ * The Put of a person reference to a ticket (docs/data-model.md, "Erasures"): keys only, in the commit of the
+ * message of a mail that names the person (`hash`: their address's keyed hash). Unconditional: the same
+ * reference written again (another mail of the thread) writes the same item.
+ */
+export function personRefPut(accountId: string, hash: string, ticketUuid: string): CommitAction {
+  return {
+    what: 'person_ref',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: { ...personRefKeys.ticket(accountId, hash, ticketUuid), type: 'person_ref' },
+      },
+    },
+  };
+}
+
+/**
+ * Writes (or writes again, the same) the log entry of a received mail: keyed by its id, so idempotent. An entry
+ * of a mail that became no ticket is its sender's person reference (`senderHash`: the address's keyed hash).
+ */
+export async function putInbound(
+  accountId: string,
+  record: InboundRecord,
+  senderHash?: string | undefined,
+): Promise<void> {
   await dynamo.send(
     new PutCommand({
       TableName: tableName(),
       Item: {
         ...emailKeys.inbound(accountId, record.id),
-        // The ticket's reference (keys only): an erasure finds the mail that became its messages by it.
-        ...(record.ticketUuid ? objectRefKeys.ref(accountId, record.ticketUuid, 'inbound', record.id) : {}),
+        // The ticket's reference (keys only): an erasure finds the mail that became its messages by it; with no
+        // ticket, the sender's (the entry is found by the erasure of its sender's address).
+        ...(record.ticketUuid
+          ? objectRefKeys.ref(accountId, record.ticketUuid, 'inbound', record.id)
+          : senderHash
+            ? personRefKeys.inbound(accountId, senderHash, record.id)
+            : {}),
         type: 'email_inbound',
         ...record,
       },

@@ -8,7 +8,7 @@ import { type EventDraft, PART_BYTES, placeItems } from './events.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import { writePlan } from './index/write-plan.ts';
 import { entityOf, type ItemKey, type Versioned } from './items.ts';
-import { erasureKeys, eventKeys, messageKeys, objectRefKeys, trashKeys } from './keys.ts';
+import { erasureKeys, eventKeys, messageKeys, objectRefKeys, personRefKeys, trashKeys } from './keys.ts';
 import { outboxUnchanged } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
 import { type CommitAction, commit } from './transact.ts';
@@ -45,6 +45,8 @@ export interface ErasureProgress {
   person: { email: string; names: string[]; phones: string[] };
   contact: { id: number; uuid: string } | null;
   counts: Record<string, number>;
+  /** A mentioned ticket's description is the person's (a follow-up their mail opened): its copies are erased so. */
+  describedByPerson?: boolean | undefined;
 }
 
 const RECORD = 'erasure';
@@ -279,11 +281,13 @@ export async function objectRefs(
  */
 export async function rewriteItem(
   key: ItemKey,
-  rewrite: (item: Record<string, unknown>) => Record<string, unknown> | undefined,
+  rewrite: (
+    item: Record<string, unknown>,
+  ) => Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>,
 ): Promise<boolean> {
   const item = await getItem({ pk: key.pk, sk: key.sk });
   if (!item) return false;
-  const next = rewrite(item);
+  const next = await rewrite(item);
   if (!next) return false;
   await dynamo.send(
     new PutCommand({
@@ -293,6 +297,75 @@ export async function rewriteItem(
     }),
   );
   return true;
+}
+
+/**
+ * A page of a person's references (gsi2 `PERSON_REFS#<acc>#<hash>`, keys only) after `after`: ticket refs
+ * (`ticket#<uuid>`, their own item) and inbound log entries (`inbound#<id>`, the entry), at most `limit`.
+ */
+export async function personRefs(
+  accountId: string,
+  hash: string,
+  after: string | null,
+  limit: number,
+): Promise<(ItemKey & { ref: string })[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: personRefKeys.index,
+      KeyConditionExpression: after === null ? 'gsi2pk = :pk' : 'gsi2pk = :pk AND gsi2sk > :after',
+      ExpressionAttributeValues: {
+        ':pk': personRefKeys.partition(accountId, hash),
+        ...(after === null ? {} : { ':after': after }),
+      },
+      Limit: limit,
+    }),
+  );
+  return (Items ?? []).map((i) => ({ pk: String(i.pk), sk: String(i.sk), ref: String(i.gsi2sk) }));
+}
+
+/**
+ * The addresses a person's references lead to (the replay's candidates for a person no index names: their mail
+ * on others' tickets): the sender of each inbound entry referred to, and the `from`, `to` and `cc` of each
+ * ticket's description mail and messages, a page at a time; the caller stops at the one whose hash matches.
+ */
+export async function* referencedAddresses(accountId: string, hash: string): AsyncGenerator<string> {
+  const mailAddresses = (mail: unknown): string[] => {
+    const email = (mail as { email?: Record<string, unknown> } | undefined)?.email;
+    if (!email) return [];
+    const from = (email.from as { email?: unknown } | undefined)?.email;
+    return [from, ...[email.to, email.cc].flatMap((list) => (Array.isArray(list) ? list : []))].filter(
+      (a): a is string => typeof a === 'string',
+    );
+  };
+  let after: string | null = null;
+  for (;;) {
+    const refs = await personRefs(accountId, hash, after, 25);
+    for (const ref of refs) {
+      const [kind, id] = [ref.ref.slice(0, ref.ref.indexOf('#')), ref.ref.slice(ref.ref.indexOf('#') + 1)];
+      if (kind === 'inbound') {
+        const from = (await getItem({ pk: ref.pk, sk: ref.sk }))?.from;
+        if (typeof from === 'string') yield from;
+        continue;
+      }
+      const ticket = await tickets.getByUuid(accountId, id);
+      yield* mailAddresses(ticket?.entity.descriptionEmail);
+      for (let number = 1; ; ) {
+        const page = await messageItems(accountId, id, number, 100);
+        for (const message of page) yield* mailAddresses(message);
+        if (page.length < 100) break;
+        number = Number(page.at(-1)?.number ?? number + 100);
+      }
+    }
+    if (refs.length < 25) return;
+    after = refs.at(-1)?.ref ?? null;
+  }
+}
+
+/** Deletes a person's reference to a ticket (its object erased, or gone). */
+export async function deletePersonRef(accountId: string, hash: string, ticketUuid: string): Promise<void> {
+  const { pk, sk } = personRefKeys.ticket(accountId, hash, ticketUuid);
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk, sk } }));
 }
 
 /**

@@ -528,6 +528,30 @@ export const objectRefKeys = {
 };
 
 /**
+ * Person references (docs/data-model.md, "Erasures"): where a person's address is on a mail that nothing else
+ * finds by it (a reply on, or a copy of, a ticket someone else requested; a mail that opened no ticket). The
+ * partition is named by the address's keyed hash (lib/erasures/address-hash.ts), never the address; its gsi2
+ * (keys only) holds a small ref item per ticket (`ticket#<uuid>`, also its base key) and the inbound log entry
+ * itself of a mail that opened no ticket (`inbound#<inbound id>`), so an erasure reads them all by one Query.
+ */
+export const personRefKeys = {
+  partition: (accountId: string, hash: string) => `PERSON_REFS#${accountId}#${hash}`,
+  /** The ref item of a ticket: base key and gsi2 key alike. */
+  ticket: (accountId: string, hash: string, ticketUuid: string) => ({
+    pk: personRefKeys.partition(accountId, hash),
+    sk: `ticket#${ticketUuid}`,
+    gsi2pk: personRefKeys.partition(accountId, hash),
+    gsi2sk: `ticket#${ticketUuid}`,
+  }),
+  /** The gsi2 keys of an inbound log entry of a mail that opened no ticket (on the entry itself). */
+  inbound: (accountId: string, hash: string, inboundId: string) => ({
+    gsi2pk: personRefKeys.partition(accountId, hash),
+    gsi2sk: `inbound#${inboundId}`,
+  }),
+  index: 'gsi2' as IndexName,
+};
+
+/**
  * Erasures (decisions.md, "Deleting, restoring and erasing"; docs/data-model.md, "Erasures"): the `Erasure`
  * record the API answers (a keyed hash of the address, never the address), its job's progress item while it runs,
  * the running erasure's due entry (gsi2, keys only, one of DUE_SHARDS partitions: what the runner reads, never a

@@ -102,6 +102,11 @@ export const ERASED_CONTENT = '[erased]';
 export interface MailEraser {
   /** Replaces the raw mail and the attachments of one received mail with `[erased]`; answers the files changed. */
   eraseMail(inboundId: string, rawKey: string): Promise<number>;
+  /**
+   * Replaces only the raw mail of one received mail with `[erased]` (a mail the person was sent or copied: its
+   * headers name them; its attachments are its sender's); answers the files changed (1 or 0).
+   */
+  eraseRaw(rawKey: string): Promise<number>;
   /** Replaces the kept copy of one mail the service sent (by its Message-ID) with `[erased]`; answers 1 or 0. */
   eraseSent(messageId: string): Promise<number>;
 }
@@ -129,6 +134,7 @@ export function folderMailEraser(dir: string): MailEraser {
   };
   return {
     eraseSent: (messageId) => replaceFile(join(dir, SENT_FOLDER, sentMailName(messageId))),
+    eraseRaw: (rawKey) => replaceFile(join(dir, rawKey)),
     async eraseMail(inboundId, rawKey) {
       let changed = 0;
       const replace = async (path: string) => {
@@ -196,6 +202,7 @@ export function s3MailEraser(bucket: string, client: S3Client = new S3Client({})
       } while (token);
       return changed;
     },
+    eraseRaw: (rawKey) => replace(rawKey),
     eraseSent: async () => 0,
   };
 }

@@ -9,11 +9,13 @@ import {
   type InboundRecord,
   type MailIdRecord,
   mailIdPut,
+  personRefPut,
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
 import { attachmentKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
+import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
 import { AppError } from '#lib/errors.ts';
 import { logMail } from '#lib/log.ts';
 import { createTicketFrom } from '#lib/tickets/create-ticket.ts';
@@ -136,7 +138,7 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
     const decided: InboundRecord = parsed
       ? { ...base, ...(await deliver(accountId, recipients, parsed, mail)) }
       : { ...base, reason: `unparseable: ${parseError}` };
-    await putInbound(accountId, decided);
+    await putInbound(accountId, decided, await senderRef(accountId, decided));
     logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: decided.outcome });
     records.push(decided);
   }
@@ -144,6 +146,18 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
 }
 
 export { attachmentKey };
+
+/**
+ * The person reference of a log entry (decisions.md, "Erasing a person"): a mail that became no ticket (refused,
+ * automatic, suppressed…) is found by its sender's erasure through the entry itself; none for the account's own
+ * addresses.
+ */
+async function senderRef(accountId: string, entry: InboundRecord): Promise<string | undefined> {
+  if (entry.ticketUuid || !entry.from) return undefined;
+  const own = (await getAccountConfig(accountId))?.account.email?.addresses ?? [];
+  const [sender] = personRefAddresses([entry.from], own);
+  return sender && addressHash(accountId, sender);
+}
 
 type Decision = Pick<InboundRecord, 'outcome' | 'reason' | 'ticketUuid' | 'messageId'>;
 
@@ -216,6 +230,9 @@ async function deliver(
     attachments: parsed.attachments.map((a) => ({ ...a })),
     source: { inboundId: mail.inboundId, rawKey: mail.rawKey },
   });
+  // In the message's commit: the Message-ID's claim, and a person reference to the ticket for each address of
+  // the mail but its requester's (found by the ticket's postings) and the account's own, at most MAX_PERSON_REFS.
+  const named = [from.email, ...parsed.to, ...parsed.cc];
   const claim = (message: Message, t: Ticket) => [
     mailIdPut(accountId, claimId, {
       ticketUuid: t.uuid,
@@ -223,6 +240,9 @@ async function deliver(
       messageId: message.id,
       inboundId: mail.inboundId,
     }),
+    ...personRefAddresses(named, [...own], [t.requester.email]).map((address) =>
+      personRefPut(accountId, addressHash(accountId, address), t.uuid),
+    ),
   ];
 
   // Automatic mail threads into a matched ticket without changing it, and never opens one (decisions.md).

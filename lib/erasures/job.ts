@@ -1,12 +1,13 @@
-import { keyedHash } from '#lib/accounts/key-hash.ts';
 import type { Contact } from '#lib/accounts/types.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { deals } from '#lib/data/deal-index.ts';
+import { deleteMailId } from '#lib/data/email.ts';
 import {
   completeErasure,
   deleteEmptyDimension,
   deleteItem,
+  deletePersonRef,
   type ErasureProgress,
   type ErasureRecord,
   eraseContact,
@@ -16,6 +17,7 @@ import {
   markTouched,
   messageItems,
   objectRefs,
+  personRefs,
   putRewritten,
   rewriteEvent,
   rewriteItem,
@@ -26,26 +28,31 @@ import {
 } from '#lib/data/erasures.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
 import { filterDimensions } from '#lib/data/index/declaration.ts';
+import type { ItemKey } from '#lib/data/items.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import type { MailEraser } from '#lib/data/mail-store.ts';
 import { ackItem, eraseAddressOutbox, isOutboxItem, withdrawnFromOutbox } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
-import { contactDealsDimension } from '#lib/data/trash.ts';
+import { contactDealsDimension, getTrashed } from '#lib/data/trash.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { addressHash } from './address-hash.ts';
 import { ERASED, type Person, personPattern, redactText, redactValue, withIdentity } from './redact.ts';
 
 /**
  * The erasure job (docs/decisions.md, "Erasing a person"): a person's data found by
- * the indexes that name it (the requester's e-mail postings, the contact by e-mail, the contact's deals, each
- * object's references: its events, kept answers and inbound mail) and rewritten, one bounded step at a time. A
+ * the indexes that name it (the requester's e-mail postings, the person's references to the mail that named them
+ * elsewhere, the contact by e-mail, the contact's deals, each object's references: its events, kept answers and
+ * inbound mail) and rewritten, one bounded step at a time. A
  * step does at most STEP_ITEMS items' worth of work, then saves the job's progress item (on the condition that no
  * other runner saved since): a runner killed anywhere resumes from the last saved step, and every step is safe to
  * do twice (a rewrite of what is already erased changes nothing). Phases, in order:
  *
- *  find → tickets (each: the ticket, its messages, its references) → deals (each: the deal, its references) → trash (what the
+ *  find → tickets (each: the ticket, its messages, its references) → mentions (the person's references: each
+ *  ticket their mail reached, redacted as mentioned by the same moves; each mail of theirs that opened no ticket)
+ *  → deals (each: the deal, its references) → trash (what the
  *  person had in the trash: references, purged now) → contact (references, the contact) → leftovers (the address's
  *  empty counters, blocks, directory entries) → complete (the record, the ledger, `contact.erased`).
  */
@@ -64,9 +71,7 @@ const ORPHAN_AGE_MICROS = 60_000_000;
 
 const stepSize = (options: StepOptions) => options.stepItems ?? STEP_ITEMS;
 
-/** A person's address as the erasure keeps it: HMAC-SHA256 under the service's secret, with the account. */
-export const addressHash = (accountId: string, email: string) =>
-  keyedHash(`${accountId}:${email.trim().toLowerCase()}`);
+export { addressHash };
 
 type Outcome = 'more' | 'completed' | 'gone';
 
@@ -144,12 +149,17 @@ async function advance(
       next(p, 'tickets');
       break;
     }
-    case 'tickets': {
+    case 'tickets':
+    case 'mentions': {
+      // The same machinery for both: the person's own tickets (found by their postings), then the tickets their
+      // mail named though they did not request them (found by their person references: redacted as mentioned).
+      const mentioned = p.phase === 'mentions';
       if (p.object === null) {
+        if (mentioned) return await nextMention(accountId, p, count, options);
         const postings = tickets.index.keys.postingPartition(accountId, dimension.email(p.person.email));
         const [orderKey] = await sortKeysFrom(postings, '0', 1);
         const stored = orderKey ? await tickets.getByOrderKey(accountId, orderKey) : undefined;
-        if (!orderKey) next(p, 'deals');
+        if (!orderKey) next(p, 'mentions');
         else if (stored?.entity.requester.email.toLowerCase() !== p.person.email) {
           // A posting no ticket of the person's holds: a failed create's marked orphan, which names the address,
           // or a create still in flight (put before its commit): left alone until its ticket is a minute old.
@@ -164,12 +174,18 @@ async function advance(
         }
         break;
       }
+      if (p.sub === 'trash') {
+        // A mentioned ticket in the trash: purged now, as the person's own (its copies erased first).
+        if (await trashedObjectStep(accountId, p, count, options)) await endMention(accountId, p, count);
+        break;
+      }
       if (p.sub === 'messages') {
         const after = Number(p.subAt ?? 1);
         const page = await messageItems(accountId, p.object, after, stepSize(options));
         const pattern = personPattern(person());
         await allSettled(
           page.map(async (item) => {
+            await eraseMailCopies(accountId, item, person(), pattern, count, options);
             if (await rewriteOutboxItem(item, person(), pattern, count, options)) count('messages');
           }),
         );
@@ -185,21 +201,36 @@ async function advance(
       if (p.sub === 'refs') {
         if (await refsStep(accountId, p, count, options)) {
           await markTouched(accountId, record.id, 'ticket', p.object);
-          endObject(p);
+          if (mentioned) await endMention(accountId, p, count);
+          else endObject(p);
         }
         break;
       }
       // The ticket first, then its messages and the copies of it (events, kept answers, mail): a write landing
       // before this commit is in what they read after it; one landing after it is a write on the erased ticket.
       const stored = await tickets.getByUuid(accountId, p.object);
-      if (stored && !stored.entity.requester.erased) {
-        const after = redactValue(stored.entity, person()) as Ticket;
-        after.requester = { ...after.requester, email: '', erased: true };
-        const landed = await unlessRaced(() =>
-          tickets.update(accountId, { before: stored.entity, after, version: stored.version }),
+      if (stored && (mentioned || !stored.entity.requester.erased)) {
+        // The description's mail first (its Message-ID's item, a copy naming the person): the commit erases the
+        // fields that find them.
+        await eraseMailCopies(
+          accountId,
+          stored.entity.descriptionEmail,
+          person(),
+          personPattern(person()),
+          count,
+          options,
         );
-        if (!landed) return 'raced';
-        count('tickets');
+        // Someone else's ticket (mentioned): its requester stays, its description erased only when it is the
+        // person's words (redactValue tells by the description's mail).
+        const after = redactValue(stored.entity, person()) as Ticket;
+        if (!mentioned) after.requester = { ...after.requester, email: '', erased: true };
+        if (JSON.stringify(after) !== JSON.stringify(stored.entity)) {
+          const landed = await unlessRaced(() =>
+            tickets.update(accountId, { before: stored.entity, after, version: stored.version }),
+          );
+          if (!landed) return 'raced';
+          count('tickets');
+        }
       }
       toSub(p, 'messages');
       break;
@@ -257,50 +288,10 @@ async function advance(
       // What the person had in the trash (the account's trash: at most 30 days of deletions) is purged now.
       const type = p.sub ?? TRASH_TYPES[0];
       if (p.object !== null) {
-        if (p.subAt === null || p.subAt.startsWith('refs')) {
-          const refs = await objectRefs(
-            accountId,
-            p.object,
-            p.subAt === null ? null : p.subAt.slice(5),
-            stepSize(options),
-          );
-          await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
-          if (refs.length < stepSize(options)) p.subAt = 'sent#0';
-          else p.subAt = `refs#${refs.at(-1)?.ref}`;
-          break;
+        if (await trashedObjectStep(accountId, p, count, options)) {
+          p.object = null;
+          p.subAt = null;
         }
-        if (p.subAt.startsWith('sent#')) {
-          // A trashed ticket's mail, before its purge: the kept copies of what was sent (by the messages' ids),
-          // then its acknowledgement's (the purge deletes the acknowledgement with its Message-ID items).
-          const after = Number(p.subAt.slice(5));
-          const page = await messageItems(accountId, p.object, after, stepSize(options));
-          if (options.mail) {
-            const mail = options.mail;
-            await allSettled(
-              page.map(async (item) => {
-                const id = sentMessageId(item);
-                if (id) count('mail', await mail.eraseSent(id));
-              }),
-            );
-          }
-          if (page.length === stepSize(options)) {
-            p.subAt = `sent#${page.at(-1)?.number ?? after}`;
-            break;
-          }
-          const ack = await ackItem(accountId, p.object);
-          if (ack) {
-            const id = sentMessageId(ack);
-            if (id && options.mail) count('mail', await options.mail.eraseSent(id));
-            count('email_outbound');
-          }
-          p.subAt = 'purge';
-          break;
-        }
-        const removed = await purgeOne(accountId, p.object, Number.MAX_SAFE_INTEGER);
-        count('trash', removed === undefined ? 0 : 1);
-        count('messages', removed?.messages ?? 0);
-        p.object = null;
-        p.subAt = null;
         break;
       }
       const page = await trashPage(accountId, type, p.at, stepSize(options));
@@ -498,34 +489,209 @@ async function rewriteRef(
 ): Promise<void> {
   const person = p.person;
   const pattern = personPattern(person);
+  const known = { descriptionByPerson: p.describedByPerson };
   const kind = ref.ref.slice(0, ref.ref.indexOf('#'));
   if (kind === 'event') {
     const changed = await rewriteEvent(accountId, ref, (text) =>
-      JSON.stringify(redactValue(JSON.parse(text), person, pattern)),
+      JSON.stringify(redactValue(JSON.parse(text), person, pattern, known)),
     );
     if (changed) count('events');
   } else if (kind === 'idempotency') {
     const changed = await rewriteItem(ref, (item) => {
-      const body = JSON.stringify(redactValue(JSON.parse(String(item.body)), person, pattern));
+      const body = JSON.stringify(redactValue(JSON.parse(String(item.body)), person, pattern, known));
       return body === item.body ? undefined : { ...item, body };
     });
     if (changed) count('idempotency');
   } else if (kind === 'inbound') {
-    let mail: { id: string; rawKey: string } | undefined;
-    const changed = await rewriteItem(ref, (item) => {
-      const from = typeof item.from === 'string' ? item.from.toLowerCase() : '';
-      const byPerson = from.includes(person.email);
-      const next = redactValue(item, person, pattern) as Record<string, unknown>;
-      if (byPerson) {
-        mail = { id: String(item.id), rawKey: String(item.rawKey) };
-        next.from = null;
-        next.subject = item.subject == null ? null : ERASED;
-        next.headerMessageId =
-          item.headerMessageId == null ? null : redactText(String(item.headerMessageId), pattern);
-      }
-      return JSON.stringify(next) === JSON.stringify(item) ? undefined : next;
-    });
-    if (changed) count('email_inbound');
-    if (mail && options.mail) count('mail', await options.mail.eraseMail(mail.id, mail.rawKey));
+    await rewriteInbound(ref, person, pattern, count, options, false);
   }
+}
+
+/**
+ * One move on a trashed object of the person's (or a ticket their mail named) before its purge: its copies
+ * (`refs#…`), its mail (`sent#…`: the sent copies, Message-IDs and received copies naming the person, its
+ * acknowledgement), then the purge itself. True once purged.
+ */
+async function trashedObjectStep(
+  accountId: string,
+  p: ErasureProgress,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<boolean> {
+  const uuid = p.object ?? '';
+  if (p.subAt === null || p.subAt.startsWith('refs')) {
+    const refs = await objectRefs(
+      accountId,
+      uuid,
+      p.subAt === null ? null : p.subAt.slice(5),
+      stepSize(options),
+    );
+    await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
+    if (refs.length < stepSize(options)) p.subAt = 'sent#0';
+    else p.subAt = `refs#${refs.at(-1)?.ref}`;
+    return false;
+  }
+  if (p.subAt.startsWith('sent#')) {
+    // A trashed ticket's mail, before its purge: the kept copies of what was sent (by the messages' ids) and the
+    // received mail naming the person (raw copies: the purge does not reach them), then its acknowledgement's
+    // copy (the purge deletes the acknowledgement and every Message-ID item of the ticket).
+    const after = Number(p.subAt.slice(5));
+    const page = await messageItems(accountId, uuid, after, stepSize(options));
+    const pattern = personPattern(p.person);
+    await allSettled(
+      page.map(async (item) => {
+        await eraseMailCopies(accountId, item, p.person, pattern, count, options);
+        const id = sentMessageId(item);
+        if (id && options.mail) count('mail', await options.mail.eraseSent(id));
+      }),
+    );
+    if (page.length === stepSize(options)) {
+      p.subAt = `sent#${page.at(-1)?.number ?? after}`;
+      return false;
+    }
+    const trashed = await getTrashed<Ticket>(accountId, uuid);
+    await eraseMailCopies(accountId, trashed?.entity.descriptionEmail, p.person, pattern, count, options);
+    const ack = await ackItem(accountId, uuid);
+    if (ack) {
+      const id = sentMessageId(ack);
+      if (id && options.mail) count('mail', await options.mail.eraseSent(id));
+      count('email_outbound');
+    }
+    p.subAt = 'purge';
+    return false;
+  }
+  const removed = await purgeOne(accountId, uuid, Number.MAX_SAFE_INTEGER);
+  count('trash', removed === undefined ? 0 : 1);
+  count('messages', removed?.messages ?? 0);
+  return true;
+}
+
+/**
+ * The mentions phase between objects: the next page of the person's references (gsi2 `PERSON_REFS#<acc>#<hash>`,
+ * after the last one taken, `at`). An inbound log entry (a mail of theirs that opened no ticket) is erased at once
+ * and loses its reference in the same Put; a ticket is chosen (live: erased as mentioned; in the trash: purged),
+ * its reference deleted once it is done; a reference to a ticket no longer anywhere (purged) is deleted.
+ */
+async function nextMention(
+  accountId: string,
+  p: ErasureProgress,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<number | 'checkpoint'> {
+  const hash = addressHash(accountId, p.person.email);
+  const refs = await personRefs(accountId, hash, p.at, stepSize(options));
+  if (refs.length === 0) {
+    next(p, 'deals');
+    return 1;
+  }
+  let work = 1;
+  for (const ref of refs) {
+    const [kind, id = ''] = splitRef(ref.ref);
+    if (kind === 'ticket') {
+      const live = await tickets.getByUuid(accountId, id);
+      const ticket = live?.entity ?? (await getTrashed<Ticket>(accountId, id))?.entity;
+      if (ticket) {
+        // Chosen and saved before its commit, with whether its description is the person's (a follow-up their
+        // mail opened): the commit erases the mail fields that tell it, and its copies are rewritten after.
+        p.at = ref.ref;
+        startObject(p, id, live ? 'commit' : 'trash');
+        const from = (ticket.descriptionEmail?.email?.from as { email?: string } | undefined)?.email;
+        p.describedByPerson = from?.toLowerCase() === p.person.email ? true : undefined;
+        return 'checkpoint';
+      }
+      await deletePersonRef(accountId, hash, id);
+      count('index');
+    } else if (kind === 'inbound') {
+      await rewriteInbound(ref, p.person, personPattern(p.person), count, options, true);
+    }
+    p.at = ref.ref;
+    work++;
+  }
+  return work;
+}
+
+/** A mentioned ticket done: its person reference deleted (last: what found it), the phase goes on. */
+async function endMention(
+  accountId: string,
+  p: ErasureProgress,
+  count: (store: string, n?: number) => void,
+): Promise<void> {
+  await deletePersonRef(accountId, addressHash(accountId, p.person.email), p.object ?? '');
+  count('index');
+  p.describedByPerson = undefined;
+  endObject(p);
+}
+
+const splitRef = (ref: string): [string, string] => {
+  const at = ref.indexOf('#');
+  return [ref.slice(0, at), ref.slice(at + 1)];
+};
+
+/**
+ * What a received mail's message (or a ticket's description mail) leaves outside its item when it names the
+ * person: the item of a Message-ID (its own, or the one it replied to) that holds them (the item keeps the id as
+ * written: deleted, so a reply quoting it no longer threads by it), and the raw mail of a mail they were sent or
+ * copied, or whose Message-ID or In-Reply-To holds them (its headers name them: the raw file replaced; its
+ * attachments, the sender's, stay). The raw mail and
+ * attachments of a mail from the person are erased through its inbound log entry (rewriteInbound).
+ */
+async function eraseMailCopies(
+  accountId: string,
+  item: { email?: Record<string, unknown>; source?: { inboundId?: unknown; rawKey?: unknown } } | undefined,
+  person: Person,
+  pattern: RegExp,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+): Promise<void> {
+  const email = item?.email;
+  if (!email) return;
+  const names = (text: unknown) => {
+    pattern.lastIndex = 0;
+    return typeof text === 'string' && pattern.test(text);
+  };
+  const ids = [...new Set([email.message_id, email.in_reply_to])].filter(names);
+  for (const id of ids) {
+    if (await deleteMailId(accountId, String(id))) count('email_inbound');
+  }
+  const from = (email.from as { email?: unknown } | undefined)?.email;
+  const copied = [email.to, email.cc].some(
+    (list) => Array.isArray(list) && list.some((a) => a === person.email),
+  );
+  const rawKey = item?.source?.rawKey;
+  if ((copied || ids.length > 0) && from !== person.email && typeof rawKey === 'string' && options.mail) {
+    count('mail', await options.mail.eraseRaw(rawKey));
+  }
+}
+
+/**
+ * An inbound log entry rewritten with the person taken out: a mail from them loses its sender and subject, its
+ * raw mail and attachments erased first (so a retry after a failed erase still knows the mail was theirs);
+ * `dropRef`: the entry was found by the person's reference, which goes in the same Put.
+ */
+async function rewriteInbound(
+  ref: ItemKey,
+  person: Person,
+  pattern: RegExp,
+  count: (store: string, n?: number) => void,
+  options: StepOptions,
+  dropRef: boolean,
+): Promise<void> {
+  const changed = await rewriteItem(ref, async (item) => {
+    const from = typeof item.from === 'string' ? item.from.toLowerCase() : '';
+    const byPerson = from === person.email;
+    const next = redactValue(item, person, pattern) as Record<string, unknown>;
+    if (byPerson) {
+      if (options.mail) count('mail', await options.mail.eraseMail(String(item.id), String(item.rawKey)));
+      next.from = null;
+      next.subject = item.subject == null ? null : ERASED;
+      next.headerMessageId =
+        item.headerMessageId == null ? null : redactText(String(item.headerMessageId), pattern);
+    }
+    if (dropRef) {
+      delete next.gsi2pk;
+      delete next.gsi2sk;
+    }
+    return JSON.stringify(next) === JSON.stringify(item) ? undefined : next;
+  });
+  if (changed) count('email_inbound');
 }

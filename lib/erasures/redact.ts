@@ -54,14 +54,31 @@ export function redactText(text: string, pattern: RegExp): string {
   return text.replace(pattern, ERASED);
 }
 
+/** What a value's redaction knows beyond the person (lib/erasures/job.ts passes it for a ticket's copies). */
+export interface RedactOptions {
+  /**
+   * The ticket's description is the person's words though they are not its requester (a follow-up their mail
+   * opened on someone else's closed ticket): its copies (events) show no mail fields to tell it by.
+   */
+  descriptionByPerson?: boolean | undefined;
+}
+
 /**
  * A stored or shown value with the person taken out: a requester who is the person loses name, e-mail and phone
- * (`erased: true`), what they wrote (a ticket's description, their messages' bodies) becomes `[erased]`, a deal's
- * contact who is the person keeps only its uuid (and id), and every other string has the identifiers replaced.
- * Works on the stored (camelCase) and the shown (snake_case) shapes alike; returns a new value.
+ * (`erased: true`), what they wrote (a ticket's description, their messages' bodies, a message whose mail is
+ * from them on anyone's ticket) becomes `[erased]`, a deal's contact who is the person keeps only its uuid (and
+ * id), and every other string has the identifiers replaced. Works on the stored (camelCase) and the shown
+ * (snake_case) shapes alike; returns a new value.
  */
-export function redactValue(value: unknown, person: Person, pattern = personPattern(person)): unknown {
+export function redactValue(
+  value: unknown,
+  person: Person,
+  pattern = personPattern(person),
+  options: RedactOptions = {},
+): unknown {
   const isPerson = (email: unknown) => typeof email === 'string' && email.toLowerCase() === person.email;
+  const fromOf = (mail: unknown) =>
+    (mail as { email?: { from?: { email?: unknown } } } | undefined)?.email?.from?.email;
   const walk = (node: unknown, parentRequested: boolean): unknown => {
     if (typeof node === 'string') return redactText(node, pattern);
     if (node instanceof Uint8Array) return node;
@@ -73,18 +90,24 @@ export function redactValue(value: unknown, person: Person, pattern = personPatt
     const requester = source.requester as Record<string, unknown> | undefined;
     const requested = parentRequested || isPerson(requester?.email) || requester?.erased === true;
     const author = source.author as Record<string, unknown> | undefined;
-    const authored = author?.type === 'requester' && (requested || isPerson(author.email));
+    const authorIsPerson = author?.type === 'requester' && (requested || isPerson(author.email));
+    // A mail from the person: on someone else's ticket its author is that ticket's requester, its sender them.
+    const authored = authorIsPerson || (author !== undefined && isPerson(fromOf(source)));
+    const describedByPerson =
+      requested ||
+      (requester !== undefined &&
+        (options.descriptionByPerson === true || isPerson(fromOf(source.descriptionEmail))));
     for (const [key, child] of Object.entries(source)) {
       if (key === 'requester' && requested && child && typeof child === 'object') {
         out[key] = erasedRequester(child as Record<string, unknown>);
-      } else if (key === 'author' && authored && child && typeof child === 'object') {
+      } else if (key === 'author' && authorIsPerson && child && typeof child === 'object') {
         out[key] = { ...(child as Record<string, unknown>), name: null, email: null };
       } else if (key === 'contact' && child && typeof child === 'object' && isPersonContact(child)) {
         out[key] = erasedContact(child as Record<string, unknown>);
-      } else if ((key === 'description' && requested) || (key === 'body' && authored)) {
+      } else if ((key === 'description' && describedByPerson) || (key === 'body' && authored)) {
         out[key] = typeof child === 'string' ? ERASED : child;
       } else if (
-        (key === 'descriptionEmail' && requested) ||
+        (key === 'descriptionEmail' && describedByPerson) ||
         ((key === 'email' || key === 'attachments') && authored && typeof child === 'object')
       ) {
         out[key] = erasedMail(child);
@@ -119,9 +142,10 @@ function erasedContact(c: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * A mail's fields of what the person wrote (headers, attachments' names): every text is `[erased]`, the structure,
- * attachment ids, types and sizes kept (the attachment itself is erased in the mail store).
+ * attachment ids, types and sizes kept (the attachment itself is erased in the mail store), and the service's own
+ * words about the mail (how it threaded, the automatic mail's kind: values of the API's enums) kept too.
  */
-const KEPT_MAIL_FIELDS = new Set(['id', 'content_type', 'size']);
+const KEPT_MAIL_FIELDS = new Set(['id', 'content_type', 'size', 'matched_by', 'automatic']);
 function erasedMail(mail: unknown, key?: string): unknown {
   if (typeof mail === 'string') return key && KEPT_MAIL_FIELDS.has(key) ? mail : ERASED;
   if (Array.isArray(mail)) return mail.map((m) => erasedMail(m));

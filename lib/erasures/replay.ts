@@ -4,6 +4,7 @@ import {
   indexedAddresses,
   ledgerEntries,
   putLedgerEntry,
+  referencedAddresses,
   restartErasure,
 } from '#lib/data/erasures.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
@@ -13,7 +14,8 @@ import { addressHash, firstProgress, runErasure, type StepOptions } from './job.
  * `erasures replay` (operations.md, "Keys and erasures"; docs/deploy.md, "After a restore"): every erasure of the
  * ledger done again on the table as it now is. The ledger holds hashes only, so the person is found by hashing
  * the addresses the account's index names (its requesters' and contacts' e-mail dimensions: two partitions of
- * the account, never a Scan); each match runs its erasure again, under its own id, to completion. A restored
+ * the account, never a Scan), else the addresses of the mail their references lead to (the references'
+ * partition is named by the same hash); each match runs its erasure again, under its own id, to completion. A restored
  * table may hold a ledger older than the erasures done since the backup: `ledgerTable` names the table that was
  * live (the ledger is copied from it). Idempotent: an erasure run again on erased data changes nothing.
  */
@@ -28,12 +30,25 @@ export async function replayErasures(
   let changed = 0;
   for (const [accountId, accountEntries] of byAccount) {
     for (const entry of accountEntries) await putLedgerEntry(entry);
-    const matched = new Set<string>();
+    const matched = new Map<string, string>();
     for await (const address of indexedAddresses(accountId)) {
       const hash = addressHash(accountId, address);
       const entry = accountEntries.find((e) => sameHash(e.hash, hash));
-      if (!entry || matched.has(entry.id)) continue;
-      matched.add(entry.id);
+      if (entry && !matched.has(entry.id)) matched.set(entry.id, address);
+    }
+    // A person no index names (only their mail on others' tickets): found by their references, whose partition
+    // the ledger's hash names, and the addresses of the mail they lead to.
+    for (const entry of accountEntries) {
+      if (matched.has(entry.id)) continue;
+      for await (const address of referencedAddresses(accountId, entry.hash)) {
+        if (!sameHash(addressHash(accountId, address), entry.hash)) continue;
+        matched.set(entry.id, address.trim().toLowerCase());
+        break;
+      }
+    }
+    for (const entry of accountEntries) {
+      const address = matched.get(entry.id);
+      if (address === undefined) continue;
       const kept = await getErasureRecord(accountId, entry.id);
       await restartErasure(
         accountId,

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
-import { keyedHash } from '#lib/accounts/key-hash.ts';
 import type { Context } from 'aws-lambda';
+import { keyedHash } from '#lib/accounts/key-hash.ts';
 import {
   type CommitAttachment,
   claimIdempotencyKey,
@@ -83,7 +83,9 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
  * a body can be little more than a person's address (`POST /api/erasures {"email"}`): an unkeyed hash of it could
  * be guessed back by hashing candidates (decisions.md, "Erasing a person").
  */
-export const requestFingerprint = (request: Pick<IdempotentRequest, 'accountId' | 'method' | 'path' | 'body'>) =>
+export const requestFingerprint = (
+  request: Pick<IdempotentRequest, 'accountId' | 'method' | 'path' | 'body'>,
+) =>
   keyedHash(
     `idempotency:${request.accountId}:${canonicalJson([request.method.toUpperCase(), request.path, request.body ?? null])}`,
   );

@@ -77,6 +77,15 @@ describe('the erasure function', () => {
     ]);
     expect(await read('raw/m2')).toContain('control@erase.test');
     expect(await read('attachments/m2/a1')).toBe('control file');
+    // A mail the person was copied on: its raw object only (its attachments are its sender's), once.
+    await Promise.all([
+      put('raw/m3', 'Cc: zephyrine@erase.test\r\n\r\nHi'),
+      put('attachments/m3/a1', 'kept'),
+    ]);
+    expect(await eraser.eraseRaw('raw/m3')).toBe(1);
+    expect(await eraser.eraseRaw('raw/m3')).toBe(0);
+    expect(await read('raw/m3')).toBe('[erased]');
+    expect(await read('attachments/m3/a1')).toBe('kept');
   });
 
   it('runs the running erasures to completion, then returns at once; nothing without time left', async () => {

@@ -76,10 +76,13 @@ describe.each(STAGES)('stack for %s', (stage) => {
       ...routes.filter((r) => r.tableActions.length > 0).map((r) => `deskpipe-${stage}-${r.name}`),
       ...workers.map((w) => `deskpipe-${stage}-${w.name}`),
     ]);
-    // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys), and every write route (an
-    // Idempotency-Key's fingerprint is keyed; POST /api/erasures keeps a keyed hash of the address).
+    // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys); every write route (an
+    // Idempotency-Key's fingerprint is keyed; POST /api/erasures keeps a keyed hash of the address); the erasure
+    // job and the inbound function (an address's keyed hash: person references).
     const hashing = new Set([
       `deskpipe-${stage}-authorizer`,
+      `deskpipe-${stage}-${emailInboundWorker.name}`,
+      `deskpipe-${stage}-${erasureWorker.name}`,
       ...routes
         .filter((r) => r.scope === 'keys:manage' || ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
         .map((r) => `deskpipe-${stage}-${r.name}`),

@@ -73,7 +73,9 @@ export async function ensureDirectoryEntries<E>(
 ): Promise<number> {
   const declaration = index.declaration as IndexDeclaration<E, unknown>;
   const missing = [...new Set(dimensions)]
-    .filter((d) => isPersonalDimension(declaration, d) || !remembered.has(keyString(entryOf(index, accountId, d))))
+    .filter(
+      (d) => isPersonalDimension(declaration, d) || !remembered.has(keyString(entryOf(index, accountId, d))),
+    )
     .map((d) => entryOf(index, accountId, d));
   if (missing.length > 0) await batchPutAll(missing);
   for (const entry of missing) remember(keyString(entry));
