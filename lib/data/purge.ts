@@ -1,4 +1,4 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { contacts } from './contact-index.ts';
 import { deals } from './deal-index.ts';
@@ -6,15 +6,15 @@ import { mailIdKeysOf } from './email.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { indexItemsOf, trashedOf } from './index/trash.ts';
-import { messageKeys, trashKeys } from './keys.ts';
+import { messageKeys, objectRefKeys, trashKeys } from './keys.ts';
 import { ackItem } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
 
 /**
  * The purge (decisions.md, "Deleting, restoring and the trash"): what is in the trash past its purge time, found by
  * its purge due entry (gsi2 `PURGE_DUE#<shard>`, keys only), never by a Scan, and removed with all it owns: a
- * ticket's messages (a page of 100 at a time) with their Message-ID items, its acknowledgement (`EMAIL_ACK#`) with
- * its Message-ID items, any index item a crash left (the terms a deletion deletes after its
+ * ticket's messages (a page of 100 at a time) with their Message-ID items, its inbound log entries, its
+ * acknowledgement (`EMAIL_ACK#`) with its Message-ID items, any index item a crash left (the terms a deletion deletes after its
  * commit), then the trash item itself, last, so that a purge stopped anywhere is found and finished by the next
  * pass. A restore cannot race it: a restore's commit holds only before the purge time.
  */
@@ -88,6 +88,8 @@ export async function purgeOne(
       removed += mailIds.length + page.length;
       messages += page.length;
     }
+    // The inbound log's entries of its mail (found by their object reference): the log of a ticket that is gone.
+    removed += await deleteInboundEntries(accountId, uuid);
     // Its acknowledgement (sent, refused or still queued: its due entry goes with the item).
     const ack = await ackItem(accountId, uuid);
     if (ack) {
@@ -120,4 +122,33 @@ export async function purgeOne(
     return { items: removed, messages };
   }
   return { items: removed + 1, messages };
+}
+
+/**
+ * Deletes a ticket's inbound log entries, found by their object reference (gsi2 `OBJECT_REFS#<acc>#<uuid>`,
+ * `inbound#<id>`, keys only), a page of 100 at a time. Answers how many went.
+ */
+async function deleteInboundEntries(accountId: string, ticketUuid: string): Promise<number> {
+  let removed = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: objectRefKeys.index,
+        KeyConditionExpression: 'gsi2pk = :pk AND begins_with(gsi2sk, :kind)',
+        ExpressionAttributeValues: {
+          ':pk': objectRefKeys.partition(accountId, ticketUuid),
+          ':kind': 'inbound#',
+        },
+        Limit: 100,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const keys = (page.Items ?? []).map((i) => ({ pk: i.pk, sk: i.sk }));
+    await batchDeleteAll(keys);
+    removed += keys.length;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return removed;
 }

@@ -298,7 +298,7 @@ describe('the purge', () => {
     // A purge found again (a crash after it) removes nothing more.
     expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 + 1000)).toBeUndefined();
   });
-  it("takes a ticket's mail with it: its acknowledgement and every Message-ID it claimed or sent", async () => {
+  it("takes a ticket's mail with it: its acknowledgement, its inbound log entries and every Message-ID it claimed or sent", async () => {
     const address = `support@p${randomBytes(4).toString('hex')}.test`;
     const account = await createTestAccount({
       agents: [{ email: 'ana@purge.test', name: 'Ana' }],
@@ -356,6 +356,9 @@ describe('the purge', () => {
         ...sentIds.map((id) => `prov-${id}`),
       ];
       for (const id of ids) expect(await findMailId(account.accountId, id), id).toBeDefined();
+      expect(
+        (await queryInbound(account.accountId, undefined, 100)).filter((e) => e.ticketUuid === uuid),
+      ).toHaveLength(2);
 
       const deleted = await gateway.call('DELETE', `/api/tickets/${uuid}`, { key: account.apiKey });
       const purgeAt = Date.parse(deleted.body.data.purge_at);
@@ -363,6 +366,10 @@ describe('the purge', () => {
       expect(await purgeOne(account.accountId, uuid, purgeAt * 1000 + 1000)).toMatchObject({ messages: 2 });
       for (const id of ids) expect(await findMailId(account.accountId, id), id).toBeUndefined();
       expect(await ackItem(account.accountId, uuid)).toBeUndefined();
+      // The inbound log's entries of its two mails went with it; the log holds no entry naming the ticket.
+      expect(
+        (await queryInbound(account.accountId, undefined, 100)).filter((e) => e.ticketUuid === uuid),
+      ).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
