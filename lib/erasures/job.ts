@@ -185,7 +185,7 @@ async function advance(
         const pattern = personPattern(person());
         await allSettled(
           page.map(async (item) => {
-            await eraseMailCopies(accountId, item, person(), pattern, count, options);
+            await eraseMailCopies(accountId, item, person(), pattern, count, options, !mentioned);
             if (await rewriteOutboxItem(item, person(), pattern, count, options)) count('messages');
           }),
         );
@@ -219,6 +219,7 @@ async function advance(
           personPattern(person()),
           count,
           options,
+          !mentioned,
         );
         // Someone else's ticket (mentioned): its requester stays, its description erased only when it is the
         // person's words (redactValue tells by the description's mail).
@@ -540,7 +541,7 @@ async function trashedObjectStep(
     const pattern = personPattern(p.person);
     await allSettled(
       page.map(async (item) => {
-        await eraseMailCopies(accountId, item, p.person, pattern, count, options);
+        await eraseMailCopies(accountId, item, p.person, pattern, count, options, p.phase !== 'mentions');
         const id = sentMessageId(item);
         if (id && options.mail) count('mail', await options.mail.eraseSent(id));
       }),
@@ -550,7 +551,15 @@ async function trashedObjectStep(
       return false;
     }
     const trashed = await getTrashed<Ticket>(accountId, uuid);
-    await eraseMailCopies(accountId, trashed?.entity.descriptionEmail, p.person, pattern, count, options);
+    await eraseMailCopies(
+      accountId,
+      trashed?.entity.descriptionEmail,
+      p.person,
+      pattern,
+      count,
+      options,
+      p.phase !== 'mentions',
+    );
     const ack = await ackItem(accountId, uuid);
     if (ack) {
       const id = sentMessageId(ack);
@@ -642,6 +651,7 @@ async function eraseMailCopies(
   pattern: RegExp,
   count: (store: string, n?: number) => void,
   options: StepOptions,
+  requested: boolean,
 ): Promise<void> {
   const email = item?.email;
   if (!email) return;
@@ -657,8 +667,16 @@ async function eraseMailCopies(
   const copied = [email.to, email.cc].some(
     (list) => Array.isArray(list) && list.some((a) => a === person.email),
   );
+  // On the person's own ticket, automatic mail (a bounce of a mail to them, an auto-reply) is about them: its
+  // raw copy quotes their address in its text, where no header names it.
+  const aboutThem = requested && email.automatic != null;
   const rawKey = item?.source?.rawKey;
-  if ((copied || ids.length > 0) && from !== person.email && typeof rawKey === 'string' && options.mail) {
+  if (
+    (copied || ids.length > 0 || aboutThem) &&
+    from !== person.email &&
+    typeof rawKey === 'string' &&
+    options.mail
+  ) {
     count('mail', await options.mail.eraseRaw(rawKey));
   }
 }

@@ -223,6 +223,33 @@ async function scene(): Promise<Scene> {
     key: account.apiKey,
   });
   expect(deleted.status, deleted.text).toBe(200);
+  // The person's own ticket, and a bounce of a mail to them threading into it: a delivery report that names
+  // them only in its text (its raw copy quotes their address).
+  const own = await receive(
+    'own',
+    person.email,
+    [
+      `From: ${person.email}`,
+      `To: ${support}`,
+      'Subject: My own question',
+      `Message-ID: <own.${tag}@mentions.test>`,
+    ],
+    'Is it ready?',
+  );
+  expect(own?.outcome).toBe('new_ticket');
+  const bounce = await receive(
+    'bounce',
+    '',
+    [
+      `From: MAILER-DAEMON@relay.${domain}`,
+      `To: ${support}`,
+      'Subject: Undelivered Mail Returned to Sender',
+      `Message-ID: <dsn.${tag}@relay.${domain}>`,
+      `In-Reply-To: <own.${tag}@mentions.test>`,
+    ],
+    `Delivery to <${person.email}> failed permanently: mailbox full.`,
+  );
+  expect(bounce).toMatchObject({ ticketUuid: own?.ticketUuid });
   // An agent's internal note on Alba's ticket naming the person.
   const note = await gateway.call('POST', `/api/tickets/${opened?.ticketUuid}/messages`, {
     key: account.apiKey,
@@ -240,7 +267,12 @@ async function scene(): Promise<Scene> {
     brunoTicket: copied?.ticketUuid as string,
     followUpTicket: followUp?.ticketUuid as string,
     trashedTicket: trashed?.ticketUuid as string,
-    messageIds: [...Object.values(ids), personMessageId, `ooo.${tag}@mentions.test`],
+    messageIds: [
+      ...Object.values(ids),
+      personMessageId,
+      `ooo.${tag}@mentions.test`,
+      `own.${tag}@mentions.test`,
+    ],
     rawKeys,
     receive,
   };
@@ -349,12 +381,12 @@ async function expectErased(s: Scene, p: TestPerson) {
   expect(restore.status).toBe(404);
   const log = await get('/api/email/inbound?limit=100');
   const byPerson = log.filter((e: { from: string | null }) => e.from === null);
-  expect(byPerson).toHaveLength(3);
+  expect(byPerson).toHaveLength(4);
   for (const entry of byPerson) expect(entry.subject).toBe('[erased]');
-  // Raw mail: the person's own, the copy sent to them, and Alba's reply to their Message-ID: erased; Alba's
-  // opening mail names none of the person's identifiers and stays.
+  // Raw mail: the person's own, the copy sent to them, Alba's reply to their Message-ID and the bounce on their
+  // ticket: erased; Alba's opening mail names none of the person's identifiers and stays.
   const raw = async (name: string) => readFile(join(dir, s.rawKeys[name] as string), 'utf8');
-  for (const name of ['person', 'automatic', 'bruno', 'albaAgain', 'followUp', 'dora']) {
+  for (const name of ['person', 'automatic', 'bruno', 'albaAgain', 'followUp', 'dora', 'own', 'bounce']) {
     expect(await raw(name), name).toBe('[erased]');
   }
   expect(await raw('alba')).toContain(alba.email);
@@ -402,8 +434,9 @@ describe('erasing a person on mail of tickets they did not request', () => {
       await gateway.call('GET', `/api/erasures/${started.body.data.id}`, { key: s.account.apiKey })
     ).body.data;
     expect(done.status).toBe('completed');
-    // Raw mail: the person's three, Bruno's and Dora's (copied to them), Alba's reply (to their Message-ID).
-    expect(done.counts).toMatchObject({ mail: 6, trash: 1 });
+    // Raw mail: the person's four, Bruno's and Dora's (copied to them), Alba's reply (to their Message-ID), the
+    // bounce on their ticket.
+    expect(done.counts).toMatchObject({ mail: 8, trash: 1 });
     await expectErased(s, person);
 
     // A restore from a backup taken before (simulated: the person's reply received again as the backup held it,
