@@ -20,16 +20,34 @@ export function withIdentity(person: Person, name: string | null | undefined, ph
   const names = new Set(person.names);
   for (const part of namesOf(name)) names.add(part);
   const phones = new Set(person.phones);
-  if (phone?.trim()) phones.add(phone.trim());
+  if (phone?.trim()) phones.add(phone.trim().normalize('NFC'));
   return { email: person.email, names: [...names], phones: [...phones] };
 }
 
-/** A full name and its parts (each word of two letters or more: a one-letter initial is no identifier alone). */
+/**
+ * A full name and its parts (each word of two letters or more: a one-letter initial is no identifier alone), in
+ * Unicode's composed form (NFC): `Mary-Jane` gives `Mary` and `Jane` too (words split at spaces and hyphens).
+ */
 export function namesOf(name: string | null | undefined): string[] {
-  const full = name?.trim();
+  const full = name?.trim().normalize('NFC');
   if (!full) return [];
-  const parts = full.split(/\s+/).filter((p) => [...p].length >= 2);
+  const parts = full.split(/[\s\-\u2010\u2011\u2013\u2014]+/).filter((p) => [...p].length >= 2);
   return [...new Set([full, ...parts])];
+}
+
+/** Digits a phone must end with to be found written another way (`+44 20 7946 0991`, `020-7946-0991`). */
+const PHONE_TAIL_DIGITS = 8;
+
+/**
+ * A phone however it is written: its last digits (PHONE_TAIL_DIGITS, or all of a shorter one) with any of the
+ * usual separators between them, not followed by another digit. The national and the international form of a
+ * number share them (`+44 20 7946 0991` and `020 7946 0991` end the same), so either finds the other.
+ */
+function phoneDigitsPattern(phone: string): string | undefined {
+  const digits = phone.replace(/\D/g, '');
+  if (digits.length < 6) return undefined;
+  const tail = digits.slice(-PHONE_TAIL_DIGITS);
+  return `${[...tail].join('[\\s().\\-/]*')}(?!\\d)`;
 }
 
 const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -40,18 +58,28 @@ const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  */
 export function personPattern(person: Person): RegExp {
   const words = [...person.names].sort((a, b) => b.length - a.length).map(literal);
-  const anywhere = [person.email, ...person.phones].filter(Boolean).map(literal);
+  // The address also as a URL or a form encodes it (`rita%40customer.test`).
+  const addresses = [person.email, encodeURIComponent(person.email)];
+  const anywhere = [...new Set([...addresses, ...person.phones])].filter(Boolean).map(literal);
+  const phoneDigits = person.phones.flatMap((phone) => phoneDigitsPattern(phone) ?? []);
   const alternatives = [
     ...anywhere,
     ...(words.length ? [`(?<![\\p{L}\\p{N}])(?:${words.join('|')})(?![\\p{L}\\p{N}])`] : []),
+    ...phoneDigits,
   ];
   return new RegExp(alternatives.join('|'), 'giu');
 }
 
-/** A text with every identifier replaced. */
+/**
+ * A text with every identifier replaced. A text is compared in its composed form (NFC), as the names are kept,
+ * so `Zoë` written with a combining diaeresis is found too; a text that holds none is returned as it is.
+ */
 export function redactText(text: string, pattern: RegExp): string {
+  const composed = text.normalize('NFC');
   pattern.lastIndex = 0;
-  return text.replace(pattern, ERASED);
+  if (!pattern.test(composed)) return text;
+  pattern.lastIndex = 0;
+  return composed.replace(pattern, ERASED);
 }
 
 /** What a value's redaction knows beyond the person (lib/erasures/job.ts passes it for a ticket's copies). */

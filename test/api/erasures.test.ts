@@ -273,6 +273,37 @@ describe('POST /api/erasures', () => {
     expect(Object.values(second.counts).reduce((a: number, b) => a + Number(b), 0)).toBe(0);
   });
 
+  it("learns every name of the person's tickets before it rewrites any: a name only a later ticket gives is erased on all", async () => {
+    const account = await createTestAccount();
+    const key = account.apiKey;
+    const address = `twonames-${randomBytes(3).toString('hex')}@erasures.test`;
+    // Two tickets of one address under two names, each naming the other: whichever the job takes first holds a
+    // name only the other one gives.
+    const made: string[] = [];
+    for (const [name, other] of [
+      ['Octavia Pennywhistle', 'Marchetti'],
+      ['Tavi Marchetti', 'Pennywhistle'],
+    ] as const) {
+      const r = await gateway.call('POST', '/api/tickets', {
+        key,
+        body: {
+          subject: `Laptop for ${other}`,
+          description: 'd',
+          requester_email: address,
+          requester_name: name,
+        },
+      });
+      expect(r.status, r.text).toBe(201);
+      made.push(r.body.ticket.uuid);
+    }
+    const id = (await gateway.call('POST', '/api/erasures', { key, body: { email: address } })).body.data.id;
+    await runErasure(account.accountId, id);
+    for (const uuid of made) {
+      const ticket = (await gateway.call('GET', `/api/tickets/${uuid}`, { key })).body.data;
+      expect(ticket.subject).toBe('Laptop for [erased]');
+    }
+  });
+
   it('an address the account does not know completes with zero counts', async () => {
     const account = await createTestAccount();
     const started = await gateway.call('POST', '/api/erasures', {
