@@ -155,9 +155,9 @@ async function advance(
       // A page of their postings a move, each ticket read (in parallel); resumed after the page's last key.
       const keys = tickets.index.keys;
       const postings = keys.postingPartition(accountId, dimension.email(p.person.email));
-      const page = (await sortKeysFrom(postings, p.at === null ? '0' : `${p.at}\u0000`, stepSize(options))).filter(
-        (sk) => !keys.isCounterSort(sk),
-      );
+      const page = (
+        await sortKeysFrom(postings, p.at === null ? '0' : `${p.at}\u0000`, stepSize(options))
+      ).filter((sk) => !keys.isCounterSort(sk));
       const found = await Promise.all(page.map((orderKey) => tickets.getByOrderKey(accountId, orderKey)));
       for (const stored of found) {
         const requester = stored?.entity.requester;
