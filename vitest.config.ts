@@ -24,7 +24,8 @@ const storeTier = {
  */
 export default defineConfig({
   test: {
-    env: { LOG_LEVEL: 'silent', AWS_REGION: 'local' },
+    // The erasure's recheck waits this long for the indexes: DynamoDB Local's are never behind.
+    env: { LOG_LEVEL: 'silent', AWS_REGION: 'local', ERASURE_INDEX_SETTLE_MS: '10' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

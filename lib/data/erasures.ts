@@ -637,6 +637,33 @@ export async function markTouched(accountId: string, id: string, type: string, u
   );
 }
 
+/** The next object an erasure changed after the TOUCHED item `after` (a sort key; '' from the first), or undefined. */
+export async function touchedAfter(
+  accountId: string,
+  id: string,
+  after: string,
+): Promise<{ sk: string; uuid: string } | undefined> {
+  const prefix = erasureKeys.touchedPrefix(id);
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk > :after',
+      ExpressionAttributeValues: {
+        ':pk': erasureKeys.partition(accountId),
+        ':after': after < prefix ? prefix : after,
+      },
+      ProjectionExpression: 'sk, #uuid',
+      ExpressionAttributeNames: { '#uuid': 'uuid' },
+      Limit: 1,
+      ConsistentRead: true,
+    }),
+  );
+  const item = Items?.[0];
+  return item && String(item.sk).startsWith(prefix)
+    ? { sk: String(item.sk), uuid: String(item.uuid) }
+    : undefined;
+}
+
 export async function touchedObjects(
   accountId: string,
   id: string,

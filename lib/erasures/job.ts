@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contact } from '#lib/accounts/types.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
@@ -23,6 +24,7 @@ import {
   rewriteItem,
   saveErasureProgress,
   sortKeysFrom,
+  touchedAfter,
   touchedObjects,
   trashPage,
 } from '#lib/data/erasures.ts';
@@ -65,6 +67,12 @@ export interface StepOptions {
   /** The items a step may touch and a page's size (STEP_ITEMS; tests take smaller steps to stop between more). */
   stepItems?: number | undefined;
 }
+
+/**
+ * How long the recheck waits for the indexes to show what landed before the job's last commit (DynamoDB's global
+ * secondary indexes are eventually consistent, typically well under a second): ERASURE_INDEX_SETTLE_MS, 1 s.
+ */
+const indexSettleMs = () => Number(process.env.ERASURE_INDEX_SETTLE_MS ?? 1_000);
 
 /** A marked posting older than this whose ticket does not exist is an orphan (a create's commit takes seconds). */
 const ORPHAN_AGE_MICROS = 60_000_000;
@@ -336,7 +344,7 @@ async function advance(
     }
     case 'contact': {
       if (!p.contact) {
-        next(p, 'leftovers');
+        next(p, 'recheck');
         break;
       }
       if (p.object === null) {
@@ -344,7 +352,7 @@ async function advance(
         return 'checkpoint';
       }
       if (p.sub === 'refs') {
-        if (await refsStep(accountId, p, count, options)) next(p, 'leftovers');
+        if (await refsStep(accountId, p, count, options)) next(p, 'recheck');
         break;
       }
       const stored = await contacts.getByUuid(accountId, p.contact.uuid);
@@ -353,6 +361,32 @@ async function advance(
         count('contact');
       }
       toSub(p, 'refs');
+      break;
+    }
+    case 'recheck': {
+      // Each object's copies once more, now that the indexes have caught up: an object's references were read
+      // right after its commit, and a global secondary index shows a write some time after it lands (under a
+      // second, not guaranteed), so a copy a racing write made just before that commit may have been missed. The
+      // contact's first (p.at '' after it), then every ticket and deal the job changed (its TOUCHED items, in key
+      // order). Rewriting what is already erased changes nothing.
+      if (p.object !== null) {
+        if (await refsStep(accountId, p, count, options)) endObject(p);
+        break;
+      }
+      if (p.at === null) {
+        await sleep(indexSettleMs());
+        p.at = '';
+        if (p.contact) {
+          startObject(p, p.contact.uuid, 'refs');
+          break;
+        }
+      }
+      const touched = await touchedAfter(accountId, record.id, p.at);
+      if (!touched) next(p, 'leftovers');
+      else {
+        p.at = touched.sk;
+        startObject(p, touched.uuid, 'refs');
+      }
       break;
     }
     case 'leftovers': {
