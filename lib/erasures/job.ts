@@ -36,10 +36,10 @@ import type { MailEraser } from '#lib/data/mail-store.ts';
 import { ackItem, eraseAddressOutbox, isOutboxItem, withdrawnFromOutbox } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
-import { contactDealsDimension, getTrashed } from '#lib/data/trash.ts';
+import { contactDealsDimension, getTrashed, holdTrashed, type TrashType } from '#lib/data/trash.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { addressHash } from './address-hash.ts';
 import { ERASED, type Person, personPattern, redactText, redactValue, withIdentity } from './redact.ts';
 
@@ -204,8 +204,11 @@ async function advance(
         break;
       }
       if (p.sub === 'trash') {
-        // A mentioned ticket in the trash: purged now, as the person's own (its copies erased first).
-        if (await trashedObjectStep(accountId, p, count, options)) await endMention(accountId, p, count);
+        // A mentioned ticket in the trash: purged now, as the person's own (its copies erased first); restored
+        // meanwhile: erased as a live one.
+        const moved = await trashedObjectStep(accountId, p, 'ticket', count, options);
+        if (moved === 'purged') await endMention(accountId, p, count);
+        else if (moved === 'restored') toSub(p, 'commit');
         break;
       }
       if (p.sub === 'messages') {
@@ -316,11 +319,16 @@ async function advance(
     }
     case 'trash': {
       // What the person had in the trash (the account's trash: at most 30 days of deletions) is purged now.
-      const type = p.sub ?? TRASH_TYPES[0];
+      const type = (p.sub ?? TRASH_TYPES[0]) as TrashType;
       if (p.object !== null) {
-        if (await trashedObjectStep(accountId, p, count, options)) {
+        const moved = await trashedObjectStep(accountId, p, type, count, options);
+        if (moved === 'purged') {
           p.object = null;
           p.subAt = null;
+        } else if (moved === 'restored') {
+          // Restored before the hold: live again, with all it held. The job goes back to its start, which finds
+          // it as it finds any live object of the person (bounded: see 'leftovers').
+          next(p, 'find');
         }
         break;
       }
@@ -355,10 +363,20 @@ async function advance(
         if (await refsStep(accountId, p, count, options)) next(p, 'recheck');
         break;
       }
+      if (p.sub === 'trash') {
+        // Deleted while the job ran (after the trash phase passed): purged as the trash phase purges.
+        const moved = await trashedObjectStep(accountId, p, 'contact', count, options);
+        if (moved === 'purged') next(p, 'leftovers');
+        else if (moved === 'restored') toSub(p, 'commit');
+        break;
+      }
       const stored = await contacts.getByUuid(accountId, p.contact.uuid);
       if (stored) {
         if (!(await unlessRaced(() => eraseContact(accountId, stored)))) return 'raced';
         count('contact');
+      } else if (await getTrashed(accountId, p.contact.uuid)) {
+        toSub(p, 'trash');
+        break;
       }
       toSub(p, 'refs');
       break;
@@ -391,6 +409,16 @@ async function advance(
     }
     case 'leftovers': {
       const email = p.person.email;
+      // Something of the person's from before the start is live again (a ticket or contact restored from the
+      // trash before the trash phase reached it, or after the contact phase): the job goes back to its start
+      // rather than complete with it. Bounded: a go-back erases every such object (out of the address's
+      // postings for good), and one can come back only from the trash, where it was before the start: each
+      // object of the person's trash brings the job back at most once. A ticket or contact created after the
+      // start stays as written (decisions.md, "Writes after the erasure starts").
+      if (await liveSinceBefore(accountId, email, parseTimestamp(record.requestedAt))) {
+        next(p, 'find');
+        break;
+      }
       // What the outbox keeps of the address itself: its suppression and its acknowledgement counters.
       count('email_outbound', await eraseAddressOutbox(accountId, email));
       let removed = 0;
@@ -511,14 +539,37 @@ function sentMessageId(item: Record<string, unknown>): string | undefined {
   return isOutboxItem(item) && typeof id === 'string' ? id : undefined;
 }
 
-/** Whether a trashed object holds the person: their ticket, their contact, a deal of their contact. */
+/**
+ * Whether a trashed object holds the person: their ticket, their contact, a deal of their contact (by its id, or
+ * by the e-mail the deal keeps of it: a contact in the trash too is found by no live contact's id).
+ */
 function holds(object: unknown, p: ErasureProgress): boolean {
-  const o = (object ?? {}) as { requester?: { email?: string }; email?: string; contact?: { id?: number } };
+  const o = (object ?? {}) as {
+    requester?: { email?: string };
+    email?: string;
+    contact?: { id?: number; email?: string };
+  };
   return (
     o.requester?.email?.toLowerCase() === p.person.email ||
     o.email?.toLowerCase() === p.person.email ||
+    o.contact?.email?.toLowerCase() === p.person.email ||
     (p.contact !== null && o.contact?.id === p.contact.id)
   );
+}
+
+/**
+ * Whether the address has a ticket or a contact created before `startMicros` (the erasure's start) live now:
+ * the oldest posting of its ticket dimension (order keys sort by creation time), and its contact.
+ */
+async function liveSinceBefore(accountId: string, email: string, startMicros: number): Promise<boolean> {
+  const [oldest] = await sortKeysFrom(
+    tickets.index.keys.postingPartition(accountId, dimension.email(email)),
+    orderKeys.first,
+    1,
+  );
+  if (oldest && orderKeys.parts(oldest).createdMicros < startMicros) return true;
+  const contact = await findContactByEmail(accountId, email);
+  return contact !== undefined && parseTimestamp(contact.createdAt) < startMicros;
 }
 
 /** A page of the current object's references rewritten; true once there are no more. */
@@ -564,22 +615,34 @@ async function rewriteRef(
 }
 
 /**
- * One move on a trashed object of the person's (or a ticket their mail named) before its purge: its copies
- * (`refs#…`), its mail (`sent#…`: the sent copies, Message-IDs and received copies naming the person, its
- * acknowledgement), then the purge itself. True once purged.
+ * One move on a trashed object of the person's (or a ticket their mail named) before its purge: first the hold
+ * (its trash item made unrestorable, on the condition that it is the one read: a restore can no longer put back
+ * what the purge is taking), its copies (`refs#…`), its mail (`sent#…`: the sent copies, Message-IDs and received
+ * copies naming the person, its acknowledgement), then the purge itself. 'purged' once done (or found purged),
+ * 'restored' when a restore landed before the hold (the object is live: the caller erases it as such), false
+ * while there are moves to go.
  */
 async function trashedObjectStep(
   accountId: string,
   p: ErasureProgress,
+  type: TrashType,
   count: (store: string, n?: number) => void,
   options: StepOptions,
-): Promise<boolean> {
+): Promise<'purged' | 'restored' | false> {
   const uuid = p.object ?? '';
-  if (p.subAt === null || p.subAt.startsWith('refs')) {
+  if (p.subAt === null) {
+    const held = await holdTrashed(accountId, uuid, type);
+    if (held === 'restored') return 'restored';
+    if (held === 'gone') return 'purged';
+    // Raced (restored and deleted again, or restored just now): the next move reads it again.
+    if (held === 'held') p.subAt = 'refs';
+    return false;
+  }
+  if (p.subAt.startsWith('refs')) {
     const refs = await objectRefs(
       accountId,
       uuid,
-      p.subAt === null ? null : p.subAt.slice(5),
+      p.subAt === 'refs' ? null : p.subAt.slice(5),
       stepSize(options),
     );
     await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
@@ -627,7 +690,7 @@ async function trashedObjectStep(
   const removed = await purgeOne(accountId, uuid, Number.MAX_SAFE_INTEGER);
   count('trash', removed === undefined ? 0 : 1);
   count('messages', removed?.messages ?? 0);
-  return true;
+  return 'purged';
 }
 
 /**
