@@ -19,7 +19,9 @@ import {
   messageItems,
   objectRefs,
   personRefs,
+  personRefToken,
   putRewritten,
+  readAgain,
   rewriteEvent,
   rewriteItem,
   saveErasureProgress,
@@ -78,6 +80,9 @@ const indexSettleMs = () => Number(process.env.ERASURE_INDEX_SETTLE_MS ?? 1_000)
 const ORPHAN_AGE_MICROS = 60_000_000;
 
 const stepSize = (options: StepOptions) => options.stepItems ?? STEP_ITEMS;
+
+/** How many times a message's rewrite reads it again after a racing write before the step fails (and is retried). */
+const REWRITE_TRIES = 5;
 
 export { addressHash };
 
@@ -525,9 +530,15 @@ async function rewriteOutboxItem(
   count: (store: string, n?: number) => void,
   options: StepOptions,
 ): Promise<boolean> {
-  const redacted = redactValue(item, person, pattern) as Record<string, unknown>;
-  const changed = JSON.stringify(redacted) !== JSON.stringify(item);
-  if (changed) await putRewritten(withdrawnFromOutbox(redacted), item);
+  let changed = false;
+  // Raced (another erasure rewrote it, or the outbox moved it, since it was read): read again and rewrite that.
+  for (let read: Record<string, unknown> | undefined = item, tries = 0; read; tries++) {
+    if (tries === REWRITE_TRIES) throw new ConcurrentWrite();
+    const redacted = redactValue(read, person, pattern) as Record<string, unknown>;
+    changed = JSON.stringify(redacted) !== JSON.stringify(read);
+    if (!changed || (await putRewritten(withdrawnFromOutbox(redacted), read))) break;
+    read = await readAgain({ pk: String(read.pk), sk: String(read.sk) });
+  }
   const messageId = sentMessageId(item);
   if (messageId && options.mail) count('mail', await options.mail.eraseSent(messageId));
   return changed;
@@ -719,7 +730,9 @@ async function nextMention(
       const ticket = live?.entity ?? (await getTrashed<Ticket>(accountId, id))?.entity;
       if (ticket) {
         // Chosen and saved before its commit, with whether its description is the person's (a follow-up their
-        // mail opened): the commit erases the mail fields that tell it, and its copies are rewritten after.
+        // mail opened): the commit erases the mail fields that tell it, and its copies are rewritten after; and
+        // with its reference's token, read before its messages are.
+        p.refToken = await personRefToken(accountId, hash, id);
         p.at = ref.ref;
         startObject(p, id, live ? 'commit' : 'trash');
         const from = (ticket.descriptionEmail?.email?.from as { email?: string } | undefined)?.email;
@@ -737,15 +750,20 @@ async function nextMention(
   return work;
 }
 
-/** A mentioned ticket done: its person reference deleted (last: what found it), the phase goes on. */
+/**
+ * A mentioned ticket done: its person reference deleted (last: what found it) if it is still the one read when the
+ * ticket was chosen (a mail of the person's that landed after the job read the ticket's messages wrote it again:
+ * that mail is kept as written, and its reference with it, for a later erasure to find); the phase goes on.
+ */
 async function endMention(
   accountId: string,
   p: ErasureProgress,
   count: (store: string, n?: number) => void,
 ): Promise<void> {
-  await deletePersonRef(accountId, addressHash(accountId, p.person.email), p.object ?? '');
-  count('index');
+  const hash = addressHash(accountId, p.person.email);
+  if (await deletePersonRef(accountId, hash, p.object ?? '', p.refToken)) count('index');
   p.describedByPerson = undefined;
+  p.refToken = undefined;
   endObject(p);
 }
 
