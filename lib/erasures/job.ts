@@ -371,7 +371,7 @@ async function advance(
       if (p.sub === 'trash') {
         // Deleted while the job ran (after the trash phase passed): purged as the trash phase purges.
         const moved = await trashedObjectStep(accountId, p, 'contact', count, options);
-        if (moved === 'purged') next(p, 'leftovers');
+        if (moved === 'purged') next(p, 'recheck');
         else if (moved === 'restored') toSub(p, 'commit');
         break;
       }
