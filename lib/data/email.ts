@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, getItem, tableName } from './client.ts';
 import { isConditionFailure } from './errors.ts';
@@ -172,9 +172,10 @@ export interface InboundRecord {
 }
 
 /**
- * The Put of a person reference to a ticket (docs/data-model.md, "Erasures"): keys only, in the commit of the
- * message of a mail that names the person (`hash`: their address's keyed hash). Unconditional: the same
- * reference written again (another mail of the thread) writes the same item.
+ * The Put of a person reference to a ticket (docs/data-model.md, "Erasures"): keys and `w`, a token new with
+ * each Put, in the commit of the message of a mail that names the person (`hash`: their address's keyed hash).
+ * Unconditional: the same reference written again (another mail of the thread) writes the same item with a new
+ * token, so an erasure that read the old one deletes it only if no mail wrote it since (deletePersonRef).
  */
 export function personRefPut(accountId: string, hash: string, ticketUuid: string): CommitAction {
   return {
@@ -182,7 +183,11 @@ export function personRefPut(accountId: string, hash: string, ticketUuid: string
     action: {
       Put: {
         TableName: tableName(),
-        Item: { ...personRefKeys.ticket(accountId, hash, ticketUuid), type: 'person_ref' },
+        Item: {
+          ...personRefKeys.ticket(accountId, hash, ticketUuid),
+          type: 'person_ref',
+          w: randomBytes(6).toString('hex'),
+        },
       },
     },
   };

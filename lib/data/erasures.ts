@@ -3,11 +3,11 @@ import type { Contact } from '#lib/accounts/types.ts';
 import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
 import { contacts } from './contact-index.ts';
 import { releaseEmail } from './contacts.ts';
-import { isConditionFailure } from './errors.ts';
+import { ConcurrentWrite, isConditionFailure } from './errors.ts';
 import { type EventDraft, PART_BYTES, placeItems } from './events.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import { writePlan } from './index/write-plan.ts';
-import { entityOf, type ItemKey, type Versioned } from './items.ts';
+import { ATTR, entityOf, type ItemKey, type Versioned } from './items.ts';
 import { erasureKeys, eventKeys, messageKeys, objectRefKeys, personRefKeys, trashKeys } from './keys.ts';
 import { outboxUnchanged } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
@@ -47,6 +47,8 @@ export interface ErasureProgress {
   counts: Record<string, number>;
   /** A mentioned ticket's description is the person's (a follow-up their mail opened): its copies are erased so. */
   describedByPerson?: boolean | undefined;
+  /** The mentioned ticket's person reference token as read when chosen (its delete holds only on it). */
+  refToken?: string | null | undefined;
 }
 
 const RECORD = 'erasure';
@@ -275,8 +277,43 @@ export async function objectRefs(
 }
 
 /**
+ * The erasure rewrite counter (`erw`): every rewrite an erasure makes of an item (a message, an event, a kept
+ * answer, an inbound log entry) sets it one higher, on the condition that it is still the value read. Two
+ * erasures rewriting the same item (two people on one ticket, erased at once) cannot both write what they read:
+ * the second one's condition fails, and it reads the item again, with the first one's redaction, and redacts that.
+ */
+const ERW = ATTR.erasureRewrites;
+
+/** The condition that an item is as read (its `erw`), and the value its rewrite takes. */
+function asRead(item: Record<string, unknown>): {
+  condition: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+  next: number;
+} {
+  const read = item[ERW];
+  return typeof read === 'number'
+    ? { condition: '#erw = :erw', names: { '#erw': ERW }, values: { ':erw': read }, next: read + 1 }
+    : {
+        condition: 'attribute_exists(pk) AND attribute_not_exists(#erw)',
+        names: { '#erw': ERW },
+        values: {},
+        next: 1,
+      };
+}
+
+/** How many times a rewrite reads an item again after a racing rewrite before the step fails (and is retried). */
+const REWRITE_TRIES = 5;
+
+/** An item as stored now (a rewrite raced: read again), or undefined. */
+export async function readAgain(key: ItemKey): Promise<Record<string, unknown> | undefined> {
+  return getItem({ pk: key.pk, sk: key.sk });
+}
+
+/**
  * Rewrites one item (a kept answer, an inbound log entry) as `rewrite` gives it, on the condition that it is
- * still as read (a concurrent change wins, and the next pass reads it again); undefined from `rewrite`: leave it.
+ * still as read (its `erw`): a concurrent rewrite wins, and this one reads it again and rewrites that (at most
+ * REWRITE_TRIES times, then ConcurrentWrite: the step is tried again); undefined from `rewrite`: leave it.
  * Answers whether it changed.
  */
 export async function rewriteItem(
@@ -285,18 +322,28 @@ export async function rewriteItem(
     item: Record<string, unknown>,
   ) => Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>,
 ): Promise<boolean> {
-  const item = await getItem({ pk: key.pk, sk: key.sk });
-  if (!item) return false;
-  const next = await rewrite(item);
-  if (!next) return false;
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: next,
-      ConditionExpression: 'attribute_exists(pk)',
-    }),
-  );
-  return true;
+  for (let tries = 0; tries < REWRITE_TRIES; tries++) {
+    const item = await getItem({ pk: key.pk, sk: key.sk });
+    if (!item) return false;
+    const next = await rewrite(item);
+    if (!next) return false;
+    const read = asRead(item);
+    try {
+      await dynamo.send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: { ...next, [ERW]: read.next },
+          ConditionExpression: read.condition,
+          ExpressionAttributeNames: read.names,
+          ...(Object.keys(read.values).length ? { ExpressionAttributeValues: read.values } : {}),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+  throw new ConcurrentWrite();
 }
 
 /**
@@ -362,15 +409,56 @@ export async function* referencedAddresses(accountId: string, hash: string): Asy
   }
 }
 
-/** Deletes a person's reference to a ticket (its object erased, or gone). */
-export async function deletePersonRef(accountId: string, hash: string, ticketUuid: string): Promise<void> {
+/**
+ * The token of a person's reference to a ticket (`w`, new with each Put): null for a reference written before
+ * tokens (or none), read before the erasure reads the ticket's messages.
+ */
+export async function personRefToken(
+  accountId: string,
+  hash: string,
+  ticketUuid: string,
+): Promise<string | null> {
   const { pk, sk } = personRefKeys.ticket(accountId, hash, ticketUuid);
-  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk, sk } }));
+  const item = await getItem({ pk, sk });
+  return typeof item?.w === 'string' ? item.w : null;
 }
 
 /**
+ * Deletes a person's reference to a ticket (its object erased, or gone): with `token` (personRefToken's answer),
+ * only if it is the reference read, so a mail of the person that wrote it again since keeps it (false: a later
+ * erasure finds that mail by it); without, whatever it holds (a ticket no longer anywhere).
+ */
+export async function deletePersonRef(
+  accountId: string,
+  hash: string,
+  ticketUuid: string,
+  token?: string | null,
+): Promise<boolean> {
+  const { pk, sk } = personRefKeys.ticket(accountId, hash, ticketUuid);
+  const condition =
+    token === undefined
+      ? {}
+      : token === null
+        ? { ConditionExpression: 'attribute_not_exists(w)' }
+        : { ConditionExpression: 'w = :w', ExpressionAttributeValues: { ':w': token } };
+  try {
+    await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk, sk }, ...condition }));
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** A rewrite of an event lost to another erasure's (its head's `erw` moved): read again. */
+class EventRewriteRaced extends Error {}
+
+/**
  * Rewrites an event in place: its JSON text (head and parts) as `rewrite` gives it, cut into parts again; a part
- * no longer needed is deleted. Answers whether it changed. Events are otherwise never written twice: nothing races.
+ * no longer needed is deleted. The head's Put holds only while its `erw` is as read (another erasure's rewrite
+ * landed: read again, at most REWRITE_TRIES times); an event in parts (over PART_BYTES, rare) is rewritten in one
+ * transaction, head, parts and deletes, so no reader ever sees a head with another rewrite's parts. Answers
+ * whether it changed. Nothing else writes an event twice.
  */
 export async function rewriteEvent(
   accountId: string,
@@ -378,43 +466,69 @@ export async function rewriteEvent(
   rewrite: (text: string) => string | undefined,
 ): Promise<boolean> {
   const seq = eventKeys.parse(key.sk).seq;
-  const items = (await placeItems(accountId, seq)).filter((i) => i.pk === key.pk);
-  const head = items[0];
-  if (!head || head.type !== eventKeys.itemType.event) return false;
-  const text = Buffer.concat(
-    items.map((i) => Buffer.from((i.body as Uint8Array | undefined) ?? [])),
-  ).toString('utf8');
-  const next = rewrite(text);
-  if (next === undefined || next === text) return false;
-  const bytes = Buffer.from(next, 'utf8');
-  const parts: Buffer[] = [];
-  for (let at = 0; at < bytes.length; at += PART_BYTES) parts.push(bytes.subarray(at, at + PART_BYTES));
-  const { parts: _oldParts, ...rest } = head;
-  await dynamo.send(
-    new PutCommand({
+  for (let tries = 0; tries < REWRITE_TRIES; tries++) {
+    const items = (await placeItems(accountId, seq)).filter((i) => i.pk === key.pk);
+    const head = items[0];
+    if (!head || head.type !== eventKeys.itemType.event) return false;
+    const text = Buffer.concat(
+      items.map((i) => Buffer.from((i.body as Uint8Array | undefined) ?? [])),
+    ).toString('utf8');
+    const next = rewrite(text);
+    if (next === undefined || next === text) return false;
+    const bytes = Buffer.from(next, 'utf8');
+    const parts: Buffer[] = [];
+    for (let at = 0; at < bytes.length; at += PART_BYTES) parts.push(bytes.subarray(at, at + PART_BYTES));
+    const { parts: _oldParts, ...rest } = head;
+    const read = asRead(head);
+    const headPut = {
       TableName: tableName(),
-      Item: { ...rest, body: parts[0], ...(parts.length > 1 ? { parts: parts.length } : {}) },
-      ConditionExpression: 'attribute_exists(pk)',
-    }),
-  );
-  for (const [i, part] of parts.slice(1).entries()) {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...eventKeys.part(accountId, seq, i + 1),
-          pk: key.pk,
-          type: 'event_part',
-          expires_at: head.expires_at,
-          body: part,
-        },
-      }),
-    );
+      Item: {
+        ...rest,
+        body: parts[0],
+        ...(parts.length > 1 ? { parts: parts.length } : {}),
+        [ERW]: read.next,
+      },
+      ConditionExpression: read.condition,
+      ExpressionAttributeNames: read.names,
+      ...(Object.keys(read.values).length ? { ExpressionAttributeValues: read.values } : {}),
+    };
+    try {
+      if (parts.length === 1 && items.length === 1) {
+        await dynamo.send(new PutCommand(headPut));
+        return true;
+      }
+      await commit([
+        { what: 'event', action: { Put: headPut }, refused: () => new EventRewriteRaced() },
+        ...parts.slice(1).map(
+          (part, i): CommitAction => ({
+            what: 'event_part',
+            action: {
+              Put: {
+                TableName: tableName(),
+                Item: {
+                  ...eventKeys.part(accountId, seq, i + 1),
+                  pk: key.pk,
+                  type: 'event_part',
+                  expires_at: head.expires_at,
+                  body: part,
+                },
+              },
+            },
+          }),
+        ),
+        ...items.slice(parts.length).map(
+          (old): CommitAction => ({
+            what: 'event_part',
+            action: { Delete: { TableName: tableName(), Key: { pk: old.pk, sk: old.sk } } },
+          }),
+        ),
+      ]);
+      return true;
+    } catch (error) {
+      if (!(error instanceof EventRewriteRaced) && !isConditionFailure(error)) throw error;
+    }
   }
-  for (const old of items.slice(parts.length)) {
-    await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: { pk: old.pk, sk: old.sk } }));
-  }
-  return true;
+  throw new ConcurrentWrite();
 }
 
 /** A page of a ticket's stored messages after `afterNumber` (items as stored, keys included). */
@@ -442,21 +556,31 @@ export async function messageItems(
 /**
  * Puts an item rewritten whole: a message (written once, changed since only by the outbox, when it is a mail:
  * then on the condition that its outbox state is still what the erasure read, lib/data/outbox.ts) or a ticket's
- * acknowledgement (likewise).
+ * acknowledgement (likewise); always on the condition that no other erasure rewrote it since it was read (its
+ * `erw`). False when a condition failed: the caller reads it again (readAgain) and rewrites that.
  */
 export async function putRewritten(
   item: Record<string, unknown>,
   before: Record<string, unknown>,
-): Promise<void> {
+): Promise<boolean> {
   const outbox = outboxUnchanged(before);
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: item,
-      ConditionExpression: `attribute_exists(pk)${outbox ? ` AND ${outbox.condition}` : ''}`,
-      ...(outbox ? { ExpressionAttributeNames: outbox.names, ExpressionAttributeValues: outbox.values } : {}),
-    }),
-  );
+  const read = asRead(before);
+  const values = { ...read.values, ...(outbox?.values ?? {}) };
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...item, [ERW]: read.next },
+        ConditionExpression: `${read.condition}${outbox ? ` AND ${outbox.condition}` : ''}`,
+        ExpressionAttributeNames: { ...read.names, ...(outbox?.names ?? {}) },
+        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
 }
 
 /**

@@ -15,6 +15,8 @@ export const ATTR = {
   blockKeys: 'k',
   /** A counter item's count. */
   count: 'n',
+  /** How many times erasures rewrote the item (a message, event, kept answer, inbound entry): their guard. */
+  erasureRewrites: 'erw',
 } as const;
 
 /** An entity as read, with its version (ATTR.version: the number its ETag names). */

@@ -9,7 +9,7 @@ import { ConcurrentWrite } from './errors.ts';
 import type { EventDraft } from './events.ts';
 import { filterDimensions } from './index/declaration.ts';
 import type { IndexedEntity } from './index/engine.ts';
-import { NotInTrash, type Trashed, type TrashFacts, trashedOf } from './index/trash.ts';
+import { makeUnrestorable, NotInTrash, type Trashed, type TrashFacts, trashedOf } from './index/trash.ts';
 import { writePlan } from './index/write-plan.ts';
 import { ATTR, type Versioned } from './items.ts';
 import { COUNTER_SHARDS, trashKeys } from './keys.ts';
@@ -141,6 +141,23 @@ export async function deleteContact(
 export async function getTrashed<E>(accountId: string, uuid: string): Promise<Trashed<E> | undefined> {
   const item = await getItem(trashKeys.item(accountId, uuid));
   return item ? trashedOf<E>(item) : undefined;
+}
+
+/**
+ * An erasure's hold on a trashed object before it erases its copies and purges it: the trash item made
+ * unrestorable (makeUnrestorable). `held`; `raced` (the item changed between the read and the hold: read again);
+ * `restored` (no trash item, the object is live: a restore landed first, it is erased as a live one); `gone`
+ * (neither: purged already).
+ */
+export async function holdTrashed(
+  accountId: string,
+  uuid: string,
+  type: TrashType,
+): Promise<'held' | 'raced' | 'restored' | 'gone'> {
+  const trashed = await getTrashed<unknown>(accountId, uuid);
+  if (trashed) return (await makeUnrestorable(accountId, trashed)) ? 'held' : 'raced';
+  const live = await engineOf[type]?.getByUuid(accountId, uuid);
+  return live ? 'restored' : 'gone';
 }
 
 /**

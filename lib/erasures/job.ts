@@ -19,7 +19,9 @@ import {
   messageItems,
   objectRefs,
   personRefs,
+  personRefToken,
   putRewritten,
+  readAgain,
   rewriteEvent,
   rewriteItem,
   saveErasureProgress,
@@ -36,10 +38,10 @@ import type { MailEraser } from '#lib/data/mail-store.ts';
 import { ackItem, eraseAddressOutbox, isOutboxItem, withdrawnFromOutbox } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
-import { contactDealsDimension, getTrashed } from '#lib/data/trash.ts';
+import { contactDealsDimension, getTrashed, holdTrashed, type TrashType } from '#lib/data/trash.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { addressHash } from './address-hash.ts';
 import { ERASED, type Person, personPattern, redactText, redactValue, withIdentity } from './redact.ts';
 
@@ -78,6 +80,9 @@ const indexSettleMs = () => Number(process.env.ERASURE_INDEX_SETTLE_MS ?? 1_000)
 const ORPHAN_AGE_MICROS = 60_000_000;
 
 const stepSize = (options: StepOptions) => options.stepItems ?? STEP_ITEMS;
+
+/** How many times a message's rewrite reads it again after a racing write before the step fails (and is retried). */
+const REWRITE_TRIES = 5;
 
 export { addressHash };
 
@@ -204,8 +209,11 @@ async function advance(
         break;
       }
       if (p.sub === 'trash') {
-        // A mentioned ticket in the trash: purged now, as the person's own (its copies erased first).
-        if (await trashedObjectStep(accountId, p, count, options)) await endMention(accountId, p, count);
+        // A mentioned ticket in the trash: purged now, as the person's own (its copies erased first); restored
+        // meanwhile: erased as a live one.
+        const moved = await trashedObjectStep(accountId, p, 'ticket', count, options);
+        if (moved === 'purged') await endMention(accountId, p, count);
+        else if (moved === 'restored') toSub(p, 'commit');
         break;
       }
       if (p.sub === 'messages') {
@@ -316,11 +324,16 @@ async function advance(
     }
     case 'trash': {
       // What the person had in the trash (the account's trash: at most 30 days of deletions) is purged now.
-      const type = p.sub ?? TRASH_TYPES[0];
+      const type = (p.sub ?? TRASH_TYPES[0]) as TrashType;
       if (p.object !== null) {
-        if (await trashedObjectStep(accountId, p, count, options)) {
+        const moved = await trashedObjectStep(accountId, p, type, count, options);
+        if (moved === 'purged') {
           p.object = null;
           p.subAt = null;
+        } else if (moved === 'restored') {
+          // Restored before the hold: live again, with all it held. The job goes back to its start, which finds
+          // it as it finds any live object of the person (bounded: see 'leftovers').
+          next(p, 'find');
         }
         break;
       }
@@ -355,10 +368,20 @@ async function advance(
         if (await refsStep(accountId, p, count, options)) next(p, 'recheck');
         break;
       }
+      if (p.sub === 'trash') {
+        // Deleted while the job ran (after the trash phase passed): purged as the trash phase purges.
+        const moved = await trashedObjectStep(accountId, p, 'contact', count, options);
+        if (moved === 'purged') next(p, 'recheck');
+        else if (moved === 'restored') toSub(p, 'commit');
+        break;
+      }
       const stored = await contacts.getByUuid(accountId, p.contact.uuid);
       if (stored) {
         if (!(await unlessRaced(() => eraseContact(accountId, stored)))) return 'raced';
         count('contact');
+      } else if (await getTrashed(accountId, p.contact.uuid)) {
+        toSub(p, 'trash');
+        break;
       }
       toSub(p, 'refs');
       break;
@@ -391,6 +414,16 @@ async function advance(
     }
     case 'leftovers': {
       const email = p.person.email;
+      // Something of the person's from before the start is live again (a ticket or contact restored from the
+      // trash before the trash phase reached it, or after the contact phase): the job goes back to its start
+      // rather than complete with it. Bounded: a go-back erases every such object (out of the address's
+      // postings for good), and one can come back only from the trash, where it was before the start: each
+      // object of the person's trash brings the job back at most once. A ticket or contact created after the
+      // start stays as written (decisions.md, "Writes after the erasure starts").
+      if (await liveSinceBefore(accountId, email, parseTimestamp(record.requestedAt))) {
+        next(p, 'find');
+        break;
+      }
       // What the outbox keeps of the address itself: its suppression and its acknowledgement counters.
       count('email_outbound', await eraseAddressOutbox(accountId, email));
       let removed = 0;
@@ -497,9 +530,15 @@ async function rewriteOutboxItem(
   count: (store: string, n?: number) => void,
   options: StepOptions,
 ): Promise<boolean> {
-  const redacted = redactValue(item, person, pattern) as Record<string, unknown>;
-  const changed = JSON.stringify(redacted) !== JSON.stringify(item);
-  if (changed) await putRewritten(withdrawnFromOutbox(redacted), item);
+  let changed = false;
+  // Raced (another erasure rewrote it, or the outbox moved it, since it was read): read again and rewrite that.
+  for (let read: Record<string, unknown> | undefined = item, tries = 0; read; tries++) {
+    if (tries === REWRITE_TRIES) throw new ConcurrentWrite();
+    const redacted = redactValue(read, person, pattern) as Record<string, unknown>;
+    changed = JSON.stringify(redacted) !== JSON.stringify(read);
+    if (!changed || (await putRewritten(withdrawnFromOutbox(redacted), read))) break;
+    read = await readAgain({ pk: String(read.pk), sk: String(read.sk) });
+  }
   const messageId = sentMessageId(item);
   if (messageId && options.mail) count('mail', await options.mail.eraseSent(messageId));
   return changed;
@@ -511,14 +550,37 @@ function sentMessageId(item: Record<string, unknown>): string | undefined {
   return isOutboxItem(item) && typeof id === 'string' ? id : undefined;
 }
 
-/** Whether a trashed object holds the person: their ticket, their contact, a deal of their contact. */
+/**
+ * Whether a trashed object holds the person: their ticket, their contact, a deal of their contact (by its id, or
+ * by the e-mail the deal keeps of it: a contact in the trash too is found by no live contact's id).
+ */
 function holds(object: unknown, p: ErasureProgress): boolean {
-  const o = (object ?? {}) as { requester?: { email?: string }; email?: string; contact?: { id?: number } };
+  const o = (object ?? {}) as {
+    requester?: { email?: string };
+    email?: string;
+    contact?: { id?: number; email?: string };
+  };
   return (
     o.requester?.email?.toLowerCase() === p.person.email ||
     o.email?.toLowerCase() === p.person.email ||
+    o.contact?.email?.toLowerCase() === p.person.email ||
     (p.contact !== null && o.contact?.id === p.contact.id)
   );
+}
+
+/**
+ * Whether the address has a ticket or a contact created before `startMicros` (the erasure's start) live now:
+ * the oldest posting of its ticket dimension (order keys sort by creation time), and its contact.
+ */
+async function liveSinceBefore(accountId: string, email: string, startMicros: number): Promise<boolean> {
+  const [oldest] = await sortKeysFrom(
+    tickets.index.keys.postingPartition(accountId, dimension.email(email)),
+    orderKeys.first,
+    1,
+  );
+  if (oldest && orderKeys.parts(oldest).createdMicros < startMicros) return true;
+  const contact = await findContactByEmail(accountId, email);
+  return contact !== undefined && parseTimestamp(contact.createdAt) < startMicros;
 }
 
 /** A page of the current object's references rewritten; true once there are no more. */
@@ -564,22 +626,34 @@ async function rewriteRef(
 }
 
 /**
- * One move on a trashed object of the person's (or a ticket their mail named) before its purge: its copies
- * (`refs#…`), its mail (`sent#…`: the sent copies, Message-IDs and received copies naming the person, its
- * acknowledgement), then the purge itself. True once purged.
+ * One move on a trashed object of the person's (or a ticket their mail named) before its purge: first the hold
+ * (its trash item made unrestorable, on the condition that it is the one read: a restore can no longer put back
+ * what the purge is taking), its copies (`refs#…`), its mail (`sent#…`: the sent copies, Message-IDs and received
+ * copies naming the person, its acknowledgement), then the purge itself. 'purged' once done (or found purged),
+ * 'restored' when a restore landed before the hold (the object is live: the caller erases it as such), false
+ * while there are moves to go.
  */
 async function trashedObjectStep(
   accountId: string,
   p: ErasureProgress,
+  type: TrashType,
   count: (store: string, n?: number) => void,
   options: StepOptions,
-): Promise<boolean> {
+): Promise<'purged' | 'restored' | false> {
   const uuid = p.object ?? '';
-  if (p.subAt === null || p.subAt.startsWith('refs')) {
+  if (p.subAt === null) {
+    const held = await holdTrashed(accountId, uuid, type);
+    if (held === 'restored') return 'restored';
+    if (held === 'gone') return 'purged';
+    // Raced (restored and deleted again, or restored just now): the next move reads it again.
+    if (held === 'held') p.subAt = 'refs';
+    return false;
+  }
+  if (p.subAt.startsWith('refs')) {
     const refs = await objectRefs(
       accountId,
       uuid,
-      p.subAt === null ? null : p.subAt.slice(5),
+      p.subAt === 'refs' ? null : p.subAt.slice(5),
       stepSize(options),
     );
     await allSettled(refs.map((ref) => rewriteRef(accountId, ref, p, count, options)));
@@ -627,7 +701,7 @@ async function trashedObjectStep(
   const removed = await purgeOne(accountId, uuid, Number.MAX_SAFE_INTEGER);
   count('trash', removed === undefined ? 0 : 1);
   count('messages', removed?.messages ?? 0);
-  return true;
+  return 'purged';
 }
 
 /**
@@ -656,7 +730,9 @@ async function nextMention(
       const ticket = live?.entity ?? (await getTrashed<Ticket>(accountId, id))?.entity;
       if (ticket) {
         // Chosen and saved before its commit, with whether its description is the person's (a follow-up their
-        // mail opened): the commit erases the mail fields that tell it, and its copies are rewritten after.
+        // mail opened): the commit erases the mail fields that tell it, and its copies are rewritten after; and
+        // with its reference's token, read before its messages are.
+        p.refToken = await personRefToken(accountId, hash, id);
         p.at = ref.ref;
         startObject(p, id, live ? 'commit' : 'trash');
         const from = (ticket.descriptionEmail?.email?.from as { email?: string } | undefined)?.email;
@@ -674,15 +750,20 @@ async function nextMention(
   return work;
 }
 
-/** A mentioned ticket done: its person reference deleted (last: what found it), the phase goes on. */
+/**
+ * A mentioned ticket done: its person reference deleted (last: what found it) if it is still the one read when the
+ * ticket was chosen (a mail of the person's that landed after the job read the ticket's messages wrote it again:
+ * that mail is kept as written, and its reference with it, for a later erasure to find); the phase goes on.
+ */
 async function endMention(
   accountId: string,
   p: ErasureProgress,
   count: (store: string, n?: number) => void,
 ): Promise<void> {
-  await deletePersonRef(accountId, addressHash(accountId, p.person.email), p.object ?? '');
-  count('index');
+  const hash = addressHash(accountId, p.person.email);
+  if (await deletePersonRef(accountId, hash, p.object ?? '', p.refToken)) count('index');
   p.describedByPerson = undefined;
+  p.refToken = undefined;
   endObject(p);
 }
 

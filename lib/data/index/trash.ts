@@ -1,6 +1,7 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { negateDecimal } from '#lib/decimal.ts';
-import { tableName } from '../client.ts';
-import { StaleVersion } from '../errors.ts';
+import { dynamo, tableName } from '../client.ts';
+import { isConditionFailure, StaleVersion } from '../errors.ts';
 import { MAX_EVENT_ACTIONS } from '../events.ts';
 import { ATTR, type Versioned } from '../items.ts';
 import { COUNTER_SHARDS, trashKeys } from '../keys.ts';
@@ -200,4 +201,30 @@ export function planRestore<E extends { uuid: string }>(
     attach: [takeOut, ...(options.attach ?? [])],
   });
   return plan;
+}
+
+/**
+ * Makes a trash item unrestorable before an erasure purges what it holds: its purge time set to 0 (a restore's
+ * commit holds only while the purge time is ahead, planRestore), on the condition that it is still the one read
+ * (its version). False when it is not (restored, or deleted again since): the caller reads again. Its purge due
+ * entry stays where it was (the purge runner finds it then, as due: purgeOne purges an item whose time passed).
+ */
+export async function makeUnrestorable(accountId: string, trashed: Trashed<unknown>): Promise<boolean> {
+  if (trashed.purgeMicros === 0) return true;
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: trashKeys.item(accountId, trashed.uuid),
+        UpdateExpression: 'SET #p = :zero',
+        ConditionExpression: '#v = :version',
+        ExpressionAttributeNames: { '#v': ATTR.version, '#p': TRASH.purgeMicros },
+        ExpressionAttributeValues: { ':version': trashed.version, ':zero': 0 },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
 }
