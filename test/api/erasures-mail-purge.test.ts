@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { folderMailStore } from '#infra/local/mail.ts';
+import { queryAll, tableName } from '#lib/data/client.ts';
+import { findMailId } from '#lib/data/email.ts';
+import { folderMailEraser } from '#lib/data/mail-store.ts';
+import { purgeOne } from '#lib/data/purge.ts';
+import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import { runErasure } from '#lib/erasures/job.ts';
+import { formatTimestamp } from '#lib/time.ts';
+import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
+
+/**
+ * The mail side of an erasure and what the purge leaves (decisions.md, "Erasing a person", "The purge"): a delivery
+ * report of a mail the service sent the person, and an automatic answer on their ticket, lose their raw mail and
+ * attachments; suppressions are keyed by the address's keyed hash (a bounce or complaint after the erasure writes no
+ * address); a ticket of an erased person, deleted then purged, leaves no Message-ID item; a purge leaves no counter,
+ * block or directory entry of an address nothing holds any more. One account, one mail folder; Queries and GetItems
+ * of the partitions written here only.
+ */
+const gateway = useGateway();
+let dir: string;
+let account: TestAccount;
+let support: string;
+let domain: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'deskpipe-erasure-mail-'));
+  await mkdir(join(dir, 'raw'));
+  domain = `e${randomBytes(4).toString('hex')}.test`;
+  support = `support@${domain}`;
+  account = await createTestAccount({ agents: agentsFile(1), email: { addresses: [support] } });
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const tag = () => randomBytes(4).toString('hex');
+
+/** Keeps a raw mail in the folder and receives it as the inbound function does. */
+async function receive(raw: string, mailFrom: string, recipients = [support]) {
+  const inboundId = newInboundId();
+  const rawKey = `raw/${inboundId}.eml`;
+  await writeFile(join(dir, rawKey), raw);
+  const mail: ReceivedMail = {
+    inboundId,
+    rawKey,
+    receivedAt: formatTimestamp(Date.now() * 1000),
+    mailFrom,
+    recipients,
+  };
+  const [record] = await receiveMail(mail, folderMailStore(dir));
+  return { record, inboundId, rawKey };
+}
+
+const plain = (headers: string[], body: string) => `${headers.join('\r\n')}\r\n\r\n${body}\r\n`;
+
+/** A mail with a text attachment (`details.txt`) holding `attached`. */
+const _withAttachment = (headers: string[], body: string, attached: string) => {
+  const boundary = `b-${tag()}`;
+  return plain(
+    [...headers, 'MIME-Version: 1.0', `Content-Type: multipart/mixed; boundary="${boundary}"`],
+    [
+      `--${boundary}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      body,
+      `--${boundary}`,
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Disposition: attachment; filename="details.txt"',
+      '',
+      attached,
+      `--${boundary}--`,
+    ].join('\r\n'),
+  );
+};
+
+const _attachmentsOf = async (inboundId: string) => {
+  const folder = join(dir, 'attachments', inboundId);
+  const names = await readdir(folder).catch(() => [] as string[]);
+  return Promise.all(names.map((n) => readFile(join(folder, n), 'utf8')));
+};
+
+async function erase(email: string) {
+  const started = await gateway.call('POST', '/api/erasures', { key: account.apiKey, body: { email } });
+  expect(started.status, started.text).toBe(202);
+  await runErasure(account.accountId, started.body.data.id, { mail: folderMailEraser(dir) });
+}
+
+/** The person's mail opens a ticket; answers its uuid. */
+async function ticketByMail(email: string, messageId: string) {
+  const { record } = await receive(
+    plain([`From: ${email}`, `To: ${support}`, 'Subject: My order', `Message-ID: <${messageId}>`], 'Where?'),
+    email,
+  );
+  expect(record?.outcome).toBe('new_ticket');
+  return record?.ticketUuid as string;
+}
+
+/** Every item of the account's suppression partition. */
+const _suppressions = () =>
+  queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': `EMAIL_SUPPRESSED#${account.accountId}` },
+    ConsistentRead: true,
+  });
+
+describe('the purge', () => {
+  it('a ticket of an erased person, deleted then purged, leaves no Message-ID item of its mail', async () => {
+    const person = `purged.${tag()}@customer.test`;
+    const opening = `open.${tag()}@customer.test`;
+    const uuid = await ticketByMail(person, opening);
+    const again = `again.${tag()}@customer.test`;
+    const { record } = await receive(
+      plain(
+        [
+          `From: ${person}`,
+          `To: ${support}`,
+          'Subject: Re: My order',
+          `Message-ID: <${again}>`,
+          `In-Reply-To: <${opening}>`,
+        ],
+        'Still waiting.',
+      ),
+      person,
+    );
+    expect(record).toMatchObject({ outcome: 'threaded', ticketUuid: uuid });
+    for (const id of [opening, again]) expect(await findMailId(account.accountId, id), id).toBeDefined();
+    await erase(person);
+    const deleted = await gateway.call('DELETE', `/api/tickets/${uuid}`, { key: account.apiKey });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(
+      await purgeOne(account.accountId, uuid, Date.parse(deleted.body.data.purge_at) * 1000 + 1000),
+    ).toMatchObject({
+      messages: 1,
+    });
+    for (const id of [opening, again]) expect(await findMailId(account.accountId, id), id).toBeUndefined();
+  });
+});
