@@ -8,7 +8,9 @@ import { queryAll, tableName } from '#lib/data/client.ts';
 import { findMailId } from '#lib/data/email.ts';
 import { folderMailEraser } from '#lib/data/mail-store.ts';
 import { purgeOne } from '#lib/data/purge.ts';
+import { outboxPass } from '#lib/email/outbox.ts';
 import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import type { Sender } from '#lib/email/senders.ts';
 import { runErasure } from '#lib/erasures/job.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -57,7 +59,7 @@ async function receive(raw: string, mailFrom: string, recipients = [support]) {
 const plain = (headers: string[], body: string) => `${headers.join('\r\n')}\r\n\r\n${body}\r\n`;
 
 /** A mail with a text attachment (`details.txt`) holding `attached`. */
-const _withAttachment = (headers: string[], body: string, attached: string) => {
+const withAttachment = (headers: string[], body: string, attached: string) => {
   const boundary = `b-${tag()}`;
   return plain(
     [...headers, 'MIME-Version: 1.0', `Content-Type: multipart/mixed; boundary="${boundary}"`],
@@ -76,7 +78,7 @@ const _withAttachment = (headers: string[], body: string, attached: string) => {
   );
 };
 
-const _attachmentsOf = async (inboundId: string) => {
+const attachmentsOf = async (inboundId: string) => {
   const folder = join(dir, 'attachments', inboundId);
   const names = await readdir(folder).catch(() => [] as string[]);
   return Promise.all(names.map((n) => readFile(join(folder, n), 'utf8')));
@@ -106,6 +108,76 @@ const _suppressions = () =>
     ExpressionAttributeValues: { ':pk': `EMAIL_SUPPRESSED#${account.accountId}` },
     ConsistentRead: true,
   });
+
+describe('the mail of an erased person', () => {
+  it('a delivery report of a mail sent to them and an automatic answer on their ticket: raw mail and attachments erased', async () => {
+    const person = `dsn.${tag()}@customer.test`;
+    const uuid = await ticketByMail(person, `open.${tag()}@customer.test`);
+    const reply = await gateway.call('POST', `/api/tickets/${uuid}/messages`, {
+      key: account.apiKey,
+      body: { body: 'It ships today.', visibility: 'public', agent_id: account.agents[0]?.id },
+    });
+    expect(reply.status, reply.text).toBe(201);
+    const envelopes: string[] = [];
+    const relay: Sender = {
+      name: 'test relay',
+      send: async (mail) => {
+        envelopes.push(mail.envelopeFrom);
+        return { ok: true, providerMessageId: `prov-${mail.messageId}` };
+      },
+      close: () => undefined,
+    };
+    expect(
+      (await outboxPass({ sender: relay, accepts: (a) => a === account.accountId })).counts,
+    ).toMatchObject({ sent: 1 });
+    // The relay's report, to the reply's envelope sender: logged `bounce` on the person's ticket, no message.
+    const report = await receive(
+      withAttachment(
+        [
+          `From: MAILER-DAEMON@relay.${domain}`,
+          `To: ${envelopes[0]}`,
+          'Subject: Undelivered Mail Returned to Sender',
+          `Message-ID: <dsn.${tag()}@relay.${domain}>`,
+        ],
+        `Delivery to <${person}> failed permanently.`,
+        `Final-Recipient: rfc822; ${person}`,
+      ),
+      '',
+      [envelopes[0] as string],
+    );
+    expect(report.record).toMatchObject({ outcome: 'bounce', ticketUuid: uuid });
+    // An out-of-office of their assistant, threading into their ticket (automatic: no change to it).
+    const sentId = reply.body.data.email.message_id as string;
+    const away = await receive(
+      withAttachment(
+        [
+          `From: assistant@customer.test`,
+          `To: ${support}`,
+          'Subject: Out of office',
+          'Auto-Submitted: auto-replied',
+          `Message-ID: <ooo.${tag()}@customer.test>`,
+          `In-Reply-To: <${sentId}>`,
+        ],
+        `I am away; write to ${person} meanwhile.`,
+        `Forwarding to ${person}.`,
+      ),
+      'assistant@customer.test',
+    );
+    expect(away.record).toMatchObject({ outcome: 'automatic', ticketUuid: uuid });
+    for (const mail of [report, away]) {
+      expect(await readFile(join(dir, mail.rawKey), 'utf8')).toContain(person);
+      expect((await attachmentsOf(mail.inboundId)).join('')).toContain(person);
+    }
+
+    await erase(person);
+    for (const mail of [report, away]) {
+      expect(await readFile(join(dir, mail.rawKey), 'utf8')).toBe('[erased]');
+      const attachments = await attachmentsOf(mail.inboundId);
+      expect(attachments.length).toBeGreaterThan(0);
+      for (const text of attachments) expect(text).toBe('[erased]');
+    }
+  });
+});
 
 describe('the purge', () => {
   it('a ticket of an erased person, deleted then purged, leaves no Message-ID item of its mail', async () => {
