@@ -7,13 +7,17 @@ import { folderMailStore } from '#infra/local/mail.ts';
 import { queryAll, tableName } from '#lib/data/client.ts';
 import { findMailId } from '#lib/data/email.ts';
 import { folderMailEraser } from '#lib/data/mail-store.ts';
+import { isSuppressed, suppressAddress } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { outboxPass } from '#lib/email/outbox.ts';
 import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import type { Sender } from '#lib/email/senders.ts';
+import { receiveSesFeedback } from '#lib/email/ses-feedback.ts';
+import { addressHash } from '#lib/erasures/address-hash.ts';
 import { runErasure } from '#lib/erasures/job.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { textsOf } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
@@ -101,7 +105,7 @@ async function ticketByMail(email: string, messageId: string) {
 }
 
 /** Every item of the account's suppression partition. */
-const _suppressions = () =>
+const suppressions = () =>
   queryAll({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
@@ -176,6 +180,44 @@ describe('the mail of an erased person', () => {
       expect(attachments.length).toBeGreaterThan(0);
       for (const text of attachments) expect(text).toBe('[erased]');
     }
+  });
+
+  it('suppressions are kept by the keyed hash of the address: a bounce or complaint after the erasure writes no address', async () => {
+    const person = `late.${tag()}@customer.test`;
+    const other = `stays.${tag()}@customer.test`;
+    await suppressAddress(account.accountId, person, 'bounced');
+    await suppressAddress(account.accountId, other, 'bounced');
+    expect(await isSuppressed(account.accountId, person)).toBe(true);
+    const keysOf = async () => (await suppressions()).map((s) => String(s.sk));
+    expect(await keysOf()).toEqual(
+      expect.arrayContaining([addressHash(account.accountId, person), addressHash(account.accountId, other)]),
+    );
+    // The erasure's leftovers delete the person's suppression (by the hash); the other's stays.
+    await erase(person);
+    expect(await isSuppressed(account.accountId, person)).toBe(false);
+    expect(await isSuppressed(account.accountId, other)).toBe(true);
+    expect(await keysOf()).not.toContain(addressHash(account.accountId, person));
+
+    // SES's late feedback: a complaint, and a permanent bounce of a mail the service no longer knows.
+    expect(
+      await receiveSesFeedback({
+        eventType: 'Complaint',
+        mail: { source: support, destination: [person] },
+        complaint: { complainedRecipients: [{ emailAddress: person }] },
+      }),
+    ).toBe('complained');
+    expect(
+      await receiveSesFeedback({
+        eventType: 'Bounce',
+        mail: { source: `support+zz-999999.2@${domain}`, destination: [person.toUpperCase()] },
+        bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: person.toUpperCase() }] },
+      }),
+    ).toBe('bounced');
+    // Suppressed again (nothing is sent to it), and no item holds the address.
+    expect(await isSuppressed(account.accountId, person)).toBe(true);
+    const stored = await suppressions();
+    expect(stored.map((s) => String(s.sk))).toContain(addressHash(account.accountId, person));
+    expect(textsOf(stored).filter((t) => t.toLowerCase().includes(person))).toEqual([]);
   });
 });
 
