@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderMailStore } from '#infra/local/mail.ts';
-import { queryAll, tableName } from '#lib/data/client.ts';
+import { getItem, queryAll, tableName } from '#lib/data/client.ts';
+import { contacts } from '#lib/data/contact-index.ts';
 import { findMailId } from '#lib/data/email.ts';
+import { filterDimensions } from '#lib/data/index/declaration.ts';
 import { folderMailEraser } from '#lib/data/mail-store.ts';
 import { isSuppressed, suppressAddress } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';
+import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { outboxPass } from '#lib/email/outbox.ts';
 import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import type { Sender } from '#lib/email/senders.ts';
@@ -251,5 +254,72 @@ describe('the purge', () => {
       messages: 1,
     });
     for (const id of [opening, again]) expect(await findMailId(account.accountId, id), id).toBeUndefined();
+  });
+
+  it("removes an address's empty counters, blocks and directory entry with its last object, not before", async () => {
+    const key = account.apiKey;
+    const requester = `req.${tag()}@client.test`;
+    const made = [];
+    for (const subject of ['First', 'Second']) {
+      const r = await gateway.call('POST', '/api/tickets', {
+        key,
+        body: { subject, description: 'Please', requester_email: requester },
+      });
+      expect(r.status, r.text).toBe(201);
+      made.push(r.body.ticket.uuid as string);
+    }
+    const contactEmail = `contact.${tag()}@client.test`;
+    const deal = await gateway.call('POST', '/api/deals', {
+      key,
+      body: { name: 'Renewal', amount: '5.00', contact_email: contactEmail, contact_first_name: 'Cora' },
+    });
+    expect(deal.status, deal.text).toBe(201);
+    const ticketDim = dimension.email(requester);
+    const contactDim = filterDimensions(contacts.index.declaration, { email: contactEmail })[0] as string;
+    const left = async (engine: typeof tickets | typeof contacts, dim: string) => {
+      const keys = engine.index.keys;
+      const partition = async (pk: string) =>
+        (
+          await queryAll({
+            TableName: tableName(),
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ConsistentRead: true,
+          })
+        ).map((i) => String(i.sk));
+      return {
+        postings: await partition(keys.postingPartition(account.accountId, dim)),
+        blocks: await partition(keys.blockPartition(account.accountId, dim)),
+        entry: (await getItem(keys.directoryEntry(account.accountId, dim))) !== undefined,
+      };
+    };
+    const purge = async (path: string, uuid: string) => {
+      const deleted = await gateway.call('DELETE', `${path}/${uuid}`, { key });
+      expect(deleted.status, deleted.text).toBe(200);
+      return purgeOne(account.accountId, uuid, Date.parse(deleted.body.data.purge_at) * 1000 + 1000);
+    };
+    const before = await left(tickets, ticketDim);
+    expect(before.entry).toBe(true);
+    expect(before.postings.length).toBeGreaterThan(2);
+
+    // One ticket of the address purged: the other's posting, its counter and the entry stay.
+    await purge('/api/tickets', made[0] as string);
+    const one = await left(tickets, ticketDim);
+    expect(one.entry).toBe(true);
+    expect(one.postings.filter((sk) => !sk.startsWith('#COUNT'))).toHaveLength(1);
+    const listed = await gateway.call('GET', `/api/tickets?requester_email=${requester}`, { key });
+    expect(listed.body.meta.total).toBe(1);
+
+    // The last one: nothing of the address is left in the ticket index.
+    await purge('/api/tickets', made[1] as string);
+    expect(await left(tickets, ticketDim)).toEqual({ postings: [], blocks: [], entry: false });
+    const none = await gateway.call('GET', `/api/tickets?requester_email=${requester}`, { key });
+    expect(none.body.meta.total).toBe(0);
+
+    // A contact's address, in the contact index: its deal first (a contact with deals cannot be deleted).
+    expect((await left(contacts, contactDim)).entry).toBe(true);
+    await purge('/api/deals', deal.body.data.uuid);
+    await purge('/api/contacts', deal.body.data.contact.uuid);
+    expect(await left(contacts, contactDim)).toEqual({ postings: [], blocks: [], entry: false });
   });
 });
