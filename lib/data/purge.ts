@@ -8,7 +8,7 @@ import { isPersonalDimension } from './index/declaration.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { indexItemsOf, trashedOf } from './index/trash.ts';
-import { messageKeys, objectRefKeys, orderKeys, trashKeys } from './keys.ts';
+import { messageKeys, objectRefKeys, trashKeys } from './keys.ts';
 import { ackItem } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
 
@@ -141,21 +141,31 @@ async function deleteEmptyPersonalDimensions(
   let removed = 0;
   for (const dim of index.dimensionsOf(entity)) {
     if (!isPersonalDimension(index.declaration, dim)) continue;
-    // A posting left (the address's other objects): one keys-only item read, and nothing to do. Postings sort
-    // above the counter shards (`#COUNT#…`), from the first order key.
-    const posting = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk >= :first',
-        ExpressionAttributeValues: {
-          ':pk': index.keys.postingPartition(accountId, dim),
-          ':first': orderKeys.first,
-        },
-        ProjectionExpression: 'pk',
-        Limit: 1,
-      }),
-    );
-    if ((posting.Items ?? []).length > 0) continue;
+    // The partition's highest item, one keys-only read: a posting (the address's other objects; postings sort
+    // above the counter shards, `#COUNT#…`) means nothing to do; a counter shard, that the dimension is empty.
+    // Nothing at all: its counters and entry went in one commit already, and only a block that commit's caller
+    // did not get to delete (a crash) can be left: one more keys-only read of the blocks.
+    const last = async (pk: string, forward: boolean) =>
+      (
+        await dynamo.send(
+          new QueryCommand({
+            TableName: tableName(),
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ProjectionExpression: 'sk',
+            ScanIndexForward: forward,
+            Limit: 1,
+          }),
+        )
+      ).Items?.[0]?.sk as string | undefined;
+    const highest = await last(index.keys.postingPartition(accountId, dim), false);
+    if (highest !== undefined && !index.keys.isCounterSort(highest)) continue;
+    if (
+      highest === undefined &&
+      (await last(index.keys.blockPartition(accountId, dim), true)) === undefined
+    ) {
+      continue;
+    }
     removed += await deleteEmptyDimension(
       index.keys.postingPartition(accountId, dim),
       index.keys.blockPartition(accountId, dim),
