@@ -83,7 +83,9 @@ export const PURGE_RUN_MS = 240_000;
  * Scheduled every PURGE_EVERY_MINUTES, runs the trash's purge (lib/trash/purge.ts) until nothing is due: the purge
  * due index (Query on gsi2), each trash item (GetItem), a ticket's messages (Query on the table), its inbound log
  * entries (Query on gsi2) and acknowledgement (GetItem), their, their Message-ID items' and any leftover index
- * items' deletes (BatchWriteItem), the trash item's conditional delete (DeleteItem). Nothing in the
+ * items' deletes (BatchWriteItem); once an address's dimension has no posting left (a Query of one item), its
+ * counter shards and directory entry (a transaction of DeleteItems, after their GetItem and Query) and emptied
+ * blocks (DeleteItem); the trash item's conditional delete (DeleteItem). Nothing in the
  * mail bucket: its lifecycle removes raw mail and attachments before any purge is due (docs/email.md).
  */
 export const purgeWorker = {

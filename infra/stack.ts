@@ -276,6 +276,8 @@ export class DeskpipeStack extends Stack {
       feedbackTo: mail.function,
     });
     functions[emailOutboxWorker.name] = outbox.function;
+    // A suppression is keyed by its address's keyed hash (lib/data/outbox.ts): the runner looks it up before a send.
+    keyHashEnvironment(outbox.function);
     // The trash's purge (decisions.md, "Deleting, restoring and erasing"): every few minutes, until nothing is due.
     const purge = new ScheduledRunner(this, 'TrashPurge', {
       ...runnerDefaults,

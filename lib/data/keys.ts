@@ -326,10 +326,14 @@ export const outboxKeys = {
     pk: `EMAIL_ACK_RATE#${accountId}`,
     sk: `${senderHash}#${hour}`,
   }),
-  /** An address that bounced: it receives nothing more from the account until it writes in again. */
-  suppressed: (accountId: string, address: string) => ({
+  /**
+   * An address that bounced: it receives nothing more from the account until it writes in again. Keyed by the
+   * address's keyed hash (lib/erasures/address-hash.ts), never the address: a bounce or complaint landing after the
+   * address's erasure writes no address back.
+   */
+  suppressed: (accountId: string, addressHash: string) => ({
     pk: `EMAIL_SUPPRESSED#${accountId}`,
-    sk: address.toLowerCase(),
+    sk: addressHash,
   }),
 };
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { addressHash as keyedAddressHash } from '#lib/erasures/address-hash.ts';
 import { dynamo, getItem, tableName } from './client.ts';
 import { isConditionFailure } from './errors.ts';
 import { type EventDraft, type EventPlaces, settleEventPlaces, takeEventPlaces } from './events.ts';
@@ -319,13 +320,17 @@ export async function queueAck(
   ]);
 }
 
+/** The suppression item of an address: by its keyed hash (docs/data-model.md), the address itself nowhere. */
+const suppressionKey = (accountId: string, address: string) =>
+  outboxKeys.suppressed(accountId, keyedAddressHash(accountId, address));
+
 /** Marks an address that bounced: the account sends it nothing more until it writes in again. */
 export async function suppressAddress(accountId: string, address: string, reason: string): Promise<void> {
   await dynamo.send(
     new PutCommand({
       TableName: tableName(),
       Item: {
-        ...outboxKeys.suppressed(accountId, address),
+        ...suppressionKey(accountId, address),
         type: 'email_suppressed',
         reason,
         at: Date.now(),
@@ -336,7 +341,7 @@ export async function suppressAddress(accountId: string, address: string, reason
 
 /** Whether the account sends nothing to the address (one GetItem). */
 export async function isSuppressed(accountId: string, address: string): Promise<boolean> {
-  return (await getItem(outboxKeys.suppressed(accountId, address))) !== undefined;
+  return (await getItem(suppressionKey(accountId, address))) !== undefined;
 }
 
 /**
@@ -344,12 +349,12 @@ export async function isSuppressed(accountId: string, address: string): Promise<
  * unit; every received mail pays it), and a DeleteItem only when the address was suppressed.
  */
 export async function liftSuppression(accountId: string, address: string): Promise<void> {
-  if (!(await getItem(outboxKeys.suppressed(accountId, address), { eventual: true }))) return;
+  if (!(await getItem(suppressionKey(accountId, address), { eventual: true }))) return;
   try {
     await dynamo.send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: outboxKeys.suppressed(accountId, address),
+        Key: suppressionKey(accountId, address),
         ConditionExpression: 'attribute_exists(pk)',
       }),
     );
@@ -416,14 +421,14 @@ export const ackItem = (accountId: string, ticketUuid: string) =>
 
 /**
  * What the outbox keeps of an address (docs/decisions.md, "Erasing a person"): its suppression (sort key: the
- * address) and its acknowledgement counters (sort key: the address's SHA-256 and the hour: one Query finds them)
+ * address's keyed hash) and its acknowledgement counters (sort key: the address's SHA-256 and the hour: one Query finds them)
  * deleted. Answers how many items went.
  */
 export async function eraseAddressOutbox(accountId: string, address: string): Promise<number> {
   const { Attributes } = await dynamo.send(
     new DeleteCommand({
       TableName: tableName(),
-      Key: outboxKeys.suppressed(accountId, address),
+      Key: suppressionKey(accountId, address),
       ReturnValues: 'ALL_OLD',
     }),
   );

@@ -621,7 +621,9 @@ async function rewriteRef(
     });
     if (changed) count('idempotency');
   } else if (kind === 'inbound') {
-    await rewriteInbound(ref, person, pattern, count, options, false);
+    // A ticket's own refs (its entries found by their object reference): the person's own ticket but in the
+    // mentions phase, where the ticket is someone else's.
+    await rewriteInbound(ref, person, pattern, count, options, false, p.phase !== 'mentions');
   }
 }
 
@@ -742,7 +744,7 @@ async function nextMention(
       await deletePersonRef(accountId, hash, id);
       count('index');
     } else if (kind === 'inbound') {
-      await rewriteInbound(ref, p.person, personPattern(p.person), count, options, true);
+      await rewriteInbound(ref, p.person, personPattern(p.person), count, options, true, false);
     }
     p.at = ref.ref;
     work++;
@@ -820,7 +822,10 @@ async function eraseMailCopies(
 /**
  * An inbound log entry rewritten with the person taken out: a mail from them loses its sender and subject, its
  * raw mail and attachments erased first (so a retry after a failed erase still knows the mail was theirs);
- * `dropRef`: the entry was found by the person's reference, which goes in the same Put.
+ * `dropRef`: the entry was found by the person's reference, which goes in the same Put. `requested`: the entry is
+ * of the person's own ticket, where automatic mail (a delivery report of a mail the service sent them, logged
+ * `bounce` before any message is posted; an auto-reply) is about them: its raw mail and attachments quote their
+ * address in their text, where no header names it, and are erased too (its entry keeps its sender, a relay's).
  */
 async function rewriteInbound(
   ref: ItemKey,
@@ -829,13 +834,17 @@ async function rewriteInbound(
   count: (store: string, n?: number) => void,
   options: StepOptions,
   dropRef: boolean,
+  requested: boolean,
 ): Promise<void> {
   const changed = await rewriteItem(ref, async (item) => {
     const from = typeof item.from === 'string' ? item.from.toLowerCase() : '';
     const byPerson = from === person.email;
     const next = redactValue(item, person, pattern) as Record<string, unknown>;
+    const aboutThem = requested && (item.outcome === 'bounce' || item.outcome === 'automatic');
+    if ((byPerson || aboutThem) && options.mail) {
+      count('mail', await options.mail.eraseMail(String(item.id), String(item.rawKey)));
+    }
     if (byPerson) {
-      if (options.mail) count('mail', await options.mail.eraseMail(String(item.id), String(item.rawKey)));
       next.from = null;
       next.subject = item.subject == null ? null : ERASED;
       next.headerMessageId =

@@ -138,7 +138,7 @@ export function redactValue(
         (key === 'descriptionEmail' && describedByPerson) ||
         ((key === 'email' || key === 'attachments') && authored && typeof child === 'object')
       ) {
-        out[key] = erasedMail(child);
+        out[key] = erasedMail(child, pattern);
       } else out[key] = walk(child, requested && key !== 'messages');
     }
     return out;
@@ -171,14 +171,25 @@ function erasedContact(c: Record<string, unknown>): Record<string, unknown> {
 /**
  * A mail's fields of what the person wrote (headers, attachments' names): every text is `[erased]`, the structure,
  * attachment ids, types and sizes kept (the attachment itself is erased in the mail store), and the service's own
- * words about the mail (how it threaded, the automatic mail's kind: values of the API's enums) kept too.
+ * words about the mail (how it threaded, the automatic mail's kind: values of the API's enums) kept too. The mail's
+ * ids (its Message-ID, the kept mail's inbound id and raw key) are kept unless they name the person: they are
+ * ids, not what anyone wrote, and the purge finds the mail's Message-ID items by them (lib/data/email.ts
+ * mailIdKeysOf); a Message-ID naming the person is `[erased]` (its item the erasure deletes: eraseMailCopies).
  */
 const KEPT_MAIL_FIELDS = new Set(['id', 'content_type', 'size', 'matched_by', 'automatic']);
-function erasedMail(mail: unknown, key?: string): unknown {
-  if (typeof mail === 'string') return key && KEPT_MAIL_FIELDS.has(key) ? mail : ERASED;
-  if (Array.isArray(mail)) return mail.map((m) => erasedMail(m));
+const MAIL_ID_FIELDS = new Set(['message_id', 'inboundId', 'rawKey']);
+function erasedMail(mail: unknown, pattern: RegExp, key?: string): unknown {
+  if (typeof mail === 'string') {
+    if (key && KEPT_MAIL_FIELDS.has(key)) return mail;
+    if (key && MAIL_ID_FIELDS.has(key)) {
+      pattern.lastIndex = 0;
+      return pattern.test(mail) ? ERASED : mail;
+    }
+    return ERASED;
+  }
+  if (Array.isArray(mail)) return mail.map((m) => erasedMail(m, pattern));
   if (mail && typeof mail === 'object') {
-    return Object.fromEntries(Object.entries(mail).map(([k, v]) => [k, erasedMail(v, k)]));
+    return Object.fromEntries(Object.entries(mail).map(([k, v]) => [k, erasedMail(v, pattern, k)]));
   }
   return mail;
 }

@@ -78,10 +78,12 @@ describe.each(STAGES)('stack for %s', (stage) => {
     ]);
     // lib/accounts/key-hash.ts: the authorizer and the key routes (they make keys); every write route (an
     // Idempotency-Key's fingerprint is keyed; POST /api/erasures keeps a keyed hash of the address); the erasure
-    // job and the inbound function (an address's keyed hash: person references).
+    // job and the inbound function (an address's keyed hash: person references, suppressions); the outbox runner
+    // (it looks up a suppression by the address's keyed hash).
     const hashing = new Set([
       `deskpipe-${stage}-authorizer`,
       `deskpipe-${stage}-${emailInboundWorker.name}`,
+      `deskpipe-${stage}-${emailOutboxWorker.name}`,
       `deskpipe-${stage}-${erasureWorker.name}`,
       ...routes
         .filter((r) => r.scope === 'keys:manage' || ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
