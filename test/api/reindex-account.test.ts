@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { dynamo, getItem, scanAll, tableName } from '#lib/data/client.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
@@ -12,12 +10,6 @@ import { useGateway } from '#test/support/http.ts';
  * before; another account's items untouched and never read". The reindex reads only the account's own
  * partitions (no Scan), holds at most a page of entities, and a run that stops is continued by the next one.
  */
-// A table of this file's own (set before the data layer first reads TABLE_NAME): `itemsOf` Scans it, and on the
-// worker's shared table that Scan read every file's items before it (189 s in a fresh-clone run, 44 s alone).
-process.env.TABLE_NAME = `deskpipe-reindex-account-${randomBytes(4).toString('hex')}`;
-beforeAll(async () => {
-  await ensureTable(process.env.DYNAMODB_ENDPOINT ?? '', process.env.TABLE_NAME ?? '');
-});
 const gateway = useGateway();
 
 type Input = Record<string, unknown>;

@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '#infra/local/dynamodb-local.ts';
+import { describe, expect, it } from 'vitest';
 import { batchDeleteAll, batchPutAll, dynamo, getItem, scanAll, tableName } from '#lib/data/client.ts';
 import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { ATTR } from '#lib/data/items.ts';
@@ -15,12 +13,6 @@ import { useGateway } from '#test/support/http.ts';
  * `tickets reindex SLUG`: an index written before the queues and the blocks existed (or one that drifted) is
  * rebuilt to exactly what creating and updating the tickets writes today.
  */
-// A table of this file's own (set before the data layer first reads TABLE_NAME): its Scans read only its items,
-// not every item the worker's earlier files wrote to the shared table.
-process.env.TABLE_NAME = `deskpipe-reindex-${randomBytes(4).toString('hex')}`;
-beforeAll(async () => {
-  await ensureTable(process.env.DYNAMODB_ENDPOINT ?? '', process.env.TABLE_NAME ?? '');
-});
 const gateway = useGateway();
 
 /** Every index item of the account as stored. */
