@@ -14,5 +14,8 @@ if (!process.env.DYNAMODB_ENDPOINT || !process.env.TABLE_NAME) {
  * they would in a serial run, on that worker's table.
  */
 const worker = process.env.VITEST_POOL_ID ?? '1';
-process.env.TABLE_NAME = `${process.env.TABLE_NAME.replace(/-w\d+$/, '')}-w${worker}`;
+// The run's base name, kept from the worker's first file: a file that names a table of its own (erasures, admin-cli)
+// changes TABLE_NAME for the rest of the worker's process, and the files after it go back to the worker's table.
+process.env.TEST_TABLE_BASE ??= process.env.TABLE_NAME.replace(/-w\d+$/, '');
+process.env.TABLE_NAME = `${process.env.TEST_TABLE_BASE}-w${worker}`;
 await ensureTable(process.env.DYNAMODB_ENDPOINT, process.env.TABLE_NAME);
