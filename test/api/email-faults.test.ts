@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderMailStore } from '#infra/local/mail.ts';
 import { queryInbound } from '#lib/data/email.ts';
 import { findTicketPage } from '#lib/data/tickets.ts';
-import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import { receiveMail } from '#lib/email/receive.ts';
 import { listMessages } from '#lib/tickets/messages.ts';
-import { formatTimestamp } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { keptMail } from '#test/support/kept-mail.ts';
 
 /**
  * A kept mail whose processing fails at any store call (the request lost, the answer lost after the write
@@ -32,21 +32,7 @@ describe('processing a kept mail again after a fault', () => {
     const address = `support@${domain}`;
     const account = await createTestAccount({ email: { addresses: [address] } });
     const store = folderMailStore(dir);
-    const keep = async (headers: string): Promise<ReceivedMail> => {
-      const inboundId = newInboundId();
-      const rawKey = `raw/${inboundId}.eml`;
-      await writeFile(
-        join(dir, rawKey),
-        `From: rita@customer.test\r\nTo: ${address}\r\n${headers}\r\nbody\r\n`,
-      );
-      return {
-        inboundId,
-        rawKey,
-        receivedAt: formatTimestamp(Date.now() * 1000),
-        mailFrom: 'rita@customer.test',
-        recipients: [address],
-      };
-    };
+    const keep = (headers: string) => keptMail(dir, address, headers);
     const opener = `<open-${randomBytes(4).toString('hex')}@customer.test>`;
     await receiveMail(await keep(`Subject: opener\r\nMessage-ID: ${opener}\r\n`), store);
     const uuid = (await queryInbound(account.accountId, undefined, 1))[0]?.ticketUuid as string;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,13 +14,13 @@ import { ackItem } from '#lib/data/outbox.ts';
 import { duePurges, purgeOne } from '#lib/data/purge.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
 import { outboxPass } from '#lib/email/outbox.ts';
-import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import { receiveMail } from '#lib/email/receive.ts';
 import type { Sender } from '#lib/email/senders.ts';
-import { formatTimestamp } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 import { entityItemsOf, indexSnapshot, trashItemsOf } from '#test/support/index-snapshot.ts';
+import { keptMail } from '#test/support/kept-mail.ts';
 import { ticketBody } from '#test/support/tickets.ts';
 
 /**
@@ -308,21 +308,7 @@ describe('the purge', () => {
     });
     const dir = await mkdtemp(join(tmpdir(), 'deskpipe-purge-mail-'));
     await mkdir(join(dir, 'raw'), { recursive: true });
-    const keep = async (headers: string): Promise<ReceivedMail> => {
-      const inboundId = newInboundId();
-      const rawKey = `raw/${inboundId}.eml`;
-      await writeFile(
-        join(dir, rawKey),
-        `From: rita@customer.test\r\nTo: ${address}\r\n${headers}\r\nbody\r\n`,
-      );
-      return {
-        inboundId,
-        rawKey,
-        receivedAt: formatTimestamp(Date.now() * 1000),
-        mailFrom: 'rita@customer.test',
-        recipients: [address],
-      };
-    };
+    const keep = (headers: string) => keptMail(dir, address, headers);
     try {
       // A mail opens the ticket (acknowledged); a second, with no Message-ID of its own, threads by its subject.
       const opener = `open-${randomBytes(4).toString('hex')}@customer.test`;
