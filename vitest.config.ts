@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+import { STORE_WORKERS } from './test/support/store-workers.ts';
 
 // A test file outside the tier folders would be run by no tier: refuse to start rather than skip it silently.
 const untiered = readdirSync(new URL('./test', import.meta.url), {
@@ -13,7 +14,8 @@ if (untiered.length > 0) {
 }
 
 const storeTier = {
-  // DynamoDB Local is started once for the run (shared by both tiers); every test file gets its own accounts.
+  // DynamoDB Local is started once for the run, one per worker (shared by the tiers); every test file gets its own
+  // accounts.
   globalSetup: ['test/support/global-setup.ts'],
   setupFiles: ['test/support/require-dynamodb.ts', 'test/support/table-actions-setup.ts'],
 };
@@ -34,9 +36,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          // The unit and api tiers run first, two files at once (each worker its own table:
-          // test/support/require-dynamodb.ts); the system tier (processes, stores killed, timing bounds) after
-          // them, one file at a time. On 2 cores a serial run left a core idle (load ~1.2).
+          // The unit and api tiers run first, two files at once (each worker its own store and table:
+          // test/support/require-dynamodb.ts); then the system tier's sweeps, two at once; then the rest of the
+          // system tier (processes, stores killed, timing bounds), one file at a time. On 2 cores a serial run
+          // left a core idle (load ~1.2).
           sequence: { groupOrder: 0 },
           maxWorkers: 2,
           include: ['test/unit/**/*.test.ts'],
@@ -52,16 +55,30 @@ export default defineConfig({
           include: ['test/api/**/*.test.ts'],
           ...storeTier,
           sequence: { groupOrder: 0 },
-          maxWorkers: 2,
+          maxWorkers: STORE_WORKERS,
         },
       },
       {
         extends: true,
         test: {
-          name: 'system',
-          include: ['test/system/**/*.test.ts'],
+          // The system tier's in-process sweeps (every store call failed in turn, property and fuzz runs, loads and
+          // races): no process, no real-time bound, so two at once, each worker on its own store.
+          name: 'system-sweeps',
+          include: ['test/system/sweeps/**/*.test.ts'],
           ...storeTier,
           sequence: { groupOrder: 1 },
+          maxWorkers: STORE_WORKERS,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The rest of the system tier (processes, stores killed, real-time bounds and waits), one file at a time.
+          name: 'system',
+          include: ['test/system/**/*.test.ts'],
+          exclude: ['test/system/sweeps/**'],
+          ...storeTier,
+          sequence: { groupOrder: 2 },
           maxWorkers: 1,
         },
       },

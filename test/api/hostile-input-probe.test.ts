@@ -9,7 +9,7 @@ import { sequencesOf } from '#test/support/sequences.ts';
 
 /**
  * The five defects of issue 25's adversarial probe, each as it was found: input that was answered with a 5xx or
- * mishandled. The fuzz test (test/system/fuzz.test.ts) sweeps the same inputs over every route.
+ * mishandled. The fuzz test (test/system/sweeps/fuzz.test.ts) sweeps the same inputs over every route.
  */
 const gateway = useGateway();
 const account = useTestAccount();

@@ -1,29 +1,40 @@
 import type { TestProject } from 'vitest/node';
 import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+import { STORE_WORKERS } from './store-workers.ts';
 
 /**
- * Starts AWS's DynamoDB Local in memory on a free port and creates the table from its one declaration, for the
- * tiers that need a store (vitest.config.ts). Workers inherit DYNAMODB_ENDPOINT and TABLE_NAME, so every test
- * talks to the real thing. When the api and system tiers run together (`npm test`), each runs this setup: the
- * first starts the store, the second uses the same one, and the last teardown stops it.
+ * Starts AWS's DynamoDB Local in memory, one per worker of a store tier (store-workers.ts), each on a free port
+ * with the table from its one declaration, for the tiers that need a store (vitest.config.ts). Workers inherit
+ * TEST_STORE_ENDPOINTS (every store) and TABLE_NAME; require-dynamodb.ts points each worker at its own store, so
+ * every test talks to the real thing and no worker waits behind another's load. When the api and system tiers
+ * run together (`npm test`), each runs this setup: the first starts the stores, the second uses the same ones,
+ * and the last teardown stops them.
  */
 interface SharedStore {
-  ready: Promise<string>;
+  ready: Promise<string[]>;
   users: number;
   stop: () => Promise<void>;
 }
 
 const shared = globalThis as { deskpipeTestStore?: SharedStore };
 
-async function start(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+async function start(): Promise<{ endpoints: string[]; stop: () => Promise<void> }> {
   if (process.env.DYNAMODB_ENDPOINT && process.env.DESKPIPE_TEST_EXTERNAL_DB !== '1') {
     // A developer's own DYNAMODB_ENDPOINT (from npm start) must not receive test data.
     delete process.env.DYNAMODB_ENDPOINT;
   }
-  const store = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal({ port: 0 });
-  const endpoint = process.env.DYNAMODB_ENDPOINT ?? store?.endpoint;
-  if (!endpoint) throw new Error('no DynamoDB endpoint');
-  return { endpoint, stop: async () => await store?.stop() };
+  // An external store (DESKPIPE_TEST_EXTERNAL_DB=1) serves every worker.
+  if (process.env.DYNAMODB_ENDPOINT)
+    return { endpoints: [process.env.DYNAMODB_ENDPOINT], stop: async () => {} };
+  const stores = await Promise.all(
+    Array.from({ length: STORE_WORKERS }, () => startDynamoDbLocal({ port: 0 })),
+  );
+  return {
+    endpoints: stores.map((store) => store.endpoint),
+    stop: async () => {
+      await Promise.all(stores.map((store) => store.stop()));
+    },
+  };
 }
 
 export default async function setup(_project: TestProject) {
@@ -31,14 +42,16 @@ export default async function setup(_project: TestProject) {
     let stop: () => Promise<void> = async () => {};
     const ready = start().then(async (started) => {
       stop = started.stop;
-      await ensureTable(started.endpoint, 'deskpipe-test');
-      return started.endpoint;
+      await Promise.all(started.endpoints.map((endpoint) => ensureTable(endpoint, 'deskpipe-test')));
+      return started.endpoints;
     });
     shared.deskpipeTestStore = { ready, users: 0, stop: () => stop() };
   }
   const store = shared.deskpipeTestStore;
   store.users++;
-  process.env.DYNAMODB_ENDPOINT = await store.ready;
+  const endpoints = await store.ready;
+  process.env.TEST_STORE_ENDPOINTS = endpoints.join(',');
+  process.env.DYNAMODB_ENDPOINT = endpoints[0];
   process.env.TABLE_NAME = 'deskpipe-test';
   return async () => {
     if (--store.users > 0) return;

@@ -8,7 +8,7 @@ import { idempotencyKeys } from '#lib/data/keys.ts';
  * Ends the lease of an Idempotency-Key's claim whose holder is gone (a faulted request that answered, its release
  * failed too), as the lease's running out would IDEMPOTENCY_LEASE_MS later (the function timeout, 10 s). For fault
  * sweeps whose point is what the retry finds, not the lease's length: they would otherwise wait 10 s a round. The
- * lease itself is waited out for real in test/system/messages-faults.test.ts. A key with no running claim is left
+ * lease itself is waited out for real in test/system/sweeps/messages-faults.test.ts. A key with no running claim is left
  * as it is.
  */
 export async function endClaim(accountId: string, key: string): Promise<void> {

@@ -8,14 +8,18 @@ if (!process.env.DYNAMODB_ENDPOINT || !process.env.TABLE_NAME) {
 }
 
 /**
- * A table of its own for each vitest worker (the store is shared): the runners a test drives (SLA breaches,
+ * A store of its own for each vitest worker (global-setup.ts starts one per worker: store-workers.ts says why),
+ * and a table of its own on it: the runners a test drives (SLA breaches,
  * purge, webhooks, the reindex) work on every account of the table, so files running at once in two workers
  * would find each other's tickets, deliveries and due entries. Files of one worker run one after another, as
  * they would in a serial run, on that worker's table.
  */
 const worker = process.env.VITEST_POOL_ID ?? '1';
+const stores = (process.env.TEST_STORE_ENDPOINTS ?? process.env.DYNAMODB_ENDPOINT).split(',');
+const endpoint = stores[(Number(worker) - 1) % stores.length] ?? process.env.DYNAMODB_ENDPOINT;
+process.env.DYNAMODB_ENDPOINT = endpoint;
 // The run's base name, kept from the worker's first file: a file that names a table of its own (erasures, admin-cli)
 // changes TABLE_NAME for the rest of the worker's process, and the files after it go back to the worker's table.
 process.env.TEST_TABLE_BASE ??= process.env.TABLE_NAME.replace(/-w\d+$/, '');
 process.env.TABLE_NAME = `${process.env.TEST_TABLE_BASE}-w${worker}`;
-await ensureTable(process.env.DYNAMODB_ENDPOINT, process.env.TABLE_NAME);
+await ensureTable(endpoint, process.env.TABLE_NAME);

@@ -141,7 +141,7 @@ describe.each(DELETABLES)('delete and restore of a $type, every store call faile
       });
       for (const at of positions) {
         // Each call in turn, the three ways a call fails taken in turn too (every way on every call tripled the
-        // suite's time and found nothing the rotation does not: test/system/faults-update.test.ts has the matrix).
+        // suite's time and found nothing the rotation does not: test/system/sweeps/faults-update.test.ts has the matrix).
         for (const mode of [MODES[(at - 1) % MODES.length] as FaultMode]) {
           const label = `${kind.type} ${what}, call ${at} (${calls[at - 1]}) ${mode}`;
           const uuid = await kind.create(call, `${what}-${at}-${mode}`, account);

@@ -189,5 +189,7 @@ describe('concurrent updates', () => {
     expect(Object.keys(busy).filter((id) => !agentIds.includes(Number(id)) && busy[id] !== 0)).toEqual([]);
 
     expect(elapsed, 'the PATCHes themselves').toBeLessThan(20_000);
-  });
+    // 15 s alone on DynamoDB Local (one SQLite thread takes every retry of 50 racing PATCHes); its 20 s bound is
+    // why it runs in the serial part of the system tier (moved from the api tier, where a neighbour's load doubled it).
+  }, 60_000);
 });

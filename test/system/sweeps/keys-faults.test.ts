@@ -25,7 +25,7 @@ describe('key create under faults', () => {
       const { operations } = await withFault(undefined, () => call(probe.apiKey, 'probe'));
       expect(operations.length).toBeGreaterThanOrEqual(5);
       // A conflict only meets the key's transaction: reads cannot conflict, no transaction holds the rate item,
-      // and a conflict on the Idempotency-Key's claim is its own (test/system/deals-faults.test.ts).
+      // and a conflict on the Idempotency-Key's claim is its own (test/system/sweeps/deals-faults.test.ts).
       const positions = operations
         .map((op, i) => [op, i + 1] as const)
         .filter(([op]) => mode !== 'conflict' || op === 'TransactWriteItems')

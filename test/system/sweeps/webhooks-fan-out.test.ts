@@ -107,8 +107,8 @@ describe('parallel fan-out', () => {
     );
     expect(operations.length).toBeGreaterThan(10);
     const modes: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
-    // Each call in turn, the three ways a call fails taken in turn too (as test/system/trash-faults.test.ts: every
-    // way on every call tripled the time and the matrix lives in test/system/faults-update.test.ts).
+    // Each call in turn, the three ways a call fails taken in turn too (as test/system/sweeps/trash-faults.test.ts: every
+    // way on every call tripled the time and the matrix lives in test/system/sweeps/faults-update.test.ts).
     for (let at = 1; at <= operations.length; at++) {
       for (const mode of [modes[(at - 1) % modes.length] as FaultMode]) {
         const setup = await setUp();
