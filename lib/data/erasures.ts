@@ -261,15 +261,22 @@ export async function objectRefs(
   after: string | null,
   limit: number,
 ): Promise<(ItemKey & { ref: string })[]> {
+  return refsPage(objectRefKeys.index, objectRefKeys.partition(accountId, objectUuid), after, limit);
+}
+
+/** A page of references (a keys-only index partition: each item's key and its index sort key, `ref`). */
+async function refsPage(
+  index: string,
+  partition: string,
+  after: string | null,
+  limit: number,
+): Promise<(ItemKey & { ref: string })[]> {
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
-      IndexName: objectRefKeys.index,
+      IndexName: index,
       KeyConditionExpression: after === null ? 'gsi2pk = :pk' : 'gsi2pk = :pk AND gsi2sk > :after',
-      ExpressionAttributeValues: {
-        ':pk': objectRefKeys.partition(accountId, objectUuid),
-        ...(after === null ? {} : { ':after': after }),
-      },
+      ExpressionAttributeValues: { ':pk': partition, ...(after === null ? {} : { ':after': after }) },
       Limit: limit,
     }),
   );
@@ -356,19 +363,7 @@ export async function personRefs(
   after: string | null,
   limit: number,
 ): Promise<(ItemKey & { ref: string })[]> {
-  const { Items } = await dynamo.send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: personRefKeys.index,
-      KeyConditionExpression: after === null ? 'gsi2pk = :pk' : 'gsi2pk = :pk AND gsi2sk > :after',
-      ExpressionAttributeValues: {
-        ':pk': personRefKeys.partition(accountId, hash),
-        ...(after === null ? {} : { ':after': after }),
-      },
-      Limit: limit,
-    }),
-  );
-  return (Items ?? []).map((i) => ({ pk: String(i.pk), sk: String(i.sk), ref: String(i.gsi2sk) }));
+  return refsPage(personRefKeys.index, personRefKeys.partition(accountId, hash), after, limit);
 }
 
 /**
