@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { addressHash as keyedAddressHash } from '#lib/erasures/address-hash.ts';
 import { dynamo, getItem, tableName } from './client.ts';
@@ -264,8 +263,11 @@ export class AckRefused extends Error {
   }
 }
 
-const addressHash = (address: string) =>
-  createHash('sha256').update(address.trim().toLowerCase()).digest('hex').slice(0, 40);
+/**
+ * A sender's name in their acknowledgement counters' sort keys: the address's keyed hash (lib/erasures/address-hash.ts),
+ * never an unkeyed one, which anyone could compute from a guessed address (decisions.md, "Erasing a person").
+ */
+const addressHash = (accountId: string, address: string) => keyedAddressHash(accountId, address).slice(0, 40);
 
 /**
  * Queues a ticket's acknowledgement (`mail`: what the runner sends) at most once per ticket and at most
@@ -305,7 +307,7 @@ export async function queueAck(
       action: {
         Update: {
           TableName: tableName(),
-          Key: outboxKeys.ackRate(accountId, addressHash(to), hour),
+          Key: outboxKeys.ackRate(accountId, addressHash(accountId, to), hour),
           UpdateExpression: 'ADD n :one SET expires_at = :expires',
           ConditionExpression: 'attribute_not_exists(n) OR n < :max',
           ExpressionAttributeValues: {
@@ -440,7 +442,7 @@ export async function eraseAddressOutbox(accountId: string, address: string): Pr
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :hash)',
-        ExpressionAttributeValues: { ':pk': partition, ':hash': `${addressHash(address)}#` },
+        ExpressionAttributeValues: { ':pk': partition, ':hash': `${addressHash(accountId, address)}#` },
         ProjectionExpression: 'pk, sk',
         ConsistentRead: true,
         ExclusiveStartKey: start,

@@ -90,12 +90,17 @@ describe('an erasure racing the trash', () => {
     const uuid = await trashedTicketOf(p);
     const id = await startErasure(p);
     let restore: { status: number } | undefined;
-    // Just before the purge deletes the trash item (its last move): the restore.
+    let listed: { purge_at: string } | undefined;
+    // Just before the purge deletes the trash item (its last move): the restore, and the trash list.
     hookOnce('DeleteItemCommand', uuid, async () => {
       restore = await call('POST', `/api/trash/${uuid}/restore`, {});
+      const trash = await call('GET', '/api/trash?type=ticket&limit=100');
+      listed = trash.body.data.find((t: { uuid: string }) => t.uuid === uuid);
     });
     await runErasure(account.accountId, id);
     expect(restore?.status).toBe(404);
+    // The list says so too: its purge is due (no longer the 30 days the deletion gave it).
+    expect(Date.parse(listed?.purge_at ?? '')).toBeLessThanOrEqual(Date.now());
     await expectErased(uuid, p);
   });
 

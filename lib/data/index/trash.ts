@@ -1,5 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { negateDecimal } from '#lib/decimal.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, StaleVersion } from '../errors.ts';
 import { MAX_EVENT_ACTIONS } from '../events.ts';
@@ -42,7 +43,12 @@ export interface Trashed<E> extends Versioned<E> {
 }
 
 /** The trash item's own attributes (beside the keys and the layout's). */
-const TRASH = { object: 'object', type: 'object_type', purgeMicros: 'purge_us' } as const;
+const TRASH = {
+  object: 'object',
+  type: 'object_type',
+  purgeMicros: 'purge_us',
+  purgeAt: 'purge_at',
+} as const;
 
 export function trashItem<E extends { uuid: string }>(
   index: Index<E>,
@@ -60,7 +66,7 @@ export function trashItem<E extends { uuid: string }>(
     uuid,
     title: facts.title,
     deleted_at: facts.deletedAt,
-    purge_at: facts.purgeAt,
+    [TRASH.purgeAt]: facts.purgeAt,
     [TRASH.purgeMicros]: facts.purgeMicros,
     [TRASH.object]: stored.entity,
     // The version the deletion gave the entity: a restore writes the next one.
@@ -77,7 +83,7 @@ export function trashedOf<E>(item: Record<string, unknown>): Trashed<E> {
     uuid: String(item.uuid),
     title: String(item.title),
     deletedAt: String(item.deleted_at),
-    purgeAt: String(item.purge_at),
+    purgeAt: String(item[TRASH.purgeAt]),
     purgeMicros: Number(item[TRASH.purgeMicros]),
   };
 }
@@ -205,9 +211,10 @@ export function planRestore<E extends { uuid: string }>(
 
 /**
  * Makes a trash item unrestorable before an erasure purges what it holds: its purge time set to 0 (a restore's
- * commit holds only while the purge time is ahead, planRestore), on the condition that it is still the one read
- * (its version). False when it is not (restored, or deleted again since): the caller reads again. Its purge due
- * entry stays where it was (the purge runner finds it then, as due: purgeOne purges an item whose time passed).
+ * commit holds only while the purge time is ahead, planRestore), and the `purge_at` the trash list shows to the
+ * hold's time (a purge due now, as a restore's 404 says), on the condition that it is still the one read (its
+ * version). False when it is not (restored, or deleted again since): the caller reads again. Its purge due entry
+ * stays where it was (the purge runner finds it then, as due: purgeOne purges an item whose time passed).
  */
 export async function makeUnrestorable(accountId: string, trashed: Trashed<unknown>): Promise<boolean> {
   if (trashed.purgeMicros === 0) return true;
@@ -216,10 +223,14 @@ export async function makeUnrestorable(accountId: string, trashed: Trashed<unkno
       new UpdateCommand({
         TableName: tableName(),
         Key: trashKeys.item(accountId, trashed.uuid),
-        UpdateExpression: 'SET #p = :zero',
+        UpdateExpression: 'SET #p = :zero, #at = :now',
         ConditionExpression: '#v = :version',
-        ExpressionAttributeNames: { '#v': ATTR.version, '#p': TRASH.purgeMicros },
-        ExpressionAttributeValues: { ':version': trashed.version, ':zero': 0 },
+        ExpressionAttributeNames: { '#v': ATTR.version, '#p': TRASH.purgeMicros, '#at': TRASH.purgeAt },
+        ExpressionAttributeValues: {
+          ':version': trashed.version,
+          ':zero': 0,
+          ':now': formatTimestamp(nowMicros()),
+        },
       }),
     );
     return true;
