@@ -41,7 +41,8 @@ export default defineConfig({
           // system tier (processes, stores killed, timing bounds), one file at a time. On 2 cores a serial run
           // left a core idle (load ~1.2).
           sequence: { groupOrder: 0 },
-          maxWorkers: 2,
+          // The api tier's count: vitest refuses two counts in one group.
+          maxWorkers: STORE_WORKERS,
           include: ['test/unit/**/*.test.ts'],
           // No store: the data layer's client points nowhere, and any call it makes fails the test saying so.
           env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', TABLE_NAME: 'no-store-in-the-unit-tier' },

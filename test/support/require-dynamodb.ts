@@ -9,10 +9,10 @@ if (!process.env.DYNAMODB_ENDPOINT || !process.env.TABLE_NAME) {
 
 /**
  * A store of its own for each vitest worker (global-setup.ts starts one per worker: store-workers.ts says why),
- * and a table of its own on it: the runners a test drives (SLA breaches,
- * purge, webhooks, the reindex) work on every account of the table, so files running at once in two workers
- * would find each other's tickets, deliveries and due entries. Files of one worker run one after another, as
- * they would in a serial run, on that worker's table.
+ * and a table of its own on it: the runners a test drives (SLA breaches, purge, webhooks, the reindex) work on
+ * every account of the table, so files running at once in two workers would find each other's tickets,
+ * deliveries and due entries. Files of one worker run one after another, as they would in a serial run, on that
+ * worker's table.
  */
 const worker = process.env.VITEST_POOL_ID ?? '1';
 const stores = (process.env.TEST_STORE_ENDPOINTS ?? process.env.DYNAMODB_ENDPOINT).split(',');
