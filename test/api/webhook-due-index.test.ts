@@ -12,7 +12,7 @@ import {
   releaseEndpoint,
 } from '#lib/data/webhook-deliveries.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { createTestEndpoint } from '#test/support/webhooks.ts';
+import { createTestEndpoint, removeFromDueIndex } from '#test/support/webhooks.ts';
 
 /**
  * The due index's invariant (docs/webhooks.md, "The due entry, leases and claims"): an endpoint with a pending
@@ -136,15 +136,6 @@ describe('the due index', () => {
  * file's, so they are the earliest of the shared table; they are removed after.
  */
 describe('the due index over its shards', () => {
-  const removeEntry = (accountId: string, endpointId: string) =>
-    dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: webhookKeys.endpoint(accountId, endpointId),
-        UpdateExpression: 'REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
-      }),
-    );
-
   it('endpoints due in different partitions come back from one read, earliest first, at most the limit', async () => {
     const account = await createTestAccount();
     const endpoints = await Promise.all(
@@ -176,7 +167,7 @@ describe('the due index over its shards', () => {
           .map((e, i) => ({ accountId: account.accountId, endpointId: e.id, dueAt: 1_001 + i })),
       );
     } finally {
-      await Promise.all(endpoints.map((e) => removeEntry(account.accountId, e.id)));
+      await Promise.all(endpoints.map((e) => removeFromDueIndex(account.accountId, e.id)));
     }
   });
 
@@ -204,7 +195,7 @@ describe('the due index over its shards', () => {
       await releaseEndpoint(accountId, endpointId, 'runner-a');
       expect((await getItem(webhookKeys.endpoint(accountId, endpointId)))?.gsi2pk).toBeUndefined();
     } finally {
-      await removeEntry(accountId, endpointId);
+      await removeFromDueIndex(accountId, endpointId);
     }
   });
 
@@ -235,7 +226,7 @@ describe('the due index over its shards', () => {
       expect(await entry()).toBe(1_500);
       expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 1_500 }]);
     } finally {
-      await removeEntry(accountId, endpointId);
+      await removeFromDueIndex(accountId, endpointId);
     }
   });
 });

@@ -1,17 +1,19 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { dynamo, tableName } from '#lib/data/client.ts';
 import { DUE_SHARDS, dueShardOf, shardsOfRunner } from '#lib/data/due-shards.ts';
-import { webhookKeys } from '#lib/data/keys.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { useGateway } from '#test/support/http.ts';
 import { inserted, storedEventItem, streamBatch } from '#test/support/stream-records.ts';
 import { waitFor } from '#test/support/wait.ts';
-import { createTestEndpoint, type Receiver, startReceiver } from '#test/support/webhooks.ts';
+import {
+  createTestEndpoint,
+  type Receiver,
+  removeFromDueIndex,
+  startReceiver,
+} from '#test/support/webhooks.ts';
 
 /**
  * The due runners as a pool (lib/webhooks/due.ts, lib/data/due-shards.ts; docs/webhooks.md, "The runners"): runners
@@ -30,15 +32,7 @@ const made: { accountId: string; endpointId: string }[] = [];
 afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop()));
   await Promise.all(receivers.splice(0).map((r) => r.close()));
-  for (const { accountId, endpointId } of made.splice(0)) {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: webhookKeys.endpoint(accountId, endpointId),
-        UpdateExpression: 'REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
-      }),
-    );
-  }
+  for (const { accountId, endpointId } of made.splice(0)) await removeFromDueIndex(accountId, endpointId);
 });
 
 /** An account with `endpoints` endpoints on `*`, each to a receiver of its own, and `events` ticket creates fanned out. */

@@ -1,7 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
-import { dynamo, getItem, tableName } from '#lib/data/client.ts';
+import { getItem } from '#lib/data/client.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
 import { duePending, getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -9,7 +8,7 @@ import { lambdaContext } from '#test/support/events.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { inserted, storedEventItem, streamBatch } from '#test/support/stream-records.ts';
-import { createTestEndpoint } from '#test/support/webhooks.ts';
+import { createTestEndpoint, removeFromDueIndex } from '#test/support/webhooks.ts';
 
 /**
  * The fan-out runs an account's endpoints (and accounts) in parallel, within a bound (lib/webhooks/fan-out.ts): every
@@ -24,15 +23,7 @@ const gateway = useGateway();
  */
 const made: { accountId: string; endpointId: string }[] = [];
 afterEach(async () => {
-  for (const { accountId, endpointId } of made.splice(0)) {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: webhookKeys.endpoint(accountId, endpointId),
-        UpdateExpression: 'REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
-      }),
-    );
-  }
+  for (const { accountId, endpointId } of made.splice(0)) await removeFromDueIndex(accountId, endpointId);
 });
 
 /** An account with three endpoints (two on `*`, one on ticket.updated only) and 3 ticket creates + 1 update. */
