@@ -60,6 +60,20 @@ async function trashedTicketOf(p: TestPerson): Promise<string> {
   return uuid;
 }
 
+/** A deal of the person's, with their contact made by it: the deal's and the contact's uuids. */
+async function dealOf(p: TestPerson, name: string): Promise<{ dealUuid: string; contactUuid: string }> {
+  const deal = await call('POST', '/api/deals', {
+    name,
+    amount: '10.00',
+    contact_email: p.email,
+    contact_first_name: p.first,
+    contact_last_name: p.last,
+    contact_phone: p.phone,
+  });
+  expect(deal.status, deal.text).toBe(201);
+  return { dealUuid: deal.body.data.uuid as string, contactUuid: deal.body.data.contact.uuid as string };
+}
+
 async function startErasure(p: TestPerson): Promise<string> {
   const started = await call('POST', '/api/erasures', { email: p.email });
   expect(started.status, started.text).toBe(202);
@@ -139,40 +153,21 @@ describe('an erasure racing the trash', () => {
 
   it('a contact deleted after the trash phase passed is purged from the trash', async () => {
     const p = personNamed('contact-late', 'Seraphina', 'Holloway', '+44 20 7946 0777');
-    const deal = await call('POST', '/api/deals', {
-      name: 'Renewal',
-      amount: '10.00',
-      contact_email: p.email,
-      contact_first_name: p.first,
-      contact_last_name: p.last,
-      contact_phone: p.phone,
-    });
-    expect(deal.status, deal.text).toBe(201);
-    const contactUuid = deal.body.data.contact.uuid as string;
+    const { dealUuid, contactUuid } = await dealOf(p, 'Renewal');
     // Its one deal in the trash: the contact can be deleted while the job runs.
-    expect((await call('DELETE', `/api/deals/${deal.body.data.uuid}`)).status).toBe(200);
+    expect((await call('DELETE', `/api/deals/${dealUuid}`)).status).toBe(200);
     const id = await startErasure(p);
     await stepUntil(id, 'contact');
     expect((await call('DELETE', `/api/contacts/${contactUuid}`)).status).toBe(200);
     await runErasure(account.accountId, id);
     expect(await getTrashed(account.accountId, contactUuid)).toBeUndefined();
-    expect(await getTrashed(account.accountId, deal.body.data.uuid)).toBeUndefined();
+    expect(await getTrashed(account.accountId, dealUuid)).toBeUndefined();
     expect((await call('POST', `/api/trash/${contactUuid}/restore`, {})).status).toBe(404);
   });
 
   it('a deal in the trash with its contact (no live contact names it) is purged', async () => {
     const p = personNamed('deal-trashed', 'Leontyne', 'Ravenscroft', '+44 20 7946 0888');
-    const deal = await call('POST', '/api/deals', {
-      name: `Renewal for ${p.last}`,
-      amount: '10.00',
-      contact_email: p.email,
-      contact_first_name: p.first,
-      contact_last_name: p.last,
-      contact_phone: p.phone,
-    });
-    expect(deal.status, deal.text).toBe(201);
-    const dealUuid = deal.body.data.uuid as string;
-    const contactUuid = deal.body.data.contact.uuid as string;
+    const { dealUuid, contactUuid } = await dealOf(p, `Renewal for ${p.last}`);
     expect((await call('DELETE', `/api/deals/${dealUuid}`)).status).toBe(200);
     expect((await call('DELETE', `/api/contacts/${contactUuid}`)).status).toBe(200);
     const id = await startErasure(p);
