@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
@@ -9,8 +9,8 @@ import { newInboundId, receiveMail } from '#lib/email/receive.ts';
 import { smtpSender } from '#lib/email/senders.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { postMessage } from '#lib/tickets/messages.ts';
-import { formatTimestamp } from '#lib/time.ts';
 import { figuresOf } from '#test/support/dynamo-figures.ts';
+import { keepRaw } from '#test/support/kept-mail.ts';
 import { startSmtpSink } from '#test/support/smtp-sink.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
@@ -46,18 +46,7 @@ export async function runEmailOnly(options: { quick: boolean; endpoint: string }
         // (1) Store cost per mail.
         const store = folderMailStore(dir);
         await mkdir(join(dir, 'raw'), { recursive: true });
-        const kept = async (raw: string) => {
-          const inboundId = newInboundId();
-          const rawKey = `raw/${inboundId}.eml`;
-          await writeFile(join(dir, rawKey), raw);
-          return {
-            inboundId,
-            rawKey,
-            receivedAt: formatTimestamp(Date.now() * 1000),
-            mailFrom: 'rita@customer.bench',
-            recipients: [address],
-          };
-        };
+        const kept = (raw: string) => keepRaw(dir, raw, { mailFrom: 'rita@customer.bench', address });
         const first = `<first-${randomBytes(4).toString('hex')}@customer.bench>`;
         const mailText = (id: string, extra = '') =>
           `From: Rita <rita@customer.bench>\r\nTo: ${address}\r\nSubject: Bench mail\r\nMessage-ID: ${id}\r\n${extra}\r\n${'Text of the mail. '.repeat(10)}\r\n`;
