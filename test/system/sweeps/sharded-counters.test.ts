@@ -138,19 +138,33 @@ async function stored<E>(entity: IndexedEntity<E & { uuid: string }, unknown>, a
 /** Every dimension a ticket or deal has been in during the test (a total that fell to 0 is checked too). */
 const everSeen = new Map<string, Set<string>>();
 
+/**
+ * Each dimension's total of an entity equals a recount of the stored entities, for every dimension they have been
+ * in during the test (`everSeen`, per entity and account: a total that fell to 0 is checked too).
+ */
+async function expectDimensionTotals<E>(
+  entity: IndexedEntity<E & { uuid: string }, unknown>,
+  all: E[],
+  accountId: string,
+  label: string,
+) {
+  const recount = new Map<string, number>();
+  for (const e of all) {
+    for (const d of entity.index.dimensionsOf(e as E & { uuid: string }))
+      recount.set(d, (recount.get(d) ?? 0) + 1);
+  }
+  const key = entity.index.keys.itemPartition(accountId);
+  const seen = everSeen.get(key) ?? new Set<string>();
+  for (const d of recount.keys()) seen.add(d);
+  everSeen.set(key, seen);
+  const totals = await entity.counts(accountId, [...seen]);
+  for (const d of seen) expect(totals[d], `${label} ${d}`).toBe(recount.get(d) ?? 0);
+}
+
 async function expectTotalsEqualRecount(accountId: string, label: string) {
   // Tickets: each dimension's total, and each agent's open work.
   const allTickets = await stored<Ticket>(tickets as never, accountId);
-  const ticketCounts = new Map<string, number>();
-  for (const t of allTickets) {
-    for (const d of tickets.index.dimensionsOf(t)) ticketCounts.set(d, (ticketCounts.get(d) ?? 0) + 1);
-  }
-  const seenTickets = everSeen.get(`t${accountId}`) ?? new Set<string>();
-  for (const d of ticketCounts.keys()) seenTickets.add(d);
-  everSeen.set(`t${accountId}`, seenTickets);
-  const ticketTotals = await tickets.counts(accountId, [...seenTickets]);
-  for (const d of seenTickets)
-    expect(ticketTotals[d], `${label}: tickets ${d}`).toBe(ticketCounts.get(d) ?? 0);
+  await expectDimensionTotals(tickets as never, allTickets, accountId, `${label}: tickets`);
   const busy: Record<string, number> = {};
   for (const t of allTickets) {
     if (t.assignee && isOpenWork(t)) busy[t.assignee.id] = (busy[t.assignee.id] ?? 0) + 1;
@@ -163,15 +177,7 @@ async function expectTotalsEqualRecount(accountId: string, label: string) {
 
   // Deals: each dimension's total, and the board's counts and exact sums.
   const allDeals = await stored<Deal>(deals as never, accountId);
-  const dealCounts = new Map<string, number>();
-  for (const d of allDeals) {
-    for (const dim of deals.index.dimensionsOf(d)) dealCounts.set(dim, (dealCounts.get(dim) ?? 0) + 1);
-  }
-  const seenDeals = everSeen.get(`d${accountId}`) ?? new Set<string>();
-  for (const d of dealCounts.keys()) seenDeals.add(d);
-  everSeen.set(`d${accountId}`, seenDeals);
-  const dealTotals = await deals.counts(accountId, [...seenDeals]);
-  for (const d of seenDeals) expect(dealTotals[d], `${label}: deals ${d}`).toBe(dealCounts.get(d) ?? 0);
+  await expectDimensionTotals(deals as never, allDeals, accountId, `${label}: deals`);
   const board: Record<string, Record<string, string>> = {};
   for (const d of allDeals) {
     for (const [name, counter] of Object.entries(deals.index.declaration.statsCounters ?? {})) {
