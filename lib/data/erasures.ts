@@ -309,6 +309,23 @@ function asRead(item: Record<string, unknown>): {
       };
 }
 
+/**
+ * The Put of an item rewritten whole, on the condition that it is as read (`before`'s `erw`, asRead) and, for a
+ * mail of the outbox, that its outbox state is still the one read (outboxUnchanged): its `erw` one higher.
+ */
+function rewrittenPut(item: Record<string, unknown>, before: Record<string, unknown>) {
+  const read = asRead(before);
+  const outbox = outboxUnchanged(before);
+  const values = { ...read.values, ...(outbox?.values ?? {}) };
+  return {
+    TableName: tableName(),
+    Item: { ...item, [ERW]: read.next },
+    ConditionExpression: `${read.condition}${outbox ? ` AND ${outbox.condition}` : ''}`,
+    ExpressionAttributeNames: { ...read.names, ...(outbox?.names ?? {}) },
+    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+  };
+}
+
 /** How many times a rewrite reads an item again after a racing rewrite before the step fails (and is retried). */
 const REWRITE_TRIES = 5;
 
@@ -334,21 +351,7 @@ export async function rewriteItem(
     if (!item) return false;
     const next = await rewrite(item);
     if (!next) return false;
-    const read = asRead(item);
-    try {
-      await dynamo.send(
-        new PutCommand({
-          TableName: tableName(),
-          Item: { ...next, [ERW]: read.next },
-          ConditionExpression: read.condition,
-          ExpressionAttributeNames: read.names,
-          ...(Object.keys(read.values).length ? { ExpressionAttributeValues: read.values } : {}),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
+    if (await putRewritten(next, item)) return true;
   }
   throw new ConcurrentWrite();
 }
@@ -474,19 +477,10 @@ export async function rewriteEvent(
     const parts: Buffer[] = [];
     for (let at = 0; at < bytes.length; at += PART_BYTES) parts.push(bytes.subarray(at, at + PART_BYTES));
     const { parts: _oldParts, ...rest } = head;
-    const read = asRead(head);
-    const headPut = {
-      TableName: tableName(),
-      Item: {
-        ...rest,
-        body: parts[0],
-        ...(parts.length > 1 ? { parts: parts.length } : {}),
-        [ERW]: read.next,
-      },
-      ConditionExpression: read.condition,
-      ExpressionAttributeNames: read.names,
-      ...(Object.keys(read.values).length ? { ExpressionAttributeValues: read.values } : {}),
-    };
+    const headPut = rewrittenPut(
+      { ...rest, body: parts[0], ...(parts.length > 1 ? { parts: parts.length } : {}) },
+      head,
+    );
     try {
       if (parts.length === 1 && items.length === 1) {
         await dynamo.send(new PutCommand(headPut));
@@ -558,19 +552,8 @@ export async function putRewritten(
   item: Record<string, unknown>,
   before: Record<string, unknown>,
 ): Promise<boolean> {
-  const outbox = outboxUnchanged(before);
-  const read = asRead(before);
-  const values = { ...read.values, ...(outbox?.values ?? {}) };
   try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...item, [ERW]: read.next },
-        ConditionExpression: `${read.condition}${outbox ? ` AND ${outbox.condition}` : ''}`,
-        ExpressionAttributeNames: { ...read.names, ...(outbox?.names ?? {}) },
-        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-      }),
-    );
+    await dynamo.send(new PutCommand(rewrittenPut(item, before)));
     return true;
   } catch (error) {
     if (isConditionFailure(error)) return false;
