@@ -16,9 +16,10 @@ import { tickets } from './ticket-index.ts';
  * The purge (decisions.md, "Deleting, restoring and the trash"): what is in the trash past its purge time, found by
  * its purge due entry (gsi2 `PURGE_DUE#<shard>`, keys only), never by a Scan, and removed with all it owns: a
  * ticket's messages (a page of 100 at a time) with their Message-ID items, its inbound log entries, its
- * acknowledgement (`EMAIL_ACK#`) with its Message-ID items, any index item a crash left (the terms a deletion deletes after its
- * commit), what its personal dimensions (an address) leave once no posting is left in them, then the trash item itself, last, so that a purge stopped anywhere is found and finished by the next
- * pass. A restore cannot race it: a restore's commit holds only before the purge time.
+ * acknowledgement (`EMAIL_ACK#`) with its Message-ID items, any index item a crash left (the terms a deletion
+ * deletes after its commit), what its personal dimensions (an address) leave once no posting is left in them,
+ * then the trash item itself, last, so that a purge stopped anywhere is found and finished by the next pass. A
+ * restore cannot race it: a restore's commit holds only before the purge time.
  */
 
 const engines = { ticket: tickets, deal: deals, contact: contacts } as unknown as Record<
