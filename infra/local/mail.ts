@@ -19,8 +19,10 @@ import { formatTimestamp } from '#lib/time.ts';
  * everything still pending, and the Message-ID claim makes a mail processed twice one message.
  */
 
-/** The contract's size limit (decisions.md): 25 MiB. Over it, 552. */
+/** The contract's size limit (decisions.md): 25 MiB. Over it, 552, and nothing past it is written. */
 export const MAX_MAIL_BYTES = 26_214_400;
+/** Recipients of one message at most (operations.md); the next RCPT is answered 452 (RFC 5321 4.5.3.1.10). */
+export const MAX_RECIPIENTS = 50;
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 /**
  * A restart processes again the mail processed in this window before it: DynamoDB Local can lose a transaction
@@ -115,11 +117,12 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     const trace =
       `Received: from ${session.clientHostname || 'unknown'} ([${session.remoteAddress}])\r\n` +
       `\tby deskpipe (smtp-server) with SMTP id ${id};\r\n\t${new Date(receivedMs).toUTCString()}\r\n`;
-    // The raw bytes, the trace header first, flushed to disk before the 250 (`flush`: fsync before close).
+    // The raw bytes, the trace header first, flushed to disk before the 250 (`flush`: fsync before close). Past
+    // the limit nothing more is written: the rest is read (the answer comes after the message's end) and dropped.
     await pipeline(
       (async function* () {
         yield Buffer.from(trace);
-        for await (const chunk of stream as Readable) yield chunk as Buffer;
+        for await (const chunk of stream as Readable) if (!stream.sizeExceeded) yield chunk as Buffer;
       })(),
       createWriteStream(incoming, { flush: true }),
     );
@@ -151,6 +154,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     disabledCommands: ['AUTH', 'STARTTLS'],
     disableReverseLookup: true,
     size: MAX_MAIL_BYTES,
+    maxRecipients: MAX_RECIPIENTS,
     logger: false,
     onRcptTo(address, _session, callback) {
       accountsOf([address.address]).then(

@@ -496,6 +496,29 @@ describe('acknowledgements', () => {
   });
 });
 
+describe('acknowledgements per sender', () => {
+  it('are capped per address without its +tag, whatever its case: victim+0..11@ get 10 in all', async () => {
+    const domain = `c${randomBytes(5).toString('hex')}.test`;
+    const acked = await createTestAccount({
+      ticket_prefix: 'AC',
+      agents: agentsFile(1),
+      email: { addresses: [`support@${domain}`], acknowledge: true },
+    });
+    const victim = `victim${randomBytes(3).toString('hex')}`;
+    for (let i = 0; i < 12; i++) {
+      const from = `${i % 2 ? victim.toUpperCase() : victim}+${i}@customer.test`;
+      await mailIn({ from, to: `support@${domain}`, subject: `Forged ${i}`, text: 'x' });
+    }
+    const logs = (await gateway.call('GET', '/api/email/inbound?limit=100', { key: acked.apiKey })).body.data;
+    expect(logs.map((l: Json) => l.outcome)).toEqual(Array(12).fill('new_ticket'));
+    expect((await pass(acked)).counts.sent).toBe(10);
+    const toVictim = sink.mails.filter((m) =>
+      m.recipients.some((r) => r.toLowerCase().startsWith(`${victim}+`)),
+    );
+    expect(toVictim).toHaveLength(10);
+  });
+});
+
 describe('without a relay', () => {
   it('writes .eml files to the folder, and the delivery is sent', async () => {
     const account = shared;
