@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { InboundRecord } from '#lib/data/email.ts';
 import { folderMailStore } from '#lib/data/mail-store.ts';
+import { localAuthservId } from '#lib/email/authentication.ts';
 import { accountsOf, newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
@@ -36,6 +37,11 @@ export interface MailServerOptions {
   /** Where raw mail, attachments and the pending queue are kept. */
   dir: string;
   host?: string;
+  /**
+   * The authserv-id of the `Authentication-Results` header believed for a mail's SPF, DKIM and DMARC, as a
+   * receiving edge relay adds it (default `SMTP_AUTHSERV_ID`, else `deskpipe.local`; operations.md).
+   */
+  authservId?: string;
   /** Each processed mail's log entries (tests and the bench wait on these). */
   onProcessed?: (mail: ReceivedMail, records: InboundRecord[]) => void;
 }
@@ -59,6 +65,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     ['raw', 'pending', 'done', 'incoming'].map((d) => mkdir(join(dir, d), { recursive: true })),
   );
   const store = folderMailStore(dir);
+  const authservId = options.authservId ?? localAuthservId();
 
   // The processing queue: ids of kept mails whose envelope is in pending/.
   const queue: string[] = [];
@@ -137,6 +144,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       receivedAt: formatTimestamp(receivedMs * 1000),
       mailFrom: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address.toLowerCase(),
       recipients: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+      authservId,
     };
     const pending = join(dir, 'pending', `${id}.json`);
     const fh = await open(`${pending}.tmp`, 'w');
