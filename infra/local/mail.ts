@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { InboundRecord } from '#lib/data/email.ts';
 import { folderMailStore } from '#lib/data/mail-store.ts';
+import { localAuthservId } from '#lib/email/authentication.ts';
 import { accountsOf, newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
@@ -19,8 +20,10 @@ import { formatTimestamp } from '#lib/time.ts';
  * everything still pending, and the Message-ID claim makes a mail processed twice one message.
  */
 
-/** The contract's size limit (decisions.md): 25 MiB. Over it, 552. */
+/** The contract's size limit (decisions.md): 25 MiB. Over it, 552, and nothing past it is written. */
 export const MAX_MAIL_BYTES = 26_214_400;
+/** Recipients of one message at most (operations.md); the next RCPT is answered 452 (RFC 5321 4.5.3.1.10). */
+export const MAX_RECIPIENTS = 50;
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 /**
  * A restart processes again the mail processed in this window before it: DynamoDB Local can lose a transaction
@@ -34,6 +37,11 @@ export interface MailServerOptions {
   /** Where raw mail, attachments and the pending queue are kept. */
   dir: string;
   host?: string;
+  /**
+   * The authserv-id of the `Authentication-Results` header believed for a mail's SPF, DKIM and DMARC, as a
+   * receiving edge relay adds it (default `SMTP_AUTHSERV_ID`, else `deskpipe.local`; operations.md).
+   */
+  authservId?: string;
   /** Each processed mail's log entries (tests and the bench wait on these). */
   onProcessed?: (mail: ReceivedMail, records: InboundRecord[]) => void;
 }
@@ -57,6 +65,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     ['raw', 'pending', 'done', 'incoming'].map((d) => mkdir(join(dir, d), { recursive: true })),
   );
   const store = folderMailStore(dir);
+  const authservId = options.authservId ?? localAuthservId();
 
   // The processing queue: ids of kept mails whose envelope is in pending/.
   const queue: string[] = [];
@@ -115,11 +124,12 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     const trace =
       `Received: from ${session.clientHostname || 'unknown'} ([${session.remoteAddress}])\r\n` +
       `\tby deskpipe (smtp-server) with SMTP id ${id};\r\n\t${new Date(receivedMs).toUTCString()}\r\n`;
-    // The raw bytes, the trace header first, flushed to disk before the 250 (`flush`: fsync before close).
+    // The raw bytes, the trace header first, flushed to disk before the 250 (`flush`: fsync before close). Past
+    // the limit nothing more is written: the rest is read (the answer comes after the message's end) and dropped.
     await pipeline(
       (async function* () {
         yield Buffer.from(trace);
-        for await (const chunk of stream as Readable) yield chunk as Buffer;
+        for await (const chunk of stream as Readable) if (!stream.sizeExceeded) yield chunk as Buffer;
       })(),
       createWriteStream(incoming, { flush: true }),
     );
@@ -134,6 +144,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       receivedAt: formatTimestamp(receivedMs * 1000),
       mailFrom: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address.toLowerCase(),
       recipients: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+      authservId,
     };
     const pending = join(dir, 'pending', `${id}.json`);
     const fh = await open(`${pending}.tmp`, 'w');
@@ -151,6 +162,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     disabledCommands: ['AUTH', 'STARTTLS'],
     disableReverseLookup: true,
     size: MAX_MAIL_BYTES,
+    maxRecipients: MAX_RECIPIENTS,
     logger: false,
     onRcptTo(address, _session, callback) {
       accountsOf([address.address]).then(

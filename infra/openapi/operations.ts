@@ -335,8 +335,8 @@ export const operations: Record<RouteName, Operation> = {
     summary: 'List received mail',
     description:
       'Every mail the account received, newest first, with its outcome (`threaded`, `new_ticket`, `follow_up`, ' +
-      '`duplicate`, `automatic`, `bounce`, `rejected`), the reason and the ticket and message it went to. Follow ' +
-      '`next_cursor` until it is null.',
+      "`duplicate`, `automatic`, `bounce`, `rejected`, `suspended`: an agent's address that did not authenticate, " +
+      'nothing written), the reason and the ticket and message it went to. Follow `next_cursor` until it is null.',
     tag: 'E-mail',
     query: InboundListQueryParams,
     ok: {

@@ -208,6 +208,17 @@ export const Message = v.pipe(
             v.description('How a received mail was threaded; null for mail the service sent.'),
           ),
           automatic: nullable(v.string()),
+          authentication: v.optional(
+            v.pipe(
+              v.strictObject({ spf: v.string(), dkim: v.string(), dmarc: v.string() }),
+              v.description(
+                'A received mail: its SPF, DKIM and DMARC results (`pass`, `fail`, `softfail`, `neutral`, `none`, ' +
+                  "`temperror`, `permerror`, `policy`): deployed SES's verdicts, locally the `Authentication-Results` " +
+                  "header of the server's own authserv-id (`SMTP_AUTHSERV_ID`). An agent's address writes as the " +
+                  'agent only with `dmarc` `pass`.',
+              ),
+            ),
+          ),
           quoted_text_removed: v.boolean(),
           body_truncated: v.optional(v.boolean()),
           attachments_omitted: v.optional(v.pipe(v.number(), v.integer())),

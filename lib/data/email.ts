@@ -46,7 +46,8 @@ export const receivedMailId = (headerId: string | undefined, inboundId: string) 
 
 /**
  * The keys of the Message-ID items a stored mail owns (a message's or an acknowledgement's): the id it claimed
- * when received, or, sent, its own and the provider's. The purge deletes them with the mail.
+ * when received, or, sent, its own and the provider's (an agent's reply by mail: both, its sent mail's own id in
+ * `outgoing`). The purge deletes them with the mail.
  */
 export function mailIdKeysOf(accountId: string, item: Record<string, unknown>): Record<string, string>[] {
   const email = item.email as
@@ -59,6 +60,7 @@ export function mailIdKeysOf(accountId: string, item: Record<string, unknown>): 
       ? receivedMailId(typeof email.message_id === 'string' ? email.message_id : undefined, inboundId)
       : email.message_id,
     email.delivery?.provider_message_id,
+    (item.outgoing as { message_id?: unknown } | undefined)?.message_id,
   ].filter((id): id is string => typeof id === 'string' && id !== '');
   return [...new Set(ids.map(hashOf))].map((hash) => emailKeys.messageId(accountId, hash));
 }
@@ -172,25 +174,45 @@ export interface InboundRecord {
 }
 
 /**
- * The Put of a person reference to a ticket (docs/data-model.md, "Erasures"): keys and `w`, a token new with
- * each Put, in the commit of the message of a mail that names the person (`hash`: their address's keyed hash).
- * Unconditional: the same reference written again (another mail of the thread) writes the same item with a new
- * token, so an erasure that read the old one deletes it only if no mail wrote it since (deletePersonRef).
+ * The write of a person reference to a ticket (docs/data-model.md, "Erasures"): keys and `w`, a token new with
+ * each write, in the commit of the message of a mail that names the person (`hash`: their address's keyed hash).
+ * Unconditional: the same reference written again (another mail of the thread) keeps the item with a new token,
+ * so an erasure that read the old one deletes it only if no mail wrote it since (deletePersonRef). `party`: the
+ * person is one of the ticket's parties (decisions.md, "The e-mail channel": named on the mail of its requester or
+ * of a party, so a Cc of the ticket's mail), whose own mail may change the ticket's status; an update (never a
+ * Put), so another mail naming them later never takes that away.
  */
-export function personRefPut(accountId: string, hash: string, ticketUuid: string): CommitAction {
+export function personRefPut(
+  accountId: string,
+  hash: string,
+  ticketUuid: string,
+  party = false,
+): CommitAction {
+  const { pk, sk, gsi2pk, gsi2sk } = personRefKeys.ticket(accountId, hash, ticketUuid);
   return {
     what: 'person_ref',
     action: {
-      Put: {
+      Update: {
         TableName: tableName(),
-        Item: {
-          ...personRefKeys.ticket(accountId, hash, ticketUuid),
-          type: 'person_ref',
-          w: randomBytes(6).toString('hex'),
+        Key: { pk, sk },
+        UpdateExpression: `SET #type = :type, gsi2pk = :gpk, gsi2sk = :gsk, w = :w${party ? ', party = :party' : ''}`,
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: {
+          ':type': 'person_ref',
+          ':gpk': gsi2pk,
+          ':gsk': gsi2sk,
+          ':w': randomBytes(6).toString('hex'),
+          ...(party ? { ':party': true } : {}),
         },
       },
     },
   };
+}
+
+/** Whether the person (`hash`: their address's keyed hash) is one of the ticket's parties (one GetItem). */
+export async function isTicketParty(accountId: string, hash: string, ticketUuid: string): Promise<boolean> {
+  const { pk, sk } = personRefKeys.ticket(accountId, hash, ticketUuid);
+  return (await getItem({ pk, sk }))?.party === true;
 }
 
 /**

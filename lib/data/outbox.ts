@@ -1,4 +1,5 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { splitAddress } from '#lib/email/addresses.ts';
 import { addressHash as keyedAddressHash } from '#lib/erasures/address-hash.ts';
 import { dynamo, getItem, tableName } from './client.ts';
 import { isConditionFailure } from './errors.ts';
@@ -264,10 +265,12 @@ export class AckRefused extends Error {
 }
 
 /**
- * A sender's name in their acknowledgement counters' sort keys: the address's keyed hash (lib/erasures/address-hash.ts),
- * never an unkeyed one, which anyone could compute from a guessed address (decisions.md, "Erasing a person").
+ * A sender's name in their acknowledgement counters' sort keys: the keyed hash (lib/erasures/address-hash.ts) of
+ * the address without its `+tag`, so `victim+1@` and `victim+2@` share one cap (decisions.md, "The e-mail
+ * channel"); never an unkeyed hash, which anyone could compute from a guessed address ("Erasing a person").
  */
-const addressHash = (accountId: string, address: string) => keyedAddressHash(accountId, address).slice(0, 40);
+const addressHash = (accountId: string, address: string) =>
+  keyedAddressHash(accountId, splitAddress(address).base).slice(0, 40);
 
 /**
  * Queues a ticket's acknowledgement (`mail`: what the runner sends) at most once per ticket and at most
@@ -423,8 +426,8 @@ export const ackItem = (accountId: string, ticketUuid: string) =>
 
 /**
  * What the outbox keeps of an address (docs/decisions.md, "Erasing a person"): its suppression (sort key: the
- * address's keyed hash) and its acknowledgement counters (sort key: the address's SHA-256 and the hour: one Query finds them)
- * deleted. Answers how many items went.
+ * address's keyed hash) and its acknowledgement counters (sort key: the keyed hash of the address without its
+ * `+tag`, and the hour: one Query finds them) deleted. Answers how many items went.
  */
 export async function eraseAddressOutbox(accountId: string, address: string): Promise<number> {
   const { Attributes } = await dynamo.send(

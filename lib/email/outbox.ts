@@ -22,10 +22,10 @@ import { logError } from '#lib/log.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { descriptionMessage, type Message, presentMessage } from '#lib/tickets/messages.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { splitAddress } from './addresses.ts';
 import { composeMail, type OutgoingMail } from './compose.ts';
-import { isOwnAddress, mailSubject, newMailId } from './reply.ts';
+import { isOwnAddress, mailSubject, newMailId, sentMailOf } from './reply.ts';
 import type { Sender } from './senders.ts';
+import { type MailToken, mailToken, tokenAddress } from './tokens.ts';
 
 /**
  * The outbox runner (docs/email.md, "Sending"): reads the mail due (the keys-only due index, never a Scan),
@@ -157,7 +157,7 @@ export async function sendOne(
     return { delivery, error, events: message ? [deliveryFailedEvent(message, delivery, error)] : undefined };
   };
   // The ticket, its mail chain and the suppression of the recipient: read at once (one round trip).
-  const to = String(((claimed.item.email as Record<string, unknown>).to as string[])[0]);
+  const to = String(sentMailOf(claimed.item).to[0]);
   const [built, suppressed] = await Promise.all([
     build(entry.accountId, claimed.kind, claimed.item),
     isSuppressed(entry.accountId, to),
@@ -187,7 +187,8 @@ export async function sendOne(
       options.owner,
       {
         delivery,
-        inReplyTo: mail.inReplyTo,
+        // An agent's reply by mail shows the In-Reply-To of the mail it came as (`email` is that mail).
+        inReplyTo: claimed.item.outgoing ? undefined : mail.inReplyTo,
         items: ids.map((id) => sentMailIdPut(entry.accountId, id, built.mailId)),
       },
       'sent',
@@ -247,16 +248,16 @@ async function build(
   ]);
   const ticket = found?.entity;
   if (!ticket) return undefined;
-  if (kind === 'ack') return buildAck(ticket, item);
-  const fields = message.email as Record<string, unknown> & { from: { email: string; name: string | null } };
+  if (kind === 'ack') return buildAck(accountId, ticket, item);
+  const fields = sentMailOf(item);
   const chain = mailChain(ticket, newest);
   return {
     message,
     mail: {
-      envelopeFrom: tokenAddress(fields.from.email, `${ticket.reference}.${message.number}`),
+      envelopeFrom: tokenAddress(fields.from.email, mailToken(accountId, ticket.reference, message.number)),
       from: fields.from,
-      to: fields.to as string[],
-      replyTo: tokenAddress(fields.from.email, ticket.reference),
+      to: fields.to,
+      replyTo: tokenAddress(fields.from.email, mailToken(accountId, ticket.reference)),
       subject: String(fields.subject),
       messageId: String(fields.message_id),
       inReplyTo: chain.at(-1) ?? null,
@@ -269,16 +270,16 @@ async function build(
   };
 }
 
-function buildAck(ticket: Ticket, item: Record<string, unknown>): Built {
-  const fields = item.email as Record<string, unknown> & { from: { email: string; name: string | null } };
+function buildAck(accountId: string, ticket: Ticket, item: Record<string, unknown>): Built {
+  const fields = sentMailOf(item);
   const description = descriptionMessage(ticket);
   const opening = (ticket.descriptionEmail?.email?.message_id as string | null | undefined) ?? null;
   return {
     mail: {
-      envelopeFrom: tokenAddress(fields.from.email, `${ticket.reference}.ack`),
+      envelopeFrom: tokenAddress(fields.from.email, mailToken(accountId, ticket.reference, 'ack')),
       from: fields.from,
-      to: fields.to as string[],
-      replyTo: tokenAddress(fields.from.email, ticket.reference),
+      to: fields.to,
+      replyTo: tokenAddress(fields.from.email, mailToken(accountId, ticket.reference)),
       subject: String(fields.subject),
       messageId: String(fields.message_id),
       inReplyTo: opening,
@@ -303,12 +304,6 @@ function mailChain(ticket: Ticket, newest: Message[]): string[] {
     .filter((id): id is string => typeof id === 'string' && id.length > 0);
   return [...new Set([...(opening ? [opening] : []), ...ids])];
 }
-
-/** `local+token@domain` of one of the account's addresses. */
-const tokenAddress = (address: string, token: string) => {
-  const at = address.lastIndexOf('@');
-  return `${address.slice(0, at)}+${token.toLowerCase()}${address.slice(at)}`;
-};
 
 /**
  * A ticket opened by mail gets one acknowledgement when the account asks for them (`email.acknowledge`): at most
@@ -344,39 +339,31 @@ export async function acknowledge(
 }
 
 /**
- * A delivery report for mail the service sent: the report comes back to the `+token` envelope sender that names
- * the ticket and the mail (`<reference>.<message number>` or `<reference>.ack`). The mail's delivery becomes
- * `bounced` (`message.delivery_failed` for a reply) and its recipient is suppressed. Answers the ticket and
- * message it concerned, or undefined when no recipient names a mail of the account.
+ * A delivery report for mail the service sent: it comes back to the envelope sender whose verified token
+ * (lib/email/tokens.ts) names the ticket and the mail (`<reference>.<message number>` or `<reference>.ack`). The
+ * mail's delivery becomes `bounced` (`message.delivery_failed` for a reply) and its recipient is suppressed.
+ * Answers the ticket and message it concerned, or undefined when the account has no such mail (any more).
  */
 export async function bounced(
   accountId: string,
-  config: AccountConfig,
-  recipients: string[],
+  named: MailToken,
 ): Promise<{ ticketUuid: string; messageId: string | null } | undefined> {
-  for (const recipient of recipients) {
-    const { base, token } = splitAddress(recipient);
-    if (!token || !isOwnAddress(config, base)) continue;
-    const named = /^(.+)\.(\d{1,10}|ack)$/.exec(token);
-    if (!named) continue;
-    const ticket = (await findTicket(accountId, named[1] as string))?.entity;
-    if (!ticket) continue;
-    const which = named[2] === 'ack' ? 'ack' : Number(named[2]);
-    const key = outboxItemKey(accountId, ticket.uuid, which);
-    const held = await getOutboxItem(key);
-    if (!held) continue;
-    const message = which === 'ack' ? undefined : (held.item as unknown as Message);
-    const to = ((held.item.email as Record<string, unknown> | undefined)?.to as string[] | undefined)?.[0];
-    if (held.delivery.status === 'sent') {
-      await markBounced(
-        accountId,
-        key,
-        held.delivery,
-        message ? [deliveryFailedEvent(message, { ...held.delivery, status: 'bounced' }, 'bounced')] : [],
-      );
-    }
-    if (to) await suppressAddress(accountId, to, 'bounced');
-    return { ticketUuid: ticket.uuid, messageId: message?.id ?? null };
+  if (named.mail === undefined) return undefined;
+  const ticket = (await findTicket(accountId, named.reference))?.entity;
+  if (!ticket) return undefined;
+  const key = outboxItemKey(accountId, ticket.uuid, named.mail);
+  const held = await getOutboxItem(key);
+  if (!held) return undefined;
+  const message = named.mail === 'ack' ? undefined : (held.item as unknown as Message);
+  const to = held.item.email ? sentMailOf(held.item).to?.[0] : undefined;
+  if (held.delivery.status === 'sent') {
+    await markBounced(
+      accountId,
+      key,
+      held.delivery,
+      message ? [deliveryFailedEvent(message, { ...held.delivery, status: 'bounced' }, 'bounced')] : [],
+    );
   }
-  return undefined;
+  if (to) await suppressAddress(accountId, to, 'bounced');
+  return { ticketUuid: ticket.uuid, messageId: message?.id ?? null };
 }

@@ -9,6 +9,7 @@ export const INBOUND_OUTCOMES = [
   'automatic',
   'bounce',
   'rejected',
+  'suspended',
 ] as const;
 export type InboundOutcome = (typeof INBOUND_OUTCOMES)[number];
 

@@ -44,6 +44,8 @@ export interface ParsedMail {
   text: string;
   /** The new text: quoted history and signature removed. */
   visibleText: string;
+  /** Every top-level `Authentication-Results` header, top first (at most 20), for lib/email/authentication.ts. */
+  authenticationResults: string[];
   attachments: KeptAttachment[];
   attachmentsOmitted: number;
 }
@@ -98,6 +100,7 @@ export async function parseMail(raw: Readable, keep: KeepAttachment): Promise<Pa
     maxHeadSize: MAX_HEAD_BYTES,
   } as MailParserOptions);
   let rawHeaders = new Map<string, string>();
+  let authenticationResults: string[] = [];
   let headers = new Map<string, HeaderValue>();
   let text: MessageText | undefined;
   const attachments: KeptAttachment[] = [];
@@ -110,10 +113,13 @@ export async function parseMail(raw: Readable, keep: KeepAttachment): Promise<Pa
   // The classifier reads headers as sent (mailparser folds List-* into one structured `list` entry).
   parser.on('headerLines', (lines: { key: string; line: string }[]) => {
     rawHeaders = new Map();
+    authenticationResults = [];
     for (const { key, line } of lines) {
-      if (rawHeaders.has(key)) continue;
-      const colon = line.indexOf(':');
-      rawHeaders.set(key, clean(line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ')).trim());
+      const value = () => clean(line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ')).trim();
+      if (key === 'authentication-results' && authenticationResults.length < 20) {
+        authenticationResults.push(value());
+      }
+      if (!rawHeaders.has(key)) rawHeaders.set(key, value());
     }
   });
   parser.on('data', (data: AttachmentStream | MessageText) => {
@@ -181,6 +187,7 @@ export async function parseMail(raw: Readable, keep: KeepAttachment): Promise<Pa
     references: messageIds(header('references')),
     text: whole,
     visibleText: visible === '' ? whole : visible,
+    authenticationResults,
     attachments,
     attachmentsOmitted: omitted,
   };

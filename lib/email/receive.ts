@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import type { AccountConfig } from '#lib/accounts/types.ts';
 import {
   DuplicateMail,
   findAccountIdByAddress,
@@ -30,9 +29,12 @@ import {
 } from '#lib/tickets/messages.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { splitAddress } from './addresses.ts';
+import type { MailAuthentication } from './authentication.ts';
 import { type AutomaticReason, classifyAutomatic, isBounce } from './classify.ts';
 import { acknowledge, bounced } from './outbox.ts';
 import { type ParsedMail, parseMail } from './parse.ts';
+import { type MailToken, tokensOfRecipients } from './tokens.ts';
+import { agentOf, authenticationOf, isParty } from './trust.ts';
 
 export { splitAddress } from './addresses.ts';
 export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId } from './outcomes.ts';
@@ -61,6 +63,13 @@ export interface ReceivedMail {
   mailFrom: string | undefined;
   /** The envelope recipients (RCPT TO), as given. */
   recipients: string[];
+  /** SPF, DKIM and DMARC as the receiving edge judged them: deployed, SES's verdicts (ses-receipt.ts). */
+  authentication?: MailAuthentication | undefined;
+  /**
+   * Locally, the authserv-id whose `Authentication-Results` header is believed (infra/local/mail.ts,
+   * `SMTP_AUTHSERV_ID`); without it or `authentication`, every result is `none`.
+   */
+  authservId?: string | undefined;
 }
 
 export type ThreadingRule =
@@ -178,18 +187,27 @@ async function deliver(
     mailFrom: mail.mailFrom,
   });
   if (!automatic && from && own.has(splitAddress(from.email).base)) automatic = 'own_address';
-  // A delivery report of a mail the service sent marks its delivery bounced and suppresses the address.
-  const report = automatic && isBounce(automatic) ? await bounced(accountId, config, recipients) : undefined;
+  // The recipients' tokens whose tags are the service's (lib/email/tokens.ts): rule 1, and delivery reports.
+  const tokens = tokensOfRecipients(accountId, own, recipients);
+  // A delivery report marks a mail the service sent only when it came back to that mail's tagged envelope sender;
+  // one to any other address (a guessed one) changes nothing and is logged `unverified`.
+  const bounce = automatic !== null && isBounce(automatic);
+  const report = bounce ? tokens.find((t) => t.mail !== undefined) : undefined;
+  const marked = report ? await bounced(accountId, report) : undefined;
   const automaticOutcome = (ticketUuid: string | null = null, messageId: string | null = null): Decision => ({
-    outcome: automatic && isBounce(automatic) ? 'bounce' : 'automatic',
-    reason: automatic,
+    outcome: bounce ? 'bounce' : 'automatic',
+    reason: bounce && !report ? 'unverified' : automatic,
     ticketUuid,
     messageId,
   });
-  if (report) return automaticOutcome(report.ticketUuid, report.messageId);
+  if (marked) return automaticOutcome(marked.ticketUuid, marked.messageId);
   // Mail of our own addresses (a loop of the service's own) and automatic mail with no sender thread nowhere.
   if (automatic && (automatic === 'own_address' || !from)) return automaticOutcome();
   if (!from) return { outcome: 'rejected', reason: 'no_sender', ticketUuid: null, messageId: null };
+  // An agent's address that does not authenticate writes nothing anywhere (decisions.md): only logged.
+  const authentication = authenticationOf(mail, parsed);
+  const { agent, suspended } = agentOf(config, from.email, authentication);
+  if (suspended) return { outcome: 'suspended', reason: suspended, ticketUuid: null, messageId: null };
 
   // The Message-ID claimed for the account: the header's, or the kept mail's own id when it has none. Beside
   // it, an address that bounced and now writes in again may receive mail again (an automatic answer is not
@@ -210,8 +228,10 @@ async function deliver(
     return decided;
   }
 
-  const { ticket, rule } = await thread(accountId, config, recipients, parsed, from.email);
-  const agent = config.agents.find((a) => a.active && a.email.toLowerCase() === from.email);
+  const { ticket, rule } = await thread(accountId, tokens, parsed, from.email);
+  // Who may move the ticket: its requester, a party (a Cc of its mail) or an agent; their mail makes the people
+  // it names parties too. Anyone else's mail threads without changing it.
+  const party = agent !== undefined || !ticket || (await isParty(accountId, ticket, from.email));
   const body = bodyOf(parsed);
   const mailFields = (matchedBy: ThreadingRule): MailFields => ({
     email: {
@@ -223,6 +243,7 @@ async function deliver(
       in_reply_to: parsed.inReplyTo ?? null,
       threading: { matched_by: matchedBy },
       automatic,
+      authentication,
       quoted_text_removed: parsed.visibleText !== parsed.text,
       ...(body.cut ? { body_truncated: true } : {}),
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
@@ -240,36 +261,15 @@ async function deliver(
       messageId: message.id,
       inboundId: mail.inboundId,
     }),
+    // On a ticket the mail opens (new, or a follow-up) its sender is the requester or a party.
     ...personRefAddresses(named, [...own], [t.requester.email]).map((address) =>
-      personRefPut(accountId, addressHash(accountId, address), t.uuid),
+      personRefPut(accountId, addressHash(accountId, address), t.uuid, party || t.uuid !== ticket?.uuid),
     ),
   ];
 
   // Automatic mail threads into a matched ticket without changing it, and never opens one (decisions.md).
   if (automatic && !ticket) return automaticOutcome();
-  try {
-    if (ticket) {
-      const posted = await postParsedMessage(
-        accountId,
-        ticket.uuid,
-        {
-          body: body.text,
-          visibility: 'public',
-          author: agent ? 'agent' : 'requester',
-          agent_id: agent?.id,
-          status: undefined,
-        },
-        { channel: 'email', mail: mailFields(rule), items: claim, automatic: automatic !== null },
-      );
-      if (automatic) return automaticOutcome(posted.ticket.uuid, posted.message.id);
-      const followUp = posted.ticket.uuid !== ticket.uuid;
-      return {
-        outcome: followUp ? 'follow_up' : 'threaded',
-        reason: rule,
-        ticketUuid: posted.ticket.uuid,
-        messageId: posted.message.id,
-      };
-    }
+  const openTicket = async (): Promise<Decision> => {
     const created = await createTicketFrom(
       accountId,
       {
@@ -290,12 +290,51 @@ async function deliver(
       },
     );
     await acknowledge(accountId, config, created, from.email);
-    return {
-      outcome: 'new_ticket',
-      reason: 'new_ticket',
-      ticketUuid: created.uuid,
-      messageId: descriptionMessage(created).id,
-    };
+    const messageId = descriptionMessage(created).id;
+    return { outcome: 'new_ticket', reason: 'new_ticket', ticketUuid: created.uuid, messageId };
+  };
+  try {
+    if (ticket) {
+      try {
+        const posted = await postParsedMessage(
+          accountId,
+          ticket.uuid,
+          {
+            body: body.text,
+            visibility: 'public',
+            author: agent ? 'agent' : 'requester',
+            agent_id: agent?.id,
+            status: undefined,
+          },
+          {
+            channel: 'email',
+            mail: mailFields(rule),
+            items: claim,
+            automatic: automatic !== null || !party,
+            // An end user writes in their own name; the requester as the ticket knows them.
+            sender:
+              agent || ticket.requester.email?.toLowerCase() === from.email
+                ? undefined
+                : { name: from.name, email: from.email },
+            // An authenticated agent's reply goes on to the requester as any agent's reply (never automatic mail).
+            send: agent !== undefined && !automatic,
+          },
+        );
+        if (automatic) return automaticOutcome(posted.ticket.uuid, posted.message.id);
+        const followUp = posted.ticket.uuid !== ticket.uuid;
+        return {
+          outcome: followUp ? 'follow_up' : 'threaded',
+          reason: rule,
+          ticketUuid: posted.ticket.uuid,
+          messageId: posted.message.id,
+        };
+      } catch (error) {
+        // A closed ticket and someone who is no party of it: no follow-up in the requester's name, but the mail
+        // opens a ticket of the sender's own, as mail that matches no ticket does.
+        if (!(error instanceof AutomaticNotThreaded) || automatic) throw error;
+      }
+    }
+    return await openTicket();
   } catch (error) {
     // An automatic mail whose ticket closed meanwhile: logged, as any automatic mail that matches no ticket.
     if (error instanceof AutomaticNotThreaded) return automaticOutcome();
@@ -342,23 +381,19 @@ function bodyOf(parsed: ParsedMail): { text: string; cut: boolean } {
 const SUBJECT_REFERENCE = /\[([A-Za-z]{2,10}-\d{1,15})\]/;
 
 /**
- * The contract's four rules, in order, within the account only: a token address, In-Reply-To then
- * References (a Message-ID of one of the account's messages), the subject's reference when the sender is that
- * ticket's requester, else a new ticket.
+ * The contract's four rules, in order, within the account only: a token address (a verified token: `tokens`),
+ * In-Reply-To then References (a Message-ID of one of the account's messages), the subject's reference when the
+ * sender is that ticket's requester, else a new ticket.
  */
 async function thread(
   accountId: string,
-  config: AccountConfig,
-  recipients: string[],
+  tokens: MailToken[],
   parsed: ParsedMail,
   sender: string,
 ): Promise<{ ticket: Ticket | undefined; rule: ThreadingRule }> {
-  const own = new Set(config.account.email?.addresses ?? []);
-  for (const recipient of recipients) {
-    const { base, token } = splitAddress(recipient);
-    if (!token || !own.has(base)) continue;
-    // The envelope sender's form of a sent mail (`<ref>.<n>`, `<ref>.ack`) names its ticket too.
-    const found = await findTicket(accountId, token.replace(/\.(\d{1,10}|ack)$/, ''));
+  // A reply token, or the envelope sender's form of a sent mail (`<ref>.<n>`, `<ref>.ack`): both name the ticket.
+  for (const token of tokens) {
+    const found = await findTicket(accountId, token.reference);
     if (found) return { ticket: found.entity, rule: 'token_address' };
   }
   const byId = async (id: string | undefined) => {

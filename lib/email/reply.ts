@@ -42,6 +42,35 @@ export function replyMailFields(
   };
 }
 
+/**
+ * The fields a reply's message gets to be e-mailed, or none when it is not to be sent (replyMailFields). A reply
+ * posted through the API: `email` is the mail sent. An agent's reply that came by mail (`received`: the mail's
+ * fields; decisions.md, "The e-mail channel"): `email` stays the mail received, with the sent one's `delivery`,
+ * and what is sent (its Message-ID, From, To, subject) is kept beside it as `outgoing` (never shown).
+ */
+export function replyMail(
+  config: AccountConfig,
+  ticket: MailTicket,
+  messageId: string,
+  received?: { email: Record<string, unknown> },
+): Record<string, unknown> | undefined {
+  const sent = replyMailFields(config, ticket, messageId);
+  if (!sent) return undefined;
+  if (!received) return { email: sent, attachments: [] };
+  const { message_id, from, to, subject } = sent;
+  return {
+    email: { ...received.email, delivery: sent.delivery },
+    outgoing: { message_id, from, to, subject },
+  };
+}
+
+/** What a mail of the outbox is sent as: an agent's reply by mail keeps it in `outgoing`, any other in `email`. */
+export const sentMailOf = (item: Record<string, unknown>) =>
+  (item.outgoing ?? item.email) as Record<string, unknown> & {
+    from: { email: string; name: string | null };
+    to: string[];
+  };
+
 /** The subject of every mail about a ticket: `[<reference>] <subject>`. */
 export const mailSubject = (ticket: Pick<MailTicket, 'reference' | 'subject'>) =>
   `[${ticket.reference}] ${ticket.subject}`;

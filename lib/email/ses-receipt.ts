@@ -3,6 +3,7 @@ import type { SESEvent, SESEventRecord } from 'aws-lambda';
 import type { InboundRecord } from '#lib/data/email.ts';
 import { RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
 import { formatTimestamp } from '#lib/time.ts';
+import { sesAuthentication } from './authentication.ts';
 import { type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
 
 /**
@@ -22,7 +23,10 @@ export function inboundIdOf(record: SESEventRecord): string {
   return `in_${String(Number.isFinite(ms) ? ms : 0).padStart(13, '0')}${tail}`;
 }
 
-/** The kept mail an SES record names: its object in the bucket, its envelope (recipients the rule accepted). */
+/**
+ * The kept mail an SES record names: its object in the bucket, its envelope (recipients the rule accepted), and
+ * SES's authentication verdicts.
+ */
 export function receivedMailOf(record: SESEventRecord): ReceivedMail {
   const { mail, receipt } = record.ses;
   const ms = Date.parse(mail.timestamp);
@@ -33,6 +37,8 @@ export function receivedMailOf(record: SESEventRecord): ReceivedMail {
     // SES reports the null sender (`MAIL FROM:<>`) as an empty source.
     mailFrom: (mail.source ?? '').trim().toLowerCase(),
     recipients: receipt.recipients.map((r) => r.trim().toLowerCase()),
+    // SES's SPF, DKIM and DMARC verdicts: deployed, never a header of the mail (any sender can write one).
+    authentication: sesAuthentication(receipt),
   };
 }
 

@@ -7,7 +7,7 @@ import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { getMessageItem, messagePut, queryMessages } from '#lib/data/messages.ts';
 import { updateTicketItems } from '#lib/data/tickets.ts';
 import type { CommitAction } from '#lib/data/transact.ts';
-import { replyMailFields } from '#lib/email/reply.ts';
+import { replyMail } from '#lib/email/reply.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
@@ -60,6 +60,8 @@ export interface Message {
   attachments?: Record<string, unknown>[];
   /** Where its mail is kept (never shown): the raw mail and the attachments' place (lib/email/downloads.ts). */
   source?: MailSource;
+  /** An agent's reply that came by mail: the mail the service sends of it (never shown; lib/email/reply.ts). */
+  outgoing?: Record<string, unknown>;
 }
 
 /** The received mail a message came from: its inbound id (its attachments' place) and its raw mail's key. */
@@ -146,11 +148,16 @@ export interface PostOptions {
   /** Items written in the message's commit (or its follow-up's): the claim of its Message-ID. */
   items?: ((message: Message, ticket: Ticket) => CommitAction[]) | undefined;
   /**
-   * An automatic mail (decisions.md, "The e-mail channel"): the message threads into the ticket without changing
-   * its status, `waiting_since` or clocks (as an internal note, only `last_message_at` moves), and a closed
-   * ticket gets no follow-up (AutomaticNotThreaded).
+   * An automatic mail, or a mail of someone who is neither the ticket's requester nor a Cc of its mail
+   * (decisions.md, "The e-mail channel"): the message threads into the ticket without changing its status,
+   * `waiting_since` or clocks (as an internal note, only `last_message_at` moves), and a closed ticket gets no
+   * follow-up (AutomaticNotThreaded).
    */
   automatic?: boolean | undefined;
+  /** A requester's message by someone else than the ticket's requester (a mail's sender): its author. */
+  sender?: { name: string | null; email: string } | undefined;
+  /** A mail's agent reply that is e-mailed to the requester as one posted is (an agent's authenticated mail). */
+  send?: boolean | undefined;
 }
 
 /** An automatic mail met a closed ticket: it opens nothing (decisions.md), so it threads nowhere. */
@@ -220,22 +227,28 @@ export async function postParsedMessage(
       const createdUs = Math.max(nowMicros(), lastUs + 1);
       const number = (before.messageCount ?? 1) + 1;
       const id = messageId(number, randomBytes(8).toString('hex'));
-      // An agent's public reply is e-mailed to the requester (a mail the service received is not sent again).
+      // An agent's public reply is e-mailed to the requester (a mail the service received only when `send`).
       const outgoing =
-        agent && visibility === 'public' && !options.mail ? replyMailFields(config, before, id) : undefined;
+        agent && visibility === 'public' && (!options.mail || options.send)
+          ? replyMail(config, before, id, options.mail)
+          : undefined;
       message = {
         id,
         number,
         ticketUuid: before.uuid,
         author: agent
           ? { type: 'agent', agentId: agent.id, name: agent.name, email: agent.email }
-          : { type: 'requester', agentId: null, name: before.requester.name, email: before.requester.email },
+          : {
+              type: 'requester',
+              agentId: null,
+              ...(options.sender ?? { name: before.requester.name, email: before.requester.email }),
+            },
         visibility,
         channel: options.channel ?? 'api',
         body: input.body,
         createdAt: formatTimestamp(createdUs),
         ...(options.mail ?? {}),
-        ...(outgoing ? { email: outgoing, attachments: [] } : {}),
+        ...outgoing,
       };
       const settled = options.automatic
         ? {

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MailServer, startMailServer } from '#infra/local/mail.ts';
+import { MAX_MAIL_BYTES, type MailServer, startMailServer } from '#infra/local/mail.ts';
+import { mailToken, tokenAddress } from '#lib/email/tokens.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -104,7 +105,7 @@ describe('mail in', () => {
     const reference = ticket.reference as string;
     await send({
       from: 'rita@customer.test',
-      to: `support+${reference.toLowerCase()}@${account.domain}`,
+      to: tokenAddress(account.address, mailToken(account.accountId, reference)),
       subject: 'token',
       messageId: mid(),
       text: 'by token',
@@ -152,7 +153,7 @@ describe('mail in', () => {
     expect((await ticketsOf(account)).length).toBe(2);
   });
 
-  it('an agent replying by mail writes as that agent; a requester on a closed ticket opens a follow-up', async () => {
+  it('an agent replying by mail (authenticated) writes as that agent; a requester on a closed ticket opens a follow-up', async () => {
     const account = await mailAccount();
     const first = mid();
     await send({
@@ -169,6 +170,8 @@ describe('mail in', () => {
       subject: 'Re: Help',
       messageId: mid(),
       inReplyTo: first,
+      // As the receiving edge relay says it (the local server trusts its own authserv-id only).
+      headers: { 'Authentication-Results': 'deskpipe.local; dmarc=pass header.from=desk.test' },
       text: 'On it.',
     });
     const closed = await gateway.call('PATCH', `/api/tickets/${uuid}`, {
@@ -254,7 +257,8 @@ describe('mail in', () => {
       [{ headers: { 'X-Loop': 'x' } }, 'automatic', 'x_loop'],
       [{ from: 'MAILER-DAEMON@customer.test' }, 'automatic', 'system_sender'],
       [{ from: account.second }, 'automatic', 'own_address'],
-      [{ envelope: { from: '', to: account.address } }, 'bounce', 'null_sender'],
+      // A report to no tagged envelope sender of the account's: nothing marked, `unverified`.
+      [{ envelope: { from: '', to: account.address } }, 'bounce', 'unverified'],
     ];
     for (const [extra] of cases) {
       await send({
@@ -359,6 +363,52 @@ describe('bad mail', () => {
     await expect(
       transport().sendMail({ from: 'a@b.test', to: 'nobody@nowhere.test', text: 'x' }),
     ).rejects.toThrow(/550/);
+  });
+
+  it('takes at most 50 recipients a message: the 51st RCPT is refused 452 (too many recipients), the mail goes to the 50', async () => {
+    const account = await mailAccount();
+    const to = Array.from({ length: 51 }, (_, i) => `support+r${i}@${account.domain}`);
+    const info = await send({ from: 'rita@customer.test', to, subject: 'Many', messageId: mid(), text: 'x' });
+    expect(info.accepted).toHaveLength(50);
+    expect(info.rejected).toEqual([to[50]]);
+    expect(info.rejectedErrors?.[0]?.message).toMatch(/452 .*too many recipients/i);
+    expect((await inbound(account))[0]).toMatchObject({ outcome: 'new_ticket', subject: 'Many' });
+  });
+
+  it('refuses a message past 25 MiB while it streams: nothing past the limit is written, then 552', async () => {
+    const account = await mailAccount();
+    const incoming = join(dir, 'incoming');
+    let largest = 0;
+    let sending = true;
+    // What the server has on disk while the message streams in (its one incoming file).
+    const watch = (async () => {
+      while (sending) {
+        for (const name of await readdir(incoming)) {
+          const size = (await stat(join(incoming, name)).catch(() => undefined))?.size ?? 0;
+          largest = Math.max(largest, size);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const head = `From: rita@customer.test\r\nTo: ${account.address}\r\nSubject: huge\r\n\r\n`;
+    const line = `${'x'.repeat(998)}\r\n`;
+    const raw = Buffer.concat([Buffer.from(head), Buffer.from(line.repeat(40 * 1024))]);
+    await expect(
+      transport().sendMail({ envelope: { from: 'rita@customer.test', to: account.address }, raw }),
+    ).rejects.toThrow(/552/);
+    sending = false;
+    await watch;
+    expect(largest).toBeGreaterThan(0);
+    expect(largest).toBeLessThanOrEqual(MAX_MAIL_BYTES + 1024);
+    expect(await readdir(incoming)).toEqual([]);
+    await send({
+      from: 'rita@customer.test',
+      to: account.address,
+      subject: 'after',
+      messageId: mid(),
+      text: 'x',
+    });
+    expect((await inbound(account))[0]).toMatchObject({ outcome: 'new_ticket', subject: 'after' });
   });
 
   it('malformed mail gets a clear outcome, never a crash or a hang, and the server keeps serving', async () => {

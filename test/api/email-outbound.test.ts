@@ -11,6 +11,7 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { outboxItemKey, outboxState } from '#lib/data/outbox.ts';
 import { acknowledge, type OutboxRunOptions, outboxPass } from '#lib/email/outbox.ts';
 import { folderSender, type Sender, smtpSender } from '#lib/email/senders.ts';
+import { mailToken, tokenAddress } from '#lib/email/tokens.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
@@ -76,6 +77,25 @@ const sentTo = (address: string) => sink.mails.filter((m) => m.recipients.includ
 const mid = () => `<${randomBytes(8).toString('hex')}@customer.test>`;
 /** A Message-ID as a header carries it (ids are kept without their angle brackets). */
 const header = (id: string) => `<${id}>`;
+
+/** A delivery report as a relay sends it (the null sender) to `to`, about `customer`. */
+const bounceReport = (to: string, customer: string) =>
+  mailIn({
+    envelope: { from: '', to },
+    from: 'MAILER-DAEMON@customer.test',
+    to,
+    subject: 'Undelivered Mail Returned to Sender',
+    text: `550 5.1.1 <${customer}>: Recipient address rejected`,
+  });
+
+/** One SES notification (bounce, complaint) as the feedback topic hands it to the inbound function. */
+const sesFeedback = (notification: Record<string, unknown>) =>
+  inboundFunction(
+    {
+      Records: [{ EventSource: 'aws:sns', Sns: { Message: JSON.stringify(notification) } }],
+    } as unknown as SNSEvent,
+    lambdaContext,
+  );
 
 async function reply(account: TestAccount, ticket: string, body: string) {
   const r = await gateway.call('POST', `/api/tickets/${ticket}/messages`, {
@@ -145,7 +165,7 @@ describe('replies go out as mail', () => {
     expect((await pass(account)).read).toBe(0);
     const [mail] = sentTo(customer);
     expect(sentTo(customer)).toHaveLength(1);
-    const token = `support+${ticket.reference.toLowerCase()}@${account.domain}`;
+    const token = tokenAddress(account.address, mailToken(account.accountId, ticket.reference));
     expect(mail?.header('message-id')).toBe(header(posted.email.message_id));
     expect(mail?.header('in-reply-to')).toBe(opening);
     expect(mail?.header('references')).toBe(opening);
@@ -154,8 +174,10 @@ describe('replies go out as mail', () => {
     expect(mail?.parsed.subject).toBe(`[${ticket.reference}] Printer on fire`);
     expect(mail?.parsed.text?.trim()).toBe('We are on it.\nPlease unplug it.');
     expect(mail?.header('auto-submitted')).toBeUndefined();
-    // Delivery reports come back to the + form that names the mail.
-    expect(mail?.envelopeFrom).toBe(`support+${ticket.reference.toLowerCase()}.2@${account.domain}`);
+    // Delivery reports come back to the tagged + form that names the mail.
+    expect(mail?.envelopeFrom).toBe(
+      tokenAddress(account.address, mailToken(account.accountId, ticket.reference, 2)),
+    );
     const shown = await messageOf(account, ticket.uuid, posted.id);
     expect(shown.email).toMatchObject({
       in_reply_to: opening.slice(1, -1),
@@ -319,13 +341,7 @@ describe('replies go out as mail', () => {
     await pass(account);
     const [sent] = sentTo(customer);
     // The report, as a relay sends it: the null sender, to the envelope sender of the mail.
-    await mailIn({
-      envelope: { from: '', to: sent?.envelopeFrom as string },
-      from: `MAILER-DAEMON@customer.test`,
-      to: sent?.envelopeFrom as string,
-      subject: 'Undelivered Mail Returned to Sender',
-      text: `550 5.1.1 <${customer}>: Recipient address rejected`,
-    });
+    await bounceReport(sent?.envelopeFrom as string, customer);
     const [log] = (await gateway.call('GET', '/api/email/inbound?limit=1', { key: account.apiKey })).body
       .data;
     expect(log).toMatchObject({ outcome: 'bounce', ticket_uuid: ticket.uuid, message_id: posted.id });
@@ -348,6 +364,42 @@ describe('replies go out as mail', () => {
     expect((await pass(account)).counts.sent).toBe(1);
     expect(sentTo(customer)).toHaveLength(2);
   });
+
+  it('a delivery report to any other address than the tagged envelope sender (a guessed one) changes nothing and is logged unverified', async () => {
+    const account = shared;
+    const customer = `guessed.${randomBytes(3).toString('hex')}@customer.test`;
+    const { ticket } = await newTicketByMail(account, customer);
+    const posted = await reply(account, ticket.uuid, 'Delivered.');
+    await pass(account);
+    const [sent] = sentTo(customer);
+    const ref = ticket.reference.toLowerCase();
+    const forged = [
+      `support+${ref}.2@${account.domain}`, // the untagged form a stranger can guess
+      `support+${ref}.2-aaaaaaaa@${account.domain}`, // a made-up tag
+      sent?.envelopeFrom.replace(`.2-`, '.3-') as string, // another mail's form with this mail's tag
+      account.address,
+    ];
+    for (const to of forged) {
+      await bounceReport(to, customer);
+      const [log] = (await gateway.call('GET', '/api/email/inbound?limit=1', { key: account.apiKey })).body
+        .data;
+      expect(log, to).toMatchObject({ outcome: 'bounce', reason: 'unverified', ticket_uuid: null });
+    }
+    // SES feedback whose source is not a tagged envelope sender: nothing either.
+    const notify = (source: string) =>
+      sesFeedback({
+        eventType: 'Bounce',
+        mail: { source, destination: [customer] },
+        bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: customer }] },
+      });
+    for (const source of forged) await notify(source);
+    expect((await messageOf(account, ticket.uuid, posted.id)).email.delivery.status).toBe('sent');
+    expect(await eventsOf(account, 'message.delivery_failed', [posted.id])).toHaveLength(0);
+    await reply(account, ticket.uuid, 'Still reachable.');
+    expect((await pass(account)).counts.sent).toBe(1);
+    expect(sentTo(customer)).toHaveLength(2);
+  });
+
   it("deployed, SES's bounce and complaint notifications (the feedback topic, to the inbound function) mark and suppress as a report mailed back does", async () => {
     const account = shared;
     const customer = `ses.${randomBytes(3).toString('hex')}@customer.test`;
@@ -355,24 +407,9 @@ describe('replies go out as mail', () => {
     const posted = await reply(account, ticket.uuid, 'Will bounce at SES.');
     await pass(account);
     const [sent] = sentTo(customer);
-    // SES keeps the envelope sender (`support+<ref>.<n>@…`) as the notification's mail.source.
+    // SES keeps the envelope sender (`support+<ref>.<n>-<tag>@…`) as the notification's mail.source.
     const notify = (notification: Record<string, unknown>) =>
-      inboundFunction(
-        {
-          Records: [
-            {
-              EventSource: 'aws:sns',
-              Sns: {
-                Message: JSON.stringify({
-                  mail: { source: sent?.envelopeFrom, destination: [customer] },
-                  ...notification,
-                }),
-              },
-            },
-          ],
-        } as unknown as SNSEvent,
-        lambdaContext,
-      );
+      sesFeedback({ mail: { source: sent?.envelopeFrom, destination: [customer] }, ...notification });
     // A transient bounce is SES's to retry: nothing changes.
     await notify({
       eventType: 'Bounce',
@@ -398,23 +435,11 @@ describe('replies go out as mail', () => {
     const answered = await reply(account, second.ticket.uuid, 'Hello.');
     await pass(account);
     const [delivered] = sentTo(other);
-    await inboundFunction(
-      {
-        Records: [
-          {
-            EventSource: 'aws:sns',
-            Sns: {
-              Message: JSON.stringify({
-                eventType: 'Complaint',
-                mail: { source: delivered?.envelopeFrom, destination: [other] },
-                complaint: { complainedRecipients: [{ emailAddress: other }] },
-              }),
-            },
-          },
-        ],
-      } as unknown as SNSEvent,
-      lambdaContext,
-    );
+    await sesFeedback({
+      eventType: 'Complaint',
+      mail: { source: delivered?.envelopeFrom, destination: [other] },
+      complaint: { complainedRecipients: [{ emailAddress: other }] },
+    });
     expect((await messageOf(account, second.ticket.uuid, answered.id)).email.delivery.status).toBe('sent');
     await reply(account, second.ticket.uuid, 'Anyone?');
     expect((await pass(account)).counts.failed).toBe(1);
@@ -493,6 +518,29 @@ describe('acknowledgements', () => {
     expect(
       (await gateway.call('GET', '/api/tickets?per_page=1', { key: acked.apiKey })).body.meta?.total,
     ).toBe(tickets);
+  });
+});
+
+describe('acknowledgements per sender', () => {
+  it('are capped per address without its +tag, whatever its case: victim+0..11@ get 10 in all', async () => {
+    const domain = `c${randomBytes(5).toString('hex')}.test`;
+    const acked = await createTestAccount({
+      ticket_prefix: 'AC',
+      agents: agentsFile(1),
+      email: { addresses: [`support@${domain}`], acknowledge: true },
+    });
+    const victim = `victim${randomBytes(3).toString('hex')}`;
+    for (let i = 0; i < 12; i++) {
+      const from = `${i % 2 ? victim.toUpperCase() : victim}+${i}@customer.test`;
+      await mailIn({ from, to: `support@${domain}`, subject: `Forged ${i}`, text: 'x' });
+    }
+    const logs = (await gateway.call('GET', '/api/email/inbound?limit=100', { key: acked.apiKey })).body.data;
+    expect(logs.map((l: Json) => l.outcome)).toEqual(Array(12).fill('new_ticket'));
+    expect((await pass(acked)).counts.sent).toBe(10);
+    const toVictim = sink.mails.filter((m) =>
+      m.recipients.some((r) => r.toLowerCase().startsWith(`${victim}+`)),
+    );
+    expect(toVictim).toHaveLength(10);
   });
 });
 

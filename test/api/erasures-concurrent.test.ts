@@ -51,7 +51,11 @@ async function receive(from: TestPerson, headers: string[], body: string) {
   return record;
 }
 
-/** A thread: `requester` opens a ticket by mail, `replier` answers on it. Answers the ticket and the first id. */
+/**
+ * A thread: `requester` opens a ticket by mail, `replier` answers on it, naming the requester (so an erasure of
+ * either rewrites the reply: it is the replier's, in their own name, and names the requester). Answers the ticket
+ * and the first id.
+ */
 async function thread(requester: TestPerson, replier: TestPerson) {
   const id = `t.${randomBytes(4).toString('hex')}@c.test`;
   const opened = await receive(
@@ -63,7 +67,7 @@ async function thread(requester: TestPerson, replier: TestPerson) {
   const replied = await receive(
     replier,
     ['Subject: Re: Printer jams', `Message-ID: <r.${id}>`, `In-Reply-To: <${id}>`],
-    `Mine too. ${replier.first} ${replier.last}, ${replier.phone}`,
+    `Mine too, ${requester.first}. ${replier.first} ${replier.last}, ${replier.phone}`,
   );
   expect(replied).toMatchObject({ outcome: 'threaded', ticketUuid: opened?.ticketUuid });
   return { ticket: opened?.ticketUuid as string, id };

@@ -17,6 +17,7 @@ import { outboxPass } from '#lib/email/outbox.ts';
 import { newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import type { Sender } from '#lib/email/senders.ts';
 import { receiveSesFeedback } from '#lib/email/ses-feedback.ts';
+import { mailToken, tokenAddress } from '#lib/email/tokens.ts';
 import { addressHash } from '#lib/erasures/address-hash.ts';
 import { runErasure } from '#lib/erasures/job.ts';
 import { formatTimestamp } from '#lib/time.ts';
@@ -203,18 +204,20 @@ describe('the mail of an erased person', () => {
     expect(await isSuppressed(account.accountId, other)).toBe(true);
     expect(await keysOf()).not.toContain(addressHash(account.accountId, person));
 
-    // SES's late feedback: a complaint, and a permanent bounce of a mail the service no longer knows.
+    // SES's late feedback: a complaint, and a permanent bounce of a mail the service no longer knows (each to the
+    // tagged envelope sender a mail of the service had: only such a source counts).
+    const envelope = tokenAddress(support, mailToken(account.accountId, 'ZZ-999999', 2));
     expect(
       await receiveSesFeedback({
         eventType: 'Complaint',
-        mail: { source: support, destination: [person] },
+        mail: { source: envelope, destination: [person] },
         complaint: { complainedRecipients: [{ emailAddress: person }] },
       }),
     ).toBe('complained');
     expect(
       await receiveSesFeedback({
         eventType: 'Bounce',
-        mail: { source: `support+zz-999999.2@${domain}`, destination: [person.toUpperCase()] },
+        mail: { source: envelope, destination: [person.toUpperCase()] },
         bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: person.toUpperCase() }] },
       }),
     ).toBe('bounced');

@@ -54,6 +54,8 @@ interface Scene {
   /** Alba's ticket (the person replied on it), Bruno's (the person was copied). */
   albaTicket: string;
   brunoTicket: string;
+  /** Carla's ticket (her second mail copied the person), closed; the follow-up the person's mail opened on it. */
+  carlaTicket: string;
   /** The follow-up the person's mail opened on Carla's closed ticket; Dora's ticket copying them, in the trash. */
   followUpTicket: string;
   trashedTicket: string;
@@ -181,13 +183,27 @@ async function scene(): Promise<Scene> {
   );
   expect(automatic).toMatchObject({ outcome: 'automatic', ticketUuid: null });
   // Carla's ticket, closed: the person's reply to it opens a follow-up (Carla its requester, the person's words
-  // its description).
+  // its description): Carla's second mail copied the person, so they may (a Cc of the ticket's mail).
   const carlaOpened = await receive(
     'carla',
     carla.email,
     [`From: ${carla.email}`, `To: ${support}`, 'Subject: Delivery', `Message-ID: <${ids.carla}>`],
     'Where is my parcel?',
   );
+  const carlaCopied = await receive(
+    'carlaCc',
+    carla.email,
+    [
+      `From: ${carla.email}`,
+      `To: ${support}`,
+      `Cc: ${person.email}`,
+      'Subject: Re: Delivery',
+      `Message-ID: <c2.${tag}@other.test>`,
+      `In-Reply-To: <${ids.carla}>`,
+    ],
+    'Copying my neighbour.',
+  );
+  expect(carlaCopied).toMatchObject({ outcome: 'threaded' });
   const closed = await gateway.call('PATCH', `/api/tickets/${carlaOpened?.ticketUuid}`, {
     key: account.apiKey,
     body: { status: 'closed' },
@@ -265,6 +281,7 @@ async function scene(): Promise<Scene> {
     support,
     albaTicket: opened?.ticketUuid as string,
     brunoTicket: copied?.ticketUuid as string,
+    carlaTicket: carlaOpened?.ticketUuid as string,
     followUpTicket: followUp?.ticketUuid as string,
     trashedTicket: trashed?.ticketUuid as string,
     messageIds: [
@@ -288,7 +305,7 @@ async function storedTexts(s: Scene): Promise<{ key: string; text: string }[]> {
   const out: { key: string; text: string }[] = [];
   const add = (key: string, value: unknown) =>
     out.push({ key, text: textsOf(value).join('\u0001').toLowerCase() });
-  for (const uuid of [s.albaTicket, s.brunoTicket, s.followUpTicket, s.trashedTicket]) {
+  for (const uuid of [s.albaTicket, s.brunoTicket, s.carlaTicket, s.followUpTicket, s.trashedTicket]) {
     add(
       `ticket ${uuid}`,
       (await gateway.call('GET', `/api/tickets/${uuid}`, { key: s.account.apiKey })).body,
@@ -386,7 +403,17 @@ async function expectErased(s: Scene, p: TestPerson) {
   // Raw mail: the person's own, the copy sent to them, Alba's reply to their Message-ID and the bounce on their
   // ticket: erased; Alba's opening mail names none of the person's identifiers and stays.
   const raw = async (name: string) => readFile(join(dir, s.rawKeys[name] as string), 'utf8');
-  for (const name of ['person', 'automatic', 'bruno', 'albaAgain', 'followUp', 'dora', 'own', 'bounce']) {
+  for (const name of [
+    'person',
+    'automatic',
+    'bruno',
+    'albaAgain',
+    'carlaCc',
+    'followUp',
+    'dora',
+    'own',
+    'bounce',
+  ]) {
     expect(await raw(name), name).toBe('[erased]');
   }
   expect(await raw('alba')).toContain(alba.email);
@@ -419,7 +446,7 @@ describe('erasing a person on mail of tickets they did not request', () => {
     expect(holding(before, tracesOf(person)).length).toBeGreaterThan(10);
     // The person's references: one per ticket their mail named (item and gsi2), and the automatic mail's entry.
     const refs = await personRefsLeft(s.account.accountId);
-    const tickets = [s.albaTicket, s.brunoTicket, s.followUpTicket, s.trashedTicket];
+    const tickets = [s.albaTicket, s.brunoTicket, s.carlaTicket, s.followUpTicket, s.trashedTicket];
     expect(refs.filter((r) => !r.startsWith('gsi2 inbound#'))).toEqual(
       [...tickets.map((t) => `ticket#${t}`), ...tickets.map((t) => `gsi2 ticket#${t}`)].sort(),
     );
@@ -434,9 +461,9 @@ describe('erasing a person on mail of tickets they did not request', () => {
       await gateway.call('GET', `/api/erasures/${started.body.data.id}`, { key: s.account.apiKey })
     ).body.data;
     expect(done.status).toBe('completed');
-    // Raw mail: the person's four, Bruno's and Dora's (copied to them), Alba's reply (to their Message-ID), the
-    // bounce on their ticket.
-    expect(done.counts).toMatchObject({ mail: 8, trash: 1 });
+    // Raw mail: the person's four, Bruno's, Carla's second and Dora's (copied to them), Alba's reply (to their
+    // Message-ID), the bounce on their ticket.
+    expect(done.counts).toMatchObject({ mail: 9, trash: 1 });
     await expectErased(s, person);
 
     // A restore from a backup taken before (simulated: the person's reply received again as the backup held it,
