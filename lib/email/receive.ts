@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import {
@@ -13,7 +12,7 @@ import {
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
-import { attachmentKey } from '#lib/data/mail-store.ts';
+import { attachmentKey, type MailObjectStore } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
 import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
 import { AppError } from '#lib/errors.ts';
@@ -31,6 +30,7 @@ import {
 import type { Ticket } from '#lib/tickets/types.ts';
 import { splitAddress } from './addresses.ts';
 import { type AutomaticReason, classifyAutomatic, isBounce } from './classify.ts';
+import { keepCopies } from './copies.ts';
 import { acknowledge, bounced } from './outbox.ts';
 import { type ParsedMail, parseMail } from './parse.ts';
 
@@ -43,13 +43,8 @@ export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId
  * (functions/email-inbound.ts) each keep the raw mail first, then call receiveMail with where it is.
  */
 
-/** Where raw mail and attachments are kept: a folder locally, S3 deployed. */
-export interface MailStore {
-  /** The raw mail kept under `rawKey`, as a stream. */
-  openRaw(rawKey: string): Readable;
-  /** Keeps an attachment's bytes (streamed) under `key`; answers its size in bytes. */
-  putAttachment(key: string, content: Readable): Promise<number>;
-}
+/** Where raw mail and attachments are kept: a folder locally, S3 deployed (lib/data/mail-store.ts). */
+export type MailStore = Pick<MailObjectStore, 'openRaw' | 'putAttachment' | 'size' | 'copy' | 'remove'>;
 
 /** A mail as it was received: kept before anything else (the SMTP 250, or SES's S3 object). */
 export interface ReceivedMail {
@@ -84,11 +79,12 @@ export async function accountsOf(recipients: string[]): Promise<Map<string, stri
 }
 
 /**
- * Processes a kept mail: parses it once (attachments kept beside it), then for each account it was sent to
- * decides and writes its outcome and logs it. Processing the same kept mail again (a crash after the 250, an
- * S3 event delivered twice) changes nothing: the Message-ID claim makes it one message, and the log entry is
- * keyed by the mail's inbound id. Never throws for bad mail: a mail that cannot be parsed is logged `rejected`.
- * Throws only when the store fails (the caller retries the kept mail later).
+ * Processes a kept mail: each account it was sent to gets its own copy (lib/email/copies.ts), then each copy is
+ * parsed (its attachments kept beside it, the account's own), and its outcome decided, written and logged.
+ * Processing the same kept mail again (a crash after the 250, an S3 event delivered twice) changes nothing: an
+ * account's log entry, keyed by the mail's inbound id, is its first outcome, and the Message-ID claim makes it one
+ * message. Never throws for bad mail: a mail that cannot be parsed is logged `rejected`. Throws only when a store
+ * fails (the caller retries the kept mail later).
  */
 export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise<InboundRecord[]> {
   const accounts = await accountsOf(mail.recipients);
@@ -96,6 +92,22 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
     logMail('mail for no account', { inboundId: mail.inboundId, recipients: mail.recipients.length });
     return [];
   }
+  // Processed already (a crash after its log entry, an event delivered twice): its first outcome stands.
+  const ids = [...accounts.keys()];
+  const found = await Promise.all(ids.map((accountId) => getInbound(accountId, mail.inboundId)));
+  const logged = new Map(ids.map((accountId, i) => [accountId, found[i]]));
+  const waiting = new Map([...accounts].filter(([accountId]) => !logged.get(accountId)));
+  const copies = waiting.size > 0 ? await keepCopies(mail, waiting, store) : new Map();
+  const records: InboundRecord[] = [];
+  for (const accountId of accounts.keys()) {
+    const copy = copies.get(accountId);
+    records.push(copy ? await receiveCopy(accountId, copy, store) : (logged.get(accountId) as InboundRecord));
+  }
+  return records;
+}
+
+/** One account's copy of a received mail: parsed, decided, written, logged. */
+async function receiveCopy(accountId: string, mail: ReceivedMail, store: MailStore): Promise<InboundRecord> {
   let parsed: ParsedMail | undefined;
   let parseError: string | undefined;
   // A failure of where mail is kept (not of the mail): thrown, so the caller tries the kept mail again later.
@@ -106,7 +118,7 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
       storeFailure ??= error;
     });
     parsed = await parseMail(raw, (id, content) =>
-      store.putAttachment(attachmentKey(mail.inboundId, id), content).catch((error: unknown) => {
+      store.putAttachment(attachmentKey(accountId, mail.inboundId, id), content).catch((error: unknown) => {
         storeFailure ??= error;
         throw error;
       }),
@@ -115,37 +127,33 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
     if (storeFailure) throw storeFailure;
     parseError = error instanceof Error ? error.message.slice(0, 200) : 'unreadable';
   }
-  const records: InboundRecord[] = [];
-  for (const [accountId, recipients] of accounts) {
-    // Processed already (a crash after its log entry, an event delivered twice): its first outcome stands.
-    const logged = await getInbound(accountId, mail.inboundId);
-    if (logged) {
-      records.push(logged);
-      continue;
-    }
-    const base: InboundRecord = {
-      id: mail.inboundId,
-      receivedAt: mail.receivedAt,
-      headerMessageId: parsed?.messageId?.slice(0, 998) ?? null,
-      from: parsed?.from?.email ?? null,
-      subject: parsed ? parsed.subject || null : null,
-      outcome: 'rejected',
-      reason: null,
-      ticketUuid: null,
-      messageId: null,
-      rawKey: mail.rawKey,
-    };
-    const decided: InboundRecord = parsed
-      ? { ...base, ...(await deliver(accountId, recipients, parsed, mail)) }
-      : { ...base, reason: `unparseable: ${parseError}` };
-    await putInbound(accountId, decided, await senderRef(accountId, decided));
-    logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: decided.outcome });
-    records.push(decided);
-  }
-  return records;
+  const base: InboundRecord = {
+    ...rejectedRecord(mail),
+    headerMessageId: parsed?.messageId?.slice(0, 998) ?? null,
+    from: parsed?.from?.email ?? null,
+    subject: parsed ? parsed.subject || null : null,
+  };
+  const decided: InboundRecord = parsed
+    ? { ...base, ...(await deliver(accountId, mail.recipients, parsed, mail)) }
+    : { ...base, reason: `unparseable: ${parseError}` };
+  await putInbound(accountId, decided, await senderRef(accountId, decided));
+  logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: decided.outcome });
+  return decided;
 }
 
-export { attachmentKey };
+/** A log entry of the mail, `rejected`, naming nothing of it yet. */
+const rejectedRecord = (mail: ReceivedMail): InboundRecord => ({
+  id: mail.inboundId,
+  receivedAt: mail.receivedAt,
+  headerMessageId: null,
+  from: null,
+  subject: null,
+  outcome: 'rejected',
+  reason: null,
+  ticketUuid: null,
+  messageId: null,
+  rawKey: mail.rawKey,
+});
 
 /**
  * The person reference of a log entry (decisions.md, "Erasing a person"): a mail that became no ticket (refused,
