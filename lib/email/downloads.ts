@@ -50,7 +50,8 @@ export async function attachmentOf(
 ): Promise<Download> {
   const message = await getMessage(accountId, ticketRef, messageId);
   const attachment = message.attachments?.find((a) => a.id === attachmentId.trim());
-  if (!message.source || !attachment) throw new NotFound();
+  // A mail SES found a virus in (`email.virus`): its attachments are listed, never kept nor served.
+  if (!message.source || !attachment || message.email?.virus === true) throw new NotFound();
   const { inboundId, rawKey } = message.source;
   // The store is named by the environment only once there is something to read in it.
   const key = `${attachmentsPrefixOf(accountId, inboundId, rawKey)}${attachment.id}`;

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import {
@@ -56,6 +57,8 @@ export interface ReceivedMail {
   mailFrom: string | undefined;
   /** The envelope recipients (RCPT TO), as given. */
   recipients: string[];
+  /** SES's scan of the mail (deployed: the receipt's spamVerdict and virusVerdict statuses); absent locally. */
+  verdicts?: { spam?: string | undefined; virus?: string | undefined } | undefined;
 }
 
 export type ThreadingRule =
@@ -112,16 +115,22 @@ async function receiveCopy(accountId: string, mail: ReceivedMail, store: MailSto
   let parseError: string | undefined;
   // A failure of where mail is kept (not of the mail): thrown, so the caller tries the kept mail again later.
   let storeFailure: unknown;
+  // A mail SES found a virus in keeps no attachment: each is counted and listed, never kept (docs/email.md).
+  const withheld = mail.verdicts?.virus === 'FAIL';
   try {
     const raw = store.openRaw(mail.rawKey);
     raw.on('error', (error) => {
       storeFailure ??= error;
     });
     parsed = await parseMail(raw, (id, content) =>
-      store.putAttachment(attachmentKey(accountId, mail.inboundId, id), content).catch((error: unknown) => {
-        storeFailure ??= error;
-        throw error;
-      }),
+      withheld
+        ? countBytes(content)
+        : store
+            .putAttachment(attachmentKey(accountId, mail.inboundId, id), content)
+            .catch((error: unknown) => {
+              storeFailure ??= error;
+              throw error;
+            }),
     );
   } catch (error) {
     if (storeFailure) throw storeFailure;
@@ -154,6 +163,13 @@ const rejectedRecord = (mail: ReceivedMail): InboundRecord => ({
   messageId: null,
   rawKey: mail.rawKey,
 });
+
+/** An attachment's bytes read and dropped; answers how many. */
+async function countBytes(content: Readable): Promise<number> {
+  let size = 0;
+  for await (const chunk of content) size += (chunk as Buffer).length;
+  return size;
+}
 
 /**
  * The person reference of a log entry (decisions.md, "Erasing a person"): a mail that became no ticket (refused,
@@ -232,6 +248,8 @@ async function deliver(
       threading: { matched_by: matchedBy },
       automatic,
       quoted_text_removed: parsed.visibleText !== parsed.text,
+      ...(mail.verdicts?.spam === 'FAIL' ? { spam: true } : {}),
+      ...(mail.verdicts?.virus === 'FAIL' ? { virus: true } : {}),
       ...(body.cut ? { body_truncated: true } : {}),
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
     },

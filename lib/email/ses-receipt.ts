@@ -33,6 +33,8 @@ export function receivedMailOf(record: SESEventRecord): ReceivedMail {
     // SES reports the null sender (`MAIL FROM:<>`) as an empty source.
     mailFrom: (mail.source ?? '').trim().toLowerCase(),
     recipients: receipt.recipients.map((r) => r.trim().toLowerCase()),
+    // The rule's scan (`scanEnabled`): acted on by receiveMail (a virus keeps the attachments out of reach).
+    verdicts: { spam: receipt.spamVerdict?.status, virus: receipt.virusVerdict?.status },
   };
 }
 

@@ -69,7 +69,12 @@ afterAll(async () => {
 });
 
 /** What SES does for one mail: the raw bytes to `raw/<id>`, then the event of the rule's Lambda action. */
-async function sesDelivers(raw: Buffer, recipients: string[], source = 'rita@customer.test') {
+async function sesDelivers(
+  raw: Buffer,
+  recipients: string[],
+  source = 'rita@customer.test',
+  verdicts: Record<string, { status: string }> = {},
+) {
   const messageId = randomBytes(16).toString('hex');
   await client.send(
     new PutObjectCommand({ Bucket: BUCKET, Key: `${RAW_MAIL_PREFIX}${messageId}`, Body: raw }),
@@ -81,7 +86,7 @@ async function sesDelivers(raw: Buffer, recipients: string[], source = 'rita@cus
         eventVersion: '1.0',
         ses: {
           mail: { timestamp: new Date().toISOString(), source, messageId, destination: recipients },
-          receipt: { recipients, action: { type: 'Lambda', invocationType: 'Event' } },
+          receipt: { recipients, ...verdicts, action: { type: 'Lambda', invocationType: 'Event' } },
         },
       },
     ],
@@ -322,5 +327,69 @@ describe('one SES delivery to two accounts', () => {
     expect(await apiGet(g, `${gPath}/attachments/att_0001`)).toEqual({ status: 200, bytes: photo });
     // SES's object, which held both accounts' mail, did not outlive the copies.
     expect(await store.size(event.rawKey)).toBeUndefined();
+  });
+});
+
+describe("SES's verdicts and limits", () => {
+  const oneAccount = async () => {
+    const address = `support@s${randomBytes(5).toString('hex')}.test`;
+    return { ...(await createTestAccount({ email: { addresses: [address] } })), address };
+  };
+
+  it('a virus verdict keeps the attachments out of reach and says so; a spam verdict is marked; a pass marks nothing', async () => {
+    const account = await oneAccount();
+    const payload = randomBytes(2000);
+    const mail = (subject: string) =>
+      compose({
+        from: 'rita@customer.test',
+        to: account.address,
+        subject,
+        messageId: `<${randomBytes(6).toString('hex')}@customer.test>`,
+        text: 'See attached.',
+        attachments: [{ filename: 'invoice.exe', content: payload }],
+      });
+    const failed = await sesDelivers(await mail('Flagged'), [account.address], 'rita@customer.test', {
+      spamVerdict: { status: 'FAIL' },
+      virusVerdict: { status: 'FAIL' },
+    });
+    const [flagged] = await receiveSesEvent(failed, store);
+    expect(flagged?.outcome).toBe('new_ticket');
+    const path = `/api/tickets/${flagged?.ticketUuid}/messages/${flagged?.messageId}`;
+    const message = await gateway.call('GET', path, { key: account.apiKey });
+    expect(message.body.data.email).toMatchObject({ spam: true, virus: true });
+    // Listed (what was sent), never kept: its download is a 404, and no object holds its bytes.
+    expect(message.body.data.attachments).toEqual([
+      {
+        id: 'att_0001',
+        filename: 'invoice.exe',
+        content_type: 'application/octet-stream',
+        size: payload.length,
+      },
+    ]);
+    await expect(
+      attachmentOf(
+        account.accountId,
+        String(flagged?.ticketUuid),
+        String(flagged?.messageId),
+        'att_0001',
+        store,
+      ),
+    ).rejects.toMatchObject({ statusCode: 404 });
+    expect((await apiGet(account, `${path}/attachments/att_0001`)).status).toBe(404);
+    expect(await objectsHolding(payload)).toEqual([]);
+
+    const passed = await sesDelivers(await mail('Clean'), [account.address], 'rita@customer.test', {
+      spamVerdict: { status: 'PASS' },
+      virusVerdict: { status: 'PASS' },
+    });
+    const [clean] = await receiveSesEvent(passed, store);
+    const cleanPath = `/api/tickets/${clean?.ticketUuid}/messages/${clean?.messageId}`;
+    const cleanMessage = await gateway.call('GET', cleanPath, { key: account.apiKey });
+    expect(cleanMessage.body.data.email).not.toHaveProperty('spam');
+    expect(cleanMessage.body.data.email).not.toHaveProperty('virus');
+    expect(await apiGet(account, `${cleanPath}/attachments/att_0001`)).toEqual({
+      status: 200,
+      bytes: payload,
+    });
   });
 });
