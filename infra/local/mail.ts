@@ -8,7 +8,13 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 import type { InboundRecord } from '#lib/data/email.ts';
 import { folderMailStore, queueRecordName } from '#lib/data/mail-store.ts';
 import { keepCopies } from '#lib/email/copies.ts';
-import { accountsOf, newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import {
+  accountsOf,
+  MAX_MAIL_BYTES,
+  newInboundId,
+  type ReceivedMail,
+  receiveMail,
+} from '#lib/email/receive.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
@@ -22,7 +28,8 @@ import { formatTimestamp } from '#lib/time.ts';
  */
 
 /** The contract's size limit (decisions.md): 25 MiB. Over it, 552. */
-export const MAX_MAIL_BYTES = 26_214_400;
+export { MAX_MAIL_BYTES };
+
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 /**
  * A restart processes again the mail processed in this window before it: DynamoDB Local can lose a transaction

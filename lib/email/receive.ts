@@ -13,7 +13,7 @@ import {
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
-import { attachmentKey, type MailObjectStore } from '#lib/data/mail-store.ts';
+import { attachmentKey, type MailObjectStore, rawCopyKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
 import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
 import { AppError } from '#lib/errors.ts';
@@ -46,6 +46,9 @@ export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId
 
 /** Where raw mail and attachments are kept: a folder locally, S3 deployed (lib/data/mail-store.ts). */
 export type MailStore = Pick<MailObjectStore, 'openRaw' | 'putAttachment' | 'size' | 'copy' | 'remove'>;
+
+/** The contract's size limit of a mail (decisions.md): 25 MiB. */
+export const MAX_MAIL_BYTES = 26_214_400;
 
 /** A mail as it was received: kept before anything else (the SMTP 250, or SES's S3 object). */
 export interface ReceivedMail {
@@ -86,10 +89,15 @@ export async function accountsOf(recipients: string[]): Promise<Map<string, stri
  * parsed (its attachments kept beside it, the account's own), and its outcome decided, written and logged.
  * Processing the same kept mail again (a crash after the 250, an S3 event delivered twice) changes nothing: an
  * account's log entry, keyed by the mail's inbound id, is its first outcome, and the Message-ID claim makes it one
- * message. Never throws for bad mail: a mail that cannot be parsed is logged `rejected`. Throws only when a store
+ * message. Never throws for bad mail: a mail that cannot be parsed is logged `rejected`, and so is one over
+ * `limits.maxBytes` (deployed, where SES takes larger mail: refused before it is parsed). Throws only when a store
  * fails (the caller retries the kept mail later).
  */
-export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise<InboundRecord[]> {
+export async function receiveMail(
+  mail: ReceivedMail,
+  store: MailStore,
+  limits: { maxBytes?: number } = {},
+): Promise<InboundRecord[]> {
   const accounts = await accountsOf(mail.recipients);
   if (accounts.size === 0) {
     logMail('mail for no account', { inboundId: mail.inboundId, recipients: mail.recipients.length });
@@ -100,6 +108,12 @@ export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise
   const found = await Promise.all(ids.map((accountId) => getInbound(accountId, mail.inboundId)));
   const logged = new Map(ids.map((accountId, i) => [accountId, found[i]]));
   const waiting = new Map([...accounts].filter(([accountId]) => !logged.get(accountId)));
+  if (waiting.size > 0 && limits.maxBytes !== undefined) {
+    for (const record of await refuseLarge(mail, [...waiting.keys()], store, limits.maxBytes)) {
+      logged.set(record.accountId, record.entry);
+      waiting.delete(record.accountId);
+    }
+  }
   const copies = waiting.size > 0 ? await keepCopies(mail, waiting, store) : new Map();
   const records: InboundRecord[] = [];
   for (const accountId of accounts.keys()) {
@@ -163,6 +177,31 @@ const rejectedRecord = (mail: ReceivedMail): InboundRecord => ({
   messageId: null,
   rawKey: mail.rawKey,
 });
+
+/**
+ * A kept mail over `maxBytes` (deployed: SES takes mail up to 40 MB), refused before it is read: logged `rejected`
+ * for each account with its size (nothing of it is known: no sender, no subject), and removed, no copy made.
+ * Answers each account's entry; none when the mail is within the limit (or no longer kept: its copies are).
+ */
+async function refuseLarge(
+  mail: ReceivedMail,
+  accountIds: string[],
+  store: MailStore,
+  maxBytes: number,
+): Promise<{ accountId: string; entry: InboundRecord }[]> {
+  const size = await store.size(mail.rawKey);
+  if (size === undefined || size <= maxBytes) return [];
+  const refused = [];
+  for (const accountId of accountIds) {
+    const reason = `too_large: ${size} bytes, over the limit of ${maxBytes}`;
+    const entry = { ...rejectedRecord(mail), reason, rawKey: rawCopyKey(accountId, mail.inboundId) };
+    await putInbound(accountId, entry, undefined);
+    logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: entry.outcome });
+    refused.push({ accountId, entry });
+  }
+  await store.remove(mail.rawKey);
+  return refused;
+}
 
 /** An attachment's bytes read and dropped; answers how many. */
 async function countBytes(content: Readable): Promise<number> {

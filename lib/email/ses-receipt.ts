@@ -3,7 +3,7 @@ import type { SESEvent, SESEventRecord } from 'aws-lambda';
 import type { InboundRecord } from '#lib/data/email.ts';
 import { RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
 import { formatTimestamp } from '#lib/time.ts';
-import { type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
+import { MAX_MAIL_BYTES, type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
 
 /**
  * Receiving deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule keeps the raw
@@ -40,11 +40,12 @@ export function receivedMailOf(record: SESEventRecord): ReceivedMail {
 
 /**
  * Every record of an SES event, one after the other: a store failure throws (Lambda retries the invocation, the
- * mails already processed find their outcome in the inbound log); bad mail never throws (receiveMail logs it).
+ * mails already processed find their outcome in the inbound log); bad mail never throws (receiveMail logs it). SES
+ * takes mail larger than the contract's 25 MiB: such a kept object is refused before it is parsed (`rejected`).
  */
 export async function receiveSesEvent(event: SESEvent, store: MailStore): Promise<InboundRecord[]> {
   const outcomes: InboundRecord[] = [];
   for (const record of event.Records ?? [])
-    outcomes.push(...(await receiveMail(receivedMailOf(record), store)));
+    outcomes.push(...(await receiveMail(receivedMailOf(record), store, { maxBytes: MAX_MAIL_BYTES })));
   return outcomes;
 }

@@ -392,4 +392,28 @@ describe("SES's verdicts and limits", () => {
       bytes: payload,
     });
   });
+
+  it('refuses a kept object over 26,214,400 bytes before parsing it: logged rejected with its size, nothing kept', async () => {
+    const account = await oneAccount();
+    const head = Buffer.from(
+      `From: rita@customer.test\r\nTo: ${account.address}\r\nSubject: Too large\r\nMessage-ID: <${randomBytes(6).toString('hex')}@customer.test>\r\n\r\n`,
+    );
+    const size = 26_214_401;
+    const raw = Buffer.concat([head, Buffer.alloc(size - head.length, 'a')]);
+    const event = await sesDelivers(raw, [account.address]);
+    await withEnvironment(s3Environment(), () => handler(event));
+    const log = await gateway.call('GET', '/api/email/inbound', { key: account.apiKey });
+    expect(log.body.data).toHaveLength(1);
+    expect(log.body.data[0]).toMatchObject({
+      outcome: 'rejected',
+      from: null,
+      subject: null,
+      ticket_uuid: null,
+    });
+    expect(log.body.data[0].reason).toMatch(/26,?214,?401 bytes/);
+    expect((await gateway.call('GET', '/api/tickets', { key: account.apiKey })).body.data).toEqual([]);
+    // Refused for good: the event again answers the same, and the mail is not kept.
+    expect((await receiveSesEvent(event, store))[0]).toMatchObject({ outcome: 'rejected' });
+    expect(await store.size(event.rawKey)).toBeUndefined();
+  }, 60_000);
 });
