@@ -85,8 +85,8 @@ export const PURGE_RUN_MS = 240_000;
  * entries (Query on gsi2) and acknowledgement (GetItem), their, their Message-ID items' and any leftover index
  * items' deletes (BatchWriteItem); once an address's dimension has no posting left (a Query of one item), its
  * counter shards and directory entry (a transaction of DeleteItems, after their GetItem and Query) and emptied
- * blocks (DeleteItem); the trash item's conditional delete (DeleteItem). Nothing in the
- * mail bucket: its lifecycle removes raw mail and attachments before any purge is due (docs/email.md).
+ * blocks (DeleteItem); the trash item's conditional delete (DeleteItem). In the mail bucket, a purged ticket's mail
+ * (its account's copies and attachments) is removed with it (infra/constructs/mail-receiving.ts, grantPurge).
  */
 export const purgeWorker = {
   name: 'trashPurge',
@@ -105,7 +105,8 @@ export const ERASURE_RUN_MS = 50_000;
  * postings, messages and copies (Query, GetItem), the objects' commits (transactions of Put, Update, Delete and
  * ConditionCheck items), copies put again (PutItem), the progress saves (UpdateItem, PutItem), deletes (DeleteItem;
  * a trashed object's purge and the address's leftovers by BatchWriteItem). Its role also rewrites the mail
- * bucket's raw mail and attachments (infra/constructs/mail-receiving.ts, grantErase).
+ * bucket's raw mail and attachments, and removes those of a ticket it purges (infra/constructs/mail-receiving.ts,
+ * grantErase).
  */
 export const erasureWorker = {
   name: 'erasures',

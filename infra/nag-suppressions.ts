@@ -102,8 +102,12 @@ export function suppressMailObjectPrefixes(bucket: Bucket): void {
     {
       id: 'AwsSolutions-IAM5',
       reason:
-        "Objects of the mail bucket under raw/ (SES writes raw/<message id>) and attachments/ (attachments/<inbound id>/<attachment id>): each function gets only the prefix it reads or writes; the account check is the domain's (the message's recorded source).",
-      appliesTo: [`Resource::<${arn}.Arn>/raw/*`, `Resource::<${arn}.Arn>/attachments/*`],
+        "Objects of the mail bucket under raw/ (SES writes raw/<message id>), mail/ (each account's copy, mail/<account>/<inbound id>.eml) and attachments/ (attachments/<account>/<inbound id>/<attachment id>): each function gets only the prefixes it reads or writes; the account check is the domain's (the message's recorded source).",
+      appliesTo: [
+        `Resource::<${arn}.Arn>/raw/*`,
+        `Resource::<${arn}.Arn>/mail/*`,
+        `Resource::<${arn}.Arn>/attachments/*`,
+      ],
     },
   ]);
 }

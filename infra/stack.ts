@@ -291,6 +291,8 @@ export class DeskpipeStack extends Stack {
         'The trash purge did not run for an hour: objects stay past their purge time. See docs/deploy.md#trash-purge-not-running.',
       reservedConcurrency: config.workerConcurrency.trashPurge,
     });
+    // A purged ticket's mail goes from the mail bucket with it (each account's own copies).
+    mail.grantPurge(purge.function);
     functions[purgeWorker.name] = purge.function;
     // Erasures (decisions.md, "Erasing a person"): every minute, until no running erasure has steps to go.
     const erasures = new ScheduledRunner(this, 'Erasures', {

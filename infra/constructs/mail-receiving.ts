@@ -13,7 +13,12 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { emailInboundWorker } from '#functions/workers.ts';
-import { ATTACHMENTS_PREFIX, MAIL_BUCKET_VARIABLE, RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
+import {
+  ATTACHMENTS_PREFIX,
+  MAIL_BUCKET_VARIABLE,
+  MAIL_COPIES_PREFIX,
+  RAW_MAIL_PREFIX,
+} from '#lib/data/mail-store.ts';
 import type { StageConfig } from '../config.ts';
 import {
   suppressDeadLetterDestination,
@@ -26,7 +31,8 @@ import { DeskpipeFunction } from './deskpipe-function.ts';
  * Receiving mail deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule set, whose
  * one rule, for the stage's domain, keeps each raw mail in the mail bucket (`raw/<SES message id>`) and then invokes
  * the inbound function asynchronously (functions/email-inbound.ts: the same handler `npm start`'s SMTP server
- * calls). The bucket is private, encrypted (SSE-S3), TLS only, and expires every object after the stage's
+ * calls), which copies it for each account it is for (`mail/<account>/…`, then their `attachments/<account>/…`) and
+ * removes SES's object. The bucket is private, encrypted (SSE-S3), TLS only, and expires every object after the stage's
  * `mail.keepDays` (raw mail and attachments: decisions.md keeps them 30 days). An invocation that fails three times
  * (the table or the bucket unreachable for hours) lands in the failed-mail queue, whose alarm tells the operator;
  * the mail is still in the bucket and the queued event processes it again (docs/deploy.md, "Mail that failed").
@@ -88,11 +94,19 @@ export class MailReceiving extends Construct {
       .bindTable(props.table, emailInboundWorker.tableActions)
       .bindIndexQueries(props.table, emailInboundWorker.indexQueries);
     this.function.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
-    // Reads the raw mail SES wrote; writes attachments (multipart uploads, aborted when an attachment stream fails).
+    // Copies the raw mail SES wrote for each account (CopyObject: GetObject on the source, PutObject on the copy),
+    // then removes it; reads each copy to parse it; writes attachments (multipart uploads, aborted when an attachment
+    // stream fails). ListBucket: a copy or object not there is a 404 (HeadObject), not a 403.
     this.function.addToRolePolicy(
       new PolicyStatement({
-        actions: ['s3:GetObject'],
+        actions: ['s3:GetObject', 's3:DeleteObject'],
         resources: [this.bucket.arnForObjects(`${RAW_MAIL_PREFIX}*`)],
+      }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [this.bucket.arnForObjects(`${MAIL_COPIES_PREFIX}*`)],
       }),
     );
     this.function.addToRolePolicy(
@@ -100,6 +114,9 @@ export class MailReceiving extends Construct {
         actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
         resources: [this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
       }),
+    );
+    this.function.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
     );
 
     this.failedMail = new Queue(this, 'FailedMail', {
@@ -156,12 +173,12 @@ export class MailReceiving extends Construct {
   }
 
   /**
-   * Lets a download route read the raw mail or the attachments (GetObject on that prefix; ListBucket so a missing
-   * object is a 404, not a 403).
+   * Lets a download route read the accounts' copies of raw mail (`mail/`) or the attachments (GetObject on that
+   * prefix; ListBucket so a missing object is a 404, not a 403). SES's own objects (`raw/`) are never read by a route.
    */
   grantRead(fn: DeskpipeFunction, objects: 'raw' | 'attachments'): void {
     fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
-    const prefix = objects === 'raw' ? RAW_MAIL_PREFIX : ATTACHMENTS_PREFIX;
+    const prefix = objects === 'raw' ? MAIL_COPIES_PREFIX : ATTACHMENTS_PREFIX;
     fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['s3:GetObject'],
@@ -174,16 +191,29 @@ export class MailReceiving extends Construct {
   }
 
   /**
-   * Lets the erasure runner rewrite a person's raw mail and attachments (GetObject and PutObject on both prefixes;
-   * ListBucket to list one mail's attachments and so a missing object is a 404, not a 403).
+   * Lets the erasure runner rewrite a person's raw mail and attachments (GetObject and PutObject on the accounts'
+   * copies and attachments) and remove those of a ticket it purges (DeleteObject); ListBucket to list one mail's
+   * attachments and so a missing object is a 404, not a 403.
    */
   grantErase(fn: DeskpipeFunction): void {
+    this.grantOnCopies(fn, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
+  }
+
+  /**
+   * Lets the trash's purge remove the accounts' copies of a purged ticket's mail (DeleteObject on the copies and
+   * attachments; ListBucket to find them by their prefix).
+   */
+  grantPurge(fn: DeskpipeFunction): void {
+    this.grantOnCopies(fn, ['s3:DeleteObject']);
+  }
+
+  private grantOnCopies(fn: DeskpipeFunction, actions: string[]): void {
     fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
     fn.addToRolePolicy(
       new PolicyStatement({
-        actions: ['s3:GetObject', 's3:PutObject'],
+        actions,
         resources: [
-          this.bucket.arnForObjects(`${RAW_MAIL_PREFIX}*`),
+          this.bucket.arnForObjects(`${MAIL_COPIES_PREFIX}*`),
           this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`),
         ],
       }),

@@ -6,24 +6,33 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { InboundRecord } from '#lib/data/email.ts';
-import { folderMailStore } from '#lib/data/mail-store.ts';
+import { folderMailStore, queueRecordName } from '#lib/data/mail-store.ts';
 import { localAuthservId } from '#lib/email/authentication.ts';
-import { accountsOf, newInboundId, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import { keepCopies } from '#lib/email/copies.ts';
+import {
+  accountsOf,
+  MAX_MAIL_BYTES,
+  newInboundId,
+  type ReceivedMail,
+  receiveMail,
+} from '#lib/email/receive.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
  * `npm start`'s inbound mail (docs/email.md, "Local and deployed side by side"): an SMTP server on 127.0.0.1
- * that says 250 only once the raw message is on disk (fsynced, with its envelope beside it in `pending/`),
- * then hands it to the one inbound handler (lib/email/receive.ts), as SES + S3 + the inbound function do
- * deployed. Raw mail is kept in a folder (`raw/`), never in the table: a mail may be 25 MiB, an item 400 KB.
- * A mail whose processing fails (the store stalled) stays pending and is tried again; a restart processes
- * everything still pending, and the Message-ID claim makes a mail processed twice one message.
+ * that says 250 only once each account the mail is for has its own copy of the raw message on disk (fsynced,
+ * with its envelope beside it in `pending/<inbound id>.<account>.json`), then hands each to the one inbound handler
+ * (lib/email/receive.ts), as SES + S3 + the inbound function do deployed. Raw mail is kept in a folder (`mail/`),
+ * never in the table: a mail may be 25 MiB, an item 400 KB. A mail whose processing fails (the store stalled) stays
+ * pending and is tried again; a restart processes everything still pending, and the Message-ID claim makes a mail
+ * processed twice one message.
  */
 
 /** The contract's size limit (decisions.md): 25 MiB. Over it, 552, and nothing past it is written. */
-export const MAX_MAIL_BYTES = 26_214_400;
+export { MAX_MAIL_BYTES };
 /** Recipients of one message at most (operations.md); the next RCPT is answered 452 (RFC 5321 4.5.3.1.10). */
 export const MAX_RECIPIENTS = 50;
+
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 /**
  * A restart processes again the mail processed in this window before it: DynamoDB Local can lose a transaction
@@ -67,7 +76,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   const store = folderMailStore(dir);
   const authservId = options.authservId ?? localAuthservId();
 
-  // The processing queue: ids of kept mails whose envelope is in pending/.
+  // The processing queue: the names (`<inbound id>.<account>`) of the copies whose envelope is in pending/.
   const queue: string[] = [];
   const queued = new Set<string>();
   let running = 0;
@@ -79,14 +88,20 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   };
 
   const processOne = async (id: string) => {
-    const mail = JSON.parse(await readFile(join(dir, 'pending', `${id}.json`), 'utf8')) as ReceivedMail;
+    const pending = join(dir, 'pending', `${id}.json`);
+    // Gone: its ticket's purge took the copy and its records (lib/data/mail-store.ts, purgeMail).
+    const read = () => readFile(pending, 'utf8').catch(() => undefined);
+    const record = await read();
+    if (record === undefined) return;
+    const mail = JSON.parse(record) as ReceivedMail;
     for (let attempt = 0; !stopped; attempt++) {
       try {
         const records = await receiveMail(mail, store);
-        await rename(join(dir, 'pending', `${id}.json`), join(dir, 'done', `${id}.json`));
+        await rename(pending, join(dir, 'done', `${id}.json`)).catch(() => undefined);
         options.onProcessed?.(mail, records);
         return;
       } catch (error) {
+        if ((await read()) === undefined) return;
         // The store stalled or failed: the mail stays pending and is tried again (never lost, never doubled).
         if (attempt === 0) {
           console.error(`mail ${id}: ${error instanceof Error ? error.message : error} (retrying)`);
@@ -116,11 +131,14 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     pump();
   };
 
-  const keep = async (stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> => {
+  const keep = async (
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+  ): Promise<{ id: string; queued: string[] }> => {
     const receivedMs = Date.now();
     const id = newInboundId(receivedMs);
-    const rawKey = `raw/${id}.eml`;
-    const incoming = join(dir, 'incoming', `${id}.eml`);
+    const rawKey = `incoming/${id}.eml`;
+    const incoming = join(dir, rawKey);
     const trace =
       `Received: from ${session.clientHostname || 'unknown'} ([${session.remoteAddress}])\r\n` +
       `\tby deskpipe (smtp-server) with SMTP id ${id};\r\n\t${new Date(receivedMs).toUTCString()}\r\n`;
@@ -137,7 +155,6 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       await rm(incoming, { force: true });
       throw smtpError(552, `Message exceeds the limit of ${MAX_MAIL_BYTES} bytes`);
     }
-    await rename(incoming, join(dir, rawKey));
     const mail: ReceivedMail = {
       inboundId: id,
       rawKey,
@@ -146,13 +163,32 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       recipients: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
       authservId,
     };
-    const pending = join(dir, 'pending', `${id}.json`);
-    const fh = await open(`${pending}.tmp`, 'w');
-    await fh.writeFile(JSON.stringify(mail));
-    await fh.sync();
-    await fh.close();
-    await rename(`${pending}.tmp`, pending);
-    return id;
+    // Each account's copy (lib/email/copies.ts: the incoming file goes once they are made), each with its record.
+    let copies = new Map<string, ReceivedMail>();
+    const pendingOf = (accountId: string) => join(dir, 'pending', queueRecordName(id, accountId));
+    try {
+      copies = await keepCopies(mail, await accountsOf(mail.recipients), store);
+      for (const [accountId, copy] of copies) {
+        const fh = await open(`${pendingOf(accountId)}.tmp`, 'w');
+        await fh.writeFile(JSON.stringify(copy));
+        await fh.sync();
+        await fh.close();
+        await rename(`${pendingOf(accountId)}.tmp`, pendingOf(accountId));
+      }
+    } catch (error) {
+      // No 250: nothing of this attempt stays (the sender sends the mail again).
+      for (const [accountId, copy] of copies) {
+        await rm(pendingOf(accountId), { force: true });
+        await store.remove(copy.rawKey);
+      }
+      throw error;
+    } finally {
+      await rm(incoming, { force: true });
+    }
+    const queued = [...copies.keys()].map((accountId) =>
+      queueRecordName(id, accountId).slice(0, -'.json'.length),
+    );
+    return { id, queued };
   };
 
   const server = new SMTPServer({
@@ -176,9 +212,9 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     },
     onData(stream, session, callback) {
       keep(stream, session).then(
-        (id) => {
+        ({ id, queued }) => {
           callback(null, `2.0.0 Ok: queued as ${id}`);
-          enqueue(id);
+          for (const name of queued) enqueue(name);
         },
         (error: unknown) => {
           (stream as Readable).resume();

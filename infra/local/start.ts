@@ -96,12 +96,17 @@ async function main(): Promise<void> {
     // long as npm start runs (a failed pass is logged and tried again: the due entries stay).
     let breachesStopped = false;
     const breaches = runBreaches(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
-    // The trash's purge (docs/decisions.md): what is past its purge time, found by its due entry, once a minute.
-    const purges = runPurges(Number.POSITIVE_INFINITY, { stopped: () => breachesStopped });
 
-    // Inbound mail (docs/email.md): 250 only once the raw mail is kept, then the one inbound handler.
+    // Inbound mail (docs/email.md): 250 only once each account's copy of the raw mail is kept, then the one
+    // inbound handler.
     const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
     const mail = await startMailServer({ port: settings.smtpPort, dir: mailDir });
+    // The trash's purge (docs/decisions.md): what is past its purge time, found by its due entry, once a minute,
+    // with its mail's files in the mail folder.
+    const purges = runPurges(Number.POSITIVE_INFINITY, {
+      stopped: () => breachesStopped,
+      mail: folderMailEraser(mailDir),
+    });
     // Outbound mail (docs/email.md, "Sending"): the outbox runner, as the deployed function runs it, to the relay
     // SMTP_RELAY_URL names, or to .eml files in a folder when it is unset.
     const relay = process.env.SMTP_RELAY_URL?.trim();

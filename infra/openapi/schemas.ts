@@ -222,6 +222,23 @@ export const Message = v.pipe(
           quoted_text_removed: v.boolean(),
           body_truncated: v.optional(v.boolean()),
           attachments_omitted: v.optional(v.pipe(v.number(), v.integer())),
+          spam: v.optional(
+            v.pipe(
+              v.boolean(),
+              v.description(
+                "true when SES's spam scan failed the received mail (deployed only); absent otherwise.",
+              ),
+            ),
+          ),
+          virus: v.optional(
+            v.pipe(
+              v.boolean(),
+              v.description(
+                "true when SES's virus scan failed the received mail (deployed only): its attachments are listed but " +
+                  'never kept, and their downloads answer 404. Absent otherwise.',
+              ),
+            ),
+          ),
           delivery: v.optional(
             v.pipe(
               v.strictObject({

@@ -9,13 +9,15 @@ import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { indexItemsOf, trashedOf } from './index/trash.ts';
 import { messageKeys, objectRefKeys, trashKeys } from './keys.ts';
+import type { MailPurger } from './mail-store.ts';
 import { ackItem } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
 
 /**
  * The purge (decisions.md, "Deleting, restoring and the trash"): what is in the trash past its purge time, found by
  * its purge due entry (gsi2 `PURGE_DUE#<shard>`, keys only), never by a Scan, and removed with all it owns: a
- * ticket's messages (a page of 100 at a time) with their Message-ID items, its inbound log entries, its
+ * ticket's messages (a page of 100 at a time) with their Message-ID items and the account's copies of their mail
+ * (raw mail, attachments; locally the queue's records too: MailPurger), its inbound log entries and theirs, its
  * acknowledgement (`EMAIL_ACK#`) with its Message-ID items, any index item a crash left (the terms a deletion
  * deletes after its commit), what its personal dimensions (an address) leave once no posting is left in them,
  * then the trash item itself, last, so that a purge stopped anywhere is found and finished by the next pass. A
@@ -45,17 +47,22 @@ export async function duePurges(
   return keys.map((sk) => trashKeys.parsePurgeDue(sk));
 }
 
-/** What one purge removed: its items, of which the ticket's messages. */
+/** What one purge removed: its items, of which the ticket's messages, and the files of its mail. */
 export interface Purged {
   items: number;
   messages: number;
+  mailFiles: number;
 }
 
-/** What one purge removed, or undefined when the trash item is gone or not yet due. */
+/**
+ * What one purge removed, or undefined when the trash item is gone or not yet due. `mail`: where the account's copies
+ * of received mail are kept (none named: the process keeps no mail, there is none to remove).
+ */
 export async function purgeOne(
   accountId: string,
   uuid: string,
   nowMicros: number,
+  mail?: MailPurger,
 ): Promise<Purged | undefined> {
   const item = await getItem(trashKeys.item(accountId, uuid));
   if (!item) return undefined;
@@ -63,12 +70,20 @@ export async function purgeOne(
   if (trashed.purgeMicros > nowMicros) return undefined;
   let removed = 0;
   let messages = 0;
+  let mailFiles = 0;
+  // The account's copy of a received mail (its raw mail and attachments), before the item that names it.
+  const purgeMail = async (inboundId: unknown) => {
+    if (mail && typeof inboundId === 'string') mailFiles += await mail.purgeMail(accountId, inboundId);
+  };
+  const sourceOf = (item: Record<string, unknown>) =>
+    (item.source as { inboundId?: unknown } | undefined)?.inboundId;
   if (trashed.type === 'ticket') {
     // The Message-ID the mail that opened it claimed (its description's mail, kept on the ticket, as the trash
-    // item keeps it until last); then each mail's Message-ID items before the mail itself: a purge stopped between
-    // the two finds the mail again.
+    // item keeps it until last); then each mail's Message-ID items and files before the mail itself: a purge stopped
+    // between the two finds the mail again.
     const opening = (trashed.entity as { descriptionEmail?: Record<string, unknown> }).descriptionEmail;
     if (opening) {
+      await purgeMail(sourceOf(opening));
       const mailIds = mailIdKeysOf(accountId, opening);
       await batchDeleteAll(mailIds);
       removed += mailIds.length;
@@ -85,14 +100,16 @@ export async function purgeOne(
         100,
       );
       if (page.length === 0) break;
+      for (const message of page) await purgeMail(sourceOf(message));
       const mailIds = page.flatMap((m) => mailIdKeysOf(accountId, m));
       await batchDeleteAll(mailIds);
       await batchDeleteAll(page.map((m) => ({ pk: m.pk, sk: m.sk })));
       removed += mailIds.length + page.length;
       messages += page.length;
     }
-    // The inbound log's entries of its mail (found by their object reference): the log of a ticket that is gone.
-    removed += await deleteInboundEntries(accountId, uuid);
+    // The inbound log's entries of its mail (found by their object reference), each with its mail's files (a
+    // delivery report or an automatic mail logged on it without a message; a duplicate of one of its mails).
+    removed += await deleteInboundEntries(accountId, uuid, purgeMail);
     // Its acknowledgement (sent, refused or still queued: its due entry goes with the item).
     const ack = await ackItem(accountId, uuid);
     if (ack) {
@@ -127,9 +144,9 @@ export async function purgeOne(
     );
   } catch (error) {
     if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-    return { items: removed, messages };
+    return { items: removed, messages, mailFiles };
   }
-  return { items: removed + 1, messages };
+  return { items: removed + 1, messages, mailFiles };
 }
 
 /** What the entity's personal dimensions leave once empty (lib/data/erasures.ts, deleteEmptyDimension). */
@@ -179,9 +196,14 @@ async function deleteEmptyPersonalDimensions(
 
 /**
  * Deletes a ticket's inbound log entries, found by their object reference (gsi2 `OBJECT_REFS#<acc>#<uuid>`,
- * `inbound#<id>`, keys only), a page of 100 at a time. Answers how many went.
+ * `inbound#<id>`, keys only: the sort key is the inbound id), a page of 100 at a time, each after `purgeMail` of its
+ * inbound id. Answers how many went.
  */
-async function deleteInboundEntries(accountId: string, ticketUuid: string): Promise<number> {
+async function deleteInboundEntries(
+  accountId: string,
+  ticketUuid: string,
+  purgeMail: (inboundId: unknown) => Promise<void>,
+): Promise<number> {
   let removed = 0;
   let start: Record<string, unknown> | undefined;
   do {
@@ -199,6 +221,7 @@ async function deleteInboundEntries(accountId: string, ticketUuid: string): Prom
       }),
     );
     const keys = (page.Items ?? []).map((i) => ({ pk: i.pk, sk: i.sk }));
+    for (const key of keys) await purgeMail(key.sk);
     await batchDeleteAll(keys);
     removed += keys.length;
     start = page.LastEvaluatedKey;

@@ -1,4 +1,4 @@
-import { attachmentKey, type MailObjectStore, mailStore } from '#lib/data/mail-store.ts';
+import { attachmentsPrefixOf, type MailObjectStore, mailStore } from '#lib/data/mail-store.ts';
 import { NotFound } from '#lib/errors.ts';
 import { getMessage } from '#lib/tickets/messages.ts';
 
@@ -7,8 +7,8 @@ import { getMessage } from '#lib/tickets/messages.ts';
  * and `GET …/messages/{message}/attachments/{attachment}`. The message is found as GET finds it (the account's
  * ticket, by uuid or reference, not in the trash), so another account's message is a 404 like any unknown one; its
  * mail is read from the store the environment names (a folder locally, the mail bucket deployed) at the place the
- * message recorded when it was received. What the store no longer keeps (raw mail and attachments are kept 30
- * days) is a 404 too.
+ * message recorded when it was received (the account's own copy). What the store no longer keeps (raw mail and
+ * attachments are kept 30 days) is a 404 too.
  */
 
 /**
@@ -50,9 +50,12 @@ export async function attachmentOf(
 ): Promise<Download> {
   const message = await getMessage(accountId, ticketRef, messageId);
   const attachment = message.attachments?.find((a) => a.id === attachmentId.trim());
-  if (!message.source || !attachment) throw new NotFound();
+  // A mail SES found a virus in (`email.virus`): its attachments are listed, never kept nor served.
+  if (!message.source || !attachment || message.email?.virus === true) throw new NotFound();
+  const { inboundId, rawKey } = message.source;
   // The store is named by the environment only once there is something to read in it.
-  return serve(store ?? mailStore(), attachmentKey(message.source.inboundId, String(attachment.id)), {
+  const key = `${attachmentsPrefixOf(accountId, inboundId, rawKey)}${attachment.id}`;
+  return serve(store ?? mailStore(), key, {
     filename: String(attachment.filename),
     contentType: 'application/octet-stream',
   });

@@ -140,18 +140,19 @@ export async function parseMail(raw: Readable, keep: KeepAttachment): Promise<Pa
       size: 0,
     };
     attachments.push(kept);
-    keeping.push(
-      keep(kept.id, data.content as Readable).then(
-        (size) => {
-          kept.size = size;
-          data.release?.();
-        },
-        (error: unknown) => {
-          data.release?.();
-          throw error;
-        },
-      ),
+    const stored = keep(kept.id, data.content as Readable).then(
+      (size) => {
+        kept.size = size;
+        data.release?.();
+      },
+      (error: unknown) => {
+        data.release?.();
+        throw error;
+      },
     );
+    // Awaited once the parse ends: a store failure before then is not an unhandled rejection meanwhile.
+    stored.catch(() => undefined);
+    keeping.push(stored);
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -12,7 +12,7 @@ import {
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
-import { attachmentKey } from '#lib/data/mail-store.ts';
+import { attachmentKey, type MailObjectStore, rawCopyKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
 import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
 import { AppError } from '#lib/errors.ts';
@@ -31,6 +31,7 @@ import type { Ticket } from '#lib/tickets/types.ts';
 import { splitAddress } from './addresses.ts';
 import type { MailAuthentication } from './authentication.ts';
 import { type AutomaticReason, classifyAutomatic, isBounce } from './classify.ts';
+import { keepCopies } from './copies.ts';
 import { acknowledge, bounced } from './outbox.ts';
 import { type ParsedMail, parseMail } from './parse.ts';
 import { type MailToken, tokensOfRecipients } from './tokens.ts';
@@ -45,13 +46,11 @@ export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId
  * (functions/email-inbound.ts) each keep the raw mail first, then call receiveMail with where it is.
  */
 
-/** Where raw mail and attachments are kept: a folder locally, S3 deployed. */
-export interface MailStore {
-  /** The raw mail kept under `rawKey`, as a stream. */
-  openRaw(rawKey: string): Readable;
-  /** Keeps an attachment's bytes (streamed) under `key`; answers its size in bytes. */
-  putAttachment(key: string, content: Readable): Promise<number>;
-}
+/** Where raw mail and attachments are kept: a folder locally, S3 deployed (lib/data/mail-store.ts). */
+export type MailStore = Pick<MailObjectStore, 'openRaw' | 'putAttachment' | 'size' | 'copy' | 'remove'>;
+
+/** The contract's size limit of a mail (decisions.md): 25 MiB. */
+export const MAX_MAIL_BYTES = 26_214_400;
 
 /** A mail as it was received: kept before anything else (the SMTP 250, or SES's S3 object). */
 export interface ReceivedMail {
@@ -70,6 +69,8 @@ export interface ReceivedMail {
    * `SMTP_AUTHSERV_ID`); without it or `authentication`, every result is `none`.
    */
   authservId?: string | undefined;
+  /** SES's scan of the mail (deployed: the receipt's spamVerdict and virusVerdict statuses); absent locally. */
+  verdicts?: { spam?: string | undefined; virus?: string | undefined } | undefined;
 }
 
 export type ThreadingRule =
@@ -93,68 +94,130 @@ export async function accountsOf(recipients: string[]): Promise<Map<string, stri
 }
 
 /**
- * Processes a kept mail: parses it once (attachments kept beside it), then for each account it was sent to
- * decides and writes its outcome and logs it. Processing the same kept mail again (a crash after the 250, an
- * S3 event delivered twice) changes nothing: the Message-ID claim makes it one message, and the log entry is
- * keyed by the mail's inbound id. Never throws for bad mail: a mail that cannot be parsed is logged `rejected`.
- * Throws only when the store fails (the caller retries the kept mail later).
+ * Processes a kept mail: each account it was sent to gets its own copy (lib/email/copies.ts), then each copy is
+ * parsed (its attachments kept beside it, the account's own), and its outcome decided, written and logged.
+ * Processing the same kept mail again (a crash after the 250, an S3 event delivered twice) changes nothing: an
+ * account's log entry, keyed by the mail's inbound id, is its first outcome, and the Message-ID claim makes it one
+ * message. Never throws for bad mail: a mail that cannot be parsed is logged `rejected`, and so is one over
+ * `limits.maxBytes` (deployed, where SES takes larger mail: refused before it is parsed). Throws only when a store
+ * fails (the caller retries the kept mail later).
  */
-export async function receiveMail(mail: ReceivedMail, store: MailStore): Promise<InboundRecord[]> {
+export async function receiveMail(
+  mail: ReceivedMail,
+  store: MailStore,
+  limits: { maxBytes?: number } = {},
+): Promise<InboundRecord[]> {
   const accounts = await accountsOf(mail.recipients);
   if (accounts.size === 0) {
     logMail('mail for no account', { inboundId: mail.inboundId, recipients: mail.recipients.length });
     return [];
   }
+  // Processed already (a crash after its log entry, an event delivered twice): its first outcome stands.
+  const ids = [...accounts.keys()];
+  const found = await Promise.all(ids.map((accountId) => getInbound(accountId, mail.inboundId)));
+  const logged = new Map(ids.map((accountId, i) => [accountId, found[i]]));
+  const waiting = new Map([...accounts].filter(([accountId]) => !logged.get(accountId)));
+  if (waiting.size > 0 && limits.maxBytes !== undefined) {
+    for (const record of await refuseLarge(mail, [...waiting.keys()], store, limits.maxBytes)) {
+      logged.set(record.accountId, record.entry);
+      waiting.delete(record.accountId);
+    }
+  }
+  const copies = waiting.size > 0 ? await keepCopies(mail, waiting, store) : new Map();
+  const records: InboundRecord[] = [];
+  for (const accountId of accounts.keys()) {
+    const copy = copies.get(accountId);
+    records.push(copy ? await receiveCopy(accountId, copy, store) : (logged.get(accountId) as InboundRecord));
+  }
+  return records;
+}
+
+/** One account's copy of a received mail: parsed, decided, written, logged. */
+async function receiveCopy(accountId: string, mail: ReceivedMail, store: MailStore): Promise<InboundRecord> {
   let parsed: ParsedMail | undefined;
   let parseError: string | undefined;
   // A failure of where mail is kept (not of the mail): thrown, so the caller tries the kept mail again later.
   let storeFailure: unknown;
+  // A mail SES found a virus in keeps no attachment: each is counted and listed, never kept (docs/email.md).
+  const withheld = mail.verdicts?.virus === 'FAIL';
   try {
     const raw = store.openRaw(mail.rawKey);
     raw.on('error', (error) => {
       storeFailure ??= error;
     });
     parsed = await parseMail(raw, (id, content) =>
-      store.putAttachment(attachmentKey(mail.inboundId, id), content).catch((error: unknown) => {
-        storeFailure ??= error;
-        throw error;
-      }),
+      withheld
+        ? countBytes(content)
+        : store
+            .putAttachment(attachmentKey(accountId, mail.inboundId, id), content)
+            .catch((error: unknown) => {
+              storeFailure ??= error;
+              throw error;
+            }),
     );
   } catch (error) {
     if (storeFailure) throw storeFailure;
     parseError = error instanceof Error ? error.message.slice(0, 200) : 'unreadable';
   }
-  const records: InboundRecord[] = [];
-  for (const [accountId, recipients] of accounts) {
-    // Processed already (a crash after its log entry, an event delivered twice): its first outcome stands.
-    const logged = await getInbound(accountId, mail.inboundId);
-    if (logged) {
-      records.push(logged);
-      continue;
-    }
-    const base: InboundRecord = {
-      id: mail.inboundId,
-      receivedAt: mail.receivedAt,
-      headerMessageId: parsed?.messageId?.slice(0, 998) ?? null,
-      from: parsed?.from?.email ?? null,
-      subject: parsed ? parsed.subject || null : null,
-      outcome: 'rejected',
-      reason: null,
-      ticketUuid: null,
-      messageId: null,
-      rawKey: mail.rawKey,
-    };
-    const decided: InboundRecord = parsed
-      ? { ...base, ...(await deliver(accountId, recipients, parsed, mail)) }
-      : { ...base, reason: `unparseable: ${parseError}` };
-    await putInbound(accountId, decided, await senderRef(accountId, decided));
-    logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: decided.outcome });
-    records.push(decided);
-  }
-  return records;
+  const base: InboundRecord = {
+    ...rejectedRecord(mail),
+    headerMessageId: parsed?.messageId?.slice(0, 998) ?? null,
+    from: parsed?.from?.email ?? null,
+    subject: parsed ? parsed.subject || null : null,
+  };
+  const decided: InboundRecord = parsed
+    ? { ...base, ...(await deliver(accountId, mail.recipients, parsed, mail)) }
+    : { ...base, reason: `unparseable: ${parseError}` };
+  await putInbound(accountId, decided, await senderRef(accountId, decided));
+  logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: decided.outcome });
+  return decided;
 }
 
-export { attachmentKey };
+/** A log entry of the mail, `rejected`, naming nothing of it yet. */
+const rejectedRecord = (mail: ReceivedMail): InboundRecord => ({
+  id: mail.inboundId,
+  receivedAt: mail.receivedAt,
+  headerMessageId: null,
+  from: null,
+  subject: null,
+  outcome: 'rejected',
+  reason: null,
+  ticketUuid: null,
+  messageId: null,
+  rawKey: mail.rawKey,
+});
+
+/**
+ * A kept mail over `maxBytes` (deployed: SES takes mail up to 40 MB), refused before it is read: logged `rejected`
+ * for each account with its size (nothing of it is known: no sender, no subject), and removed, no copy made.
+ * Answers each account's entry; none when the mail is within the limit (or no longer kept: its copies are).
+ */
+async function refuseLarge(
+  mail: ReceivedMail,
+  accountIds: string[],
+  store: MailStore,
+  maxBytes: number,
+): Promise<{ accountId: string; entry: InboundRecord }[]> {
+  const size = await store.size(mail.rawKey);
+  if (size === undefined || size <= maxBytes) return [];
+  const refused = [];
+  for (const accountId of accountIds) {
+    const reason = `too_large: ${size} bytes, over the limit of ${maxBytes}`;
+    const entry = { ...rejectedRecord(mail), reason, rawKey: rawCopyKey(accountId, mail.inboundId) };
+    await putInbound(accountId, entry, undefined);
+    logMail('mail received', { accountId, inboundId: mail.inboundId, outcome: entry.outcome });
+    refused.push({ accountId, entry });
+  }
+  await store.remove(mail.rawKey);
+  return refused;
+}
+
+/** An attachment's bytes read and dropped; answers how many. */
+async function countBytes(content: Readable): Promise<number> {
+  let size = 0;
+  for await (const chunk of content) size += (chunk as Buffer).length;
+  return size;
+}
 
 /**
  * The person reference of a log entry (decisions.md, "Erasing a person"): a mail that became no ticket (refused,
@@ -245,6 +308,8 @@ async function deliver(
       automatic,
       authentication,
       quoted_text_removed: parsed.visibleText !== parsed.text,
+      ...(mail.verdicts?.spam === 'FAIL' ? { spam: true } : {}),
+      ...(mail.verdicts?.virus === 'FAIL' ? { virus: true } : {}),
       ...(body.cut ? { body_truncated: true } : {}),
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
     },

@@ -4,7 +4,7 @@ import type { InboundRecord } from '#lib/data/email.ts';
 import { RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { sesAuthentication } from './authentication.ts';
-import { type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
+import { MAX_MAIL_BYTES, type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
 
 /**
  * Receiving deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule keeps the raw
@@ -39,16 +39,19 @@ export function receivedMailOf(record: SESEventRecord): ReceivedMail {
     recipients: receipt.recipients.map((r) => r.trim().toLowerCase()),
     // SES's SPF, DKIM and DMARC verdicts: deployed, never a header of the mail (any sender can write one).
     authentication: sesAuthentication(receipt),
+    // The rule's scan (`scanEnabled`): acted on by receiveMail (a virus keeps the attachments out of reach).
+    verdicts: { spam: receipt.spamVerdict?.status, virus: receipt.virusVerdict?.status },
   };
 }
 
 /**
  * Every record of an SES event, one after the other: a store failure throws (Lambda retries the invocation, the
- * mails already processed find their outcome in the inbound log); bad mail never throws (receiveMail logs it).
+ * mails already processed find their outcome in the inbound log); bad mail never throws (receiveMail logs it). SES
+ * takes mail larger than the contract's 25 MiB: such a kept object is refused before it is parsed (`rejected`).
  */
 export async function receiveSesEvent(event: SESEvent, store: MailStore): Promise<InboundRecord[]> {
   const outcomes: InboundRecord[] = [];
   for (const record of event.Records ?? [])
-    outcomes.push(...(await receiveMail(receivedMailOf(record), store)));
+    outcomes.push(...(await receiveMail(receivedMailOf(record), store, { maxBytes: MAX_MAIL_BYTES })));
   return outcomes;
 }

@@ -623,7 +623,7 @@ async function rewriteRef(
   } else if (kind === 'inbound') {
     // A ticket's own refs (its entries found by their object reference): the person's own ticket but in the
     // mentions phase, where the ticket is someone else's.
-    await rewriteInbound(ref, person, pattern, count, options, false, p.phase !== 'mentions');
+    await rewriteInbound(accountId, ref, person, pattern, count, options, false, p.phase !== 'mentions');
   }
 }
 
@@ -664,9 +664,10 @@ async function trashedObjectStep(
     return false;
   }
   if (p.subAt.startsWith('sent#')) {
-    // A trashed ticket's mail, before its purge: the kept copies of what was sent (by the messages' ids) and the
-    // received mail naming the person (raw copies: the purge does not reach them), then its acknowledgement's
-    // copy (the purge deletes the acknowledgement and every Message-ID item of the ticket).
+    // A trashed ticket's mail, before its purge: the kept copies of what was sent (by the messages' ids: the purge
+    // does not reach them) and the received mail naming the person (erased as on a live ticket; the purge then
+    // removes the account's copies of the ticket's received mail), then its acknowledgement's copy (the purge
+    // deletes the acknowledgement and every Message-ID item of the ticket).
     const after = Number(p.subAt.slice(5));
     const page = await messageItems(accountId, uuid, after, stepSize(options));
     const pattern = personPattern(p.person);
@@ -700,7 +701,7 @@ async function trashedObjectStep(
     p.subAt = 'purge';
     return false;
   }
-  const removed = await purgeOne(accountId, uuid, Number.MAX_SAFE_INTEGER);
+  const removed = await purgeOne(accountId, uuid, Number.MAX_SAFE_INTEGER, options.mail);
   count('trash', removed === undefined ? 0 : 1);
   count('messages', removed?.messages ?? 0);
   return 'purged';
@@ -744,7 +745,7 @@ async function nextMention(
       await deletePersonRef(accountId, hash, id);
       count('index');
     } else if (kind === 'inbound') {
-      await rewriteInbound(ref, p.person, personPattern(p.person), count, options, true, false);
+      await rewriteInbound(accountId, ref, p.person, personPattern(p.person), count, options, true, false);
     }
     p.at = ref.ref;
     work++;
@@ -828,6 +829,7 @@ async function eraseMailCopies(
  * address in their text, where no header names it, and are erased too (its entry keeps its sender, a relay's).
  */
 async function rewriteInbound(
+  accountId: string,
   ref: ItemKey,
   person: Person,
   pattern: RegExp,
@@ -842,7 +844,7 @@ async function rewriteInbound(
     const next = redactValue(item, person, pattern) as Record<string, unknown>;
     const aboutThem = requested && (item.outcome === 'bounce' || item.outcome === 'automatic');
     if ((byPerson || aboutThem) && options.mail) {
-      count('mail', await options.mail.eraseMail(String(item.id), String(item.rawKey)));
+      count('mail', await options.mail.eraseMail(accountId, String(item.id), String(item.rawKey)));
     }
     if (byPerson) {
       next.from = null;

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { MailPurger } from '#lib/data/mail-store.ts';
 import { duePurges, purgeOne } from '#lib/data/purge.ts';
 import { logError } from '#lib/log.ts';
 import { nowMicros } from '#lib/time.ts';
@@ -6,14 +7,17 @@ import { nowMicros } from '#lib/time.ts';
 /**
  * The purge runner (docs/decisions.md, "Deleting, restoring and the trash"): passes over the trash's purge due
  * entries (never a Scan), each purging up to PURGE_BATCH due objects, a few at a time; what fails stays due and is
- * tried again by the next pass. `npm start` runs it for as long as it runs.
+ * tried again by the next pass. `npm start` runs it for as long as it runs. `mail`: where the account's copies of
+ * received mail are kept (the folder, the bucket), removed with their ticket.
  */
 export const PURGE_POLL_MS = 60_000;
 const PURGE_BATCH = 100;
 const AT_ONCE = 4;
 
 /** One pass: the due objects' purges; `more` when the batch was full (the next pass starts at once). */
-export async function purgePass(): Promise<{ purged: number; failed: number; more: boolean }> {
+export async function purgePass(
+  options: { mail?: MailPurger | undefined } = {},
+): Promise<{ purged: number; failed: number; more: boolean }> {
   const now = nowMicros();
   const due = await duePurges(Math.floor(now / 1000), PURGE_BATCH);
   let purged = 0;
@@ -22,7 +26,7 @@ export async function purgePass(): Promise<{ purged: number; failed: number; mor
     await Promise.all(
       due.slice(i, i + AT_ONCE).map(async ({ accountId, uuid }) => {
         try {
-          if ((await purgeOne(accountId, uuid, now)) !== undefined) purged++;
+          if ((await purgeOne(accountId, uuid, now, options.mail)) !== undefined) purged++;
         } catch (error) {
           failed++;
           logError(error);
@@ -39,13 +43,18 @@ export async function purgePass(): Promise<{ purged: number; failed: number; mor
  */
 export async function runPurges(
   until: number,
-  options: { pollMs?: number; stopped?: () => boolean; untilDrained?: boolean } = {},
+  options: {
+    pollMs?: number;
+    stopped?: () => boolean;
+    untilDrained?: boolean;
+    mail?: MailPurger | undefined;
+  } = {},
 ): Promise<{ passes: number; purged: number; failed: number }> {
   const totals = { passes: 0, purged: 0, failed: 0 };
   while (Date.now() < until && !options.stopped?.()) {
     let more = false;
     try {
-      const pass = await purgePass();
+      const pass = await purgePass(options);
       totals.passes++;
       totals.purged += pass.purged;
       totals.failed += pass.failed;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailServer, startMailServer } from '#infra/local/mail.ts';
-import { MAIL_DIR_VARIABLE } from '#lib/data/mail-store.ts';
+import { attachmentKey, MAIL_DIR_VARIABLE, rawCopyKey } from '#lib/data/mail-store.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -86,7 +86,7 @@ describe('raw mail and attachments', () => {
     );
     const bytes = Buffer.from(await r.arrayBuffer());
     const log = await gateway.call('GET', '/api/email/inbound', { key: a.apiKey });
-    const kept = await readFile(join(dir, 'raw', `${log.body.data[0].id}.eml`));
+    const kept = await readFile(join(dir, rawCopyKey(a.accountId, log.body.data[0].id)));
     expect(bytes.equals(kept)).toBe(true);
     expect(bytes.toString('latin1')).toMatch(/^Received: from /);
     expect(bytes.toString('latin1')).toContain('Subject: With a file');
@@ -148,7 +148,7 @@ describe('raw mail and attachments', () => {
     // Expired (the bucket's lifecycle) or removed: 404, not a 500.
     const log = await gateway.call('GET', '/api/email/inbound', { key: a.apiKey });
     const inboundId = log.body.data.at(-1).id as string;
-    await rm(join(dir, 'attachments', inboundId, 'att_0002'));
+    await rm(join(dir, attachmentKey(a.accountId, inboundId, 'att_0002')));
     expect((await gateway.call('GET', `${base}/attachments/att_0002`, { key: a.apiKey })).status).toBe(404);
   });
 

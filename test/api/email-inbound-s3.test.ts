@@ -3,16 +3,24 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SESEvent } from 'aws-lambda';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/email-inbound.ts';
-import { type MailObjectStore, RAW_MAIL_PREFIX, s3MailStore } from '#lib/data/mail-store.ts';
+import { getInbound } from '#lib/data/email.ts';
+import {
+  attachmentKey,
+  type MailObjectStore,
+  RAW_MAIL_PREFIX,
+  s3MailEraser,
+  s3MailStore,
+} from '#lib/data/mail-store.ts';
+import { purgeOne } from '#lib/data/purge.ts';
 import { attachmentOf, INLINE_MAX_BYTES, rawMailOf } from '#lib/email/downloads.ts';
-import { attachmentKey } from '#lib/email/receive.ts';
 import { inboundIdOf, receiveSesEvent } from '#lib/email/ses-receipt.ts';
+import { runErasure } from '#lib/erasures/job.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { checkAnswer } from '#test/support/contract.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -61,7 +69,12 @@ afterAll(async () => {
 });
 
 /** What SES does for one mail: the raw bytes to `raw/<id>`, then the event of the rule's Lambda action. */
-async function sesDelivers(raw: Buffer, recipients: string[], source = 'rita@customer.test') {
+async function sesDelivers(
+  raw: Buffer,
+  recipients: string[],
+  source = 'rita@customer.test',
+  verdicts: Record<string, { status: string }> = {},
+) {
   const messageId = randomBytes(16).toString('hex');
   await client.send(
     new PutObjectCommand({ Bucket: BUCKET, Key: `${RAW_MAIL_PREFIX}${messageId}`, Body: raw }),
@@ -73,12 +86,12 @@ async function sesDelivers(raw: Buffer, recipients: string[], source = 'rita@cus
         eventVersion: '1.0',
         ses: {
           mail: { timestamp: new Date().toISOString(), source, messageId, destination: recipients },
-          receipt: { recipients, action: { type: 'Lambda', invocationType: 'Event' } },
+          receipt: { recipients, ...verdicts, action: { type: 'Lambda', invocationType: 'Event' } },
         },
       },
     ],
   } as unknown as SESEvent;
-  return event;
+  return Object.assign(event, { rawKey: `${RAW_MAIL_PREFIX}${messageId}` });
 }
 
 /** The environment that makes a function's mail store this s3rver's bucket (as MAIL_BUCKET does deployed). */
@@ -137,7 +150,7 @@ describe('the inbound function with the S3 store', () => {
 
     const inboundId = inboundIdOf(event.Records[0] as SESEvent['Records'][number]);
     expect(first?.id).toBe(inboundId);
-    expect(await store.size(attachmentKey(inboundId, 'att_0001'))).toBe(photo.length);
+    expect(await store.size(attachmentKey(account.accountId, inboundId, 'att_0001'))).toBe(photo.length);
 
     const tickets = await gateway.call('GET', '/api/tickets', { key: account.apiKey });
     expect(tickets.body.data).toHaveLength(1);
@@ -212,4 +225,195 @@ describe('the inbound function with the S3 store', () => {
     record.ses.mail.messageId = 'never-written';
     await expect(receiveSesEvent(event, store)).rejects.toThrow();
   });
+});
+
+/** Every object of the bucket whose bytes hold `bytes`, by key. */
+async function objectsHolding(bytes: Buffer | string): Promise<string[]> {
+  const found: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, ContinuationToken: token }));
+    for (const { Key } of page.Contents ?? []) {
+      if (Key && (await store.read(Key)).includes(bytes)) found.push(Key);
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return found;
+}
+
+/** GET through the API (the local gateway) with the store the environment names: the bucket. */
+const apiGet = (account: { apiKey: string }, path: string) =>
+  withEnvironment(s3Environment(), async () => {
+    const r = await fetch(`${gateway.baseUrl}${path}`, {
+      headers: { Authorization: `Bearer ${account.apiKey}` },
+    });
+    return { status: r.status, bytes: Buffer.from(await r.arrayBuffer()) };
+  });
+
+describe('one SES delivery to two accounts', () => {
+  it("is two mails in the bucket: every erasure and purge of one account leaves the other's raw mail and attachment byte for byte", async () => {
+    const mailAccount = async () => {
+      const address = `support@s${randomBytes(5).toString('hex')}.test`;
+      return { ...(await createTestAccount({ email: { addresses: [address] } })), address };
+    };
+    const b = await mailAccount();
+    const g = await mailAccount();
+    const tag = randomBytes(4).toString('hex');
+    const sender = `rita.${tag}@customer.test`;
+    const copied = `carol.${tag}@customer.test`;
+    const photo = randomBytes(3000);
+    const event = await sesDelivers(
+      await compose({
+        from: `Rita <${sender}>`,
+        to: [b.address, g.address],
+        cc: copied,
+        subject: `For both ${tag}`,
+        messageId: `<${tag}@customer.test>`,
+        text: 'Hello both.',
+        attachments: [{ filename: 'photo.bin', content: photo }],
+      }),
+      [b.address, g.address],
+      sender,
+    );
+    await withEnvironment(s3Environment(), () => handler(event));
+    const records = await receiveSesEvent(event, store);
+    const inboundId = inboundIdOf(event.Records[0] as SESEvent['Records'][number]);
+    const of = async (account: { accountId: string }) => {
+      const record = await getInbound(account.accountId, inboundId);
+      return { ticket: String(record?.ticketUuid), message: String(record?.messageId) };
+    };
+    expect(records.map((r) => r.outcome)).toEqual(['new_ticket', 'new_ticket']);
+
+    const inG = await of(g);
+    const inB = await of(b);
+    expect(inG.ticket).not.toBe(inB.ticket);
+    const gPath = `/api/tickets/${inG.ticket}/messages/${inG.message}`;
+    const keptRaw = await apiGet(g, `${gPath}/raw`);
+    expect(keptRaw.status).toBe(200);
+    expect(keptRaw.bytes.toString('latin1')).toContain(copied);
+    const untouched = async (step: string) => {
+      const raw = await rawMailOf(g.accountId, inG.ticket, inG.message, store);
+      expect(raw.kind === 'bytes' && raw.bytes.equals(keptRaw.bytes), step).toBe(true);
+      const file = await attachmentOf(g.accountId, inG.ticket, inG.message, 'att_0001', store);
+      expect(file.kind === 'bytes' && file.bytes.equals(photo), step).toBe(true);
+    };
+    await untouched('received');
+
+    const erase = async (email: string) => {
+      const started = await gateway.call('POST', '/api/erasures', { key: b.apiKey, body: { email } });
+      expect(started.status, started.text).toBe(202);
+      await runErasure(b.accountId, started.body.data.id, { mail: s3MailEraser(BUCKET, client) });
+      await untouched(`${email} erased in B`);
+    };
+    await erase(copied);
+    const bRaw = await rawMailOf(b.accountId, inB.ticket, inB.message, store);
+    expect(bRaw.kind === 'bytes' && bRaw.bytes.toString()).toBe('[erased]');
+    await erase(g.address);
+    await erase(sender);
+    const bFile = await attachmentOf(b.accountId, inB.ticket, inB.message, 'att_0001', store);
+    expect(bFile.kind === 'bytes' && bFile.bytes.toString()).toBe('[erased]');
+
+    // B deletes its ticket and the trash's purge takes it: B's copy goes, G's stays.
+    const deleted = await gateway.call('DELETE', `/api/tickets/${inB.ticket}`, { key: b.apiKey });
+    expect(deleted.status, deleted.text).toBe(200);
+    const late = Date.parse(deleted.body.data.purge_at) * 1000 + 1000;
+    expect(await purgeOne(b.accountId, inB.ticket, late, s3MailEraser(BUCKET, client))).toBeDefined();
+    await untouched('purged in B');
+    const holding = await objectsHolding(photo);
+    expect(holding).toHaveLength(1);
+    expect(holding[0]).toContain(g.accountId);
+    // Through the API too.
+    expect(await apiGet(g, `${gPath}/raw`)).toEqual(keptRaw);
+    expect(await apiGet(g, `${gPath}/attachments/att_0001`)).toEqual({ status: 200, bytes: photo });
+    // SES's object, which held both accounts' mail, did not outlive the copies.
+    expect(await store.size(event.rawKey)).toBeUndefined();
+  });
+});
+
+describe("SES's verdicts and limits", () => {
+  const oneAccount = async () => {
+    const address = `support@s${randomBytes(5).toString('hex')}.test`;
+    return { ...(await createTestAccount({ email: { addresses: [address] } })), address };
+  };
+
+  it('a virus verdict keeps the attachments out of reach and says so; a spam verdict is marked; a pass marks nothing', async () => {
+    const account = await oneAccount();
+    const payload = randomBytes(2000);
+    const mail = (subject: string) =>
+      compose({
+        from: 'rita@customer.test',
+        to: account.address,
+        subject,
+        messageId: `<${randomBytes(6).toString('hex')}@customer.test>`,
+        text: 'See attached.',
+        attachments: [{ filename: 'invoice.exe', content: payload }],
+      });
+    const failed = await sesDelivers(await mail('Flagged'), [account.address], 'rita@customer.test', {
+      spamVerdict: { status: 'FAIL' },
+      virusVerdict: { status: 'FAIL' },
+    });
+    const [flagged] = await receiveSesEvent(failed, store);
+    expect(flagged?.outcome).toBe('new_ticket');
+    const path = `/api/tickets/${flagged?.ticketUuid}/messages/${flagged?.messageId}`;
+    const message = await gateway.call('GET', path, { key: account.apiKey });
+    expect(message.body.data.email).toMatchObject({ spam: true, virus: true });
+    // Listed (what was sent), never kept: its download is a 404, and no object holds its bytes.
+    expect(message.body.data.attachments).toEqual([
+      {
+        id: 'att_0001',
+        filename: 'invoice.exe',
+        content_type: 'application/octet-stream',
+        size: payload.length,
+      },
+    ]);
+    await expect(
+      attachmentOf(
+        account.accountId,
+        String(flagged?.ticketUuid),
+        String(flagged?.messageId),
+        'att_0001',
+        store,
+      ),
+    ).rejects.toMatchObject({ statusCode: 404 });
+    expect((await apiGet(account, `${path}/attachments/att_0001`)).status).toBe(404);
+    expect(await objectsHolding(payload)).toEqual([]);
+
+    const passed = await sesDelivers(await mail('Clean'), [account.address], 'rita@customer.test', {
+      spamVerdict: { status: 'PASS' },
+      virusVerdict: { status: 'PASS' },
+    });
+    const [clean] = await receiveSesEvent(passed, store);
+    const cleanPath = `/api/tickets/${clean?.ticketUuid}/messages/${clean?.messageId}`;
+    const cleanMessage = await gateway.call('GET', cleanPath, { key: account.apiKey });
+    expect(cleanMessage.body.data.email).not.toHaveProperty('spam');
+    expect(cleanMessage.body.data.email).not.toHaveProperty('virus');
+    expect(await apiGet(account, `${cleanPath}/attachments/att_0001`)).toEqual({
+      status: 200,
+      bytes: payload,
+    });
+  });
+
+  it('refuses a kept object over 26,214,400 bytes before parsing it: logged rejected with its size, nothing kept', async () => {
+    const account = await oneAccount();
+    const head = Buffer.from(
+      `From: rita@customer.test\r\nTo: ${account.address}\r\nSubject: Too large\r\nMessage-ID: <${randomBytes(6).toString('hex')}@customer.test>\r\n\r\n`,
+    );
+    const size = 26_214_401;
+    const raw = Buffer.concat([head, Buffer.alloc(size - head.length, 'a')]);
+    const event = await sesDelivers(raw, [account.address]);
+    await withEnvironment(s3Environment(), () => handler(event));
+    const log = await gateway.call('GET', '/api/email/inbound', { key: account.apiKey });
+    expect(log.body.data).toHaveLength(1);
+    expect(log.body.data[0]).toMatchObject({
+      outcome: 'rejected',
+      from: null,
+      subject: null,
+      ticket_uuid: null,
+    });
+    expect(log.body.data[0].reason).toMatch(/26,?214,?401 bytes/);
+    expect((await gateway.call('GET', '/api/tickets', { key: account.apiKey })).body.data).toEqual([]);
+    // Refused for good: the event again answers the same, and the mail is not kept.
+    expect((await receiveSesEvent(event, store))[0]).toMatchObject({ outcome: 'rejected' });
+    expect(await store.size(event.rawKey)).toBeUndefined();
+  }, 60_000);
 });

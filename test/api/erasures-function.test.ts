@@ -57,35 +57,45 @@ const read = async (key: string) =>
   '';
 
 describe('the erasure function', () => {
-  it('erases a mail in the bucket: its raw object and attachments, once; another mail untouched', async () => {
+  it("erases an account's copy of a mail in the bucket: its raw object and attachments, once; another mail and another account's copy untouched; a purge removes it", async () => {
     await Promise.all([
-      put('raw/m1', 'From: zephyrine@erase.test\r\n\r\nHello'),
-      put('attachments/m1/a1', 'passport scan'),
-      put('attachments/m1/a2', 'invoice'),
-      put('raw/m2', 'From: control@erase.test\r\n\r\nHi'),
-      put('attachments/m2/a1', 'control file'),
+      put('mail/acc1/m1.eml', 'From: zephyrine@erase.test\r\n\r\nHello'),
+      put('attachments/acc1/m1/a1', 'passport scan'),
+      put('attachments/acc1/m1/a2', 'invoice'),
+      put('mail/acc2/m1.eml', 'From: zephyrine@erase.test\r\n\r\nHello'),
+      put('attachments/acc2/m1/a1', 'passport scan'),
+      put('mail/acc1/m2.eml', 'From: control@erase.test\r\n\r\nHi'),
+      put('attachments/acc1/m2/a1', 'control file'),
     ]);
     const eraser = s3MailEraser(BUCKET, client);
-    expect(await eraser.eraseMail('m1', 'raw/m1')).toBe(3);
-    expect(await eraser.eraseMail('m1', 'raw/m1')).toBe(0);
-    expect(await eraser.eraseMail('gone', 'raw/gone')).toBe(0);
+    expect(await eraser.eraseMail('acc1', 'm1', 'mail/acc1/m1.eml')).toBe(3);
+    expect(await eraser.eraseMail('acc1', 'm1', 'mail/acc1/m1.eml')).toBe(0);
+    expect(await eraser.eraseMail('acc1', 'gone', 'mail/acc1/gone.eml')).toBe(0);
     expect(await eraser.eraseSent('any@desk.test')).toBe(0);
-    expect(await Promise.all(['raw/m1', 'attachments/m1/a1', 'attachments/m1/a2'].map(read))).toEqual([
-      '[erased]',
-      '[erased]',
-      '[erased]',
-    ]);
-    expect(await read('raw/m2')).toContain('control@erase.test');
-    expect(await read('attachments/m2/a1')).toBe('control file');
+    expect(
+      await Promise.all(['mail/acc1/m1.eml', 'attachments/acc1/m1/a1', 'attachments/acc1/m1/a2'].map(read)),
+    ).toEqual(['[erased]', '[erased]', '[erased]']);
+    expect(await read('mail/acc2/m1.eml')).toContain('zephyrine@erase.test');
+    expect(await read('attachments/acc2/m1/a1')).toBe('passport scan');
+    expect(await read('mail/acc1/m2.eml')).toContain('control@erase.test');
+    expect(await read('attachments/acc1/m2/a1')).toBe('control file');
     // A mail the person was copied on: its raw object only (its attachments are its sender's), once.
     await Promise.all([
-      put('raw/m3', 'Cc: zephyrine@erase.test\r\n\r\nHi'),
-      put('attachments/m3/a1', 'kept'),
+      put('mail/acc1/m3.eml', 'Cc: zephyrine@erase.test\r\n\r\nHi'),
+      put('attachments/acc1/m3/a1', 'kept'),
     ]);
-    expect(await eraser.eraseRaw('raw/m3')).toBe(1);
-    expect(await eraser.eraseRaw('raw/m3')).toBe(0);
-    expect(await read('raw/m3')).toBe('[erased]');
-    expect(await read('attachments/m3/a1')).toBe('kept');
+    expect(await eraser.eraseRaw('mail/acc1/m3.eml')).toBe(1);
+    expect(await eraser.eraseRaw('mail/acc1/m3.eml')).toBe(0);
+    expect(await read('mail/acc1/m3.eml')).toBe('[erased]');
+    expect(await read('attachments/acc1/m3/a1')).toBe('kept');
+    // The purge of the account's copy: its raw object and attachments, nothing of the other account's.
+    expect(await eraser.purgeMail('acc1', 'm1')).toBe(3);
+    expect(await eraser.purgeMail('acc1', 'm1')).toBe(0);
+    await expect(read('mail/acc1/m1.eml')).rejects.toThrow();
+    await expect(read('attachments/acc1/m1/a1')).rejects.toThrow();
+    expect(await read('mail/acc2/m1.eml')).toContain('zephyrine@erase.test');
+    expect(await read('attachments/acc2/m1/a1')).toBe('passport scan');
+    expect(await read('mail/acc1/m2.eml')).toContain('control@erase.test');
   });
 
   it('runs the running erasures to completion, then returns at once; nothing without time left', async () => {

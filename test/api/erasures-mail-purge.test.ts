@@ -9,7 +9,7 @@ import { getItem, queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { findMailId } from '#lib/data/email.ts';
 import { filterDimensions } from '#lib/data/index/declaration.ts';
-import { folderMailEraser } from '#lib/data/mail-store.ts';
+import { attachmentsPrefix, folderMailEraser } from '#lib/data/mail-store.ts';
 import { isSuppressed, suppressAddress } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
@@ -63,7 +63,8 @@ async function receive(raw: string, mailFrom: string, recipients = [support]) {
     recipients,
   };
   const [record] = await receiveMail(mail, folderMailStore(dir));
-  return { record, inboundId, rawKey };
+  // The account's own copy of the mail (the delivery kept above is gone once it is made).
+  return { record, inboundId, rawKey: String(record?.rawKey) };
 }
 
 const plain = (headers: string[], body: string) => `${headers.join('\r\n')}\r\n\r\n${body}\r\n`;
@@ -89,7 +90,7 @@ const withAttachment = (headers: string[], body: string, attached: string) => {
 };
 
 const attachmentsOf = async (inboundId: string) => {
-  const folder = join(dir, 'attachments', inboundId);
+  const folder = join(dir, attachmentsPrefix(account.accountId, inboundId));
   const names = await readdir(folder).catch(() => [] as string[]);
   return Promise.all(names.map((n) => readFile(join(folder, n), 'utf8')));
 };

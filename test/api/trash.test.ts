@@ -286,6 +286,7 @@ describe('the purge', () => {
     expect(await purgeOne(account.accountId, ticket.uuid, purgeAt * 1000 + 1000)).toEqual({
       items: 7,
       messages: 3,
+      mailFiles: 0,
     });
     expect(await messages()).toEqual([]);
     expect(await trashItemsOf(account.accountId)).toEqual([]);

@@ -89,10 +89,11 @@ describe.each(STAGES)('stack for %s', (stage) => {
         .filter((r) => r.scope === 'keys:manage' || ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
         .map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
-    // lib/data/mail-store.ts: the inbound function and the download routes.
+    // lib/data/mail-store.ts: the inbound function, the erasures, the purge and the download routes.
     const withMail = new Set([
       `deskpipe-${stage}-${emailInboundWorker.name}`,
       `deskpipe-${stage}-${erasureWorker.name}`,
+      `deskpipe-${stage}-${purgeWorker.name}`,
       ...routes.filter((r) => r.mailObjects).map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
     for (const fn of Object.values(functions)) {
@@ -663,7 +664,7 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
     });
   });
 
-  it('grants S3 to the functions that touch mail only: the inbound function reads raw/ and writes attachments/, each download route reads its own prefix', () => {
+  it("grants S3 to the functions that touch mail only: the inbound function copies SES's raw/ object to each account's mail/ and removes it, and writes attachments/; the erasures rewrite and remove, the purge removes, the accounts' copies; each download route reads its own prefix", () => {
     const s3 = Object.fromEntries(
       Object.entries(statementsByFunction(resources))
         .map(([name, statements]) => [
@@ -677,28 +678,32 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
       { Action: 's3:GetObject', Effect: 'Allow', Resource: objects(prefix) },
       { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
     ];
+    const copies = [objects('mail/'), objects('attachments/')];
     expect(s3).toEqual({
       [emailInboundWorker.name]: [
-        { Action: 's3:GetObject', Effect: 'Allow', Resource: objects('raw/') },
+        { Action: ['s3:GetObject', 's3:DeleteObject'], Effect: 'Allow', Resource: objects('raw/') },
+        { Action: ['s3:GetObject', 's3:PutObject'], Effect: 'Allow', Resource: objects('mail/') },
         {
           Action: ['s3:PutObject', 's3:AbortMultipartUpload'],
           Effect: 'Allow',
           Resource: objects('attachments/'),
         },
+        { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
       ],
-      // The erasure runner rewrites a person's raw mail and attachments as `[erased]`.
+      // The erasure runner rewrites a person's raw mail and attachments as `[erased]`, and removes those of a
+      // ticket it purges; the trash's purge removes those of the tickets it purges.
       [erasureWorker.name]: [
-        {
-          Action: ['s3:GetObject', 's3:PutObject'],
-          Effect: 'Allow',
-          Resource: [objects('raw/'), objects('attachments/')],
-        },
+        { Action: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], Effect: 'Allow', Resource: copies },
+        { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
+      ],
+      [purgeWorker.name]: [
+        { Action: 's3:DeleteObject', Effect: 'Allow', Resource: copies },
         { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
       ],
       ...Object.fromEntries(
         routes
           .filter((r) => r.mailObjects)
-          .map((r) => [r.name, reader(r.mailObjects === 'raw' ? 'raw/' : 'attachments/')]),
+          .map((r) => [r.name, reader(r.mailObjects === 'raw' ? 'mail/' : 'attachments/')]),
       ),
     });
     expect(routes.filter((r) => r.mailObjects).map((r) => r.name)).toEqual([
