@@ -13,6 +13,7 @@ import {
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
+import { StoreRefused } from '#lib/data/errors.ts';
 import { attachmentKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
 import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
@@ -309,6 +310,12 @@ async function deliver(
     // A mail the ticket rules refuse (an agent writing to a closed ticket, a ticket too large): logged.
     if (error instanceof AppError && error.statusCode < 500) {
       return { outcome: 'rejected', reason: error.message.slice(0, 300), ticketUuid: null, messageId: null };
+    }
+    // A mail the store refuses whatever is tried (an item over 400 KB the bounds did not foresee): logged, never
+    // tried again. A store that fails (unreachable, throttling) throws: the mail is tried again later.
+    if (error instanceof StoreRefused) {
+      const reason = `unstorable: ${error.message}`.slice(0, 300);
+      return { outcome: 'rejected', reason, ticketUuid: null, messageId: null };
     }
     throw error;
   }
