@@ -24,7 +24,6 @@ import { findTicket } from '#lib/tickets/get-ticket.ts';
 import {
   AutomaticNotThreaded,
   descriptionMessage,
-  MAX_MESSAGE_BODY,
   type MailFields,
   type Message,
   postParsedMessage,
@@ -190,7 +189,15 @@ async function deliver(
   if (report) return automaticOutcome(report.ticketUuid, report.messageId);
   // Mail of our own addresses (a loop of the service's own) and automatic mail with no sender thread nowhere.
   if (automatic && (automatic === 'own_address' || !from)) return automaticOutcome();
-  if (!from) return { outcome: 'rejected', reason: 'no_sender', ticketUuid: null, messageId: null };
+  // No sender, or a From that is not an address or is over 254 characters (never cut into another address).
+  if (!from) {
+    return {
+      outcome: 'rejected',
+      reason: parsed.fromProblem ?? 'no_sender',
+      ticketUuid: null,
+      messageId: null,
+    };
+  }
 
   // The Message-ID claimed for the account: the header's, or the kept mail's own id when it has none. Beside
   // it, an address that bounced and now writes in again may receive mail again (an automatic answer is not
@@ -213,19 +220,23 @@ async function deliver(
 
   const { ticket, rule } = await thread(accountId, config, recipients, parsed, from.email);
   const agent = config.agents.find((a) => a.active && a.email.toLowerCase() === from.email);
-  const body = bodyOf(parsed);
+  // The new text, at most MAX_MESSAGE_BODY characters (the parser cut the text before looking for quotes).
+  const body = parsed.visibleText || '(no text)';
   const mailFields = (matchedBy: ThreadingRule): MailFields => ({
     email: {
       message_id: parsed.messageId ?? null,
       from: { email: from.email, name: from.name },
       to: parsed.to,
       cc: parsed.cc,
+      // The header's count of addresses, where more were named than kept (at most MAX_KEPT_ADDRESSES each).
+      ...(parsed.toCount > parsed.to.length ? { to_count: parsed.toCount } : {}),
+      ...(parsed.ccCount > parsed.cc.length ? { cc_count: parsed.ccCount } : {}),
       subject: parsed.subject,
       in_reply_to: parsed.inReplyTo ?? null,
       threading: { matched_by: matchedBy },
       automatic,
-      quoted_text_removed: parsed.visibleText !== parsed.text,
-      ...(body.cut ? { body_truncated: true } : {}),
+      quoted_text_removed: parsed.quotedTextRemoved,
+      ...(parsed.textCut ? { body_truncated: true } : {}),
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
     },
     attachments: parsed.attachments.map((a) => ({ ...a })),
@@ -254,7 +265,7 @@ async function deliver(
         accountId,
         ticket.uuid,
         {
-          body: body.text,
+          body,
           visibility: 'public',
           author: agent ? 'agent' : 'requester',
           agent_id: agent?.id,
@@ -274,10 +285,10 @@ async function deliver(
     const created = await createTicketFrom(
       accountId,
       {
-        subject: (parsed.subject || '(no subject)').slice(0, 255).trim(),
-        description: body.text,
-        requester_email: from.email.slice(0, 254),
-        requester_name: from.name?.slice(0, 255) || undefined,
+        subject: parsed.subject || '(no subject)',
+        description: body,
+        requester_email: from.email,
+        requester_name: from.name || undefined,
         priority: undefined,
         category_id: undefined,
         category_slug: undefined,
@@ -337,13 +348,6 @@ function duplicateOf(held: MailIdRecord, inboundId: string): Decision {
     ticketUuid: held.ticketUuid,
     messageId: held.messageId,
   };
-}
-
-/** The message body: the new text, NUL-free, 1 to 65,536 characters (a longer one is cut and says so). */
-function bodyOf(parsed: ParsedMail): { text: string; cut: boolean } {
-  const text = parsed.visibleText || '(no text)';
-  if (text.length <= MAX_MESSAGE_BODY) return { text, cut: false };
-  return { text: text.slice(0, MAX_MESSAGE_BODY).trim(), cut: true };
 }
 
 const SUBJECT_REFERENCE = /\[([A-Za-z]{2,10}-\d{1,15})\]/;

@@ -15,9 +15,10 @@ import { keepRaw } from '#test/support/kept-mail.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
- * A mail's bounds (decisions.md, "The e-mail channel", "Bounded"; docs/email.md, "Bad mail"): a mail that can
- * never be stored is logged `rejected` with its reason (never retried), and a store failure is retried later without
- * holding back other mail. npm start's SMTP server and queue on 127.0.0.1, processing into DynamoDB Local.
+ * A mail's bounds (decisions.md, "The e-mail channel", "Bounded"; docs/email.md, "Bad mail"): its stored header
+ * fields are bounded whatever it holds, its text is cut before quoted text is looked for, a mail that can never be
+ * stored is logged `rejected` with its reason (never retried), and a store failure is retried later without holding
+ * back other mail. npm start's SMTP server and queue on 127.0.0.1, processing into DynamoDB Local.
  */
 const gateway = useGateway();
 let server: MailServer;
@@ -81,7 +82,49 @@ async function submit(raw: string, envelope: { from: string; to: string }): Prom
 const outcomeOf = (account: TestAccount, id: string, label: string, timeout = 20_000) =>
   waitFor(async () => (await inbound(account)).find((r) => r.id === id), { timeout, label });
 
+const messagesOf = async (account: TestAccount, ticket: string) => {
+  const r = await gateway.call('GET', `/api/tickets/${ticket}/messages?limit=100`, { key: account.apiKey });
+  expect(r.status, r.text).toBe(200);
+  return r.body.data as Json[];
+};
+
 const raw = (headers: string[], body: string) => `${headers.join('\r\n')}\r\n\r\n${body}\r\n`;
+
+describe('a mail too large for one item as it was sent', () => {
+  it('becomes a ticket with its header fields bounded: 50 Cc addresses and the count, the name and subject cut and marked', async () => {
+    const account = await mailAccount();
+    const cc = Array.from({ length: 25_000 }, (_, i) => `person${i}@many.test`);
+    const id = await submit(
+      raw(
+        [
+          `From: "${'N'.repeat(450_000)}" <rita@customer.test>`,
+          `To: ${account.address}`,
+          `Cc: ${cc.join(', ')}`,
+          `Subject: ${'S'.repeat(1_000)}`,
+          `Message-ID: <${randomBytes(6).toString('hex')}@customer.test>`,
+        ],
+        'Too many people.',
+      ),
+      { from: 'rita@customer.test', to: account.address },
+    );
+    const logged = await outcomeOf(account, id, 'the mail with 25,000 Cc addresses processed');
+    expect(logged).toMatchObject({ outcome: 'new_ticket', from: 'rita@customer.test' });
+    expect(logged.subject).toBe(`${'S'.repeat(254)}…`);
+    const ticket = (await gateway.call('GET', `/api/tickets/${logged.ticket_uuid}`, { key: account.apiKey }))
+      .body.data as Json;
+    expect(ticket.subject).toBe(`${'S'.repeat(254)}…`);
+    expect(ticket.requester).toMatchObject({ email: 'rita@customer.test', name: `${'N'.repeat(254)}…` });
+    const [description] = await messagesOf(account, logged.ticket_uuid);
+    expect(description?.email).toMatchObject({
+      from: { email: 'rita@customer.test', name: `${'N'.repeat(254)}…` },
+      to: [account.address],
+      cc: cc.slice(0, 50),
+      cc_count: 25_000,
+      subject: `${'S'.repeat(254)}…`,
+    });
+    expect(description?.email).not.toHaveProperty('to_count');
+  });
+});
 
 describe('a mail that can never be stored', () => {
   it('is logged `rejected` with the reason, once, and never retried', async () => {
@@ -138,6 +181,48 @@ describe('a store failure', () => {
       }
     } finally {
       storeDown = false;
+    }
+  });
+});
+
+describe('the body', () => {
+  it('of a 3 MB text mail is cut to 65,536 characters and marked, and the mail processed', async () => {
+    const account = await mailAccount();
+    const line = 'A log line pasted in full, one after another.\r\n';
+    const id = await submit(
+      raw(
+        ['From: rita@customer.test', `To: ${account.address}`, 'Subject: the whole log'],
+        line.repeat(Math.ceil(3_000_000 / line.length)),
+      ),
+      { from: 'rita@customer.test', to: account.address },
+    );
+    const logged = await outcomeOf(account, id, 'the 3 MB text mail processed');
+    expect(logged.outcome).toBe('new_ticket');
+    const [description] = await messagesOf(account, logged.ticket_uuid);
+    expect(description?.body.length).toBeLessThanOrEqual(65_536);
+    expect(description?.body.startsWith('A log line pasted in full, one after another.\n')).toBe(true);
+    expect(description?.email).toMatchObject({ body_truncated: true, quoted_text_removed: false });
+  });
+
+  it('says quoted text was removed only when quoted history or a signature was taken out (not trimmed blanks)', async () => {
+    const account = await mailAccount();
+    const bodies = [
+      ['blanks', 'Hello   \r\nthe printer is on fire.   \r\n\r\n\r\n', false],
+      [
+        'quote',
+        'Thanks!\r\n\r\nOn Mon, 1 Jan 2026 at 10:00, Ann <ann@acme.test> wrote:\r\n> Is it fixed?',
+        true,
+      ],
+      ['signature', 'It is burning.\r\n\r\n-- \r\nRita\r\nSent from my phone', true],
+    ] as const;
+    for (const [subject, body, removed] of bodies) {
+      const id = await submit(
+        raw(['From: rita@customer.test', `To: ${account.address}`, `Subject: ${subject}`], body),
+        { from: 'rita@customer.test', to: account.address },
+      );
+      const logged = await outcomeOf(account, id, `the ${subject} mail processed`);
+      const [description] = await messagesOf(account, logged.ticket_uuid);
+      expect(description?.email.quoted_text_removed, subject).toBe(removed);
     }
   });
 });
