@@ -11,6 +11,7 @@ import { type MailStore, receiveMail } from '#lib/email/receive.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
+import { measureItemWrites } from '#test/support/item-sizes.ts';
 import { keepRaw } from '#test/support/kept-mail.ts';
 import { waitFor } from '#test/support/wait.ts';
 
@@ -123,6 +124,60 @@ describe('a mail too large for one item as it was sent', () => {
       subject: `${'S'.repeat(254)}…`,
     });
     expect(description?.email).not.toHaveProperty('to_count');
+  });
+});
+
+describe('a mail at every bound at once', () => {
+  it('is a ticket: what the bounds keep fits one item (the largest written is measured)', async () => {
+    const account = await mailAccount();
+    const address = (n: number) => `${String(n).padStart(3, '0')}${'a'.repeat(237)}@bound.example`;
+    const boundary = 'b-every';
+    const part = (n: number) =>
+      [
+        `--${boundary}`,
+        `Content-Type: application/${'x'.repeat(300)}`,
+        `Content-Disposition: attachment; filename="${'€'.repeat(300)}${n}"`,
+        '',
+        'data',
+      ].join('\r\n');
+    const kept = await keepRaw(
+      dir,
+      raw(
+        [
+          `From: "${'€'.repeat(1_000)}" <${address(0)}>`,
+          `To: ${account.address}, ${Array.from({ length: 60 }, (_, i) => address(i + 1)).join(', ')}`,
+          `Cc: ${Array.from({ length: 60 }, (_, i) => address(i + 100)).join(', ')}`,
+          `Subject: ${'€'.repeat(1_000)}`,
+          `Message-ID: <${'m'.repeat(890)}@customer.test>`,
+          `In-Reply-To: <${'r'.repeat(890)}@customer.test>`,
+          'MIME-Version: 1.0',
+          `Content-Type: multipart/mixed; boundary="${boundary}"`,
+        ],
+        [
+          `--${boundary}`,
+          'Content-Type: text/plain; charset=utf-8',
+          'Content-Transfer-Encoding: 8bit',
+          '',
+          '€'.repeat(70_000),
+          ...Array.from({ length: 105 }, (_, n) => part(n)),
+          `--${boundary}--`,
+        ].join('\r\n'),
+      ),
+      { mailFrom: 'rita@customer.test', address: account.address },
+    );
+    expect(address(0).length).toBe(254);
+    let records: Awaited<ReturnType<typeof receiveMail>> = [];
+    const writes = await measureItemWrites(async () => {
+      records = await receiveMail(kept, folderMailStore(dir));
+    }, [account.accountId]);
+    expect(records).toMatchObject([{ outcome: 'new_ticket' }]);
+    const largest = writes.reduce((a, b) => (b.bytesAfter > a.bytesAfter ? b : a));
+    console.log(`a mail at every bound: largest item ${largest.shape}, ${largest.bytesAfter} bytes`);
+    expect(largest.bytesAfter).toBeLessThan(400 * 1024);
+    const [description] = await messagesOf(account, records[0]?.ticketUuid as string);
+    expect(description?.body).toBe('€'.repeat(65_536));
+    expect(description?.email).toMatchObject({ to_count: 61, cc_count: 60, body_truncated: true });
+    expect(description?.attachments).toHaveLength(100);
   });
 });
 
