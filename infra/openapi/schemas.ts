@@ -227,7 +227,9 @@ export const Message = v.pipe(
           automatic: nullable(v.string()),
           quoted_text_removed: v.pipe(
             v.boolean(),
-            v.description('Quoted history or a signature was taken out of the body (never for trimmed blanks).'),
+            v.description(
+              'Quoted history or a signature was taken out of the body (never for trimmed blanks).',
+            ),
           ),
           body_truncated: v.optional(
             v.pipe(
