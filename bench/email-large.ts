@@ -20,37 +20,11 @@ import { round } from './lib/stats.ts';
  * (issue 29): peak RSS under 512 MB, since a mail is streamed to storage, never buffered whole. To
  * bench/runs/results-email-large.json (docs/email.md quotes it).
  */
-export async function runEmailLargeOnly(options: { quick: boolean }) {
-  const root = await mkdtemp(join(tmpdir(), 'deskpipe-bench-large-'));
-  const service = await startService(
-    {
-      DYNAMODB_DATA_DIR: join(root, 'dynamodb'),
-      MAIL_DATA_DIR: join(root, 'mail'),
-      TABLE_NAME: 'deskpipe-bench-large',
-      LOG_LEVEL: 'silent',
-    },
-    ['--in-memory'],
-  );
+export async function runEmailLargeOnly(options: { quick: boolean; text?: boolean }) {
+  if (options.text) return runEmailTextOnly();
+  const { service, root, pid, before, inbound } = await startMeasured('large');
   try {
-    const pid = servicePid(service.child.pid ?? 0);
     const address = 'support@demo.deskpipe.test';
-    const before = memoryOf(pid);
-    log(`  service pid ${pid}: before ${JSON.stringify(before)}`);
-
-    const inbound = async () => {
-      let count = 0;
-      let after: string | undefined;
-      for (;;) {
-        const r = await fetch(
-          `${service.baseUrl}/api/email/inbound?limit=100${after ? `&after=${after}` : ''}`,
-          { headers: { Authorization: `Bearer ${service.apiKey}` } },
-        );
-        const body = (await r.json()) as { data: unknown[]; next_cursor: string | null };
-        count += body.data.length;
-        if (!body.next_cursor) return count;
-        after = body.next_cursor;
-      }
-    };
     const send = async (mails: number, lanes: number, attachmentBytes: number, tag: string) => {
       const attachment = randomBytes(attachmentBytes);
       let next = 0;
@@ -116,6 +90,105 @@ export async function runEmailLargeOnly(options: { quick: boolean }) {
     mkdirSync(RUNS, { recursive: true });
     writeFileSync(join(RUNS, 'results-email-large.json'), `${JSON.stringify(results, null, 2)}\n`);
     log(`  peak RSS of the service: ${mediumResult.memory.peakMB} MB (goal: under 512 MB)`);
+  } finally {
+    await service.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** `npm start` on a data folder of its own, its node process's pid and memory at rest, and its inbound count. */
+async function startMeasured(name: string) {
+  const root = await mkdtemp(join(tmpdir(), `deskpipe-bench-${name}-`));
+  const service = await startService(
+    {
+      DYNAMODB_DATA_DIR: join(root, 'dynamodb'),
+      MAIL_DATA_DIR: join(root, 'mail'),
+      TABLE_NAME: `deskpipe-bench-${name}`,
+      LOG_LEVEL: 'silent',
+    },
+    ['--in-memory'],
+  );
+  const pid = servicePid(service.child.pid ?? 0);
+  const before = memoryOf(pid);
+  log(`  service pid ${pid}: before ${JSON.stringify(before)}`);
+  /** How many mails the demo account's inbound log holds. */
+  const inbound = async () => {
+    let count = 0;
+    let after: string | undefined;
+    for (;;) {
+      const r = await fetch(
+        `${service.baseUrl}/api/email/inbound?limit=100${after ? `&after=${after}` : ''}`,
+        { headers: { Authorization: `Bearer ${service.apiKey}` } },
+      );
+      const body = (await r.json()) as { data: unknown[]; next_cursor: string | null };
+      count += body.data.length;
+      if (!body.next_cursor) return count;
+      after = body.next_cursor;
+    }
+  };
+  return { service, root, pid, before, inbound };
+}
+
+/**
+ * `npm run bench -- --email-large --text`: text mails of ~25 MB (a 25,000,000-character text/plain body, no
+ * attachment) through a fresh `npm start`: one alone, then four at once over four connections. The service's
+ * peak resident memory (VmHWM) after each, and the time until each batch is logged. The goal (decisions.md,
+ * "Bounded"): a 25 MiB text mail costs no more than a 25 MiB attachment, under 512 MB. To
+ * bench/runs/results-email-text.json (docs/email.md quotes it).
+ */
+async function runEmailTextOnly() {
+  const { service, root, pid, before, inbound } = await startMeasured('text');
+  try {
+    // 67 characters and a line break, 367,648 times: 25 MB of text, 25.4 MB on the wire (CRLF), under 25 MiB.
+    const line = 'Text of a very long mail, line after line, as a log pasted in full.\n';
+    const text = line.repeat(Math.ceil(25_000_000 / line.length)).slice(0, 25_000_000);
+    const send = async (mails: number) => {
+      const seen = await inbound();
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: mails }, async (_, n) => {
+          const transport = nodemailer.createTransport({
+            host: '127.0.0.1',
+            port: service.smtpPort,
+            secure: false,
+            ignoreTLS: true,
+          });
+          await transport.sendMail({
+            from: `sender${n}@customer.bench`,
+            to: 'support@demo.deskpipe.test',
+            subject: `Text ${mails} ${n}`,
+            text,
+          });
+          transport.close();
+        }),
+      );
+      const accepted = performance.now();
+      // A keep-alive connection the busy service dropped (ECONNRESET) is asked again at the next poll.
+      await waitFor(async () => (await inbound().catch(() => 0)) >= seen + mails, {
+        timeout: 600_000,
+        interval: 250,
+        label: `${mails} text mails processed`,
+      });
+      const done = performance.now();
+      return {
+        mails,
+        acceptedS: round((accepted - started) / 1000, 2),
+        processedS: round((done - started) / 1000, 2),
+        memory: memoryOf(pid),
+      };
+    };
+    const one = await send(1);
+    log(`  one text mail of 25 MB: ${JSON.stringify(one)}`);
+    const four = await send(4);
+    log(`  four text mails of 25 MB at once: ${JSON.stringify(four)}`);
+    const results = { startedAt: new Date().toISOString(), before, one, four };
+    mkdirSync(RUNS, { recursive: true });
+    writeFileSync(join(RUNS, 'results-email-text.json'), `${JSON.stringify(results, null, 2)}\n`);
+    log(`  peak RSS of the service: ${four.memory.peakMB} MB (goal: under 512 MB)`);
+  } catch (error) {
+    log(`  the service's last output:\n${service.stdout().slice(-2000)}\n${service.stderr().slice(-3000)}`);
+    log(`  exit: ${service.child.exitCode} ${service.child.signalCode}`);
+    throw error;
   } finally {
     await service.stop();
     rmSync(root, { recursive: true, force: true });

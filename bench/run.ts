@@ -27,7 +27,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * SMTP server, and SMTP 250 to message p50/p99 (bench/email.ts), to bench/runs/results-email.json
  * (docs/capacity.md and docs/email.md quote it; never published).
  * `-- --email-large [--quick]`: ten ~25 MB mails at once and ~5 MB mails through npm start's SMTP server: the
- * service's peak RSS and mails processed per second (bench/email-large.ts), to bench/runs/results-email-large.json.
+ * service's peak RSS and mails processed per second (bench/email-large.ts), to bench/runs/results-email-large.json;
+ * with `--text`, ~25 MB text mails instead (one, then four at once), to bench/runs/results-email-text.json.
  * `-- --trash [--quick]`: a delete and a restore of a ticket with 100 messages, and the purge's throughput
  * (bench/trash.ts), to bench/runs/results-trash.json (docs/capacity.md quotes it; never published).
  * `-- --erasure [--quick]`: the erasure of a person with 10, 100 and 1,000 tickets (bench/erasure.ts), to
@@ -66,7 +67,10 @@ try {
       seconds: Number(argAfter('--seconds') ?? 10),
     });
   else if (process.argv.includes('--email-large'))
-    await (await import('./email-large.ts')).runEmailLargeOnly(options);
+    await (await import('./email-large.ts')).runEmailLargeOnly({
+      ...options,
+      text: process.argv.includes('--text'),
+    });
   else if (process.argv.includes('--email')) await (await import('./email.ts')).runEmailOnly(options);
   else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
   else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { MAX_ADDRESS_LENGTH, readAddress } from './email/addresses.ts';
 import { type FieldErrors, ValidationFailed } from './errors.ts';
 
 /**
@@ -98,16 +99,44 @@ export function optionalText(field: string, max: number) {
   return optionalField(stringRules(field, max));
 }
 
+/**
+ * An e-mail address as lib/email/addresses.ts reads it (the one reader of mail, the API and the erasure):
+ * apostrophes, quoted local parts and internationalized domains accepted; out comes the address as held (the
+ * domain in lower-case ASCII, the local part as written). At most 254 characters, never cut.
+ */
+export function emailAddress(invalid: string, tooLongMessage: string) {
+  return v.rawTransform<string, string>(({ dataset, addIssue, NEVER }) => {
+    const read = readAddress(dataset.value);
+    if ('address' in read) return read.address;
+    addIssue({ message: read.problem === 'too_long' ? tooLongMessage : invalid });
+    return NEVER;
+  });
+}
+
 function emailRules(field: string) {
   return v.pipe(
-    stringRules(field, 254),
-    v.email(`The ${attribute(field)} field must be a valid email address.`),
+    stringRules(field, MAX_ADDRESS_LENGTH),
+    emailAddress(
+      `The ${attribute(field)} field must be a valid email address.`,
+      tooLong(field, MAX_ADDRESS_LENGTH),
+    ),
   );
 }
 
+/** What a client sends for an address: a string of at most 254 characters (the reader says the rest). */
+const emailWire = v.pipe(
+  v.string(),
+  v.maxLength(MAX_ADDRESS_LENGTH),
+  v.metadata({ format: 'idn-email' }),
+  v.description(
+    'An e-mail address (RFC 5322/6531: apostrophes, quoted local parts and internationalized domains accepted); ' +
+      'an internationalized domain is kept in its ASCII form.',
+  ),
+);
+
 /** A required e-mail address, at most 254 characters. */
 export function requiredEmail(field: string) {
-  return requiredField(field, emailRules(field));
+  return requiredField(field, emailRules(field), emailWire);
 }
 
 function urlRules(field: string, max: number) {

@@ -12,6 +12,7 @@ import { keepCopies } from '#lib/email/copies.ts';
 import {
   accountsOf,
   MAX_MAIL_BYTES,
+  type MailStore,
   newInboundId,
   type ReceivedMail,
   receiveMail,
@@ -24,7 +25,9 @@ import { formatTimestamp } from '#lib/time.ts';
  * with its envelope beside it in `pending/<inbound id>.<account>.json`), then hands each to the one inbound handler
  * (lib/email/receive.ts), as SES + S3 + the inbound function do deployed. Raw mail is kept in a folder (`mail/`),
  * never in the table: a mail may be 25 MiB, an item 400 KB. A mail whose processing fails (the store stalled) stays
- * pending and is tried again; a restart processes everything still pending, and the Message-ID claim makes a mail
+ * pending and is tried again later, at the back of the queue, its slot given to the next mail meanwhile; a mail that
+ * can never be stored is not a failure (the handler logs it `rejected`). A restart processes everything still
+ * pending, and the Message-ID claim makes a mail
  * processed twice one message.
  */
 
@@ -51,6 +54,8 @@ export interface MailServerOptions {
    * receiving edge relay adds it (default `SMTP_AUTHSERV_ID`, else `deskpipe.local`; operations.md).
    */
   authservId?: string;
+  /** Where kept mail is read and attachments written: the folder store of `dir` unless given (tests fail it). */
+  store?: MailStore;
   /** Each processed mail's log entries (tests and the bench wait on these). */
   onProcessed?: (mail: ReceivedMail, records: InboundRecord[]) => void;
 }
@@ -73,52 +78,77 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   await Promise.all(
     ['raw', 'pending', 'done', 'incoming'].map((d) => mkdir(join(dir, d), { recursive: true })),
   );
-  const store = folderMailStore(dir);
+  const store = options.store ?? folderMailStore(dir);
   const authservId = options.authservId ?? localAuthservId();
 
-  // The processing queue: the names (`<inbound id>.<account>`) of the copies whose envelope is in pending/.
+  // The processing queue: the names (`<inbound id>.<account>`) of the copies whose envelope is in pending/; a
+  // failed one waits out its backoff (`retrying`: its attempts so far, its timer) outside the queue, then goes to
+  // its back.
   const queue: string[] = [];
   const queued = new Set<string>();
+  const retrying = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
   let running = 0;
   let stopped = false;
   const waiters: (() => void)[] = [];
   const CONCURRENCY = 4;
   const wakeIdle = () => {
-    if (queue.length === 0 && running === 0) for (const w of waiters.splice(0)) w();
+    if (queue.length === 0 && running === 0 && retrying.size === 0) for (const w of waiters.splice(0)) w();
   };
 
-  const processOne = async (id: string) => {
+  /**
+   * One attempt at a kept mail: true once processed (its log written), its envelope unreadable (nothing to try
+   * again) or gone (its ticket's purge took the copy and its records: lib/data/mail-store.ts, purgeMail); false
+   * when the store failed.
+   */
+  const processOne = async (id: string): Promise<boolean> => {
     const pending = join(dir, 'pending', `${id}.json`);
-    // Gone: its ticket's purge took the copy and its records (lib/data/mail-store.ts, purgeMail).
     const read = () => readFile(pending, 'utf8').catch(() => undefined);
     const record = await read();
-    if (record === undefined) return;
-    const mail = JSON.parse(record) as ReceivedMail;
-    for (let attempt = 0; !stopped; attempt++) {
-      try {
-        const records = await receiveMail(mail, store);
-        await rename(pending, join(dir, 'done', `${id}.json`)).catch(() => undefined);
-        options.onProcessed?.(mail, records);
-        return;
-      } catch (error) {
-        if ((await read()) === undefined) return;
-        // The store stalled or failed: the mail stays pending and is tried again (never lost, never doubled).
-        if (attempt === 0) {
-          console.error(`mail ${id}: ${error instanceof Error ? error.message : error} (retrying)`);
-        }
-        await new Promise((r) => setTimeout(r, RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]));
-      }
+    if (record === undefined) return true;
+    let mail: ReceivedMail;
+    try {
+      mail = JSON.parse(record) as ReceivedMail;
+    } catch (error) {
+      console.error(`mail ${id}: ${String(error)}`);
+      return true;
     }
+    try {
+      const records = await receiveMail(mail, store);
+      await rename(pending, join(dir, 'done', `${id}.json`)).catch(() => undefined);
+      options.onProcessed?.(mail, records);
+      return true;
+    } catch (error) {
+      if ((await read()) === undefined) return true;
+      // The store stalled or failed: the mail stays pending and is tried again (never lost, never doubled).
+      if (!retrying.has(id)) {
+        console.error(`mail ${id}: ${error instanceof Error ? error.message : error} (retrying)`);
+      }
+      return false;
+    }
+  };
+  const retryLater = (id: string) => {
+    const attempts = (retrying.get(id)?.attempts ?? 0) + 1;
+    const timer = setTimeout(
+      () => {
+        retrying.set(id, { attempts });
+        enqueue(id);
+      },
+      RETRY_MS[Math.min(attempts - 1, RETRY_MS.length - 1)],
+    );
+    retrying.set(id, { attempts, timer });
   };
   const pump = () => {
     while (!stopped && running < CONCURRENCY && queue.length > 0) {
       const id = queue.shift() as string;
       running += 1;
       processOne(id)
-        .catch((error: unknown) => console.error(`mail ${id}: ${String(error)}`))
+        .then((processed) => {
+          queued.delete(id);
+          if (processed) retrying.delete(id);
+          else if (!stopped) retryLater(id);
+        })
         .finally(() => {
           running -= 1;
-          queued.delete(id);
           pump();
           wakeIdle();
         });
@@ -257,6 +287,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       }),
     async stop() {
       stopped = true;
+      for (const { timer } of retrying.values()) clearTimeout(timer);
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

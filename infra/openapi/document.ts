@@ -90,8 +90,10 @@ const config: ConversionConfig = {
   typeMode: 'input',
   errorMode: 'throw',
   overrideAction: ({ valibotAction, jsonSchema }) => {
-    const form = (valibotAction as { metadata?: { wire?: WireForm } }).metadata?.wire;
-    if (form) return plain(form.schema, {});
+    const metadata = (valibotAction as { metadata?: { wire?: WireForm; format?: string } }).metadata;
+    if (metadata?.wire) return plain(metadata.wire.schema, {});
+    // A format the service checks with its own reader (an address: lib/email/addresses.ts), named in a wire form.
+    if (metadata?.format) return { ...jsonSchema, format: metadata.format };
     // Every integer the API takes or answers is within ±(2^53 − 1) (lib/number-fields.ts, MAX_EXACT_INTEGER).
     if (valibotAction.type === 'integer') return { ...jsonSchema, format: 'int64' };
     return RUNTIME_ONLY.has(valibotAction.type) ? jsonSchema : undefined;

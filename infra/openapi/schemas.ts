@@ -189,9 +189,26 @@ export const Message = v.pipe(
         v.strictObject({
           message_id: nullable(v.string()),
           from: v.strictObject({ email: v.string(), name: nullable(v.string()) }),
-          to: v.array(v.string()),
-          cc: v.array(v.string()),
-          subject: v.string(),
+          to: v.pipe(v.array(v.string()), v.description('At most the first 50 addresses of the header.')),
+          cc: v.pipe(v.array(v.string()), v.description('At most the first 50 addresses of the header.')),
+          to_count: v.optional(
+            v.pipe(
+              v.number(),
+              v.integer(),
+              v.description('How many addresses the To header named, when more than `to` keeps.'),
+            ),
+          ),
+          cc_count: v.optional(
+            v.pipe(
+              v.number(),
+              v.integer(),
+              v.description('How many addresses the Cc header named, when more than `cc` keeps.'),
+            ),
+          ),
+          subject: v.pipe(
+            v.string(),
+            v.description('At most 255 characters: a longer subject is cut, its last character `…`.'),
+          ),
           in_reply_to: nullable(v.string()),
           threading: v.pipe(
             nullable(
@@ -219,8 +236,21 @@ export const Message = v.pipe(
               ),
             ),
           ),
-          quoted_text_removed: v.boolean(),
-          body_truncated: v.optional(v.boolean()),
+          quoted_text_removed: v.pipe(
+            v.boolean(),
+            v.description(
+              'Quoted history or a signature was taken out of the body (never for trimmed blanks).',
+            ),
+          ),
+          body_truncated: v.optional(
+            v.pipe(
+              v.boolean(),
+              v.description(
+                'The text was longer than 65,536 characters and was cut (before quoted text was looked for); the ' +
+                  'raw mail is whole.',
+              ),
+            ),
+          ),
           attachments_omitted: v.optional(v.pipe(v.number(), v.integer())),
           spam: v.optional(
             v.pipe(

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { FieldErrors } from '#lib/errors.ts';
 import { isCalendarDate } from '#lib/time.ts';
-import { validate } from '#lib/validation.ts';
+import { emailAddress, validate } from '#lib/validation.ts';
 import { ASSIGNMENT_METHODS, PLANS, PRIORITIES, WEEKDAYS } from './types.ts';
 
 /**
@@ -20,7 +20,7 @@ const email = v.pipe(
   v.string('must be a string'),
   v.trim(),
   v.maxLength(254, 'must be at most 254 characters'),
-  v.email('must be a valid e-mail address'),
+  emailAddress('must be a valid e-mail address', 'must be at most 254 characters'),
 );
 const bool = v.boolean('must be true or false');
 

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { canonicalAddress } from '#lib/email/addresses.ts';
 import {
   DEFAULT_PER_PAGE,
   linkParamsOf,
@@ -55,7 +56,8 @@ export function parseContactListQuery(query: Record<string, string[]>): ContactL
   return {
     page: q.page ?? 1,
     perPage: q.per_page ?? DEFAULT_PER_PAGE,
-    ...(q.email !== undefined ? { email: q.email } : {}),
+    // Compared as addresses are held: an internationalized domain in either form finds the contact.
+    ...(q.email !== undefined ? { email: canonicalAddress(q.email) ?? q.email } : {}),
     ...(q.search !== undefined ? { search: q.search } : {}),
     linkParams: linkParamsOf(query, recognisedBy(ContactListQueryParams)),
   };

@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { intEnv, requireEnv } from '#lib/config/env.ts';
 import { ServiceUnavailable } from '#lib/errors.ts';
-import { isStoreUnavailable, isTransactionConflict } from './errors.ts';
+import { isRefusedAsInvalid, isStoreUnavailable, isTransactionConflict, StoreRefused } from './errors.ts';
 import { chunks } from './items.ts';
 import { timeLeftMs } from './request-scope.ts';
 
@@ -77,7 +77,9 @@ export const dynamo = DynamoDBDocumentClient.from(lowLevel, {
 });
 
 // Outermost: once the SDK's own retries are spent, an unreachable, slow or throttling store is a 503 for the
-// client (never a bare 500), whatever call it was. Conflicts stay as they are: the data layer retries them.
+// client (never a bare 500), whatever call it was. Conflicts stay as they are: the data layer retries them. A
+// request refused as invalid (an item over 400 KB) is StoreRefused: a 500 for a client as before, and for the
+// inbound handler a mail that can never be stored, told apart from one to try again.
 dynamo.middlewareStack.add(
   (next) => async (args) => {
     try {
@@ -86,6 +88,7 @@ dynamo.middlewareStack.add(
       if (!isTransactionConflict(error) && isStoreUnavailable(error)) {
         throw new ServiceUnavailable(1, { cause: error });
       }
+      if (isRefusedAsInvalid(error)) throw new StoreRefused({ cause: error });
       throw error;
     }
   },

@@ -96,6 +96,16 @@ export function isStoreUnavailable(error: unknown): boolean {
 }
 
 /**
+ * The store refused the request as invalid (ValidationException, or a transaction's ValidationError): an item over
+ * 400 KB, a key over its limit. The same request never succeeds, however often it is tried again.
+ */
+export function isRefusedAsInvalid(error: unknown): boolean {
+  return (
+    asDynamo(error).name === 'ValidationException' || cancellationCodes(error).includes('ValidationError')
+  );
+}
+
+/**
  * Signals of the data layer to the domain (not HTTP errors: the domain decides what each means for the client).
  */
 
@@ -106,6 +116,20 @@ export function isStoreUnavailable(error: unknown): boolean {
 export class ConcurrentWrite extends Error {
   constructor(options?: ErrorOptions) {
     super('A concurrent write changed what this write depended on', options);
+  }
+}
+
+/**
+ * A request the store refused as invalid (isRefusedAsInvalid): nothing was written, and trying it again changes
+ * nothing. The domain says what it means (a received mail that can never be stored is logged `rejected`).
+ */
+export class StoreRefused extends Error {
+  constructor(options?: ErrorOptions) {
+    const cause = options?.cause;
+    super(
+      `The store refused the write: ${cause instanceof Error ? cause.message : 'invalid request'}`,
+      options,
+    );
   }
 }
 

@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import EmailReplyParser from 'email-reply-parser';
 import {
   type AddressObject,
   type AttachmentStream,
@@ -8,20 +7,25 @@ import {
   type MailParserOptions,
   type MessageText,
 } from 'mailparser';
+import { canonicalAddress, readAddress } from './addresses.ts';
+import { capTextParts, type MailText, textOf } from './mail-text.ts';
 
 /**
  * A raw mail read once, as a stream (docs/email.md, "Parsing"): mailparser decodes MIME (multipart, transfer
  * encodings, charsets, encoded words; an HTML-only mail becomes text), each attachment is handed to `keep` as
- * it streams by (never the whole mail in memory), and email-reply-parser cuts quoted history and signature.
+ * it streams by (never the whole mail in memory), and the text is cut and its quoted history and signature
+ * found (./mail-text.ts). What is kept is bounded whatever the mail holds (decisions.md, "Bounded"): addresses,
+ * names, subject, text.
  */
 
 /** At most this many attachments are kept and listed; the rest are counted (`attachments_omitted`). */
 export const MAX_KEPT_ATTACHMENTS = 100;
+/** At most this many To and Cc addresses are kept each; the header's count is kept beside them. */
+export const MAX_KEPT_ADDRESSES = 50;
+/** Names, subjects, attachment names and types are cut to this many characters, the last one `…`. */
+export const MAX_NAME_LENGTH = 255;
 /** Headers of one MIME node beyond this are refused (the mail is logged `rejected`): 4 MiB. */
 const MAX_HEAD_BYTES = 4 * 1024 * 1024;
-/** A header's text beyond this is cut where it is recorded (a Subject of 100,000 characters). */
-const MAX_HEADER_TEXT = 998;
-
 export interface KeptAttachment {
   id: string;
   filename: string;
@@ -29,21 +33,23 @@ export interface KeptAttachment {
   size: number;
 }
 
-export interface ParsedMail {
+export interface ParsedMail extends MailText {
   /** A header as sent (lower-case name, unfolded, first occurrence), for the classifier. */
   header: (name: string) => string | undefined;
   contentType: string;
+  /** The first From address, held as readAddress holds it (lower case); undefined when none or unusable. */
   from: { email: string; name: string | null } | undefined;
+  /** Why the From header's address is not used: over 254 characters, or not an address. */
+  fromProblem: 'sender_address_too_long' | 'sender_address_invalid' | undefined;
+  /** The first MAX_KEPT_ADDRESSES addresses of To and Cc (lower case), and how many each header named. */
   to: string[];
   cc: string[];
+  toCount: number;
+  ccCount: number;
   subject: string;
   messageId: string | undefined;
   inReplyTo: string | undefined;
   references: string[];
-  /** The whole text (text/plain part, else the HTML as text), NUL-free. */
-  text: string;
-  /** The new text: quoted history and signature removed. */
-  visibleText: string;
   /** Every top-level `Authentication-Results` header, top first (at most 20), for lib/email/authentication.ts. */
   authenticationResults: string[];
   attachments: KeptAttachment[];
@@ -67,19 +73,51 @@ function headerText(value: HeaderValue | undefined): string | undefined {
   return undefined;
 }
 
-function addresses(value: HeaderValue | undefined): { email: string; name: string | null }[] {
+/** A text cut to `max` characters, its last one `…` when cut (never half of a surrogate pair). */
+export function cutMarked(text: string, max = MAX_NAME_LENGTH): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 2)) ? max - 2 : max - 1;
+  return `${text.slice(0, end)}…`;
+}
+
+/** The addresses of a header as written (groups flattened), with their names. */
+function addresses(value: HeaderValue | undefined): { address: string; name: string }[] {
   if (value === undefined || typeof value !== 'object' || value instanceof Date) return [];
   const objects = (Array.isArray(value) ? value : [value]) as AddressObject[];
-  const out: { email: string; name: string | null }[] = [];
+  const out: { address: string; name: string }[] = [];
   const walk = (list: AddressObject['value']) => {
     for (const a of list ?? []) {
       if (a.group) walk(a.group);
-      else if (a.address)
-        out.push({ email: clean(a.address).toLowerCase(), name: a.name ? clean(a.name) : null });
+      else if (a.address) out.push({ address: a.address, name: a.name ?? '' });
     }
   };
   for (const o of objects) if (o && Array.isArray(o.value)) walk(o.value);
   return out;
+}
+
+/** The first MAX_KEPT_ADDRESSES addresses of a header that are addresses (lower case), and the header's count. */
+function keptAddresses(value: HeaderValue | undefined): { kept: string[]; count: number } {
+  const all = addresses(value);
+  const kept: string[] = [];
+  for (const { address } of all) {
+    const held = canonicalAddress(clean(address));
+    if (held) kept.push(held);
+    if (kept.length === MAX_KEPT_ADDRESSES) break;
+  }
+  return { kept, count: all.length };
+}
+
+/** The sender: the first From address, if it is one. */
+function senderOf(value: HeaderValue | undefined): Pick<ParsedMail, 'from' | 'fromProblem'> {
+  const [first] = addresses(value);
+  if (!first) return { from: undefined, fromProblem: undefined };
+  const read = readAddress(clean(first.address));
+  if ('problem' in read) {
+    const problem = read.problem === 'too_long' ? 'sender_address_too_long' : 'sender_address_invalid';
+    return { from: undefined, fromProblem: problem };
+  }
+  const name = cutMarked(clean(first.name).trim());
+  return { from: { email: read.address.toLowerCase(), name: name || null }, fromProblem: undefined };
 }
 
 /** Message-IDs in a header (`<a@b> <c@d>`), in order, without their angle brackets. */
@@ -99,6 +137,7 @@ export async function parseMail(raw: Readable, keep: KeepAttachment): Promise<Pa
     // mailsplit's own limit (1 MiB of headers per MIME node) refuses a 2 MB header block; more is refused.
     maxHeadSize: MAX_HEAD_BYTES,
   } as MailParserOptions);
+  const textCut = capTextParts(parser);
   let rawHeaders = new Map<string, string>();
   let authenticationResults: string[] = [];
   let headers = new Map<string, HeaderValue>();
@@ -135,8 +174,8 @@ export async function parseMail(raw: Readable, keep: KeepAttachment): Promise<Pa
     }
     const kept: KeptAttachment = {
       id: `att_${String(attachments.length + 1).padStart(4, '0')}`,
-      filename: clean(data.filename ?? 'attachment').slice(0, 255),
-      content_type: data.contentType || 'application/octet-stream',
+      filename: cutMarked(clean(data.filename ?? 'attachment')),
+      content_type: cutMarked(data.contentType || 'application/octet-stream'),
       size: 0,
     };
     attachments.push(kept);
@@ -174,32 +213,23 @@ export async function parseMail(raw: Readable, keep: KeepAttachment): Promise<Pa
       ? String(contentTypeValue.value)
       : (headerText(contentTypeValue) ?? 'text/plain')) || 'text/plain'
   ).toLowerCase();
-  const whole = clean(text?.text ?? '').trim();
-  const visible = clean(visibleTextOf(whole)).trim();
+  const to = keptAddresses(headers.get('to'));
+  const cc = keptAddresses(headers.get('cc'));
   return {
     header: rawHeader,
     contentType,
-    from: addresses(headers.get('from'))[0],
-    to: addresses(headers.get('to')).map((a) => a.email),
-    cc: addresses(headers.get('cc')).map((a) => a.email),
-    subject: (header('subject') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_HEADER_TEXT),
+    ...senderOf(headers.get('from')),
+    to: to.kept,
+    cc: cc.kept,
+    toCount: to.count,
+    ccCount: cc.count,
+    subject: cutMarked((header('subject') ?? '').replace(/\s+/g, ' ').trim()),
     messageId: messageIds(header('message-id'))[0],
     inReplyTo: messageIds(header('in-reply-to'))[0],
     references: messageIds(header('references')),
-    text: whole,
-    visibleText: visible === '' ? whole : visible,
+    ...textOf(clean(text?.text ?? ''), textCut()),
     authenticationResults,
     attachments,
     attachmentsOmitted: omitted,
   };
-}
-
-/** The reply's own text: email-reply-parser's visible fragments (quoted history and signature left out). */
-function visibleTextOf(text: string): string {
-  if (text === '') return '';
-  try {
-    return new EmailReplyParser().parseReply(text);
-  } catch {
-    return text;
-  }
 }

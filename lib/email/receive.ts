@@ -12,6 +12,7 @@ import {
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
+import { StoreRefused } from '#lib/data/errors.ts';
 import { attachmentKey, type MailObjectStore, rawCopyKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
 import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
@@ -22,7 +23,6 @@ import { findTicket } from '#lib/tickets/get-ticket.ts';
 import {
   AutomaticNotThreaded,
   descriptionMessage,
-  MAX_MESSAGE_BODY,
   type MailFields,
   type Message,
   postParsedMessage,
@@ -266,7 +266,15 @@ async function deliver(
   if (marked) return automaticOutcome(marked.ticketUuid, marked.messageId);
   // Mail of our own addresses (a loop of the service's own) and automatic mail with no sender thread nowhere.
   if (automatic && (automatic === 'own_address' || !from)) return automaticOutcome();
-  if (!from) return { outcome: 'rejected', reason: 'no_sender', ticketUuid: null, messageId: null };
+  // No sender, or a From that is not an address or is over 254 characters (never cut into another address).
+  if (!from) {
+    return {
+      outcome: 'rejected',
+      reason: parsed.fromProblem ?? 'no_sender',
+      ticketUuid: null,
+      messageId: null,
+    };
+  }
   // An agent's address that does not authenticate writes nothing anywhere (decisions.md): only logged.
   const authentication = authenticationOf(mail, parsed);
   const { agent, suspended } = agentOf(config, from.email, authentication);
@@ -295,22 +303,26 @@ async function deliver(
   // Who may move the ticket: its requester, a party (a Cc of its mail) or an agent; their mail makes the people
   // it names parties too. Anyone else's mail threads without changing it.
   const party = agent !== undefined || !ticket || (await isParty(accountId, ticket, from.email));
-  const body = bodyOf(parsed);
+  // The new text, at most MAX_MESSAGE_BODY characters (the parser cut the text before looking for quotes).
+  const body = parsed.visibleText || '(no text)';
   const mailFields = (matchedBy: ThreadingRule): MailFields => ({
     email: {
       message_id: parsed.messageId ?? null,
       from: { email: from.email, name: from.name },
       to: parsed.to,
       cc: parsed.cc,
+      // The header's count of addresses, where more were named than kept (at most MAX_KEPT_ADDRESSES each).
+      ...(parsed.toCount > parsed.to.length ? { to_count: parsed.toCount } : {}),
+      ...(parsed.ccCount > parsed.cc.length ? { cc_count: parsed.ccCount } : {}),
       subject: parsed.subject,
       in_reply_to: parsed.inReplyTo ?? null,
       threading: { matched_by: matchedBy },
       automatic,
       authentication,
-      quoted_text_removed: parsed.visibleText !== parsed.text,
+      quoted_text_removed: parsed.quotedTextRemoved,
       ...(mail.verdicts?.spam === 'FAIL' ? { spam: true } : {}),
       ...(mail.verdicts?.virus === 'FAIL' ? { virus: true } : {}),
-      ...(body.cut ? { body_truncated: true } : {}),
+      ...(parsed.textCut ? { body_truncated: true } : {}),
       ...(parsed.attachmentsOmitted > 0 ? { attachments_omitted: parsed.attachmentsOmitted } : {}),
     },
     attachments: parsed.attachments.map((a) => ({ ...a })),
@@ -338,10 +350,10 @@ async function deliver(
     const created = await createTicketFrom(
       accountId,
       {
-        subject: (parsed.subject || '(no subject)').slice(0, 255).trim(),
-        description: body.text,
-        requester_email: from.email.slice(0, 254),
-        requester_name: from.name?.slice(0, 255) || undefined,
+        subject: parsed.subject || '(no subject)',
+        description: body,
+        requester_email: from.email,
+        requester_name: from.name || undefined,
         priority: undefined,
         category_id: undefined,
         category_slug: undefined,
@@ -365,7 +377,7 @@ async function deliver(
           accountId,
           ticket.uuid,
           {
-            body: body.text,
+            body,
             visibility: 'public',
             author: agent ? 'agent' : 'requester',
             agent_id: agent?.id,
@@ -414,6 +426,12 @@ async function deliver(
     if (error instanceof AppError && error.statusCode < 500) {
       return { outcome: 'rejected', reason: error.message.slice(0, 300), ticketUuid: null, messageId: null };
     }
+    // A mail the store refuses whatever is tried (an item over 400 KB the bounds did not foresee): logged, never
+    // tried again. A store that fails (unreachable, throttling) throws: the mail is tried again later.
+    if (error instanceof StoreRefused) {
+      const reason = `unstorable: ${error.message}`.slice(0, 300);
+      return { outcome: 'rejected', reason, ticketUuid: null, messageId: null };
+    }
     throw error;
   }
 }
@@ -434,13 +452,6 @@ function duplicateOf(held: MailIdRecord, inboundId: string): Decision {
     ticketUuid: held.ticketUuid,
     messageId: held.messageId,
   };
-}
-
-/** The message body: the new text, NUL-free, 1 to 65,536 characters (a longer one is cut and says so). */
-function bodyOf(parsed: ParsedMail): { text: string; cut: boolean } {
-  const text = parsed.visibleText || '(no text)';
-  if (text.length <= MAX_MESSAGE_BODY) return { text, cut: false };
-  return { text: text.slice(0, MAX_MESSAGE_BODY).trim(), cut: true };
 }
 
 const SUBJECT_REFERENCE = /\[([A-Za-z]{2,10}-\d{1,15})\]/;

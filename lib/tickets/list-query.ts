@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
+import { canonicalAddress } from '#lib/email/addresses.ts';
 import {
   DEFAULT_PER_PAGE,
   linkParamsOf,
@@ -114,7 +115,10 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
     ...(q.status ? { status: q.status } : {}),
     ...(q.priority ? { priority: q.priority } : {}),
     ...(q.assignee_id !== undefined ? { assigneeId: q.assignee_id } : {}),
-    ...(q.requester_email !== undefined ? { requesterEmail: q.requester_email } : {}),
+    // Compared as addresses are held: an internationalized domain in either form finds the requester.
+    ...(q.requester_email !== undefined
+      ? { requesterEmail: canonicalAddress(q.requester_email) ?? q.requester_email }
+      : {}),
     ...(q.search !== undefined ? { search: q.search } : {}),
     ...(q.sla === 'breached' ? { slaBreached: true } : {}),
     ...(q.sort ? { sort: q.sort } : {}),

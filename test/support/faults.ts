@@ -8,14 +8,16 @@ import { dynamo } from '#lib/data/client.ts';
  *   a write may have landed although the caller saw an error.
  * - `conflict`: the store refuses the call because a transaction holds one of its items
  *   (TransactionConflictException, which DynamoDB raises for a plain write too).
+ * - `refused`: the store refuses the request as invalid whatever is tried again (an item over 400 KB, a key over
+ *   its limit: ValidationException), as it refuses a write of something that can never be stored.
  * It sits inside the service's error mapping and outside the SDK's retries: the injected failure is final.
  */
-export type FaultMode = 'lost-request' | 'lost-answer' | 'conflict';
+export type FaultMode = 'lost-request' | 'lost-answer' | 'conflict' | 'refused';
 
-interface Plan {
-  at: number;
+/** The call that fails: the `at`th of the work, or the first of `operation` (`TransactWriteItems`). */
+type Plan = ({ at: number; operation?: undefined } | { at?: undefined; operation: string }) & {
   mode: FaultMode;
-}
+};
 
 let calls = 0;
 let plan: Plan | undefined;
@@ -23,6 +25,12 @@ let operations: string[] = [];
 let installed = false;
 
 function injectedError(mode: FaultMode): Error {
+  if (mode === 'refused') {
+    return Object.assign(new Error('Item size has exceeded the maximum allowed size (injected)'), {
+      name: 'ValidationException',
+      $metadata: { httpStatusCode: 400 },
+    });
+  }
   if (mode === 'conflict') {
     return Object.assign(new Error('Transaction is ongoing for the item (injected)'), {
       name: 'TransactionConflictException',
@@ -40,17 +48,22 @@ function install(): void {
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       const n = ++calls;
-      operations.push(String(context.commandName).replace(/Command$/, ''));
-      if (plan?.at !== n) return next(args);
-      if (plan.mode !== 'lost-answer') throw injectedError(plan.mode);
+      const operation = String(context.commandName).replace(/Command$/, '');
+      operations.push(operation);
+      const failing = plan && (plan.operation ? plan.operation === operation : plan.at === n);
+      if (!plan || !failing) return next(args);
+      const { mode } = plan;
+      // An operation's first call only: the calls after it run as they would.
+      if (plan.operation) plan = undefined;
+      if (mode !== 'lost-answer') throw injectedError(mode);
       await next(args);
-      throw injectedError(plan.mode);
+      throw injectedError(mode);
     },
     { step: 'initialize', name: 'injectedFaults', priority: 'low' },
   );
 }
 
-/** Runs `work` counting its DynamoDB calls; with `fail`, the call at that position fails. */
+/** Runs `work` counting its DynamoDB calls; with `fail`, the call at that position (or of that operation) fails. */
 export async function withFault<T>(
   fail: Plan | undefined,
   work: () => Promise<T>,
