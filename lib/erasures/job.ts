@@ -167,7 +167,7 @@ async function advance(
       // with fewer identifiers than a later ticket teaches would keep those (in it, its events, its kept answers).
       // A page of their postings a move, each ticket read (in parallel); resumed after the page's last key.
       const keys = tickets.index.keys;
-      const postings = keys.postingPartition(accountId, dimension.email(p.person.email));
+      const postings = keys.postingPartition(accountId, dimension.email(accountId, p.person.email));
       const page = (
         await sortKeysFrom(postings, p.at === null ? '0' : `${p.at}\u0000`, stepSize(options))
       ).filter((sk) => !keys.isCounterSort(sk));
@@ -190,7 +190,10 @@ async function advance(
       const mentioned = p.phase === 'mentions';
       if (p.object === null) {
         if (mentioned) return await nextMention(accountId, p, count, options);
-        const postings = tickets.index.keys.postingPartition(accountId, dimension.email(p.person.email));
+        const postings = tickets.index.keys.postingPartition(
+          accountId,
+          dimension.email(accountId, p.person.email),
+        );
         const [orderKey] = await sortKeysFrom(postings, '0', 1);
         const stored = orderKey ? await tickets.getByOrderKey(accountId, orderKey) : undefined;
         if (!orderKey) next(p, 'mentions');
@@ -280,7 +283,7 @@ async function advance(
       }
       if (p.object === null) {
         const [orderKey] = await sortKeysFrom(
-          deals.index.keys.postingPartition(accountId, contactDealsDimension(p.contact.id)),
+          deals.index.keys.postingPartition(accountId, contactDealsDimension(accountId, p.contact.id)),
           p.at ?? '0',
           1,
         );
@@ -428,8 +431,8 @@ async function advance(
       count('email_outbound', await eraseAddressOutbox(accountId, email));
       let removed = 0;
       for (const [engine, dim] of [
-        [tickets, dimension.email(email)],
-        [contacts, filterDimensions(contacts.index.declaration, { email })[0] as string],
+        [tickets, dimension.email(accountId, email)],
+        [contacts, filterDimensions(contacts.index.declaration, accountId, { email })[0] as string],
       ] as const) {
         const keys = engine.index.keys;
         removed += await deleteEmptyDimension(
@@ -574,7 +577,7 @@ function holds(object: unknown, p: ErasureProgress): boolean {
  */
 async function liveSinceBefore(accountId: string, email: string, startMicros: number): Promise<boolean> {
   const [oldest] = await sortKeysFrom(
-    tickets.index.keys.postingPartition(accountId, dimension.email(email)),
+    tickets.index.keys.postingPartition(accountId, dimension.email(accountId, email)),
     orderKeys.first,
     1,
   );

@@ -276,8 +276,10 @@ describe('the purge', () => {
       body: { name: 'Renewal', amount: '5.00', contact_email: contactEmail, contact_first_name: 'Cora' },
     });
     expect(deal.status, deal.text).toBe(201);
-    const ticketDim = dimension.email(requester);
-    const contactDim = filterDimensions(contacts.index.declaration, { email: contactEmail })[0] as string;
+    const ticketDim = dimension.email(account.accountId, requester);
+    const contactDim = filterDimensions(contacts.index.declaration, account.accountId, {
+      email: contactEmail,
+    })[0] as string;
     const left = async (engine: typeof tickets | typeof contacts, dim: string) => {
       const keys = engine.index.keys;
       const partition = async (pk: string) =>
