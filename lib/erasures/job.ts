@@ -4,6 +4,7 @@ import { contacts } from '#lib/data/contact-index.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { deals } from '#lib/data/deal-index.ts';
 import { deleteMailId } from '#lib/data/email.ts';
+import { clearLeftDimensions, noteLeftDimensions } from '#lib/data/empty-dimensions.ts';
 import {
   completeErasure,
   deleteEmptyDimension,
@@ -57,8 +58,10 @@ import { ERASED, type Person, personPattern, redactText, redactValue, withIdenti
  *  find → tickets (each: the ticket, its messages, its references) → mentions (the person's references: each
  *  ticket their mail reached, redacted as mentioned by the same moves; each mail of theirs that opened no ticket)
  *  → deals (each: the deal, its references) → trash (what the
- *  person had in the trash: references, purged now) → contact (references, the contact) → leftovers (the address's
- *  empty counters, blocks, directory entries) → complete (the record, the ledger, `contact.erased`).
+ *  person had in the trash: references, purged now) → contact (references, the contact) → recheck → dimensions
+ *  (what the dimensions the rewrites left, a custom field's value naming the person, leave once empty) →
+ *  leftovers (the address's empty counters, blocks, directory entries) → complete (the record, the ledger,
+ *  `contact.erased`).
  */
 export const STEP_ITEMS = 25;
 
@@ -266,6 +269,9 @@ async function advance(
         const after = redactValue(stored.entity, person()) as Ticket;
         if (!mentioned) after.requester = { ...after.requester, email: '', erased: true };
         if (JSON.stringify(after) !== JSON.stringify(stored.entity)) {
+          // The dimensions its values named that it leaves (a custom field holding the person's name), noted
+          // first: the last phases delete what they leave once empty.
+          await noteLeftDimensions(tickets.index, accountId, record.id, stored.entity, after);
           const landed = await unlessRaced(() =>
             tickets.update(accountId, { before: stored.entity, after, version: stored.version }),
           );
@@ -316,6 +322,7 @@ async function advance(
           erased: true,
         };
         after.contactPhone = null;
+        await noteLeftDimensions(deals.index, accountId, record.id, stored.entity, after);
         const landed = await unlessRaced(() =>
           deals.update(accountId, { before: stored.entity, after, version: stored.version }),
         );
@@ -408,11 +415,20 @@ async function advance(
         }
       }
       const touched = await touchedAfter(accountId, record.id, p.at);
-      if (!touched) next(p, 'leftovers');
+      if (!touched) next(p, 'dimensions');
       else {
         p.at = touched.sk;
         startObject(p, touched.uuid, 'refs');
       }
+      break;
+    }
+    case 'dimensions': {
+      // What the dimensions the rewrites took the person's objects out of leave once empty (their counters,
+      // blocks and directory entries, keyed by a hash of a value that named the person), a page of notes a move.
+      const { removed, more } = await clearLeftDimensions(accountId, record.id, stepSize(options));
+      count('index', removed);
+      work += stepSize(options);
+      if (!more) next(p, 'leftovers');
       break;
     }
     case 'leftovers': {
