@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { queryAll, tableName } from '#lib/data/client.ts';
+import { batchPutAll, getItem, queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { deals } from '#lib/data/deal-index.ts';
 import type { Index } from '#lib/data/index/items.ts';
+import { orderKeyOfUuid, packOrderKey } from '#lib/data/index/order-key.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { textsOf } from '#test/support/erasures.ts';
@@ -175,5 +176,40 @@ describe('keyed values in the index keys', () => {
     expect(await answers()).toEqual(expected);
     const rebuilt = await indexTexts(account.accountId);
     expect(WRITTEN.filter((w) => rebuilt.some((t) => t.includes(w)))).toEqual([]);
+  });
+
+  it('a table written before them (values and words in keys, no migration): the reindex deletes those items', async () => {
+    const account = await createTestAccount();
+    const id = account.accountId;
+    const created = await gateway.call('POST', '/api/tickets', {
+      key: account.apiKey,
+      body: {
+        subject: 'Marmalade',
+        description: 'd',
+        requester_email: 'old@keyedvalues.test',
+        custom_fields: { plan: 'Platinumtier' },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const orderKey = orderKeyOfUuid(created.body.ticket.uuid) as string;
+    // What this ticket's index was before keyed keys: its custom field and a word as written.
+    const keys = tickets.index.keys;
+    const old = 'cf#plan#Platinumtier';
+    const oldItems = [
+      { ...keys.directoryEntry(id, old), type: 'index_dimension' },
+      { ...keys.posting(id, old, orderKey), type: 'ticket_posting' },
+      { ...keys.counter(id, old, 0), n: 1 },
+      { ...keys.block(id, old, 1), k: new Set([packOrderKey(orderKey)]) },
+      { ...keys.prefixTerm(id, 'marmalade', orderKey), type: 'ticket_term' },
+    ];
+    await batchPutAll(oldItems);
+    await tickets.rebuild(id);
+    const left = await Promise.all(oldItems.map((item) => getItem({ pk: item.pk, sk: item.sk })));
+    // Every old item but the directory entry (the reindex never deletes an entry) is gone.
+    expect(left.map((item) => item !== undefined)).toEqual([true, false, false, false, false]);
+    const listed = await gateway.call('GET', '/api/tickets?custom_fields[plan]=Platinumtier&search=marm', {
+      key: account.apiKey,
+    });
+    expect(listed.body.meta.total).toBe(1);
   });
 });
