@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { folderMailStore } from '#infra/local/mail.ts';
-import { getItem, queryAll, tableName } from '#lib/data/client.ts';
 import { folderMailEraser } from '#lib/data/mail-store.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
 import { newInboundId, receiveMail } from '#lib/email/receive.ts';
@@ -23,6 +22,7 @@ import {
   writePerson,
 } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';
+import { dimensionItems } from '#test/support/index-snapshot.ts';
 
 /**
  * An erased person leaves nothing in the table's keys either (decisions.md, "Deleting, restoring and erasing";
@@ -160,16 +160,6 @@ describe('an erasure and the index keys', () => {
 
     // What the person's values named, beyond the postings: no counter, block or directory entry is left of a
     // dimension no ticket is in any more.
-    const keys = tickets.index.keys;
-    const partition = async (pk: string) =>
-      (
-        await queryAll({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ConsistentRead: true,
-        })
-      ).map((i) => String(i.sk));
     const erasedNow = await Promise.all(
       (made[person.email] ?? []).map((uuid) => tickets.getByUuid(account.accountId, uuid)),
     );
@@ -178,12 +168,8 @@ describe('an erasure and the index keys', () => {
     );
     const left = [];
     for (const dim of [...personDims].filter((d) => !stillIn.has(d))) {
-      const items = [
-        ...(await partition(keys.postingPartition(account.accountId, dim))),
-        ...(await partition(keys.blockPartition(account.accountId, dim))),
-        ...((await getItem(keys.directoryEntry(account.accountId, dim))) ? ['entry'] : []),
-      ];
-      if (items.length > 0) left.push({ dim, items });
+      const items = await dimensionItems(tickets.index.keys, account.accountId, dim);
+      if (items.postings.length + items.blocks.length > 0 || items.entry) left.push({ dim, items });
     }
     expect(personDims.size).toBeGreaterThan(6);
     expect(left).toEqual([]);

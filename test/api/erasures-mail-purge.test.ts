@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeWorker } from '#functions/workers.ts';
 import { folderMailStore } from '#infra/local/mail.ts';
-import { getItem, queryAll, tableName } from '#lib/data/client.ts';
+import { queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { findMailId } from '#lib/data/email.ts';
 import { filterDimensions } from '#lib/data/index/declaration.ts';
@@ -23,6 +23,7 @@ import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { textsOf } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';
+import { dimensionItems } from '#test/support/index-snapshot.ts';
 import { asFunction } from '#test/support/table-actions.ts';
 
 /**
@@ -280,23 +281,8 @@ describe('the purge', () => {
     const contactDim = filterDimensions(contacts.index.declaration, account.accountId, {
       email: contactEmail,
     })[0] as string;
-    const left = async (engine: typeof tickets | typeof contacts, dim: string) => {
-      const keys = engine.index.keys;
-      const partition = async (pk: string) =>
-        (
-          await queryAll({
-            TableName: tableName(),
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ConsistentRead: true,
-          })
-        ).map((i) => String(i.sk));
-      return {
-        postings: await partition(keys.postingPartition(account.accountId, dim)),
-        blocks: await partition(keys.blockPartition(account.accountId, dim)),
-        entry: (await getItem(keys.directoryEntry(account.accountId, dim))) !== undefined,
-      };
-    };
+    const left = (engine: typeof tickets | typeof contacts, dim: string) =>
+      dimensionItems(engine.index.keys, account.accountId, dim);
     const purge = async (path: string, uuid: string) => {
       const deleted = await gateway.call('DELETE', `${path}/${uuid}`, { key });
       expect(deleted.status, deleted.text).toBe(200);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchPutAll, getItem, queryAll, tableName } from '#lib/data/client.ts';
+import { batchPutAll, getItem } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { deals } from '#lib/data/deal-index.ts';
 import type { Index } from '#lib/data/index/items.ts';
@@ -8,6 +8,7 @@ import { tickets } from '#lib/data/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { textsOf } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';
+import { partitionItems } from '#test/support/index-snapshot.ts';
 
 /**
  * The index's keys hold no text a person wrote (docs/data-model.md, "Keyed values in keys"): a custom field's
@@ -34,13 +35,7 @@ const WRITTEN = [
 
 /** Every item of the account's index partitions (directories, the dimensions they list, terms), as text. */
 async function indexTexts(accountId: string): Promise<string[]> {
-  const partition = (pk: string) =>
-    queryAll({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      ConsistentRead: true,
-    });
+  const partition = partitionItems;
   const texts: string[] = [];
   for (const index of [tickets.index, deals.index, contacts.index] as Index<unknown>[]) {
     const entries = await partition(index.keys.directoryPartition(accountId));
