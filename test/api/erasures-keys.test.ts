@@ -58,6 +58,7 @@ const fieldsOf = (p: TestPerson) => ({
   customer: `${p.first} ${p.last}`,
   callback: p.phone,
   callback_digits: digits(p),
+  callback_number: Number(digits(p)),
   note: `VIP ${p.first}`,
   login: localPart(p),
 });
