@@ -22,7 +22,8 @@ export const contacts = indexedEntity<Contact, ContactFilter>({
     const parts = uuidParts(uuid);
     return parts && orderKeys.of(0, parts.number);
   },
-  dimensions: [{ name: 'email', values: (c) => [c.email.toLowerCase()], bounded: false, personal: true }],
+  // An address: named in keys by the account's keyed hash, its erasure hash (lib/data/index/keyed.ts).
+  dimensions: [{ name: 'email', values: (c) => [c.email.toLowerCase()], bounded: false }],
   search: (c) => ({
     prefixes: usefulTerms([...emailTerms(c.email), ...textWords(`${c.firstName} ${c.lastName ?? ''}`)]),
   }),

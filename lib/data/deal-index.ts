@@ -56,7 +56,8 @@ export const deals = indexedEntity<Deal, DealFilter>({
       countedIn: { family: 'currency', sharded: true },
     },
     // Contacts are many: their deals are counted by a counter item each, and a contact's open deals by a queue.
-    { name: 'contact', values: (d) => [String(d.contact.id)], bounded: false, queueTag: 'c' },
+    // Its values are ids the service handed out: readable in keys.
+    { name: 'contact', values: (d) => [String(d.contact.id)], bounded: false, readable: true, queueTag: 'c' },
     { queue: ['contact', 'status'] },
   ],
   // The board: a sharded cell per stage and currency (open deals) and per pipeline and currency (won, lost).

@@ -131,7 +131,7 @@ export async function getDealStats(accountId: string): Promise<Stats> {
 /** Open deals per contact (each contact's open queue counter, one BatchGet). */
 export async function openDealCounts(accountId: string, contactIds: number[]): Promise<Map<number, number>> {
   const dimOf = (contactId: number) =>
-    filterDimensions(deals.index.declaration, { contactId, status: 'open' })[0] as string;
+    filterDimensions(deals.index.declaration, accountId, { contactId, status: 'open' })[0] as string;
   const counts = await deals.counts(accountId, contactIds.map(dimOf));
   return new Map(contactIds.map((id) => [id, counts[dimOf(id)] ?? 0]));
 }

@@ -5,10 +5,20 @@ import { contacts } from './contact-index.ts';
 import { releaseEmail } from './contacts.ts';
 import { ConcurrentWrite, isConditionFailure } from './errors.ts';
 import { type EventDraft, PART_BYTES, placeItems } from './events.ts';
+import { dimensionName } from './index/declaration.ts';
+import { forgetDirectoryEntry } from './index/directory.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import { writePlan } from './index/write-plan.ts';
 import { ATTR, entityOf, type ItemKey, type Versioned } from './items.ts';
-import { erasureKeys, eventKeys, messageKeys, objectRefKeys, personRefKeys, trashKeys } from './keys.ts';
+import {
+  erasureKeys,
+  eventKeys,
+  messageKeys,
+  objectRefKeys,
+  orderKeys,
+  personRefKeys,
+  trashKeys,
+} from './keys.ts';
 import { outboxUnchanged } from './outbox.ts';
 import { tickets } from './ticket-index.ts';
 import { type CommitAction, commit } from './transact.ts';
@@ -562,8 +572,8 @@ export async function putRewritten(
 }
 
 /**
- * Deletes what an address's dimension leaves once no entity is in it (counter shards at 0, emptied blocks, its
- * directory entry): the counter shards and the entry in one transaction, each on the condition that it still
+ * Deletes what a keyed dimension (an address, a custom field's value) leaves once no entity is in it (counter
+ * shards at 0, emptied blocks, its directory entry): the counter shards and the entry in one transaction, each on the condition that it still
  * holds what was read (a create entering the dimension meanwhile cancels it: the next pass reads again); a block
  * only if empty.
  * Answers how many items went.
@@ -605,8 +615,9 @@ export async function deleteEmptyDimension(
     });
   }
   // One commit: the counters and the entry go together, or none does (a racing write cancels it; the next pass
-  // reads again and finds its posting).
+  // reads again and finds its posting). This container's next write there puts the entry again.
   if (deletes.length) await commit(deletes);
+  if (entry) forgetDirectoryEntry(directoryEntry);
   let removed = deletes.length;
   for (const block of await partitionItems(blockPartition)) {
     try {
@@ -679,29 +690,25 @@ export async function trashPage(
   return (Items ?? []).map((i) => ({ uuid: String(i.uuid), sortKey: String(i.gsi1sk), object: i.object }));
 }
 
+/** Postings of an address's dimension read for its address (a failed create's orphan or two may come first). */
+const ADDRESS_CANDIDATES = 3;
+
 /**
- * The addresses an account's index names (its ticket requesters' and contacts' e-mail dimensions, from their
- * directories: Queries of two partitions of the account, never a Scan), a page at a time: the replay's candidates.
+ * The addresses the account's index lists under an erasure's hash: an address's dimension (the tickets it
+ * requested, its contact) is named by that hash (lib/data/index/keyed.ts), so the first entities of its postings
+ * give the address back (one Query and a GetItem or a few of the account's partitions per engine, never a Scan):
+ * the replay's candidates, each to be hashed again by the caller.
  */
-export async function* indexedAddresses(accountId: string): AsyncGenerator<string> {
-  for (const engine of [tickets, contacts]) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamo.send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :email)',
-          ExpressionAttributeValues: {
-            ':pk': engine.index.keys.directoryPartition(accountId),
-            ':email': 'email#',
-          },
-          ProjectionExpression: 'sk',
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) yield String(item.sk).slice('email#'.length);
-      start = page.LastEvaluatedKey;
-    } while (start);
+export async function* indexedAddresses(accountId: string, hash: string): AsyncGenerator<string> {
+  const dim = dimensionName('email', hash);
+  const postings = (pk: string) => sortKeysFrom(pk, orderKeys.first, ADDRESS_CANDIDATES);
+  for (const orderKey of await postings(tickets.index.keys.postingPartition(accountId, dim))) {
+    const address = (await tickets.getByOrderKey(accountId, orderKey))?.entity.requester.email;
+    if (address) yield address;
+  }
+  for (const orderKey of await postings(contacts.index.keys.postingPartition(accountId, dim))) {
+    const address = (await contacts.getByOrderKey(accountId, orderKey))?.entity.email;
+    if (address) yield address;
   }
 }
 

@@ -571,6 +571,15 @@ export const erasureKeys = {
     sk: `${id}#TOUCHED#${type}#${uuid}`,
   }),
   touchedPrefix: (id: string) => `${id}#TOUCHED#`,
+  /**
+   * A dimension the erasure's rewrites took an object out of whose value named the person (a custom field
+   * holding their name), as keys name it (a keyed hash), until the erasure deleted what it leaves once empty.
+   */
+  left: (accountId: string, id: string, entity: string, dimension: string) => ({
+    pk: `ERASURES#${accountId}`,
+    sk: `${id}#LEFT#${entity}#${dimension}`,
+  }),
+  leftPrefix: (id: string) => `${id}#LEFT#`,
   due: (accountId: string, id: string, dueAtMs: number) => ({
     gsi2pk: `ERASURE_DUE#${dueShardOf(accountId, id)}`,
     gsi2sk: `${dueMs(dueAtMs)}#${accountId}#${id}`,

@@ -3,8 +3,8 @@ import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.t
 import { contacts } from './contact-index.ts';
 import { deals } from './deal-index.ts';
 import { mailIdKeysOf } from './email.ts';
-import { deleteEmptyDimension } from './erasures.ts';
-import { isPersonalDimension } from './index/declaration.ts';
+import { deleteEmptyDimensions } from './empty-dimensions.ts';
+import { isKeyedDimension } from './index/declaration.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { indexItemsOf, trashedOf } from './index/trash.ts';
@@ -19,7 +19,8 @@ import { tickets } from './ticket-index.ts';
  * ticket's messages (a page of 100 at a time) with their Message-ID items and the account's copies of their mail
  * (raw mail, attachments; locally the queue's records too: MailPurger), its inbound log entries and theirs, its
  * acknowledgement (`EMAIL_ACK#`) with its Message-ID items, any index item a crash left (the terms a deletion
- * deletes after its commit), what its personal dimensions (an address) leave once no posting is left in them,
+ * deletes after its commit), what its keyed dimensions (an address, a custom field's value) leave once no posting
+ * is left in them,
  * then the trash item itself, last, so that a purge stopped anywhere is found and finished by the next pass. A
  * restore cannot race it: a restore's commit holds only before the purge time.
  */
@@ -125,11 +126,15 @@ export async function purgeOne(
       sk: i.sk,
     }));
     await batchDeleteAll(leftovers);
-    // The dimensions of its personal values (a ticket's requester address, a contact's address): once no posting
-    // is left in one, its counter shards, emptied blocks and directory entry name an address nothing holds any
-    // more; deleted as an erasure's leftovers are (each only if still as read: a write entering the dimension
-    // meanwhile cancels it, and the purge is tried again by the next pass, which finds its posting).
-    removed += await deleteEmptyPersonalDimensions(engine, accountId, trashed.entity);
+    // The dimensions of the values a person wrote (a requester's or a contact's address, a custom field's value):
+    // once no posting is left in one, its counter shards, emptied blocks and directory entry name a value nothing
+    // holds any more; deleted as an erasure's leftovers are (each only if still as read: a write entering the
+    // dimension meanwhile cancels it, and the purge is tried again by the next pass, which finds its posting).
+    const { index } = engine;
+    const keyed = index
+      .dimensionsOf(accountId, trashed.entity)
+      .filter((dim) => isKeyedDimension(index.declaration, dim));
+    removed += await deleteEmptyDimensions(index, accountId, keyed);
   }
   // Last, and only if it is still the one read (a deletion after a restore writes a new one with a later time).
   try {
@@ -147,51 +152,6 @@ export async function purgeOne(
     return { items: removed, messages, mailFiles };
   }
   return { items: removed + 1, messages, mailFiles };
-}
-
-/** What the entity's personal dimensions leave once empty (lib/data/erasures.ts, deleteEmptyDimension). */
-async function deleteEmptyPersonalDimensions(
-  engine: IndexedEntity<{ uuid: string }, unknown>,
-  accountId: string,
-  entity: { uuid: string },
-): Promise<number> {
-  const { index } = engine;
-  let removed = 0;
-  for (const dim of index.dimensionsOf(entity)) {
-    if (!isPersonalDimension(index.declaration, dim)) continue;
-    // The partition's highest item, one keys-only read: a posting (the address's other objects; postings sort
-    // above the counter shards, `#COUNT#…`) means nothing to do; a counter shard, that the dimension is empty.
-    // Nothing at all: its counters and entry went in one commit already, and only a block that commit's caller
-    // did not get to delete (a crash) can be left: one more keys-only read of the blocks.
-    const last = async (pk: string, forward: boolean) =>
-      (
-        await dynamo.send(
-          new QueryCommand({
-            TableName: tableName(),
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ProjectionExpression: 'sk',
-            ScanIndexForward: forward,
-            Limit: 1,
-          }),
-        )
-      ).Items?.[0]?.sk as string | undefined;
-    const highest = await last(index.keys.postingPartition(accountId, dim), false);
-    if (highest !== undefined && !index.keys.isCounterSort(highest)) continue;
-    if (
-      highest === undefined &&
-      (await last(index.keys.blockPartition(accountId, dim), true)) === undefined
-    ) {
-      continue;
-    }
-    removed += await deleteEmptyDimension(
-      index.keys.postingPartition(accountId, dim),
-      index.keys.blockPartition(accountId, dim),
-      index.keys.directoryEntry(accountId, dim),
-      index.keys.isCounterSort,
-    );
-  }
-  return removed;
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type TicketStatus,
 } from '#lib/tickets/types.ts';
 import { parseTimestamp } from '#lib/time.ts';
-import { ALL, filterDimensions, keyValue, type SearchTerms } from './index/declaration.ts';
+import { ALL, filterDimensions, type SearchTerms } from './index/declaration.ts';
 import { indexedEntity } from './index/engine.ts';
 
 /**
@@ -45,11 +45,12 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/sla-clocks.ts); the
     // breach commit puts the ticket in, the reply or resolution that completes the clock takes it out.
     { name: 'sla', values: (t) => (isBreached(t) ? ['breached'] : []), bounded: true },
+    // Unbounded: text a person wrote, named in keys by the account's keyed hash (an address's is its erasure
+    // hash: lib/data/index/keyed.ts).
     {
       name: 'email',
       values: (t) => (t.requester.erased ? [] : [t.requester.email.toLowerCase()]),
       bounded: false,
-      personal: true,
     },
     {
       name: 'cf',
@@ -94,22 +95,26 @@ function ticketTerms(subject: string, reference: string, number: number, email: 
   return { prefixes: ordered, number: String(number) };
 }
 
-/** A custom field's value in its dimension's name: `plan#gold` (a long value by its hash). */
-const customFieldValue = (key: string, text: string) => `${key}#${keyValue(text)}`;
+/** A custom field's value as its dimension has it: `plan#gold` (keys name it by its keyed hash). */
+const customFieldValue = (key: string, text: string) => `${key}#${text}`;
 
 /**
  * Ticket dimensions by name, as a filter names them (the tests and the reindex's checks spell them this way):
- * the declaration's own naming, not a second spelling of it.
+ * the declaration's own naming, not a second spelling of it. A keyed dimension (an address, a custom field's
+ * value) is named for one account.
  */
-const named = (filter: Omit<TicketFilter, 'customFields'> & Partial<Pick<TicketFilter, 'customFields'>>) =>
-  filterDimensions(tickets.index.declaration, { customFields: [], ...filter })[0] as string;
+const named = (
+  filter: Omit<TicketFilter, 'customFields'> & Partial<Pick<TicketFilter, 'customFields'>>,
+  accountId = '',
+) => filterDimensions(tickets.index.declaration, accountId, { customFields: [], ...filter })[0] as string;
 export const dimension = {
   all: ALL,
   status: (status: TicketStatus) => named({ status }),
   priority: (priority: Priority) => named({ priority }),
   assignee: (assigneeId: number) => named({ assigneeId }),
-  email: (requesterEmail: string) => named({ requesterEmail }),
-  customField: (key: string, text: string) => named({ customFields: [[key, text]] }),
+  email: (accountId: string, requesterEmail: string) => named({ requesterEmail }, accountId),
+  customField: (accountId: string, key: string, text: string) =>
+    named({ customFields: [[key, text]] }, accountId),
   slaBreached: () => named({ slaBreached: true }),
   queue: (status: TicketStatus | undefined, priority: Priority | undefined, assigneeId: number | undefined) =>
     named({

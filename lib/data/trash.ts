@@ -68,8 +68,8 @@ export async function deleteDeal(
 }
 
 /** The dimension of a contact's deals (every status): its counter counts the deals not in the trash. */
-export const contactDealsDimension = (contactId: number) =>
-  filterDimensions(deals.index.declaration, { contactId })[0] as string;
+export const contactDealsDimension = (accountId: string, contactId: number) =>
+  filterDimensions(deals.index.declaration, accountId, { contactId })[0] as string;
 
 /** A contact's deals (open, won or lost, not in the trash): their count, and each counter shard as read. */
 export interface ContactDeals {
@@ -80,7 +80,7 @@ export interface ContactDeals {
 
 /** How many deals a contact has: its deals counter's shards (one strongly consistent Query). */
 export async function readContactDeals(accountId: string, contactId: number): Promise<ContactDeals> {
-  const dim = contactDealsDimension(contactId);
+  const dim = contactDealsDimension(accountId, contactId);
   const keys = deals.index.keys;
   const items = await queryAll({
     TableName: tableName(),
@@ -107,7 +107,7 @@ export async function deleteContact(
   facts: TrashFacts,
   options: DeleteOptions & { deals: ContactDeals },
 ): Promise<void> {
-  const dim = contactDealsDimension(stored.entity.id);
+  const dim = contactDealsDimension(accountId, stored.entity.id);
   const unmoved = Array.from({ length: COUNTER_SHARDS }, (_, shard): CommitAction => {
     const key = deals.index.keys.counter(accountId, dim, shard);
     const seen = options.deals.shards.get(key.sk);

@@ -4,6 +4,7 @@ import { contacts } from '#lib/data/contact-index.ts';
 import { findContactByEmail } from '#lib/data/contacts.ts';
 import { deals } from '#lib/data/deal-index.ts';
 import { deleteMailId } from '#lib/data/email.ts';
+import { clearLeftDimensions, noteLeftDimensions } from '#lib/data/empty-dimensions.ts';
 import {
   completeErasure,
   deleteEmptyDimension,
@@ -57,8 +58,10 @@ import { ERASED, type Person, personPattern, redactText, redactValue, withIdenti
  *  find → tickets (each: the ticket, its messages, its references) → mentions (the person's references: each
  *  ticket their mail reached, redacted as mentioned by the same moves; each mail of theirs that opened no ticket)
  *  → deals (each: the deal, its references) → trash (what the
- *  person had in the trash: references, purged now) → contact (references, the contact) → leftovers (the address's
- *  empty counters, blocks, directory entries) → complete (the record, the ledger, `contact.erased`).
+ *  person had in the trash: references, purged now) → contact (references, the contact) → recheck → dimensions
+ *  (what the dimensions the rewrites left, a custom field's value naming the person, leave once empty) →
+ *  leftovers (the address's empty counters, blocks, directory entries) → complete (the record, the ledger,
+ *  `contact.erased`).
  */
 export const STEP_ITEMS = 25;
 
@@ -167,7 +170,7 @@ async function advance(
       // with fewer identifiers than a later ticket teaches would keep those (in it, its events, its kept answers).
       // A page of their postings a move, each ticket read (in parallel); resumed after the page's last key.
       const keys = tickets.index.keys;
-      const postings = keys.postingPartition(accountId, dimension.email(p.person.email));
+      const postings = keys.postingPartition(accountId, dimension.email(accountId, p.person.email));
       const page = (
         await sortKeysFrom(postings, p.at === null ? '0' : `${p.at}\u0000`, stepSize(options))
       ).filter((sk) => !keys.isCounterSort(sk));
@@ -190,7 +193,10 @@ async function advance(
       const mentioned = p.phase === 'mentions';
       if (p.object === null) {
         if (mentioned) return await nextMention(accountId, p, count, options);
-        const postings = tickets.index.keys.postingPartition(accountId, dimension.email(p.person.email));
+        const postings = tickets.index.keys.postingPartition(
+          accountId,
+          dimension.email(accountId, p.person.email),
+        );
         const [orderKey] = await sortKeysFrom(postings, '0', 1);
         const stored = orderKey ? await tickets.getByOrderKey(accountId, orderKey) : undefined;
         if (!orderKey) next(p, 'mentions');
@@ -263,6 +269,9 @@ async function advance(
         const after = redactValue(stored.entity, person()) as Ticket;
         if (!mentioned) after.requester = { ...after.requester, email: '', erased: true };
         if (JSON.stringify(after) !== JSON.stringify(stored.entity)) {
+          // The dimensions its values named that it leaves (a custom field holding the person's name), noted
+          // first: the last phases delete what they leave once empty.
+          await noteLeftDimensions(tickets.index, accountId, record.id, stored.entity, after);
           const landed = await unlessRaced(() =>
             tickets.update(accountId, { before: stored.entity, after, version: stored.version }),
           );
@@ -280,7 +289,7 @@ async function advance(
       }
       if (p.object === null) {
         const [orderKey] = await sortKeysFrom(
-          deals.index.keys.postingPartition(accountId, contactDealsDimension(p.contact.id)),
+          deals.index.keys.postingPartition(accountId, contactDealsDimension(accountId, p.contact.id)),
           p.at ?? '0',
           1,
         );
@@ -313,6 +322,7 @@ async function advance(
           erased: true,
         };
         after.contactPhone = null;
+        await noteLeftDimensions(deals.index, accountId, record.id, stored.entity, after);
         const landed = await unlessRaced(() =>
           deals.update(accountId, { before: stored.entity, after, version: stored.version }),
         );
@@ -405,11 +415,20 @@ async function advance(
         }
       }
       const touched = await touchedAfter(accountId, record.id, p.at);
-      if (!touched) next(p, 'leftovers');
+      if (!touched) next(p, 'dimensions');
       else {
         p.at = touched.sk;
         startObject(p, touched.uuid, 'refs');
       }
+      break;
+    }
+    case 'dimensions': {
+      // What the dimensions the rewrites took the person's objects out of leave once empty (their counters,
+      // blocks and directory entries, keyed by a hash of a value that named the person), a page of notes a move.
+      const { removed, more } = await clearLeftDimensions(accountId, record.id, stepSize(options));
+      count('index', removed);
+      work += stepSize(options);
+      if (!more) next(p, 'leftovers');
       break;
     }
     case 'leftovers': {
@@ -428,8 +447,8 @@ async function advance(
       count('email_outbound', await eraseAddressOutbox(accountId, email));
       let removed = 0;
       for (const [engine, dim] of [
-        [tickets, dimension.email(email)],
-        [contacts, filterDimensions(contacts.index.declaration, { email })[0] as string],
+        [tickets, dimension.email(accountId, email)],
+        [contacts, filterDimensions(contacts.index.declaration, accountId, { email })[0] as string],
       ] as const) {
         const keys = engine.index.keys;
         removed += await deleteEmptyDimension(
@@ -574,7 +593,7 @@ function holds(object: unknown, p: ErasureProgress): boolean {
  */
 async function liveSinceBefore(accountId: string, email: string, startMicros: number): Promise<boolean> {
   const [oldest] = await sortKeysFrom(
-    tickets.index.keys.postingPartition(accountId, dimension.email(email)),
+    tickets.index.keys.postingPartition(accountId, dimension.email(accountId, email)),
     orderKeys.first,
     1,
   );

@@ -134,6 +134,8 @@ export function redactValue(
         out[key] = erasedContact(child as Record<string, unknown>);
       } else if ((key === 'description' && describedByPerson) || (key === 'body' && authored)) {
         out[key] = typeof child === 'string' ? ERASED : child;
+      } else if (CUSTOM_FIELDS.has(key) && child && typeof child === 'object' && isPlain(child)) {
+        out[key] = redactedFields(child as Record<string, unknown>, pattern, (n) => walk(n, requested));
       } else if (
         (key === 'descriptionEmail' && describedByPerson) ||
         ((key === 'email' || key === 'attachments') && authored && typeof child === 'object')
@@ -148,6 +150,26 @@ export function redactValue(
     return isPerson(contact.email) || contact.erased === true;
   };
   return walk(value, false);
+}
+
+/** A ticket's custom fields, stored (camelCase) and shown (snake_case). */
+const CUSTOM_FIELDS = new Set(['customFields', 'custom_fields']);
+
+/**
+ * Custom field values: a text as any other; a number too, as the text the list filter compares it by (a phone
+ * kept as a number, `442079460555`, is the person's phone digits): `[erased]` when it holds an identifier.
+ */
+function redactedFields(
+  fields: Record<string, unknown>,
+  pattern: RegExp,
+  walk: (node: unknown) => unknown,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value !== 'number') out[key] = walk(value);
+    else out[key] = redactText(String(value), pattern) === String(value) ? value : ERASED;
+  }
+  return out;
 }
 
 const isPlain = (node: object) => {

@@ -12,12 +12,13 @@ import { addressHash, firstProgress, runErasure, type StepOptions } from './job.
 
 /**
  * `erasures replay` (operations.md, "Keys and erasures"; docs/deploy.md, "After a restore"): every erasure of the
- * ledger done again on the table as it now is. The ledger holds hashes only, so the person is found by hashing
- * the addresses the account's index names (its requesters' and contacts' e-mail dimensions: two partitions of
- * the account, never a Scan), else the addresses of the mail their references lead to (the references'
- * partition is named by the same hash); each match runs its erasure again, under its own id, to completion. A restored
- * table may hold a ledger older than the erasures done since the backup: `ledgerTable` names the table that was
- * live (the ledger is copied from it). Idempotent: an erasure run again on erased data changes nothing.
+ * ledger done again on the table as it now is. The ledger holds hashes only, and the index names an address's
+ * dimension by the same hash: the person is found by the entities listed there (their tickets, their contact:
+ * partitions of the account, never a Scan), else by the addresses of the mail their references lead to (the
+ * references' partition is named by the same hash), each address found hashed again to be sure; each match runs
+ * its erasure again, under its own id, to completion. A restored table may hold a ledger older than the erasures
+ * done since the backup: `ledgerTable` names the table that was live (the ledger is copied from it). Idempotent:
+ * an erasure run again on erased data changes nothing.
  */
 export async function replayErasures(
   options: StepOptions & { ledgerTable?: string | undefined } = {},
@@ -31,19 +32,17 @@ export async function replayErasures(
   for (const [accountId, accountEntries] of byAccount) {
     for (const entry of accountEntries) await putLedgerEntry(entry);
     const matched = new Map<string, string>();
-    for await (const address of indexedAddresses(accountId)) {
-      const hash = addressHash(accountId, address);
-      const entry = accountEntries.find((e) => sameHash(e.hash, hash));
-      if (entry && !matched.has(entry.id)) matched.set(entry.id, address);
-    }
-    // A person no index names (only their mail on others' tickets): found by their references, whose partition
-    // the ledger's hash names, and the addresses of the mail they lead to.
+    // The person's tickets and contact, listed under the address's dimension, which the ledger's hash names; a
+    // person no index names (only their mail on others' tickets): found by their references, whose partition
+    // the same hash names, and the addresses of the mail they lead to.
     for (const entry of accountEntries) {
-      if (matched.has(entry.id)) continue;
-      for await (const address of referencedAddresses(accountId, entry.hash)) {
-        if (!sameHash(addressHash(accountId, address), entry.hash)) continue;
-        matched.set(entry.id, address.trim().toLowerCase());
-        break;
+      for (const candidates of [indexedAddresses, referencedAddresses]) {
+        for await (const address of candidates(accountId, entry.hash)) {
+          if (!sameHash(addressHash(accountId, address), entry.hash)) continue;
+          matched.set(entry.id, address.trim().toLowerCase());
+          break;
+        }
+        if (matched.has(entry.id)) break;
       }
     }
     for (const entry of accountEntries) {

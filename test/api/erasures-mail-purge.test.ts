@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeWorker } from '#functions/workers.ts';
 import { folderMailStore } from '#infra/local/mail.ts';
-import { getItem, queryAll, tableName } from '#lib/data/client.ts';
+import { queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { findMailId } from '#lib/data/email.ts';
 import { filterDimensions } from '#lib/data/index/declaration.ts';
@@ -24,6 +24,7 @@ import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { textsOf } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';
+import { dimensionItems } from '#test/support/index-snapshot.ts';
 import { asFunction } from '#test/support/table-actions.ts';
 
 /**
@@ -280,25 +281,12 @@ describe('the purge', () => {
       body: { name: 'Renewal', amount: '5.00', contact_email: contactEmail, contact_first_name: 'Cora' },
     });
     expect(deal.status, deal.text).toBe(201);
-    const ticketDim = dimension.email(requester);
-    const contactDim = filterDimensions(contacts.index.declaration, { email: contactEmail })[0] as string;
-    const left = async (engine: typeof tickets | typeof contacts, dim: string) => {
-      const keys = engine.index.keys;
-      const partition = async (pk: string) =>
-        (
-          await queryAll({
-            TableName: tableName(),
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ConsistentRead: true,
-          })
-        ).map((i) => String(i.sk));
-      return {
-        postings: await partition(keys.postingPartition(account.accountId, dim)),
-        blocks: await partition(keys.blockPartition(account.accountId, dim)),
-        entry: (await getItem(keys.directoryEntry(account.accountId, dim))) !== undefined,
-      };
-    };
+    const ticketDim = dimension.email(account.accountId, requester);
+    const contactDim = filterDimensions(contacts.index.declaration, account.accountId, {
+      email: contactEmail,
+    })[0] as string;
+    const left = (engine: typeof tickets | typeof contacts, dim: string) =>
+      dimensionItems(engine.index.keys, account.accountId, dim);
     const purge = async (path: string, uuid: string) => {
       const deleted = await gateway.call('DELETE', `${path}/${uuid}`, { key });
       expect(deleted.status, deleted.text).toBe(200);

@@ -384,7 +384,14 @@ describe('an erasure under faults and races', () => {
     // A failed create's orphan: a marked posting of the person's address whose ticket never landed (an hour ago).
     const orphan = orderKeys.of((Date.now() - 3_600_000) * 1000, 999_999);
     await batchPutAll([
-      { ...tickets.index.keys.posting(account.accountId, dimension.email(person2.email), orphan), u: 1 },
+      {
+        ...tickets.index.keys.posting(
+          account.accountId,
+          dimension.email(account.accountId, person2.email),
+          orphan,
+        ),
+        u: 1,
+      },
     ]);
     const started = await gateway.call('POST', '/api/erasures', {
       key: account.apiKey,
@@ -491,7 +498,7 @@ describe('an erasure under faults and races', () => {
     const account = await createTestAccount();
     const key = account.apiKey;
     const address = `again-${randomBytes(3).toString('hex')}@race.test`;
-    const dim = dimension.email(address);
+    const dim = dimension.email(account.accountId, address);
     const keys = tickets.index.keys;
     const entryKey = keys.directoryEntry(account.accountId, dim);
     // The address's dimension emptied (its one ticket deleted), then its leftovers deleted as an erasure's last

@@ -98,7 +98,10 @@ describe('a page of a dimension that holds an orphan marked posting', () => {
   });
 });
 
-/** A value over 512 bytes is named in keys by its SHA-256; a short value is never named like that. */
+/**
+ * A value over 512 bytes was once named in keys by its SHA-256; every value is now named by its keyed hash
+ * (lib/data/index/keyed.ts): a value spelling another's unkeyed hash is still another value.
+ */
 describe('a long value and the text of its hash', () => {
   it('are different values to the filter', async () => {
     const { apiKey: key } = await createTestAccount();
@@ -136,7 +139,10 @@ describe('a long value and the text of its hash', () => {
   });
 });
 
-/** Words are prefixes of terms stored as `p#<term>#<order key>`; `plan#` is a prefix of no term `plan`. */
+/**
+ * Words are prefixes of terms stored as `p#<keyed term>#<order key>` (lib/data/index/keyed.ts; the terms were once
+ * stored as written, where `p#plan#` began the key of the term `plan`); `plan#` is a prefix of no term `plan`.
+ */
 describe('search words holding the key separator', () => {
   it('"plan#0" matches no ticket whose words are "plan" and "c" alone', async () => {
     const { apiKey: key } = await createTestAccount();

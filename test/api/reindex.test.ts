@@ -131,7 +131,7 @@ describe('tickets reindex', () => {
     await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: ticketKeys.counter(id, dimension.customField('plan', 'silver')),
+        Key: ticketKeys.counter(id, dimension.customField(id, 'plan', 'silver')),
         UpdateExpression: 'SET n = :n',
         ExpressionAttributeValues: { ':n': 7 },
       }),

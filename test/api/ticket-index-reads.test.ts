@@ -32,7 +32,7 @@ describe('the reads the plan chooses between', () => {
     const light = await create({ custom_fields: { k49: 'other' } });
     const id = account.accountId;
     for (const k of ['k0', 'k30', 'k49']) {
-      const dim = dimension.customField(k, 'v');
+      const dim = dimension.customField(id, k, 'v');
       expect(await postingsAmong(tickets.index, id, dim, [heavy, light]), k).toEqual(new Set([heavy]));
       expect(await queryBlocks(tickets.index, id, dim), k).toEqual(new Set([packOrderKey(heavy)]));
     }

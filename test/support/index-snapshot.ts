@@ -1,7 +1,7 @@
-import { queryAll, tableName } from '#lib/data/client.ts';
+import { getItem, queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { deals } from '#lib/data/deal-index.ts';
-import { indexKeys, trashKeys } from '#lib/data/keys.ts';
+import { type IndexKeys, indexKeys, trashKeys } from '#lib/data/keys.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
 
 const ENGINES: Record<string, { index: typeof tickets.index | typeof deals.index | typeof contacts.index }> =
@@ -10,6 +10,25 @@ const ENGINES: Record<string, { index: typeof tickets.index | typeof deals.index
     DEAL: deals,
     CONTACT: contacts,
   };
+
+/** Every item of one partition (strongly consistent): an index partition of a test's own account. */
+export const partitionItems = (pk: string) =>
+  queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ConsistentRead: true,
+  });
+
+/** What one dimension of an account holds: its postings' and counter shards' sort keys, its blocks', its entry. */
+export async function dimensionItems(keys: IndexKeys, accountId: string, dim: string) {
+  const sortKeys = async (pk: string) => (await partitionItems(pk)).map((i) => String(i.sk));
+  return {
+    postings: await sortKeys(keys.postingPartition(accountId, dim)),
+    blocks: await sortKeys(keys.blockPartition(accountId, dim)),
+    entry: (await getItem(keys.directoryEntry(accountId, dim))) !== undefined,
+  };
+}
 
 /**
  * What a reader can observe of an indexed entity's index in one account, read straight from DynamoDB Local: every
@@ -23,13 +42,7 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
   if (!declared) throw new Error(`no engine for ${entity}`);
   // Every index partition of the account, found by Query as the reindex finds them (its directory), never a Scan
   // of the table the whole test run shares.
-  const part = (pk: string) =>
-    queryAll({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      ConsistentRead: true,
-    });
+  const part = partitionItems;
   const dims = (await part(keys.directoryPartition(accountId)))
     .map((item) => String(item.sk))
     .filter((sk) => !sk.startsWith('#'));

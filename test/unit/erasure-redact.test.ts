@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Person, personPattern, redactText, withIdentity } from '#lib/erasures/redact.ts';
+import { type Person, personPattern, redactText, redactValue, withIdentity } from '#lib/erasures/redact.ts';
 
 /**
  * The erasure's pattern of a person (lib/erasures/redact.ts): what it finds however the text writes it, and what
@@ -34,5 +34,15 @@ describe('the pattern of a person', () => {
     expect(redact('order 79460991234')).toBe('order 79460991234');
     const decomposed = 'Cafe\u0301 menu';
     expect(redact(decomposed)).toBe(decomposed);
+  });
+
+  it("erases a custom field's number that is the phone's digits, stored and shown; other numbers stay", () => {
+    const fields = { callback: 442079460991, seats: 12, order: 79460991234, note: 'Mary calls' };
+    const erased = { callback: '[erased]', seats: 12, order: 79460991234, note: '[erased] calls' };
+    expect(redactValue({ customFields: fields, number: 442079460991 }, person)).toEqual({
+      customFields: erased,
+      number: 442079460991,
+    });
+    expect(redactValue({ custom_fields: fields }, person)).toEqual({ custom_fields: erased });
   });
 });

@@ -43,8 +43,8 @@ describe('packed order keys', () => {
 describe('the intersection plan', () => {
   const open = dimension.status('open');
   const high = dimension.priority('high');
-  const gold = dimension.customField('plan', 'gold');
-  const email = dimension.email('ann@example.com');
+  const gold = dimension.customField('acc', 'plan', 'gold');
+  const email = dimension.email('acc', 'ann@example.com');
 
   it('drives with the smallest dimension and reads two broad ones whole, from their blocks', () => {
     // The bench's broad shape at 100,000 tickets: priority=high (25%) and gold (a third).

@@ -179,7 +179,7 @@ export function planCreate<E>(
       ...items.prefixTerms.map((p) => ({ put: p })),
     ],
     // Cut in after the additions (additions.ts, cutPlan): the entries of the dimensions it enters (directory.ts).
-    directory: directoryPlan(index, accountId, index.dimensionsOf(entity)),
+    directory: directoryPlan(index, accountId, index.dimensionsOf(accountId, entity)),
     attached: options.attach ?? [],
     events: eventsOf(accountId, options),
   };
@@ -275,16 +275,16 @@ export function planUpdate<E>(
       ...unboundedPostings.added.map((p) => ({ put: p })),
       ...terms.added.map((p) => ({ put: p })),
     ],
-    directory: directoryPlan(index, accountId, enteredDimensions(index, change)),
+    directory: directoryPlan(index, accountId, enteredDimensions(index, accountId, change)),
     attached: options.attach ?? [],
     events: eventsOf(accountId, options),
   };
 }
 
 /** The dimensions an update enters (those of the entity before have their directory entries already). */
-function enteredDimensions<E>(index: Index<E>, change: EntityChange<E>): string[] {
-  const before = new Set(index.dimensionsOf(change.before));
-  return index.dimensionsOf(change.after).filter((d) => !before.has(d));
+function enteredDimensions<E>(index: Index<E>, accountId: string, change: EntityChange<E>): string[] {
+  const before = new Set(index.dimensionsOf(accountId, change.before));
+  return index.dimensionsOf(accountId, change.after).filter((d) => !before.has(d));
 }
 
 /** Items in `from` and not in `to` (removed), and the other way round (added), by key. */

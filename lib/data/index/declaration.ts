@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { keyedValue } from './keyed.ts';
 
 /**
  * An entity's index, declared as data (as the table is): the dimensions it is listed under, the queues that
@@ -55,9 +55,16 @@ export interface DimensionDeclaration<E> {
   values(entity: E): string[];
   /**
    * Values known to the account (a status, an agent): counted in stats cells (see countedIn); any number (an
-   * e-mail): a sharded counter in each value's posting partition.
+   * e-mail): a sharded counter in each value's posting partition. An unbounded dimension's values are text a
+   * person wrote (an address, a custom field's value): keys name them by the account's keyed hash (keyed.ts),
+   * never as they are, unless the dimension is `readable`.
    */
   bounded: boolean;
+  /**
+   * An unbounded dimension whose values are ids the service handed out (a deal's contact id), not text a person
+   * wrote: named in keys as they are.
+   */
+  readable?: true;
   /**
    * Where a bounded dimension's counts are kept: by default with the other few-valued counts in the sharded
    * `counts` cell; a dimension with a value per agent or stage names its own family (a cell per value), so
@@ -66,12 +73,6 @@ export interface DimensionDeclaration<E> {
   countedIn?: StatsFamily;
   /** Its tag in the name of the queues it is part of (`s` → `queue#s=open#p=high`). */
   queueTag?: string;
-  /**
-   * Its values name a person (an e-mail address): an erasure deletes the dimension's directory entry, which no
-   * container's memory can know, so the reindex puts such entries again whatever it remembers
-   * (lib/data/index/directory.ts, ensureDirectoryEntries).
-   */
-  personal?: true;
 }
 
 /**
@@ -157,48 +158,68 @@ export const ALL = 'all';
 
 const isQueue = <E>(d: DimensionDeclaration<E> | QueueDeclaration): d is QueueDeclaration => 'queue' in d;
 
-/** A dimension's name with its value: `status#open`, `cf#plan#gold`. */
+/** A dimension's name with its value as keys name it: `status#open`, `cf#<keyed hash of plan#gold>`. */
 export const dimensionName = (name: string, value: string) => `${name}#${value}`;
 
-function queueName<E>(declaration: IndexDeclaration<E, unknown>, parts: [name: string, value: string][]) {
-  const tags = parts.map(([name, value]) => `${tagOf(declaration, name)}=${value}`);
+/** Whether keys name a dimension's values by the account's keyed hash: unbounded, and not `readable`. */
+const isKeyed = <E>(d: DimensionDeclaration<E>): boolean => !d.bounded && d.readable !== true;
+
+/** A dimension's value as keys name it (keyed.ts): a bounded or readable one as it is, any other by its hash. */
+const valueInKeys = <E>(d: DimensionDeclaration<E>, accountId: string, value: string): string =>
+  isKeyed(d) ? keyedValue(accountId, value) : value;
+
+function queueName<E>(
+  declaration: IndexDeclaration<E, unknown>,
+  accountId: string,
+  parts: [name: string, value: string][],
+) {
+  const tags = parts.map(([name, value]) => {
+    const d = singleOf(declaration, name);
+    if (!d?.queueTag) throw new Error(`${declaration.entity}: queue part ${name} has no queueTag`);
+    return `${d.queueTag}=${valueInKeys(d, accountId, value)}`;
+  });
   return ['queue', ...tags].join('#');
 }
 
-function tagOf<E>(declaration: IndexDeclaration<E, unknown>, name: string): string {
-  const found = declaration.dimensions.find((d) => !isQueue(d) && d.name === name) as
-    | DimensionDeclaration<E>
-    | undefined;
-  if (!found?.queueTag) throw new Error(`${declaration.entity}: queue part ${name} has no queueTag`);
-  return found.queueTag;
-}
+const singleOf = <E>(declaration: IndexDeclaration<E, unknown>, name: string) =>
+  declaration.dimensions.find((d) => !isQueue(d) && d.name === name) as DimensionDeclaration<E> | undefined;
 
-/** Every dimension an entity is listed under, in the declaration's order, `all` first. */
-export function dimensionsOf<E>(declaration: IndexDeclaration<E, unknown>, entity: E): string[] {
+/** Every dimension an entity is listed under, in the declaration's order, `all` first, as keys name them. */
+export function dimensionsOf<E>(
+  declaration: IndexDeclaration<E, unknown>,
+  accountId: string,
+  entity: E,
+): string[] {
   const single = new Map<string, string | undefined>();
   const out = [ALL];
   for (const d of declaration.dimensions) {
     if (isQueue(d)) {
       const parts = d.queue.map((name) => [name, single.get(name)] as [string, string | undefined]);
       if (parts.every(([, value]) => value !== undefined))
-        out.push(queueName(declaration, parts as [string, string][]));
+        out.push(queueName(declaration, accountId, parts as [string, string][]));
       continue;
     }
     const values = d.values(entity);
     if (d.queueTag) single.set(d.name, values[0]);
-    out.push(...values.map((v) => dimensionName(d.name, v)));
+    out.push(...values.map((v) => dimensionName(d.name, valueInKeys(d, accountId, v))));
   }
   return out;
 }
 
 /**
- * The dimensions a filter names (none: every entity). Two or more queue parts named together are their queue,
- * when one is declared, not dimensions to intersect; the queue (or its parts) comes first, then the rest in the
- * declaration's order.
+ * The dimensions a filter names (none: every entity), as keys name them. Two or more queue parts named together
+ * are their queue, when one is declared, not dimensions to intersect; the queue (or its parts) comes first, then
+ * the rest in the declaration's order.
  */
-export function filterDimensions<E, F>(declaration: IndexDeclaration<E, F>, filter: F): string[] {
+export function filterDimensions<E, F>(
+  declaration: IndexDeclaration<E, F>,
+  accountId: string,
+  filter: F,
+): string[] {
   const wanted = declaration.filter(filter);
   const singles = declaration.dimensions.filter((d): d is DimensionDeclaration<E> => !isQueue(d));
+  const named = (d: DimensionDeclaration<E>) =>
+    (wanted[d.name] ?? []).map((v) => dimensionName(d.name, valueInKeys(d, accountId, v)));
   const queued = singles.filter((d) => d.queueTag && (wanted[d.name]?.length ?? 0) > 0);
   const names = new Set(queued.map((d) => d.name));
   const queue = declaration.dimensions.find(
@@ -209,21 +230,25 @@ export function filterDimensions<E, F>(declaration: IndexDeclaration<E, F>, filt
     queued.length >= 2 && queue
       ? [
           queueName(
-            declaration,
+            declaration as IndexDeclaration<E, unknown>,
+            accountId,
             queue.queue.map((n) => [n, wanted[n]?.[0] as string]),
           ),
         ]
-      : queued.flatMap((d) => (wanted[d.name] ?? []).map((v) => dimensionName(d.name, v)));
-  const rest = singles
-    .filter((d) => !d.queueTag)
-    .flatMap((d) => (wanted[d.name] ?? []).map((v) => dimensionName(d.name, v)));
+      : queued.flatMap(named);
+  const rest = singles.filter((d) => !d.queueTag).flatMap(named);
   return [...first, ...rest];
 }
 
-/** Whether a dimension's values name a person (DimensionDeclaration.personal). */
-export function isPersonalDimension<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
-  const name = dim.slice(0, dim.indexOf('#'));
-  return declaration.dimensions.some((d) => !isQueue(d) && d.personal === true && d.name === name);
+/**
+ * Whether keys name a dimension's values by their keyed hash (text a person wrote: an address, a custom field's
+ * value). What such a dimension leaves once empty (counter shards, blocks, its directory entry) is deleted by the
+ * erasure and the purge (lib/data/erasures.ts, deleteEmptyDimension), behind every container's memory of the
+ * entry, so the reindex puts such entries again whatever it remembers (directory.ts, ensureDirectoryEntries).
+ */
+export function isKeyedDimension<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
+  const d = singleOf(declaration, dim.slice(0, dim.indexOf('#')));
+  return d !== undefined && isKeyed(d);
 }
 
 /** Dimensions counted in stats cells: `all` and the bounded dimensions' values. */
@@ -249,15 +274,3 @@ export const statsAttribute = {
     return name === 'n' ? { dim: value } : { counter: name, value };
   },
 };
-
-/**
- * A key holds at most 2,048 bytes, and a value (a custom field's) may be up to 4 KB in UTF-8: long values are
- * named in keys by their SHA-256 instead, which matches exactly the same entities. A short value that looks like
- * such a name is hashed too, so that no value is ever named like the hash of another.
- */
-const MAX_VALUE_BYTES_IN_KEY = 512;
-const HASHED = 'sha256:';
-export function keyValue(text: string): string {
-  if (Buffer.byteLength(text, 'utf8') <= MAX_VALUE_BYTES_IN_KEY && !text.startsWith(HASHED)) return text;
-  return `${HASHED}${createHash('sha256').update(text).digest('hex')}`;
-}

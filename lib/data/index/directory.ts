@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { batchPutAll } from '../client.ts';
 import { keyString } from '../items.ts';
-import { type IndexDeclaration, isPersonalDimension } from './declaration.ts';
+import { type IndexDeclaration, isKeyedDimension } from './declaration.ts';
 import type { Index } from './items.ts';
 
 /**
@@ -13,8 +13,8 @@ import type { Index } from './items.ts';
  * A write adds the entries of the dimensions it enters to its own commit (or, if they do not fit, puts them
  * before it, as other additions), so a dimension's entry exists before or with its first item. Each container
  * remembers the entries it has seen written (a bounded LRU): a dimension costs one put per container that writes
- * it first, not one per write (but for the largest writes, which spill anyway: directoryPlan). A person's
- * dimension (an e-mail) is the exception the reindex makes (ensureDirectoryEntries).
+ * it first, not one per write (but for the largest writes, which spill anyway: directoryPlan). A keyed dimension
+ * (an address, a custom field's value) is the exception the reindex makes (ensureDirectoryEntries).
  */
 
 /** The item type of a directory entry. */
@@ -62,8 +62,9 @@ export function rememberDirectoryEntries(entries: Record<string, unknown>[]): vo
 
 /**
  * Puts the entries of these dimensions that this container has not seen written (the reindex, page by page), and
- * every person's dimension (an e-mail) whatever it remembers: an erasure deletes such an entry behind every
- * container's back, and a write of the same address through a container that remembered it writes none, so the
+ * every keyed dimension's (an address, a custom field's value: declaration.ts, isKeyedDimension) whatever it
+ * remembers: an erasure or a purge deletes such an entry once its dimension is empty, behind every other
+ * container's back, and a write of the same value through a container that remembered it writes none, so the
  * reindex puts it back from the entities themselves.
  */
 export async function ensureDirectoryEntries<E>(
@@ -74,12 +75,17 @@ export async function ensureDirectoryEntries<E>(
   const declaration = index.declaration as IndexDeclaration<E, unknown>;
   const missing = [...new Set(dimensions)]
     .filter(
-      (d) => isPersonalDimension(declaration, d) || !remembered.has(keyString(entryOf(index, accountId, d))),
+      (d) => isKeyedDimension(declaration, d) || !remembered.has(keyString(entryOf(index, accountId, d))),
     )
     .map((d) => entryOf(index, accountId, d));
   if (missing.length > 0) await batchPutAll(missing);
   for (const entry of missing) remember(keyString(entry));
   return missing.length;
+}
+
+/** Forgets an entry this container deleted (an emptied dimension's): its next write there puts it again. */
+export function forgetDirectoryEntry(entry: { pk: string; sk: string }): void {
+  remembered.delete(keyString(entry));
 }
 
 /** Forgets every remembered entry (a test that deletes directory entries behind the container's back). */

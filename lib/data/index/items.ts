@@ -12,6 +12,7 @@ import {
   statsCellOf,
   statsFamilies,
 } from './declaration.ts';
+import { keyedTerm } from './keyed.ts';
 import { packOrderKey } from './order-key.ts';
 
 /** An entity's declaration with what the engine derives from it once: its keys, item types, dimensions. */
@@ -21,8 +22,10 @@ export interface Index<E, F = unknown> {
   /** Item types: the entity's (`ticket`), its postings' and its terms'. */
   types: { entity: string; posting: string; term: string };
   orderKeyOf(entity: E): string;
-  dimensionsOf(entity: E): string[];
+  /** The dimensions an entity is listed under, as the account's keys name them (declaration.ts). */
+  dimensionsOf(accountId: string, entity: E): string[];
   isStatsDimension(dim: string): boolean;
+  /** Its search terms as written (the entity item's `t`); keys name each by keyedTerm. */
   termsOf(entity: E): SearchTerms;
   /** The stats cell an attribute is kept in (declaration.ts, statsCellOf). */
   statsCellOf(attribute: string): StatsCell;
@@ -40,7 +43,8 @@ export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E,
       const { createdMicros, number } = declaration.order(entity);
       return orderKeys.of(createdMicros, number);
     },
-    dimensionsOf: (entity) => dimensionsOf(declaration as IndexDeclaration<E, unknown>, entity),
+    dimensionsOf: (accountId, entity) =>
+      dimensionsOf(declaration as IndexDeclaration<E, unknown>, accountId, entity),
     isStatsDimension: (dim) => isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
     termsOf: (entity) => declaration.search?.(entity) ?? { prefixes: [] },
     statsCellOf: (attribute) => statsCellOf(declaration as IndexDeclaration<E, unknown>, attribute),
@@ -79,7 +83,7 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
   const { keys, types, declaration } = index;
   const orderKey = index.orderKeyOf(entity);
   const { number } = declaration.order(entity);
-  const dims = index.dimensionsOf(entity);
+  const dims = index.dimensionsOf(accountId, entity);
   const terms = index.termsOf(entity);
   const bounded = dims.filter(index.isStatsDimension);
   const posting = (d: string) => ({ ...keys.posting(accountId, d, orderKey), type: types.posting });
@@ -107,7 +111,7 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
         ? undefined
         : { ...keys.numberTerm(accountId, terms.number, orderKey), type: types.term },
     prefixTerms: terms.prefixes.map((t) => ({
-      ...keys.prefixTerm(accountId, t, orderKey),
+      ...keys.prefixTerm(accountId, keyedTerm(accountId, t), orderKey),
       type: types.term,
     })),
     sortedPostings: Object.entries(declaration.sorts ?? {}).flatMap(([sort, sortValue]) => {

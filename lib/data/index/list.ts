@@ -43,7 +43,7 @@ export async function findPage<E, F>(
   q: PageQuery<F>,
 ): Promise<{ total: number; entities: E[] }> {
   const ix = index as Index<E>;
-  const dims = filterDimensions(index.declaration, q.filter);
+  const dims = filterDimensions(index.declaration, accountId, q.filter);
   const { words, offset, limit } = q;
   if (q.sort) return findSortedPage(index, accountId, q, dims, q.sort);
 
@@ -238,7 +238,7 @@ async function querySorted<E>(
     if (marked.length > 0) {
       const entities = await getByOrderKeys(ix, accountId, marked.map(ix.keys.orderKeyOfSorted));
       for (const e of entities) {
-        if (!ix.dimensionsOf(e).includes(dim)) continue;
+        if (!ix.dimensionsOf(accountId, e).includes(dim)) continue;
         const value = ix.declaration.sorts?.[sort]?.(e);
         if (value !== undefined) live.add(ix.keys.sorted(accountId, sort, dim, value, ix.orderKeyOf(e)).sk);
       }

@@ -3,6 +3,7 @@ import { ReadBudgetExceeded } from '../errors.ts';
 import { ATTR, entityOf } from '../items.ts';
 import { orderKeys, parseTermKey } from '../keys.ts';
 import type { Index } from './items.ts';
+import { keyedTerm } from './keyed.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
 
 /**
@@ -43,7 +44,7 @@ export async function queryPostings<E>(
       index,
       accountId,
       items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item })),
-      holdsDimension(index, dim),
+      holdsDimension(index, accountId, dim),
     );
     if (limit === undefined || want === undefined || keys.length >= limit || items.length < want) {
       return keys.slice(0, limit);
@@ -78,7 +79,7 @@ export async function queryBlocks<E>(index: Index<E>, accountId: string, dim: st
     const unsure = marked
       .filter((p) => !keys.has(p))
       .map((p) => ({ orderKey: unpackOrderKey(p), marked: true }));
-    for (const orderKey of await confirmed(index, accountId, unsure, holdsDimension(index, dim))) {
+    for (const orderKey of await confirmed(index, accountId, unsure, holdsDimension(index, accountId, dim))) {
       keys.add(packOrderKey(orderKey));
     }
   }
@@ -100,7 +101,7 @@ export async function postingsAmong<E>(
     `sk, ${ATTR.unconfirmed}`,
   );
   const keys = items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item }));
-  return new Set(await confirmed(index, accountId, keys, holdsDimension(index, dim)));
+  return new Set(await confirmed(index, accountId, keys, holdsDimension(index, accountId, dim)));
 }
 
 /**
@@ -122,11 +123,12 @@ async function confirmed<E>(
 }
 
 const holdsDimension =
-  <E>(index: Index<E>, dim: string) =>
+  <E>(index: Index<E>, accountId: string, dim: string) =>
   (item: Record<string, unknown>) =>
-    index.dimensionsOf(entityOf<E>(item)).includes(dim);
-const holdsTerm = (term: string) => (item: Record<string, unknown>) =>
-  ((item[ATTR.terms] as string[] | undefined) ?? []).includes(term);
+    index.dimensionsOf(accountId, entityOf<E>(item)).includes(dim);
+/** Whether an entity item's terms (`t`, as written) hold the term a key names (keyedTerm). */
+const holdsTerm = (accountId: string, keyed: string) => (item: Record<string, unknown>) =>
+  ((item[ATTR.terms] as string[] | undefined) ?? []).some((t) => keyedTerm(accountId, t) === keyed);
 
 /** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
 const PREFIX_RANGE_END = '\u{10FFFF}';
@@ -143,10 +145,13 @@ export async function queryTerm<E>(
   budget = Number.POSITIVE_INFINITY,
 ): Promise<Set<string>> {
   const { keys } = index;
-  // A word matches the terms it is a prefix of; a bare number also matches that number exactly. The key range
-  // of `p#<word>` also holds shorter terms when the word has the key's separator in it (`plan#` reaches
-  // `p#plan#<order key>`), hence the check on each term.
-  const ranges = [{ prefix: keys.prefixTermQuery(word), matches: (term: string) => term.startsWith(word) }];
+  // A word matches the terms it is a prefix of, and a word's key is a prefix of exactly their keys (keyedTerm);
+  // a bare number also matches that number exactly. Keyed terms hold no `#`, the key's separator: the range
+  // holds only terms the word's key starts (the check on each term says so).
+  const wordKey = keyedTerm(accountId, word);
+  const ranges = [
+    { prefix: keys.prefixTermQuery(wordKey), matches: (term: string) => term.startsWith(wordKey) },
+  ];
   if (/^\d+$/.test(word)) {
     ranges.push({ prefix: keys.numberTermQuery(String(Number(word))), matches: () => true });
   }
@@ -181,7 +186,8 @@ export async function queryTerm<E>(
         byTerm.set(term, [...(byTerm.get(term) ?? []), { orderKey, marked: ATTR.unconfirmed in item }]);
       }
       for (const [term, termKeys] of byTerm) {
-        for (const key of await confirmed(index, accountId, termKeys, holdsTerm(term))) found.add(key);
+        for (const key of await confirmed(index, accountId, termKeys, holdsTerm(accountId, term)))
+          found.add(key);
       }
     }),
   );

@@ -158,7 +158,7 @@ export async function reindexAccount<E>(
         const built = entityItems(index, accountId, entity);
         puts.push(...ownItems(built));
         totals.add(built);
-        dimensions.push(...index.dimensionsOf(entity));
+        dimensions.push(...index.dimensionsOf(accountId, entity));
         const move = index.declaration.due && dueMoveOf(item, built.entity);
         if (move) dueMoves.push(move);
       }
@@ -242,13 +242,16 @@ export async function reindexAccount<E>(
     for await (const { items } of pages) {
       const terms = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
       const entities = await entitiesAt(terms.map((t) => parseTermKey(t.sk).orderKey));
-      const stale = terms.filter((term) => {
-        const entity = entities.get(parseTermKey(term.sk).orderKey);
-        if (entity === undefined) return true;
+      // Each entity's own terms, built once a page (a term's key costs a keyed hash a character: keyed.ts).
+      const own = new Map<string, Set<string>>();
+      for (const [orderKey, entity] of entities) {
         const built = entityItems(index, accountId, entity);
-        const own = [...(built.numberTerm ? [built.numberTerm] : []), ...built.prefixTerms];
-        return !own.some((t) => keyString(t) === keyString(term));
-      });
+        own.set(
+          orderKey,
+          new Set([...(built.numberTerm ? [built.numberTerm] : []), ...built.prefixTerms].map(keyString)),
+        );
+      }
+      const stale = terms.filter((term) => !own.get(parseTermKey(term.sk).orderKey)?.has(keyString(term)));
       await batchDeleteAll(stale);
       progress.removed += stale.length;
       progress.after = terms[terms.length - 1]?.sk;
@@ -414,7 +417,8 @@ async function sweepDimension<E>(
   const { keys } = index;
   const dimension = progress.dimension as NonNullable<Progress['dimension']>;
   const name = dimension.name;
-  const holds = (entity: E | undefined) => entity !== undefined && index.dimensionsOf(entity).includes(name);
+  const holds = (entity: E | undefined) =>
+    entity !== undefined && index.dimensionsOf(accountId, entity).includes(name);
   // A dimension whose postings this run read from the first in at most a page: the packed keys of the entities
   // it lists, whole (its blocks are then checked against them, with no entity read).
   let listed: Set<string> | undefined;
@@ -523,7 +527,8 @@ async function sweepBlocks<E>(
   const { keys } = index;
   const dimension = progress.dimension as NonNullable<Progress['dimension']>;
   const name = dimension.name;
-  const holds = (entity: E | undefined) => entity !== undefined && index.dimensionsOf(entity).includes(name);
+  const holds = (entity: E | undefined) =>
+    entity !== undefined && index.dimensionsOf(accountId, entity).includes(name);
   // A block holds the keys of up to NUMBERS_PER_BLOCK entities: a page of blocks holds about a page of keys.
   const pages = pagesOf(keys.blockPartition(accountId, name), () => dimension.after, {
     limit: Math.max(1, Math.floor(pageSize / NUMBERS_PER_BLOCK)),

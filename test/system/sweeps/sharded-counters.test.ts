@@ -150,7 +150,7 @@ async function expectDimensionTotals<E>(
 ) {
   const recount = new Map<string, number>();
   for (const e of all) {
-    for (const d of entity.index.dimensionsOf(e as E & { uuid: string }))
+    for (const d of entity.index.dimensionsOf(accountId, e as E & { uuid: string }))
       recount.set(d, (recount.get(d) ?? 0) + 1);
   }
   const key = entity.index.keys.itemPartition(accountId);
