@@ -1,7 +1,6 @@
 import { route } from '#functions/routes.ts';
 import { type KeptKey, rotateKey } from '#lib/accounts/key-management.ts';
 import { RotateKeySchema } from '#lib/accounts/key-schemas.ts';
-import { decodeGrants } from '#lib/accounts/scopes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 import { SECRET_ANSWER_HEADERS } from '#lib/http/response.ts';
@@ -12,8 +11,7 @@ export const handler = httpHandler(
   { route: route('rotateApiKey'), body: true, present: created },
   (request, caller) => {
     const { expire_old_in_seconds: overlap } = parseInput(RotateKeySchema, request.body);
-    const holder = decodeGrants(caller.scopes);
-    return rotateKey(holder, caller.accountId, request.params.key ?? '', overlap, request.attach);
+    return rotateKey(caller, request.params.key ?? '', overlap, request.attach);
   },
 );
 

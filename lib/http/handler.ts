@@ -21,6 +21,7 @@ import {
 } from './request.ts';
 import { binaryResponse, jsonResponse } from './response.ts';
 import { requireScope } from './scope.ts';
+import { KEY_ROUTES_SCOPE, storedKey } from './stored-key.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -95,7 +96,8 @@ function deadlineOf(context: Context | undefined): number {
  * Idempotency-Key keeps is rendered before the domain writes (request.attach), and the domain knows no HTTP.
  *
  * The middlewares, outermost first: httpContext (ids, log, counts, the error answer), requireScope (the route's
- * scope, before anything else), rateCount, jsonBody, idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
+ * scope, before anything else), rateCount, storedKey (the key routes: the calling key as stored), jsonBody,
+ * idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
  * count), entered around the whole stack so that every middleware's store calls have it too.
  */
 export function httpHandler(options: RouteOptions, handle: RouteHandler): ReturnType<typeof scoped>;
@@ -112,6 +114,7 @@ export function httpHandler<T>(
     .use(httpContext(options))
     .use(requireScope(options.route))
     .use(rateCount());
+  if (options.route.scope === KEY_ROUTES_SCOPE) stack.use(storedKey());
   if (options.body) stack.use(jsonBody());
   stack.use(idempotency());
   stack.handler(async (event, context) => {

@@ -27,7 +27,7 @@ import {
 import { findDeal } from '#lib/deals/get-deal.ts';
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
-import { AppError, NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
+import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
 import { param, picked, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
@@ -45,11 +45,6 @@ import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH } from '#lib/versioned-update
 /** Days an object stays in the trash before it and all it owns are purged. */
 export const PURGE_AFTER_DAYS = 30;
 const DAY_MICROS = 86_400_000_000;
-
-/** A 409 with the documented message (no retry advice: the request will not succeed as it is). */
-export class Refused extends AppError {
-  readonly statusCode = 409;
-}
 
 /** A deletion's answer (`data`), kept as it is for a retry with the same Idempotency-Key. */
 export interface Deleted {
