@@ -229,6 +229,15 @@ export async function rotateKey(
   );
 }
 
+/**
+ * A key of the account by its id, what revoke (any key) and rotate (`live`: neither revoked nor expired) name;
+ * undefined when there is none (an id not of the key shape reads nothing).
+ */
+export async function findKey(accountId: string, keyId: string, live = false) {
+  const record = isKeyId(keyId) ? await getApiKey(accountId, keyId) : undefined;
+  return record && (!live || isLive(record, formatTimestamp(nowMicros()))) ? record : undefined;
+}
+
 /** An account's keys, oldest first. */
 export async function listKeys(accountId: string): Promise<PresentedKey[]> {
   const records = await listApiKeys(accountId);
@@ -246,9 +255,8 @@ export async function revokeKey(
   keyId: string,
   attach?: (revoked: PresentedKey) => CommitAttachment,
 ): Promise<PresentedKey> {
-  if (!isKeyId(keyId)) throw new NotFound();
   return retryOnConflict(async () => {
-    const record = await getApiKey(accountId, keyId);
+    const record = await findKey(accountId, keyId);
     if (!record) throw new NotFound();
     const revokedAt = await revokeApiKey(record, formatTimestamp(nowMicros()), (at) =>
       attach?.(presentKey({ ...record, revokedAt: at })),

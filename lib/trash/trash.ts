@@ -181,6 +181,18 @@ export interface Restored {
   version: number;
 }
 
+/** What a restore names: an object of the account in the trash, not past its purge time (else undefined). */
+export async function findTrashed(
+  accountId: string,
+  ref: string,
+  nowUs = nowMicros(),
+): Promise<Trashed<unknown> | undefined> {
+  const uuid = ref.trim().toLowerCase();
+  if (!UUID.test(uuid)) return undefined;
+  const trashed = await getTrashed<unknown>(accountId, uuid);
+  return trashed && trashed.purgeMicros > nowUs ? trashed : undefined;
+}
+
 /**
  * The `restoreTrash` route: the trash item (404 when none, or past its purge time), the scope of its type
  * (`needScope`, checked before anything is written), then one commit that puts the object back as it was.
@@ -193,13 +205,11 @@ export async function restoreObject(
     attach?: ((restored: Restored) => CommitAttachment) | undefined;
   } = {},
 ): Promise<Restored> {
-  const uuid = ref.trim().toLowerCase();
-  if (!UUID.test(uuid)) throw new NotFound();
   return retryOnConflict(
     async () => {
-      const trashed = await getTrashed<unknown>(accountId, uuid);
       const now = nowMicros();
-      if (!trashed || trashed.purgeMicros <= now) throw new NotFound();
+      const trashed = await findTrashed(accountId, ref, now);
+      if (!trashed) throw new NotFound();
       const type = trashed.type as TrashType;
       options.needScope?.(type);
       const ops = deletable[type] as unknown as Deletable<unknown>;
