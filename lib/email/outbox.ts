@@ -26,6 +26,7 @@ import { splitAddress } from './addresses.ts';
 import { composeMail, type OutgoingMail } from './compose.ts';
 import { isOwnAddress, mailSubject, newMailId } from './reply.ts';
 import type { Sender } from './senders.ts';
+import { MAIL_CHAIN_DEPTH, mailChain } from './threading.ts';
 
 /**
  * The outbox runner (docs/email.md, "Sending"): reads the mail due (the keys-only due index, never a Scan),
@@ -243,7 +244,9 @@ async function build(
   const message = item as unknown as Message;
   const [found, newest] = await Promise.all([
     findTicket(accountId, String(item.ticketUuid)),
-    kind === 'ack' ? [] : queryMessagesBefore<Message>(accountId, message.ticketUuid, message.number, 20),
+    kind === 'ack'
+      ? []
+      : queryMessagesBefore<Message>(accountId, message.ticketUuid, message.number, MAIL_CHAIN_DEPTH),
   ]);
   const ticket = found?.entity;
   if (!ticket) return undefined;
@@ -259,7 +262,8 @@ async function build(
       replyTo: tokenAddress(fields.from.email, ticket.reference),
       subject: String(fields.subject),
       messageId: String(fields.message_id),
-      inReplyTo: chain.at(-1) ?? null,
+      // As the reply shows it since its commit (threading.ts); a reply queued before that decided it here.
+      inReplyTo: (fields.in_reply_to as string | null | undefined) ?? chain.at(-1) ?? null,
       references:
         chain.length > MAX_REFERENCES ? [chain[0] as string, ...chain.slice(1 - MAX_REFERENCES)] : chain,
       text: message.body,
@@ -288,20 +292,6 @@ function buildAck(ticket: Ticket, item: Record<string, unknown>): Built {
     },
     mailId: { ticketUuid: ticket.uuid, messageNumber: 1, messageId: description.id },
   };
-}
-
-/**
- * The Message-IDs of the ticket's mail before a message, oldest first: the mail that opened it, then the
- * mails among the 20 messages before it (`newest`, newest first as read) (received or sent; for sent mail also the provider's id is claimed,
- * but a thread is named by the ids its mails carried).
- */
-function mailChain(ticket: Ticket, newest: Message[]): string[] {
-  const opening = ticket.descriptionEmail?.email?.message_id as string | null | undefined;
-  const ids = [...newest]
-    .reverse()
-    .map((m) => m.email?.message_id as string | null | undefined)
-    .filter((id): id is string => typeof id === 'string' && id.length > 0);
-  return [...new Set([...(opening ? [opening] : []), ...ids])];
 }
 
 /** `local+token@domain` of one of the account's addresses. */
