@@ -170,7 +170,8 @@ async function measureKeyWrites(counts: () => { calls: number; writes: number })
     record: itemBytes((await getItem(apiKeyKeys.record(accountId, record.id))) ?? {}),
     keySet: itemBytes((await getItem(apiKeyKeys.guard(accountId))) ?? {}),
   };
-  const rotate = await cost(() => rotateKey(['*'], accountId, record.id, 3600));
+  // Rotated as a caller holding every scope, with no expiry to bound the successor's, would rotate it.
+  const rotate = await cost(() => rotateKey({ accountId, keyId: record.id, scopes: '*' }, record.id, 3600));
   const revoke = await cost(() => revokeKey(accountId, rotate.result.id));
   const figures = {
     itemBytes: sizes,

@@ -1,4 +1,5 @@
 import { route } from '#functions/routes.ts';
+import { findDeal } from '#lib/deals/get-deal.ts';
 import { presentDealDetail } from '#lib/deals/present.ts';
 import { type UpdatedDeal, updateDeal } from '#lib/deals/update-deal.ts';
 import { httpHandler } from '#lib/http/handler.ts';
@@ -7,7 +8,12 @@ import { etagOf } from '#lib/versioned-update.ts';
 
 /** PATCH /api/deals/{deal}: moves, wins, loses, reopens or edits a deal; If-Match refuses a lost update (412). */
 export const handler = httpHandler(
-  { route: route('updateDeal'), body: true, present: updated },
+  {
+    route: route('updateDeal'),
+    body: true,
+    present: updated,
+    pathObject: (caller, { deal }) => findDeal(caller.accountId, deal ?? ''),
+  },
   (request, caller) =>
     updateDeal(caller.accountId, request.params.deal ?? '', request.body, {
       ifMatch: request.header('if-match'),

@@ -1,7 +1,6 @@
 import { route } from '#functions/routes.ts';
 import { createKeyAs, type KeptKey } from '#lib/accounts/key-management.ts';
 import { CreateKeySchema } from '#lib/accounts/key-schemas.ts';
-import { decodeGrants } from '#lib/accounts/scopes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 import { SECRET_ANSWER_HEADERS } from '#lib/http/response.ts';
@@ -13,7 +12,7 @@ export const handler = httpHandler(
   (request, caller) => {
     const input = parseInput(CreateKeySchema, request.body);
     const key = { name: input.name, scopes: input.scopes, expiresAt: input.expires_at };
-    return createKeyAs(decodeGrants(caller.scopes), caller.accountId, key, request.attach);
+    return createKeyAs(caller, key, request.attach);
   },
 );
 

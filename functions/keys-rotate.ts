@@ -1,7 +1,6 @@
 import { route } from '#functions/routes.ts';
-import { type KeptKey, rotateKey } from '#lib/accounts/key-management.ts';
+import { findKey, type KeptKey, rotateKey } from '#lib/accounts/key-management.ts';
 import { RotateKeySchema } from '#lib/accounts/key-schemas.ts';
-import { decodeGrants } from '#lib/accounts/scopes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 import { SECRET_ANSWER_HEADERS } from '#lib/http/response.ts';
@@ -9,11 +8,15 @@ import { parseInput } from '#lib/validation.ts';
 
 /** POST /api/keys/{key}/rotate: a new key like the old one, which keeps working for the overlap asked. */
 export const handler = httpHandler(
-  { route: route('rotateApiKey'), body: true, present: created },
+  {
+    route: route('rotateApiKey'),
+    body: true,
+    present: created,
+    pathObject: (caller, { key }) => findKey(caller.accountId, key ?? '', true),
+  },
   (request, caller) => {
     const { expire_old_in_seconds: overlap } = parseInput(RotateKeySchema, request.body);
-    const holder = decodeGrants(caller.scopes);
-    return rotateKey(holder, caller.accountId, request.params.key ?? '', overlap, request.attach);
+    return rotateKey(caller, request.params.key ?? '', overlap, request.attach);
   },
 );
 

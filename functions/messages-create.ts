@@ -1,13 +1,18 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
-import { etagOf } from '#lib/tickets/get-ticket.ts';
+import { etagOf, findTicket } from '#lib/tickets/get-ticket.ts';
 import { type MessagePosted, postMessage, presentMessage } from '#lib/tickets/messages.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 
 /** POST /api/tickets/{ticket}/messages: a reply, an internal note or a requester's message, with its ticket's change. */
 export const handler = httpHandler(
-  { route: route('createMessage'), body: true, present: posted },
+  {
+    route: route('createMessage'),
+    body: true,
+    present: posted,
+    pathObject: (caller, { ticket }) => findTicket(caller.accountId, ticket ?? ''),
+  },
   (request, caller) =>
     postMessage(caller.accountId, request.params.ticket ?? '', request.body, {
       ifMatch: request.header('if-match'),

@@ -422,8 +422,8 @@ const declared = [
     // Query: the events (lib/data/events.ts); PutItem/UpdateItem: the deliveries made pending again, the due entry.
     tableActions: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
   },
-  // API keys (decisions.md, "API keys: scopes, expiry, rotation"): GetItem and Query read the key set,
-  // TransactWrite's Put and Update write a key and the key-set guard.
+  // API keys (decisions.md, "API keys: scopes, expiry, rotation"): GetItem reads the calling key as stored (every
+  // key route), GetItem and Query the key set, TransactWrite's Put and Update write a key and the key-set guard.
   {
     name: 'createApiKey',
     method: 'POST',
@@ -438,7 +438,7 @@ const declared = [
     path: '/api/keys',
     entry: 'functions/keys-list.ts',
     scope: 'keys:manage',
-    tableActions: ['Query', 'UpdateItem'],
+    tableActions: ['GetItem', 'Query', 'UpdateItem'],
   },
   {
     name: 'revokeApiKey',

@@ -1,7 +1,7 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
-import { etagOf } from '#lib/tickets/get-ticket.ts';
+import { etagOf, findTicket } from '#lib/tickets/get-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { updateTicket } from '#lib/tickets/update-ticket.ts';
@@ -9,7 +9,12 @@ import type { Versioned } from '#lib/versioned-update.ts';
 
 /** PATCH /api/tickets/{ticket}: changes a ticket; If-Match refuses a lost update (412). */
 export const handler = httpHandler(
-  { route: route('updateTicket'), body: true, present: updated },
+  {
+    route: route('updateTicket'),
+    body: true,
+    present: updated,
+    pathObject: (caller, { ticket }) => findTicket(caller.accountId, ticket ?? ''),
+  },
   (request, caller) =>
     updateTicket(caller.accountId, request.params.ticket ?? '', request.body, {
       ifMatch: request.header('if-match'),

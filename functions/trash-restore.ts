@@ -1,11 +1,15 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import { requireTypeScope } from '#lib/http/scope.ts';
-import { presentRestored, type Restored, restoreObject } from '#lib/trash/trash.ts';
+import { findTrashed, presentRestored, type Restored, restoreObject } from '#lib/trash/trash.ts';
 
 /** POST /api/trash/{uuid}/restore: the object back as it was, counts and sums included. */
 export const handler = httpHandler(
-  { route: route('restoreTrash'), present: (restored: Restored) => presentRestored(restored) },
+  {
+    route: route('restoreTrash'),
+    present: (restored: Restored) => presentRestored(restored),
+    pathObject: (caller, { uuid }) => findTrashed(caller.accountId, uuid ?? ''),
+  },
   (request, caller) =>
     restoreObject(caller.accountId, request.params.uuid ?? '', {
       needScope: (type) => requireTypeScope(caller.scopes, type, 'write'),

@@ -2,12 +2,16 @@ import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 import { SECRET_ANSWER_HEADERS } from '#lib/http/response.ts';
-import { rotateWebhookSecret } from '#lib/webhooks/endpoints.ts';
+import { getWebhookEndpoint, rotateWebhookSecret } from '#lib/webhooks/endpoints.ts';
 import { presentRotatedSecret, type RotatedSecret } from '#lib/webhooks/present.ts';
 
 /** POST /api/webhooks/{webhook}/rotate-secret: a new secret; the previous one keeps signing for 24 hours. */
 export const handler = httpHandler(
-  { route: route('rotateWebhookSecret'), present: rotated },
+  {
+    route: route('rotateWebhookSecret'),
+    present: rotated,
+    pathObject: (caller, { webhook }) => getWebhookEndpoint(caller.accountId, webhook ?? ''),
+  },
   (request, caller) => rotateWebhookSecret(caller.accountId, request.params.webhook ?? '', request.attach),
 );
 

@@ -1,13 +1,18 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
-import { updateWebhookEndpoint } from '#lib/webhooks/endpoints.ts';
+import { getWebhookEndpoint, updateWebhookEndpoint } from '#lib/webhooks/endpoints.ts';
 import { presentEndpoint } from '#lib/webhooks/present.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
 
 /** PATCH /api/webhooks/{webhook}: changes url, events, description or enabled (enabling clears disabled_reason). */
 export const handler = httpHandler(
-  { route: route('updateWebhook'), body: true, present: updated },
+  {
+    route: route('updateWebhook'),
+    body: true,
+    present: updated,
+    pathObject: (caller, { webhook }) => getWebhookEndpoint(caller.accountId, webhook ?? ''),
+  },
   (request, caller) =>
     updateWebhookEndpoint(caller.accountId, request.params.webhook ?? '', request.body, request.attach),
 );

@@ -46,6 +46,11 @@ export class Conflict extends AppError {
   }
 }
 
+/** The object's state refuses the request (a 409 with what to do; no retry advice: it will not succeed as it is). */
+export class Refused extends AppError {
+  readonly statusCode = 409;
+}
+
 /** If-Match named another version than the resource's: nothing changed. */
 export class PreconditionFailed extends AppError {
   readonly statusCode = 412;

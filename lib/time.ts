@@ -41,3 +41,26 @@ export function isCalendarDate(value: string): boolean {
   const date = new Date(Date.UTC(year, month - 1, day));
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
+
+/**
+ * An ISO 8601 time with an offset (the API's own format is one): date, hours and minutes, optional seconds and
+ * fraction, `Z` or `±hh:mm`. Its shape only: parseInstant says whether it names an instant.
+ */
+export const ISO_TIME_WITH_OFFSET =
+  /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * The instant (epoch milliseconds) an ISO 8601 time with an offset names, or undefined when it names none. Every
+ * field is checked against its range first: `Date.parse` rolls `2027-02-30` over to March 2 and `24:00` to the
+ * next day, and a time a request sends is taken as written or refused, never moved (decisions.md, "API keys").
+ */
+export function parseInstant(value: string): number | undefined {
+  const match = ISO_TIME_WITH_OFFSET.exec(value);
+  if (!match || !isCalendarDate(match[1] as string)) return undefined;
+  const [hour, minute, second, offsetHours, offsetMinutes] = match.slice(2).map((part) => Number(part ?? 0));
+  const inRange = (n: number | undefined, max: number) => n !== undefined && n <= max;
+  if (!inRange(hour, 23) || !inRange(minute, 59) || !inRange(second, 59)) return undefined;
+  if (!inRange(offsetHours, 23) || !inRange(offsetMinutes, 59)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
+}

@@ -626,8 +626,10 @@ export const operations: Record<RouteName, Operation> = {
     summary: 'Create an API key',
     description:
       'A key with a name, scopes the calling key holds itself (a `:write` counts as its `:read`; anything more ' +
-      'is a 403) and an optional expiry. At most 100 live keys an account (the 101st is a 422). The answer is ' +
-      'the only one that shows the key.',
+      "is a 403) and an optional expiry, no later than the calling key's own when it has one (else a 422 on " +
+      '`expires_at`). At most 100 live keys an account (the 101st is a 422). The answer is the only one that ' +
+      'shows the key. Every key route checks the calling key as stored: a key revoked, rotated out or expired ' +
+      'is a 401 here at once, even within the authorizer cache time.',
     tag: 'Keys',
     body: CreateKeySchema,
     ok: { status: 201, description: 'The key, with its secret.', body: ApiKeyCreated, noStore: true },
@@ -652,14 +654,18 @@ export const operations: Record<RouteName, Operation> = {
   rotateApiKey: {
     summary: 'Rotate an API key',
     description:
-      'A new key with the same name and scopes (and lifetime, if it had one); the old one keeps working for ' +
-      '`expire_old_in_seconds` more (0 to 604800), so clients can switch without an outage. A revoked or ' +
-      'expired key is a 404.',
+      'A new key with the same name and scopes, expiring when the old one would have (never, for a key that ' +
+      'never expires), whatever the overlap; the old one keeps working for `expire_old_in_seconds` more (0 to ' +
+      '604800), so clients can switch without an outage. A key rotates once. A revoked or expired key is a ' +
+      "404; a 422 on `expires_at` when the new key would outlive the calling key's expiry.",
     tag: 'Keys',
     pathParams: KEY_PARAM,
     body: RotateKeySchema,
     ok: { status: 201, description: 'The new key, with its secret.', body: ApiKeyCreated, noStore: true },
     statuses: [404],
+    conflict:
+      'the key was rotated already (`This key has already been rotated (to <id>): rotate that one.`); the same ' +
+      'Idempotency-Key as the rotation answers its 201 again.',
   },
   getOpenApi: {
     summary: 'This document',

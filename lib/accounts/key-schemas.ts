@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { ISO_TIME_WITH_OFFSET, parseInstant } from '#lib/time.ts';
 import { optionalField, requiredSet, requiredText, wire } from '#lib/validation.ts';
 import { EVERY_SCOPE, SCOPES } from './scopes.ts';
 
@@ -9,8 +10,7 @@ export const MAX_ROTATION_OVERLAP_SECONDS = 604_800;
 
 const GRANTS = [...SCOPES, EVERY_SCOPE] as const;
 
-/** An ISO 8601 time with an offset (the API's own format is one), at most 35 characters. */
-const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+/** The longest ISO 8601 time taken (lib/time.ts, ISO_TIME_WITH_OFFSET). */
 const MAX_TIME_LENGTH = 35;
 
 const expiresAt = optionalField(
@@ -20,14 +20,15 @@ const expiresAt = optionalField(
       MAX_TIME_LENGTH,
       `The expires at field must not be greater than ${MAX_TIME_LENGTH} characters.`,
     ),
+    // A time that names no real instant (2027-02-30, 24:00) is refused, never rolled over.
     v.check(
-      (s) => ISO_WITH_OFFSET.test(s) && !Number.isNaN(Date.parse(s)),
+      (s) => parseInstant(s) !== undefined,
       'The expires at field must be an ISO 8601 time with an offset, such as 2027-01-31T00:00:00.000000Z.',
     ),
-    v.transform((s) => Date.parse(s)),
+    v.transform((s) => parseInstant(s) as number),
     v.check((ms) => ms > Date.now(), 'The expires at field must be a time in the future.'),
   ),
-  v.pipe(v.string(), v.maxLength(MAX_TIME_LENGTH), v.regex(ISO_WITH_OFFSET)),
+  v.pipe(v.string(), v.maxLength(MAX_TIME_LENGTH), v.regex(ISO_TIME_WITH_OFFSET)),
 );
 
 /** The `createApiKey` route. */

@@ -147,4 +147,6 @@ export interface ApiKeyRecord {
   expiresAt: Timestamp | null;
   lastUsedAt: Timestamp | null;
   revokedAt: Timestamp | null;
+  /** The id of the key a rotation made of this one (a key rotates once); absent: never rotated. */
+  rotatedTo?: string;
 }

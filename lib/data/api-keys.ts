@@ -121,10 +121,10 @@ export interface KeySetChange {
 }
 
 /**
- * Writes a new key (its lookup and its record) and bumps the key-set version, with a rotated key's new expiry,
- * all or nothing in one transaction (3 items, 5 with a rotation; and the Idempotency-Key's kept answer, when
- * attached). StaleVersion: another change landed since the
- * version was read; read again and decide again.
+ * Writes a new key (its lookup and its record) and bumps the key-set version, with a rotated key's new expiry and
+ * its successor's id, all or nothing in one transaction (3 items, 5 with a rotation; and the Idempotency-Key's
+ * kept answer, when attached). StaleVersion: another change landed since the version was read; read again and
+ * decide again.
  */
 export async function commitKeySetChange(change: KeySetChange, attachment?: CommitAttachment): Promise<void> {
   const { created } = change;
@@ -176,22 +176,33 @@ export async function commitKeySetChange(change: KeySetChange, attachment?: Comm
   ];
   if (change.expire) {
     const { record, at } = change.expire;
-    const update = {
-      UpdateExpression: 'SET expiresAt = :at',
-      // Still live as read: a revocation that landed in between wins (and is read again).
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(revokedAt) OR revokedAt = :null)',
-      ExpressionAttributeValues: { ':at': at, ':null': null },
-    };
+    // Still live as read: a revocation that landed in between wins (and is read again).
+    const live = 'attribute_exists(pk) AND (attribute_not_exists(revokedAt) OR revokedAt = :null)';
     actions.push(
       {
         what: 'rotated lookup',
-        action: { Update: { TableName: tableName(), Key: apiKeyKeys.lookup(record.hash), ...update } },
+        action: {
+          Update: {
+            TableName: tableName(),
+            Key: apiKeyKeys.lookup(record.hash),
+            UpdateExpression: 'SET expiresAt = :at',
+            ConditionExpression: live,
+            ExpressionAttributeValues: { ':at': at, ':null': null },
+          },
+        },
         refused: stale,
       },
       {
         what: 'rotated record',
         action: {
-          Update: { TableName: tableName(), Key: apiKeyKeys.record(record.accountId, record.id), ...update },
+          Update: {
+            TableName: tableName(),
+            Key: apiKeyKeys.record(record.accountId, record.id),
+            // The record names its successor: a key rotates once (a second rotation is refused).
+            UpdateExpression: 'SET expiresAt = :at, rotatedTo = :to',
+            ConditionExpression: `${live} AND attribute_not_exists(rotatedTo)`,
+            ExpressionAttributeValues: { ':at': at, ':null': null, ':to': created.id },
+          },
         },
         refused: stale,
       },

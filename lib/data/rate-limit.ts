@@ -1,4 +1,5 @@
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ServiceUnavailable } from '#lib/errors.ts';
 import { dynamo, tableName } from './client.ts';
 import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
 import { accountKeys } from './keys.ts';
@@ -12,7 +13,8 @@ import { inExemptScope, requestScope } from './request-scope.ts';
  * (or absent), and removes the other slot. So one conditional UpdateItem counts exactly (N concurrent requests
  * over a limit L: exactly L pass), a refused request changes nothing, and the item never grows. The slot of
  * this minute can only hold an older minute when the account's previous request was an even number (≥ 2) of
- * minutes ago: that first request after an idle spell then resets it with a second call.
+ * minutes ago: that first request after an idle spell then resets it with a second call (and those racing it
+ * count again with a third).
  *
  * Every request runs its count beside its first round trip, and every write of the request waits for the
  * decision (the middleware at the end of this file): a refused create takes no ticket number.
@@ -79,10 +81,22 @@ function outcomeOf(window: RateWindow, value: unknown, allowed: boolean): RateOu
   };
 }
 
-/** One conditional UpdateItem of the rate item counting a request; throws RateLimited (nothing written) over the limit. */
+/**
+ * How many times a request tries to count: each refused attempt says what the slot holds, and the next attempt
+ * follows it (count, reset, count); only concurrent requests moving the slot meanwhile take more.
+ */
+const MAX_COUNT_ATTEMPTS = 6;
+
+/**
+ * One conditional UpdateItem of the rate item counting a request, again as the slot it finds says; throws
+ * RateLimited (nothing written) over the limit, and only then. The slot of another minute is reset, and a reset
+ * that lost to a concurrent one (requests racing after an idle spell) counts again in the minute the winner
+ * opened.
+ */
 async function countRequest(accountId: string, window: RateWindow): Promise<RateOutcome> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const reset = attempt > 0;
+  const base = minuteOf(window.nowMs) * MINUTE_SHIFT;
+  let reset = false;
+  for (let attempt = 0; attempt < MAX_COUNT_ATTEMPTS; attempt++) {
     const parts = rateParts(window, reset);
     const input: UpdateCommandInput = {
       TableName: tableName(),
@@ -99,15 +113,18 @@ async function countRequest(accountId: string, window: RateWindow): Promise<Rate
       return outcomeOf(window, Attributes[parts.names['#rcur'] as string], true);
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const held = Number(itemOnConditionFailure(error)?.[parts.names['#rcur'] as string] ?? 0);
-      const base = minuteOf(window.nowMs) * MINUTE_SHIFT;
-      // This minute's count is at the limit: refused. Otherwise the slot held another minute (reset it next), or
-      // another request reset it first (count again).
-      const thisMinute = held >= base && held < base + MINUTE_SHIFT;
-      if (thisMinute && !reset) throw new RateLimited(outcomeOf(window, 0, false));
+      const slot = itemOnConditionFailure(error)?.[parts.names['#rcur'] as string];
+      const held = slot === undefined ? undefined : Number(slot);
+      const thisMinute = held !== undefined && held >= base && held < base + MINUTE_SHIFT;
+      // This minute's count at the limit: refused. Another minute's: reset it. Absent, or this minute's below
+      // the limit (another request reset it, or moved it, first): count again.
+      if (thisMinute && held >= base + window.limit) throw new RateLimited(outcomeOf(window, 0, false));
+      reset = held !== undefined && !thisMinute;
     }
   }
-  throw new RateLimited(outcomeOf(window, 0, false));
+  // The slot moved under every attempt (requests of two minutes racing at the turn): try again in a second,
+  // never a 429 the count did not decide.
+  throw new ServiceUnavailable(1);
 }
 
 /** Counts a request: its outcome, allowed or refused (a failure to write the count rejects). */

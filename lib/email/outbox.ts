@@ -25,6 +25,7 @@ import type { Ticket } from '#lib/tickets/types.ts';
 import { composeMail, type OutgoingMail } from './compose.ts';
 import { isOwnAddress, mailSubject, newMailId, sentMailOf } from './reply.ts';
 import type { Sender } from './senders.ts';
+import { MAIL_CHAIN_DEPTH, mailChain } from './threading.ts';
 import { type MailToken, mailToken, tokenAddress } from './tokens.ts';
 
 /**
@@ -244,7 +245,9 @@ async function build(
   const message = item as unknown as Message;
   const [found, newest] = await Promise.all([
     findTicket(accountId, String(item.ticketUuid)),
-    kind === 'ack' ? [] : queryMessagesBefore<Message>(accountId, message.ticketUuid, message.number, 20),
+    kind === 'ack'
+      ? []
+      : queryMessagesBefore<Message>(accountId, message.ticketUuid, message.number, MAIL_CHAIN_DEPTH),
   ]);
   const ticket = found?.entity;
   if (!ticket) return undefined;
@@ -260,7 +263,8 @@ async function build(
       replyTo: tokenAddress(fields.from.email, mailToken(accountId, ticket.reference)),
       subject: String(fields.subject),
       messageId: String(fields.message_id),
-      inReplyTo: chain.at(-1) ?? null,
+      // As the reply shows it since its commit (threading.ts); a reply queued before that decided it here.
+      inReplyTo: (fields.in_reply_to as string | null | undefined) ?? chain.at(-1) ?? null,
       references:
         chain.length > MAX_REFERENCES ? [chain[0] as string, ...chain.slice(1 - MAX_REFERENCES)] : chain,
       text: message.body,
@@ -289,20 +293,6 @@ function buildAck(accountId: string, ticket: Ticket, item: Record<string, unknow
     },
     mailId: { ticketUuid: ticket.uuid, messageNumber: 1, messageId: description.id },
   };
-}
-
-/**
- * The Message-IDs of the ticket's mail before a message, oldest first: the mail that opened it, then the
- * mails among the 20 messages before it (`newest`, newest first as read) (received or sent; for sent mail also the provider's id is claimed,
- * but a thread is named by the ids its mails carried).
- */
-function mailChain(ticket: Ticket, newest: Message[]): string[] {
-  const opening = ticket.descriptionEmail?.email?.message_id as string | null | undefined;
-  const ids = [...newest]
-    .reverse()
-    .map((m) => m.email?.message_id as string | null | undefined)
-    .filter((id): id is string => typeof id === 'string' && id.length > 0);
-  return [...new Set([...(opening ? [opening] : []), ...ids])];
 }
 
 /**

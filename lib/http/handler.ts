@@ -8,6 +8,7 @@ import { type Event, httpContext, type Internal, internalOf, type Result } from 
 import { commitHook, idempotency } from './idempotency.ts';
 import { checkJsonContentType, checkJsonDepth } from './json-limits.ts';
 import type { BusinessMetric } from './metrics.ts';
+import { type PathObjectFinder, pathObjectFirst } from './path-object.ts';
 import { rateCount } from './rate-limit.ts';
 import {
   baseUrlOf,
@@ -21,6 +22,7 @@ import {
 } from './request.ts';
 import { binaryResponse, jsonResponse } from './response.ts';
 import { requireScope } from './scope.ts';
+import { KEY_ROUTES_SCOPE, storedKey } from './stored-key.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -66,6 +68,11 @@ export interface RouteOptions {
   body?: boolean;
   /** Counted once per successful request (not for an idempotent replay), e.g. TicketCreated. */
   metric?: BusinessMetric;
+  /**
+   * A route whose path names an object, and that can refuse a body, query or header (400, 422): how to find that
+   * object, so that one the caller does not have answers 404 first (path-object.ts).
+   */
+  pathObject?: PathObjectFinder;
 }
 
 /** A route that renders its domain's result itself: `present` is its answer, and what an Idempotency-Key keeps. */
@@ -95,7 +102,8 @@ function deadlineOf(context: Context | undefined): number {
  * Idempotency-Key keeps is rendered before the domain writes (request.attach), and the domain knows no HTTP.
  *
  * The middlewares, outermost first: httpContext (ids, log, counts, the error answer), requireScope (the route's
- * scope, before anything else), rateCount, jsonBody, idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
+ * scope, before anything else), rateCount, storedKey (the key routes: the calling key as stored), pathObjectFirst
+ * (a route naming an object: its 404 before a refused body), jsonBody, idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
  * count), entered around the whole stack so that every middleware's store calls have it too.
  */
 export function httpHandler(options: RouteOptions, handle: RouteHandler): ReturnType<typeof scoped>;
@@ -112,6 +120,9 @@ export function httpHandler<T>(
     .use(httpContext(options))
     .use(requireScope(options.route))
     .use(rateCount());
+  if (options.route.scope === KEY_ROUTES_SCOPE) stack.use(storedKey());
+  // Its onError runs before rateCount's, which renders the error: a refused body of no object becomes a 404.
+  if (options.pathObject) stack.use(pathObjectFirst(options.pathObject));
   if (options.body) stack.use(jsonBody());
   stack.use(idempotency());
   stack.handler(async (event, context) => {

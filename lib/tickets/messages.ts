@@ -8,6 +8,7 @@ import { getMessageItem, messagePut, queryMessages } from '#lib/data/messages.ts
 import { updateTicketItems } from '#lib/data/tickets.ts';
 import type { CommitAction } from '#lib/data/transact.ts';
 import { replyMail } from '#lib/email/reply.ts';
+import { withInReplyTo } from '#lib/email/threading.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
@@ -266,7 +267,11 @@ export async function postParsedMessage(
       return settled.ticket;
     },
     write: async (before, after, version) => {
-      const posted = message as Message;
+      // A reply to be mailed shows, from this commit on, the In-Reply-To its mail is sent with.
+      const posted = isQueuedMail(message as Message)
+        ? await withInReplyTo(accountId, before, message as Message)
+        : (message as Message);
+      message = posted;
       return updateTicketItems({
         accountId,
         before,

@@ -14,7 +14,9 @@ import { addBusinessMinutes } from './business-hours.ts';
  * - `createdAt`, `dueAt` (the resolution due time), `resolvedAt`, `closedAt`;
  * - `firstReplyAt` (the first public agent message) and `replyCycle` (the next-reply clock's current or last
  *   cycle), kept by the message writes;
- * - `slaBreaches`: the breaches the runner wrote, one per metric, naming the cycle (its start) and due time.
+ * - `slaBreaches`: the breaches the runner wrote, one per metric, naming the cycle (its start) and due time;
+ * - `slaKept`: the reply clocks that were completed when a priority or category change came, with the due time
+ *   they had (history: the change moves only running clocks).
  */
 
 export const SLA_METRICS = ['first_reply', 'next_reply', 'resolution'] as const;
@@ -41,6 +43,16 @@ export interface SlaBreach {
 }
 export type SlaBreaches = Partial<Record<SlaMetric, SlaBreach>>;
 
+/**
+ * Reply clocks a priority or category change found completed: the clock (its start) and the due time it had, null
+ * when it had no target then. Such a clock keeps that due time, so its completion and breach too, whatever the
+ * targets the ticket holds now (decisions.md: a completed clock is history). The resolution clock needs none: a
+ * change leaves `dueAt` as it is while the ticket is resolved (lib/tickets/sla.ts, retargeted).
+ */
+export type KeptClocks = Partial<
+  Record<'first_reply' | 'next_reply', { startedAt: Timestamp; dueAt: Timestamp | null }>
+>;
+
 /** The stored fields the clocks are derived from (absent is null: tickets written before the clocks). */
 export interface SlaFields {
   createdAt: Timestamp;
@@ -51,6 +63,7 @@ export interface SlaFields {
   firstReplyAt?: Timestamp | null | undefined;
   replyCycle?: { startedAt: Timestamp; completedAt: Timestamp | null } | null | undefined;
   slaBreaches?: SlaBreaches | null | undefined;
+  slaKept?: KeptClocks | null | undefined;
 }
 
 /** A clock as the API shows it. */
@@ -97,26 +110,35 @@ const us = (t: Timestamp | null | undefined) => (t ? parseTimestamp(t) : null);
 /**
  * The ticket's clocks, first reply, next reply, resolution (a clock absent when the policy has no such target,
  * or, for next reply, before its first cycle). Each due time is counted from its own start with the targets the
- * ticket holds now, so a priority or category change (new targets) moves every due time.
+ * ticket holds now, so a priority or category change (new targets) moves every running clock's due time; a reply
+ * clock the change found completed keeps the due time it had (`slaKept`).
  */
 export function clockStates(t: SlaFields): ClockState[] {
   const targets = t.slaTargets ?? null;
   const calendar = targets?.calendar ?? null;
+  /** A reply clock's due time: kept, or counted from its start; undefined: no clock (no target). */
+  const dueOf = (metric: keyof KeptClocks, startedAt: Timestamp, minutes: number | null | undefined) => {
+    const kept = t.slaKept?.[metric];
+    if (kept?.startedAt === startedAt) return kept.dueAt === null ? undefined : parseTimestamp(kept.dueAt);
+    return minutes == null ? undefined : addTarget(parseTimestamp(startedAt), minutes, calendar);
+  };
   const clocks: ClockState[] = [];
-  if (targets?.firstReplyMinutes != null) {
+  const firstDue = dueOf('first_reply', t.createdAt, targets?.firstReplyMinutes);
+  if (firstDue !== undefined) {
     clocks.push({
       metric: 'first_reply',
       startedAt: t.createdAt,
-      dueUs: addTarget(parseTimestamp(t.createdAt), targets.firstReplyMinutes, calendar),
+      dueUs: firstDue,
       completedUs: us(t.firstReplyAt),
     });
   }
   const cycle = t.replyCycle ?? null;
-  if (targets?.nextReplyMinutes != null && cycle) {
+  const nextDue = cycle ? dueOf('next_reply', cycle.startedAt, targets?.nextReplyMinutes) : undefined;
+  if (cycle && nextDue !== undefined) {
     clocks.push({
       metric: 'next_reply',
       startedAt: cycle.startedAt,
-      dueUs: addTarget(parseTimestamp(cycle.startedAt), targets.nextReplyMinutes, calendar),
+      dueUs: nextDue,
       completedUs: us(cycle.completedAt),
     });
   }

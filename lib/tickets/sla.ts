@@ -1,6 +1,14 @@
 import type { Account, BusinessHours, Priority, SlaPolicy } from '#lib/accounts/types.ts';
-import { formatTimestamp, type Timestamp } from '#lib/time.ts';
-import { addTarget, type SlaTargets, targetsOf } from './sla-clocks.ts';
+import { formatTimestamp, parseTimestamp, type Timestamp } from '#lib/time.ts';
+import {
+  addTarget,
+  clockStates,
+  type KeptClocks,
+  type SlaFields,
+  type SlaMetric,
+  type SlaTargets,
+  targetsOf,
+} from './sla-clocks.ts';
 
 /**
  * The service-level policy of a ticket: among the policies whose every condition equals the ticket's, the one
@@ -48,4 +56,36 @@ export function serviceLevelOf(
     dueAt: due === null ? null : formatTimestamp(due),
     slaTargets: targetsOf(policy, account.businessHours),
   };
+}
+
+/**
+ * A ticket after a priority or category change (decisions.md, "Reply-based service levels"): the new policy's
+ * targets and `due_at` for the clocks still running, while every clock completed by then is history and keeps
+ * its due time, so its completion and breach too (an answer given in time never becomes late afterwards). A
+ * completed reply clock is kept in `slaKept` (null due time: it had no target); a resolved or closed ticket keeps
+ * its `due_at` (a reopen runs that same due time again, and the next change moves it).
+ */
+export function retargeted<T extends SlaFields>(
+  account: Pick<Account, 'slaPolicies' | 'businessHours'>,
+  ticket: T,
+  match: { priority: Priority; categorySlug: string | null },
+): T {
+  const next = serviceLevelOf(account, { ...match, createdUs: parseTimestamp(ticket.createdAt) });
+  const clocks = clockStates(ticket);
+  const dueOf = (metric: SlaMetric) => {
+    const clock = clocks.find((c) => c.metric === metric);
+    return clock ? formatTimestamp(clock.dueUs) : null;
+  };
+  const kept: KeptClocks = {};
+  if (ticket.firstReplyAt) kept.first_reply = { startedAt: ticket.createdAt, dueAt: dueOf('first_reply') };
+  const cycle = ticket.replyCycle;
+  if (cycle?.completedAt) kept.next_reply = { startedAt: cycle.startedAt, dueAt: dueOf('next_reply') };
+  const resolved = (ticket.resolvedAt ?? ticket.closedAt ?? null) !== null;
+  const { slaKept: _, ...rest } = ticket;
+  return {
+    ...rest,
+    slaTargets: next.slaTargets,
+    dueAt: resolved ? ticket.dueAt : next.dueAt,
+    ...(Object.keys(kept).length > 0 ? { slaKept: kept } : {}),
+  } as T;
 }

@@ -1,6 +1,6 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
-import type { SlaBreaches, SlaTargets } from './sla-clocks.ts';
+import type { KeptClocks, SlaBreaches, SlaTargets } from './sla-clocks.ts';
 
 export const TICKET_STATUSES = ['open', 'pending', 'in_progress', 'resolved', 'closed'] as const;
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
@@ -61,6 +61,8 @@ export interface Ticket {
    */
   slaTargets?: SlaTargets | null;
   slaBreaches?: SlaBreaches | null;
+  /** The reply clocks a priority or category change found completed, with their due times (history). */
+  slaKept?: KeptClocks | null;
   /** A ticket opened by e-mail: its description's mail fields (lib/tickets/messages.ts, MailFields). */
   descriptionEmail?: {
     email: Record<string, unknown>;

@@ -6,14 +6,14 @@ import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { updateTicketItems } from '#lib/data/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
-import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { breachEvents, withLostBreaches } from './breaches.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
-import { serviceLevelOf } from './sla.ts';
+import { retargeted } from './sla.ts';
 import type { ClockState } from './sla-clocks.ts';
 import type { Ticket, TicketStatus } from './types.ts';
 
@@ -163,19 +163,17 @@ export function applyChange(
   if (input.status !== undefined && input.status !== before.status) {
     Object.assign(after, statusMove(before, input.status, now));
   }
-  if (after.priority !== before.priority || after.category?.slug !== before.category?.slug) {
-    // Every clock's due time is counted again from its own start with the new policy's targets.
-    Object.assign(
-      after,
-      serviceLevelOf(config.account, {
-        priority: after.priority,
-        categorySlug: after.category?.slug ?? null,
-        createdUs: parseTimestamp(before.createdAt),
-      }),
-    );
-  }
-  if (!isDeepStrictEqual(after, before)) after.updatedAt = now;
-  return after;
+  // Every running clock's due time is counted again from its own start with the new policy's targets; a clock
+  // completed by now (the status above applied) keeps its own.
+  const changed =
+    after.priority !== before.priority || after.category?.slug !== before.category?.slug
+      ? retargeted(config.account, after, {
+          priority: after.priority,
+          categorySlug: after.category?.slug ?? null,
+        })
+      : after;
+  if (!isDeepStrictEqual(changed, before)) changed.updatedAt = now;
+  return changed;
 }
 
 /**

@@ -27,7 +27,7 @@ import {
 import { findDeal } from '#lib/deals/get-deal.ts';
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
-import { AppError, NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
+import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
 import { param, picked, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
@@ -45,11 +45,6 @@ import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH } from '#lib/versioned-update
 /** Days an object stays in the trash before it and all it owns are purged. */
 export const PURGE_AFTER_DAYS = 30;
 const DAY_MICROS = 86_400_000_000;
-
-/** A 409 with the documented message (no retry advice: the request will not succeed as it is). */
-export class Refused extends AppError {
-  readonly statusCode = 409;
-}
 
 /** A deletion's answer (`data`), kept as it is for a retry with the same Idempotency-Key. */
 export interface Deleted {
@@ -186,6 +181,18 @@ export interface Restored {
   version: number;
 }
 
+/** What a restore names: an object of the account in the trash, not past its purge time (else undefined). */
+export async function findTrashed(
+  accountId: string,
+  ref: string,
+  nowUs = nowMicros(),
+): Promise<Trashed<unknown> | undefined> {
+  const uuid = ref.trim().toLowerCase();
+  if (!UUID.test(uuid)) return undefined;
+  const trashed = await getTrashed<unknown>(accountId, uuid);
+  return trashed && trashed.purgeMicros > nowUs ? trashed : undefined;
+}
+
 /**
  * The `restoreTrash` route: the trash item (404 when none, or past its purge time), the scope of its type
  * (`needScope`, checked before anything is written), then one commit that puts the object back as it was.
@@ -198,13 +205,11 @@ export async function restoreObject(
     attach?: ((restored: Restored) => CommitAttachment) | undefined;
   } = {},
 ): Promise<Restored> {
-  const uuid = ref.trim().toLowerCase();
-  if (!UUID.test(uuid)) throw new NotFound();
   return retryOnConflict(
     async () => {
-      const trashed = await getTrashed<unknown>(accountId, uuid);
       const now = nowMicros();
-      if (!trashed || trashed.purgeMicros <= now) throw new NotFound();
+      const trashed = await findTrashed(accountId, ref, now);
+      if (!trashed) throw new NotFound();
       const type = trashed.type as TrashType;
       options.needScope?.(type);
       const ops = deletable[type] as unknown as Deletable<unknown>;

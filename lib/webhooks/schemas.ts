@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { EVENT_TYPE_PATTERNS } from '#lib/events/types.ts';
 import { pageParams } from '#lib/list-params.ts';
+import { parseInstant } from '#lib/time.ts';
 import {
   clearable,
   optionalField,
@@ -57,7 +58,8 @@ export type UpdateEndpointInput = v.InferOutput<typeof UpdateEndpointSchema>;
 
 /** A timestamp as the API writes them (decisions.md): UTC, up to six fractional digits. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-const isTimestamp = (value: string) => TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
+/** A real instant, never rolled over (2026-02-30 is refused, not taken as March 2). */
+const isTimestamp = (value: string) => TIMESTAMP.test(value) && parseInstant(value) !== undefined;
 
 const RedeliverFields = v.object({
   event_id: optionalField(

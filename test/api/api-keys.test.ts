@@ -6,39 +6,16 @@ import { settleLastUseWrites } from '#lib/accounts/api-keys.ts';
 import { checksumOf } from '#lib/accounts/key-format.ts';
 import { hashApiKey } from '#lib/accounts/key-hash.ts';
 import { createKey, listKeys, MAX_LIVE_KEYS, revokeKeyById } from '#lib/accounts/key-management.ts';
-import { dynamo, getItem, queryAll, tableName } from '#lib/data/client.ts';
+import { dynamo, getItem, tableName } from '#lib/data/client.ts';
 import { apiKeyKeys } from '#lib/data/keys.ts';
-import { setClockForTests } from '#lib/time.ts';
 import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
+import { keyItems, later } from '#test/support/api-keys.ts';
 import { tokenEvent } from '#test/support/events.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 
 const bearer = (key: string) => tokenEvent(`Bearer ${key}`);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs `work` with the service's clock `ms` ahead (lib/time.ts): expiry without waiting for it. */
-async function later(ms: number, work: () => Promise<void>) {
-  setClockForTests(() => Math.floor((performance.timeOrigin + performance.now()) * 1000) + ms * 1000);
-  try {
-    await work();
-  } finally {
-    setClockForTests();
-  }
-}
-/**
- * Everything stored under an account's keys (records and the key-set guard), but the calling key's last use,
- * which the authorizer writes for any request, refused or not.
- */
-const keyItems = async (accountId: string) =>
-  (
-    await queryAll({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': apiKeyKeys.accountPartition(accountId) },
-      ConsistentRead: true,
-    })
-  ).map(({ lastUsedAt: _, ...item }) => item);
 
 /** A key stored exactly as the code before scopes stored it: SHA-256, no scopes, no expiry, no name. */
 async function legacyKey(accountId: string): Promise<string> {

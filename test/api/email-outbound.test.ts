@@ -159,6 +159,12 @@ describe('replies go out as mail', () => {
       subject: `[${ticket.reference}] Printer on fire`,
       delivery: { status: 'queued', attempts: 0, provider_message_id: null },
     });
+    // From its commit on, the reply names the mail it answers: the In-Reply-To its mail is sent with.
+    const [created] = await eventsOf(account, 'message.created', [posted.id]);
+    expect([posted.email.in_reply_to, created?.data.object.email.in_reply_to]).toEqual([
+      opening.slice(1, -1),
+      opening.slice(1, -1),
+    ]);
     expect(sentTo(customer)).toHaveLength(0);
 
     expect((await pass(account)).counts.sent).toBe(1);
@@ -210,10 +216,16 @@ describe('replies go out as mail', () => {
     expect(viaEnvelope).toMatchObject({ body: 'Hi.', email: { threading: { matched_by: 'token_address' } } });
 
     // A second reply carries the whole chain: In-Reply-To the customer's answer, References from the opening.
-    await reply(account, ticket.uuid, 'Good.');
+    const good = await reply(account, ticket.uuid, 'Good.');
     await pass(account);
     const second = sentTo(customer).at(-1);
     expect(second?.header('in-reply-to')).toBe(header(viaEnvelope.email.message_id));
+    // The headers the mail had, as the answer showed them and as the message shows them once sent.
+    const sentGood = await messageOf(account, ticket.uuid, good.id);
+    expect([header(good.email.in_reply_to), header(sentGood.email.in_reply_to)]).toEqual([
+      second?.header('in-reply-to'),
+      second?.header('in-reply-to'),
+    ]);
     expect(second?.header('references')?.split(/\s+/)).toEqual([
       opening,
       header(posted.email.message_id),

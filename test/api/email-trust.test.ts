@@ -260,6 +260,15 @@ describe("an agent's address", () => {
     const account = await mailAccount();
     const rita = customer('rita');
     const { ticket, opening } = await opened(account, rita);
+    // Rita writes again: her second mail is the thread's newest, the one the relayed reply answers.
+    const again = mid();
+    await send({
+      from: rita,
+      to: account.address,
+      inReplyTo: opening,
+      messageId: again,
+      text: 'Still burning.',
+    });
     await send({
       from: 'agent1@desk.test',
       to: account.address,
@@ -280,7 +289,9 @@ describe("an agent's address", () => {
     expect(mail?.parsed.text?.trim()).toBe('We are on our way.');
     expect(mail?.parsed.from?.value[0]?.address).toBe(account.address);
     expect(mail?.parsed.subject).toBe(`[${ticket.reference}] Printer on fire`);
-    expect(mail?.header('in-reply-to')).toBe(opening);
+    // The mail sent answers the thread's newest mail; the message shows the agent's mail as it came (its own
+    // In-Reply-To), never the header of the mail sent on.
+    expect(mail?.header('in-reply-to')).toBe(again);
     const shown = (await messagesOf(account, ticket.uuid)).find((m) => m.id === log.message_id);
     expect(shown?.email).toMatchObject({
       from: { email: 'agent1@desk.test' },

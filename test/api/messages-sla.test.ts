@@ -210,6 +210,60 @@ describe('messages and the service-level clocks', () => {
     expect(written).toEqual(uuids.map((uuid, i) => `${uuid} next_reply ${dues[i]}`).sort());
   });
 
+  it('a priority change after a first reply in time leaves that completed clock as it was; the running ones move', async () => {
+    const a = await createTestAccount({
+      agents: agentsFile(1),
+      sla_policies: [
+        { name: 'Standard', first_reply_minutes: 30, next_reply_minutes: 60, resolution_minutes: 600 },
+        {
+          name: 'Urgent',
+          priority: 'urgent',
+          first_reply_minutes: 5,
+          next_reply_minutes: 10,
+          resolution_minutes: 60,
+        },
+      ],
+    });
+    ours.add(a.accountId);
+    const agent = (a.agents[0] as { id: number }).id;
+    const t0 = nowMicros() - 14 * MIN_US;
+    const ticket = await createAt(a, t0);
+    const created = ticket.created_at;
+    const reply = await postAt(a, ticket.uuid, t0 + 10 * MIN_US, { body: 'On it.', agent_id: agent });
+    const asked = await postAt(a, ticket.uuid, t0 + 12 * MIN_US, { body: 'News?', author: 'requester' });
+    const firstReply = {
+      due_at: plusUs(created, 30 * MIN_US),
+      completed_at: reply.data.created_at,
+      breached_at: null,
+    };
+    expect(asked.ticket.sla.first_reply).toEqual(firstReply);
+
+    setClockForTests(() => t0 + 13 * MIN_US);
+    const patched = await gateway.call('PATCH', `/api/tickets/${ticket.uuid}`, {
+      key: a.apiKey,
+      body: { priority: 'urgent' },
+    });
+    setClockForTests();
+    expect(patched.status, patched.text).toBe(200);
+    const expected = {
+      policy: 'Urgent',
+      // Answered in time under the policy it was answered under: history, whatever the new policy's target.
+      first_reply: firstReply,
+      next_reply: {
+        due_at: plusUs(asked.data.created_at, 10 * MIN_US),
+        completed_at: null,
+        breached_at: null,
+      },
+      resolution: { due_at: plusUs(created, 60 * MIN_US), completed_at: null, breached_at: null },
+    };
+    expect(patched.body.ticket.sla).toEqual(expected);
+    const read = await gateway.call('GET', `/api/tickets/${ticket.uuid}`, { key: a.apiKey });
+    expect(read.body.data.sla).toEqual(expected);
+    // The runner finds no breach to write: the first reply was in time.
+    await pass();
+    expect(await breachesOf(a)).toEqual([]);
+  });
+
   it('a priority change that moves a passed, unwritten due time into the future writes that breach in its commit', async () => {
     const a = await account();
     const ticket = await createAt(a, nowMicros() - 10 * MIN_US);

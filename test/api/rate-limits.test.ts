@@ -53,6 +53,35 @@ describe('rate limits per plan', () => {
     expect(next.headers.get('x-ratelimit-remaining')).toBe('19');
   });
 
+  it('after an idle minute, racing requests below the limit all pass: 20 times over, 4 and 16 at once', async () => {
+    const limit = 100;
+    const account = await createTestAccount({ rate_limit_per_minute: limit });
+    let { minute } = startOfMinute();
+    const call = () => gateway.call('GET', '/api/pipelines', { key: account.apiKey });
+    const inMinute = (m: number) => setClockForTests(() => m * 60_000_000 + 1_000_000);
+    for (const burst of [4, 16]) {
+      for (let trial = 0; trial < 20; trial++) {
+        // One request in minute X, none in X + 1, then the burst in X + 2: its slot still holds minute X.
+        inMinute(minute);
+        expect((await call()).status).toBe(200);
+        inMinute(minute + 2);
+        const answers = await Promise.all(Array.from({ length: burst }, call));
+        const label = `${burst} at once, trial ${trial + 1}`;
+        expect(
+          answers.map((a) => a.status),
+          label,
+        ).toEqual(answers.map(() => 200));
+        // Each counted once: remaining limit - 1 down to limit - burst.
+        const remaining = answers.map((a) => Number(a.headers.get('x-ratelimit-remaining')));
+        expect(
+          remaining.sort((a, b) => b - a),
+          label,
+        ).toEqual(answers.map((_, i) => limit - 1 - i));
+        minute += 4;
+      }
+    }
+  }, 120_000);
+
   it('a refused POST stores nothing and takes no reference number', async () => {
     const account = await createTestAccount({ rate_limit_per_minute: 3 });
     startOfMinute();

@@ -61,6 +61,13 @@ describe('automatic assignment', () => {
     const counts = Object.values(tally(tickets));
     expect(counts).toHaveLength(40);
     expect(counts.every((c) => c === 1)).toBe(true);
+    // Both halves of the rule: the first pick is the lowest id (ties go there, and one of the racers lands on
+    // it); those that lost it picked again at random among the tied, so they spread over ids far past the 40
+    // lowest instead of queueing on the next lowest one.
+    const ids = account.agents.map((a) => a.id).sort((a, b) => a - b);
+    const assigned = tickets.map((t) => t.assignee.id as number);
+    expect(assigned).toContain(ids[0]);
+    expect(assigned.filter((id) => id > (ids[39] as number)).length).toBeGreaterThan(0);
     // Once they are all busy with one, the next create goes back to the lowest idle id.
     const busy = new Set(tickets.map((t) => t.assignee.id));
     const idle = account.agents.map((a) => a.id).filter((id) => !busy.has(id));

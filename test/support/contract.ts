@@ -9,6 +9,24 @@ import document from '../../docs/openapi.json' with { type: 'json' };
  * body must match the schema (objects are strict: a field the document lacks fails), and every header the
  * document requires must be there and every documented header that is there must match its schema.
  */
+/**
+ * The docs page's sections (the document's tags), in the order a user meets the domain: tickets and their
+ * messages, e-mail, deals, contacts, pipelines, events, webhooks, trash, erasures, keys, the contract.
+ */
+export const DOCS_PAGE_SECTIONS = [
+  'Tickets',
+  'E-mail',
+  'Deals',
+  'Contacts',
+  'Pipelines',
+  'Events',
+  'Webhooks',
+  'Trash',
+  'Erasures',
+  'Keys',
+  'Contract',
+];
+
 type Schema = Record<string, unknown>;
 interface MediaType {
   schema?: Schema;

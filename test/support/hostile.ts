@@ -113,9 +113,14 @@ export interface Things {
   pipeline: string;
   event: string;
   webhook: string;
-  /** Another endpoint: the one DELETE removes (once; then 404). */
-  doomedWebhook: string;
+  /** A live key (the one rotate names). */
+  key: string;
   asset: string;
+  /**
+   * What the DELETE routes name instead: another ticket, deal, endpoint and key, deleted once (then 404), so that
+   * the object every other route names stays (a request refused for its body names a live object: 400 or 422).
+   */
+  doomed: { ticket: string; deal: string; webhook: string; key: string };
 }
 
 export async function makeThings(gateway: Gateway, key: string): Promise<Things> {
@@ -123,8 +128,15 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
   const ticket = await call('POST', '/api/tickets', BASE_BODIES.createTicket);
   const deal = await call('POST', '/api/deals', BASE_BODIES.createDeal);
   const webhook = await call('POST', '/api/webhooks', BASE_BODIES.createWebhook);
-  const doomed = await call('POST', '/api/webhooks', BASE_BODIES.createWebhook);
   const events = await call('GET', '/api/events?limit=1');
+  const newKey = () => call('POST', '/api/keys', { name: 'Hostile', scopes: ['tickets:read'] });
+  const apiKey = await newKey();
+  const doomed = {
+    ticket: (await call('POST', '/api/tickets', BASE_BODIES.createTicket)).body.ticket.reference,
+    deal: (await call('POST', '/api/deals', BASE_BODIES.createDeal)).body.data.uuid,
+    webhook: (await call('POST', '/api/webhooks', BASE_BODIES.createWebhook)).body.data.id,
+    key: (await newKey()).body.data.id,
+  };
   return {
     ticket: ticket.body.ticket.reference,
     deal: deal.body.data.uuid,
@@ -132,16 +144,18 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     pipeline: String(deal.body.data.pipeline.id),
     event: events.body.data[0].id,
     webhook: webhook.body.data.id,
-    doomedWebhook: doomed.body.data.id,
+    key: apiKey.body.data.id,
     asset: 'swagger-ui.css',
+    doomed,
   };
 }
 
-/** The route's path with its parameters filled in. */
+/** The route's path with its parameters filled in (a DELETE names the doomed one of its kind, when there is one). */
 export function pathOf(route: RouteDefinition, things: Things): string {
+  const doomed: Partial<Record<string, string>> = things.doomed;
   return route.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-    name === 'webhook' && route.method === 'DELETE'
-      ? things.doomedWebhook
+    route.method === 'DELETE' && doomed[name] !== undefined
+      ? (doomed[name] as string)
       : String(things[name as keyof Things]),
   );
 }

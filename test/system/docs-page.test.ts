@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
+import { DOCS_PAGE_SECTIONS } from '#test/support/contract.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -106,6 +107,11 @@ describe('GET /docs in a browser', () => {
     expect(rendered.sort(byName)).toEqual(
       routes.map((r) => ({ method: r.method, path: r.path, name: r.name })).sort(byName),
     );
+    // Its sections in the order a user meets the domain (the document's tags).
+    const sections = await page.$$eval('.opblock-tag-section .opblock-tag', (tags) =>
+      tags.map((tag) => tag.getAttribute('data-tag') ?? ''),
+    );
+    expect(sections).toEqual(DOCS_PAGE_SECTIONS);
     // An operation opened: its parameters, body schema and example render under the same policy.
     await page.click('#operations-Tickets-createTicket .opblock-summary');
     await page.waitForSelector('#operations-Tickets-createTicket .opblock-body .model-example', {

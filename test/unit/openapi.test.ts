@@ -3,7 +3,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { routes } from '#functions/routes.ts';
 import { DOCUMENT_PATH, documentText } from '#infra/openapi/write.ts';
-import { checkAnswer } from '#test/support/contract.ts';
+import { checkAnswer, DOCS_PAGE_SECTIONS } from '#test/support/contract.ts';
 
 /**
  * The contract (decisions.md, "Contract"): the checked-in document is the one the route table and the schemas
@@ -39,6 +39,15 @@ describe('the OpenAPI document', () => {
         .map((r) => ({ name: r.name, method: r.method, path: r.path, auth: r.auth }))
         .sort((a, b) => a.name.localeCompare(b.name)),
     );
+  });
+
+  it('declares its tags in the order a user meets the domain, every operation under one of them', () => {
+    // The docs page (Swagger UI) shows the declared tags in this order, then any undeclared one after them.
+    expect(document.tags.map((t: { name: string }) => t.name)).toEqual(DOCS_PAGE_SECTIONS);
+    const used = Object.values(document.paths).flatMap((ops) =>
+      Object.values(ops as Record<string, { tags: string[] }>).flatMap((op) => op.tags),
+    );
+    expect([...new Set(used)].sort()).toEqual([...DOCS_PAGE_SECTIONS].sort());
   });
 
   it('describes request bodies from the validation schemas: required fields, limits, enums', () => {

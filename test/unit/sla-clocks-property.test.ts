@@ -145,11 +145,28 @@ class Model {
     return status;
   }
 
+  /**
+   * The priority whose targets a clock's due time counts with: the last change (to another priority) that came
+   * while the clock was not completed (a completed clock is history: a change after its completion leaves it),
+   * else the first priority. `runningAt(i)`: whether the clock was not completed when the log's entry i came.
+   */
+  targetsOf(runningAt: (i: number) => boolean) {
+    let current = this.firstPriority;
+    let counted = this.firstPriority;
+    this.log.forEach((e, i) => {
+      if (e.what !== 'priority' || !e.priority || e.priority === current) return;
+      current = e.priority;
+      if (runningAt(i)) counted = e.priority;
+    });
+    return TARGETS[counted];
+  }
+
   clocks(): ModelClock[] {
-    const [first, next, resolution] = TARGETS[this.priority()];
     const out: ModelClock[] = [];
     // First reply: due from the creation, completed by the first public agent message.
-    const firstReply = this.log.find((e) => e.what === 'agent')?.at ?? null;
+    const firstAgent = this.log.findIndex((e) => e.what === 'agent');
+    const firstReply = this.log[firstAgent]?.at ?? null;
+    const [first] = this.targetsOf((i) => firstAgent < 0 || i < firstAgent);
     if (first !== null)
       out.push({
         metric: 'first_reply',
@@ -160,38 +177,45 @@ class Model {
     // Next reply: a cycle starts at a requester's message after the first reply when the requester was not
     // waiting (the agent had answered last); the next public agent message completes it. The last cycle shows.
     let waiting = true; // a new ticket: the requester waits from creation
-    let cycle: { start: number; completed: number | null } | null = null;
-    for (const e of this.log) {
+    let cycle: { start: number; completed: number | null; completedIndex: number } | null = null;
+    this.log.forEach((e, i) => {
       if (e.what === 'agent') {
         waiting = false;
-        if (cycle && cycle.completed === null) cycle.completed = e.at;
+        if (cycle && cycle.completed === null) Object.assign(cycle, { completed: e.at, completedIndex: i });
       }
       if (e.what === 'requester') {
-        if (!waiting && firstReply !== null && e.at >= firstReply) cycle = { start: e.at, completed: null };
+        if (!waiting && firstReply !== null && e.at >= firstReply) {
+          cycle = { start: e.at, completed: null, completedIndex: Number.POSITIVE_INFINITY };
+        }
         waiting = true;
       }
-    }
-    if (next !== null && cycle)
+    });
+    const shown = cycle as { start: number; completed: number | null; completedIndex: number } | null;
+    const [, next] = this.targetsOf((i) => shown === null || i < shown.completedIndex);
+    if (next !== null && shown)
       out.push({
         metric: 'next_reply',
-        start: cycle.start,
-        due: cycle.start + next * MIN,
-        completed: cycle.completed,
+        start: shown.start,
+        due: shown.start + next * MIN,
+        completed: shown.completed,
       });
     // Resolution: completed when the ticket is resolved (the time it entered resolved last), open again on a reopen.
-    if (resolution !== null) {
-      let resolvedAt: number | null = null;
-      let status: TicketStatus = 'open';
-      for (const e of this.log) {
-        if (e.what === 'status' && e.status && e.status !== status) {
-          resolvedAt = e.status === 'resolved' ? e.at : null;
-          status = e.status;
-        }
-        if (e.what === 'requester' && (status === 'pending' || status === 'resolved')) {
-          status = 'open';
-          resolvedAt = null;
-        }
+    let resolvedAt: number | null = null;
+    let status: TicketStatus = 'open';
+    const resolvedWhen: (number | null)[] = [];
+    for (const e of this.log) {
+      if (e.what === 'status' && e.status && e.status !== status) {
+        resolvedAt = e.status === 'resolved' ? e.at : null;
+        status = e.status;
       }
+      if (e.what === 'requester' && (status === 'pending' || status === 'resolved')) {
+        status = 'open';
+        resolvedAt = null;
+      }
+      resolvedWhen.push(resolvedAt);
+    }
+    const [, , resolution] = this.targetsOf((i) => resolvedWhen[i] === null);
+    if (resolution !== null) {
       out.push({
         metric: 'resolution',
         start: this.created,
