@@ -491,6 +491,16 @@ export interface RouteDefinition extends RouteDeclaration {
 
 export const routes: readonly RouteDefinition[] = declared.map((r) => ({ ...r, auth: r.scope !== PUBLIC }));
 
+/**
+ * Whether a route's function is given the key-hash secret (lib/accounts/key-hash.ts): every write (an
+ * Idempotency-Key's request fingerprint is keyed), the key routes (they hash keys), and every route that reads or
+ * writes the index of tickets, deals or contacts (keys name free-text values and search terms by the account's
+ * keyed hash: docs/data-model.md, "Keyed values in keys"), the trash's included. test/support/table-actions-setup.ts
+ * fails a test in which a function without it takes a keyed hash.
+ */
+export const holdsKeyHashSecret = (route: RouteDeclaration): boolean =>
+  route.scope !== PUBLIC && (route.method !== 'GET' || /^(tickets|deals|contacts|keys):/.test(route.scope));
+
 export type RouteName = (typeof declared)[number]['name'];
 
 /**

@@ -17,6 +17,13 @@ export interface WorkerDefinition {
   readonly indexQueries: readonly IndexName[];
   /** How long one invocation may run, seconds. */
   readonly timeoutSeconds: number;
+  /**
+   * Whether it is given the key-hash secret (lib/accounts/key-hash.ts): it names an address by its keyed hash, or
+   * writes or reads the index of tickets, deals or contacts, whose keys name free-text values and search terms by
+   * the account's keyed hash (docs/data-model.md, "Keyed values in keys"). test/support/table-actions-setup.ts fails
+   * a test in which a function without it takes a keyed hash.
+   */
+  readonly keyHashSecret: boolean;
 }
 
 /**
@@ -29,6 +36,7 @@ export const webhookStreamWorker = {
   tableActions: ['Query', 'PutItem', 'UpdateItem'],
   indexQueries: [],
   timeoutSeconds: 60,
+  keyHashSecret: false,
 } as const satisfies WorkerDefinition;
 
 /**
@@ -43,6 +51,7 @@ export const webhookDueWorker = {
   // gsi2: the due index; gsi1: due entries written before it, read until none is left (LEGACY_DUE_READS).
   indexQueries: ['gsi2', 'gsi1'],
   timeoutSeconds: 80,
+  keyHashSecret: false,
 } as const satisfies WorkerDefinition;
 
 /**
@@ -57,6 +66,7 @@ export const slaBreachesWorker = {
   tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
   indexQueries: ['gsi2'],
   timeoutSeconds: 70,
+  keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
 /**
@@ -72,6 +82,7 @@ export const emailOutboxWorker = {
   tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem'],
   indexQueries: ['gsi2'],
   timeoutSeconds: 100,
+  keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
 /** How often the trash's purge runs deployed: a purge is at most this late (plus its run) past its time. */
@@ -94,6 +105,7 @@ export const purgeWorker = {
   tableActions: ['Query', 'GetItem', 'BatchWriteItem', 'DeleteItem'],
   indexQueries: ['gsi2'],
   timeoutSeconds: 300,
+  keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
 /** How long one erasure run may go on (it stops sooner once no erasure has steps to go); timeout 60 s beyond. */
@@ -122,6 +134,7 @@ export const erasureWorker = {
   ],
   indexQueries: ['gsi1', 'gsi2'],
   timeoutSeconds: 110,
+  keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
 /**
@@ -137,6 +150,7 @@ export const emailInboundWorker = {
   tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: [],
   timeoutSeconds: 120,
+  keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
 export const workers: readonly WorkerDefinition[] = [

@@ -17,7 +17,14 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
+import {
+  authorizerEntry,
+  authorizerTableActions,
+  holdsKeyHashSecret,
+  methodsOf,
+  paths,
+  routes,
+} from '#functions/routes.ts';
 import {
   emailInboundWorker,
   emailOutboxWorker,
@@ -27,6 +34,7 @@ import {
   slaBreachesWorker,
   webhookDueWorker,
   webhookStreamWorker,
+  workers,
 } from '#functions/workers.ts';
 import { HASH_SECRET_VARIABLE } from '#lib/accounts/key-hash.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
@@ -179,9 +187,8 @@ export class DeskpipeStack extends Stack {
       });
       if (route.tableActions.length > 0) fn.bindTable(this.table, route.tableActions);
       if ('indexQueries' in route && route.indexQueries) fn.bindIndexQueries(this.table, route.indexQueries);
-      // The key routes make keys (and so hash them); every write route may take an Idempotency-Key, whose
-      // request fingerprint is a keyed hash (lib/http/idempotency.ts), and POST /api/erasures keeps the address's.
-      if (route.scope === 'keys:manage' || route.method !== 'GET') keyHashEnvironment(fn);
+      // Keys, Idempotency-Key fingerprints, addresses and the index's free-text keys are keyed hashes (routes.ts).
+      if (holdsKeyHashSecret(route)) keyHashEnvironment(fn);
       functions[route.name] = fn;
       const method = this.api.root
         .resourceForPath(route.path)
@@ -225,8 +232,6 @@ export class DeskpipeStack extends Stack {
       topic,
     });
     functions[emailInboundWorker.name] = mail.function;
-    // A received mail's person references are named by their addresses' keyed hashes (lib/erasures/address-hash.ts).
-    keyHashEnvironment(mail.function);
     for (const route of routes) {
       const fn = functions[route.name];
       if (route.mailObjects && fn) mail.grantRead(fn, route.mailObjects);
@@ -276,8 +281,6 @@ export class DeskpipeStack extends Stack {
       feedbackTo: mail.function,
     });
     functions[emailOutboxWorker.name] = outbox.function;
-    // A suppression is keyed by its address's keyed hash (lib/data/outbox.ts): the runner looks it up before a send.
-    keyHashEnvironment(outbox.function);
     // The trash's purge (decisions.md, "Deleting, restoring and erasing"): every few minutes, until nothing is due.
     const purge = new ScheduledRunner(this, 'TrashPurge', {
       ...runnerDefaults,
@@ -308,9 +311,12 @@ export class DeskpipeStack extends Stack {
       reservedConcurrency: config.workerConcurrency.erasures,
     });
     mail.grantErase(erasures.function);
-    // The job reads the person's references by their address's keyed hash.
-    keyHashEnvironment(erasures.function);
     functions[erasureWorker.name] = erasures.function;
+    // The workers that name addresses or index keys by keyed hashes (functions/workers.ts, keyHashSecret).
+    for (const worker of workers) {
+      const fn = functions[worker.name];
+      if (worker.keyHashSecret && fn) keyHashEnvironment(fn);
+    }
     // The per-function alarms (two a function) in a nested stack of their own: the stack's resources stay under
     // CloudFormation's 500 a stack as functions are added (docs/deploy.md, "What is deployed").
     this.alarmStack = new NestedStack(this, 'ServiceAlarms', {

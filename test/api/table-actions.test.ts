@@ -4,7 +4,14 @@ import { handler as createTicket } from '#functions/tickets-create.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 import { useGateway } from '#test/support/http.ts';
-import { grantedActions, iamActionsOf, undeclaredActions, usedActions } from '#test/support/table-actions.ts';
+import {
+  grantedActions,
+  iamActionsOf,
+  keyHashHolders,
+  keyHashUsers,
+  undeclaredActions,
+  usedActions,
+} from '#test/support/table-actions.ts';
 
 /**
  * The check of test/support/table-actions-setup.ts (after every test file, each function used only its
@@ -40,6 +47,25 @@ describe('DynamoDB actions per function', () => {
       'createTicket: PutItem',
     ]);
     expect(undeclaredActions(usedActions, without('authorizer', 'GetItem'))).toEqual(['authorizer: GetItem']);
+  });
+
+  it('are recorded for keyed hashes too: the check fails for a function that takes one without the secret', async () => {
+    const account = await createTestAccount();
+    keyHashUsers.clear();
+    // A search names its words by their keyed terms (lib/data/index/keyed.ts), a filter its value by its hash.
+    const response = await gateway.call(
+      'GET',
+      '/api/tickets?search=printer&requester_email=kim@client.test',
+      {
+        key: account.apiKey,
+      },
+    );
+    expect(response.status).toBe(200);
+    expect([...keyHashUsers].sort()).toEqual(['authorizer', 'listTickets']);
+    expect([...keyHashUsers].filter((name) => !keyHashHolders.has(name))).toEqual([]);
+    // Without the secret in its declaration (as GET routes had before the index's keys were keyed): refused.
+    const holders = new Set([...keyHashHolders].filter((name) => name !== 'listTickets'));
+    expect([...keyHashUsers].filter((name) => !holders.has(name))).toEqual(['listTickets']);
   });
 
   it('of a transaction are the actions of its items; a call on an index needs a grant nobody has', () => {

@@ -5,6 +5,9 @@ import { dynamo } from '#lib/data/client.ts';
 import {
   asFunction,
   grantedActions,
+  keyHashHolders,
+  keyHashUsers,
+  recordingKeyHash,
   recordTableActions,
   tableFunctions,
   undeclaredActions,
@@ -15,7 +18,9 @@ import {
  * Runs before every test file (vitest setupFiles). Each function's entry module is loaded with its handler
  * wrapped by asFunction, whether the local gateway or a test imports it, and the shared DynamoDB client
  * records what each function calls. After the file, every action used must be in the function's
- * `tableActions` (or `authorizerTableActions`): what IAM would deny in AWS fails here.
+ * `tableActions` (or `authorizerTableActions`): what IAM would deny in AWS fails here. Likewise a keyed hash
+ * (lib/accounts/key-hash.ts, and the index's keyed values and terms, cached per account past their first) taken by
+ * a function the declarations do not give the key-hash secret: deployed, it would throw for want of it.
  */
 for (const fn of tableFunctions) {
   vi.doMock(join(ROOT, fn.entry), async (importOriginal) => {
@@ -24,10 +29,30 @@ for (const fn of tableFunctions) {
   });
 }
 recordTableActions(dynamo);
+vi.doMock(join(ROOT, 'lib/accounts/key-hash.ts'), async (importOriginal) => {
+  const module = await importOriginal<typeof import('#lib/accounts/key-hash.ts')>();
+  return {
+    ...module,
+    keyedHash: recordingKeyHash(module.keyedHash),
+    hashApiKey: recordingKeyHash(module.hashApiKey),
+  };
+});
+vi.doMock(join(ROOT, 'lib/data/index/keyed.ts'), async (importOriginal) => {
+  const module = await importOriginal<typeof import('#lib/data/index/keyed.ts')>();
+  return {
+    ...module,
+    keyedValue: recordingKeyHash(module.keyedValue),
+    keyedTerm: recordingKeyHash(module.keyedTerm),
+  };
+});
 
 afterAll(() => {
   expect(
     undeclaredActions(usedActions, grantedActions),
     'DynamoDB actions a function used without them in its tableActions (IAM would deny them in AWS)',
+  ).toEqual([]);
+  expect(
+    [...keyHashUsers].filter((name) => !keyHashHolders.has(name)),
+    'functions that took a keyed hash without the key-hash secret (functions/routes.ts holdsKeyHashSecret, workers keyHashSecret)',
   ).toEqual([]);
 });

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { authorizerEntry, authorizerTableActions, routes } from '#functions/routes.ts';
+import { authorizerEntry, authorizerTableActions, holdsKeyHashSecret, routes } from '#functions/routes.ts';
 import { workers } from '#functions/workers.ts';
 
 /**
@@ -90,4 +90,27 @@ export function undeclaredActions(used: UsedActions, granted: Record<string, rea
   return [...used].flatMap(([name, actions]) =>
     [...actions].filter((a) => !granted[name]?.includes(a)).map((a) => `${name}: ${a}`),
   );
+}
+
+/**
+ * The key-hash secret (lib/accounts/key-hash.ts) is given to the functions the declarations name: in a deployed
+ * function without it, a keyed hash throws. The functions that took a keyed hash during this file (an API key's, an
+ * address's, an index key's: lib/data/index/keyed.ts), recorded by the wrappers of table-actions-setup.ts.
+ */
+export const keyHashUsers = new Set<string>();
+
+/** The functions given the secret: the authorizer, and the routes and workers whose declarations say so. */
+export const keyHashHolders = new Set([
+  'authorizer',
+  ...routes.filter(holdsKeyHashSecret).map((r) => r.name),
+  ...workers.filter((w) => w.keyHashSecret).map((w) => w.name),
+]);
+
+/** Wraps a keyed hash so that the function running it (if any) is recorded in keyHashUsers. */
+export function recordingKeyHash<A extends unknown[], R>(hash: (...args: A) => R) {
+  return (...args: A): R => {
+    const name = runningFunction.getStore();
+    if (name) keyHashUsers.add(name);
+    return hash(...args);
+  };
 }
