@@ -82,9 +82,17 @@ function heaviestByShape(writes: { shape: string; bytesBefore: number; bytesAfte
   return heaviest;
 }
 
-/** A shape with its uuids and numbers generalised, so that one item of the two accounts has one name. */
+/**
+ * A shape with its uuids, keyed values (64 hex characters), keyed search terms (`p#` and 11 base64url characters a
+ * character of the term: lib/data/index/keyed.ts) and numbers generalised, so that one item of the two accounts has
+ * one name.
+ */
 const generalised = (shape: string) =>
-  shape.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>').replace(/\d+/g, 'N');
+  shape
+    .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>')
+    .replace(/[0-9a-f]{64}/g, '<keyed>')
+    .replace(/p#[A-Za-z0-9_-]{11,}#/g, 'p#<term>#')
+    .replace(/\d+/g, 'N');
 
 async function measured(work: () => Promise<unknown>) {
   let sizes: Sizes = { expression: 0, namesAndValues: 0 };
