@@ -1,4 +1,5 @@
 import { DUE_SHARDS, dueShardOf } from './due-shards.ts';
+import { keyedValue } from './index/keyed.ts';
 import type { IndexName } from './table.ts';
 
 /**
@@ -73,9 +74,12 @@ export const apiKeyKeys = {
 };
 
 export const contactKeys = {
-  /** One item per (account, e-mail lower-cased): the uniqueness constraint and the lookup in one. */
+  /**
+   * One item per (account, e-mail lower-cased): the uniqueness constraint and the lookup in one. The address is
+   * named by the account's keyed hash (lib/data/index/keyed.ts, the erasure record's `hash`): no key holds it.
+   */
   byEmail: (accountId: string, email: string) => ({
-    pk: `CONTACT#${accountId}#${email.toLowerCase()}`,
+    pk: `CONTACT#${accountId}#${keyedValue(accountId, email.toLowerCase())}`,
     sk: 'CONTACT',
   }),
 };

@@ -15,6 +15,7 @@ import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import {
   holding,
   itemTexts,
+  keyTexts,
   personNamed,
   type TestPerson,
   tableItems,
@@ -138,9 +139,12 @@ describe('an erasure and the index keys', () => {
     );
     expect(copying).toBeDefined();
 
-    // Before: the person is in keys (their custom fields' dimensions, their terms) and attributes alike.
-    const before = itemTexts(await tableItems());
+    // Before: the person is in attributes (their tickets, contact, messages, mail), never in a key (a dimension's
+    // value, a search term, a contact's address: each named by the account's keyed hash), nor is the control.
+    const items = await tableItems();
+    const before = itemTexts(items);
     for (const text of traces(person)) expect(holding(before, [text]), text).not.toEqual([]);
+    expect(holding(keyTexts(items), [...traces(person), ...traces(control)])).toEqual([]);
     // The dimensions of the person's ticket values, as the person's tickets stand before the erasure.
     const personDims = new Set<string>();
     for (const uuid of made[person.email] ?? []) {

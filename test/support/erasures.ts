@@ -115,6 +115,18 @@ export function itemTexts(items: Record<string, unknown>[]): { key: string; text
   }));
 }
 
+/** Every item by its keys alone (the table's and its indexes'), lower-cased: what no person's text may be part of. */
+export function keyTexts(items: Record<string, unknown>[]): { key: string; text: string }[] {
+  const keyNames = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'];
+  return items.map((item) => ({
+    key: `${item.pk} ${item.sk}`,
+    text: keyNames
+      .map((name) => String(item[name] ?? ''))
+      .join('\u0001')
+      .toLowerCase(),
+  }));
+}
+
 /** The items (by key) holding any of the texts. */
 export function holding(items: { key: string; text: string }[], texts: string[]): string[] {
   const needles = texts.map((t) => t.toLowerCase());
