@@ -31,6 +31,11 @@ export function isConditionFailure(error: unknown): boolean {
   );
 }
 
+/** The positions of a cancelled transaction's actions whose condition failed (each maps back to its action). */
+export function failedConditionsOf(error: unknown): number[] {
+  return cancellationCodes(error).flatMap((code, i) => (code === 'ConditionalCheckFailed' ? [i] : []));
+}
+
 /**
  * The item as it was when a condition failed (requested with ReturnValuesOnConditionCheckFailure: ALL_OLD):
  * of a single write, or of action `index` of a transaction.

@@ -4,6 +4,7 @@ import { contacts } from './contact-index.ts';
 import { deals } from './deal-index.ts';
 import { mailIdKeysOf } from './email.ts';
 import { deleteEmptyDimensions } from './empty-dimensions.ts';
+import { isConditionFailure } from './errors.ts';
 import { isKeyedDimension } from './index/declaration.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
@@ -148,7 +149,7 @@ export async function purgeOne(
       }),
     );
   } catch (error) {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    if (!isConditionFailure(error)) throw error;
     return { items: removed, messages, mailFiles };
   }
   return { items: removed + 1, messages, mailFiles };

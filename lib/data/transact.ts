@@ -1,6 +1,6 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './client.ts';
-import { cancellationCodes, isTransactionConflict, itemOnConditionFailure } from './errors.ts';
+import { failedConditionsOf, isTransactionConflict, itemOnConditionFailure } from './errors.ts';
 
 /** One action of a TransactWriteItems call (Put, Update, Delete or ConditionCheck). */
 export type TransactAction = NonNullable<
@@ -54,11 +54,8 @@ export async function commit(actions: CommitAction[]): Promise<void> {
 
 /** The error that a cancelled commit's failed condition stands for, if one of its actions names it. */
 export function refusalOf(error: unknown, actions: CommitAction[]): Error | undefined {
-  const codes = cancellationCodes(error);
-  for (const [i, code] of codes.entries()) {
-    const refused = actions[i]?.refused;
-    const reason =
-      code === 'ConditionalCheckFailed' ? refused?.(itemOnConditionFailure(error, i)) : undefined;
+  for (const i of failedConditionsOf(error)) {
+    const reason = actions[i]?.refused?.(itemOnConditionFailure(error, i));
     if (reason) {
       if (!reason.cause) Object.assign(reason, { cause: error });
       return reason;

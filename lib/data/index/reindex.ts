@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { addDecimal } from '#lib/decimal.ts';
 import { batchDeleteAll, batchGetAll, batchPutAll, dynamo, getItem, queryAll, tableName } from '../client.ts';
+import { isConditionFailure } from '../errors.ts';
 import { ATTR, chunks, entityOf, type ItemKey, keyString } from '../items.ts';
 import { NUMBERS_PER_BLOCK, orderKeys, parseTermKey } from '../keys.ts';
 import { hasBlocks, type StatsFamily } from './declaration.ts';
@@ -374,7 +375,7 @@ async function writeDueEntry(move: DueMove): Promise<boolean> {
     );
     return true;
   } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 }

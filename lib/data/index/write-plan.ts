@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchDeleteAll, dynamo, tableName } from '../client.ts';
-import { ConcurrentWrite, isTransactionConflict } from '../errors.ts';
+import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../errors.ts';
 import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
 import { ATTR } from '../items.ts';
 import { commit } from '../transact.ts';
@@ -55,7 +55,7 @@ async function markRemoved(items: Record<string, unknown>[]): Promise<void> {
           }),
         )
         .catch((error: unknown) => {
-          if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+          if (!isConditionFailure(error)) throw error;
         }),
     ),
   );
