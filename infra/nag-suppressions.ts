@@ -1,4 +1,4 @@
-import { type Stack, Stack as StackOf } from 'aws-cdk-lib';
+import { Names, type Stack, Stack as StackOf } from 'aws-cdk-lib';
 import type { Bucket, CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -8,45 +8,51 @@ import type { IConstruct } from 'constructs';
  * every stage and fails on any finding not listed here.
  */
 export function suppressAcceptedFindings(stack: Stack): void {
-  NagSuppressions.addStackSuppressions(stack, [
-    {
-      id: 'AwsSolutions-IAM4',
-      reason:
-        'Functions use AWSLambdaBasicExecutionRole, the AWS-maintained policy for writing their own logs; it grants nothing on data.',
-      appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
-    },
-    {
-      id: 'AwsSolutions-IAM5',
-      reason: 'X-Ray tracing needs xray:PutTraceSegments/PutTelemetryRecords, which IAM only grants on "*".',
-      appliesTo: ['Resource::*'],
-    },
-    {
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'The API key hash secret cannot rotate on a schedule: every stored key hash is made under it, so a new ' +
-        'one would invalidate every API key (docs/api-keys.md, "The hash at rest").',
-    },
-    {
-      id: 'AwsSolutions-APIG2',
-      reason:
-        'Requests are validated in the handlers (valibot), which answer 422 in the documented Laravel shape; API Gateway request validation would answer a different body.',
-    },
-    {
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'No WAF yet: the API is for servers holding API keys, throttled per stage; a WebACL is an operator add-on described in docs/deploy.md.',
-    },
-    {
-      id: 'AwsSolutions-COG4',
-      reason:
-        'Clients authenticate with API keys resolved by the TOKEN authorizer; there are no Cognito users.',
-    },
-    {
-      id: 'AwsSolutions-APIG6',
-      reason:
-        'JSON access logs are on for every request; execution logging needs the account-wide API Gateway CloudWatch role, which this stack does not own.',
-    },
-  ]);
+  // The stage's nested stacks too (made before this is called): they are parts of the one stack.
+  NagSuppressions.addStackSuppressions(
+    stack,
+    [
+      {
+        id: 'AwsSolutions-IAM4',
+        reason:
+          'Functions use AWSLambdaBasicExecutionRole, the AWS-maintained policy for writing their own logs; it grants nothing on data.',
+        appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
+      },
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          'X-Ray tracing needs xray:PutTraceSegments/PutTelemetryRecords, which IAM only grants on "*".',
+        appliesTo: ['Resource::*'],
+      },
+      {
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'The API key hash secret cannot rotate on a schedule: every stored key hash is made under it, so a new ' +
+          'one would invalidate every API key (docs/api-keys.md, "The hash at rest").',
+      },
+      {
+        id: 'AwsSolutions-APIG2',
+        reason:
+          'Requests are validated in the handlers (valibot), which answer 422 in the documented Laravel shape; API Gateway request validation would answer a different body.',
+      },
+      {
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'No WAF yet: the API is for servers holding API keys, throttled per stage; a WebACL is an operator add-on described in docs/deploy.md.',
+      },
+      {
+        id: 'AwsSolutions-COG4',
+        reason:
+          'Clients authenticate with API keys resolved by the TOKEN authorizer; there are no Cognito users.',
+      },
+      {
+        id: 'AwsSolutions-APIG6',
+        reason:
+          'JSON access logs are on for every request; execution logging needs the account-wide API Gateway CloudWatch role, which this stack does not own.',
+      },
+    ],
+    true,
+  );
 }
 
 /** The ANY methods that answer 405 are deliberately without the authorizer: 405 comes before authentication. */
@@ -91,25 +97,29 @@ export function suppressMailBucketAccessLogs(bucket: IConstruct): void {
 }
 
 /**
- * GetObject/PutObject on `raw/*` and `attachments/*` of the mail bucket: every mail is its own object, named by ids
- * the functions learn at run time (SES's message id, the inbound id), so the grant is the prefix. Which account may
- * read which object is decided by the domain (the message's recorded source, found within the caller's account).
+ * GetObject/PutObject on `raw/*`, `mail/*` and `attachments/*` of the mail bucket: every mail is its own object,
+ * named by ids the functions learn at run time (SES's message id, the inbound id), so the grant is the prefix. Which
+ * account may read which object is decided by the domain (the message's recorded source, found within the caller's
+ * account). Suppressed on the function granted, for the prefixes it is granted: the bucket's ARN is `<bucket>.Arn`
+ * in the bucket's stack and a parameter (named after the bucket's unique id) in another nested stack.
  */
-export function suppressMailObjectPrefixes(bucket: Bucket): void {
-  const stack = StackOf.of(bucket);
-  const arn = StackOf.of(bucket).getLogicalId(bucket.node.defaultChild as CfnBucket);
-  NagSuppressions.addStackSuppressions(stack, [
-    {
-      id: 'AwsSolutions-IAM5',
-      reason:
-        "Objects of the mail bucket under raw/ (SES writes raw/<message id>), mail/ (each account's copy, mail/<account>/<inbound id>.eml) and attachments/ (attachments/<account>/<inbound id>/<attachment id>): each function gets only the prefixes it reads or writes; the account check is the domain's (the message's recorded source).",
-      appliesTo: [
-        `Resource::<${arn}.Arn>/raw/*`,
-        `Resource::<${arn}.Arn>/mail/*`,
-        `Resource::<${arn}.Arn>/attachments/*`,
-      ],
-    },
-  ]);
+export function suppressMailObjectPrefixes(bucket: Bucket, grantee: IConstruct, prefixes: string[]): void {
+  const cfnBucket = bucket.node.defaultChild as CfnBucket;
+  const arn = `(${StackOf.of(bucket).getLogicalId(cfnBucket)}\\.Arn|referenceto\\w*Outputs${Names.uniqueId(cfnBucket)}Arn)`;
+  NagSuppressions.addResourceSuppressions(
+    grantee,
+    [
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          "Objects of the mail bucket under raw/ (SES writes raw/<message id>), mail/ (each account's copy, mail/<account>/<inbound id>.eml) and attachments/ (attachments/<account>/<inbound id>/<attachment id>): each function gets only the prefixes it reads or writes; the account check is the domain's (the message's recorded source).",
+        appliesTo: prefixes.map((prefix) => ({
+          regex: `/^Resource::<${arn}>\\/${prefix.replace('/', '\\/')}\\*$/g`,
+        })),
+      },
+    ],
+    true,
+  );
 }
 
 /**
@@ -122,7 +132,7 @@ export function suppressFeedbackTopicKey(topic: IConstruct): void {
     {
       id: 'AwsSolutions-SNS2',
       reason:
-        "SES's notifications pass through this topic to its one subscriber (the inbound function) and are not kept; the topic is TLS only. At rest encryption would need a customer managed KMS key granted to SES: an extra key, its cost and its resources in a stack at CloudFormation's 500-resource limit (docs/deploy.md).",
+        "SES's notifications pass through this topic to its one subscriber (the inbound function) and are not kept; the topic is TLS only. At rest encryption would need a customer managed KMS key granted to SES: an extra key and its cost, for messages that are not kept (docs/email.md, 'Not done').",
     },
   ]);
 }

@@ -80,7 +80,6 @@ export class MailReceiving extends Construct {
       removalPolicy: props.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     suppressMailBucketAccessLogs(this.bucket);
-    suppressMailObjectPrefixes(this.bucket);
 
     this.function = new DeskpipeFunction(this, emailInboundWorker.name, {
       entry: join(props.projectRoot, emailInboundWorker.entry),
@@ -115,6 +114,11 @@ export class MailReceiving extends Construct {
         resources: [this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
       }),
     );
+    suppressMailObjectPrefixes(this.bucket, this.function, [
+      RAW_MAIL_PREFIX,
+      MAIL_COPIES_PREFIX,
+      ATTACHMENTS_PREFIX,
+    ]);
     this.function.addToRolePolicy(
       new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
     );
@@ -185,6 +189,7 @@ export class MailReceiving extends Construct {
         resources: [this.bucket.arnForObjects(`${prefix}*`)],
       }),
     );
+    suppressMailObjectPrefixes(this.bucket, fn, [prefix]);
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
     );
@@ -218,6 +223,7 @@ export class MailReceiving extends Construct {
         ],
       }),
     );
+    suppressMailObjectPrefixes(this.bucket, fn, [MAIL_COPIES_PREFIX, ATTACHMENTS_PREFIX]);
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
     );
