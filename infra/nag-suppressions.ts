@@ -121,18 +121,3 @@ export function suppressMailObjectPrefixes(bucket: Bucket, grantee: IConstruct, 
     true,
   );
 }
-
-/**
- * The outbox's feedback topic carries SES's bounce and complaint notifications for seconds (SNS keeps a message
- * only until its one subscriber, the inbound function, has it); it is TLS only. Encrypting it at rest needs a
- * customer managed KMS key whose policy lets SES publish (SES cannot use the AWS managed SNS key).
- */
-export function suppressFeedbackTopicKey(topic: IConstruct): void {
-  NagSuppressions.addResourceSuppressions(topic, [
-    {
-      id: 'AwsSolutions-SNS2',
-      reason:
-        "SES's notifications pass through this topic to its one subscriber (the inbound function) and are not kept; the topic is TLS only. At rest encryption would need a customer managed KMS key granted to SES: an extra key and its cost, for messages that are not kept (docs/email.md, 'Not done').",
-    },
-  ]);
-}

@@ -1,5 +1,6 @@
 import { Duration, Stack } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ConfigurationSet, EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -7,7 +8,6 @@ import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { emailOutboxWorker } from '#functions/workers.ts';
-import { suppressFeedbackTopicKey } from '../nag-suppressions.ts';
 import type { DeskpipeFunction } from './deskpipe-function.ts';
 import { ScheduledRunner, type ScheduledRunnerProps } from './scheduled-runner.ts';
 
@@ -48,19 +48,38 @@ export class EmailOutbox extends Construct {
     }).function;
     // Bounces and complaints of sent mail, back to the service (lib/email/ses-feedback.ts): the configuration set
     // publishes them to this topic (the destination grants SES sns:Publish from this set only), which invokes
-    // the function that handles what SES hands back.
-    this.feedback = new Topic(this, 'Feedback', {
-      topicName: `${props.namePrefix}-email-feedback`,
-      enforceSSL: true,
+    // the function that handles what SES hands back. They name the people mail went to: encrypted at rest, with a
+    // key of the topic's own (SES cannot use the AWS managed SNS key), which SES may use for this configuration
+    // set's notifications to this topic only; SNS decrypts for its one subscriber itself.
+    const { account, region, partition } = Stack.of(this);
+    const topicName = `${props.namePrefix}-email-feedback`;
+    const key = new Key(this, 'FeedbackKey', {
+      description: `Encrypts ${topicName}: SES's bounce and complaint notifications of the stage's outbox.`,
+      enableKeyRotation: true,
     });
-    suppressFeedbackTopicKey(this.feedback);
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        principals: [new ServicePrincipal('ses.amazonaws.com')],
+        actions: ['kms:GenerateDataKey*', 'kms:Decrypt'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: {
+            'aws:SourceAccount': account,
+            'kms:EncryptionContext:aws:sns:topicArn': `arn:${partition}:sns:${region}:${account}:${topicName}`,
+          },
+          ArnLike: {
+            'aws:SourceArn': `arn:${partition}:ses:${region}:${account}:configuration-set/${this.configurationSet.configurationSetName}`,
+          },
+        },
+      }),
+    );
+    this.feedback = new Topic(this, 'Feedback', { topicName, enforceSSL: true, masterKey: key });
     this.configurationSet.addEventDestination('Feedback', {
       destination: EventDestination.snsTopic(this.feedback),
       events: [EmailSendingEvent.BOUNCE, EmailSendingEvent.COMPLAINT],
     });
     this.feedback.addSubscription(new LambdaSubscription(props.feedbackTo));
     this.function.addEnvironment('SES_CONFIGURATION_SET', this.configurationSet.configurationSetName);
-    const { account, region, partition } = Stack.of(this);
     this.function.addToRolePolicy(
       new PolicyStatement({
         actions: ['ses:SendEmail', 'ses:SendRawEmail'],

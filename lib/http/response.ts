@@ -28,7 +28,7 @@ export function jsonTextResponse(
 
 /**
  * An answer of bytes (raw mail, an attachment): base64 with isBase64Encoded, which the API's binary media types
- * (every type, infra/stack.ts) make API Gateway decode, and the local gateway too.
+ * (every type, infra/nested/api-stack.ts) make API Gateway decode, and the local gateway too.
  */
 export function binaryResponse(
   statusCode: number,

@@ -560,6 +560,23 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
     expect(policy).toContain('ses.amazonaws.com');
     expect(policy).toContain(':configuration-set/');
     expect(policy).toContain('aws:SecureTransport');
+    // Encrypted at rest with a key of its own (rotated), which SES may use for this configuration set's
+    // notifications to this topic only.
+    const keyRef = (topics[topicId as string] as Resource).Properties.KmsMasterKeyId as {
+      'Fn::GetAtt': string[];
+    };
+    const [keyId] = keyRef['Fn::GetAtt'] ?? [];
+    const key = template.toJSON().Resources[keyId as string] as Resource;
+    expect(key.Type).toBe('AWS::KMS::Key');
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    const statements = (key.Properties.KeyPolicy as { Statement: Record<string, unknown>[] }).Statement;
+    const forSes = statements.filter((st) => JSON.stringify(st.Principal).includes('ses.amazonaws.com'));
+    expect(forSes).toHaveLength(1);
+    expect([forSes[0]?.Action].flat().sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey*']);
+    const conditions = JSON.stringify(forSes[0]?.Condition);
+    expect(conditions).toContain('aws:SourceAccount');
+    expect(conditions).toContain(':configuration-set/');
+    expect(conditions).toContain('kms:EncryptionContext:aws:sns:topicArn');
   });
 
   it('keeps the dispatcher functions out of the API', () => {
