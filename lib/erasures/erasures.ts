@@ -6,7 +6,8 @@ import { commit } from '#lib/data/transact.ts';
 import { NotFound } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput, requiredEmail } from '#lib/validation.ts';
-import { addressHash, firstProgress } from './job.ts';
+import { addressHash } from './address-hash.ts';
+import { firstProgress } from './job.ts';
 
 /**
  * `POST /api/erasures` and `GET /api/erasures/{id}` (decisions.md, "Deleting, restoring and erasing"): an

@@ -82,7 +82,7 @@ export function redactText(text: string, pattern: RegExp): string {
   return composed.replace(pattern, ERASED);
 }
 
-/** What a value's redaction knows beyond the person (lib/erasures/job.ts passes it for a ticket's copies). */
+/** What a value's redaction knows beyond the person (lib/erasures/copies.ts passes it for a ticket's copies). */
 export interface RedactOptions {
   /**
    * The ticket's description is the person's words though they are not its requester (a follow-up their mail

@@ -8,7 +8,8 @@ import {
   restartErasure,
 } from '#lib/data/erasures.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
-import { addressHash, firstProgress, runErasure, type StepOptions } from './job.ts';
+import { addressHash } from './address-hash.ts';
+import { firstProgress, runErasure, type StepOptions } from './job.ts';
 
 /**
  * `erasures replay` (operations.md, "Keys and erasures"; docs/deploy.md, "After a restore"): every erasure of the

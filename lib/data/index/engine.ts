@@ -4,6 +4,7 @@ import type { IndexDeclaration } from './declaration.ts';
 import { dueEntities } from './due.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
+import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
 import { getByNumber, getByUuid, getDimensionCounts, getStats, getStored } from './reads.ts';
 import { type ReindexOptions, reindexAccount } from './reindex.ts';
 import { planDelete, planRestore, type Trashed, type TrashFacts } from './trash.ts';
@@ -51,6 +52,14 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     due: (nowMs: number, limit: number, shards?: readonly number[]) =>
       dueEntities(index, nowMs, limit, shards),
     findPage: (accountId: string, query: PageQuery<F>) => findPage(index, accountId, query),
+    /**
+     * A dimension's entities oldest first, a page of its postings as written with the entity each names (oldest.ts:
+     * the finder of a caller that takes each out of it, as an erasure does).
+     */
+    oldestListed: (accountId: string, dim: string, page: ListedPage) =>
+      oldestListed(index, accountId, dim, page),
+    /** Deletes a posting no entity holds (a failed create's orphan: oldestListed found it). */
+    dropPosting: (accountId: string, dim: string, at: string) => dropPosting(index, accountId, dim, at),
     /** The stats cells summed (every family, or these). */
     stats: (accountId: string, families?: string[]) => getStats(index, accountId, families),
     counts: (accountId: string, dimensions: string[]) => getDimensionCounts(index, accountId, dimensions),

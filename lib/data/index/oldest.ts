@@ -1,0 +1,66 @@
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../client.ts';
+import type { Versioned } from '../items.ts';
+import { orderKeys } from '../keys.ts';
+import type { Index } from './items.ts';
+import { getStored } from './reads.ts';
+
+/**
+ * A dimension's entities oldest first, as its postings list them: the finder of a caller that works through a
+ * dimension and takes each entity out of it (an erasure: a person's tickets by their address, their contact's
+ * deals). Unlike a list's reads (order-key-reads.ts) it keeps every posting as written, marked ones too, and says
+ * which entity each names: the caller decides about a posting no entity holds (a failed create's orphan, a create
+ * still in flight) and may drop it (dropPosting).
+ */
+
+/** One posting of a dimension. */
+export interface Listed<E> {
+  /** Where it is: a page `after` it starts with the next posting. */
+  at: string;
+  /** When its entity was created (its order key says so: no read). */
+  createdMicros: number;
+  /** The entity it names, as stored (undefined: none; not read when the page asked `read: false`). */
+  stored: Versioned<E> | undefined;
+}
+
+export interface ListedPage {
+  /** A posting's `at` to start after, or null: from the oldest. */
+  after: string | null;
+  limit: number;
+  /** Whether each posting's entity is read (one strongly consistent GetItem each, at once); true unless false. */
+  read?: boolean;
+}
+
+/** A page of a dimension's postings, oldest first: one keys-only Query, then each entity's GetItem at once. */
+export async function oldestListed<E>(
+  index: Index<E>,
+  accountId: string,
+  dim: string,
+  page: ListedPage,
+): Promise<Listed<E>[]> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk >= :from',
+      ExpressionAttributeValues: {
+        ':pk': index.keys.postingPartition(accountId, dim),
+        // Postings sort above the dimension's counter shards, from the first order key.
+        ':from': page.after === null ? orderKeys.first : `${page.after}\u0000`,
+      },
+      ProjectionExpression: 'sk',
+      Limit: page.limit,
+      ConsistentRead: true,
+    }),
+  );
+  const keys = (Items ?? []).map((i) => String(i.sk)).filter((sk) => !index.keys.isCounterSort(sk));
+  const stored =
+    page.read === false ? [] : await Promise.all(keys.map((k) => getStored<E>(index, accountId, k)));
+  return keys.map((at, i) => ({ at, createdMicros: orderKeys.parts(at).createdMicros, stored: stored[i] }));
+}
+
+/** Deletes a posting by its place (`at`): one no entity holds, which still names its dimension's value. */
+export async function dropPosting<E>(index: Index<E>, accountId: string, dim: string, at: string) {
+  await dynamo.send(
+    new DeleteCommand({ TableName: tableName(), Key: index.keys.posting(accountId, dim, at) }),
+  );
+}
