@@ -12,6 +12,7 @@ import { createEndpoint } from '#lib/data/webhooks.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
 import { createTestAccount } from './accounts.ts';
+import { useTable } from './file-table.ts';
 import type { Gateway } from './http.ts';
 
 /**
@@ -225,20 +226,17 @@ export async function accountWithTicketEvent(gateway: Gateway, receivers: Receiv
 }
 
 /**
- * `npm start`'s dispatcher in this test process, on the tests' DynamoDB Local, for the accounts `accounts` holds
- * only (other files' accounts share the table and its stream): started before the file's tests, stopped after.
+ * `npm start`'s dispatcher in this test process, on the file's table (test/support/file-table.ts, which this
+ * declares with the stream the dispatcher reads): started before the file's tests, stopped after.
  */
-export function useDispatcher(
-  accounts: Set<string>,
-  options: Partial<DispatcherOptions> = {},
-): () => Dispatcher {
+export function useDispatcher(options: Partial<DispatcherOptions> = {}): () => Dispatcher {
+  useTable({ stream: true });
   let dispatcher: Dispatcher | undefined;
   beforeAll(async () => {
     dispatcher = await startWebhookDispatcher({
       endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
       tableName: process.env.TABLE_NAME ?? '',
       consumer: `test-${randomBytes(4).toString('hex')}`,
-      accepts: (accountId) => accounts.has(accountId),
       log: () => {},
       ...options,
     });
