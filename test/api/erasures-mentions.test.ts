@@ -25,7 +25,7 @@ import { useGateway } from '#test/support/http.ts';
  * (an automatic answer), and a Message-ID holding their address. Their person references find all of it; after
  * the erasure no stored item of those tickets, messages, events, inbound log, Message-ID items or references,
  * nor any raw mail, holds their address, name or phone (each read by Query or GetItem of the partitions this
- * file wrote: never a Scan of the shared table), while the other requesters' names and words stay.
+ * file wrote: never a Scan), while the other requesters' names and words stay.
  */
 // `erasures replay` reads the whole ledger, which holds this file's erasures only: the file's own table.
 const gateway = useGateway();

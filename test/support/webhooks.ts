@@ -186,9 +186,8 @@ export async function createTestEndpoint(
 }
 
 /**
- * Takes an endpoint out of the due index (its gsi1 and gsi2 keys): an endpoint a test made and no runner of the
- * file delivers to would stay among the earliest entries of the table's due index and crowd other files' runners
- * out of it.
+ * Takes an endpoint out of the due index (its gsi1 and gsi2 keys): an endpoint a test made and no runner delivers to
+ * would stay among the earliest entries of the file's table's due index, and a later test's runner would take it.
  */
 export async function removeFromDueIndex(accountId: string, endpointId: string): Promise<void> {
   await dynamo.send(

@@ -19,7 +19,7 @@ const gateway = useGateway();
 
 /**
  * The endpoints made here are never delivered to (no runner in this file): their due entries are taken out after each
- * test, or they would stay the earliest of the shared table's due index and crowd other files' runners out of it.
+ * test, or they would stay the earliest of the file's table's due index for a later test's runner.
  */
 const made: { accountId: string; endpointId: string }[] = [];
 afterEach(async () => {
