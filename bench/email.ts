@@ -164,7 +164,6 @@ export async function runEmailOnly(options: { quick: boolean; endpoint: string }
 async function benchSending(accountId: string, count: number) {
   const sink = await startSmtpSink();
   const sender = smtpSender(sink.url);
-  const accepts = (id: string) => id === accountId;
   try {
     const tickets: string[] = [];
     const customer = (i: number) => `c${i}@customer.bench`;
@@ -189,10 +188,10 @@ async function benchSending(accountId: string, count: number) {
     const mailedReply = await figuresOf(() =>
       postMessage(accountId, tickets[count] as string, { body: 'Cost.', author: 'agent', agent_id: 1 }),
     );
-    const perSentMail = await figuresOf(() => outboxPass({ sender, accepts }));
+    const perSentMail = await figuresOf(() => outboxPass({ sender }));
 
     let stopped = false;
-    const runner = runOutbox(Number.POSITIVE_INFINITY, { sender, accepts, stopped: () => stopped });
+    const runner = runOutbox(Number.POSITIVE_INFINITY, { sender, stopped: () => stopped });
     // Paced: one reply every 100 ms, each alone in the outbox (the path itself: the poll, claim, reads, SMTP).
     // Burst: 4 posters as fast as the store takes them (the runner's queue grows while it catches up).
     const half = Math.floor(count / 2);

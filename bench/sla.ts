@@ -58,7 +58,6 @@ export async function runSlaOnly(_options: { endpoint: string }) {
   const until = firstDueMs + WINDOW_MS + 60_000;
   const totals = await origin.run('runner', () =>
     runBreaches(until, {
-      accepts: (id) => id === account.accountId,
       stopped: () => latencies.length >= TICKETS,
       onBreach: (_account, uuid) => {
         const due = dueOf.get(uuid);

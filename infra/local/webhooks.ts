@@ -37,9 +37,7 @@ export interface DispatcherOptions {
   consumer?: string;
   /** Wait between two reads of a shard that had nothing new, and between two looks at the due index (ms). */
   pollMs?: number;
-  /** Only events and endpoints of the accounts this accepts (tests on a shared table); all by default. */
-  accepts?: ((accountId: string) => boolean) | undefined;
-  runner?: Omit<DueRunnerOptions, 'accepts' | 'onError' | 'shards'>;
+  runner?: Omit<DueRunnerOptions, 'onError' | 'shards'>;
   /** Due runners in the pool (1 to 16; WEBHOOK_DUE_RUNNERS, else the dev stage's webhookDueRunners). */
   runners?: number;
   /** Where errors the dispatcher goes on after are reported (at most one line per ERROR_EVERY_MS). */
@@ -143,7 +141,7 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
       new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }),
     );
     if (Records.length > 0) {
-      const result = await fanOut(Records.map(streamRecordOf), { accepts: options.accepts });
+      const result = await fanOut(Records.map(streamRecordOf));
       if (result.failed.length > 0) {
         // Read again from the last position fanned out: those records are handed over again.
         state.iterator = undefined;
@@ -202,7 +200,6 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
         pollMs,
         ...options.runner,
         shards: size === 1 ? undefined : shardsOfRunner(place, size),
-        accepts: options.accepts,
         onError: reportError,
       }),
   );

@@ -90,7 +90,8 @@ const cursorDigest = (roundRobinSet: string) =>
   createHash('sha256').update(roundRobinSet).digest('base64url').slice(0, 16);
 const CURSOR_TTL_SECONDS = 90 * 24 * 60 * 60;
 
-async function takeCursor(accountId: string, roundRobinSet: string): Promise<number> {
+/** The next round-robin cursor of a candidate set (a create takes one; so does the tests' bulk seeder). */
+export async function takeCursor(accountId: string, roundRobinSet: string): Promise<number> {
   const { Attributes } = await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),

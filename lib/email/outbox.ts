@@ -68,8 +68,6 @@ export interface OutboxRunOptions {
   claimMs?: number;
   /** This runner's name in claims (a random one by default). */
   owner?: string;
-  /** Only mail of the accounts this accepts (tests sharing a table); all by default. */
-  accepts?: ((accountId: string) => boolean) | undefined;
   onError?: ((error: unknown) => void) | undefined;
   /** The runner's clock (epoch ms): what is due, and claims (tests: a runner that comes after a claim ran out). */
   clock?: (() => number) | undefined;
@@ -90,9 +88,7 @@ export interface OutboxPass {
 export async function outboxPass(options: OutboxRunOptions): Promise<OutboxPass> {
   const limit = options.limit ?? 50;
   const owner = options.owner ?? `outbox-${randomBytes(6).toString('hex')}`;
-  const due = (await dueOutbox((options.clock ?? Date.now)(), limit, options.shards)).filter(
-    (entry) => !options.accepts || options.accepts(entry.accountId),
-  );
+  const due = await dueOutbox((options.clock ?? Date.now)(), limit, options.shards);
   const counts: Record<SendOutcome, number> = { sent: 0, retrying: 0, failed: 0, skipped: 0 };
   let next = 0;
   const work = async () => {

@@ -39,8 +39,6 @@ export interface BreachRunOptions {
   limit?: number;
   /** Tickets worked at once (default 16). */
   concurrency?: number;
-  /** Only tickets of the accounts this accepts (tests sharing a table); all by default. */
-  accepts?: ((accountId: string) => boolean) | undefined;
   /** What is done with an error the runner goes on after; logged by default. */
   onError?: ((error: unknown) => void) | undefined;
   /** Told of each breach written (tests, logs). */
@@ -54,9 +52,7 @@ const MAX_ATTEMPTS = 5;
 export async function breachPass(options: BreachRunOptions = {}): Promise<BreachPass> {
   const limit = options.limit ?? 100;
   const nowUs = nowMicros();
-  const due = (await findDueTickets(Math.floor(nowUs / 1000), limit, options.shards)).filter(
-    (entry) => !options.accepts || options.accepts(entry.accountId),
-  );
+  const due = await findDueTickets(Math.floor(nowUs / 1000), limit, options.shards);
   let breached = 0;
   let failed = 0;
   let next = 0;

@@ -75,13 +75,7 @@ export async function createTicketFrom(
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const { account } = config;
-  const category = resolveCategory(config, input);
-  const priority = input.priority ?? account.defaultPriority;
-  const teamId = category?.defaultTeamId ?? null;
-  const team = teamId === null ? null : (config.teams.find((t) => t.id === teamId) ?? null);
-  const assignment = account.autoAssignment;
-  const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
-  const method = candidates.length > 0 ? assignment.method : undefined;
+  const { category, priority, team, candidates, method } = createDecisions(config, input);
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
   // from it); kept by a retry after a lost race (its place in every list stays).
@@ -145,6 +139,23 @@ export async function createTicketFrom(
       },
     },
   );
+}
+
+/**
+ * What a create decides from the account's configuration alone, before it takes a number: the category, the
+ * priority, the team, and the automatic assignment's candidates and method (none without candidates). Also used
+ * by the tests' bulk seeder (test/support/ticket-seeder.ts).
+ */
+export function createDecisions(config: AccountConfig, input: CreateTicketInput) {
+  const { account } = config;
+  const category = resolveCategory(config, input);
+  const priority = input.priority ?? account.defaultPriority;
+  const teamId = category?.defaultTeamId ?? null;
+  const team = teamId === null ? null : (config.teams.find((t) => t.id === teamId) ?? null);
+  const assignment = account.autoAssignment;
+  const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
+  const method = candidates.length > 0 ? assignment.method : undefined;
+  return { category, priority, team, candidates, method };
 }
 
 /**

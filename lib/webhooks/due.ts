@@ -53,20 +53,8 @@ export interface DueRunnerOptions {
   maxEndpoints?: number;
   /** How long a leased endpoint's loop waits before looking for new due deliveries while attempts run (ms). */
   pollMs?: number;
-  /** Only endpoints of the accounts this accepts (tests running a dispatcher on a shared table); all by default. */
-  accepts?: ((accountId: string) => boolean) | undefined;
   /** What is done with an error the runner goes on after (the store unreachable for a while); logged by default. */
   onError?: ((error: unknown) => void) | undefined;
-}
-
-let accountsForTests: ((accountId: string) => boolean) | undefined;
-
-/**
- * Tests only: runners made without `accepts` (the due function's) take only the accounts this accepts, so a test
- * of the function does not attempt the deliveries of other test files sharing the table; nothing: all again.
- */
-export function onlyAccountsForTests(accepts?: (accountId: string) => boolean): void {
-  accountsForTests = accepts;
 }
 
 /** How long an endpoint stays in the slow lane after an attempt of it timed out (unless one answers in time). */
@@ -83,7 +71,6 @@ export class DueRunner {
   private readonly perEndpoint: number;
   private readonly maxEndpoints: number;
   private readonly pollMs: number;
-  private readonly accepts: ((accountId: string) => boolean) | undefined;
   private readonly onError: (error: unknown) => void;
   private readonly slots: Slots;
   private readonly shards: readonly number[] | undefined;
@@ -107,7 +94,6 @@ export class DueRunner {
     this.perEndpoint = options.perEndpoint ?? intEnv('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4);
     this.maxEndpoints = options.maxEndpoints ?? 64;
     this.pollMs = options.pollMs ?? 250;
-    this.accepts = options.accepts ?? accountsForTests;
     this.onError = options.onError ?? logError;
     this.slots = new Slots(options.global ?? 64, options.perAccount ?? 16, options.slowPerAccount ?? 4);
     this.shards = options.shards;
@@ -133,7 +119,7 @@ export class DueRunner {
     let started = 0;
     for (const entry of due) {
       const key = `${entry.accountId}#${entry.endpointId}`;
-      if (this.held.has(key) || (this.accepts && !this.accepts(entry.accountId))) continue;
+      if (this.held.has(key)) continue;
       if (this.held.size >= this.maxEndpoints) break;
       const loop = this.work(entry.accountId, entry.endpointId)
         .catch(this.onError)

@@ -20,13 +20,8 @@ export interface StreamRecord {
   newImage?: Record<string, unknown> | undefined;
 }
 
-export interface FanOutOptions {
-  /** Only events of the accounts this accepts (tests running a dispatcher on a shared table); all by default. */
-  accepts?: ((accountId: string) => boolean) | undefined;
-}
-
 export interface FanOutResult {
-  /** Event items among the records (of accepted accounts). */
+  /** Event items among the records. */
   events: number;
   /** Deliveries created. */
   deliveries: number;
@@ -68,15 +63,12 @@ export function insertedEvent(record: StreamRecord): { accountId: string; event:
   return event && accountId ? { accountId, event } : undefined;
 }
 
-export async function fanOut(
-  records: readonly StreamRecord[],
-  options: FanOutOptions = {},
-): Promise<FanOutResult> {
+export async function fanOut(records: readonly StreamRecord[]): Promise<FanOutResult> {
   // Per account, in stream order: one read of its endpoints and one due-entry write per endpoint for the batch.
   const byAccount = new Map<string, { events: EventSummary[]; sequenceNumbers: string[] }>();
   for (const record of records) {
     const inserted = insertedEvent(record);
-    if (!inserted || (options.accepts && !options.accepts(inserted.accountId))) continue;
+    if (!inserted) continue;
     const group = byAccount.get(inserted.accountId) ?? { events: [], sequenceNumbers: [] };
     group.events.push(inserted.event);
     group.sequenceNumbers.push(record.sequenceNumber);

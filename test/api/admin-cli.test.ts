@@ -1,20 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '#infra/local/dynamodb-local.ts';
+import { describe, expect, it } from 'vitest';
 import { admin } from '#test/support/admin.ts';
 
 /**
  * The admin commands as an operator runs them, in this process (test/support/admin.ts): JSON on stdout, errors
- * on stderr, exit codes; test/system/admin-cli-process.test.ts runs the real process. This file's commands use a
- * table of their own so that "nothing was written" can be checked on the whole table.
+ * on stderr, exit codes; test/system/admin-cli-process.test.ts runs the real process. "Nothing was written" is
+ * checked on the whole table: the file's own (test/support/file-table.ts).
  */
-const tableName = `deskpipe-admin-${randomBytes(4).toString('hex')}`;
-// Set before the data layer first reads it (lib/data/client.ts reads TABLE_NAME at the first call).
-process.env.TABLE_NAME = tableName;
+const tableName = process.env.TABLE_NAME ?? '';
 const endpoint = process.env.DYNAMODB_ENDPOINT ?? '';
 const client = new DynamoDBClient({
   endpoint,
@@ -70,10 +66,6 @@ const acme = {
 };
 
 describe('admin CLI', () => {
-  beforeAll(async () => {
-    await ensureTable(endpoint, tableName);
-  });
-
   it('applies a file, then applies it again with the same ids, no key, and no write', async () => {
     const path = await accountFile(acme);
     const first = await admin('apply', path);

@@ -36,7 +36,6 @@ afterAll(async () => {
 const pass = (clockOffset = 0) =>
   outboxPass({
     sender: relay,
-    accepts: (id) => id === account.accountId,
     clock: () => Date.now() + clockOffset,
     onError: () => undefined,
   });

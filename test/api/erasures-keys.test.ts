@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { folderMailStore } from '#infra/local/mail.ts';
 import { folderMailEraser } from '#lib/data/mail-store.ts';
 import { tickets } from '#lib/data/ticket-index.ts';
@@ -34,12 +33,9 @@ import { dimensionItems } from '#test/support/index-snapshot.ts';
  * control person's values are all still found; and the dimensions their values named (counters, blocks, directory
  * entries) are gone, not only the postings.
  */
-// A table of this file's own (set before the data layer first reads TABLE_NAME): the scan reads every item.
-process.env.TABLE_NAME = `deskpipe-erasure-keys-${randomBytes(4).toString('hex')}`;
 const gateway = useGateway();
 let dir: string;
 beforeAll(async () => {
-  await ensureTable(process.env.DYNAMODB_ENDPOINT ?? '', process.env.TABLE_NAME ?? '');
   dir = await mkdtemp(join(tmpdir(), 'deskpipe-erasure-keys-'));
   await mkdir(join(dir, 'raw'));
 });

@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { folderMailStore } from '#infra/local/mail.ts';
 import { getItem, queryAll, tableName } from '#lib/data/client.ts';
 import type { InboundRecord } from '#lib/data/email.ts';
@@ -26,15 +25,12 @@ import { useGateway } from '#test/support/http.ts';
  * (an automatic answer), and a Message-ID holding their address. Their person references find all of it; after
  * the erasure no stored item of those tickets, messages, events, inbound log, Message-ID items or references,
  * nor any raw mail, holds their address, name or phone (each read by Query or GetItem of the partitions this
- * file wrote: never a Scan of the shared table), while the other requesters' names and words stay.
+ * file wrote: never a Scan), while the other requesters' names and words stay.
  */
-// A table of this file's own (set before the data layer first reads TABLE_NAME): `erasures replay` reads the
-// whole ledger, which must hold this file's erasures only.
-process.env.TABLE_NAME = `deskpipe-mentions-${randomBytes(4).toString('hex')}`;
+// `erasures replay` reads the whole ledger, which holds this file's erasures only: the file's own table.
 const gateway = useGateway();
 let dir: string;
 beforeAll(async () => {
-  await ensureTable(process.env.DYNAMODB_ENDPOINT ?? '', process.env.TABLE_NAME ?? '');
   dir = await mkdtemp(join(tmpdir(), 'deskpipe-mentions-'));
   await mkdir(join(dir, 'raw'));
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Context } from 'aws-lambda';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as dueHandler } from '#functions/webhooks-due.ts';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { createKey } from '#lib/accounts/key-management.ts';
@@ -9,7 +9,6 @@ import { dynamo } from '#lib/data/client.ts';
 import { webhookDeliveryKeys } from '#lib/data/keys.ts';
 import { getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
-import { onlyAccountsForTests } from '#lib/webhooks/due.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -26,7 +25,6 @@ import { type Receiver, startReceiver } from '#test/support/webhooks.ts';
 process.env[STAGE_VARIABLE] = LOCAL_STAGE;
 const gateway = useGateway();
 const receivers: Receiver[] = [];
-afterEach(() => onlyAccountsForTests());
 afterAll(async () => {
   delete process.env[STAGE_VARIABLE];
   await Promise.all(receivers.splice(0).map((r) => r.close()));
@@ -217,7 +215,6 @@ describe('partition keys', () => {
     expect(await streamHandler(streamBatch(inserted(item, '1')), lambdaContext)).toEqual({
       batchItemFailures: [],
     });
-    onlyAccountsForTests((accountId) => accountId === account.accountId);
     const context = {
       ...lambdaContext,
       getRemainingTimeInMillis: () => attemptTimeoutMs() + 6500,

@@ -23,17 +23,10 @@ const POLICY = {
   sla_policies: [{ name: 'Standard', first_reply_minutes: 1, next_reply_minutes: 1, resolution_minutes: 5 }],
 };
 
-/** The table is shared by the test files: runners here work only the accounts of this file. */
-const ours = new Set<string>();
-const accepts = (accountId: string) => ours.has(accountId);
-/** Every due entry of the shared table is read, so other files' past-due tickets do not hide ours. */
+/** Every due entry of the file's table is read (test/support/file-table.ts: this file's accounts only). */
 const LIMIT = 100_000;
 
-async function account(): Promise<TestAccount> {
-  const created = await createTestAccount(POLICY);
-  ours.add(created.accountId);
-  return created;
-}
+const account = (): Promise<TestAccount> => createTestAccount(POLICY);
 
 describe('service-level breaches', () => {
   const gateway = useGateway();
@@ -77,8 +70,8 @@ describe('service-level breaches', () => {
     expect((await list(a, 'sla=breached')).meta.total).toBe(0);
 
     // Runners at once and again: each clock's breach written once.
-    await Promise.all([1, 2, 3].map(() => breachPass({ accepts, limit: LIMIT })));
-    await breachPass({ accepts, limit: LIMIT });
+    await Promise.all([1, 2, 3].map(() => breachPass({ limit: LIMIT })));
+    await breachPass({ limit: LIMIT });
 
     const events = await waitFor(async () => ((await breachesOf(a)).length >= 5 ? breachesOf(a) : false), {
       timeout: 10_000,
@@ -149,7 +142,7 @@ describe('service-level breaches', () => {
     expect((await list(a, 'sla=breached')).data.map((t) => t.uuid).sort()).toEqual(
       [tickets[0]?.uuid, tickets[1]?.uuid].sort(),
     );
-    await breachPass({ accepts, limit: LIMIT });
+    await breachPass({ limit: LIMIT });
     expect(await breachesOf(a)).toHaveLength(5);
   });
 
@@ -177,7 +170,7 @@ describe('service-level breaches', () => {
     expect(patched.body.ticket.sla.resolution.completed_at).not.toBeNull();
     // Past the due time: the runner finds nothing to write for these clocks.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    await breachPass({ accepts, limit: LIMIT });
+    await breachPass({ limit: LIMIT });
     const breaches = await breachesOf(a);
     expect(breaches.map((e) => `${(e.data.object as { uuid: string }).uuid}/${e.data.metric}`)).toEqual([
       // The resolved ticket had no first reply: that clock breached (resolving does not answer the requester).
@@ -242,12 +235,12 @@ describe('service-level breaches', () => {
     // The pass's 16 due Queries, then its tickets' reads: the first read fails.
     const errors: unknown[] = [];
     const { result } = await withFault({ at: 17, mode: 'lost-request' }, () =>
-      breachPass({ accepts, limit: LIMIT, concurrency: 1, onError: (e) => errors.push(e) }),
+      breachPass({ limit: LIMIT, concurrency: 1, onError: (e) => errors.push(e) }),
     );
     expect(result.failed).toBe(1);
     expect(errors).toHaveLength(1);
     expect(result.breached).toBeGreaterThanOrEqual(1);
-    await breachPass({ accepts, limit: LIMIT });
+    await breachPass({ limit: LIMIT });
     const events = await waitFor(async () => ((await breachesOf(a)).length >= 2 ? breachesOf(a) : false), {
       timeout: 10_000,
       label: 'both breaches',
@@ -269,7 +262,7 @@ describe('service-level breaches', () => {
     };
     dynamo.middlewareStack.add(stall as never, { step: 'initialize', name: 'stallForSla' });
     try {
-      const run = runBreaches(Date.now() + STALL_MS * 3, { accepts, limit: LIMIT, pollMs: 100 });
+      const run = runBreaches(Date.now() + STALL_MS * 3, { limit: LIMIT, pollMs: 100 });
       await new Promise((resolve) => setTimeout(resolve, STALL_MS + 500));
       stalled = false;
       await run;

@@ -132,8 +132,8 @@ describe('the due index', () => {
 
 /**
  * The due index over its partitions (lib/data/due-shards.ts): one read of every partition answers the earliest
- * entries of all of them, in due order. The entries here are due at the epoch's first seconds, before any other
- * file's, so they are the earliest of the shared table; they are removed after.
+ * entries of all of them, in due order. The entries here are due at the epoch's first seconds, so they are the
+ * earliest of the file's table; they are removed after.
  */
 describe('the due index over its shards', () => {
   it('endpoints due in different partitions come back from one read, earliest first, at most the limit', async () => {

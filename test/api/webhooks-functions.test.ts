@@ -5,7 +5,6 @@ import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { duePending, getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
-import { onlyAccountsForTests } from '#lib/webhooks/due.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -21,7 +20,6 @@ process.env[STAGE_VARIABLE] = LOCAL_STAGE;
 const gateway = useGateway();
 const receivers: Receiver[] = [];
 afterEach(async () => {
-  onlyAccountsForTests();
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
 afterAll(() => {
@@ -84,7 +82,6 @@ describe('webhooks-due function', () => {
       streamBatch(inserted(await storedEventItem(account.accountId, event.id), '300')),
       lambdaContext,
     );
-    onlyAccountsForTests((accountId) => accountId === account.accountId);
     // Time left for a 1.5 s run: the function keeps an attempt's limit and 5 s for the end.
     const context = {
       ...lambdaContext,

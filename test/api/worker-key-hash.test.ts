@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { handler as breachHandler } from '#functions/sla-breaches.ts';
 import { handler as purgeHandler } from '#functions/trash-purge.ts';
-import { ensureTable } from '#infra/local/dynamodb-local.ts';
 import { nowMicros, setClockForTests } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -13,12 +11,10 @@ import { keyHashHolders, keyHashUsers } from '#test/support/table-actions.ts';
  * The scheduled workers that rewrite or purge tickets name their index keys by the account's keyed hash (a custom
  * field's value, the requester's address: docs/data-model.md, "Keyed values in keys"), so deployed they need the
  * key-hash secret (functions/workers.ts, keyHashSecret): run through their handlers here, so that
- * test/support/table-actions-setup.ts fails the file if their declarations lack it. A table of this file's own:
- * the handlers work every account of their table, and only this file's ticket is due on it.
+ * test/support/table-actions-setup.ts fails the file if their declarations lack it. The handlers work every
+ * account of their table, and only this file's ticket is due on the file's own table.
  */
-process.env.TABLE_NAME = `deskpipe-worker-hash-${randomBytes(4).toString('hex')}`;
 const gateway = useGateway();
-beforeAll(() => ensureTable(process.env.DYNAMODB_ENDPOINT ?? '', process.env.TABLE_NAME ?? ''));
 afterEach(() => setClockForTests());
 
 const MIN_US = 60_000_000;

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
 import { dynamo } from '#lib/data/client.ts';
 
 /**
@@ -19,9 +21,21 @@ type Plan = ({ at: number; operation?: undefined } | { at?: undefined; operation
   mode: FaultMode;
 };
 
-let calls = 0;
-let plan: Plan | undefined;
-let operations: string[] = [];
+/**
+ * One `withFault` run: its calls counted and its plan, in an AsyncLocalStorage, so that runs at once (a sweep's
+ * positions, each on its own account) each count and fail their own calls only. A request through the local
+ * gateway is served in the server's async context, not the caller's: the client sends the run's request id
+ * (faultRequestHeaders) and the function's handler enters the run again (inFaultScopeOfRequest).
+ */
+interface FaultRun {
+  calls: number;
+  plan: Plan | undefined;
+  operations: string[];
+  requestIds: string[];
+}
+
+const runs = new AsyncLocalStorage<FaultRun>();
+const runOfRequest = new Map<string, FaultRun>();
 let installed = false;
 
 function injectedError(mode: FaultMode): Error {
@@ -47,14 +61,17 @@ function install(): void {
   installed = true;
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
-      const n = ++calls;
+      const run = runs.getStore();
+      if (!run) return next(args);
+      const n = ++run.calls;
       const operation = String(context.commandName).replace(/Command$/, '');
-      operations.push(operation);
+      run.operations.push(operation);
+      const { plan } = run;
       const failing = plan && (plan.operation ? plan.operation === operation : plan.at === n);
       if (!plan || !failing) return next(args);
       const { mode } = plan;
       // An operation's first call only: the calls after it run as they would.
-      if (plan.operation) plan = undefined;
+      if (plan.operation) run.plan = undefined;
       if (mode !== 'lost-answer') throw injectedError(mode);
       await next(args);
       throw injectedError(mode);
@@ -63,19 +80,75 @@ function install(): void {
   );
 }
 
-/** Runs `work` counting its DynamoDB calls; with `fail`, the call at that position (or of that operation) fails. */
+/**
+ * Runs `work` counting its DynamoDB calls (those of the requests it sends through the local gateway included);
+ * with `fail`, the call at that position (or of that operation) fails. Runs at once count apart.
+ */
 export async function withFault<T>(
   fail: Plan | undefined,
   work: () => Promise<T>,
 ): Promise<{ result: T; operations: string[] }> {
   install();
-  calls = 0;
-  operations = [];
-  plan = fail;
+  const run: FaultRun = { calls: 0, plan: fail, operations: [], requestIds: [] };
   try {
-    const result = await work();
-    return { result, operations };
+    const result = await runs.run(run, work);
+    return { result, operations: run.operations };
   } finally {
-    plan = undefined;
+    run.plan = undefined;
+    for (const id of run.requestIds) runOfRequest.delete(id);
   }
+}
+
+/** Headers a request to the local gateway carries inside a `withFault` run (none outside one): its request id. */
+export function faultRequestHeaders(given: Record<string, string>): Record<string, string> {
+  const run = runs.getStore();
+  if (!run) return {};
+  const id =
+    Object.entries(given).find(([name]) => name.toLowerCase() === 'x-request-id')?.[1] ??
+    `fault-${randomBytes(8).toString('hex')}`;
+  run.requestIds.push(id);
+  runOfRequest.set(id, run);
+  return { 'X-Request-Id': id };
+}
+
+/**
+ * A function's handler that serves a request sent inside a `withFault` run in that run (its context's request id
+ * is the one the client sent: the gateway passes it on, to the authorizer too); any other call as it is.
+ */
+export function inFaultScopeOfRequest<A extends unknown[], R>(handler: (...args: A) => R) {
+  return (...args: A): R => {
+    const requestId = (args[1] as { awsRequestId?: unknown } | undefined)?.awsRequestId;
+    const run = typeof requestId === 'string' ? runOfRequest.get(requestId) : undefined;
+    return run ? runs.run(run, () => handler(...args)) : handler(...args);
+  };
+}
+
+/**
+ * Call positions of a sweep at once: each on an account of its own, and each `withFault` run counts and fails its
+ * own calls only, so positions need not wait for each other. A few, not all: on 2 cores more only queue.
+ */
+export const SWEEP_CONCURRENCY = 4;
+
+/**
+ * Runs `check` for every position, `concurrency` at once (each makes its own account and asserts on it alone).
+ * After a failure no position starts; the first failure is thrown once those running have ended.
+ */
+export async function sweepPositions<P>(
+  positions: readonly P[],
+  check: (position: P) => Promise<void>,
+  concurrency = SWEEP_CONCURRENCY,
+): Promise<void> {
+  const failures: unknown[] = [];
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < positions.length && failures.length === 0; i = next++) {
+      try {
+        await check(positions[i] as P);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, positions.length) }, worker));
+  if (failures.length > 0) throw failures[0];
 }

@@ -1,12 +1,12 @@
 import type { TestProject } from 'vitest/node';
-import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+import { startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { STORE_WORKERS } from './store-workers.ts';
 
 /**
- * Starts AWS's DynamoDB Local in memory, one per worker of a store tier (store-workers.ts), each on a free port
- * with the table from its one declaration, for the tiers that need a store (vitest.config.ts). Workers inherit
- * TEST_STORE_ENDPOINTS (every store) and TABLE_NAME; require-dynamodb.ts points each worker at its own store, so
- * every test talks to the real thing and no worker waits behind another's load. When the api and system tiers
+ * Starts AWS's DynamoDB Local in memory, one per worker of a store tier (store-workers.ts), each on a free port,
+ * for the tiers that need a store (vitest.config.ts). Workers inherit TEST_STORE_ENDPOINTS (every store);
+ * require-dynamodb.ts points each worker at its own store and makes each test file a table of its own there
+ * (file-table.ts), so every test talks to the real thing and no worker waits behind another's load. When the api and system tiers
  * run together (`npm test`), each runs this setup: the first starts the stores, the second uses the same ones,
  * and the last teardown stops them.
  */
@@ -40,9 +40,8 @@ async function start(): Promise<{ endpoints: string[]; stop: () => Promise<void>
 export default async function setup(_project: TestProject) {
   if (!shared.deskpipeTestStore) {
     let stop: () => Promise<void> = async () => {};
-    const ready = start().then(async (started) => {
+    const ready = start().then((started) => {
       stop = started.stop;
-      await Promise.all(started.endpoints.map((endpoint) => ensureTable(endpoint, 'deskpipe-test')));
       return started.endpoints;
     });
     shared.deskpipeTestStore = { ready, users: 0, stop: () => stop() };
@@ -52,7 +51,6 @@ export default async function setup(_project: TestProject) {
   const endpoints = await store.ready;
   process.env.TEST_STORE_ENDPOINTS = endpoints.join(',');
   process.env.DYNAMODB_ENDPOINT = endpoints[0];
-  process.env.TABLE_NAME = 'deskpipe-test';
   return async () => {
     if (--store.users > 0) return;
     shared.deskpipeTestStore = undefined;

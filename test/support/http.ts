@@ -4,6 +4,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
 import { LocalGateway } from '#infra/local/gateway.ts';
 import { checkAnswer } from './contract.ts';
+import { faultRequestHeaders } from './faults.ts';
 
 /** The local gateway on a free port, as `npm start` runs it, for tests over real HTTP. */
 export async function startGateway(authCacheTtlSeconds = 0) {
@@ -17,7 +18,11 @@ export async function startGateway(authCacheTtlSeconds = 0) {
     path: string,
     options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
   ) {
-    const headers: Record<string, string> = { ...options.headers };
+    // Inside a withFault run, the run's request id: the handlers serving it count and fail its calls (faults.ts).
+    const headers: Record<string, string> = {
+      ...options.headers,
+      ...faultRequestHeaders(options.headers ?? {}),
+    };
     if (options.key) headers.Authorization = `Bearer ${options.key}`;
     let body: string | undefined;
     if (options.body !== undefined) {

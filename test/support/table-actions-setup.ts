@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterAll, expect, vi } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
 import { dynamo } from '#lib/data/client.ts';
+import { inFaultScopeOfRequest } from './faults.ts';
 import {
   asFunction,
   grantedActions,
@@ -17,7 +18,8 @@ import {
 /**
  * Runs before every test file (vitest setupFiles). Each function's entry module is loaded with its handler
  * wrapped by asFunction, whether the local gateway or a test imports it, and the shared DynamoDB client
- * records what each function calls. After the file, every action used must be in the function's
+ * records what each function calls. (The same wrapper serves a request sent inside a fault run in that run:
+ * faults.ts, inFaultScopeOfRequest.) After the file, every action used must be in the function's
  * `tableActions` (or `authorizerTableActions`): what IAM would deny in AWS fails here. Likewise a keyed hash
  * (lib/accounts/key-hash.ts, and the index's keyed values and terms, cached per account past their first) taken by
  * a function the declarations do not give the key-hash secret: deployed, it would throw for want of it.
@@ -25,7 +27,7 @@ import {
 for (const fn of tableFunctions) {
   vi.doMock(join(ROOT, fn.entry), async (importOriginal) => {
     const module = await importOriginal<{ handler: (...args: unknown[]) => unknown }>();
-    return { ...module, handler: asFunction(fn.name, module.handler) };
+    return { ...module, handler: asFunction(fn.name, inFaultScopeOfRequest(module.handler)) };
   });
 }
 recordTableActions(dynamo);

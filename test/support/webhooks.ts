@@ -12,6 +12,7 @@ import { createEndpoint } from '#lib/data/webhooks.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
 import { createTestAccount } from './accounts.ts';
+import { useTable } from './file-table.ts';
 import type { Gateway } from './http.ts';
 
 /**
@@ -185,9 +186,8 @@ export async function createTestEndpoint(
 }
 
 /**
- * Takes an endpoint out of the due index (its gsi1 and gsi2 keys): an endpoint a test made and no runner of the
- * file delivers to would stay among the earliest entries of the table's due index and crowd other files' runners
- * out of it.
+ * Takes an endpoint out of the due index (its gsi1 and gsi2 keys): an endpoint a test made and no runner delivers to
+ * would stay among the earliest entries of the file's table's due index, and a later test's runner would take it.
  */
 export async function removeFromDueIndex(accountId: string, endpointId: string): Promise<void> {
   await dynamo.send(
@@ -225,20 +225,17 @@ export async function accountWithTicketEvent(gateway: Gateway, receivers: Receiv
 }
 
 /**
- * `npm start`'s dispatcher in this test process, on the tests' DynamoDB Local, for the accounts `accounts` holds
- * only (other files' accounts share the table and its stream): started before the file's tests, stopped after.
+ * `npm start`'s dispatcher in this test process, on the file's table (test/support/file-table.ts, which this
+ * declares with the stream the dispatcher reads): started before the file's tests, stopped after.
  */
-export function useDispatcher(
-  accounts: Set<string>,
-  options: Partial<DispatcherOptions> = {},
-): () => Dispatcher {
+export function useDispatcher(options: Partial<DispatcherOptions> = {}): () => Dispatcher {
+  useTable({ stream: true });
   let dispatcher: Dispatcher | undefined;
   beforeAll(async () => {
     dispatcher = await startWebhookDispatcher({
       endpoint: process.env.DYNAMODB_ENDPOINT ?? '',
       tableName: process.env.TABLE_NAME ?? '',
       consumer: `test-${randomBytes(4).toString('hex')}`,
-      accepts: (accountId) => accounts.has(accountId),
       log: () => {},
       ...options,
     });

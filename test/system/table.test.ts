@@ -72,13 +72,20 @@ describe('one table declaration', () => {
     }
   });
 
-  it('the table in DynamoDB Local (built by the local bootstrap) matches the declaration', async () => {
-    const client = localClient(process.env.DYNAMODB_ENDPOINT ?? '');
-    const { Table }: DescribeTableCommandOutput = await client.send(
-      new DescribeTableCommand({ TableName: process.env.TABLE_NAME }),
-    );
-    client.destroy();
-    expect(shapeOf(Table ?? {})).toEqual(declared);
+  it('the table the local bootstrap builds in DynamoDB Local matches the declaration', async () => {
+    const endpoint = process.env.DYNAMODB_ENDPOINT ?? '';
+    const name = `deskpipe-new-${Date.now()}`;
+    const client = localClient(endpoint);
+    try {
+      expect(await ensureTable(endpoint, name)).toBe('created');
+      const { Table }: DescribeTableCommandOutput = await client.send(
+        new DescribeTableCommand({ TableName: name }),
+      );
+      expect(shapeOf(Table ?? {})).toEqual(declared);
+    } finally {
+      await client.send(new DeleteTableCommand({ TableName: name }));
+      client.destroy();
+    }
   });
 
   it.each(['dev', 'prod'] as const)('the %s stack table matches the declaration', (stage) => {

@@ -13,8 +13,8 @@ import { accountWithTicketEvent, type Receiver } from '#test/support/webhooks.ts
 /**
  * One attempt when the store fails around it (docs/webhooks.md, "The due entry, leases and claims", "At least
  * once"): what the receiver answered is not lost with a failed write, and a claim is never outlived by its attempt.
- * A due runner of this file's accounts only, on the tests' DynamoDB Local; receivers on this machine (the local
- * stage's URL policy); the attempt limit 1 s, so a claim lasts 11 s.
+ * A due runner on the file's table (its accounts only), on the tests' DynamoDB Local; receivers on this machine
+ * (the local stage's URL policy); the attempt limit 1 s, so a claim lasts 11 s.
  */
 process.env[STAGE_VARIABLE] = LOCAL_STAGE;
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
@@ -36,7 +36,7 @@ async function setUp() {
   const { account, hook, endpoint, event } = await accountWithTicketEvent(gateway, receivers);
   expect(await addDeliveries(account.accountId, endpoint.id, [event])).toBe(1);
   const runner = () => {
-    const started = new DueRunner({ accepts: (id) => id === account.accountId, onError: () => {} });
+    const started = new DueRunner({ onError: () => {} });
     const running = started.runUntil(Number.POSITIVE_INFINITY);
     cleanups.push(async () => {
       await started.stop();

@@ -21,8 +21,7 @@ process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,1,1,1';
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
 
 const gateway = useGateway();
-const accounts = new Set<string>();
-useDispatcher(accounts);
+useDispatcher();
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -37,10 +36,9 @@ async function receiver(options: Parameters<typeof startReceiver>[0] = {}) {
   return started;
 }
 
-/** A fresh account the dispatcher serves, and calls of its API key. */
+/** A fresh account (the dispatcher serves every account of the file's table), and calls of its API key. */
 async function account() {
   const created = await createTestAccount();
-  accounts.add(created.accountId);
   const call = async (method: string, path: string, body?: unknown) => {
     const answer = await gateway.call(method, path, { key: created.apiKey, ...(body ? { body } : {}) });
     if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`);

@@ -16,8 +16,7 @@ process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,1,1,1';
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
 
 const gateway = useGateway();
-const accounts = new Set<string>();
-useDispatcher(accounts);
+useDispatcher();
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -41,7 +40,6 @@ const post = (address: string, port: number, timeoutMs = 1000) =>
 
 async function accountWithEndpoint(hook: Receiver) {
   const a = await createTestAccount();
-  accounts.add(a.accountId);
   const endpoint = await createTestEndpoint(a.accountId, {
     url: hook.url,
     secret: hook.secret,

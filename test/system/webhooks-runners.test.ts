@@ -88,7 +88,6 @@ describe('the due runners as a pool', () => {
     for (let place = 0; place < 4; place++) {
       runner({
         shards: shardsOfRunner(place, 4),
-        accepts: (id) => id === account.accountId,
         onLease: (_acc, endpointId) =>
           leasedBy.set(endpointId, (leasedBy.get(endpointId) ?? new Set()).add(place)),
       });
@@ -105,11 +104,11 @@ describe('the due runners as a pool', () => {
   });
 
   it('two pools at once (a run overlapping the next): every delivery arrives, duplicates rare', async () => {
-    const { account, hooks, fanOut } = await accountWith(8, 15);
+    const { hooks, fanOut } = await accountWith(8, 15);
     const ids = await fanOut();
     for (let pool = 0; pool < 2; pool++) {
       for (let place = 0; place < 2; place++) {
-        runner({ shards: shardsOfRunner(place, 2), accepts: (id) => id === account.accountId });
+        runner({ shards: shardsOfRunner(place, 2) });
       }
     }
     await waitFor(() => hooks.every((h) => h.receiver.byId().size === ids.length), {
@@ -130,14 +129,12 @@ describe('the slow lane', () => {
     for (const h of a.hooks) h.receiver.answer(() => 'hang');
     const b = await accountWith(2, 20);
     for (const h of b.hooks) h.receiver.answer(() => ({ status: 204, delayMs: 50 }));
-    const ours = new Set([a.account.accountId, b.account.accountId]);
     await a.fanOut();
     const started = runner({
       global: 8,
       perAccount: 8,
       perEndpoint: 4,
       slowPerAccount: 2,
-      accepts: (id) => ours.has(id),
     });
     // A's first attempts take every slot, and time out at 1 s: its endpoints go to the slow lane.
     await waitFor(() => a.hooks.every((h) => started.isSlow(a.account.accountId, h.id)), {

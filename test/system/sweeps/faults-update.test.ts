@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { type FaultMode, sweepPositions, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { endClaim } from '#test/support/idempotency.ts';
 import { checkFilter, type Filter, fetchAll, type Mismatch, type Shown } from '#test/support/list-model.ts';
+import { seedTickets } from '#test/support/ticket-seeder.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -44,6 +45,61 @@ function filtersAround(t: Shown, agents: number[]): Filter[] {
   return out;
 }
 
+/** Round r's PATCH: a status and fields (with the assignee, priority and subject unless `big`). */
+function bodyFor(r: number, big: boolean, agents: number[]) {
+  return big
+    ? {
+        status: (['pending', 'in_progress', 'open', 'resolved'] as const)[r % 4],
+        custom_fields: Object.fromEntries(
+          Array.from({ length: 20 }, (_, j) => [`k${(j + r * 3) % 49}`, `r${r}-${j % 3}`]),
+        ),
+      }
+    : {
+        status: (['pending', 'in_progress', 'open', 'resolved'] as const)[r % 4],
+        assignee_id: r % 3 === 2 ? null : agents[r % 2],
+        priority: (['urgent', 'medium'] as const)[r % 2],
+        subject: `${Array.from({ length: 30 }, (_, j) => `w${j}`).join(' ')} printer round${r}`,
+        custom_fields: Object.fromEntries(
+          Array.from({ length: 16 }, (_, j) => [
+            `k${(j + r * 3) % 49}`,
+            j % 5 === 0 ? null : `r${r}-${j % 3}`,
+          ]),
+        ),
+      };
+}
+
+/**
+ * An account of 12 tickets (every fourth heavy: 30-word subject, 50 custom fields), seeded as their creates write
+ * them (test/support/ticket-seeder.ts); its key, agents and tickets.
+ */
+async function accountWithTickets() {
+  const account = await createTestAccount({
+    agents: [1, 2].map((i) => ({ email: `agent${i}@fu.test`, name: `Agent ${i}` })),
+  });
+  const agents = account.agents.map((a: { id: number }) => a.id);
+  const words = Array.from({ length: 30 }, (_, j) => `w${j}`).join(' ');
+  const bodies = Array.from({ length: 12 }, (_, i) => {
+    const heavy = i % 4 === 0;
+    return {
+      subject: heavy ? `${words} printer t${i}` : `Printer t${i}`,
+      description: 'd',
+      requester_email: `r${i % 3}@fu.test`,
+      priority: i % 2 ? 'high' : 'low',
+      custom_fields: heavy
+        ? {
+            plan: 'gold',
+            ...Object.fromEntries(Array.from({ length: 49 }, (_, j) => [`k${j}`, `v${j % 4}`])),
+          }
+        : { plan: i % 3 ? 'gold' : 'silver', k0: 'v0', k10: 'v2' },
+    };
+  });
+  const uuids = (await seedTickets(account.accountId, bodies)).map((t) => t.uuid);
+  return { account, key: account.apiKey, agents, uuids };
+}
+
+/** The ticket round r changes: the heavy ones in turn. */
+const targetOf = (uuids: string[], r: number) => uuids[4 * (Math.floor(r / 2) % 3)] as string;
+
 describe('a heavy update survives a failure of any of its store calls', () => {
   it.each([
     ['status, assignee, priority, subject and 16 custom fields', false],
@@ -51,114 +107,72 @@ describe('a heavy update survives a failure of any of its store calls', () => {
   ])(
     '%s: every combined filter agrees with GET after the fault and after the retry',
     async (_label, big) => {
-      const account = await createTestAccount({
-        agents: [1, 2].map((i) => ({ email: `agent${i}@fu.test`, name: `Agent ${i}` })),
-      });
-      const key = account.apiKey;
-      const agents = account.agents.map((a: { id: number }) => a.id);
-      const uuids: string[] = [];
-      const create = async (i: number, heavy: boolean) => {
-        const r = await gateway.call('POST', '/api/tickets', {
-          key,
-          body: {
-            subject: heavy
-              ? `${Array.from({ length: 30 }, (_, j) => `w${j}`).join(' ')} printer t${i}`
-              : `Printer t${i}`,
-            description: 'd',
-            requester_email: `r${i % 3}@fu.test`,
-            priority: i % 2 ? 'high' : 'low',
-            custom_fields: heavy
-              ? {
-                  plan: 'gold',
-                  ...Object.fromEntries(Array.from({ length: 49 }, (_, j) => [`k${j}`, `v${j % 4}`])),
-                }
-              : { plan: i % 3 ? 'gold' : 'silver', k0: 'v0', k10: 'v2' },
-          },
-        });
-        expect(r.status, r.text).toBe(201);
-        uuids.push(r.body.ticket.uuid);
-      };
-      for (let i = 0; i < 12; i++) await create(i, i % 4 === 0);
-      let round = 0;
-      const bodyFor = (r: number) =>
-        big
-          ? {
-              status: (['pending', 'in_progress', 'open', 'resolved'] as const)[r % 4],
-              custom_fields: Object.fromEntries(
-                Array.from({ length: 20 }, (_, j) => [`k${(j + r * 3) % 49}`, `r${r}-${j % 3}`]),
-              ),
-            }
-          : {
-              status: (['pending', 'in_progress', 'open', 'resolved'] as const)[r % 4],
-              assignee_id: r % 3 === 2 ? null : agents[r % 2],
-              priority: (['urgent', 'medium'] as const)[r % 2],
-              subject: `${Array.from({ length: 30 }, (_, j) => `w${j}`).join(' ')} printer round${r}`,
-              custom_fields: Object.fromEntries(
-                Array.from({ length: 16 }, (_, j) => [
-                  `k${(j + r * 3) % 49}`,
-                  j % 5 === 0 ? null : `r${r}-${j % 3}`,
-                ]),
-              ),
-            };
-      const mismatches: Mismatch[] = [];
-      let before: Shown | undefined;
-      const checkAll = async (label: string) => {
-        const model = await fetchAll(gateway, key, uuids);
-        const t = model.find((m) => m.uuid === target()) as Shown;
-        const filters = [...filtersAround(t, agents), ...filtersAround(before ?? t, agents)];
-        before = t;
-        await Promise.all(
-          filters.map(async (f, i) => {
-            for (const m of await checkFilter(gateway, key, model, f, i % 2 ? 1 : 100))
-              mismatches.push({ ...m, query: `${label}: ${m.query}` });
-          }),
-        );
-      };
-      const target = () => uuids[4 * (Math.floor(round / 2) % 3)] as string; // the heavy tickets, in turn
+      // The calls of the first PATCH of a heavy ticket, on an account of 12 tickets (its settings cached by the seed).
+      const probe = await accountWithTickets();
       const dry = await withFault(undefined, () =>
-        gateway.call('PATCH', `/api/tickets/${target()}`, {
-          key,
-          body: bodyFor(round),
-          headers: { 'Idempotency-Key': `dry-${round}` },
+        gateway.call('PATCH', `/api/tickets/${targetOf(probe.uuids, 0)}`, {
+          key: probe.key,
+          body: bodyFor(0, big, probe.agents),
+          headers: { 'Idempotency-Key': 'dry-0' },
         }),
       );
       expect(dry.result.status, dry.result.text).toBe(200);
-      round++;
+      const n = dry.operations.length;
+      const runs = MODES.flatMap((mode) =>
+        [...new Set(big ? [6, 7, 8, n - 1, n] : [1, 2, 3, 4, 5, 6, 7, 8, n - 1, n])].map((at) => ({
+          mode,
+          at,
+        })),
+      ).map((run, i) => ({ ...run, round: i + 1 }));
       const statuses: string[] = [];
-      for (const mode of MODES) {
-        const n = dry.operations.length;
-        for (const at of [...new Set(big ? [6, 7, 8, n - 1, n] : [1, 2, 3, 4, 5, 6, 7, 8, n - 1, n])]) {
-          const label = `${mode} at ${at}`;
-          const headers = { 'Idempotency-Key': `k-${round}` };
-          const first = await withFault({ at, mode }, () =>
-            gateway.call('PATCH', `/api/tickets/${target()}`, { key, body: bodyFor(round), headers }),
+      // A few positions at once, each the first PATCH of a heavy ticket on an account of its own (as the dry run).
+      await sweepPositions(runs, async ({ mode, at, round }) => {
+        const { account, key, agents, uuids } = await accountWithTickets();
+        const target = targetOf(uuids, round);
+        const mismatches: Mismatch[] = [];
+        let before = (await fetchAll(gateway, key, [target]))[0] as Shown;
+        /** Every combined filter over the target's values now and at the last check agrees with GET of every ticket. */
+        const checkAll = async (label: string) => {
+          const model = await fetchAll(gateway, key, uuids);
+          const t = model.find((m) => m.uuid === target) as Shown;
+          const filters = [...filtersAround(t, agents), ...filtersAround(before, agents)];
+          before = t;
+          await Promise.all(
+            filters.map(async (f, i) => {
+              for (const m of await checkFilter(gateway, key, model, f, i % 2 ? 1 : 100))
+                mismatches.push({ ...m, query: `${label}: ${m.query}` });
+            }),
           );
-          statuses.push(`${label}: ${first.result.status} (${first.operations[at - 1]})`);
-          expect([200, 503, 409, 422], `${label} ${first.result.text}`).toContain(first.result.status);
-          await checkAll(`${label} after fault`);
-          if (first.result.status !== 200 && first.result.status !== 422) {
-            // 409 while the faulted request's claim on the Idempotency-Key is still held.
-            const retry = await waitFor(
-              async () => {
-                const answer = await gateway.call('PATCH', `/api/tickets/${target()}`, {
-                  key,
-                  body: bodyFor(round),
-                  headers,
-                });
-                // The faulted request is gone: its claim's lease is ended instead of waited out (10 s).
-                if (answer.status === 409) await endClaim(account.accountId, headers['Idempotency-Key']);
-                return answer.status === 409 ? undefined : answer;
-              },
-              { timeout: 15_000, interval: 500, label: `${label}: the key's claim to end` },
-            );
-            expect(retry.status, `${label} retry ${retry.text}`).toBe(200);
-            await checkAll(`${label} after retry`);
-          }
-          round++;
-          if (mismatches.length > 0) break;
+        };
+        const label = `${mode} at ${at}`;
+        const headers = { 'Idempotency-Key': `k-${round}` };
+        const patch = () =>
+          gateway.call('PATCH', `/api/tickets/${target}`, {
+            key,
+            body: bodyFor(round, big, agents),
+            headers,
+          });
+        const first = await withFault({ at, mode }, patch);
+        statuses.push(`${label}: ${first.result.status} (${first.operations[at - 1]})`);
+        expect([200, 503, 409, 422], `${label} ${first.result.text}`).toContain(first.result.status);
+        await checkAll(`${label} after fault`);
+        if (first.result.status !== 200 && first.result.status !== 422) {
+          // 409 while the faulted request's claim on the Idempotency-Key is still held.
+          const retry = await waitFor(
+            async () => {
+              const answer = await patch();
+              // The faulted request is gone: its claim's lease is ended instead of waited out (10 s).
+              if (answer.status === 409) await endClaim(account.accountId, headers['Idempotency-Key']);
+              return answer.status === 409 ? undefined : answer;
+            },
+            { timeout: 15_000, interval: 500, label: `${label}: the key's claim to end` },
+          );
+          expect(retry.status, `${label} retry ${retry.text}`).toBe(200);
+          await checkAll(`${label} after retry`);
         }
-      }
-      expect(mismatches.length).toBe(0);
+        expect(mismatches, label).toEqual([]);
+      });
+      expect(statuses).toHaveLength(runs.length);
     },
     280_000,
   );

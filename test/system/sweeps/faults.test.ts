@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
 import { deals as dealIndex } from '#lib/data/deal-index.ts';
 import { contactKeys } from '#lib/data/keys.ts';
-import { createTestAccount } from '#test/support/accounts.ts';
-import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { type FaultMode, sweepPositions, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
@@ -72,40 +72,49 @@ async function ticketViews(key: string, kind: Kind, tag: string): Promise<number
   return [...counts][0] as number;
 }
 
+/** Each mode at each of `positions` call positions. */
+const runsOf = (positions: number) =>
+  MODES.flatMap((mode) => Array.from({ length: positions }, (_, i) => ({ mode, at: i + 1 })));
+
 async function exerciseTicket(kind: Kind, accountFile: Record<string, unknown>) {
-  const account = await createTestAccount(accountFile);
-  const post = (tag: string) =>
+  /** An account whose settings cache is warm (one create made), as in a busy container: its next create is measured. */
+  const warmAccount = async () => {
+    const account = await createTestAccount(accountFile);
+    await post(account, newTag());
+    return account;
+  };
+  const post = (account: TestAccount, tag: string) =>
     gateway.call('POST', '/api/tickets', {
       key: account.apiKey,
       body: ticketBodies[kind](tag),
       headers: { 'Idempotency-Key': `key-${tag}` },
     });
-  await post(newTag()); // warms the settings cache, as in a busy container
-  const dry = await withFault(undefined, () => post(newTag()));
+  const probe = await warmAccount();
+  const dry = await withFault(undefined, () => post(probe, newTag()));
   expect(dry.result.status).toBe(201);
   const positions = dry.operations.length;
   let exercised = 0;
-  for (const mode of MODES) {
-    for (let at = 1; at <= positions; at++) {
-      const tag = newTag();
-      const first = await withFault({ at, mode }, () => post(tag));
-      const label = `${kind} ${mode} at call ${at} of ${dry.operations.join(',')}`;
-      expect([201, 503], label).toContain(first.result.status);
-      const seen = await ticketViews(account.apiKey, kind, tag);
-      if (first.result.status === 201) {
-        expect(seen, label).toBe(1);
-      } else {
-        expect(first.result.body, label).toEqual({ message: 'Service temporarily unavailable.' });
-        expect(first.result.headers.get('retry-after'), label).toBe('1');
-        const retry = await post(tag);
-        expect(retry.status, label).toBe(201);
-        // A change that landed is replayed (same ticket), one that did not is made now.
-        expect(retry.headers.get('idempotent-replayed') === 'true', label).toBe(seen === 1);
-        expect(await ticketViews(account.apiKey, kind, tag), label).toBe(1);
-      }
-      exercised++;
+  // A few positions at once, each the second create of an account of its own (as the dry run was).
+  await sweepPositions(runsOf(positions), async ({ mode, at }) => {
+    const account = await warmAccount();
+    const tag = newTag();
+    const first = await withFault({ at, mode }, () => post(account, tag));
+    const label = `${kind} ${mode} at call ${at} of ${dry.operations.join(',')}`;
+    expect([201, 503], label).toContain(first.result.status);
+    const seen = await ticketViews(account.apiKey, kind, tag);
+    if (first.result.status === 201) {
+      expect(seen, label).toBe(1);
+    } else {
+      expect(first.result.body, label).toEqual({ message: 'Service temporarily unavailable.' });
+      expect(first.result.headers.get('retry-after'), label).toBe('1');
+      const retry = await post(account, tag);
+      expect(retry.status, label).toBe(201);
+      // A change that landed is replayed (same ticket), one that did not is made now.
+      expect(retry.headers.get('idempotent-replayed') === 'true', label).toBe(seen === 1);
+      expect(await ticketViews(account.apiKey, kind, tag), label).toBe(1);
     }
-  }
+    exercised++;
+  });
   return { positions, exercised };
 }
 
@@ -139,14 +148,13 @@ describe('a create survives a failure of any of its store calls', () => {
 
 describe('a deal with a new contact survives a failure of any of its store calls', () => {
   it('gives one deal and one contact, whatever call fails', async () => {
-    const account = await createTestAccount();
-    const post = (tag: string) =>
+    const post = (account: TestAccount, tag: string) =>
       gateway.call('POST', '/api/deals', {
         key: account.apiKey,
         body: { name: `Deal ${tag}`, contact_email: `${tag}@deals.test`, contact_first_name: 'Nora' },
         headers: { 'Idempotency-Key': `key-${tag}` },
       });
-    const contactOf = async (tag: string) =>
+    const contactOf = async (account: TestAccount, tag: string) =>
       (
         await dynamo.send(
           new GetCommand({
@@ -156,37 +164,40 @@ describe('a deal with a new contact survives a failure of any of its store calls
           }),
         )
       ).Item;
-    await post(newTag());
-    const dry = await withFault(undefined, () => post(newTag()));
+    /** An account whose settings cache is warm (one deal made): its next deal is measured. */
+    const warmAccount = async () => {
+      const account = await createTestAccount();
+      await post(account, newTag());
+      return account;
+    };
+    const probe = await warmAccount();
+    const dry = await withFault(undefined, () => post(probe, newTag()));
     expect(dry.result.status).toBe(201);
-    const tags: string[] = [];
-    for (const mode of MODES) {
-      for (let at = 1; at <= dry.operations.length; at++) {
-        const tag = newTag();
-        tags.push(tag);
-        const label = `deal ${mode} at call ${at} of ${dry.operations.join(',')}`;
-        const first = await withFault({ at, mode }, () => post(tag));
-        expect([201, 503], label).toContain(first.result.status);
-        const landed = (await contactOf(tag)) !== undefined;
-        if (first.result.status === 503) {
-          const retry = await post(tag);
-          expect(retry.status, label).toBe(201);
-          expect(retry.headers.get('idempotent-replayed') === 'true', label).toBe(landed);
-        }
-        expect(await contactOf(tag), label).toBeDefined();
+    const runs = runsOf(dry.operations.length);
+    // A few positions at once, each the second deal of an account of its own (as the dry run was).
+    await sweepPositions(runs, async ({ mode, at }) => {
+      const account = await warmAccount();
+      const tag = newTag();
+      const label = `deal ${mode} at call ${at} of ${dry.operations.join(',')}`;
+      const first = await withFault({ at, mode }, () => post(account, tag));
+      expect([201, 503], label).toContain(first.result.status);
+      const landed = (await contactOf(account, tag)) !== undefined;
+      if (first.result.status === 503) {
+        const retry = await post(account, tag);
+        expect(retry.status, label).toBe(201);
+        expect(retry.headers.get('idempotent-replayed') === 'true', label).toBe(landed);
       }
-    }
-    // One deal per tag: read every deal of the account (its partition, as stored).
-    const deals = await queryAll({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': dealIndex.index.keys.itemPartition(account.accountId) },
-      ConsistentRead: true,
-    });
-    for (const tag of tags) {
+      expect(await contactOf(account, tag), label).toBeDefined();
+      // One deal of the tag: every deal of the account read (its partition, as stored).
+      const deals = await queryAll({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': dealIndex.index.keys.itemPartition(account.accountId) },
+        ConsistentRead: true,
+      });
       const mine = deals.filter((d) => (d.contact as { email: string }).email === `${tag}@deals.test`);
-      expect(mine, tag).toHaveLength(1);
-    }
-    expect(tags.length).toBeGreaterThanOrEqual(8);
+      expect(mine, label).toHaveLength(1);
+    });
+    expect(runs.length).toBeGreaterThanOrEqual(8);
   });
 });

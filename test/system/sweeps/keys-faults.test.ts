@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listKeys } from '#lib/accounts/key-management.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { withFault } from '#test/support/faults.ts';
+import { sweepPositions, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,7 +31,8 @@ describe('key create under faults', () => {
         .filter(([op]) => mode !== 'conflict' || op === 'TransactWriteItems')
         .map(([, at]) => at);
       expect(positions.length).toBeGreaterThan(0);
-      for (const at of positions) {
+      // A few positions at once, each on an account of its own.
+      await sweepPositions(positions, async (at) => {
         const account = await createTestAccount();
         await gateway.call('GET', '/api/keys', { key: account.apiKey });
         const { result: first } = await withFault({ at, mode }, () => call(account.apiKey, `fault-${at}`));
@@ -45,7 +46,7 @@ describe('key create under faults', () => {
         const made = (await listKeys(account.accountId)).filter((k) => k.name === 'Faulty');
         expect(made, `${mode} at ${at}`).toHaveLength(1);
         expect(retry.body.data.id).toBe(made[0]?.id);
-      }
+      });
     },
     120_000,
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { type FaultMode, sweepPositions, withFault } from '#test/support/faults.ts';
 import { type Gateway, useGateway } from '#test/support/http.ts';
 import { endClaim } from '#test/support/idempotency.ts';
 import { indexSnapshot, trashItemsOf } from '#test/support/index-snapshot.ts';
@@ -104,88 +104,94 @@ describe.each(DELETABLES)('delete and restore of a $type, every store call faile
   it(`a ${kind.type} is all in or all out of the index at every point, and the keyed retry completes`, {
     timeout: 240_000,
   }, async () => {
-    const account = await createTestAccount(kind.account ?? {});
-    const key = account.apiKey;
-    const call: Call = (method, path, headers, body) =>
-      gateway.call(method, path, { key, headers, ...(body === undefined ? {} : { body }) });
-    const snap = async () =>
-      Object.fromEntries(
-        await Promise.all(kind.indexes.map(async (i) => [i, await indexSnapshot(i, account.accountId)])),
-      );
+    /**
+     * An account whose first object of the type was deleted, restored and deleted again (as the calls below are
+     * counted): its index snapshot is every round's "out", each round's object in the trash.
+     */
+    const setUp = async () => {
+      const account = await createTestAccount(kind.account ?? {});
+      const key = account.apiKey;
+      const call: Call = (method, path, headers, body) =>
+        gateway.call(method, path, { key, headers, ...(body === undefined ? {} : { body }) });
+      const snap = async () =>
+        Object.fromEntries(
+          await Promise.all(kind.indexes.map(async (i) => [i, await indexSnapshot(i, account.accountId)])),
+        );
+      const probe = await kind.create(call, 'probe', account);
+      const counted = {
+        delete: (await withFault(undefined, () => call('DELETE', `${kind.path}/${probe}`, {}))).operations,
+        restore: (await withFault(undefined, () => call('POST', `/api/trash/${probe}/restore`, {}, {})))
+          .operations,
+      };
+      expect((await call('DELETE', `${kind.path}/${probe}`, {})).status).toBe(200);
+      return { account, call, snap, counted, out: await snap() };
+    };
 
     // The calls of one delete and one restore, counted without a fault.
-    const probe = await kind.create(call, 'probe', account);
-    const deleteCalls = (await withFault(undefined, () => call('DELETE', `${kind.path}/${probe}`, {})))
-      .operations;
-    const restoreCalls = (
-      await withFault(undefined, () => call('POST', `/api/trash/${probe}/restore`, {}, {}))
-    ).operations;
-    expect(deleteCalls).toContain('TransactWriteItems');
-    expect(restoreCalls).toContain('TransactWriteItems');
-    expect((await call('DELETE', `${kind.path}/${probe}`, {})).status).toBe(200);
-    // Every round below ends with its object in the trash, and checks the indexes are then as here: so this one
-    // snapshot is each round's "out".
-    const out = await snap();
+    const { counted } = await setUp();
+    expect(counted.delete).toContain('TransactWriteItems');
+    expect(counted.restore).toContain('TransactWriteItems');
 
-    for (const [what, calls] of [
-      ['delete', deleteCalls],
-      ['restore', restoreCalls],
-    ] as const) {
+    const runs = (['delete', 'restore'] as const).flatMap((what) => {
+      const calls = counted[what];
       // Tickets: every call. Deals and contacts run the same engine's delete and restore (lib/data/index/trash.ts),
       // call for call: for them the commit and the calls around it, where their own indexes (a deal's board sums,
       // a contact's open_deals_count) are written, and the first and last call.
-      const positions = Array.from({ length: calls.length }, (_, i) => i + 1).filter((at) => {
-        if (kind.type === 'ticket') return true;
-        const commit = calls.indexOf('TransactWriteItems') + 1;
-        return at === 1 || at === calls.length || Math.abs(at - commit) <= 1;
-      });
-      for (const at of positions) {
-        // Each call in turn, the three ways a call fails taken in turn too (every way on every call tripled the
-        // suite's time and found nothing the rotation does not: test/system/sweeps/faults-update.test.ts has the matrix).
-        for (const mode of [MODES[(at - 1) % MODES.length] as FaultMode]) {
-          const label = `${kind.type} ${what}, call ${at} (${calls[at - 1]}) ${mode}`;
-          const uuid = await kind.create(call, `${what}-${at}-${mode}`, account);
-          const live = await snap();
-          if (what === 'restore') {
-            expect((await call('DELETE', `${kind.path}/${uuid}`, {})).status).toBe(200);
-          }
-          const headers = { 'Idempotency-Key': `${what}-${at}-${mode}-${uuid}` };
-          const send = () =>
-            what === 'delete'
-              ? call('DELETE', `${kind.path}/${uuid}`, headers)
-              : call('POST', `/api/trash/${uuid}/restore`, headers, {});
-          const { result: first } = await withFault({ at, mode }, send);
-          // 409: a conflict on the key's claim reads as the key still running (decisions.md, "Safe retries").
-          expect([200, 409, 503], `${label}: ${first.text}`).toContain(first.status);
-          const between = await snap();
-          expect([out, live], label).toContainEqual(between);
-          const retried = await waitFor(
-            async () => {
-              const answer = await send();
-              // The faulted request is gone: its claim's lease is ended instead of waited out (10 s).
-              if (answer.status === 409) await endClaim(account.accountId, headers['Idempotency-Key']);
-              return answer.status === 409 ? undefined : answer;
-            },
-            { timeout: 15_000, interval: 300, label: `${label}: the key's claim to end` },
-          );
-          expect(retried.status, `${label}: ${retried.text}`).toBe(200);
-          if (first.status === 200) expect(retried.body, label).toEqual(first.body);
-          const after = await snap();
-          const inTrash = (await trashItemsOf(account.accountId)).some((i) => i.uuid === uuid);
-          const shown = await call('GET', `${kind.path}/${uuid}`, {});
-          if (what === 'delete') {
-            expect(after, label).toEqual(out);
-            expect([inTrash, shown.status], label).toEqual([true, 404]);
-          } else {
-            // Restored: the index is back as it was before the deletion; the trash item is gone.
-            expect(after, label).toEqual(live);
-            expect([inTrash, shown.status], label).toEqual([false, 200]);
-            expect((await call('DELETE', `${kind.path}/${uuid}`, {})).status, label).toBe(200);
-            expect(await snap(), label).toEqual(out);
-          }
+      const commit = calls.indexOf('TransactWriteItems') + 1;
+      return Array.from({ length: calls.length }, (_, i) => i + 1)
+        .filter(
+          (at) => kind.type === 'ticket' || at === 1 || at === calls.length || Math.abs(at - commit) <= 1,
+        )
+        .map((at) => ({ what, calls, at }));
+    });
+    // A few positions at once, each on an account of its own set up as the counting one was.
+    await sweepPositions(runs, async ({ what, calls, at }) => {
+      const { account, call, snap, out } = await setUp();
+      // Each call in turn, the three ways a call fails taken in turn too (every way on every call tripled the
+      // suite's time and found nothing the rotation does not: test/system/sweeps/faults-update.test.ts has the matrix).
+      for (const mode of [MODES[(at - 1) % MODES.length] as FaultMode]) {
+        const label = `${kind.type} ${what}, call ${at} (${calls[at - 1]}) ${mode}`;
+        const uuid = await kind.create(call, `${what}-${at}-${mode}`, account);
+        const live = await snap();
+        if (what === 'restore') {
+          expect((await call('DELETE', `${kind.path}/${uuid}`, {})).status).toBe(200);
+        }
+        const headers = { 'Idempotency-Key': `${what}-${at}-${mode}-${uuid}` };
+        const send = () =>
+          what === 'delete'
+            ? call('DELETE', `${kind.path}/${uuid}`, headers)
+            : call('POST', `/api/trash/${uuid}/restore`, headers, {});
+        const { result: first } = await withFault({ at, mode }, send);
+        // 409: a conflict on the key's claim reads as the key still running (decisions.md, "Safe retries").
+        expect([200, 409, 503], `${label}: ${first.text}`).toContain(first.status);
+        const between = await snap();
+        expect([out, live], label).toContainEqual(between);
+        const retried = await waitFor(
+          async () => {
+            const answer = await send();
+            // The faulted request is gone: its claim's lease is ended instead of waited out (10 s).
+            if (answer.status === 409) await endClaim(account.accountId, headers['Idempotency-Key']);
+            return answer.status === 409 ? undefined : answer;
+          },
+          { timeout: 15_000, interval: 300, label: `${label}: the key's claim to end` },
+        );
+        expect(retried.status, `${label}: ${retried.text}`).toBe(200);
+        if (first.status === 200) expect(retried.body, label).toEqual(first.body);
+        const after = await snap();
+        const inTrash = (await trashItemsOf(account.accountId)).some((i) => i.uuid === uuid);
+        const shown = await call('GET', `${kind.path}/${uuid}`, {});
+        if (what === 'delete') {
+          expect(after, label).toEqual(out);
+          expect([inTrash, shown.status], label).toEqual([true, 404]);
+        } else {
+          // Restored: the index is back as it was before the deletion; the trash item is gone.
+          expect(after, label).toEqual(live);
+          expect([inTrash, shown.status], label).toEqual([false, 200]);
+          expect((await call('DELETE', `${kind.path}/${uuid}`, {})).status, label).toBe(200);
+          expect(await snap(), label).toEqual(out);
         }
       }
-    }
+    });
   });
 });
 

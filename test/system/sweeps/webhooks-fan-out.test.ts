@@ -5,7 +5,7 @@ import { webhookKeys } from '#lib/data/keys.ts';
 import { duePending, getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
-import { type FaultMode, withFault } from '#test/support/faults.ts';
+import { type FaultMode, sweepPositions, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { inserted, storedEventItem, streamBatch } from '#test/support/stream-records.ts';
 import { createTestEndpoint, removeFromDueIndex } from '#test/support/webhooks.ts';
@@ -19,7 +19,7 @@ const gateway = useGateway();
 
 /**
  * The endpoints made here are never delivered to (no runner in this file): their due entries are taken out after each
- * test, or they would stay the earliest of the shared table's due index and crowd other files' runners out of it.
+ * test, or they would stay the earliest of the file's table's due index for a later test's runner.
  */
 const made: { accountId: string; endpointId: string }[] = [];
 afterEach(async () => {
@@ -99,8 +99,10 @@ describe('parallel fan-out', () => {
     expect(operations.length).toBeGreaterThan(10);
     const modes: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
     // Each call in turn, the three ways a call fails taken in turn too (as test/system/sweeps/trash-faults.test.ts: every
-    // way on every call tripled the time and the matrix lives in test/system/sweeps/faults-update.test.ts).
-    for (let at = 1; at <= operations.length; at++) {
+    // way on every call tripled the time and the matrix lives in test/system/sweeps/faults-update.test.ts). A few
+    // positions at once, each on an account of its own.
+    const positions = Array.from({ length: operations.length }, (_, i) => i + 1);
+    await sweepPositions(positions, async (at) => {
       for (const mode of [modes[(at - 1) % modes.length] as FaultMode]) {
         const setup = await setUp();
         let batch = streamBatch(...setup.records);
@@ -118,6 +120,6 @@ describe('parallel fan-out', () => {
         }
         await expectEachOnce(setup);
       }
-    }
+    });
   }, 240_000);
 });

@@ -1,0 +1,179 @@
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { reserveIds } from '#lib/data/accounts.ts';
+import { batchPutAll } from '#lib/data/client.ts';
+import { findContactByEmail } from '#lib/data/contacts.ts';
+import { type CutPlan, cutPlan } from '#lib/data/index/additions.ts';
+import { rememberDirectoryEntries } from '#lib/data/index/directory.ts';
+import { ATTR, chunks, keyString } from '#lib/data/items.ts';
+import { takeCursor } from '#lib/data/sequences.ts';
+import { tickets } from '#lib/data/ticket-index.ts';
+import type { TransactUpdate } from '#lib/data/transact.ts';
+import { addDecimal } from '#lib/decimal.ts';
+import { createdEvent } from '#lib/events/drafts.ts';
+import { candidateSetName, roundRobinPick } from '#lib/tickets/assignment.ts';
+import { composeTicket, createDecisions } from '#lib/tickets/create-ticket.ts';
+import { presentCreatedTicket } from '#lib/tickets/present.ts';
+import { CreateTicketSchema } from '#lib/tickets/schemas.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
+import { nowMicros } from '#lib/time.ts';
+import { parseInput } from '#lib/validation.ts';
+
+/**
+ * A bulk seeder for fixtures of many tickets (docs/testing.md, "Seeding"): an account's first tickets, each
+ * planned by the index engine exactly as its create plans it (the create's own decisions, composeTicket,
+ * tickets.planCreate and the cut to one transaction), and the resulting items written with BatchWriteItem instead of
+ * a request each: the entity, postings, terms, sorted postings, directory entries, counters, stats cells and
+ * blocks (the commit's additions summed per item, on the shards the creates would use), the items a create marks
+ * before its commit marked alike, the ticket sequence and round-robin cursors taken as the creates take them.
+ * The container is left as the creates would leave it: the account's settings cached, the directory entries
+ * remembered. Not written: what a request writes beside its ticket (its event and the event's place, its rate
+ * count, its key's last use).
+ * test/api/ticket-seeder.test.ts proves the items equal those of the same creates through the API.
+ */
+export interface SeedOptions {
+  /** Each ticket's creation time (epoch µs); by default 1 ms apart, the last one now. */
+  createdUs?: (i: number) => number;
+}
+
+/** Seeds `bodies` (as POST /api/tickets takes them) as an account's first tickets; answers them, in order. */
+export async function seedTickets(
+  accountId: string,
+  bodies: readonly Record<string, unknown>[],
+  options: SeedOptions = {},
+): Promise<Ticket[]> {
+  // Through the container's cache, as a create reads it: warm after the seed, as after the creates.
+  const config = await getAccountConfig(accountId);
+  if (!config) throw new Error(`seedTickets: no account ${accountId}`);
+  const first = (await reserveIds(accountId, { ticket: bodies.length })).ticket as number;
+  if (first !== 1) throw new Error('seedTickets seeds an account that has no tickets yet');
+  const start = nowMicros() - bodies.length * 1000;
+  const createdUs = options.createdUs ?? ((i: number) => start + (i + 1) * 1000);
+  const decided = bodies.map((body) => {
+    const input = parseInput(CreateTicketSchema, body);
+    const decisions = createDecisions(config, input);
+    const { method } = decisions;
+    if (method !== undefined && method !== 'round_robin')
+      throw new Error(
+        `seedTickets: ${method} assignment decides from the store's counts; create through the API`,
+      );
+    return { input, ...decisions };
+  });
+  const cursors = await roundRobinCursors(
+    accountId,
+    decided.map((d) => (d.method === 'round_robin' ? candidateSetName(d.candidates) : undefined)),
+  );
+  const contacts = new Map(
+    await Promise.all(
+      [...new Set(decided.map((d) => d.input.requester_email))].map(
+        async (email) => [email, await findContactByEmail(accountId, email)] as const,
+      ),
+    ),
+  );
+  const items = new SummedItems();
+  const directory = new Set<string>();
+  const seeded = decided.map(({ input, category, priority, team, candidates }, i) => {
+    const cursor = cursors[i];
+    const ticket = composeTicket({
+      ...{ account: config.account, input, number: first + i, createdUs: createdUs(i) },
+      ...{ category, team, priority, contact: contacts.get(input.requester_email) },
+      assignee: cursor === undefined ? undefined : roundRobinPick(candidates, cursor),
+    });
+    // As the create plans it (its event takes room in the commit), in a container that wrote the earlier ones.
+    const plan = tickets.planCreate(accountId, ticket, {
+      events: [createdEvent('ticket', presentCreatedTicket(ticket))],
+    });
+    const all = plan.directory?.all ?? [];
+    const cut = cutPlan({
+      ...plan,
+      directory: { all, fresh: all.filter((e) => !directory.has(keyString(e))) },
+    });
+    for (const entry of cut.directory) directory.add(keyString(entry));
+    items.addCut(cut);
+    return ticket;
+  });
+  const groups = chunks(items.all(), Math.ceil(items.size / 8) || 1);
+  await Promise.all(groups.map((group) => batchPutAll(group)));
+  rememberDirectoryEntries([...items.directoryEntries]);
+  return seeded;
+}
+
+/**
+ * Each round-robin ticket's cursor (undefined for the others), taken as its create takes it: one UpdateItem each
+ * (16 at once), and the cursors of each candidate set handed out in ticket order, as one after another would.
+ */
+async function roundRobinCursors(
+  accountId: string,
+  sets: (string | undefined)[],
+): Promise<(number | undefined)[]> {
+  const taken = new Map<string, number[]>();
+  const pending = sets.flatMap((set) => (set === undefined ? [] : [set]));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let set = pending.pop(); set !== undefined; set = pending.pop()) {
+        const cursor = await takeCursor(accountId, set);
+        taken.set(set, [...(taken.get(set) ?? []), cursor]);
+      }
+    }),
+  );
+  for (const cursors of taken.values()) cursors.sort((a, b) => b - a);
+  return sets.map((set) => (set === undefined ? undefined : taken.get(set)?.pop()));
+}
+
+/** The items a series of creates leaves, each key once: puts as put, ADDs summed (numbers) or joined (sets). */
+class SummedItems {
+  private readonly items = new Map<string, Record<string, unknown>>();
+  readonly directoryEntries: Record<string, unknown>[] = [];
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  all(): Record<string, unknown>[] {
+    return [...this.items.values()];
+  }
+
+  addCut(cut: CutPlan): void {
+    for (const item of cut.unconfirmed.items) this.put(item);
+    for (const block of cut.unconfirmed.blocks)
+      this.add(block.key, ATTR.unconfirmed, new Set([block.packed]));
+    for (const { action } of cut.commit) {
+      if (action.Put) this.put(action.Put.Item as Record<string, unknown>);
+      else if (action.Update) this.update(action.Update);
+      else if (!action.ConditionCheck)
+        throw new Error(`seedTickets: a create's ${Object.keys(action)} action`);
+    }
+    this.directoryEntries.push(...cut.directory);
+  }
+
+  private put(item: Record<string, unknown>): void {
+    this.items.set(keyString(item), { ...item });
+  }
+
+  /** An UpdateItem of `ADD a :x, #b :y` (all a create's updates are). */
+  private update(update: TransactUpdate): void {
+    const match = /^ADD (.+)$/.exec(update.UpdateExpression ?? '');
+    if (!match?.[1]) throw new Error(`seedTickets: an update it cannot sum: ${update.UpdateExpression}`);
+    for (const clause of match[1].split(/,\s*/)) {
+      const [name = '', value = ''] = clause.trim().split(/\s+/);
+      const attribute = name.startsWith('#') ? update.ExpressionAttributeNames?.[name] : name;
+      this.add(
+        update.Key as Record<string, unknown>,
+        attribute ?? name,
+        update.ExpressionAttributeValues?.[value],
+      );
+    }
+  }
+
+  private add(key: { pk?: unknown; sk?: unknown }, attribute: string, value: unknown): void {
+    const item = this.items.get(keyString(key)) ?? { pk: key.pk, sk: key.sk };
+    const had = item[attribute];
+    if (value instanceof Set) item[attribute] = new Set([...((had as Set<string>) ?? []), ...value]);
+    else {
+      const amount = value instanceof NumberValue ? value.value : String(value);
+      const sum = addDecimal(had instanceof NumberValue ? had.value : String(had ?? 0), amount);
+      item[attribute] = NumberValue.from(sum);
+    }
+    this.items.set(keyString(key), item);
+  }
+}
