@@ -17,7 +17,7 @@ import {
   type ReceivedMail,
   receiveMail,
 } from '#lib/email/receive.ts';
-import { formatTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMillis } from '#lib/time.ts';
 
 /**
  * `npm start`'s inbound mail (docs/email.md, "Local and deployed side by side"): an SMTP server on 127.0.0.1
@@ -165,7 +165,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
   ): Promise<{ id: string; queued: string[] }> => {
-    const receivedMs = Date.now();
+    const receivedMs = nowMillis();
     const id = newInboundId(receivedMs);
     const rawKey = `incoming/${id}.eml`;
     const incoming = join(dir, rawKey);
@@ -268,7 +268,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   await mkdir(join(dir, 'incoming'));
   // Mail processed just before a crash (its commit perhaps lost with the store): back to pending, older ones
   // forgotten. Then every mail kept and not yet processed: processed now, oldest first.
-  const now = Date.now();
+  const now = nowMillis();
   for (const name of await readdir(join(dir, 'done'))) {
     const ms = Number(name.slice(3, 16));
     if (now - ms < REPROCESS_WINDOW_MS) await rename(join(dir, 'done', name), join(dir, 'pending', name));

@@ -22,6 +22,7 @@ import { logError } from '#lib/log.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { descriptionMessage, type Message, presentMessage } from '#lib/tickets/messages.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
 import { composeMail, type OutgoingMail } from './compose.ts';
 import { isOwnAddress, mailSubject, newMailId, sentMailOf } from './reply.ts';
 import type { Sender } from './senders.ts';
@@ -71,8 +72,6 @@ export interface OutboxRunOptions {
   /** Only mail of the accounts this accepts (tests sharing a table); all by default. */
   accepts?: ((accountId: string) => boolean) | undefined;
   onError?: ((error: unknown) => void) | undefined;
-  /** The runner's clock (epoch ms): what is due, and claims (tests: a runner that comes after a claim ran out). */
-  clock?: (() => number) | undefined;
   /** Between the send and its record (tests: a runner that dies there). */
   afterSend?: ((entry: OutboxEntry) => Promise<void>) | undefined;
 }
@@ -90,7 +89,7 @@ export interface OutboxPass {
 export async function outboxPass(options: OutboxRunOptions): Promise<OutboxPass> {
   const limit = options.limit ?? 50;
   const owner = options.owner ?? `outbox-${randomBytes(6).toString('hex')}`;
-  const due = (await dueOutbox((options.clock ?? Date.now)(), limit, options.shards)).filter(
+  const due = (await dueOutbox(nowMillis(), limit, options.shards)).filter(
     (entry) => !options.accepts || options.accepts(entry.accountId),
   );
   const counts: Record<SendOutcome, number> = { sent: 0, retrying: 0, failed: 0, skipped: 0 };
@@ -112,8 +111,6 @@ export async function outboxPass(options: OutboxRunOptions): Promise<OutboxPass>
   return { read: due.length, counts, more: due.length >= limit && counts.skipped < due.length };
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** Passes until `until` or `stopped()`: at once again while more is due, else every `pollMs` (default 250). */
 export async function runOutbox(
   until: number,
@@ -121,7 +118,7 @@ export async function runOutbox(
 ): Promise<Record<SendOutcome, number>> {
   const totals: Record<SendOutcome, number> = { sent: 0, retrying: 0, failed: 0, skipped: 0 };
   const owner = options.owner ?? `outbox-${randomBytes(6).toString('hex')}`;
-  while (Date.now() < until && !options.stopped?.()) {
+  while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
       const pass = await outboxPass({ ...options, owner });
@@ -130,7 +127,7 @@ export async function runOutbox(
     } catch (error) {
       (options.onError ?? logError)(error);
     }
-    if (!more) await sleep(Math.min(options.pollMs ?? 250, Math.max(0, until - Date.now())));
+    if (!more) await sleep(Math.min(options.pollMs ?? 250, Math.max(0, until - nowMillis())));
   }
   return totals;
 }
@@ -149,7 +146,7 @@ export async function sendOne(
   entry: OutboxEntry,
   options: OutboxRunOptions & { owner: string },
 ): Promise<SendOutcome> {
-  const now = (options.clock ?? Date.now)();
+  const now = nowMillis();
   const claimed = await claimOutbox(entry, options.owner, now + (options.claimMs ?? OUTBOX_CLAIM_MS), now);
   if (!claimed) return 'skipped';
   const attempts = claimed.delivery.attempts + 1;

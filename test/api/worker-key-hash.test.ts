@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as breachHandler } from '#functions/sla-breaches.ts';
 import { handler as purgeHandler } from '#functions/trash-purge.ts';
 import { ensureTable } from '#infra/local/dynamodb-local.ts';
-import { nowMicros, setClockForTests } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
 import { keyHashHolders, keyHashUsers } from '#test/support/table-actions.ts';
 
@@ -19,10 +19,10 @@ import { keyHashHolders, keyHashUsers } from '#test/support/table-actions.ts';
 process.env.TABLE_NAME = `deskpipe-worker-hash-${randomBytes(4).toString('hex')}`;
 const gateway = useGateway();
 beforeAll(() => ensureTable(process.env.DYNAMODB_ENDPOINT ?? '', process.env.TABLE_NAME ?? ''));
-afterEach(() => setClockForTests());
+const clock = useManualClock();
 
-const MIN_US = 60_000_000;
-const DAY_US = 24 * 60 * MIN_US;
+const MIN_MS = 60_000;
+const DAY_MS = 24 * 60 * MIN_MS;
 /** A handler's context with `ms` left beyond the margin the handler keeps (10 s breaches, 30 s the purge). */
 const contextLeft = (ms: number) =>
   ({ getRemainingTimeInMillis: () => ms, awsRequestId: 'worker' }) as Context;
@@ -46,17 +46,17 @@ describe('the scheduled workers and the key-hash secret', () => {
     const uuid = created.ticket.uuid as string;
     keyHashUsers.clear();
 
-    // Ten minutes on: its first reply is overdue, and one run of the breach function writes the breach.
-    const later = nowMicros() + 10 * MIN_US;
-    setClockForTests(() => later);
-    await breachHandler(undefined, contextLeft(10_000 + 1_500));
+    // Ten minutes on: its first reply is overdue, and one run of the breach function (1.5 s) writes the breach.
+    await clock().advance(10 * MIN_MS);
+    const run = breachHandler(undefined, contextLeft(10_000 + 1_500));
+    await clock().advance(1_500);
+    await run;
     const breached = await call('GET', `/api/tickets?sla=breached&custom_fields[plan]=gold`);
     expect(breached.data.map((t: { uuid: string }) => t.uuid)).toEqual([uuid]);
 
     // Deleted, then 31 days on: one run of the purge function purges it for good.
     await call('DELETE', `/api/tickets/${uuid}`);
-    const purgeTime = later + 31 * DAY_US;
-    setClockForTests(() => purgeTime);
+    await clock().advance(31 * DAY_MS);
     await purgeHandler(undefined, contextLeft(30_000 + 5_000));
     const restore = await gateway.call('POST', `/api/trash/${uuid}/restore`, {
       key: account.apiKey,
