@@ -235,7 +235,9 @@ export class DueRunner {
         const waiting = new AbortController();
         await Promise.race([
           ...running.values(),
-          ...(running.size < limit ? [sleep(this.pollMs, waiting.signal)] : []),
+          ...(running.size < limit
+            ? [sleep(this.pollMs, AbortSignal.any([waiting.signal, this.stopped.signal]))]
+            : []),
         ]);
         waiting.abort();
       }

@@ -1,6 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import type { ClientRequest, ServerResponse } from 'node:http';
-import { afterEach, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Clock, clock, setClock } from '#lib/time.ts';
 
 /**
@@ -108,17 +108,20 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
       if (signal?.aborted || !(ms > 0)) return resolve();
-      const waiter: Waiter = { at: this.nowMs() + Math.ceil(ms), wake: resolve };
-      const at = this.#waiters.findIndex((w) => w.at > waiter.at);
-      this.#waiters.splice(at === -1 ? this.#waiters.length : at, 0, waiter);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.#waiters = this.#waiters.filter((w) => w !== waiter);
+      const aborted = () => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        resolve();
+      };
+      const waiter: Waiter = {
+        at: this.nowMs() + Math.ceil(ms),
+        wake: () => {
+          signal?.removeEventListener('abort', aborted);
           resolve();
         },
-        { once: true },
-      );
+      };
+      const at = this.#waiters.findIndex((w) => w.at > waiter.at);
+      this.#waiters.splice(at === -1 ? this.#waiters.length : at, 0, waiter);
+      signal?.addEventListener('abort', aborted, { once: true });
     });
   }
 
@@ -198,23 +201,32 @@ export class ManualClock implements Clock {
 
 /**
  * A manual clock for each test of the file or describe block (starting at the real time), the system clock again
- * after it. Answers the current test's clock. `lazy`: installed at the test's first use of it instead (a test that
- * never asks keeps the system clock; what ran before on the system clock stays as it was).
+ * after it; call it after the hooks that stop what waits on it (runners), so that it is put away first and what
+ * still waits is woken (the hooks run in reverse). Answers the current test's clock.
+ * - `lazy`: installed at the test's first use of it instead: a test that never asks keeps the system clock.
+ * - `wholeFile`: one clock for every test of the file, installed before the file's other hooks run (call it
+ *   first): what those start (a dispatcher) waits on it from the start.
  */
-export function useManualClock(options: { lazy?: boolean } = {}): () => ManualClock {
+export function useManualClock(options: { lazy?: boolean; wholeFile?: boolean } = {}): () => ManualClock {
   let current: ManualClock | undefined;
   const install = () => {
     current = new ManualClock();
     setClock(current);
     return current;
   };
-  if (!options.lazy) beforeEach(install);
-  afterEach(() => {
+  const remove = () => {
     if (!current) return;
     setClock();
     current.release();
     current = undefined;
-  });
+  };
+  if (options.wholeFile) {
+    beforeAll(install);
+    afterAll(remove);
+  } else {
+    if (!options.lazy) beforeEach(install);
+    afterEach(remove);
+  }
   return () => current ?? install();
 }
 

@@ -22,7 +22,6 @@ import { accountWithTicketEvent, type Receiver } from '#test/support/webhooks.ts
 process.env[STAGE_VARIABLE] = LOCAL_STAGE;
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
 const gateway = useGateway();
-const clock = useManualClock();
 const receivers: Receiver[] = [];
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -30,6 +29,8 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
   delete process.env.WEBHOOK_RETRY_SCHEDULE;
 });
+// After the hook above, so that its clock is put away (what waits on it woken) before the runners stop.
+const clock = useManualClock();
 afterAll(() => {
   delete process.env[STAGE_VARIABLE];
   delete process.env.WEBHOOK_TIMEOUT_MS;
