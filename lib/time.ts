@@ -69,6 +69,17 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return current.sleep(ms, signal);
 }
 
+/** Calls `tick` every `ms` of the clock until `signal` aborts; a tick is not awaited (a slow one delays none). */
+export function every(ms: number, signal: AbortSignal, tick: () => void): void {
+  void (async () => {
+    for (;;) {
+      await sleep(ms, signal);
+      if (signal.aborted) return;
+      tick();
+    }
+  })();
+}
+
 export function formatTimestamp(epochMicros: number): Timestamp {
   const millis = Math.floor(epochMicros / 1000);
   const micros = epochMicros - millis * 1000;

@@ -12,7 +12,7 @@ import {
   renewLease,
 } from '#lib/data/webhook-deliveries.ts';
 import { logError } from '#lib/log.ts';
-import { nowMillis, sleep } from '#lib/time.ts';
+import { every, nowMillis, sleep } from '#lib/time.ts';
 import {
   type Answer,
   type AttemptResult,
@@ -191,20 +191,15 @@ export class DueRunner {
     this.onLease?.(accountId, endpointId);
     const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
     let lost = false;
-    // Renewed every third of the lease on the runner's clock (each renewal not awaited: a slow one delays none).
     const renewing = new AbortController();
-    void (async () => {
-      for (;;) {
-        await sleep(leaseMs / 3, renewing.signal);
-        if (renewing.signal.aborted) return;
-        renewLease(accountId, endpointId, this.owner, leaseMs)
-          .then((renewed) => {
-            if (renewed) held.refresh(renewed);
-            else lost = true;
-          })
-          .catch(this.onError);
-      }
-    })();
+    every(leaseMs / 3, renewing.signal, () => {
+      renewLease(accountId, endpointId, this.owner, leaseMs)
+        .then((renewed) => {
+          if (renewed) held.refresh(renewed);
+          else lost = true;
+        })
+        .catch(this.onError);
+    });
     const running = new Map<string, Promise<void>>();
     try {
       while (!this.stopping && !lost) {
@@ -235,9 +230,7 @@ export class DueRunner {
         const waiting = new AbortController();
         await Promise.race([
           ...running.values(),
-          ...(running.size < limit
-            ? [sleep(this.pollMs, AbortSignal.any([waiting.signal, this.stopped.signal]))]
-            : []),
+          ...(running.size < limit ? [sleep(this.pollMs, waiting.signal)] : []),
         ]);
         waiting.abort();
       }
