@@ -9,7 +9,8 @@ import {
 } from '#lib/tickets/conversation.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { listMessages, type Message, postMessage } from '#lib/tickets/messages.ts';
-import { formatTimestamp, nowMicros, parseTimestamp, setClockForTests } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
+import { atTime } from '#test/support/clock.ts';
 import { figuresOf, type RequestFigures } from '#test/support/dynamo-figures.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
@@ -122,14 +123,7 @@ async function nextReplyCycles() {
   });
   const agentId = (account.agents[0] as { id: number }).id;
   const MIN_US = 60_000_000;
-  const at = async <T>(us: number, fn: () => Promise<T>): Promise<T> => {
-    setClockForTests(() => us);
-    try {
-      return await fn();
-    } finally {
-      setClockForTests();
-    }
-  };
+  const at = <T>(us: number, fn: () => Promise<T>): Promise<T> => atTime(us / 1000, fn);
   let uuid = '';
   /** A ticket 10 minutes old: a first reply, a requester's message (cycle due 1 minute later), a reply after `replyMinutes`. */
   const ticketAnswered = (replyMinutes: number) => async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { dynamo } from '#lib/data/client.ts';
 import { runBreaches } from '#lib/tickets/breaches.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
-import { setClockForTests } from '#lib/time.ts';
+import { atTime } from '#test/support/clock.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
 import { RUNS } from './lib/part.ts';
@@ -35,19 +35,18 @@ export async function runSlaOnly(_options: { endpoint: string }) {
       // created_at one minute before its due time: first reply due at firstDueMs + i × (WINDOW / TICKETS).
       const dueMs = firstDueMs + Math.floor((i * WINDOW_MS) / TICKETS);
       const createdUs = (dueMs - 60_000) * 1000;
-      setClockForTests(() => createdUs);
-      const ticket = await createTicket(account.accountId, {
-        subject: `Due ${i}`,
-        description: 'd',
-        requester_email: `r${i}@example.com`,
-      });
-      setClockForTests();
+      const ticket = await atTime(createdUs / 1000, () =>
+        createTicket(account.accountId, {
+          subject: `Due ${i}`,
+          description: 'd',
+          requester_email: `r${i}@example.com`,
+        }),
+      );
       dueOf.set(ticket.uuid, dueMs);
     }
   };
   // One at a time: the clock set for a create is the process's.
   await create();
-  setClockForTests();
   if (Date.now() > firstDueMs)
     throw new Error('the creates took longer than the lead: lower SLA_BENCH_TICKETS');
   log(`created in ${round((Date.now() - (firstDueMs - LEAD_MS)) / 1000, 1)} s; running the breach runner`);

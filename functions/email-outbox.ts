@@ -3,6 +3,7 @@ import { requireEnv } from '#lib/config/env.ts';
 import { runOutbox } from '#lib/email/outbox.ts';
 import { sesSender } from '#lib/email/senders.ts';
 import { workerHandler } from '#lib/log.ts';
+import { nowMillis } from '#lib/time.ts';
 
 /**
  * The outbox deployed (docs/email.md, "Sending"): run every minute by a schedule, it runs the outbox runner for
@@ -17,6 +18,6 @@ const sender = sesSender(requireEnv('SES_CONFIGURATION_SET'));
 export const handler = workerHandler('email outbox run', async (_event: unknown, context?: Context) => {
   const left = context?.getRemainingTimeInMillis?.() ?? OUTBOX_RUN_MS + 40_000;
   const runFor = Math.max(0, Math.min(OUTBOX_RUN_MS, left - 40_000));
-  const totals = await runOutbox(Date.now() + runFor, { sender });
+  const totals = await runOutbox(nowMillis() + runFor, { sender });
   return { answer: undefined, figures: { ...totals, runMs: runFor } };
 });

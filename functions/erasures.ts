@@ -3,6 +3,7 @@ import { ERASURE_RUN_MS } from '#functions/workers.ts';
 import { mailEraser } from '#lib/data/mail-store.ts';
 import { erasurePass } from '#lib/erasures/runner.ts';
 import { workerHandler } from '#lib/log.ts';
+import { nowMillis } from '#lib/time.ts';
 
 /**
  * The erasure runner deployed (docs/decisions.md, "Erasing a person"): scheduled every minute
@@ -15,10 +16,10 @@ import { workerHandler } from '#lib/log.ts';
 export const handler = workerHandler('erasure run', async (_event: unknown, context?: Context) => {
   const left = context?.getRemainingTimeInMillis?.() ?? ERASURE_RUN_MS + 30_000;
   const runFor = Math.max(0, Math.min(ERASURE_RUN_MS, left - 30_000));
-  const until = Date.now() + runFor;
+  const until = nowMillis() + runFor;
   const mail = runFor > 0 ? mailEraser() : undefined;
   const totals = { passes: 0, completed: 0, failed: 0 };
-  while (Date.now() < until) {
+  while (nowMillis() < until) {
     const pass = await erasurePass({ mail });
     totals.passes++;
     totals.completed += pass.completed;

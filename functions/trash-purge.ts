@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { PURGE_RUN_MS } from '#functions/workers.ts';
 import { mailPurger } from '#lib/data/mail-store.ts';
 import { workerHandler } from '#lib/log.ts';
+import { nowMillis } from '#lib/time.ts';
 import { runPurges } from '#lib/trash/purge.ts';
 
 /**
@@ -15,6 +16,6 @@ import { runPurges } from '#lib/trash/purge.ts';
 export const handler = workerHandler('trash purge run', async (_event: unknown, context?: Context) => {
   const left = context?.getRemainingTimeInMillis?.() ?? PURGE_RUN_MS + 30_000;
   const runFor = Math.max(0, Math.min(PURGE_RUN_MS, left - 30_000));
-  const totals = await runPurges(Date.now() + runFor, { untilDrained: true, mail: mailPurger() });
+  const totals = await runPurges(nowMillis() + runFor, { untilDrained: true, mail: mailPurger() });
   return { answer: undefined, figures: { ...totals, runMs: runFor } };
 });

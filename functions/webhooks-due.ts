@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { DUE_SHARDS, shardsOfRunner } from '#lib/data/due-shards.ts';
 import { workerHandler } from '#lib/log.ts';
+import { nowMillis } from '#lib/time.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 
@@ -28,7 +29,7 @@ export const handler = workerHandler('webhooks due run', async (event: unknown, 
   const left = context?.getRemainingTimeInMillis?.() ?? DUE_RUN_MS + attemptTimeoutMs() + 5_000;
   const runFor = Math.max(0, Math.min(DUE_RUN_MS, left - attemptTimeoutMs() - 5_000));
   const runner = new DueRunner({ shards: shards.length === DUE_SHARDS ? undefined : shards });
-  await runner.runUntil(Date.now() + runFor);
+  await runner.runUntil(nowMillis() + runFor);
   return {
     answer: undefined,
     figures: { ...runner.counts, runMs: runFor, runner: place.runner ?? 0, runners },

@@ -1,20 +1,83 @@
 /**
  * Timestamps of the API: ISO 8601 in UTC with six fractional digits (`2026-11-22T14:13:37.123456Z`).
- * JavaScript dates stop at milliseconds, so the microseconds come from the high-resolution clock.
  */
 export type Timestamp = string;
 
-const systemClock = () => Math.floor((performance.timeOrigin + performance.now()) * 1000);
-let clock: () => number = systemClock;
+/**
+ * The service's one clock (docs/architecture.md, "Time"): every reading of the current time in lib/, and every
+ * wait that time drives (a runner's poll, a backoff within a claim, a webhook attempt's limit), goes through the
+ * process's clock, so that what is due, when a lease or claim runs out and when a runner looks again move together.
+ * Production runs on the system clock; tests run on a manual clock they advance (test/support/clock.ts).
+ */
+export interface Clock {
+  /** Epoch milliseconds. */
+  nowMs(): number;
+  /** Epoch microseconds (the API's timestamps carry them). */
+  nowUs(): number;
+  /**
+   * Resolves once `ms` of this clock's time have passed, or at once when `signal` aborts (a runner stopping); it
+   * never rejects.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Real time: the wall clock, and timers. */
+export const systemClock: Clock = {
+  nowMs: () => Date.now(),
+  // JavaScript dates stop at milliseconds: the microseconds come from the high-resolution clock.
+  nowUs: () => Math.floor((performance.timeOrigin + performance.now()) * 1000),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal?.addEventListener('abort', done, { once: true });
+    }),
+};
+
+let current: Clock = systemClock;
+
+/** The process's clock. */
+export const clock = (): Clock => current;
+
+/**
+ * The one seam of time: every reading and wait of lib/ from now on uses `next`; nothing: the system clock again.
+ * Production never calls it (the system clock is the default); tests do, through test/support/clock.ts.
+ * The clock is not threaded through every signature because nearly every write reads it (a timestamp, a due
+ * time, a TTL): a runner and what it calls read one clock, whichever layer the reading is in.
+ */
+export function setClock(next?: Clock): void {
+  current = next ?? systemClock;
+}
+
+/** Current time in epoch milliseconds. */
+export function nowMillis(): number {
+  return current.nowMs();
+}
 
 /** Current time in epoch microseconds. */
 export function nowMicros(): number {
-  return clock();
+  return current.nowUs();
 }
 
-/** Tests only: run with a fixed clock (epoch microseconds); pass nothing to return to the system clock. */
-export function setClockForTests(fixed?: () => number): void {
-  clock = fixed ?? systemClock;
+/** Waits `ms` of the clock's time (at once when `signal` aborts). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return current.sleep(ms, signal);
+}
+
+/** Calls `tick` every `ms` of the clock until `signal` aborts; a tick is not awaited (a slow one delays none). */
+export function every(ms: number, signal: AbortSignal, tick: () => void): void {
+  void (async () => {
+    for (;;) {
+      await sleep(ms, signal);
+      if (signal.aborted) return;
+      tick();
+    }
+  })();
 }
 
 export function formatTimestamp(epochMicros: number): Timestamp {

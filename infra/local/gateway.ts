@@ -21,6 +21,7 @@ import {
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { pickRequestId } from '#lib/http/response.ts';
+import { nowMillis } from '#lib/time.ts';
 
 /**
  * A local stand-in for the deployed API Gateway REST API, built from the same route table: it builds the
@@ -159,7 +160,7 @@ export class LocalGateway {
     const ttlMs = this.options.authCacheTtlSeconds * 1000;
     const cached = this.authCache.get(header);
     let result: APIGatewayAuthorizerResult;
-    if (cached && cached.expiresAt > Date.now()) {
+    if (cached && cached.expiresAt > nowMillis()) {
       result = cached.result;
     } else {
       const authorizer = await this.loadAuthorizer();
@@ -175,7 +176,7 @@ export class LocalGateway {
       } catch (error) {
         return (error as Error).message === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE';
       }
-      if (ttlMs > 0) this.authCache.set(header, { expiresAt: Date.now() + ttlMs, result });
+      if (ttlMs > 0) this.authCache.set(header, { expiresAt: nowMillis() + ttlMs, result });
     }
     const allowed = result.policyDocument.Statement.some((s) => 'Effect' in s && s.Effect === 'Allow');
     return allowed ? result : 'ACCESS_DENIED';
@@ -276,7 +277,7 @@ function buildProxyEvent(
     multiQuery.set(key, [...(multiQuery.get(key) ?? []), value]);
   }
   const hasQuery = query.size > 0;
-  const now = Date.now();
+  const now = nowMillis();
   return {
     resource: route.path,
     path: target.path,
@@ -312,7 +313,7 @@ function buildProxyEvent(
 
 /** The context a function gets: its timeout is the deployed one, so a handler's deadline is the deployed one. */
 function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + FUNCTION_TIMEOUT_MS;
+  const deadline = nowMillis() + FUNCTION_TIMEOUT_MS;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,
@@ -322,7 +323,7 @@ function lambdaContext(functionName: string, requestId: string): Context {
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, deadline - nowMillis()),
     done: () => {},
     fail: () => {},
     succeed: () => {},

@@ -17,7 +17,7 @@ import {
   type ReceivedMail,
   receiveMail,
 } from '#lib/email/receive.ts';
-import { formatTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMillis, sleep } from '#lib/time.ts';
 
 /**
  * `npm start`'s inbound mail (docs/email.md, "Local and deployed side by side"): an SMTP server on 127.0.0.1
@@ -82,11 +82,11 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   const authservId = options.authservId ?? localAuthservId();
 
   // The processing queue: the names (`<inbound id>.<account>`) of the copies whose envelope is in pending/; a
-  // failed one waits out its backoff (`retrying`: its attempts so far, its timer) outside the queue, then goes to
-  // its back.
+  // failed one waits out its backoff on the service's clock (`retrying`: its attempts so far, what ends its wait at
+  // a stop) outside the queue, then goes to its back.
   const queue: string[] = [];
   const queued = new Set<string>();
-  const retrying = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
+  const retrying = new Map<string, { attempts: number; waiting?: AbortController }>();
   let running = 0;
   let stopped = false;
   const waiters: (() => void)[] = [];
@@ -128,14 +128,13 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   };
   const retryLater = (id: string) => {
     const attempts = (retrying.get(id)?.attempts ?? 0) + 1;
-    const timer = setTimeout(
-      () => {
-        retrying.set(id, { attempts });
-        enqueue(id);
-      },
-      RETRY_MS[Math.min(attempts - 1, RETRY_MS.length - 1)],
-    );
-    retrying.set(id, { attempts, timer });
+    const waiting = new AbortController();
+    void sleep(RETRY_MS[Math.min(attempts - 1, RETRY_MS.length - 1)] as number, waiting.signal).then(() => {
+      if (waiting.signal.aborted) return;
+      retrying.set(id, { attempts });
+      enqueue(id);
+    });
+    retrying.set(id, { attempts, waiting });
   };
   const pump = () => {
     while (!stopped && running < CONCURRENCY && queue.length > 0) {
@@ -165,7 +164,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
   ): Promise<{ id: string; queued: string[] }> => {
-    const receivedMs = Date.now();
+    const receivedMs = nowMillis();
     const id = newInboundId(receivedMs);
     const rawKey = `incoming/${id}.eml`;
     const incoming = join(dir, rawKey);
@@ -268,7 +267,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
   await mkdir(join(dir, 'incoming'));
   // Mail processed just before a crash (its commit perhaps lost with the store): back to pending, older ones
   // forgotten. Then every mail kept and not yet processed: processed now, oldest first.
-  const now = Date.now();
+  const now = nowMillis();
   for (const name of await readdir(join(dir, 'done'))) {
     const ms = Number(name.slice(3, 16));
     if (now - ms < REPROCESS_WINDOW_MS) await rename(join(dir, 'done', name), join(dir, 'pending', name));
@@ -287,7 +286,7 @@ export async function startMailServer(options: MailServerOptions): Promise<MailS
       }),
     async stop() {
       stopped = true;
-      for (const { timer } of retrying.values()) clearTimeout(timer);
+      for (const { waiting } of retrying.values()) waiting?.abort();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

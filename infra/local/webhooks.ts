@@ -12,6 +12,7 @@ import { intEnv } from '#lib/config/env.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { shardsOfRunner } from '#lib/data/due-shards.ts';
 import { readCheckpoints, saveCheckpoint } from '#lib/data/stream-checkpoints.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
 import { DueRunner, type DueRunnerOptions } from '#lib/webhooks/due.ts';
 import { fanOut, type StreamRecord } from '#lib/webhooks/fan-out.ts';
 import { stageConfigs } from '../config.ts';
@@ -73,8 +74,8 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
   const log = options.log ?? ((line: string) => console.error(line));
   let lastError = 0;
   const reportError = (error: unknown) => {
-    if (Date.now() - lastError < ERROR_EVERY_MS) return;
-    lastError = Date.now();
+    if (nowMillis() - lastError < ERROR_EVERY_MS) return;
+    lastError = nowMillis();
     log(`webhooks: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)} (retrying)`);
   };
 
@@ -89,15 +90,9 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
   const counts = { records: 0, events: 0, deliveries: 0 };
   const shards = new Map<string, ShardState>();
   let stopped = false;
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  // The reader's waits are the service's clock's (lib/time.ts), ended at once by stop().
+  const halt = new AbortController();
+  const pause = (ms: number) => sleep(ms, halt.signal);
 
   async function describe(): Promise<void> {
     const checkpoints = await readCheckpoints(consumer, streamArn);
@@ -175,9 +170,9 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
     while (!stopped) {
       let read = 0;
       try {
-        if (Date.now() - described > DESCRIBE_EVERY_MS) {
+        if (nowMillis() - described > DESCRIBE_EVERY_MS) {
           await describe();
-          described = Date.now();
+          described = nowMillis();
         }
         for (const state of shards.values()) read += await readShard(state);
       } catch (error) {
@@ -210,10 +205,11 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
     counts,
     async stop(graceMs = 2000) {
       stopped = true;
-      wake?.();
+      halt.abort();
       const stopping = Promise.all(runners.map((runner) => runner.stop()));
       await Promise.race([
         Promise.all([reading, stopping, running]),
+        // A real bound: stopping waits for attempts in flight, whatever the service's clock.
         new Promise((resolve) => setTimeout(resolve, graceMs).unref()),
       ]);
       streams.destroy();

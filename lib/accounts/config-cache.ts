@@ -1,5 +1,6 @@
 import { loadAccountConfig } from '#lib/data/accounts.ts';
 import { LruMap } from '#lib/lru.ts';
+import { nowMillis } from '#lib/time.ts';
 import type { AccountConfig } from './types.ts';
 
 /**
@@ -23,7 +24,7 @@ interface Entry {
 const cache = new LruMap<string, Entry>(CONFIG_CACHE_MAX_ACCOUNTS);
 
 export function getAccountConfig(accountId: string): Promise<AccountConfig | undefined> {
-  const now = Date.now();
+  const now = nowMillis();
   const hit = cache.get(accountId);
   if (hit && hit.expiresAt > now) return hit.config;
   const entry = { expiresAt: now + CONFIG_CACHE_SECONDS * 1000, config: loadAccountConfig(accountId) };

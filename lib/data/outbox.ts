@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { splitAddress } from '#lib/email/addresses.ts';
 import { addressHash as keyedAddressHash } from '#lib/erasures/address-hash.ts';
+import { nowMillis } from '#lib/time.ts';
 import { dynamo, getItem, tableName } from './client.ts';
 import { isConditionFailure } from './errors.ts';
 import { type EventDraft, type EventPlaces, settleEventPlaces, takeEventPlaces } from './events.ts';
@@ -97,7 +98,7 @@ export async function claimOutbox(
   entry: OutboxEntry,
   owner: string,
   untilMs: number,
-  nowMs = Date.now(),
+  nowMs = nowMillis(),
 ): Promise<ClaimedMail | undefined> {
   try {
     const { Attributes } = await dynamo.send(
@@ -282,7 +283,7 @@ export async function queueAck(
   ticketUuid: string,
   to: string,
   mail: Record<string, unknown>,
-  nowMs = Date.now(),
+  nowMs = nowMillis(),
 ): Promise<void> {
   const key = outboxKeys.ack(accountId, ticketUuid);
   const hour = Math.floor(nowMs / 3_600_000);
@@ -338,7 +339,7 @@ export async function suppressAddress(accountId: string, address: string, reason
         ...suppressionKey(accountId, address),
         type: 'email_suppressed',
         reason,
-        at: Date.now(),
+        at: nowMillis(),
       },
     }),
   );
@@ -377,7 +378,7 @@ export async function liftSuppression(accountId: string, address: string): Promi
  */
 export function withdrawnFromOutbox(
   item: Record<string, unknown>,
-  nowMs = Date.now(),
+  nowMs = nowMillis(),
 ): Record<string, unknown> {
   if (item[O.kind] === undefined || !String(item.gsi2pk ?? '').startsWith('EMAIL_DUE#')) return item;
   if (typeof item[O.until] === 'number' && (item[O.until] as number) >= nowMs) throw new OutboxBusy();

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { nowMillis } from '#lib/time.ts';
 import type { RateScope } from './rate-limit.ts';
 
 /**
@@ -39,5 +40,5 @@ export function inExemptScope<T>(work: () => Promise<T>): Promise<T> {
 /** Milliseconds left until the request's deadline (Infinity outside a request). */
 export function timeLeftMs(): number {
   const scope = storage.getStore();
-  return scope ? scope.deadline - Date.now() : Number.POSITIVE_INFINITY;
+  return scope ? scope.deadline - nowMillis() : Number.POSITIVE_INFINITY;
 }

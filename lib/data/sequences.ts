@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { nowMicros } from '#lib/time.ts';
+import { nowMicros, nowMillis } from '#lib/time.ts';
 import { reserveIds } from './accounts.ts';
 import { dynamo, tableName } from './client.ts';
 import { besideReservation, giveUpReserved, type ReservedPlaces, reservePlaces } from './events.ts';
@@ -100,7 +100,7 @@ export async function takeCursor(accountId: string, roundRobinSet: string): Prom
       ExpressionAttributeNames: { '#cursor': 'cursor', '#expires': table.ttlAttribute },
       ExpressionAttributeValues: {
         ':one': 1,
-        ':expires': Math.floor(Date.now() / 1000) + CURSOR_TTL_SECONDS,
+        ':expires': Math.floor(nowMillis() / 1000) + CURSOR_TTL_SECONDS,
       },
       ReturnValues: 'UPDATED_NEW',
     }),

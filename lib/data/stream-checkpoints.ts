@@ -1,4 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { nowMillis } from '#lib/time.ts';
 import { dynamo, queryAll, tableName } from './client.ts';
 import { webhookDeliveryKeys } from './keys.ts';
 
@@ -49,7 +50,7 @@ export async function saveCheckpoint(
         type: 'stream_checkpoint',
         sequenceNumber: checkpoint.sequenceNumber,
         finished: checkpoint.finished,
-        expires_at: Math.floor(Date.now() / 1000) + CHECKPOINT_RETENTION_SECONDS,
+        expires_at: Math.floor(nowMillis() / 1000) + CHECKPOINT_RETENTION_SECONDS,
       },
     }),
   );

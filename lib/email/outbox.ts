@@ -22,6 +22,7 @@ import { logError } from '#lib/log.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { descriptionMessage, type Message, presentMessage } from '#lib/tickets/messages.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
 import { composeMail, type OutgoingMail } from './compose.ts';
 import { isOwnAddress, mailSubject, newMailId, sentMailOf } from './reply.ts';
 import type { Sender } from './senders.ts';
@@ -69,8 +70,6 @@ export interface OutboxRunOptions {
   /** This runner's name in claims (a random one by default). */
   owner?: string;
   onError?: ((error: unknown) => void) | undefined;
-  /** The runner's clock (epoch ms): what is due, and claims (tests: a runner that comes after a claim ran out). */
-  clock?: (() => number) | undefined;
   /** Between the send and its record (tests: a runner that dies there). */
   afterSend?: ((entry: OutboxEntry) => Promise<void>) | undefined;
 }
@@ -88,7 +87,7 @@ export interface OutboxPass {
 export async function outboxPass(options: OutboxRunOptions): Promise<OutboxPass> {
   const limit = options.limit ?? 50;
   const owner = options.owner ?? `outbox-${randomBytes(6).toString('hex')}`;
-  const due = await dueOutbox((options.clock ?? Date.now)(), limit, options.shards);
+  const due = await dueOutbox(nowMillis(), limit, options.shards);
   const counts: Record<SendOutcome, number> = { sent: 0, retrying: 0, failed: 0, skipped: 0 };
   let next = 0;
   const work = async () => {
@@ -108,8 +107,6 @@ export async function outboxPass(options: OutboxRunOptions): Promise<OutboxPass>
   return { read: due.length, counts, more: due.length >= limit && counts.skipped < due.length };
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** Passes until `until` or `stopped()`: at once again while more is due, else every `pollMs` (default 250). */
 export async function runOutbox(
   until: number,
@@ -117,7 +114,7 @@ export async function runOutbox(
 ): Promise<Record<SendOutcome, number>> {
   const totals: Record<SendOutcome, number> = { sent: 0, retrying: 0, failed: 0, skipped: 0 };
   const owner = options.owner ?? `outbox-${randomBytes(6).toString('hex')}`;
-  while (Date.now() < until && !options.stopped?.()) {
+  while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
       const pass = await outboxPass({ ...options, owner });
@@ -126,7 +123,7 @@ export async function runOutbox(
     } catch (error) {
       (options.onError ?? logError)(error);
     }
-    if (!more) await sleep(Math.min(options.pollMs ?? 250, Math.max(0, until - Date.now())));
+    if (!more) await sleep(Math.min(options.pollMs ?? 250, Math.max(0, until - nowMillis())));
   }
   return totals;
 }
@@ -145,7 +142,7 @@ export async function sendOne(
   entry: OutboxEntry,
   options: OutboxRunOptions & { owner: string },
 ): Promise<SendOutcome> {
-  const now = (options.clock ?? Date.now)();
+  const now = nowMillis();
   const claimed = await claimOutbox(entry, options.owner, now + (options.claimMs ?? OUTBOX_CLAIM_MS), now);
   if (!claimed) return 'skipped';
   const attempts = claimed.delivery.attempts + 1;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SESEvent, SESEventRecord } from 'aws-lambda';
 import type { InboundRecord } from '#lib/data/email.ts';
 import { RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
-import { formatTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import { sesAuthentication } from './authentication.ts';
 import { MAX_MAIL_BYTES, type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
 
@@ -33,7 +33,7 @@ export function receivedMailOf(record: SESEventRecord): ReceivedMail {
   return {
     inboundId: inboundIdOf(record),
     rawKey: `${RAW_MAIL_PREFIX}${mail.messageId}`,
-    receivedAt: formatTimestamp((Number.isFinite(ms) ? ms : Date.now()) * 1000),
+    receivedAt: formatTimestamp((Number.isFinite(ms) ? ms : nowMillis()) * 1000),
     // SES reports the null sender (`MAIL FROM:<>`) as an empty source.
     mailFrom: (mail.source ?? '').trim().toLowerCase(),
     recipients: receipt.recipients.map((r) => r.trim().toLowerCase()),

@@ -4,7 +4,7 @@ import { type ErasureRecord, getErasureRecord, newErasureActions } from '#lib/da
 import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
 import { commit } from '#lib/data/transact.ts';
 import { NotFound } from '#lib/errors.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { parseInput, requiredEmail } from '#lib/validation.ts';
 import { addressHash } from './address-hash.ts';
 import { firstProgress } from './job.ts';
@@ -19,7 +19,7 @@ export const CreateErasureSchema = v.object({ email: requiredEmail('email') });
 
 /** `ers_` + 13 digits of ms + 10 hex: time-ordered, unguessable. */
 const ERASURE_ID_PATTERN = /^ers_\d{13}[0-9a-f]{10}$/;
-const newErasureId = () => `ers_${String(Date.now()).padStart(13, '0')}${randomBytes(5).toString('hex')}`;
+const newErasureId = () => `ers_${String(nowMillis()).padStart(13, '0')}${randomBytes(5).toString('hex')}`;
 
 export async function startErasure(
   accountId: string,
@@ -38,7 +38,7 @@ export async function startErasure(
   };
   const progress = firstProgress(address);
   await commit([
-    ...newErasureActions(accountId, record, progress, Date.now()),
+    ...newErasureActions(accountId, record, progress, nowMillis()),
     ...completionCommit(attach?.(record)),
   ]);
   return record;

@@ -7,7 +7,7 @@ import {
   referencedAddresses,
   restartErasure,
 } from '#lib/data/erasures.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { addressHash } from './address-hash.ts';
 import { firstProgress, runErasure, type StepOptions } from './job.ts';
 
@@ -61,7 +61,7 @@ export async function replayErasures(
           hash: entry.hash,
         },
         firstProgress(address),
-        Date.now(),
+        nowMillis(),
       );
       await runErasure(accountId, entry.id, options);
       const done = await getErasureRecord(accountId, entry.id);

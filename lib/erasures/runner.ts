@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { dueErasures, ErasureStepTaken, postponeErasure } from '#lib/data/erasures.ts';
 import { logError } from '#lib/log.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
 import { erasureStep, type StepOptions } from './job.ts';
 
 /**
@@ -16,9 +16,9 @@ const RETRY_MS = 5_000;
 
 /** One pass; `more` when an erasure still has steps to go (the next pass starts at once). */
 export async function erasurePass(
-  options: StepOptions & { nowMs?: number } = {},
+  options: StepOptions = {},
 ): Promise<{ completed: number; failed: number; more: boolean }> {
-  const due = await dueErasures(options.nowMs ?? Date.now(), ERASURE_BATCH);
+  const due = await dueErasures(nowMillis(), ERASURE_BATCH);
   let completed = 0;
   let failed = 0;
   let more = false;
@@ -35,7 +35,7 @@ export async function erasurePass(
         if (error instanceof ErasureStepTaken) return;
         failed++;
         logError(error);
-        await postponeErasure(accountId, id, Date.now() + RETRY_MS).catch(logError);
+        await postponeErasure(accountId, id, nowMillis() + RETRY_MS).catch(logError);
       }
     }),
   );
@@ -48,7 +48,7 @@ export async function runErasures(
   options: StepOptions & { pollMs?: number; stopped?: () => boolean } = {},
 ): Promise<{ passes: number; completed: number }> {
   const totals = { passes: 0, completed: 0 };
-  while (Date.now() < until && !options.stopped?.()) {
+  while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
       const pass = await erasurePass(options);
@@ -59,8 +59,8 @@ export async function runErasures(
       logError(error);
     }
     if (!more) {
-      const end = Date.now() + Math.min(options.pollMs ?? ERASURE_POLL_MS, Math.max(0, until - Date.now()));
-      while (Date.now() < end && !options.stopped?.()) await sleep(Math.min(500, end - Date.now()));
+      const end = nowMillis() + Math.min(options.pollMs ?? ERASURE_POLL_MS, Math.max(0, until - nowMillis()));
+      while (nowMillis() < end && !options.stopped?.()) await sleep(Math.min(500, end - nowMillis()));
     }
   }
   return totals;

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { isTransactionConflict } from '#lib/data/errors.ts';
 import { AppError, ServiceUnavailable } from '#lib/errors.ts';
 import { logError, logRequest, startInvocationLog } from '#lib/log.ts';
+import { nowMicros } from '#lib/time.ts';
 import type { IdempotentCall } from './idempotency.ts';
 import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
 import { type HttpResult, requestIdOf } from './request.ts';
@@ -16,6 +17,7 @@ export type Result = APIGatewayProxyResult;
  * it through its context (internalOf): middy hands a handler only the event and the context.
  */
 export interface Internal extends Record<string, unknown> {
+  /** When the request came in (epoch microseconds): its duration is logged. */
   startedAt: number;
   requestId: string;
   /** The JSON body, parsed by jsonBody() (the event keeps the body as API Gateway sent it). */
@@ -62,13 +64,13 @@ export function httpContext(options: ContextOptions): MiddlewareObj<Event, Resul
     logRequest({
       method: request.event.httpMethod,
       status: response.statusCode,
-      durationMs: Math.round((performance.now() - request.internal.startedAt) * 100) / 100,
+      durationMs: Math.round((nowMicros() - request.internal.startedAt) / 10) / 100,
     });
     publishCounts(route, countsOf(response, metric));
   };
   return {
     before: (request) => {
-      request.internal.startedAt = performance.now();
+      request.internal.startedAt = nowMicros();
       request.internal.requestId = requestIdOf(request.event);
       startInvocationLog(
         { requestId: request.internal.requestId, accountId: accountIdOf(request.event), route },

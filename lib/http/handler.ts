@@ -4,6 +4,7 @@ import type { Caller } from '#lib/accounts/api-keys.ts';
 import { DEADLINE_MARGIN_MS, FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { runInRequestScope } from '#lib/data/request-scope.ts';
 import { BadRequest, PayloadTooLarge } from '#lib/errors.ts';
+import { nowMillis } from '#lib/time.ts';
 import { type Event, httpContext, type Internal, internalOf, type Result } from './context.ts';
 import { commitHook, idempotency } from './idempotency.ts';
 import { checkJsonContentType, checkJsonDepth } from './json-limits.ts';
@@ -92,7 +93,7 @@ function deadlineOf(context: Context | undefined): number {
     typeof context?.getRemainingTimeInMillis === 'function'
       ? context.getRemainingTimeInMillis()
       : FUNCTION_TIMEOUT_MS;
-  return Date.now() + remaining - DEADLINE_MARGIN_MS;
+  return nowMillis() + remaining - DEADLINE_MARGIN_MS;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { SERVICE_NAME } from '#lib/log.ts';
+import { nowMillis } from '#lib/time.ts';
 
 /**
  * Counts in CloudWatch's embedded metric format (EMF): at most one JSON line per request, from which CloudWatch
@@ -23,7 +24,7 @@ export function publishCounts(route: string, names: readonly MetricName[]): void
   if (!enabled || names.length === 0) return;
   const line = {
     _aws: {
-      Timestamp: Date.now(),
+      Timestamp: nowMillis(),
       CloudWatchMetrics: [
         {
           Namespace: namespace,

@@ -2,7 +2,7 @@ import { StaleVersion } from '#lib/data/errors.ts';
 import type { EventDraft } from '#lib/data/events.ts';
 import { commitBreaches, findDueTickets, getTicketByOrderKey } from '#lib/data/tickets.ts';
 import { logError } from '#lib/log.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import { presentCreatedTicket } from './present.ts';
 import { breachesDue, breachesLost, type ClockState, withBreaches } from './sla-clocks.ts';
 import type { Ticket } from './types.ts';
@@ -136,8 +136,6 @@ export function withLostBreaches(
   return { ticket: clocks.length ? withBreaches(after, clocks) : after, clocks };
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** How often a runner looks at the due index when the last pass found nothing more (ms). */
 export const BREACH_POLL_MS = 1_000;
 
@@ -150,7 +148,7 @@ export async function runBreaches(
   options: BreachRunOptions & { pollMs?: number; stopped?: () => boolean } = {},
 ): Promise<{ passes: number; breached: number; failures: number; failedTickets: number }> {
   const totals = { passes: 0, breached: 0, failures: 0, failedTickets: 0 };
-  while (Date.now() < until && !options.stopped?.()) {
+  while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
       const pass = await breachPass(options);
@@ -162,7 +160,7 @@ export async function runBreaches(
       totals.failures++;
       (options.onError ?? logError)(error);
     }
-    if (!more) await sleep(Math.min(options.pollMs ?? BREACH_POLL_MS, Math.max(0, until - Date.now())));
+    if (!more) await sleep(Math.min(options.pollMs ?? BREACH_POLL_MS, Math.max(0, until - nowMillis())));
   }
   return totals;
 }

@@ -13,7 +13,7 @@ import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { optionalInteger } from '#lib/number-fields.ts';
-import { formatTimestamp, nowMicros, parseTimestamp, type Timestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis, parseTimestamp, type Timestamp } from '#lib/time.ts';
 import { oneOf, parseInput, requiredText, sometimes } from '#lib/validation.ts';
 import { updateVersioned } from '#lib/versioned-update.ts';
 import { breachEvents, withLostBreaches } from './breaches.ts';
@@ -279,7 +279,7 @@ export async function postParsedMessage(
         version,
         items: [
           // A reply to e-mail is in the outbox from this commit on: sent after it, at least once.
-          messagePut(accountId, { ...posted }, isQueuedMail(posted) ? Date.now() : undefined),
+          messagePut(accountId, { ...posted }, isQueuedMail(posted) ? nowMillis() : undefined),
           ...(options.items?.(posted, after) ?? []),
         ],
         attachment: options.attach?.({ message: posted, ticket: after, version: version + 1 }),

@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { MailPurger } from '#lib/data/mail-store.ts';
 import { duePurges, purgeOne } from '#lib/data/purge.ts';
 import { logError } from '#lib/log.ts';
-import { nowMicros } from '#lib/time.ts';
+import { nowMicros, nowMillis, sleep } from '#lib/time.ts';
 
 /**
  * The purge runner (docs/decisions.md, "Deleting, restoring and the trash"): passes over the trash's purge due
@@ -51,7 +50,7 @@ export async function runPurges(
   } = {},
 ): Promise<{ passes: number; purged: number; failed: number }> {
   const totals = { passes: 0, purged: 0, failed: 0 };
-  while (Date.now() < until && !options.stopped?.()) {
+  while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
       const pass = await purgePass(options);
@@ -66,8 +65,8 @@ export async function runPurges(
     if (!more && options.untilDrained) break;
     if (!more) {
       // Sleep in short steps, so that stopping is prompt.
-      const end = Date.now() + Math.min(options.pollMs ?? PURGE_POLL_MS, Math.max(0, until - Date.now()));
-      while (Date.now() < end && !options.stopped?.()) await sleep(Math.min(500, end - Date.now()));
+      const end = nowMillis() + Math.min(options.pollMs ?? PURGE_POLL_MS, Math.max(0, until - nowMillis()));
+      while (nowMillis() < end && !options.stopped?.()) await sleep(Math.min(500, end - nowMillis()));
     }
   }
   return totals;

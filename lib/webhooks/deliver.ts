@@ -10,6 +10,7 @@ import {
   type PendingDelivery,
 } from '#lib/data/webhook-deliveries.ts';
 import { getEndpoint } from '#lib/data/webhooks.ts';
+import { nowMicros, nowMillis } from '#lib/time.ts';
 import type { HeldEndpoint } from './held-endpoint.ts';
 import { type Answer, postWebhook } from './post.ts';
 import { deliveryHeaders } from './sign.ts';
@@ -113,7 +114,7 @@ export async function deliverOnce(
   const { accountId, endpointId, owner } = held;
   const timeoutMs = attemptTimeoutMs();
   // The claim outlives the attempt and its record: a runner that dies mid-attempt frees it by then.
-  const claimedAt = Date.now();
+  const claimedAt = nowMillis();
   const delivery = await claimDelivery(accountId, endpointId, pending, owner, timeoutMs + LEASE_MARGIN_MS);
   if (!delivery) return 'skipped';
   if (!held.endpoint.enabled) {
@@ -135,9 +136,9 @@ export async function deliverOnce(
   // The claim lasts the attempt limit and LEASE_MARGIN_MS from its write. When the store took more than half that
   // margin to answer it and the reads since, this attempt and its record could outlast the claim, and another runner
   // claim the delivery and send it while this one still does: nothing is sent now (the delivery stays pending).
-  if (Date.now() - claimedAt > LEASE_MARGIN_MS / 2) return 'skipped';
-  const at = Date.now();
-  const started = performance.now();
+  if (nowMillis() - claimedAt > LEASE_MARGIN_MS / 2) return 'skipped';
+  const at = nowMillis();
+  const started = nowMicros();
   const endpoint = held.endpoint;
   const target = await resolveWebhookTarget(endpoint.url, { allowLocal: isLocalStage() });
   let answer: Answer;
@@ -145,12 +146,12 @@ export async function deliverOnce(
     answer = { status: null, error: `url_refused: ${target.refused}`, retryAfterMs: null, durationMs: 0 };
   } else {
     const headers = deliveryHeaders(delivery.eventId, body, endpoint.secrets, at);
-    const left = Math.max(1, timeoutMs - (performance.now() - started));
+    const left = Math.max(1, timeoutMs - (nowMicros() - started) / 1000);
     answer = await postWebhook(target, body, headers, left);
   }
   onAnswer?.(answer);
-  const durationMs = Math.round(performance.now() - started);
-  const now = Date.now();
+  const durationMs = Math.round((nowMicros() - started) / 1000);
+  const now = nowMillis();
   const decision = decide(answer, delivery, endpoint, now, retrySchedule());
   await held.record(
     {

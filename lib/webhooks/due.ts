@@ -12,6 +12,7 @@ import {
   renewLease,
 } from '#lib/data/webhook-deliveries.ts';
 import { logError } from '#lib/log.ts';
+import { every, nowMillis, sleep } from '#lib/time.ts';
 import {
   type Answer,
   type AttemptResult,
@@ -63,8 +64,6 @@ export const SLOW_LANE_MS = 60_000;
 /** Whether an answer puts its endpoint in the slow lane: no answer within the attempt limit. */
 export const isSlowAnswer = (answer: Answer) => answer.status === null && answer.error === 'timeout';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 export class DueRunner {
   /** This runner's name in leases and claims. */
   readonly owner = `runner-${randomBytes(6).toString('hex')}`;
@@ -80,6 +79,8 @@ export class DueRunner {
   /** The loops of the endpoints held, by `<account>#<endpoint>`. */
   private readonly held = new Map<string, Promise<void>>();
   private stopping = false;
+  /** Aborted by stop(): the runner's waits end at once. */
+  private readonly stopped = new AbortController();
   private polls = 0;
   /** What this runner did: endpoints leased, and attempts by outcome. */
   readonly counts: Record<'endpoints' | AttemptResult, number> = {
@@ -111,7 +112,7 @@ export class DueRunner {
     if (this.stopping) return 0;
     const room = this.maxEndpoints - this.held.size;
     if (room <= 0) return 0;
-    const now = Date.now();
+    const now = nowMillis();
     for (const [key, until] of this.slow) if (until <= now) this.slow.delete(key);
     // Not at the first poll: a run's first look at its shards costs what it did before the keys-only index.
     const legacy = LEGACY_DUE_READS && ++this.polls % LEGACY_DUE_EVERY === 0;
@@ -132,14 +133,14 @@ export class DueRunner {
 
   /** Polls every `pollMs` until `deadline` (epoch ms) or stop(); then stops and waits for the endpoints' loops. */
   async runUntil(deadline: number): Promise<void> {
-    while (!this.stopping && Date.now() < deadline) {
+    while (!this.stopping && nowMillis() < deadline) {
       try {
         await this.poll();
       } catch (error) {
         // The store unreachable for a moment (a restart, a stall): the next poll tries again.
         this.onError(error);
       }
-      await sleep(Math.min(this.pollMs, Math.max(0, deadline - Date.now())));
+      await sleep(Math.min(this.pollMs, Math.max(0, deadline - nowMillis())), this.stopped.signal);
     }
     await this.stop();
   }
@@ -147,6 +148,7 @@ export class DueRunner {
   /** Starts no attempt from now on; waits for those running to be recorded and the leases released. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     this.slots.close();
     await Promise.all(this.held.values());
   }
@@ -158,7 +160,7 @@ export class DueRunner {
 
   /** Whether the endpoint is in this runner's slow lane now. */
   isSlow(accountId: string, endpointId: string): boolean {
-    return (this.slow.get(`${accountId}#${endpointId}`) ?? 0) > Date.now();
+    return (this.slow.get(`${accountId}#${endpointId}`) ?? 0) > nowMillis();
   }
 
   /** Endpoints held now (tests, logs). */
@@ -175,14 +177,15 @@ export class DueRunner {
     this.onLease?.(accountId, endpointId);
     const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
     let lost = false;
-    const renewal = setInterval(() => {
+    const renewing = new AbortController();
+    every(leaseMs / 3, renewing.signal, () => {
       renewLease(accountId, endpointId, this.owner, leaseMs)
         .then((renewed) => {
           if (renewed) held.refresh(renewed);
           else lost = true;
         })
         .catch(this.onError);
-    }, leaseMs / 3);
+    });
     const running = new Map<string, Promise<void>>();
     try {
       while (!this.stopping && !lost) {
@@ -192,7 +195,7 @@ export class DueRunner {
         const room = limit - running.size;
         if (room > 0) {
           // Each delivery once at a time (claimDelivery takes this runner's own live claim again).
-          const due = (await duePending(accountId, endpointId, Date.now(), this.perEndpoint + running.size))
+          const due = (await duePending(accountId, endpointId, nowMillis(), this.perEndpoint + running.size))
             .filter(
               (p, i, all) => !running.has(p.eventId) && all.findIndex((q) => q.eventId === p.eventId) === i,
             )
@@ -210,11 +213,16 @@ export class DueRunner {
           }
         }
         // Until one attempt ends (a slot frees) or, with room left, new deliveries may have come due.
-        await Promise.race([...running.values(), ...(running.size < limit ? [sleep(this.pollMs)] : [])]);
+        const waiting = new AbortController();
+        await Promise.race([
+          ...running.values(),
+          ...(running.size < limit ? [sleep(this.pollMs, waiting.signal)] : []),
+        ]);
+        waiting.abort();
       }
       await Promise.all(running.values());
     } finally {
-      clearInterval(renewal);
+      renewing.abort();
       await releaseEndpoint(accountId, endpointId, this.owner);
     }
   }
@@ -227,7 +235,7 @@ export class DueRunner {
   ) {
     const key = `${held.accountId}#${held.endpointId}`;
     const onAnswer = (answer: Answer) => {
-      if (isSlowAnswer(answer)) this.slow.set(key, Date.now() + SLOW_LANE_MS);
+      if (isSlowAnswer(answer)) this.slow.set(key, nowMillis() + SLOW_LANE_MS);
       else if (answer.status !== null) this.slow.delete(key);
     };
     try {

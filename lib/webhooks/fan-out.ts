@@ -2,6 +2,7 @@ import { accountOfEventItem, type EventSummary, eventSummaryOf } from '#lib/data
 import { addDeliveries } from '#lib/data/webhook-deliveries.ts';
 import { listEndpoints } from '#lib/data/webhooks.ts';
 import { logError } from '#lib/log.ts';
+import { nowMillis } from '#lib/time.ts';
 import { subscribes } from './subscription.ts';
 
 /**
@@ -108,7 +109,7 @@ async function fanOutAccount(
       const wants = subscribes(endpoint);
       const wanted = events.filter((e) => wants(e.type));
       return wanted.length > 0
-        ? run(() => addDeliveries(accountId, endpoint.id, wanted, Date.now(), write))
+        ? run(() => addDeliveries(accountId, endpoint.id, wanted, nowMillis(), write))
         : Promise.resolve(0);
     }),
   );

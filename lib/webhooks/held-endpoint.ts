@@ -8,6 +8,7 @@ import {
   recordAttempt,
 } from '#lib/data/webhook-deliveries.ts';
 import { EndpointNotFound } from '#lib/data/webhooks.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
 import type { Endpoint } from './types.ts';
 
 /**
@@ -84,8 +85,9 @@ export class HeldEndpoint {
         }
         // A write that landed although its answer was lost is refused when made again (ClaimLost: the claim ended).
         const backoff = Math.min(1000, 100 * 2 ** failures++);
-        if (Date.now() + backoff >= until) throw error;
-        await new Promise((resolve) => setTimeout(resolve, backoff));
+        if (nowMillis() + backoff >= until) throw error;
+        // On the clock of `until`: the claim's end and the waits before it are one time.
+        await sleep(backoff);
       }
     }
   }

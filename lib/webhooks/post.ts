@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import type { WebhookTarget } from './url-policy.ts';
 
 /**
@@ -105,8 +106,11 @@ export function postWebhook(
   headers: Record<string, string>,
   timeoutMs: number,
 ): Promise<Answer> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
+  const started = nowMicros();
+  const elapsed = () => Math.round((nowMicros() - started) / 1000);
+  // The limit is the clock's: on a test's manual clock, a receiver that never answers is cut when the test
+  // advances the clock past it.
+  const limit = new AbortController();
   const agent = poolOf(target);
   return new Promise<Answer>((resolve) => {
     let settled = false;
@@ -117,7 +121,7 @@ export function postWebhook(
     const finish = (error: string | null, keep = false) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      limit.abort();
       if (!keep) request.destroy();
       resolve({ status, error: status === null ? error : null, retryAfterMs, durationMs: elapsed() });
     };
@@ -151,7 +155,7 @@ export function postWebhook(
       });
       sent.end(body);
     };
-    const timer = setTimeout(() => finish('timeout'), timeoutMs);
+    void sleep(timeoutMs, limit.signal).then(() => finish('timeout'));
     send(1);
   });
 }
@@ -162,7 +166,7 @@ function connectionError(error: NodeJS.ErrnoException): string {
 }
 
 /** Retry-After in ms from now: delta seconds or an HTTP date; null when absent or unreadable. */
-export function retryAfterOf(value: string | string[] | undefined, now = Date.now()): number | null {
+export function retryAfterOf(value: string | string[] | undefined, now = nowMillis()): number | null {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined || raw.trim() === '') return null;
   const ms = /^\s*\d+\s*$/.test(raw) ? Number(raw) * 1000 : Date.parse(raw) - now;

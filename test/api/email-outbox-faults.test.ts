@@ -6,6 +6,7 @@ import { type Sender, smtpSender } from '#lib/email/senders.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { type Message, postMessage } from '#lib/tickets/messages.ts';
 import { agentsFile, useTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
 
@@ -21,6 +22,7 @@ const account = useTestAccount({
   agents: agentsFile(1),
   email: { addresses: [`support@${domain}`] },
 });
+const clock = useManualClock();
 let sink: SmtpSink;
 let relay: Sender;
 
@@ -33,10 +35,9 @@ afterAll(async () => {
   await sink?.stop();
 });
 
-const pass = (clockOffset = 0) =>
+const pass = () =>
   outboxPass({
     sender: relay,
-    clock: () => Date.now() + clockOffset,
     onError: () => undefined,
   });
 
@@ -81,7 +82,8 @@ describe('the outbox under store faults', () => {
         await withFault({ at, mode }, () => pass()).catch(() => undefined);
         // The next runs: one now, one past any claim the faulty run left.
         await pass();
-        await pass(OUTBOX_CLAIM_MS + 1);
+        await clock().advance(OUTBOX_CLAIM_MS + 1);
+        await pass();
         const copies = sink.mails.filter((m) => m.recipients.includes(customer));
         const what = `fault ${mode} at call ${at} (${operations[at - 1]})`;
         expect(copies.length, what).toBeGreaterThanOrEqual(1);
@@ -97,6 +99,7 @@ describe('the outbox under store faults', () => {
     // Some faults (a record that did not land) did make the mail go twice: the sweep reaches the at-least-once path.
     expect(resent).toBeGreaterThan(0);
     // Nothing left due.
-    expect((await pass(OUTBOX_CLAIM_MS + 1)).read).toBe(0);
+    await clock().advance(OUTBOX_CLAIM_MS + 1);
+    expect((await pass()).read).toBe(0);
   });
 });

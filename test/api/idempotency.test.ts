@@ -1,13 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { nowMicros, setClockForTests } from '#lib/time.ts';
+import { describe, expect, it } from 'vitest';
+import { nowMillis } from '#lib/time.ts';
 import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
+import { atTime } from '#test/support/clock.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /** Idempotency-Key on writes (decisions.md, "Safe retries: Idempotency-Key"). */
 const gateway = useGateway();
 const account = useTestAccount();
-afterEach(() => setClockForTests());
 
 let n = 0;
 const uniqueKey = () => `key-${Date.now()}-${++n}`;
@@ -126,14 +126,12 @@ describe('Idempotency-Key', () => {
   it('treats a key older than 24 hours as a new request', async () => {
     const key = uniqueKey();
     const first = await post(account.apiKey, ticket('Yesterday'), key);
-    const later = nowMicros() + (24 * 3600 + 1) * 1_000_000;
-    setClockForTests(() => later);
-    const next = await post(account.apiKey, ticket('Yesterday'), key);
+    const later = nowMillis() + (24 * 3600 + 1) * 1000;
+    const next = await atTime(later, () => post(account.apiKey, ticket('Yesterday'), key));
     expect(next.status).toBe(201);
     expect(next.headers.get('idempotent-replayed')).toBeNull();
     expect(next.body.ticket.uuid).not.toBe(first.body.ticket.uuid);
-    setClockForTests(() => later + 3_600_000_000);
-    const replay = await post(account.apiKey, ticket('Yesterday'), key);
+    const replay = await atTime(later + 3_600_000, () => post(account.apiKey, ticket('Yesterday'), key));
     expect(replay.text).toBe(next.text);
   });
 

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { breachPass } from '#lib/tickets/breaches.ts';
-import { formatTimestamp, nowMicros, parseTimestamp, setClockForTests } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { atTime } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -41,27 +42,19 @@ const pass = () => breachPass({ limit: 100_000 });
 const account = (): Promise<TestAccount> => createTestAccount(POLICY);
 
 async function createAt(a: TestAccount, atUs: number): Promise<Shown> {
-  setClockForTests(() => atUs);
-  try {
-    const r = await gateway.call('POST', '/api/tickets', {
+  const r = await atTime(atUs / 1000, () =>
+    gateway.call('POST', '/api/tickets', {
       key: a.apiKey,
       body: { subject: 'Help', description: 'd', requester_email: 'r@example.com' },
-    });
-    expect(r.status, r.text).toBe(201);
-    return r.body.ticket;
-  } finally {
-    setClockForTests();
-  }
+    }),
+  );
+  expect(r.status, r.text).toBe(201);
+  return r.body.ticket;
 }
 
 /** A message posted with the service's clock at `atUs` (its created_at, and what its commit decides at). */
-async function postAt(a: TestAccount, uuid: string, atUs: number, body: Record<string, unknown>) {
-  setClockForTests(() => atUs);
-  try {
-    return await post(a, uuid, body);
-  } finally {
-    setClockForTests();
-  }
+function postAt(a: TestAccount, uuid: string, atUs: number, body: Record<string, unknown>) {
+  return atTime(atUs / 1000, () => post(a, uuid, body));
 }
 
 const breachesOf = async (a: TestAccount) =>
@@ -77,8 +70,6 @@ async function post(a: TestAccount, uuid: string, body: Record<string, unknown>)
 }
 
 describe('messages and the service-level clocks', () => {
-  afterEach(() => setClockForTests());
-
   it('a reply completes the first-reply clock, a requester message starts a next-reply cycle, a note changes none', async () => {
     const a = await account();
     const agent = (a.agents[0] as { id: number }).id;
@@ -232,12 +223,9 @@ describe('messages and the service-level clocks', () => {
     };
     expect(asked.ticket.sla.first_reply).toEqual(firstReply);
 
-    setClockForTests(() => t0 + 13 * MIN_US);
-    const patched = await gateway.call('PATCH', `/api/tickets/${ticket.uuid}`, {
-      key: a.apiKey,
-      body: { priority: 'urgent' },
-    });
-    setClockForTests();
+    const patched = await atTime((t0 + 13 * MIN_US) / 1000, () =>
+      gateway.call('PATCH', `/api/tickets/${ticket.uuid}`, { key: a.apiKey, body: { priority: 'urgent' } }),
+    );
     expect(patched.status, patched.text).toBe(200);
     const expected = {
       policy: 'Urgent',

@@ -1,20 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AccountFileInvalid } from '#lib/accounts/account-file.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
-import { nowMicros, setClockForTests } from '#lib/time.ts';
+import { nowMicros } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
 import { sequencesOf } from '#test/support/sequences.ts';
 
 /** Rate limits per plan (decisions.md): exact under concurrency, visible in headers, refusing without a change. */
 const gateway = useGateway();
-afterEach(() => setClockForTests());
+const clock = useManualClock();
 
-/** A fixed clock at the start of a minute, so that a test's requests all fall in one window. */
-function startOfMinute(offsetMinutes = 0) {
+/** The clock moved to the start of a later minute, so that a test's requests all fall in one window. */
+async function startOfMinute(offsetMinutes = 0) {
   const minute = Math.floor(nowMicros() / 60_000_000) + 1 + offsetMinutes;
-  const at = minute * 60_000_000 + 1_000_000;
-  setClockForTests(() => at);
+  await clock().advanceTo(minute * 60_000 + 1_000);
   return { minute, resetAt: (minute + 1) * 60 };
 }
 
@@ -23,7 +23,7 @@ const ticket = (subject: string) => ({ subject, description: 'd', requester_emai
 describe('rate limits per plan', () => {
   it('lets exactly the limit through of 30 concurrent requests, and the next minute resets', async () => {
     const account = await createTestAccount({ rate_limit_per_minute: 20 });
-    const { resetAt } = startOfMinute();
+    const { resetAt } = await startOfMinute();
     const responses = await Promise.all(
       Array.from({ length: 30 }, () => gateway.call('GET', '/api/pipelines', { key: account.apiKey })),
     );
@@ -47,7 +47,7 @@ describe('rate limits per plan', () => {
       expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(r.headers.get('x-request-id')).toBeTruthy();
     }
-    startOfMinute(1);
+    await startOfMinute(1);
     const next = await gateway.call('GET', '/api/pipelines', { key: account.apiKey });
     expect(next.status).toBe(200);
     expect(next.headers.get('x-ratelimit-remaining')).toBe('19');
@@ -56,15 +56,15 @@ describe('rate limits per plan', () => {
   it('after an idle minute, racing requests below the limit all pass: 20 times over, 4 and 16 at once', async () => {
     const limit = 100;
     const account = await createTestAccount({ rate_limit_per_minute: limit });
-    let { minute } = startOfMinute();
+    let { minute } = await startOfMinute();
     const call = () => gateway.call('GET', '/api/pipelines', { key: account.apiKey });
-    const inMinute = (m: number) => setClockForTests(() => m * 60_000_000 + 1_000_000);
+    const inMinute = (m: number) => clock().advanceTo(m * 60_000 + 1_000);
     for (const burst of [4, 16]) {
       for (let trial = 0; trial < 20; trial++) {
         // One request in minute X, none in X + 1, then the burst in X + 2: its slot still holds minute X.
-        inMinute(minute);
+        await inMinute(minute);
         expect((await call()).status).toBe(200);
-        inMinute(minute + 2);
+        await inMinute(minute + 2);
         const answers = await Promise.all(Array.from({ length: burst }, call));
         const label = `${burst} at once, trial ${trial + 1}`;
         expect(
@@ -84,7 +84,7 @@ describe('rate limits per plan', () => {
 
   it('a refused POST stores nothing and takes no reference number', async () => {
     const account = await createTestAccount({ rate_limit_per_minute: 3 });
-    startOfMinute();
+    await startOfMinute();
     const created = [];
     for (let i = 0; i < 3; i++) {
       const response = await gateway.call('POST', '/api/tickets', {
@@ -111,7 +111,7 @@ describe('rate limits per plan', () => {
       expect(deal.status).toBe(429);
     }
     expect(await sequencesOf(account.accountId)).toEqual(before);
-    startOfMinute(1);
+    await startOfMinute(1);
     const list = await gateway.call('GET', '/api/tickets?search=refused', { key: account.apiKey });
     expect(list.body.meta.total).toBe(0);
     // The key of the refused request kept nothing: it runs now, and takes the next number.
@@ -129,7 +129,7 @@ describe('rate limits per plan', () => {
 
   it('counts every answer past authentication, a 422 too, with its headers', async () => {
     const account = await createTestAccount({ rate_limit_per_minute: 2 });
-    startOfMinute();
+    await startOfMinute();
     const invalid = await gateway.call('POST', '/api/tickets', { key: account.apiKey, body: {} });
     expect(invalid.status).toBe(422);
     expect(invalid.headers.get('x-ratelimit-remaining')).toBe('1');
@@ -162,7 +162,7 @@ describe('rate limits per plan', () => {
       (await applyAccountFile({ ...base, plan: 'pro', rate_limit_per_minute: null })).account
         .rate_limit_per_minute,
     ).toBe(400);
-    startOfMinute();
+    await startOfMinute();
     const response = await gateway.call('GET', '/api/pipelines', { key: account.apiKey });
     expect(response.headers.get('x-ratelimit-limit')).toBe('400');
   });

@@ -7,9 +7,10 @@ import { ticketKeys } from '#lib/data/keys.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
 import { breachPass } from '#lib/tickets/breaches.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { nowMicros, setClockForTests } from '#lib/time.ts';
+import { nowMicros } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
+import { atTime } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 import { entityItemsOf, indexSnapshot } from '#test/support/index-snapshot.ts';
@@ -29,18 +30,14 @@ describe('tickets reindex and the service-level index', () => {
     const a = await createTestAccount({ sla_policies: [{ name: 'All', resolution_minutes: 60 }] });
     const id = a.accountId;
     const create = async (agoUs: number) => {
-      const at = nowMicros() - agoUs;
-      setClockForTests(() => at);
-      try {
-        const r = await gateway.call('POST', '/api/tickets', {
+      const r = await atTime((nowMicros() - agoUs) / 1000, () =>
+        gateway.call('POST', '/api/tickets', {
           key: a.apiKey,
           body: { subject: 'Help', description: 'd', requester_email: 'r@example.com' },
-        });
-        expect(r.status, r.text).toBe(201);
-        return r.body.ticket.uuid as string;
-      } finally {
-        setClockForTests();
-      }
+        }),
+      );
+      expect(r.status, r.text).toBe(201);
+      return r.body.ticket.uuid as string;
     };
     // Overdue (created 2 h ago), due in 50 min, and one resolved (nothing to watch, last in sort=due).
     const overdue = await create(120 * MIN_US);

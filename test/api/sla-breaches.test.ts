@@ -1,12 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dynamo, getItem } from '#lib/data/client.ts';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { getTicketByUuid, updateTicketItems } from '#lib/data/tickets.ts';
 import { breachPass, breachTicket, runBreaches } from '#lib/tickets/breaches.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
-import { formatTimestamp, nowMicros, setClockForTests } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { atTime, useManualClock } from '#test/support/clock.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -30,22 +31,19 @@ const account = (): Promise<TestAccount> => createTestAccount(POLICY);
 
 describe('service-level breaches', () => {
   const gateway = useGateway();
-  afterEach(() => setClockForTests());
+  /** The service's clock: each test's own, standing still until the test advances it. */
+  const clock = useManualClock();
 
   /** A ticket created `agoMs` before now (its clocks run from then). */
   async function ticketCreatedAgo(a: TestAccount, agoMs: number, body: Record<string, unknown> = {}) {
-    const at = nowMicros() - agoMs * 1000;
-    setClockForTests(() => at);
-    try {
-      const r = await gateway.call('POST', '/api/tickets', {
+    const r = await atTime(nowMillis() - agoMs, () =>
+      gateway.call('POST', '/api/tickets', {
         key: a.apiKey,
         body: { subject: 'Help', description: 'd', requester_email: 'r@example.com', ...body },
-      });
-      expect(r.status).toBe(201);
-      return r.body.ticket as { uuid: string; sla: Record<string, { due_at: string } | null> };
-    } finally {
-      setClockForTests();
-    }
+      }),
+    );
+    expect(r.status).toBe(201);
+    return r.body.ticket as { uuid: string; sla: Record<string, { due_at: string } | null> };
   }
 
   const breachesOf = async (a: TestAccount) =>
@@ -169,7 +167,7 @@ describe('service-level breaches', () => {
     expect(patched.status).toBe(200);
     expect(patched.body.ticket.sla.resolution.completed_at).not.toBeNull();
     // Past the due time: the runner finds nothing to write for these clocks.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await clock().advance(2_000);
     await breachPass({ limit: LIMIT });
     const breaches = await breachesOf(a);
     expect(breaches.map((e) => `${(e.data.object as { uuid: string }).uuid}/${e.data.metric}`)).toEqual([
@@ -255,16 +253,20 @@ describe('service-level breaches', () => {
     const t = await ticketCreatedAgo(a, MIN_MS - 1_000); // first reply due in 1 s
     const due = Date.parse(t.sla.first_reply?.due_at as string);
     const STALL_MS = 3_000;
+    const POLL_MS = 100;
     let stalled = true;
+    // Each call sent while the store stalls answers STALL_MS of the service's time later.
     const stall = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
-      if (stalled) await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+      if (stalled) await sleep(STALL_MS);
       return next(args);
     };
     dynamo.middlewareStack.add(stall as never, { step: 'initialize', name: 'stallForSla' });
     try {
-      const run = runBreaches(Date.now() + STALL_MS * 3, { limit: LIMIT, pollMs: 100 });
-      await new Promise((resolve) => setTimeout(resolve, STALL_MS + 500));
+      const until = nowMillis() + STALL_MS * 3;
+      const run = runBreaches(until, { limit: LIMIT, pollMs: POLL_MS });
+      await clock().advance(STALL_MS + 500);
       stalled = false;
+      await clock().advanceTo(until);
       await run;
     } finally {
       dynamo.middlewareStack.remove('stallForSla');
@@ -278,9 +280,8 @@ describe('service-level breaches', () => {
     console.log(`sla breach under a ${STALL_MS} ms stall: written ${late} ms after its due time`);
     expect(late).toBeGreaterThan(0);
     // The store was stalled from 1 s before the due time to STALL_MS + 500 ms after that start, and a call sent
-    // just before the stall ended still waits STALL_MS: late by that stall and no more (1.5 s of slack for a busy
-    // machine and the 100 ms poll).
-    expect(late).toBeLessThanOrEqual(STALL_MS + 500 - 1_000 + STALL_MS + 1_500);
+    // just before the stall ended still waits STALL_MS: late by that stall and no more than a poll besides.
+    expect(late).toBeLessThanOrEqual(STALL_MS + 500 - 1_000 + STALL_MS + POLL_MS);
     expect(events[0]?.data.due_at).toBe(t.sla.first_reply?.due_at);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { setClockForTests } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { atTime } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
 
 describe('due_at through the API', () => {
@@ -37,18 +37,15 @@ describe('due_at through the API', () => {
       ['2026-03-13T15:30:00Z', '2026-03-16T08:30:00.000000Z'], // Friday 16:30 CET → Monday 09:30 CET
       ['2026-10-23T14:30:00Z', '2026-10-26T08:30:00.000000Z'], // Friday 16:30 CEST → Monday 09:30 CET
     ];
-    try {
-      for (const [created, due] of cases) {
-        setClockForTests(() => Date.parse(created as string) * 1000);
-        const response = await gateway.call('POST', '/api/tickets', {
+    for (const [created, due] of cases) {
+      const response = await atTime(Date.parse(created as string), () =>
+        gateway.call('POST', '/api/tickets', {
           key: account.apiKey,
           body: { subject: 's', description: 'd', requester_email: 'a@b.co', priority: 'high' },
-        });
-        expect(response.body.ticket.created_at).toBe((created as string).replace('Z', '.000000Z'));
-        expect(response.body.ticket.due_at).toBe(due);
-      }
-    } finally {
-      setClockForTests();
+        }),
+      );
+      expect(response.body.ticket.created_at).toBe((created as string).replace('Z', '.000000Z'));
+      expect(response.body.ticket.due_at).toBe(due);
     }
   });
 
@@ -61,16 +58,13 @@ describe('due_at through the API', () => {
       business_hours: { time_zone: 'UTC', weekly },
       sla_policies: [{ name: 'Bugs', category: 'bug', resolution_minutes: 2, business_hours: true }],
     });
-    setClockForTests(() => Date.parse('2026-05-05T12:00:00Z') * 1000);
-    try {
-      const response = await gateway.call('POST', '/api/tickets', {
+    const response = await atTime(Date.parse('2026-05-05T12:00:00Z'), () =>
+      gateway.call('POST', '/api/tickets', {
         key: account.apiKey,
         body: { subject: 's', description: 'd', requester_email: 'a@b.co', category_slug: 'bug' },
-      });
-      // One minute on the 6th (00:00-00:01), the second on the 7th.
-      expect(response.body.ticket.due_at).toBe('2026-05-07T00:01:00.000000Z');
-    } finally {
-      setClockForTests();
-    }
+      }),
+    );
+    // One minute on the 6th (00:00-00:01), the second on the 7th.
+    expect(response.body.ticket.due_at).toBe('2026-05-07T00:01:00.000000Z');
   });
 });

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { nowMicros, setClockForTests } from '#lib/time.ts';
+import { describe, expect, it } from 'vitest';
+import { nowMicros } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { atTime } from '#test/support/clock.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -21,8 +22,6 @@ function soonest(item: Item): number | undefined {
 
 describe('GET /api/tickets?sort=due', () => {
   const gateway = useGateway();
-  afterEach(() => setClockForTests());
-
   it('orders by the soonest uncompleted due time, none last, ties newest first, under every filter, with exact totals', async () => {
     const account = await createTestAccount({
       sla_policies: [
@@ -47,17 +46,17 @@ describe('GET /api/tickets?sort=due', () => {
     const uuids: string[] = [];
     for (const [priority, email, minutes] of specs) {
       const at = start + minutes * 60_000_000;
-      setClockForTests(() => at);
-      const r = await call('POST', '/api/tickets', {
-        subject: `Order ${priority}`,
-        description: 'd',
-        requester_email: email,
-        priority,
-      });
+      const r = await atTime(at / 1000, () =>
+        call('POST', '/api/tickets', {
+          subject: `Order ${priority}`,
+          description: 'd',
+          requester_email: email,
+          priority,
+        }),
+      );
       expect(r.status).toBe(201);
       uuids.push(r.body.ticket.uuid);
     }
-    setClockForTests();
     // A first reply (through PATCH nothing can; resolving completes the resolution clock) and a status mix.
     expect((await call('PATCH', `/api/tickets/${uuids[4]}`, { status: 'resolved' })).status).toBe(200);
     expect((await call('PATCH', `/api/tickets/${uuids[0]}`, { status: 'pending' })).status).toBe(200);

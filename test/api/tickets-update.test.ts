@@ -1,14 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { getTicketStats } from '#lib/data/tickets.ts';
-import { setClockForTests } from '#lib/time.ts';
 import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
 import { type FieldRule, sharedTicketRules } from '#test/support/ticket-rules.ts';
 import { ticketsThrough } from '#test/support/tickets.ts';
 
 /** GET and PATCH /api/tickets/{ticket} (decisions.md, "One ticket: read and update"). */
 const gateway = useGateway();
-afterEach(() => setClockForTests());
+/** The tests that run at chosen instants have a manual clock; the others, the system clock. */
+const clock = useManualClock({ lazy: true });
 
 const valid = {
   subject: 'Printer on fire',
@@ -20,7 +21,7 @@ const QUOTED_ETAG = /^"[^"]*"$/;
 
 /** Runs the code under test at a fixed instant; returns the API's timestamp of that instant. */
 function at(iso: string): string {
-  setClockForTests(() => Date.parse(iso) * 1000);
+  clock().jumpTo(Date.parse(iso));
   return iso.replace('Z', '.000000Z');
 }
 

@@ -1,9 +1,9 @@
 import type { Context } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handler as breachHandler } from '#functions/sla-breaches.ts';
 import { handler as purgeHandler } from '#functions/trash-purge.ts';
-import { nowMicros, setClockForTests } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
 import { keyHashHolders, keyHashUsers } from '#test/support/table-actions.ts';
 
@@ -15,10 +15,10 @@ import { keyHashHolders, keyHashUsers } from '#test/support/table-actions.ts';
  * account of their table, and only this file's ticket is due on the file's own table.
  */
 const gateway = useGateway();
-afterEach(() => setClockForTests());
+const clock = useManualClock();
 
-const MIN_US = 60_000_000;
-const DAY_US = 24 * 60 * MIN_US;
+const MIN_MS = 60_000;
+const DAY_MS = 24 * 60 * MIN_MS;
 /** A handler's context with `ms` left beyond the margin the handler keeps (10 s breaches, 30 s the purge). */
 const contextLeft = (ms: number) =>
   ({ getRemainingTimeInMillis: () => ms, awsRequestId: 'worker' }) as Context;
@@ -42,17 +42,17 @@ describe('the scheduled workers and the key-hash secret', () => {
     const uuid = created.ticket.uuid as string;
     keyHashUsers.clear();
 
-    // Ten minutes on: its first reply is overdue, and one run of the breach function writes the breach.
-    const later = nowMicros() + 10 * MIN_US;
-    setClockForTests(() => later);
-    await breachHandler(undefined, contextLeft(10_000 + 1_500));
+    // Ten minutes on: its first reply is overdue, and one run of the breach function (1.5 s) writes the breach.
+    await clock().advance(10 * MIN_MS);
+    const run = breachHandler(undefined, contextLeft(10_000 + 1_500));
+    await clock().advance(1_500);
+    await run;
     const breached = await call('GET', `/api/tickets?sla=breached&custom_fields[plan]=gold`);
     expect(breached.data.map((t: { uuid: string }) => t.uuid)).toEqual([uuid]);
 
     // Deleted, then 31 days on: one run of the purge function purges it for good.
     await call('DELETE', `/api/tickets/${uuid}`);
-    const purgeTime = later + 31 * DAY_US;
-    setClockForTests(() => purgeTime);
+    await clock().advance(31 * DAY_MS);
     await purgeHandler(undefined, contextLeft(30_000 + 5_000));
     const restore = await gateway.call('POST', `/api/trash/${uuid}/restore`, {
       key: account.apiKey,

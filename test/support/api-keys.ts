@@ -1,18 +1,14 @@
 import { queryAll, tableName } from '#lib/data/client.ts';
 import { apiKeyKeys } from '#lib/data/keys.ts';
-import { setClockForTests } from '#lib/time.ts';
+import { nowMillis } from '#lib/time.ts';
+import { atTime } from './clock.ts';
 
 /**
- * Runs `work` with the service's clock `ms` ahead (lib/time.ts): expiry without waiting for it. The local
- * gateway's authorizer cache keeps its own time (Date.now), so an answer it cached stays cached.
+ * Runs `work` with the service's clock `ms` ahead (test/support/clock.ts): expiry without waiting for it. The
+ * local gateway's authorizer cache reads the same clock: an answer it cached within its TTL stays cached.
  */
-export async function later(ms: number, work: () => Promise<void>) {
-  setClockForTests(() => Math.floor((performance.timeOrigin + performance.now()) * 1000) + ms * 1000);
-  try {
-    await work();
-  } finally {
-    setClockForTests();
-  }
+export function later(ms: number, work: () => Promise<void>): Promise<void> {
+  return atTime(nowMillis() + ms, work);
 }
 
 /**

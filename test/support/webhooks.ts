@@ -9,9 +9,10 @@ import { dynamo, tableName } from '#lib/data/client.ts';
 import { newEndpointId } from '#lib/data/endpoint-ids.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
 import { createEndpoint } from '#lib/data/webhooks.ts';
-import { formatTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMillis, sleep } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
 import { createTestAccount } from './accounts.ts';
+import { parkOnClock } from './clock.ts';
 import { useTable } from './file-table.ts';
 import type { Gateway } from './http.ts';
 
@@ -48,7 +49,7 @@ export type Answer =
       headers?: Record<string, string>;
       bodyBytes?: number;
       trickle?: boolean;
-      /** Answers after this long. */
+      /** Answers after this long (of the service's clock: a manual clock's advance). */
       delayMs?: number;
     }
   | 'hang';
@@ -95,7 +96,7 @@ export async function startReceiver(
       const delivery: Delivery = {
         webhookId: String(request.headers['webhook-id']),
         timestamp: Number(request.headers['webhook-timestamp']),
-        at: Date.now(),
+        at: nowMillis(),
         headers: request.headers,
         body,
         verified,
@@ -106,9 +107,11 @@ export async function startReceiver(
       };
       deliveries.push(delivery);
       const answer = choose(delivery, deliveries.length - 1);
+      // An answer that waits on the clock (or never comes): a manual clock moves on without it.
+      if (answer === 'hang' || answer.delayMs || answer.trickle) parkOnClock(response);
       if (answer === 'hang') return;
       if (answer.delayMs) {
-        setTimeout(() => respond(delivery, answer, response), answer.delayMs);
+        void sleep(answer.delayMs).then(() => respond(delivery, answer, response));
         return;
       }
       respond(delivery, answer, response);
@@ -116,7 +119,7 @@ export async function startReceiver(
   });
   const respond = (delivery: Delivery, answer: Exclude<Answer, 'hang'>, response: ServerResponse) => {
     delivery.answered = answer.status;
-    delivery.answeredAt = Date.now();
+    delivery.answeredAt = nowMillis();
     response.writeHead(answer.status, answer.headers ?? {});
     if (answer.trickle) {
       const timer = setInterval(() => response.write('.'), 100);
@@ -166,7 +169,7 @@ export async function createTestEndpoint(
   accountId: string,
   input: { url: string; secret: string; events: string[] },
 ): Promise<Endpoint> {
-  const now = Date.now();
+  const now = nowMillis();
   const endpoint: Endpoint = {
     accountId,
     id: newEndpointId(now),

@@ -4,17 +4,20 @@ import { dynamo } from '#lib/data/client.ts';
 import { placeOfEventId } from '#lib/data/events.ts';
 import { eventKeys } from '#lib/data/keys.ts';
 import { addDeliveries, duePending, getDelivery, leaseEndpoint } from '#lib/data/webhook-deliveries.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
 import { deliverOnce, HeldEndpoint } from '#lib/webhooks/deliver.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
-import { quietFor, waitFor } from '#test/support/wait.ts';
+import { waitFor } from '#test/support/wait.ts';
 import { accountWithTicketEvent, type Receiver } from '#test/support/webhooks.ts';
 
 /**
  * One attempt when the store fails around it (docs/webhooks.md, "The due entry, leases and claims", "At least
  * once"): what the receiver answered is not lost with a failed write, and a claim is never outlived by its attempt.
  * A due runner on the file's table (its accounts only), on the tests' DynamoDB Local; receivers on this machine
- * (the local stage's URL policy); the attempt limit 1 s, so a claim lasts 11 s.
+ * (the local stage's URL policy); the attempt limit 1 s, so a claim lasts 11 s, of the test's manual clock: a claim
+ * runs out when the test advances the clock past it.
  */
 process.env[STAGE_VARIABLE] = LOCAL_STAGE;
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
@@ -26,6 +29,8 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
   delete process.env.WEBHOOK_RETRY_SCHEDULE;
 });
+// After the hook above, so that its clock is put away (what waits on it woken) before the runners stop.
+const clock = useManualClock();
 afterAll(() => {
   delete process.env[STAGE_VARIABLE];
   delete process.env.WEBHOOK_TIMEOUT_MS;
@@ -36,7 +41,8 @@ async function setUp() {
   const { account, hook, endpoint, event } = await accountWithTicketEvent(gateway, receivers);
   expect(await addDeliveries(account.accountId, endpoint.id, [event])).toBe(1);
   const runner = () => {
-    const started = new DueRunner({ onError: () => {} });
+    // A look every second of the clock: what is tested is claims and due times, not how often a runner looks.
+    const started = new DueRunner({ onError: () => {}, pollMs: 1_000 });
     const running = started.runUntil(Number.POSITIVE_INFINITY);
     cleanups.push(async () => {
       await started.stop();
@@ -72,7 +78,10 @@ function failOnce(
   return () => failed;
 }
 
-/** Delays, once, the first call of the shared client that `matches` by `ms`; answers whether it has begun. */
+/**
+ * Delays, once, the first call of the shared client that `matches` by `ms` of the service's clock; answers whether
+ * it has begun.
+ */
 function slowOnce(matches: (input: Record<string, unknown>, command: string) => boolean, ms: number) {
   let slowed = false;
   const name = `slow-once-${Math.random()}`;
@@ -80,7 +89,7 @@ function slowOnce(matches: (input: Record<string, unknown>, command: string) => 
     (next, context) => async (args) => {
       if (!slowed && matches(args.input as Record<string, unknown>, String(context.commandName))) {
         slowed = true;
-        await new Promise((resolve) => setTimeout(resolve, ms));
+        await sleep(ms);
       }
       return next(args);
     },
@@ -131,12 +140,8 @@ describe('a webhook attempt when the store fails', () => {
     });
     const answeredAt = hook.deliveries[0]?.answeredAt ?? 0;
     // The outcome lands (the claim lasts 11 s); the delivery waits for the Retry-After, and is not attempted again
-    // meanwhile: not when its claim ends either.
-    await quietFor(
-      12_500,
-      'no second request before the Retry-After, not even once the claim ended',
-      () => hook.deliveries.length > 1,
-    );
+    // meanwhile: not when its claim ends either (12.5 s of the clock, the runner looking every second).
+    await clock().advance(12_500);
     const delivery = await getDelivery(account.accountId, endpoint.id, event.id);
     console.log(
       `a 429 with Retry-After: 60 whose record the store failed once: ${hook.deliveries.length} requests in ` +
@@ -157,15 +162,13 @@ describe('a webhook claim whose answer the store lost', () => {
     const { hook, endpoint, event, runner } = await setUp();
     const failed = failOnce(claims(endpoint.id), 'answerLost');
     const claimed = count(claims(endpoint.id));
-    const started = Date.now();
+    const started = nowMillis();
     runner();
-    await waitFor(() => hook.deliveries.length > 0 || (Date.now() - started > 5000 && 'late'), {
-      timeout: 15_000,
-      label: 'the delivery',
-    });
-    const after = Date.now() - started;
+    // Within 5 s of the clock: its own claim (11 s) is not waited out.
+    await clock().advanceUntil(() => hook.deliveries.length > 0, { within: 5_000, label: 'the delivery' });
+    const after = nowMillis() - started;
     console.log(
-      `a claim landed with its answer lost (${failed()}): delivered ${hook.deliveries.length > 0 ? `after ${after} ms` : 'not within 5 s'}, ${claimed()} claims tried`,
+      `a claim landed with its answer lost (${failed()}): delivered after ${after} ms of the clock, ${claimed()} claims tried`,
     );
     expect(hook.deliveries.map((d) => d.webhookId)).toEqual([event.id]);
     expect(claimed()).toBeLessThan(5);
@@ -179,7 +182,7 @@ describe('a webhook attempt when the store is slow', () => {
     hook.answer(() => ({ status: 200, delayMs: 800 }));
     const leased = await leaseEndpoint(account.accountId, endpoint.id, 'runner-a', 60_000);
     if (!leased) throw new Error('not leased');
-    const [pending] = await duePending(account.accountId, endpoint.id, Date.now(), 10);
+    const [pending] = await duePending(account.accountId, endpoint.id, nowMillis(), 10);
     if (!pending) throw new Error('no pending delivery');
     // The store takes 10.5 s to answer runner A's read of the event (after its claim, which lasts 11 s).
     const slowed = slowOnce(
@@ -192,9 +195,12 @@ describe('a webhook attempt when the store is slow', () => {
     const a = deliverOnce(new HeldEndpoint(account.accountId, endpoint.id, 'runner-a', leased), pending);
     await waitFor(slowed, { timeout: 5_000, label: "runner A's slowed read" });
     // Runner B (its lease taken when A's ran out under a stalled store) finds the delivery due once A's claim ended.
-    await new Promise((resolve) => setTimeout(resolve, 11_200));
+    await clock().advance(11_200);
     const b = deliverOnce(new HeldEndpoint(account.accountId, endpoint.id, 'runner-b', leased), pending);
-    const results = await Promise.all([a, b]);
+    // Each answer takes 800 ms of the clock.
+    const both = Promise.all([a, b]);
+    await clock().advance(1_000);
+    const results = await both;
     const sent = hook.deliveries.map((d) => ({ at: d.at, answeredAt: d.answeredAt }));
     const overlapping = sent.filter((d, i) => i > 0 && d.at < (sent[i - 1]?.answeredAt ?? 0));
     console.log(

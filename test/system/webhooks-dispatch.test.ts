@@ -4,22 +4,25 @@ import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { getItem } from '#lib/data/client.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
 import { getDelivery, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
+import { nowMillis } from '#lib/time.ts';
 import { DISABLED_REASONS, postWebhook } from '#lib/webhooks/deliver.ts';
 import { redeliver, UnknownEvent } from '#lib/webhooks/redeliver.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
-import { quietFor, waitFor } from '#test/support/wait.ts';
 import { createTestEndpoint, type Receiver, startReceiver, useDispatcher } from '#test/support/webhooks.ts';
 
 /**
  * The webhook dispatcher end to end (decisions.md, "Webhooks"; docs/webhooks.md): changes through the API, the
  * table's stream read by `npm start`'s dispatcher (in this process, on the tests' DynamoDB Local), deliveries to
  * real receivers on 127.0.0.1 that verify each one with the standardwebhooks library. The retry schedule and the
- * attempt limit are shortened (read at each use).
+ * attempt limit are shortened (read at each use). The service's clock is the file's manual clock: the stream's
+ * reader and the runners look again, retries fall due and attempts are cut only as the tests advance it.
  */
 process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,1,1,1';
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
 
+const clock = useManualClock({ wholeFile: true });
 const gateway = useGateway();
 useDispatcher();
 
@@ -109,20 +112,20 @@ describe('webhook dispatcher', () => {
     await times(40, 8, (i) => a.call('PATCH', `/api/deals/${deals[i]?.uuid}`, { status: 'won' }));
     await times(50, 8, (i) => a.call('PATCH', `/api/contacts/${deals[i]?.contact}`, { last_name: `L${i}` }));
     const changed = Date.now();
+    const changedAt = nowMillis();
 
     const events = await allEvents(a);
     expect(events).toHaveLength(350);
     const wanted = events.filter((e) => e.type.startsWith('ticket.') || e.type === 'contact.created');
     const others = events.filter((e) => !wanted.includes(e));
     expect(wanted).toHaveLength(100 + 60 + 50);
-    await waitFor(() => wanted.every((e) => hook.byId().has(e.id)), {
-      timeout: 60_000,
+    await clock().advanceUntil(() => wanted.every((e) => hook.byId().has(e.id)), {
+      within: 60_000,
       label: 'every subscribed event at the receiver',
     });
-    const delivered = Date.now();
-    await quietFor(1000, 'nothing else arrives: the dispatcher has time to (wrongly) send the rest', () =>
-      others.some((e) => hook.byId().has(e.id)),
-    );
+    const delivered = nowMillis();
+    // Nothing else arrives: the dispatcher has a second of the clock to (wrongly) send the rest.
+    await clock().advance(1_000);
 
     const received = hook.byId();
     expect(hook.deliveries.every((d) => d.verified)).toBe(true);
@@ -148,7 +151,7 @@ describe('webhook dispatcher', () => {
     const at = (q: number) => latency[Math.min(latency.length - 1, Math.floor(q * latency.length))];
     console.log(
       `300 changes (${events.length} events) in ${changed - started} ms; the ${wanted.length} subscribed all ` +
-        `delivered ${delivered - changed} ms after the last change; from an event's commit to its receipt: ` +
+        `delivered ${delivered - changedAt} ms of the clock after the last change; from an event's commit to its receipt: ` +
         `p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, max ${at(1)} ms; ${others.length} unsubscribed, none sent; ` +
         `duplicates ${duplicates}`,
     );
@@ -167,20 +170,17 @@ describe('webhook dispatcher', () => {
     await createTicket(a);
     const [event] = await allEvents(a);
     if (!event) throw new Error('no event');
-    const refused = await waitFor(
+    const refused = await clock().advanceUntil(
       async () =>
         (await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 })).total === 1,
-      { timeout: 10_000, label: 'the refused attempt' },
+      { within: 10_000, label: 'the refused attempt' },
     );
     expect(refused).toBe(true);
     const hook = await receiver({ port, secret });
     hook.answer((_, i) => ({ status: i === 0 ? 500 : 200 }));
-    await waitFor(
+    await clock().advanceUntil(
       async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
-      {
-        timeout: 15_000,
-        label: 'the delivery to succeed',
-      },
+      { within: 15_000, label: 'the delivery to succeed' },
     );
     expect(hook.deliveries.map((d) => [d.webhookId, d.verified, d.answered])).toEqual([
       [event.id, true, 500],
@@ -219,10 +219,10 @@ describe('webhook dispatcher', () => {
     await createTicket(a);
     const [event] = await allEvents(a);
     if (!event) throw new Error('no event');
-    await waitFor(async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'failed', {
-      timeout: 10_000,
-      label: 'the delivery to fail',
-    });
+    await clock().advanceUntil(
+      async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'failed',
+      { within: 10_000, label: 'the delivery to fail' },
+    );
     const stored = await getItem(webhookKeys.endpoint(a.accountId, endpoint.id));
     expect(stored).toMatchObject({ enabled: false, disabledReason: DISABLED_REASONS.gone });
     expect(await getDelivery(a.accountId, endpoint.id, event.id)).toMatchObject({
@@ -231,11 +231,8 @@ describe('webhook dispatcher', () => {
       lastStatus: 410,
     });
     await createTicket(a);
-    await quietFor(
-      1500,
-      'the disabled endpoint is sent nothing for the new ticket',
-      () => hook.deliveries.length > 1,
-    );
+    // The disabled endpoint is sent nothing for the new ticket within 1.5 s of the clock.
+    await clock().advance(1_500);
     expect(hook.deliveries).toHaveLength(1);
   });
 
@@ -251,12 +248,9 @@ describe('webhook dispatcher', () => {
     await createTicket(a);
     const [event] = await allEvents(a);
     if (!event) throw new Error('no event');
-    await waitFor(
+    await clock().advanceUntil(
       async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
-      {
-        timeout: 15_000,
-        label: 'the delivery to succeed',
-      },
+      { within: 15_000, label: 'the delivery to succeed' },
     );
     const [limited, retried] = hook.deliveries;
     const gap = (retried?.at ?? 0) - (limited?.answeredAt ?? 0);
@@ -277,12 +271,9 @@ describe('webhook dispatcher', () => {
     await createTicket(a);
     const [event] = await allEvents(a);
     if (!event) throw new Error('no event');
-    await waitFor(
+    await clock().advanceUntil(
       async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
-      {
-        timeout: 15_000,
-        label: 'the delivery to succeed',
-      },
+      { within: 15_000, label: 'the delivery to succeed' },
     );
     const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 });
     expect(log.data.map((x) => [x.attempt, x.status, x.error])).toEqual([
@@ -309,18 +300,18 @@ describe('webhook dispatcher', () => {
       events: ['ticket.created'],
     });
     await createTicket(a);
-    await waitFor(() => hook.deliveries.length === 1 && hook.deliveries[0]?.answered, {
-      timeout: 10_000,
+    await clock().advanceUntil(() => hook.deliveries.length === 1 && hook.deliveries[0]?.answered, {
+      within: 10_000,
       label: 'the first delivery',
     });
     await createTicket(a);
     const events = await allEvents(a);
-    await waitFor(
+    await clock().advanceUntil(
       async () => {
         const states = await Promise.all(events.map((e) => getDelivery(a.accountId, endpoint.id, e.id)));
         return states.every((d) => d?.state === 'succeeded');
       },
-      { timeout: 10_000, label: 'both deliveries to succeed' },
+      { within: 10_000, label: 'both deliveries to succeed' },
     );
     const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 });
     const [endless, huge] = log.data;
@@ -343,17 +334,27 @@ describe('webhook dispatcher', () => {
       events: ['ticket.created'],
     });
     const uuids: string[] = [];
-    for (let i = 0; i < 3; i++) uuids.push((await createTicket(a)).body.ticket.uuid);
+    // A moment of the clock apart: {since} names the second's time, which the first must be before.
+    for (let i = 0; i < 3; i++) {
+      uuids.push((await createTicket(a)).body.ticket.uuid);
+      await clock().advance(10);
+    }
     // In creation order: the feed keeps each object's order, not one across three tickets (decisions.md).
     const created = (await allEvents(a)).sort((x, y) => x.created_at.localeCompare(y.created_at));
-    await waitFor(() => hook.deliveries.length === 3, { timeout: 10_000, label: 'the first deliveries' });
+    await clock().advanceUntil(() => hook.deliveries.length === 3, {
+      within: 10_000,
+      label: 'the first deliveries',
+    });
     const [first, second, third] = created;
     if (!first || !second || !third) throw new Error('three events expected');
     // Changes of an unwanted type (ticket.updated) after the second: not sent by {since}.
     await a.call('PATCH', `/api/tickets/${uuids[2]}`, { priority: 'urgent' });
     const again = await redeliver(a.accountId, endpoint.id, { eventId: first.id });
     expect(again).toEqual({ eventIds: [first.id], more: false });
-    await waitFor(() => hook.deliveries.length === 4, { timeout: 10_000, label: 'the redelivery' });
+    await clock().advanceUntil(() => hook.deliveries.length === 4, {
+      within: 10_000,
+      label: 'the redelivery',
+    });
     expect(hook.deliveries[3]).toMatchObject({ webhookId: first.id, verified: true });
     expect(await getDelivery(a.accountId, endpoint.id, first.id)).toMatchObject({
       state: 'succeeded',
@@ -368,7 +369,10 @@ describe('webhook dispatcher', () => {
       eventIds: [second.id, third.id].sort(),
       more: false,
     });
-    await waitFor(() => hook.deliveries.length === 6, { timeout: 10_000, label: 'the redeliveries since' });
+    await clock().advanceUntil(() => hook.deliveries.length === 6, {
+      within: 10_000,
+      label: 'the redeliveries since',
+    });
     expect(
       hook.deliveries
         .slice(4)
@@ -393,23 +397,23 @@ describe('webhook dispatcher', () => {
     await createTicket(a);
     const [event] = await allEvents(a);
     if (!event) throw new Error('no event');
-    await waitFor(async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.attempts === 1, {
-      timeout: 10_000,
-      label: 'the failed first attempt',
-    });
+    await clock().advanceUntil(
+      async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.attempts === 1,
+      {
+        within: 10_000,
+        label: 'the failed first attempt',
+      },
+    );
     expect((await getDelivery(a.accountId, endpoint.id, event.id))?.nextAt).toBeGreaterThan(
-      Date.now() + 3_500_000,
+      nowMillis() + 3_500_000,
     );
     expect(await redeliver(a.accountId, endpoint.id, { eventId: event.id })).toEqual({
       eventIds: [event.id],
       more: false,
     });
-    await waitFor(
+    await clock().advanceUntil(
       async () => (await getDelivery(a.accountId, endpoint.id, event.id))?.state === 'succeeded',
-      {
-        timeout: 10_000,
-        label: 'the delivery brought forward',
-      },
+      { within: 10_000, label: 'the delivery brought forward' },
     );
     expect(hook.deliveries.map((d) => [d.webhookId, d.answered])).toEqual([
       [event.id, 500],
@@ -441,10 +445,10 @@ describe('webhook dispatcher', () => {
     delete process.env[STAGE_VARIABLE];
     try {
       await createTicket(a);
-      await waitFor(
+      await clock().advanceUntil(
         async () =>
           (await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 })).total === 1,
-        { timeout: 10_000, label: 'the refused attempt' },
+        { within: 10_000, label: 'the refused attempt' },
       );
     } finally {
       process.env[STAGE_VARIABLE] = LOCAL_STAGE;
@@ -468,7 +472,7 @@ describe('webhook dispatcher', () => {
     const newSecret = (rotated.body.data as { secret: string }).secret;
     expect(newSecret).not.toBe(oldSecret);
     await createTicket(a);
-    await waitFor(() => hook.deliveries.length === 1, { timeout: 10_000, label: 'the delivery' });
+    await clock().advanceUntil(() => hook.deliveries.length === 1, { within: 10_000, label: 'the delivery' });
     const [delivery] = hook.deliveries;
     expect(delivery?.verified).toBe(true);
     expect(String(delivery?.headers['webhook-signature']).split(' ')).toHaveLength(2);
@@ -501,28 +505,35 @@ describe('webhook dispatcher', () => {
       await register(toDelete),
     ];
     moved.useSecret(toMove.secret);
-    let writing = true;
-    const writer = (async () => {
-      while (writing) {
-        await createTicket(a);
+    // Two tickets every 100 ms of the clock (20 a second, each endpoint taking 10) until `done`, at most `ms`.
+    const writeUntil = async (done: () => boolean, ms: number, label: string) => {
+      const end = nowMillis() + ms;
+      while (!done()) {
+        if (nowMillis() >= end) throw new Error(`not within ${ms} ms of the clock: ${label}`);
+        await Promise.all([createTicket(a), createTicket(a)]);
+        await clock().advance(100);
       }
-    })();
-    await waitFor(() => [toDisable, toMove, toDelete].every((h) => h.deliveries.length >= 5), {
-      timeout: 15_000,
-      label: 'deliveries flowing to the three endpoints',
-    });
+    };
+    await writeUntil(
+      () => [toDisable, toMove, toDelete].every((h) => h.deliveries.length >= 5),
+      15_000,
+      'deliveries flowing to the three endpoints',
+    );
     // The three changes, each answered at `done`; the changes go on for longer than a lease renewal's period.
     const [disabledAt, movedAt, deletedAt] = await Promise.all([
-      a.call('PATCH', `/api/webhooks/${disabledId}`, { enabled: false }).then(() => Date.now()),
-      a.call('PATCH', `/api/webhooks/${movedId}`, { url: moved.url }).then(() => Date.now()),
-      a.call('DELETE', `/api/webhooks/${deletedId}`).then(() => Date.now()),
+      a.call('PATCH', `/api/webhooks/${disabledId}`, { enabled: false }).then(() => nowMillis()),
+      a.call('PATCH', `/api/webhooks/${movedId}`, { url: moved.url }).then(() => nowMillis()),
+      a.call('DELETE', `/api/webhooks/${deletedId}`).then(() => nowMillis()),
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 5000));
-    writing = false;
-    await writer;
-    await waitFor(() => moved.deliveries.length > 0, { timeout: 10_000, label: 'a delivery at the new URL' });
+    const writtenUntil = nowMillis() + 5_000;
+    await writeUntil(() => nowMillis() >= writtenUntil, 6_000, 'five seconds of changes');
+    await clock().advanceUntil(() => moved.deliveries.length > 0, {
+      within: 10_000,
+      label: 'a delivery at the new URL',
+    });
     // An attempt that read the endpoint before the change landed reaches its receiver within a few ms of its
-    // start: what arrives later than this after the change's answer was sent after it.
+    // start (of the clock: none, it stands still while the attempt runs): what arrives later than this after the
+    // change's answer was sent after it.
     const SLACK_MS = 250;
     const late = (hook: Receiver, at: number) =>
       hook.deliveries.filter((d) => d.at > at + SLACK_MS).map((d) => d.at - at);
@@ -547,17 +558,20 @@ describe('webhook dispatcher', () => {
     await createTestEndpoint(b.accountId, { url: hookB.url, secret: hookB.secret, events: ['*'] });
     // A's backlog first, so that its endpoint holds its slots with hanging attempts while B's events come.
     await times(40, 8, () => createTicket(a));
-    await waitFor(() => hookA.deliveries.length >= 4, { timeout: 10_000, label: "A's attempts hanging" });
+    await clock().advanceUntil(() => hookA.deliveries.length >= 4, {
+      within: 10_000,
+      label: "A's attempts hanging",
+    });
     const sentB = new Map<string, number>();
     for (let i = 0; i < 20; i++) {
       await createTicket(b);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await clock().advance(100);
     }
     const eventsB = await allEvents(b);
     // When each of B's events was committed: its created_at.
     for (const e of eventsB) sentB.set(e.id, Date.parse(e.created_at));
-    await waitFor(() => eventsB.every((e) => hookB.byId().has(e.id)), {
-      timeout: 20_000,
+    await clock().advanceUntil(() => eventsB.every((e) => hookB.byId().has(e.id)), {
+      within: 20_000,
       label: "B's events at B's receiver",
     });
     const eventsA = await allEvents(a);

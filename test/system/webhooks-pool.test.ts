@@ -3,18 +3,20 @@ import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
 import { openPools, postWebhook } from '#lib/webhooks/deliver.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
-import { quietFor, waitFor } from '#test/support/wait.ts';
 import { createTestEndpoint, type Receiver, startReceiver, useDispatcher } from '#test/support/webhooks.ts';
 
 /**
  * Keep-alive connections per origin (lib/webhooks/post.ts; docs/webhooks.md, "Connections"): a receiver sees fewer
  * connections than deliveries, and pooling never lets a delivery past the URL policy: the pool is keyed by the address
- * the policy checked for that attempt, and the policy runs before every attempt.
+ * the policy checked for that attempt, and the policy runs before every attempt. The service's clock is the file's
+ * manual clock (the dispatcher looks again, and attempts are cut, as the tests advance it).
  */
 process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,1,1,1';
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
 
+const clock = useManualClock({ wholeFile: true });
 const gateway = useGateway();
 useDispatcher();
 
@@ -71,7 +73,7 @@ describe('webhook connections', () => {
     const hook = await receiver();
     const { createTicket } = await accountWithEndpoint(hook);
     for (let i = 0; i < 30; i++) await createTicket(i);
-    await waitFor(() => hook.byId().size === 30, { timeout: 60_000, label: '30 deliveries' });
+    await clock().advanceUntil(() => hook.byId().size === 30, { within: 60_000, label: '30 deliveries' });
     expect(hook.deliveries.every((d) => d.verified && d.answered === 204)).toBe(true);
     expect(hook.connections).toBeLessThan(hook.deliveries.length);
   });
@@ -94,7 +96,9 @@ describe('webhook connections', () => {
   it('does not pool a connection whose answer was cut: the next POST opens a new one', async () => {
     const hook = await receiver();
     hook.answer((_d, i) => (i === 0 ? 'hang' : { status: 204 }));
-    expect(await post('127.0.0.1', hook.port, 300)).toMatchObject({ status: null, error: 'timeout' });
+    const cut = post('127.0.0.1', hook.port, 300);
+    await clock().advance(300);
+    expect(await cut).toMatchObject({ status: null, error: 'timeout' });
     expect(await post('127.0.0.1', hook.port)).toMatchObject({ status: 204 });
     expect(hook.deliveries.map((d) => d.connection)).toEqual([1, 2]);
   });
@@ -103,15 +107,18 @@ describe('webhook connections', () => {
     const hook = await receiver();
     const { a, endpoint, createTicket } = await accountWithEndpoint(hook);
     await createTicket(1);
-    await waitFor(() => hook.deliveries.length === 1, { timeout: 10_000, label: 'the first delivery' });
+    await clock().advanceUntil(() => hook.deliveries.length === 1, {
+      within: 10_000,
+      label: 'the first delivery',
+    });
     expect(openPools()).toBeGreaterThan(0);
     // Outside the local stage a receiver on this machine is refused: the pooled connection to it is not used.
     delete process.env[STAGE_VARIABLE];
     await createTicket(2);
-    await waitFor(
+    await clock().advanceUntil(
       async () =>
         (await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 })).total === 2,
-      { timeout: 10_000, label: 'the refused attempt' },
+      { within: 10_000, label: 'the refused attempt' },
     );
     const log = await listDeliveryAttempts(a.accountId, endpoint.id, { page: 1, perPage: 10 });
     expect(log.data[0]).toMatchObject({
@@ -119,7 +126,8 @@ describe('webhook connections', () => {
       status: null,
       error: expect.stringMatching(/^url_refused: /),
     });
-    await quietFor(300, 'no request over the pooled connection', () => hook.deliveries.length > 1);
+    // No request over the pooled connection within 300 ms of the clock.
+    await clock().advance(300);
     expect(hook.deliveries).toHaveLength(1);
   });
 });

@@ -2,12 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { DUE_SHARDS, dueShardOf, shardsOfRunner } from '#lib/data/due-shards.ts';
+import { nowMillis } from '#lib/time.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import { useGateway } from '#test/support/http.ts';
 import { inserted, storedEventItem, streamBatch } from '#test/support/stream-records.ts';
-import { waitFor } from '#test/support/wait.ts';
 import {
   createTestEndpoint,
   type Receiver,
@@ -18,7 +19,8 @@ import {
 /**
  * The due runners as a pool (lib/webhooks/due.ts, lib/data/due-shards.ts; docs/webhooks.md, "The runners"): runners
  * on disjoint shard sets never take the same endpoint, and every delivery arrives; and the slow lane: one account's
- * hanging receivers hold at most their share of a runner while another account's deliveries flow.
+ * hanging receivers hold at most their share of a runner while another account's deliveries flow. Each test's
+ * runners wait on its manual clock: they look again, and attempts are cut, as the test advances it.
  */
 process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,1,1,1';
 process.env.WEBHOOK_TIMEOUT_MS = '1000';
@@ -34,6 +36,8 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
   for (const { accountId, endpointId } of made.splice(0)) await removeFromDueIndex(accountId, endpointId);
 });
+// After the hook above, so that its clock is put away (what waits on it woken: a hanging attempt cut) first.
+const clock = useManualClock();
 
 /** An account with `endpoints` endpoints on `*`, each to a receiver of its own, and `events` ticket creates fanned out. */
 async function accountWith(endpoints: number, events: number) {
@@ -92,8 +96,8 @@ describe('the due runners as a pool', () => {
           leasedBy.set(endpointId, (leasedBy.get(endpointId) ?? new Set()).add(place)),
       });
     }
-    await waitFor(() => hooks.every((h) => h.receiver.byId().size === ids.length), {
-      timeout: 30_000,
+    await clock().advanceUntil(() => hooks.every((h) => h.receiver.byId().size === ids.length), {
+      within: 30_000,
       label: 'every event at every endpoint',
     });
     for (const { receiver, id } of hooks) {
@@ -111,8 +115,8 @@ describe('the due runners as a pool', () => {
         runner({ shards: shardsOfRunner(place, 2) });
       }
     }
-    await waitFor(() => hooks.every((h) => h.receiver.byId().size === ids.length), {
-      timeout: 30_000,
+    await clock().advanceUntil(() => hooks.every((h) => h.receiver.byId().size === ids.length), {
+      within: 30_000,
       label: 'every event at every endpoint',
     });
     const deliveries = hooks.reduce((n, h) => n + h.receiver.deliveries.length, 0);
@@ -137,32 +141,29 @@ describe('the slow lane', () => {
       slowPerAccount: 2,
     });
     // A's first attempts take every slot, and time out at 1 s: its endpoints go to the slow lane.
-    await waitFor(() => a.hooks.every((h) => started.isSlow(a.account.accountId, h.id)), {
-      timeout: 10_000,
+    await clock().advanceUntil(() => a.hooks.every((h) => started.isSlow(a.account.accountId, h.id)), {
+      within: 10_000,
       label: "A's endpoints in the slow lane",
     });
     const bIds = await b.fanOut();
-    const bFannedOut = Date.now();
+    const bFannedOut = nowMillis();
+    // The slots each account holds, at every step of the clock: each attempt then waits on it (A's receivers
+    // hang, B's answer after 50 ms), holding its slot.
     let peakA = 0;
     let peakB = 0;
-    const sampler = setInterval(() => {
-      peakA = Math.max(peakA, started.slotsOf(a.account.accountId));
-      peakB = Math.max(peakB, started.slotsOf(b.account.accountId));
-    }, 5);
-    try {
-      await waitFor(
-        () =>
-          b.hooks.every(
-            (h) => h.receiver.byId().size === bIds.length && h.receiver.deliveries.every((d) => d.answered),
-          ),
-        { timeout: 15_000, label: "B's deliveries, answered" },
-      );
-    } finally {
-      clearInterval(sampler);
-    }
-    const bTookMs = Date.now() - bFannedOut;
+    await clock().advanceUntil(
+      () => {
+        peakA = Math.max(peakA, started.slotsOf(a.account.accountId));
+        peakB = Math.max(peakB, started.slotsOf(b.account.accountId));
+        return b.hooks.every(
+          (h) => h.receiver.byId().size === bIds.length && h.receiver.deliveries.every((d) => d.answered),
+        );
+      },
+      { within: 15_000, label: "B's deliveries, answered" },
+    );
+    const bTookMs = nowMillis() - bFannedOut;
     console.info(
-      `slow lane: A held at most ${peakA} of 8 slots, B ${peakB}; B's 40 deliveries took ${bTookMs} ms`,
+      `slow lane: A held at most ${peakA} of 8 slots, B ${peakB}; B's 40 deliveries took ${bTookMs} ms of the clock`,
     );
     // A still hangs (its endpoints still in the slow lane) and holds at most its slow-lane share: 2 of 8 slots.
     expect(a.hooks.every((h) => started.isSlow(a.account.accountId, h.id))).toBe(true);

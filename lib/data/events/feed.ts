@@ -1,4 +1,5 @@
 import { ServiceUnavailable } from '#lib/errors.ts';
+import { nowMillis } from '#lib/time.ts';
 import { queryAll, tableName } from '../client.ts';
 import { EVENT_SHARDS, eventKeys } from '../keys.ts';
 import { timeLeftMs } from '../request-scope.ts';
@@ -271,7 +272,7 @@ async function settleLanes(
   // living writer; a lane the page found nothing of (from the start) begins after that take instead.
   await Promise.all(
     later
-      .filter((l) => Date.now() - l.at >= window)
+      .filter((l) => nowMillis() - l.at >= window)
       .map(async ({ lane, gap, last, at, empty }) => {
         const next = placeOf(lane, last + 1);
         // A lane the page found nothing of, from the start: its places were handed out long ago (expired) but
@@ -303,8 +304,8 @@ const rangeSlot = (from: number, to: number, id?: string): Slot => ({
   lo: from,
   item: {
     type: eventKeys.itemType.void,
-    at: Date.now(),
-    expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
+    at: nowMillis(),
+    expires_at: Math.floor(nowMillis() / 1000) + EVENT_RETENTION_SECONDS,
     ...(id ? { id } : {}),
   },
   parts: [],

@@ -1,3 +1,4 @@
+import { nowMillis } from '#lib/time.ts';
 import { queryAll, tableName } from '../client.ts';
 import { eventKeys } from '../keys.ts';
 
@@ -16,9 +17,9 @@ export const MAX_EVENT_ACTIONS = 2;
  * the legacy lane's seal, whose id a page that passed it gives as its cursor.
  */
 export const live = (item: Record<string, unknown>) =>
-  item.expires_at === undefined || Number(item.expires_at) > Date.now() / 1000;
+  item.expires_at === undefined || Number(item.expires_at) > nowMillis() / 1000;
 /** How long ago the item's place was taken (or its void written for it). */
-export const age = (item: Record<string, unknown>) => Date.now() - Number(item.at);
+export const age = (item: Record<string, unknown>) => nowMillis() - Number(item.at);
 
 /** An event item's (or part's) bytes of the event's JSON text. */
 export const bodyOf = (item: Record<string, unknown>) =>

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { nowMillis } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from '../errors.ts';
 import { uuidParts } from '../index/order-key.ts';
@@ -104,7 +105,7 @@ export async function takeShardPlaces(accountId: string, shard: number, count: n
           Key: eventKeys.counter(accountId, shard),
           UpdateExpression: 'SET #n = if_not_exists(#n, :none) + :count, #at = :now, #by = :by',
           ExpressionAttributeNames: { '#n': 'n', '#at': 'at', '#by': 'by' },
-          ExpressionAttributeValues: { ':none': -1, ':count': count, ':now': Date.now(), ':by': by },
+          ExpressionAttributeValues: { ':none': -1, ':count': count, ':now': nowMillis(), ':by': by },
           ReturnValues: 'UPDATED_NEW',
         }),
       );
@@ -251,8 +252,8 @@ const rangeItem = (accountId: string, from: number, to: number, step: number, ex
       id,
       from,
       step,
-      at: Date.now(),
-      ...(expires ? { expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS } : {}),
+      at: nowMillis(),
+      ...(expires ? { expires_at: Math.floor(nowMillis() / 1000) + EVENT_RETENTION_SECONDS } : {}),
     },
   };
 };
@@ -290,7 +291,7 @@ async function bumpShard(
       ExpressionAttributeNames: { '#n': 'n', '#at': 'at', '#from': 'bump_from', '#to': 'bump_to' },
       ExpressionAttributeValues: {
         ':target': target,
-        ':now': Date.now(),
+        ':now': nowMillis(),
         ':from': observed + 1,
         ...(observed < 0 ? {} : { ':observed': observed }),
       },
@@ -334,7 +335,7 @@ async function seal(accountId: string, observed: number): Promise<string> {
             ExpressionAttributeValues: {
               ':sealed': SEALED,
               ':observed': Math.max(observed, 0),
-              ':now': Date.now(),
+              ':now': nowMillis(),
             },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
@@ -351,7 +352,7 @@ export async function setShardCounter(accountId: string, shard: number, last: nu
   await dynamo.send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...eventKeys.counter(accountId, shard), n: last, at: Date.now() },
+      Item: { ...eventKeys.counter(accountId, shard), n: last, at: nowMillis() },
     }),
   );
 }

@@ -1,7 +1,7 @@
 import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { intEnv } from '#lib/config/env.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../errors.ts';
 import { EVENT_PLACE_BASE, eventKeys, objectRefKeys } from '../keys.ts';
@@ -234,7 +234,7 @@ export async function besideReservation<R, T>(
  * before this one, during a deployment) puts its event on the condition that its key is free, so exactly one of
  * the void and the event lands.
  */
-export async function closePlace(accountId: string, seq: number, at = Date.now()): Promise<boolean> {
+export async function closePlace(accountId: string, seq: number, at = nowMillis()): Promise<boolean> {
   const voidItem = (key: { pk: string; sk: string }) => ({
     Put: {
       TableName: tableName(),
@@ -244,7 +244,7 @@ export async function closePlace(accountId: string, seq: number, at = Date.now()
         // A cursor past a run of voids names the last of them (readFeed): an id as an event's, no event's.
         id: eventId(seq),
         at,
-        expires_at: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
+        expires_at: Math.floor(nowMillis() / 1000) + EVENT_RETENTION_SECONDS,
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     },

@@ -7,6 +7,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { addDecimal } from '#lib/decimal.ts';
+import { nowMillis } from '#lib/time.ts';
 import { batchDeleteAll, batchGetAll, batchPutAll, dynamo, getItem, queryAll, tableName } from '../client.ts';
 import { isConditionFailure } from '../errors.ts';
 import { ATTR, chunks, entityOf, type ItemKey, keyString } from '../items.ts';
@@ -122,17 +123,17 @@ export async function reindexAccount<E>(
   const held = (n: number) => {
     peakHeld = Math.max(peakHeld, n);
   };
-  let savedAt = Date.now();
+  let savedAt = nowMillis();
   /** Saves the progress: at once (`now`), or when the last save is more than SAVE_EVERY_MS old. */
   const save = async (now = false) => {
-    if (!now && Date.now() - savedAt < SAVE_EVERY_MS) return;
+    if (!now && nowMillis() - savedAt < SAVE_EVERY_MS) return;
     await dynamo.send(
       new PutCommand({
         TableName: tableName(),
         Item: { ...progressKey, type: PROGRESS_TYPE, progress: JSON.stringify(progress) },
       }),
     );
-    savedAt = Date.now();
+    savedAt = nowMillis();
   };
 
   if (!resumed) await save(true);

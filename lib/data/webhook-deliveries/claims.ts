@@ -1,4 +1,5 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { nowMillis } from '#lib/time.ts';
 import { dynamo, queryAll, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
@@ -51,7 +52,7 @@ export async function claimDelivery(
   owner: string,
   leaseMs: number,
 ): Promise<Delivery | undefined> {
-  const now = Date.now();
+  const now = nowMillis();
   try {
     const { Attributes } = await retryOnConflict(() =>
       dynamo.send(
@@ -102,7 +103,7 @@ export async function failPending(
   pending: PendingDelivery,
   reason: string,
 ): Promise<void> {
-  const now = Date.now();
+  const now = nowMillis();
   try {
     await retryOnConflict(() =>
       commit([

@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { nowMillis } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
 import { dynamo, getItem, queryAll, tableName } from '../client.ts';
 import { isConditionFailure, isTransactionConflict, retryOnConflict } from '../errors.ts';
@@ -110,7 +111,7 @@ export async function leaseEndpoint(
   owner: string,
   leaseMs: number,
 ): Promise<LeasedEndpoint | undefined> {
-  const now = Date.now();
+  const now = nowMillis();
   const until = now + leaseMs;
   // The partition is written too: an entry from before the due shards moves to its shard here.
   const entry = keys.due(accountId, endpointId, until);
@@ -152,7 +153,7 @@ export async function renewLease(
   owner: string,
   leaseMs: number,
 ): Promise<LeasedEndpoint | undefined> {
-  const until = Date.now() + leaseMs;
+  const until = nowMillis() + leaseMs;
   try {
     const { Attributes } = await retryOnConflict(() =>
       dynamo.send(

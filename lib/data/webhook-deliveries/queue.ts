@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { nowMillis } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import type { EventSummary } from '../events.ts';
@@ -23,7 +24,7 @@ export async function addDeliveries(
   accountId: string,
   endpointId: string,
   events: EventToDeliver[],
-  now = Date.now(),
+  now = nowMillis(),
   /** Runs each write within a bound the caller shares with its other writes (the fan-out's for its batch). */
   within: <T>(write: () => Promise<T>) => Promise<T> = (write) => write(),
 ): Promise<number> {
@@ -45,7 +46,7 @@ export async function reopenDeliveries(
   endpointId: string,
   events: EventToDeliver[],
 ): Promise<void> {
-  const now = Date.now();
+  const now = nowMillis();
   await inParallel(events, (event) => queueDelivery(accountId, endpointId, event, now, 'again'));
   if (events.length > 0) await markDue(accountId, endpointId, now);
 }
@@ -56,7 +57,7 @@ export async function reopenDeliveries(
  * sees the bump). Answers false when the endpoint is gone.
  */
 export async function markDue(accountId: string, endpointId: string, dueAt: number): Promise<boolean> {
-  const now = Date.now();
+  const now = nowMillis();
   const due = keys.due(accountId, endpointId, dueAt);
   const key = webhookKeys.endpoint(accountId, endpointId);
   try {

@@ -1,4 +1,4 @@
-import { formatTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import { tableName } from '../client.ts';
 import { retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
@@ -61,7 +61,7 @@ export class ClaimLost extends Error {
  */
 export async function recordAttempt(record: AttemptRecord): Promise<void> {
   const { accountId, endpointId, delivery, next, attempt, logNumber } = record;
-  const now = Date.now();
+  const now = nowMillis();
   const number = delivery.attempts + 1;
   // Never the pending item's own key again (a transaction cannot delete and put one item).
   const nextAt = next.state === 'pending' ? Math.max(next.nextAt, record.dueAt + 1) : null;
