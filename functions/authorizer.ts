@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { keyPrefixOf, resolveApiKey } from '#lib/accounts/api-keys.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
-import { logAuthorizerDecision, logError, startInvocationLog } from '#lib/log.ts';
+import { inInvocationScope, logAuthorizerDecision, logError } from '#lib/log.ts';
 
 /**
  * API Gateway TOKEN authorizer: `Authorization: Bearer <key>` → the calling account.
@@ -12,12 +12,17 @@ import { logAuthorizerDecision, logError, startInvocationLog } from '#lib/log.ts
  */
 export const UNAUTHORIZED = 'Unauthorized';
 
-export async function handler(
+export function handler(
   event: APIGatewayTokenAuthorizerEvent,
   context?: Context,
 ): Promise<APIGatewayAuthorizerResult> {
   // A TOKEN event carries no API Gateway request id: the Lambda's own is the one to search for.
-  startInvocationLog({ requestId: context?.awsRequestId ?? 'unknown' }, context);
+  return inInvocationScope({ requestId: context?.awsRequestId ?? 'unknown' }, context, () =>
+    authorize(event),
+  );
+}
+
+async function authorize(event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   const everyRoute = wildcardArn(event.methodArn);
   try {
     const caller = await resolveApiKey(event.authorizationToken);

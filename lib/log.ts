@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import type { Context } from 'aws-lambda';
+import { type LogKeys, requestScope, runInRequestScope } from '#lib/request-scope.ts';
 
 /**
  * The service's one logger (Powertools Logger): JSON lines with level, timestamp and service, plus the keys of
@@ -12,8 +13,16 @@ import type { Context } from 'aws-lambda';
  */
 export const SERVICE_NAME = 'deskpipe';
 
+/** Powertools' logger, with its cold start readable: the invocation's keys are made here, not in the logger. */
+class ServiceLogger extends Logger {
+  /** True for the first invocation of an environment Lambda started on demand, then false (Powertools' rule). */
+  takeColdStart(): boolean {
+    return this.getColdStart();
+  }
+}
+
 // Powertools takes the level in any case and checks it: an unknown value leaves the default, INFO.
-const logger = new Logger({
+const logger = new ServiceLogger({
   serviceName: SERVICE_NAME,
   logLevel: process.env.LOG_LEVEL as LogLevel | undefined,
 });
@@ -25,18 +34,33 @@ export interface InvocationKeys {
 }
 
 /**
- * Starts an invocation's log context: the previous invocation's keys go, these are on every line until the
- * next invocation starts. With the Lambda context, lines also carry Powertools' function fields (cold start,
- * the Lambda request id).
- *
- * In Lambda an environment serves one invocation at a time (with several at once, Powertools keeps keys per
- * invocation). The local gateway serves overlapping requests in one process, where they share these keys.
+ * The keys on every line of an invocation: its ids and, with the Lambda context, the fields Powertools'
+ * addContext would add (named as it names them: cold start, the Lambda request id…). They are kept in the
+ * invocation's scope (lib/request-scope.ts) and put on each line, never in the logger, whose keys are the
+ * process's: the local gateway serves overlapping requests in one process, and each line takes its own.
  */
-export function startInvocationLog(keys: InvocationKeys, context?: Context): void {
-  logger.resetKeys();
-  if (context) logger.addContext(context);
-  logger.appendKeys({ ...keys });
+export function invocationLogKeys(keys: InvocationKeys, context?: Context): LogKeys {
+  const lambda = context && {
+    cold_start: logger.takeColdStart(),
+    function_arn: context.invokedFunctionArn,
+    function_memory_size: context.memoryLimitInMB,
+    function_name: context.functionName,
+    function_request_id: context.awsRequestId,
+  };
+  return { ...lambda, ...keys };
 }
+
+/** Runs an invocation that is not an HTTP request (the authorizer, a background function) in a scope of its own. */
+export function inInvocationScope<T>(
+  keys: InvocationKeys,
+  context: Context | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  return runInRequestScope({ log: invocationLogKeys(keys, context) }, work);
+}
+
+/** A line's fields: the current invocation's keys, then the line's own. */
+const withKeys = (fields: object): Record<string, unknown> => ({ ...requestScope()?.log, ...fields });
 
 export interface RequestSummary {
   method: string;
@@ -46,8 +70,8 @@ export interface RequestSummary {
 
 /** The one line per request: info, or error for a 5xx. */
 export function logRequest(summary: RequestSummary): void {
-  if (summary.status >= 500) logger.error('request', { ...summary });
-  else logger.info('request', { ...summary });
+  if (summary.status >= 500) logger.error('request', withKeys(summary));
+  else logger.info('request', withKeys(summary));
 }
 
 /**
@@ -56,28 +80,31 @@ export function logRequest(summary: RequestSummary): void {
  */
 export function logError(error: unknown): void {
   const err = error instanceof Error ? error : new Error(String(error));
-  logger.error('unexpected error', { error: { name: err.name, message: err.message, stack: err.stack } });
+  logger.error(
+    'unexpected error',
+    withKeys({ error: { name: err.name, message: err.message, stack: err.stack } }),
+  );
 }
 
 /** One line per background run (a stream batch fanned out, a run of the due runner): what it did, in figures. */
 export function logWorkerRun(name: string, figures: Record<string, number>): void {
-  logger.info(name, { ...figures });
+  logger.info(name, withKeys(figures));
 }
 
 /**
- * A background function's handler (as skuba's createBatchSQSHandler wraps its workers): the invocation's log
- * keys are started, `run` does the work, and its figures are logged as the run's one line under `name`.
+ * A background function's handler (as skuba's createBatchSQSHandler wraps its workers): the invocation runs in
+ * its scope with its log keys, `run` does the work, and its figures are logged as the run's one line under `name`.
  */
 export function workerHandler<E, R>(
   name: string,
   run: (event: E, context?: Context) => Promise<{ answer: R; figures: Record<string, number> }>,
 ): (event: E, context?: Context) => Promise<R> {
-  return async (event, context) => {
-    startInvocationLog({ requestId: context?.awsRequestId ?? 'unknown' }, context);
-    const { answer, figures } = await run(event, context);
-    logWorkerRun(name, figures);
-    return answer;
-  };
+  return (event, context) =>
+    inInvocationScope({ requestId: context?.awsRequestId ?? 'unknown' }, context, async () => {
+      const { answer, figures } = await run(event, context);
+      logWorkerRun(name, figures);
+      return answer;
+    });
 }
 
 export type AuthorizerDecision =
@@ -86,10 +113,10 @@ export type AuthorizerDecision =
 
 /** The authorizer's answer, at debug level: the key's id or its shown prefix, never the key. */
 export function logAuthorizerDecision(decision: AuthorizerDecision): void {
-  logger.debug('authorizer decision', { ...decision });
+  logger.debug('authorizer decision', withKeys(decision));
 }
 
 /** One line per received mail (lib/email/receive.ts): ids and the outcome only, never an address or a subject. */
 export function logMail(name: string, fields: Record<string, string | number>): void {
-  logger.info(name, { ...fields });
+  logger.info(name, withKeys(fields));
 }

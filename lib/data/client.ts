@@ -15,9 +15,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { intEnv, requireEnv } from '#lib/config/env.ts';
 import { ServiceUnavailable } from '#lib/errors.ts';
+import { timeLeftMs } from '#lib/request-scope.ts';
 import { isRefusedAsInvalid, isStoreUnavailable, isTransactionConflict, StoreRefused } from './errors.ts';
 import { chunks } from './items.ts';
-import { timeLeftMs } from './request-scope.ts';
 
 /**
  * One document client per container, created at module load and reused by every invocation.
@@ -26,7 +26,7 @@ import { timeLeftMs } from './request-scope.ts';
  * Time bounds, so that a stalled or dead store answers 503 before the function times out:
  * - each call makes at most DYNAMODB_MAX_ATTEMPTS attempts of at most DYNAMODB_REQUEST_TIMEOUT_MS each
  *   (connecting at most 1 s): 3 × 2 s + backoff ≈ 6.3 s;
- * - and every attempt of a request's calls ends by the request's deadline (lib/data/request-scope.ts): the
+ * - and every attempt of a request's calls ends by the request's deadline (lib/request-scope.ts): the
  *   function's remaining time less 1.5 s (DEADLINE_MARGIN_MS), so 8.5 s into a request on the 10 s function.
  *   A request makes several calls one after another (the claim of its Idempotency-Key, its reads, its commit,
  *   a conflict's retry, releasing the claim after a failure): whatever they add up to, a stalled store

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ServiceUnavailable } from '#lib/errors.ts';
-import { timeLeftMs } from './request-scope.ts';
+import { timeLeftMs } from '#lib/request-scope.ts';
 
 /**
  * The one place that reads DynamoDB's errors. The rest of the data layer asks these questions; nothing above

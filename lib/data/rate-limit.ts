@@ -1,9 +1,9 @@
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '#lib/errors.ts';
+import { inExemptScope, type RateCount, requestScope } from '#lib/request-scope.ts';
 import { dynamo, tableName } from './client.ts';
 import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
 import { accountKeys } from './keys.ts';
-import { inExemptScope, requestScope } from './request-scope.ts';
 
 /**
  * Requests per account and fixed minute (decisions.md, "Rate limits per plan"), counted on the account's rate
@@ -138,13 +138,19 @@ export async function consumeRate(accountId: string, window: RateWindow): Promis
 }
 
 /**
- * The request's rate decision, as the data layer needs it (held in the request scope, lib/data/request-scope.ts,
+ * The request's rate decision, as the data layer needs it (held in the request scope, lib/request-scope.ts,
  * by lib/http/rate-limit.ts): every write of the request waits for it, so a refused request writes nothing.
  */
-export interface RateScope {
+export interface RateScope extends RateCount {
   window: RateWindow;
   /** The count, running beside the request's first round trip. */
   eager: Promise<RateOutcome>;
+}
+
+/** The rate count of the request being served, if the HTTP stack opened one. */
+export function requestRate(): RateScope | undefined {
+  // The scope types its rate by what it needs to hold it; the only one ever put there is a RateScope (openRateScope).
+  return requestScope()?.rate as RateScope | undefined;
 }
 
 /** A write that is itself the rate decision (or must not wait for it: the Idempotency-Key claim). */
@@ -163,9 +169,8 @@ const WRITES = new Set([
 // Every write waits for the request's rate decision: over the limit, it throws RateLimited and writes nothing.
 dynamo.middlewareStack.add(
   (next, context) => async (args) => {
-    const scope = requestScope();
-    const rate = scope?.rate;
-    if (rate && !scope?.rateExempt && WRITES.has(String(context.commandName))) {
+    const rate = requestRate();
+    if (rate && !requestScope()?.rateExempt && WRITES.has(String(context.commandName))) {
       const outcome = await rate.eager;
       if (!outcome.allowed) throw new RateLimited(outcome);
     }

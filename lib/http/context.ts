@@ -1,9 +1,11 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { DEADLINE_MARGIN_MS, FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { isTransactionConflict } from '#lib/data/errors.ts';
 import { AppError, ServiceUnavailable } from '#lib/errors.ts';
-import { logError, logRequest, startInvocationLog } from '#lib/log.ts';
-import { nowMicros } from '#lib/time.ts';
+import { invocationLogKeys, logError, logRequest } from '#lib/log.ts';
+import { runInRequestScope } from '#lib/request-scope.ts';
+import { nowMicros, nowMillis } from '#lib/time.ts';
 import type { IdempotentCall } from './idempotency.ts';
 import { type BusinessMetric, type MetricName, publishCounts } from './metrics.ts';
 import { type HttpResult, requestIdOf } from './request.ts';
@@ -53,6 +55,35 @@ export interface ContextOptions {
 }
 
 /**
+ * The deadline of a request: the time its function has left, less a margin (DEADLINE_MARGIN_MS), so that a
+ * stalled store is a 503 before the function times out. A context without a clock (a test's) gets the function
+ * timeout, as a fresh invocation would.
+ */
+function deadlineOf(context: Context | undefined): number {
+  const remaining =
+    typeof context?.getRemainingTimeInMillis === 'function'
+      ? context.getRemainingTimeInMillis()
+      : FUNCTION_TIMEOUT_MS;
+  return nowMillis() + remaining - DEADLINE_MARGIN_MS;
+}
+
+/**
+ * Runs each invocation of a stack, public or behind the authorizer, inside its request scope (lib/request-scope.ts):
+ * its deadline, and the keys on each of its log lines (request id, account, route, Lambda's fields). Entered
+ * around the whole stack, so that every middleware's store calls and lines have it too.
+ */
+export function inRequestScope(
+  route: { readonly name: string },
+  stack: (event: Event, context: Context) => Promise<Result>,
+) {
+  return (event: Event, context: Context): Promise<Result> => {
+    const keys = { requestId: requestIdOf(event), accountId: accountIdOf(event), route: route.name };
+    const scope = { deadline: deadlineOf(context), log: invocationLogKeys(keys, context) };
+    return runInRequestScope(scope, () => stack(event, context));
+  };
+}
+
+/**
  * The outermost middleware of every handler, public or behind the authorizer: ids, timing, the log line and the
  * counts of every answer, and errors that no inner middleware answered → errorResponse. It knows nothing of the
  * store, so a public route's bundle (the OpenAPI document, the docs page) carries no DynamoDB client.
@@ -72,10 +103,6 @@ export function httpContext(options: ContextOptions): MiddlewareObj<Event, Resul
     before: (request) => {
       request.internal.startedAt = nowMicros();
       request.internal.requestId = requestIdOf(request.event);
-      startInvocationLog(
-        { requestId: request.internal.requestId, accountId: accountIdOf(request.event), route },
-        request.context,
-      );
       // This request's view of Lambda's context (every field and method of it, and the request's state): the
       // context object itself may serve several requests at once (the local gateway, tests).
       request.context = Object.assign(Object.create(request.context) as Context, {

@@ -1,11 +1,15 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
-import { DEADLINE_MARGIN_MS, FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
-import { runInRequestScope } from '#lib/data/request-scope.ts';
 import { BadRequest, PayloadTooLarge } from '#lib/errors.ts';
-import { nowMillis } from '#lib/time.ts';
-import { type Event, httpContext, type Internal, internalOf, type Result } from './context.ts';
+import {
+  type Event,
+  httpContext,
+  type Internal,
+  inRequestScope,
+  internalOf,
+  type Result,
+} from './context.ts';
 import { commitHook, idempotency } from './idempotency.ts';
 import { checkJsonContentType, checkJsonDepth } from './json-limits.ts';
 import type { BusinessMetric } from './metrics.ts';
@@ -84,19 +88,6 @@ export interface PresentingRouteOptions<T> extends RouteOptions {
 export type RouteHandler<T = HttpResult> = (request: HttpRequest<T>, caller: Caller) => Promise<T>;
 
 /**
- * The deadline of a request: the time its function has left, less a margin (DEADLINE_MARGIN_MS), so that a
- * stalled store is a 503 before the function times out. A context without a clock (a test's) gets the function
- * timeout, as a fresh invocation would.
- */
-function deadlineOf(context: Context | undefined): number {
-  const remaining =
-    typeof context?.getRemainingTimeInMillis === 'function'
-      ? context.getRemainingTimeInMillis()
-      : FUNCTION_TIMEOUT_MS;
-  return nowMillis() + remaining - DEADLINE_MARGIN_MS;
-}
-
-/**
  * The one middy stack every HTTP handler uses: thin handlers get a parsed request and the caller, and
  * return their result; everything else (ids, the rate count, parsing, Idempotency-Key, errors, logs) happens
  * here. A route with `present` returns its domain's result, and the stack renders it: so the answer an
@@ -104,14 +95,15 @@ function deadlineOf(context: Context | undefined): number {
  *
  * The middlewares, outermost first: httpContext (ids, log, counts, the error answer), requireScope (the route's
  * scope, before anything else), rateCount, storedKey (the key routes: the calling key as stored), pathObjectFirst
- * (a route naming an object: its 404 before a refused body), jsonBody, idempotency. Each request runs inside its data-layer request scope (lib/data/request-scope.ts: deadline, rate
- * count), entered around the whole stack so that every middleware's store calls have it too.
+ * (a route naming an object: its 404 before a refused body), jsonBody, idempotency. Each request runs inside its
+ * request scope (lib/request-scope.ts: deadline, rate count, log keys), entered around the whole stack
+ * (inRequestScope) so that every middleware's store calls and log lines have it too.
  */
-export function httpHandler(options: RouteOptions, handle: RouteHandler): ReturnType<typeof scoped>;
+export function httpHandler(options: RouteOptions, handle: RouteHandler): ReturnType<typeof inRequestScope>;
 export function httpHandler<T>(
   options: PresentingRouteOptions<T>,
   handle: RouteHandler<T>,
-): ReturnType<typeof scoped>;
+): ReturnType<typeof inRequestScope>;
 export function httpHandler<T>(
   options: RouteOptions & { present?: (result: T) => HttpResult },
   handle: RouteHandler<T>,
@@ -150,11 +142,5 @@ export function httpHandler<T>(
       return binaryResponse(answer.statusCode, answer.binary, internal.requestId, answer.headers);
     return jsonResponse(answer.statusCode, answer.body, internal.requestId, answer.headers);
   });
-  return scoped(stack);
-}
-
-/** Runs each invocation of the stack inside its request scope, with its deadline. */
-function scoped(stack: (event: Event, context: Context) => Promise<Result>) {
-  return (event: Event, context: Context): Promise<Result> =>
-    runInRequestScope({ deadline: deadlineOf(context) }, () => stack(event, context));
+  return inRequestScope(options.route, stack);
 }

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { NotFound } from '#lib/errors.ts';
-import { type Event, httpContext, type Internal, type Result } from './context.ts';
+import { type Event, httpContext, type Internal, inRequestScope, type Result } from './context.ts';
 import { baseUrlOf, paramsOf, requestIdOf, stagePathOf } from './request.ts';
 
 /** What a public route is told of its request. */
@@ -22,7 +22,7 @@ export interface PublicAnswer {
 }
 
 /**
- * The stack of the routes without a key (the contract and its page): the same request id, logs, counts and
+ * The stack of the routes without a key (the contract and its page): the same request scope, id, logs, counts and
  * error answers as every route, and nothing of the store (no rate count, no idempotency), so these bundles
  * stay small and answer even when the store does not. A route that finds nothing returns undefined: 404.
  */
@@ -30,7 +30,7 @@ export function publicHandler(
   options: { route: { readonly name: string } },
   serve: (request: PublicRequest) => PublicAnswer | undefined | Promise<PublicAnswer | undefined>,
 ) {
-  return middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
+  const stack = middy<Event, Result, Error, Context, Internal>({ timeoutEarlyInMillis: 0 })
     .use(httpContext(options))
     .handler(async (event) => {
       const answer = await serve({
@@ -50,4 +50,5 @@ export function publicHandler(
         body: answer.body,
       };
     });
+  return inRequestScope(options.route, stack);
 }

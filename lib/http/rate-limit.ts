@@ -1,8 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { consumeRate, type RateOutcome, type RateScope } from '#lib/data/rate-limit.ts';
-import { requestScope } from '#lib/data/request-scope.ts';
+import { consumeRate, type RateOutcome, type RateScope, requestRate } from '#lib/data/rate-limit.ts';
 import { TooManyRequests } from '#lib/errors.ts';
+import { requestScope } from '#lib/request-scope.ts';
 import { nowMicros } from '#lib/time.ts';
 import { accountIdOf, type Event, errorResponse, type Internal, type Result } from './context.ts';
 
@@ -52,7 +52,7 @@ export function rateCount(): MiddlewareObj<Event, Result, Error, Context, Intern
     requestId: string,
     answer: () => Result,
   ): Promise<Result | undefined> => {
-    const rate = requestScope()?.rate;
+    const rate = requestRate();
     const accountId = accountIdOf(event);
     if (!rate || !accountId) return undefined;
     let outcome: RateOutcome;

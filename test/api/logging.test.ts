@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
+import { capturedOutput as output } from '#test/support/output.ts';
 
 /**
  * What the service writes on stdout and stderr: the logger's lines and the EMF counts. The logger reads
@@ -24,33 +25,6 @@ async function load(env: Record<string, string | undefined>) {
     authorizer: authorizer.handler,
     createTicket: createTicket.handler,
     createDeal: createDeal.handler,
-  };
-}
-
-/** Every line written to stdout or stderr while `work` runs, parsed. */
-async function output(
-  work: () => Promise<unknown>,
-): Promise<{ text: string; lines: Record<string, unknown>[] }> {
-  const chunks: string[] = [];
-  const capture = (chunk: string | Uint8Array) => {
-    chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-    return true;
-  };
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-  try {
-    await work();
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-  const text = chunks.join('');
-  return {
-    text,
-    lines: text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line)),
   };
 }
 
@@ -135,6 +109,22 @@ describe('request logs', () => {
     expect(lines.map((line) => [line.requestId, line.accountId, line.status])).toEqual([
       ['req-log-1', 'acc-log', 201],
       ['req-log-2', undefined, 401],
+    ]);
+  });
+
+  it("carries Lambda's fields: the function's request id, and a cold start on the first invocation only", async () => {
+    const { httpHandler } = await load({ LOG_LEVEL: 'info', AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand' });
+    const ok = httpHandler({ route: { name: 'echo', scope: 'tickets:read' }, body: true }, async () => ({
+      statusCode: 201,
+      body: {},
+    }));
+    const { lines } = await output(async () => {
+      await ok(post(), { ...lambdaContext, awsRequestId: 'lambda-1', functionName: 'echo-fn' });
+      await ok(post(), { ...lambdaContext, awsRequestId: 'lambda-2', functionName: 'echo-fn' });
+    });
+    expect(lines.map((line) => [line.function_request_id, line.function_name, line.cold_start])).toEqual([
+      ['lambda-1', 'echo-fn', true],
+      ['lambda-2', 'echo-fn', false],
     ]);
   });
 

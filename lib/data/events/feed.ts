@@ -1,8 +1,8 @@
 import { ServiceUnavailable } from '#lib/errors.ts';
+import { timeLeftMs } from '#lib/request-scope.ts';
 import { nowMillis } from '#lib/time.ts';
 import { queryAll, tableName } from '../client.ts';
 import { EVENT_SHARDS, eventKeys } from '../keys.ts';
-import { timeLeftMs } from '../request-scope.ts';
 import { placeOfEventId } from './ids.ts';
 import { age, bodyOf, EVENT_RETENTION_SECONDS, live, placeItems } from './item.ts';
 import {

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { timeLeftMs } from '#lib/request-scope.ts';
 import { nowMillis } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from '../errors.ts';
 import { uuidParts } from '../index/order-key.ts';
 import { accountKeys, EVENT_PLACE_BASE, EVENT_SHARDS, eventKeys } from '../keys.ts';
-import { timeLeftMs } from '../request-scope.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS } from './item.ts';
 
