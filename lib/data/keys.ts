@@ -443,26 +443,19 @@ export const webhookDeliveryKeys = {
     sk: webhookDeliveryKeys.attemptSort(number),
   }),
   attemptSort: (number: number) => String(number).padStart(12, '0'),
-  /**
-   * gsi2 (keys only) entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due.
-   * Before issue 27 it was the same key in gsi1 (projection ALL): `legacyDueIndex`, read until empty.
-   */
+  /** gsi2 (keys only) entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due. */
   due: (accountId: string, endpointId: string, dueAt: number) => ({
     gsi2pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,
     gsi2sk: `${dueMs(dueAt)}#${accountId}#${endpointId}`,
   }),
   /** The due partitions: one per shard (lib/data/due-shards.ts says why), sorted by the entries' due. */
   duePartitions: Array.from({ length: DUE_SHARDS }, (_, shard) => `WEBHOOK_DUE#${shard}`),
-  /** The one partition of every entry before the shards: read until the entries left there have moved. */
-  unshardedDuePartition: 'WEBHOOK_DUE',
   dueIndex: 'gsi2' as IndexName,
-  /** Where due entries were before the keys-only index (gsi1pk/gsi1sk on the endpoint item): read until none is left. */
-  legacyDueIndex: 'gsi1' as IndexName,
-  /** The due sort key bound of the endpoints due at or before `at` (gsi1sk < this). */
+  /** The due sort key bound of the endpoints due at or before `at` (gsi2sk < this). */
   dueBefore: (at: number) => `${dueMs(at + 1)}#`,
   /** A due entry's sort key read back. */
-  parseDue: (gsi1sk: string) => {
-    const [due, accountId, endpointId] = gsi1sk.split('#');
+  parseDue: (gsi2sk: string) => {
+    const [due, accountId, endpointId] = gsi2sk.split('#');
     return { dueAt: Number(due), accountId: accountId ?? '', endpointId: endpointId ?? '' };
   },
   /** The local stream reader's checkpoint of one shard (infra/local/webhooks.ts). */

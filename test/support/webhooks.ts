@@ -185,7 +185,7 @@ export async function createTestEndpoint(
 }
 
 /**
- * Takes an endpoint out of the due index (its gsi1 and gsi2 keys): an endpoint a test made and no runner of the
+ * Takes an endpoint out of the due index (its gsi2 keys): an endpoint a test made and no runner of the
  * file delivers to would stay among the earliest entries of the table's due index and crowd other files' runners
  * out of it.
  */
@@ -194,7 +194,7 @@ export async function removeFromDueIndex(accountId: string, endpointId: string):
     new UpdateCommand({
       TableName: tableName(),
       Key: webhookKeys.endpoint(accountId, endpointId),
-      UpdateExpression: 'REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
     }),
   );
 }
