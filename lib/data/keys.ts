@@ -143,11 +143,6 @@ export function indexKeys(entity: string) {
     itemPartition,
     item: (accountId: string, orderKey: string) => ({ pk: itemPartition(accountId), sk: orderKey }),
     /**
-     * The one stats item of releases before the sharded counters (every bounded count and declared counter in
-     * one item, growing with agents, stages and currencies): read by nothing, removed by the reindex.
-     */
-    legacyStats: (accountId: string) => ({ pk: `${entity}_STATS#${accountId}`, sk: 'STATS' }),
-    /**
      * A family of stats cells (lib/data/index/declaration.ts, StatsFamily): `counts` (the few-valued counts),
      * `agent` (an agent's open work and assignee count), a deal's `stage`, `stage_board`, …; one partition each.
      */
