@@ -40,7 +40,7 @@ export const webhookStreamWorker = {
 } as const satisfies WorkerDefinition;
 
 /**
- * Scheduled every minute, runs the due runner for DUE_RUN_MS: the due index (Query on gsi1), leases and claims
+ * Scheduled every minute, runs the due runner for DUE_RUN_MS: the due index (Query on gsi2), leases and claims
  * (UpdateItem), pending deliveries and events (Query), attempts recorded (a transaction of Put, Update and
  * DeleteItems), a lease's release (GetItem); then waits for the attempts still running (up to the attempt limit).
  */
@@ -48,8 +48,8 @@ export const webhookDueWorker = {
   name: 'webhooksDue',
   entry: 'functions/webhooks-due.ts',
   tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
-  // gsi2: the due index; gsi1: due entries written before it, read until none is left (LEGACY_DUE_READS).
-  indexQueries: ['gsi2', 'gsi1'],
+  // gsi2: the due index.
+  indexQueries: ['gsi2'],
   timeoutSeconds: 80,
   keyHashSecret: false,
 } as const satisfies WorkerDefinition;

@@ -120,17 +120,8 @@ export interface AccountConfig {
   pipelines: Pipeline[];
 }
 
-/** Integer id sequences kept per account (`event`: the places of the events feed, lib/data/events.ts). */
-export const SEQUENCES = [
-  'team',
-  'agent',
-  'category',
-  'pipeline',
-  'stage',
-  'contact',
-  'deal',
-  'event',
-] as const;
+/** Integer id sequences kept per account. */
+export const SEQUENCES = ['team', 'agent', 'category', 'pipeline', 'stage', 'contact', 'deal'] as const;
 export type Sequence = (typeof SEQUENCES)[number];
 
 export interface ApiKeyRecord {

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 
 /**
- * How many partitions the webhook due index (gsi1) is spread over. One partition key takes at most 1,000 write
- * units a second, and every write of an endpoint item that is in the index writes the index too (the fan-out's
- * due entry, the lease, its renewal, the record's attempt count, the release): 1.1 gsi1 units per delivery in a
- * backlog, up to 6.6 in a trickle (docs/performance.md, "Webhooks"). At the design load of 50,000 deliveries a
+ * How many partitions the webhook due index (gsi2) is spread over. One partition key takes at most 1,000 write
+ * units a second, and with the index as it was first (gsi1, projection ALL) every write of an endpoint item in it
+ * wrote the index too (the fan-out's due entry, the lease, its renewal, the record's attempt count, the release):
+ * 1.1 index units per delivery in a backlog, up to 6.6 in a trickle (docs/performance.md, "Webhooks"; keys only, it
+ * is written only when the entry moves). At the design load of 50,000 deliveries a
  * minute (833/s, docs/capacity.md) that is ~900 to ~5,500 units a second: on one key, at or past its limit, and
  * its throttling would push back on every account's writes. Over 16 keys it is at most ~350 units a second each,
  * a third of one partition's limit, and the runner still reads them all in one round of parallel Queries.

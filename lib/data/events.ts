@@ -10,11 +10,8 @@
  * shard that lags behind the place a page would serve is moved past it by the reader (a bump: its counter set
  * ahead on the condition that it still stands where the reader found it, recording the places it skips; one
  * UpdateItem, then one range void item for those places), so no writer can be handed a place below one a reader
- * served. Places below
- * EVENT_PLACE_BASE were taken from the account's one `event` sequence before the counters were spread: served
- * first, in their order; the reader that first passes them seals that sequence (a writer of the version before
- * then fails before its commit). So the places below any event a reader has seen are all settled, and nothing is
- * ever inserted before an event served.
+ * served. So the places below any event a reader has seen are all settled, and nothing is ever inserted before
+ * an event served.
  */
 
 export * from './events/feed.ts';

@@ -143,11 +143,6 @@ export function indexKeys(entity: string) {
     itemPartition,
     item: (accountId: string, orderKey: string) => ({ pk: itemPartition(accountId), sk: orderKey }),
     /**
-     * The one stats item of releases before the sharded counters (every bounded count and declared counter in
-     * one item, growing with agents, stages and currencies): read by nothing, removed by the reindex.
-     */
-    legacyStats: (accountId: string) => ({ pk: `${entity}_STATS#${accountId}`, sk: 'STATS' }),
-    /**
      * A family of stats cells (lib/data/index/declaration.ts, StatsFamily): `counts` (the few-valued counts),
      * `agent` (an agent's open work and assignee count), a deal's `stage`, `stage_board`, …; one partition each.
      */
@@ -353,41 +348,28 @@ export const idempotencyKeys = {
 export const EVENT_SHARDS = 16;
 /**
  * The first place the shards' counters hand out: shard k's place n is EVENT_PLACE_BASE + n * 16 + k, in partition
- * k (n counts the shard's places: lib/data/events/lanes.ts). Every place below it was taken from the account's one
- * `event` sequence (the feed before its counters were spread), which a reader seals before it serves a place
- * above. 10^13: every place of either kind has a 14-digit sort key (lexical order is place order): 5.6 * 10^12
- places a shard.
+ * k (n counts the shard's places: lib/data/events/lanes.ts; a multiple of 16, so a place's shard is place mod 16).
+ * 10^13: every place has a 14-digit sort key (lexical order is place order): 5.6 * 10^12 places a shard.
  */
 export const EVENT_PLACE_BASE = 10_000_000_000_000;
 
 /**
  * The events feed: an item per place in the account's sequence (an event, or a void place whose commit did not
  * land), place `p` in the account's shard partition `p mod EVENT_SHARDS`, sorted by place; an event too large for
- * one item continues in parts (`<place>#1`). Events written before the feed was spread are in the account's one
- * legacy partition (`EVENTS#<acc>`, every place), read beside the shards until they expire. docs/data-model.md,
- * "Events".
+ * one item continues in parts (`<place>#1`). docs/data-model.md, "Events".
  */
 export const eventKeys = {
   /** The `type` of an event item (here, the CDK stream filter reads it without the store's client) and a void. */
   itemType: { event: 'event', void: 'event_void' } as const,
-  /** The partition of every place before the feed was spread (read, never written by this version). */
-  legacyPartition: (accountId: string) => `EVENTS#${accountId}`,
   shardPartition: (accountId: string, shard: number) => `EVENTS#${accountId}#${shard}`,
   /** The partition a place's items are written in. */
   partitionOf: (accountId: string, seq: number) => eventKeys.shardPartition(accountId, seq % EVENT_SHARDS),
-  /** Every partition a place's items may be in: its shard, and the legacy partition. */
-  partitions: (accountId: string) => [
-    eventKeys.legacyPartition(accountId),
-    ...Array.from({ length: EVENT_SHARDS }, (_, k) => eventKeys.shardPartition(accountId, k)),
-  ],
+  /** Every partition of the account's feed: its shards'. */
+  partitions: (accountId: string) =>
+    Array.from({ length: EVENT_SHARDS }, (_, k) => eventKeys.shardPartition(accountId, k)),
   sort: (seq: number) => String(seq).padStart(14, '0'),
   place: (accountId: string, seq: number) => ({
     pk: eventKeys.partitionOf(accountId, seq),
-    sk: eventKeys.sort(seq),
-  }),
-  /** The key a place had before the feed was spread (a void closing a place is written at both). */
-  legacyPlace: (accountId: string, seq: number) => ({
-    pk: eventKeys.legacyPartition(accountId),
     sk: eventKeys.sort(seq),
   }),
   part: (accountId: string, seq: number, part: number) => ({
@@ -403,13 +385,8 @@ export const eventKeys = {
     const [seq, part] = sk.split('#');
     return { seq: Number(seq), part: part === undefined ? 0 : Number(part) };
   },
-  /** The account of a feed partition key (a shard's or the legacy one), or undefined for any other key. */
-  accountOf: (pk: string) => {
-    if (!pk.startsWith('EVENTS#')) return undefined;
-    const rest = pk.slice('EVENTS#'.length);
-    const shard = /#\d+$/.exec(rest);
-    return shard ? rest.slice(0, shard.index) : rest;
-  },
+  /** The account of a feed partition key (`EVENTS#<acc>#<k>`), or undefined for any other key. */
+  accountOf: (pk: string) => /^EVENTS#(.+)#\d+$/.exec(pk)?.[1],
 };
 
 /**
@@ -461,26 +438,19 @@ export const webhookDeliveryKeys = {
     sk: webhookDeliveryKeys.attemptSort(number),
   }),
   attemptSort: (number: number) => String(number).padStart(12, '0'),
-  /**
-   * gsi2 (keys only) entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due.
-   * Before issue 27 it was the same key in gsi1 (projection ALL): `legacyDueIndex`, read until empty.
-   */
+  /** gsi2 (keys only) entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due. */
   due: (accountId: string, endpointId: string, dueAt: number) => ({
     gsi2pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,
     gsi2sk: `${dueMs(dueAt)}#${accountId}#${endpointId}`,
   }),
   /** The due partitions: one per shard (lib/data/due-shards.ts says why), sorted by the entries' due. */
   duePartitions: Array.from({ length: DUE_SHARDS }, (_, shard) => `WEBHOOK_DUE#${shard}`),
-  /** The one partition of every entry before the shards: read until the entries left there have moved. */
-  unshardedDuePartition: 'WEBHOOK_DUE',
   dueIndex: 'gsi2' as IndexName,
-  /** Where due entries were before the keys-only index (gsi1pk/gsi1sk on the endpoint item): read until none is left. */
-  legacyDueIndex: 'gsi1' as IndexName,
-  /** The due sort key bound of the endpoints due at or before `at` (gsi1sk < this). */
+  /** The due sort key bound of the endpoints due at or before `at` (gsi2sk < this). */
   dueBefore: (at: number) => `${dueMs(at + 1)}#`,
   /** A due entry's sort key read back. */
-  parseDue: (gsi1sk: string) => {
-    const [due, accountId, endpointId] = gsi1sk.split('#');
+  parseDue: (gsi2sk: string) => {
+    const [due, accountId, endpointId] = gsi2sk.split('#');
     return { dueAt: Number(due), accountId: accountId ?? '', endpointId: endpointId ?? '' };
   },
   /** The local stream reader's checkpoint of one shard (infra/local/webhooks.ts). */

@@ -27,7 +27,7 @@ export const table = {
      * Sparse, keys only: the webhook due index (docs/webhooks.md), one small entry per endpoint with work due. Keys
      * only, so an entry is ~150 bytes (1 write unit) whatever the endpoint item holds, only a write that moves the
      * entry writes the index (a write of the endpoint's other attributes does not), and no endpoint's URL or secrets
-     * are copied into an index. gsi1 (ALL) held the due entries before; the runner reads them there until none is left.
+     * are copied into an index.
      */
     gsi2: { partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'KEYS_ONLY' },
   } satisfies Record<string, IndexDeclaration>,

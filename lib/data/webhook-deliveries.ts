@@ -8,7 +8,7 @@
  * - An **attempt** item per attempt, numbered by the endpoint's `attemptCount` in recording order: newest first is a
  *   descending Query, page n one range of numbers, and the total is the count (exact). The newest
  *   ATTEMPTS_KEPT are kept: recording attempt n deletes attempt n - ATTEMPTS_KEPT in the same transaction.
- * - The endpoint item carries the dispatcher's fields: the **due entry** (gsi1: one of DUE_SHARDS partitions,
+ * - The endpoint item carries the dispatcher's fields: the **due entry** (gsi2: one of DUE_SHARDS partitions,
  *   `<earliest due>#<acc>#<id>`) while it has pending deliveries, `dueVersion` (bumped by every writer of pending
  *   deliveries other than the lease holder, after its pending items landed), the **lease** (`leaseOwner`,
  *   `leaseUntil`: one runner works an endpoint at a time; while leased, the due entry says when the lease ends, so

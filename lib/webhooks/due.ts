@@ -4,8 +4,6 @@ import {
   dueEndpoints,
   duePending,
   failPending,
-  LEGACY_DUE_EVERY,
-  LEGACY_DUE_READS,
   leaseEndpoint,
   type PendingDelivery,
   releaseEndpoint,
@@ -81,7 +79,6 @@ export class DueRunner {
   private stopping = false;
   /** Aborted by stop(): the runner's waits end at once. */
   private readonly stopped = new AbortController();
-  private polls = 0;
   /** What this runner did: endpoints leased, and attempts by outcome. */
   readonly counts: Record<'endpoints' | AttemptResult, number> = {
     endpoints: 0,
@@ -114,9 +111,7 @@ export class DueRunner {
     if (room <= 0) return 0;
     const now = nowMillis();
     for (const [key, until] of this.slow) if (until <= now) this.slow.delete(key);
-    // Not at the first poll: a run's first look at its shards costs what it did before the keys-only index.
-    const legacy = LEGACY_DUE_READS && ++this.polls % LEGACY_DUE_EVERY === 0;
-    const due = await dueEndpoints(now, this.maxEndpoints * 2, this.shards, legacy);
+    const due = await dueEndpoints(now, this.maxEndpoints * 2, this.shards);
     let started = 0;
     for (const entry of due) {
       const key = `${entry.accountId}#${entry.endpointId}`;

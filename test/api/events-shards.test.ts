@@ -1,24 +1,19 @@
 import { isDeepStrictEqual } from 'node:util';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { reserveIds } from '#lib/data/accounts.ts';
 import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
 import { ConcurrentWrite } from '#lib/data/errors.ts';
 import {
   bumpLane,
   bumpTarget,
-  eventItems,
   eventSettleMs,
   eventShardOfObject,
-  laneOf,
-  placeOf,
   readFeed,
   takeEventPlaces,
   takeShardPlaces,
 } from '#lib/data/events.ts';
-import { EVENT_PLACE_BASE, EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
+import { EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
 import { commit } from '#lib/data/transact.ts';
-import { nowMicros } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { objectInShard } from '#test/support/event-shards.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
@@ -29,8 +24,7 @@ import { cancelConflictingTransactions } from '#test/support/transaction-conflic
  * The feed's place counters, one per shard (lib/data/events/lanes.ts; docs/data-model.md, "Events"): a reader
  * moves a lagging shard past the places it serves (a bump) instead of waiting, racing readers and writers keep the
  * feed exactly once and never insert before a served event, each object's events keep their order across
- * concurrent writers of many shards, and the places of the one sequence before the counters were spread are
- * served first and sealed.
+ * concurrent writers of many shards.
  */
 const gateway = useGateway();
 const ticketBody = { subject: 'Printer on fire', description: 'Smoke.', requester_email: 'ann@client.test' };
@@ -234,42 +228,5 @@ describe('racing readers and writers', () => {
       expect(versions).toEqual([1, ...(patches[t] ?? [])]);
     }
     expect(new Set(tickets.map((uuid) => eventShardOfObject({ uuid }))).size).toBeGreaterThan(1);
-  });
-});
-
-describe('the places of the one sequence before the counters were spread', () => {
-  it('are served first, in their order; a legacy writer in flight holds the feed until it commits, and the sequence is sealed', async () => {
-    const account = await createTestAccount();
-    const key = account.apiKey;
-    const made = await gateway.call('POST', '/api/tickets', { key, body: ticketBody });
-    const object = (await gateway.call('GET', `/api/tickets/${made.body.ticket.uuid}`, { key })).body.data;
-    const draft = { type: 'ticket.created', object, version: 1 };
-    // As the version before wrote events: a place from the account's one `event` sequence, its items at it.
-    const legacyPut = async (seq: number) => {
-      const { id, items } = eventItems(account.accountId, seq, draft, nowMicros());
-      for (const Item of items) {
-        await dynamo.send(
-          new PutCommand({ TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)' }),
-        );
-      }
-      return id;
-    };
-    const first = (await reserveIds(account.accountId, { event: 1 })).event as number;
-    const firstId = await legacyPut(first);
-    // A writer of the version before took its place and has not committed yet.
-    const pending = (await reserveIds(account.accountId, { event: 1 })).event as number;
-    expect(pending).toBeLessThan(EVENT_PLACE_BASE);
-    const held = await readFeedToEnd(gateway.call, key, { limit: 100 });
-    // Up to the open legacy place: the new events (above it) wait.
-    expect(held.events.map((e) => e.id)).toEqual([firstId]);
-    // The reader sealed the sequence: no writer of the version before takes a place any more.
-    await expect(reserveIds(account.accountId, { event: 1 })).rejects.toThrow();
-    const pendingId = await legacyPut(pending);
-    const { events } = await readFeedToEnd(gateway.call, key, { limit: 100 });
-    const ids = events.map((e) => e.id);
-    expect(ids.slice(0, 2)).toEqual([firstId, pendingId]);
-    expect(ids).toEqual([...ids].sort());
-    expect(events.slice(2).map((e) => e.type)).toEqual(['ticket.created']);
-    expect(laneOf(placeOf(0, 0))).toBe(0);
   });
 });

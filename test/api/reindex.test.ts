@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { batchDeleteAll, batchPutAll, dynamo, getItem, scanAll, tableName } from '#lib/data/client.ts';
+import { batchDeleteAll, batchPutAll, dynamo, scanAll, tableName } from '#lib/data/client.ts';
 import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { ATTR } from '#lib/data/items.ts';
 import { indexKeys, orderKeys, padId, ticketKeys } from '#lib/data/keys.ts';
@@ -215,10 +215,9 @@ describe('tickets reindex', () => {
     const expectedIndex = await indexOf(id);
     const expectedAnswers = await answers();
 
-    // The layout written before the sharded counters: every stats cell summed into the one STATS item, every
-    // counter's shards into one `#COUNT` item, the block keys into one block per 50 numbers.
+    // The layout written before the sharded counters: every counter's shards in one `#COUNT` item, the block keys
+    // in one block per 50 numbers; the stats cells gone (the reindex puts them back).
     const stored = await indexItemsOf(id);
-    const legacyStats: Record<string, unknown> = { ...ticketKeys.legacyStats(id) };
     const counters = new Map<string, number>();
     const oldBlocks = new Map<string, Set<string>>();
     const replaced: { pk: string; sk: string }[] = [];
@@ -226,9 +225,7 @@ describe('tickets reindex', () => {
       const pk = item.pk as string;
       const sk = item.sk as string;
       if (pk.startsWith(ticketKeys.statsPartition(id, ''))) {
-        for (const [k, v] of Object.entries(item))
-          if (k !== 'pk' && k !== 'sk')
-            legacyStats[k] = ((legacyStats[k] as number | undefined) ?? 0) + Number(v);
+        // Deleted, and put back by the reindex.
       } else if (ticketKeys.isCounterSort(sk)) {
         counters.set(pk, (counters.get(pk) ?? 0) + Number(item[ATTR.count] ?? 0));
       } else if (pk.startsWith(ticketKeys.blockPartition(id, ''))) {
@@ -243,7 +240,6 @@ describe('tickets reindex', () => {
     expect(oldBlocks.size).toBeGreaterThan(0);
     await batchDeleteAll(replaced);
     await batchPutAll([
-      legacyStats,
       ...[...counters].map(([pk, n]) => ({ pk, sk: '#COUNT', [ATTR.count]: n })),
       ...[...oldBlocks].map(([pkSk, packed]) => {
         const [pk, sk] = pkSk.split(' ');
@@ -253,15 +249,14 @@ describe('tickets reindex', () => {
 
     const { stdout } = await admin('tickets', 'reindex', account.slug);
     const printed = JSON.parse(stdout);
-    // The old blocks hold no key that belongs there: stale. The old STATS and `#COUNT` items are folded.
+    // The old blocks hold no key that belongs there: stale. The old `#COUNT` items are folded.
     expect(printed).toMatchObject({
       tickets: 12,
       stale_items_removed: oldBlocks.size,
       empty_blocks_removed: 0,
     });
-    expect(printed.count_shards_folded).toBe(1 + counters.size);
+    expect(printed.count_shards_folded).toBe(counters.size);
 
-    expect(await getItem(ticketKeys.legacyStats(id))).toBeUndefined();
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);
   });
@@ -277,7 +272,7 @@ describe('tickets reindex', () => {
 });
 
 describe('deals reindex', () => {
-  it('turns deal stats of the layout before the sharded counters (one STATS item) into the sharded cells', async () => {
+  it('puts back deal stats cells that are gone', async () => {
     const stages = ['Lead', 'Proposal', 'Closing'].map((name, i) => ({
       name,
       color: '#123456',
@@ -320,7 +315,7 @@ describe('deals reindex', () => {
       );
     const expected = await answers();
 
-    // The layout before: every deal stats cell summed into the one DEAL_STATS item.
+    // Every deal stats cell gone.
     const id = account.accountId;
     const keys = indexKeys('DEAL');
     const cells = await scanAll({
@@ -330,20 +325,11 @@ describe('deals reindex', () => {
       ConsistentRead: true,
     });
     expect(cells.length).toBeGreaterThan(0);
-    const legacy: Record<string, unknown> = { ...keys.legacyStats(id) };
-    for (const { pk: _pk, sk: _sk, ...sums } of cells) {
-      for (const [k, v] of Object.entries(sums))
-        legacy[k] = ((legacy[k] as number | undefined) ?? 0) + Number(v);
-    }
     await batchDeleteAll(cells.map(({ pk, sk }) => ({ pk, sk })));
-    await batchPutAll([legacy]);
-    // Read as the sharded layout, the old item counts nothing: what the reindex is for.
     expect(await answers()).not.toEqual(expected);
 
     const printed = JSON.parse((await admin('deals', 'reindex', account.slug)).stdout);
     expect(printed).toMatchObject({ deals: 9, resumed: false });
-    expect(printed.count_shards_folded).toBeGreaterThanOrEqual(1); // the old STATS item
     expect(await answers()).toEqual(expected);
-    expect(await getItem(keys.legacyStats(id))).toBeUndefined();
   });
 });

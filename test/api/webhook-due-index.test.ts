@@ -1,6 +1,5 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, getItem, tableName } from '#lib/data/client.ts';
+import { dynamo, getItem } from '#lib/data/client.ts';
 import { webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
 import { markDue } from '#lib/data/webhook-deliveries/queue.ts';
 import {
@@ -168,65 +167,6 @@ describe('the due index over its shards', () => {
       );
     } finally {
       await Promise.all(endpoints.map((e) => removeFromDueIndex(account.accountId, e.id)));
-    }
-  });
-
-  it('an entry left in the unsharded partition is found, and its lease moves it to its own partition', async () => {
-    const { accountId, endpointId } = await setUp();
-    try {
-      // As every entry was written before the shards.
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: webhookKeys.endpoint(accountId, endpointId),
-          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
-          ExpressionAttributeValues: {
-            ':pk': webhookDeliveryKeys.unshardedDuePartition,
-            ':sk': webhookDeliveryKeys.due(accountId, endpointId, 1_000).gsi2sk,
-          },
-        }),
-      );
-      expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 1_000 }]);
-      expect(await leaseEndpoint(accountId, endpointId, 'runner-a', 30_000)).toBeDefined();
-      const item = await getItem(webhookKeys.endpoint(accountId, endpointId));
-      expect(item?.gsi2pk).toBe(webhookDeliveryKeys.due(accountId, endpointId, 0).gsi2pk);
-      expect(item?.gsi1pk).toBeUndefined();
-      // Nothing pending: the release takes the entry out of the index.
-      await releaseEndpoint(accountId, endpointId, 'runner-a');
-      expect((await getItem(webhookKeys.endpoint(accountId, endpointId)))?.gsi2pk).toBeUndefined();
-    } finally {
-      await removeFromDueIndex(accountId, endpointId);
-    }
-  });
-
-  it('an entry left in gsi1 (before the keys-only index) is found; a later due leaves it there, an earlier one moves it', async () => {
-    const { accountId, endpointId, entry } = await setUp();
-    const shard = webhookDeliveryKeys.due(accountId, endpointId, 0).gsi2pk;
-    try {
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: webhookKeys.endpoint(accountId, endpointId),
-          UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
-          ExpressionAttributeValues: {
-            ':pk': shard,
-            ':sk': webhookDeliveryKeys.due(accountId, endpointId, 2_000).gsi2sk,
-          },
-        }),
-      );
-      expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 2_000 }]);
-      // A later due: the entry stays where it is, at its earlier due (still read there).
-      await markDue(accountId, endpointId, 3_000);
-      let item = await getItem(webhookKeys.endpoint(accountId, endpointId));
-      expect([item?.gsi1pk, item?.gsi2pk]).toEqual([shard, undefined]);
-      // An earlier one: the entry moves to the keys-only index, at that due.
-      await markDue(accountId, endpointId, 1_500);
-      item = await getItem(webhookKeys.endpoint(accountId, endpointId));
-      expect([item?.gsi1pk, item?.gsi2pk]).toEqual([undefined, shard]);
-      expect(await entry()).toBe(1_500);
-      expect(await dueEndpoints(Date.now(), 1)).toEqual([{ accountId, endpointId, dueAt: 1_500 }]);
-    } finally {
-      await removeFromDueIndex(accountId, endpointId);
     }
   });
 });

@@ -189,15 +189,15 @@ export async function createTestEndpoint(
 }
 
 /**
- * Takes an endpoint out of the due index (its gsi1 and gsi2 keys): an endpoint a test made and no runner delivers to
- * would stay among the earliest entries of the file's table's due index, and a later test's runner would take it.
+ * Takes an endpoint out of the due index (its gsi2 keys): an endpoint a test made and no runner delivers to would
+ * stay among the earliest entries of the file's table's due index, and a later test's runner would take it.
  */
 export async function removeFromDueIndex(accountId: string, endpointId: string): Promise<void> {
   await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
       Key: webhookKeys.endpoint(accountId, endpointId),
-      UpdateExpression: 'REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
     }),
   );
 }

@@ -9,10 +9,8 @@ import {
   bumpLane,
   bumpTarget,
   LANES,
-  LEGACY_LANE,
   laneAtOrAfter,
   laneOf,
-  nextInLane,
   type PendingWrites,
   placeOf,
   SETTLE_RESERVE_MS,
@@ -153,7 +151,7 @@ export async function readFeed(accountId: string, query: FeedQuery): Promise<Fee
 /** What a lane looks like from the places read: its first missing place, and its slots above it. */
 interface LaneState {
   lane: number;
-  /** The lane's first place at or after `from` that no slot holds or covers (Infinity: none in the legacy lane). */
+  /** The lane's first place at or after `from` that no slot holds or covers. */
   gap: number;
   /** The lane's slots above the gap (so the gap was handed out: a writer holds it, or held it). */
   above: Slot[];
@@ -171,7 +169,7 @@ function laneStates(slots: Slot[], from: number, starts: Map<number, number>): M
       const slot = mine[i] as Slot;
       if (slot.seq < gap) continue;
       if ((slot.lo ?? slot.seq) > gap) break;
-      gap = nextInLane(lane, slot.seq);
+      gap = slot.seq + EVENT_SHARDS;
     }
     states.set(lane, { lane, gap, above: mine.slice(i), empty: starts.has(lane) && mine.length === 0 });
   }
@@ -198,14 +196,13 @@ function headStarts(slots: Slot[], from: number): Map<number, number> {
       continue;
     }
     const lo = oldest.lo ?? oldest.seq;
-    const step = lane === LEGACY_LANE ? 1 : EVENT_SHARDS;
     // A void (no range) at the head was written by a closer: the places below it were closed or are older.
     if (lo <= first || (oldest.item.type !== eventKeys.itemType.event && oldest.lo === undefined)) {
       starts.set(lane, lo);
-    } else if (age(oldest.item) < eventSettleMs()) starts.set(lane, lo - step);
+    } else if (age(oldest.item) < eventSettleMs()) starts.set(lane, lo - EVENT_SHARDS);
     // Old enough: the places just below it are closed first (settleLanes), so that a commit of one of them
     // still in flight fails instead of landing below an event served.
-    else starts.set(lane, Math.max(first, lo - MAX_CLOSED_PER_READ * step));
+    else starts.set(lane, Math.max(first, lo - MAX_CLOSED_PER_READ * EVENT_SHARDS));
   }
   return starts;
 }
@@ -239,9 +236,9 @@ async function settleLanes(
   const found: Slot[] = [];
   const window = eventSettleMs();
   let budget = MAX_CLOSED_PER_READ;
-  const closing = async (lane: number, gap: number, upTo: number, at: number) => {
+  const closing = async (gap: number, upTo: number, at: number) => {
     const seqs: number[] = [];
-    for (let seq = gap; seq <= upTo && budget > 0; seq = nextInLane(lane, seq), budget--) seqs.push(seq);
+    for (let seq = gap; seq <= upTo && budget > 0; seq += EVENT_SHARDS, budget--) seqs.push(seq);
     const closed = await Promise.all(
       seqs.map(async (seq) => {
         const done = await closePlace(accountId, seq, at);
@@ -260,7 +257,7 @@ async function settleLanes(
       .map(async ({ lane, gap, above, empty }) => {
         if (above.length > 0) {
           const old = above.find((s) => !s.synthetic && age(s.item) >= window);
-          if (old) await closing(lane, gap, (above[0]?.lo ?? above[0]?.seq ?? gap) - 1, Number(old.item.at));
+          if (old) await closing(gap, (above[0]?.lo ?? above[0]?.seq ?? gap) - 1, Number(old.item.at));
           return;
         }
         const outcome = await bumpLane(accountId, lane, gap, bumpTo(lane), pending);
@@ -280,7 +277,7 @@ async function settleLanes(
         // and it begins after them.
         const from = empty ? Math.max(gap, placeOf(lane, last - MAX_CLOSED_PER_READ + 1)) : gap;
         // Not all closed (the budget, or an event landed): the page ends there.
-        if (!(await closing(lane, from, placeOf(lane, last), at))) return;
+        if (!(await closing(from, placeOf(lane, last), at))) return;
         if (empty) starts.set(lane, next);
         // The lane's places after its last take were never handed out: bumped as any lagging lane.
         if (next >= target) return;
@@ -313,11 +310,11 @@ const rangeSlot = (from: number, to: number, id?: string): Slot => ({
 });
 
 /**
- * Reads places from `from` on, in place order, parts joined: the account's partitions (its shards and the
- * legacy one) are read in one round, each for its share of `count` places (~count / EVENT_SHARDS items a shard,
- * with room for the unevenness of objects' shards and for range voids). Answers the places up to the first one a
- * partition's read may have cut off (`bound`: every place below it is read in full), at least `count` of them
- * when the feed has them (`more`: a partition has items beyond).
+ * Reads places from `from` on, in place order, parts joined: the account's shard partitions are read in one
+ * round, each for its share of `count` places (~count / EVENT_SHARDS items a shard, with room for the unevenness
+ * of objects' shards and for range voids). Answers the places up to the first one a partition's read may have cut
+ * off (`bound`: every place below it is read in full), at least `count` of them when the feed has them (`more`: a
+ * partition has items beyond).
  */
 async function readSlots(
   accountId: string,
@@ -326,9 +323,7 @@ async function readSlots(
 ): Promise<{ slots: Slot[]; bound: number; more: boolean }> {
   const share = Math.ceil((count * 5) / 4 / EVENT_SHARDS) + 3;
   const reads = await Promise.all(
-    eventKeys.partitions(accountId).map(async (pk, i) => {
-      // The legacy partition holds every place (written before the feed was spread): a share of all of them.
-      const limit = i === 0 ? count + 1 : share;
+    eventKeys.partitions(accountId).map(async (pk) => {
       const items = await queryAll(
         {
           TableName: tableName(),
@@ -336,9 +331,9 @@ async function readSlots(
           ExpressionAttributeValues: { ':pk': pk, ':from': eventKeys.sort(from), ':to': SK_END },
           ConsistentRead: true,
         },
-        limit,
+        share,
       );
-      return { items, cut: items.length >= limit };
+      return { items, cut: items.length >= share };
     }),
   );
   // Every place below `bound` is read in full: a partition whose read was cut may stop inside its last place's
@@ -351,9 +346,9 @@ async function readSlots(
     const whole = part === 0 && last.parts === undefined;
     bound = Math.min(bound, whole ? seq + 1 : seq);
   }
-  const bySeq = new Map<number, Slot>();
+  const slots: Slot[] = [];
   for (const { items } of reads) {
-    const slots: Slot[] = [];
+    // A place's items are all in its partition: its parts follow it.
     for (const item of items) {
       const { seq, part } = eventKeys.parse(String(item.sk));
       // A range void is read whole (it has no parts): past the bound it still says which places below it are void.
@@ -365,18 +360,8 @@ async function readSlots(
       if (part === 0) slots.push({ seq, item, parts: [bodyOf(item)] });
       else if (slots.at(-1)?.seq === seq) slots.at(-1)?.parts.push(bodyOf(item));
     }
-    for (const slot of slots) {
-      // A place closed in one partition while its event landed in the other (data-model.md): the event.
-      const held = bySeq.get(slot.seq);
-      if (
-        !held ||
-        (held.item.type !== eventKeys.itemType.event && slot.item.type === eventKeys.itemType.event)
-      ) {
-        bySeq.set(slot.seq, slot);
-      }
-    }
   }
-  const slots = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  slots.sort((a, b) => a.seq - b.seq);
   // An event whose parts the read cut off: its other parts (a large ticket's event is 2 parts at most).
   const tail = slots.at(-1);
   if (

@@ -13,8 +13,7 @@ export const PART_BYTES = 350_000;
 export const MAX_EVENT_ACTIONS = 2;
 
 /**
- * An item not yet past `expires_at` (TTL removes expired items days later). An item with none is kept for good:
- * the legacy lane's seal, whose id a page that passed it gives as its cursor.
+ * An item not yet past `expires_at` (TTL removes expired items days later). An item with none is kept for good.
  */
 export const live = (item: Record<string, unknown>) =>
   item.expires_at === undefined || Number(item.expires_at) > nowMillis() / 1000;
@@ -26,22 +25,16 @@ export const bodyOf = (item: Record<string, unknown>) =>
   item.body instanceof Uint8Array ? Buffer.from(item.body) : Buffer.alloc(0);
 
 /**
- * A place's items: the event (or void) and its parts, in order. One round: its shard's partition and the legacy
- * one (events written before the feed was spread) are read together; an event wins over a void (a place closed in
- * one partition while its commit landed in the other can only be a legacy reader's doing; data-model.md).
+ * A place's items: the event (or void) and its parts, in order. One Query of its shard's partition.
  */
-export async function placeItems(accountId: string, seq: number): Promise<Record<string, unknown>[]> {
-  const found = await Promise.all(
-    [eventKeys.partitionOf(accountId, seq), eventKeys.legacyPartition(accountId)].map((pk) =>
-      queryAll({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :place)',
-        ExpressionAttributeValues: { ':pk': pk, ':place': eventKeys.sort(seq) },
-        ConsistentRead: true,
-      }),
-    ),
-  );
-  return (
-    found.find((items) => items[0]?.type === eventKeys.itemType.event) ?? found.find((i) => i.length) ?? []
-  );
+export function placeItems(accountId: string, seq: number): Promise<Record<string, unknown>[]> {
+  return queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :place)',
+    ExpressionAttributeValues: {
+      ':pk': eventKeys.partitionOf(accountId, seq),
+      ':place': eventKeys.sort(seq),
+    },
+    ConsistentRead: true,
+  });
 }

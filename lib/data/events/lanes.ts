@@ -1,55 +1,38 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { timeLeftMs } from '#lib/request-scope.ts';
 import { nowMillis } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from '../errors.ts';
 import { uuidParts } from '../index/order-key.ts';
-import { accountKeys, EVENT_PLACE_BASE, EVENT_SHARDS, eventKeys } from '../keys.ts';
+import { EVENT_PLACE_BASE, EVENT_SHARDS, eventKeys } from '../keys.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS } from './item.ts';
 
 /**
  * The feed's lanes (the feed's design: ../events.ts; docs/data-model.md, "Events"). A lane is a run of places with
  * one counter: shard k (0..15) hands out EVENT_PLACE_BASE + n * 16 + k, n = 0, 1, … from its counter item
- * `EVENT_SEQ#<acc>#<k>`; the legacy lane is the places 1 .. EVENT_PLACE_BASE - 1 the account's one `event`
- * sequence handed out before the counters were spread. Every object's events go to one shard (its creation
- * time's), so they take rising places. A reader that must pass a place no writer was handed yet moves the lane's
- * counter past it (a bump: one conditional UpdateItem that records on the counter the places it skips) and then
- * voids them for good with one range item.
+ * `EVENT_SEQ#<acc>#<k>`. Every object's events go to one shard (its creation time's), so they take rising places.
+ * A reader that must pass a place no writer was handed yet moves the lane's counter past it (a bump: one
+ * conditional UpdateItem that records on the counter the places it skips) and then voids them for good with one
+ * range item.
  */
-
-/** The legacy lane's number (shards are 0..EVENT_SHARDS - 1). */
-export const LEGACY_LANE = -1;
 
 /** How many of its own places past the page's last place a reader moves a lagging shard (so it does not lag again at once). */
 export const BUMP_AHEAD = 16;
 
-export const laneOf = (seq: number) =>
-  seq < EVENT_PLACE_BASE ? LEGACY_LANE : (seq - EVENT_PLACE_BASE) % EVENT_SHARDS;
-/** A place's number in its lane: the legacy sequence's value, or the shard counter's n. */
-export const nthOf = (seq: number) =>
-  seq < EVENT_PLACE_BASE ? seq : Math.floor((seq - EVENT_PLACE_BASE) / EVENT_SHARDS);
-export const placeOf = (lane: number, nth: number) =>
-  lane === LEGACY_LANE ? nth : EVENT_PLACE_BASE + nth * EVENT_SHARDS + lane;
-/** The distance between a lane's places. */
-export const laneStep = (lane: number) => (lane === LEGACY_LANE ? 1 : EVENT_SHARDS);
-/** The lane's place after `seq` (Infinity past the legacy lane's last). */
-export const nextInLane = (lane: number, seq: number) =>
-  lane === LEGACY_LANE
-    ? seq + 1 < EVENT_PLACE_BASE
-      ? seq + 1
-      : Number.POSITIVE_INFINITY
-    : seq + EVENT_SHARDS;
-/** The lane's first place at or after `seq` (Infinity when the legacy lane has none). */
+export const laneOf = (seq: number) => (seq - EVENT_PLACE_BASE) % EVENT_SHARDS;
+/** A place's number in its lane: the shard counter's n. */
+export const nthOf = (seq: number) => Math.floor((seq - EVENT_PLACE_BASE) / EVENT_SHARDS);
+export const placeOf = (lane: number, nth: number) => EVENT_PLACE_BASE + nth * EVENT_SHARDS + lane;
+/** The lane's first place at or after `seq`. */
 export function laneAtOrAfter(lane: number, seq: number): number {
-  if (lane === LEGACY_LANE) return seq < EVENT_PLACE_BASE ? Math.max(seq, 1) : Number.POSITIVE_INFINITY;
   const first = EVENT_PLACE_BASE + lane;
   return seq <= first ? first : first + Math.ceil((seq - first) / EVENT_SHARDS) * EVENT_SHARDS;
 }
-/** Every lane: the legacy one, then the shards. */
-export const LANES = [LEGACY_LANE, ...Array.from({ length: EVENT_SHARDS }, (_, k) => k)];
+/** Every lane: the shards. */
+export const LANES = Array.from({ length: EVENT_SHARDS }, (_, k) => k);
 
 /** FNV-1a of a string: a shard spread evenly whatever the string's shape. */
 function hash(text: string): number {
@@ -80,7 +63,7 @@ export function eventShardOfObject(object: unknown): number {
 
 /** Attempts of a take refused by a transaction in flight on the counter (none of this version's: bumps are single writes). */
 const TAKE_ATTEMPTS = 8;
-/** Attempts of a bump (each finding the counter moved, or the legacy seal cancelled by a transaction in flight). */
+/** Attempts of a bump (each finding the counter moved). */
 const BUMP_ATTEMPTS = 4;
 /** The time a page keeps for itself: no bump or close is started with less left of the request's deadline. */
 export const SETTLE_RESERVE_MS = 2_000;
@@ -140,17 +123,15 @@ export type BumpOutcome =
   | { kind: 'covered'; from: number; to: number; id?: string }
   /** The place was handed out to a writer: open until it commits or is closed (counter's last take at `at`). */
   | { kind: 'handed'; last: number; at: number }
-  /** Another transaction held the counter throughout: unknown this page. */
+  /** The counter moved at every attempt (or the deadline came near): unknown this page. */
   | { kind: 'busy' };
-
-const SEALED = 'sealed';
 
 /**
  * Where a reader moves a lagging shard so that it covers `place`: BUMP_AHEAD of its places further, so that it does
  * not lag again at once (the shard's next writers take the places after it).
  */
 export const bumpTarget = (lane: number, place: number) =>
-  lane === LEGACY_LANE ? EVENT_PLACE_BASE - 1 : placeOf(lane, nthOf(laneAtOrAfter(lane, place)) + BUMP_AHEAD);
+  placeOf(lane, nthOf(laneAtOrAfter(lane, place)) + BUMP_AHEAD);
 
 /**
  * Moves lane `lane`'s counter past `gap` (a place of the lane no item holds) when it has not handed it out: on
@@ -159,8 +140,7 @@ export const bumpTarget = (lane: number, place: number) =>
  * `target` (bumpShard: one UpdateItem, then their range void item, awaited by the page through `pending`, or here
  * when none is given), so no writer can ever take them. When the counter moved meanwhile, its answer
  * says what happened (ReturnValuesOnConditionCheckFailure): another reader's bump covers the gap, or a writer
- * took it (open), or the counter is below the gap still (tried again from there). The legacy lane's bump is its
- * seal: the `event` sequence becomes a string, so a writer of the version before fails before it commits.
+ * took it (open), or the counter is below the gap still (tried again from there).
  */
 export async function bumpLane(
   accountId: string,
@@ -172,29 +152,15 @@ export async function bumpLane(
   let observed = nthOf(gap) - 1;
   for (let attempt = 1; attempt <= BUMP_ATTEMPTS && timeLeftMs() > SETTLE_RESERVE_MS; attempt++) {
     try {
-      const id = await (lane === LEGACY_LANE
-        ? seal(accountId, observed)
-        : bumpShard(accountId, lane, observed, nthOf(target), pending));
-      const to = lane === LEGACY_LANE ? EVENT_PLACE_BASE - 1 : target;
-      return { kind: 'covered', from: placeOf(lane, observed + 1), to, id };
+      const id = await bumpShard(accountId, lane, observed, nthOf(target), pending);
+      return { kind: 'covered', from: placeOf(lane, observed + 1), to: target, id };
     } catch (error) {
-      let held: Record<string, unknown>;
-      if (isTransactionConflict(error)) {
-        // A transaction holds the counter (the legacy seal's, racing another reader's): once it is done, the
-        // counter as it stands says whether that covered the gap.
-        await pause(backoff(attempt));
-        held = await readCounter(accountId, lane);
-      } else if (isConditionFailure(error)) held = itemOnConditionFailure(error, 0) ?? {};
-      else throw error;
-      const found = lane === LEGACY_LANE ? legacyCounter(held) : shardCounter(lane, held);
+      if (!isConditionFailure(error)) throw error;
+      const found = shardCounter(lane, itemOnConditionFailure(error, 0) ?? {});
       if (found.bump && found.bump.from <= gap && gap <= found.bump.to) {
         return { kind: 'covered', from: found.bump.from, to: found.bump.to };
       }
-      // The legacy sequence is sealed past its last place whatever it handed out (its places have no take time:
-      // the ones it handed out are settled as open places with the seal's range above them).
-      if (found.last >= nthOf(gap) && lane !== LEGACY_LANE) {
-        return { kind: 'handed', last: found.last, at: found.at };
-      }
+      if (found.last >= nthOf(gap)) return { kind: 'handed', last: found.last, at: found.at };
       observed = found.last;
     }
   }
@@ -202,11 +168,11 @@ export async function bumpLane(
 }
 
 /** A lane's counter as stored (strongly consistent; a read is not refused by a transaction in flight). */
-async function readCounter(accountId: string, lane: number): Promise<Record<string, unknown>> {
+async function readCounter(accountId: string, shard: number): Promise<Record<string, unknown>> {
   const { Item } = await dynamo.send(
     new GetCommand({
       TableName: tableName(),
-      Key: lane === LEGACY_LANE ? accountKeys.sequences(accountId) : eventKeys.counter(accountId, lane),
+      Key: eventKeys.counter(accountId, shard),
       ConsistentRead: true,
     }),
   );
@@ -230,19 +196,8 @@ function shardCounter(lane: number, item: Record<string, unknown>): CounterState
   };
 }
 
-function legacyCounter(item: Record<string, unknown>): CounterState {
-  if (item.event === SEALED) {
-    const last = Number(item.event_last ?? 0);
-    return {
-      last,
-      at: Number(item.event_sealed_at ?? 0),
-      bump: { from: last + 1, to: EVENT_PLACE_BASE - 1 },
-    };
-  }
-  return { last: item.event === undefined ? 0 : Number(item.event), at: 0 };
-}
-
-const rangeItem = (accountId: string, from: number, to: number, step: number, expires: boolean) => {
+/** The range void of shard places `from`..`to` (its key is `to`'s; `step`: the distance between a shard's places). */
+const rangeItem = (accountId: string, from: number, to: number) => {
   const id = eventId(to);
   return {
     id,
@@ -251,9 +206,9 @@ const rangeItem = (accountId: string, from: number, to: number, step: number, ex
       type: eventKeys.itemType.void,
       id,
       from,
-      step,
+      step: EVENT_SHARDS,
       at: nowMillis(),
-      ...(expires ? { expires_at: Math.floor(nowMillis() / 1000) + EVENT_RETENTION_SECONDS } : {}),
+      expires_at: Math.floor(nowMillis() / 1000) + EVENT_RETENTION_SECONDS,
     },
   };
 };
@@ -275,13 +230,7 @@ async function bumpShard(
   target: number,
   pending: PendingWrites | undefined,
 ): Promise<string> {
-  const range = rangeItem(
-    accountId,
-    placeOf(shard, observed + 1),
-    placeOf(shard, target),
-    EVENT_SHARDS,
-    true,
-  );
+  const range = rangeItem(accountId, placeOf(shard, observed + 1), placeOf(shard, target));
   await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
@@ -309,41 +258,6 @@ async function bumpShard(
     const failed = await written;
     if (failed) throw failed.error;
   }
-  return range.id;
-}
-
-/**
- * Seals the account's one `event` sequence at `observed` (its value; 0: never used): it becomes the string
- * 'sealed' (an ADD to it fails: a writer of the version before fails before its commit, instead of taking a place
- * below places a reader has served), and the places it never handed out (`observed` + 1 ..
- * EVENT_PLACE_BASE - 1) are voided by one range item, kept for good (the feed read from its start finds where the
- * legacy places end).
- */
-async function seal(accountId: string, observed: number): Promise<string> {
-  const range = rangeItem(accountId, observed + 1, EVENT_PLACE_BASE - 1, 1, false);
-  await dynamo.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: accountKeys.sequences(accountId),
-            UpdateExpression: 'SET #event = :sealed, #last = :observed, #at = :now',
-            ConditionExpression:
-              observed <= 0 ? 'attribute_not_exists(#event) OR #event = :observed' : '#event = :observed',
-            ExpressionAttributeNames: { '#event': 'event', '#last': 'event_last', '#at': 'event_sealed_at' },
-            ExpressionAttributeValues: {
-              ':sealed': SEALED,
-              ':observed': Math.max(observed, 0),
-              ':now': nowMillis(),
-            },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
-        { Put: { TableName: tableName(), Item: range.Item } },
-      ],
-    }),
-  );
   return range.id;
 }
 

@@ -1,10 +1,10 @@
-import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { intEnv } from '#lib/config/env.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { dynamo, tableName } from '../client.ts';
 import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../errors.ts';
-import { EVENT_PLACE_BASE, eventKeys, objectRefKeys } from '../keys.ts';
+import { eventKeys, objectRefKeys } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS, PART_BYTES } from './item.ts';
@@ -229,41 +229,25 @@ export async function besideReservation<R, T>(
  * place below it was taken after (now, for a writer closing its own; a reader closing places below an item gives
  * that item's, so the voids it writes do not look younger than the places they close).
  *
- * A shard's place (at or above EVENT_PLACE_BASE) is voided at its key. A place of the legacy sequence is voided at
- * its key and at its key before the feed was spread, in one transaction: a writer of either layout (versions
- * before this one, during a deployment) puts its event on the condition that its key is free, so exactly one of
- * the void and the event lands.
+ * The void is put at the place's key on the condition that it is free, as the writer puts its event: exactly one
+ * of the void and the event lands.
  */
 export async function closePlace(accountId: string, seq: number, at = nowMillis()): Promise<boolean> {
-  const voidItem = (key: { pk: string; sk: string }) => ({
-    Put: {
-      TableName: tableName(),
-      Item: {
-        ...key,
-        type: eventKeys.itemType.void,
-        // A cursor past a run of voids names the last of them (readFeed): an id as an event's, no event's.
-        id: eventId(seq),
-        at,
-        expires_at: Math.floor(nowMillis() / 1000) + EVENT_RETENTION_SECONDS,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
+  const put = {
+    TableName: tableName(),
+    Item: {
+      ...eventKeys.place(accountId, seq),
+      type: eventKeys.itemType.void,
+      // A cursor past a run of voids names the last of them (readFeed): an id as an event's, no event's.
+      id: eventId(seq),
+      at,
+      expires_at: Math.floor(nowMillis() / 1000) + EVENT_RETENTION_SECONDS,
     },
-  });
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
   for (let attempt = 1; ; attempt++) {
     try {
-      if (seq >= EVENT_PLACE_BASE) {
-        // A shard's place: only this version's writers were handed it, at its one key.
-        await dynamo.send(new PutCommand(voidItem(eventKeys.place(accountId, seq)).Put));
-        return true;
-      }
-      await dynamo.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            voidItem(eventKeys.place(accountId, seq)),
-            voidItem(eventKeys.legacyPlace(accountId, seq)),
-          ],
-        }),
-      );
+      await dynamo.send(new PutCommand(put));
       return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;

@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../client.ts';
-import { EVENT_PLACE_BASE, eventKeys } from '../keys.ts';
+import { eventKeys } from '../keys.ts';
 import { live } from './item.ts';
 import { eventSettleMs } from './places.ts';
 
@@ -31,12 +31,12 @@ export const accountOfEventItem = (item: Record<string, unknown>): string | unde
 
 /**
  * The account's kept events created at or after `since` (epoch ms), oldest first, at most `limit` (`more`: there
- * are later ones). Within one partition, places are taken in order (the legacy sequence's, then its shard
- * counter's), each at most a settle window (eventSettleMs) before its commit, so a partition's place times rise
- * with its places give or take that window; across partitions they do not (a shard that few objects write lags).
- * So each partition is searched on its own (a binary search, its steps for all partitions in one round of
- * single-item Queries, ~log2 of its places: the legacy places and the shard's are searched apart), then the
- * events are read forward from there, a round of the partitions at a time, merged in place order, O(limit) items.
+ * are later ones). Within one partition, places are taken in order (its shard counter's), each at most a settle
+ * window (eventSettleMs) before its commit, so a partition's place times rise with its places give or take that
+ * window; across partitions they do not (a shard that few objects write lags). So each partition is searched on
+ * its own (a binary search, its steps for all partitions in one round of single-item Queries, ~log2 of its
+ * places), then the events are read forward from there, a round of the partitions at a time, merged in place
+ * order, O(limit) items.
  * Reads the events' items (not their parts).
  */
 export async function eventsSince(
@@ -91,22 +91,17 @@ export async function eventsSince(
 
 /**
  * The lowest place of partition `pk` whose item is not older than `startBelow` (every place of the partition
- * below it is), or undefined when none is. The legacy places and the shard's are searched apart (a gap of
- * EVENT_PLACE_BASE between them would double the steps).
+ * below it is), or undefined when none is.
  */
 async function firstPlaceSince(pk: string, startBelow: number): Promise<number | undefined> {
-  const [first, shardFirst, last] = await Promise.all([
+  const [first, last] = await Promise.all([
     placeAtOrAfter(pk, 0, 'forward'),
-    placeAtOrAfter(pk, EVENT_PLACE_BASE, 'forward'),
     placeAtOrAfter(pk, Number.MAX_SAFE_INTEGER, 'backward'),
   ]);
   if (!first || !last) return undefined;
   if (Number(last.item.at) < startBelow) return undefined;
-  let [low, high] =
-    shardFirst && Number(shardFirst.item.at) < startBelow
-      ? [shardFirst.seq, last.seq + 1]
-      : [first.seq, shardFirst ? shardFirst.seq : last.seq + 1];
   if (Number(first.item.at) >= startBelow) return first.seq;
+  let [low, high] = [first.seq, last.seq + 1];
   while (low < high) {
     const mid = Math.floor((low + high) / 2);
     const slot = await placeAtOrAfter(pk, mid, 'forward');

@@ -21,7 +21,7 @@ import { packOrderKey, unpackOrderKey } from './order-key.ts';
  * Rebuilds an account's index of an entity from its entities, page by page (docs/data-model.md, "Reindex"):
  * every posting, term, counter, block and stats cell become exactly what creating the entities as they are now
  * would have written (a sharded counter's or cell's total in its shard 0, its other shards deleted), and index
- * items no entity accounts for are deleted (with the one stats item and the blocks of earlier releases). It reads
+ * items no entity accounts for are deleted (with the blocks of earlier releases). It reads
  * only the account's own partitions (its entities, its stats cells' partitions, its directory of dimensions, each
  * dimension's postings and blocks, its terms), never a Scan; it holds at most `pageSize` entities at a time; and it keeps its phase and cursor in a progress item
  * after every page, so a run that stops (a crash, a timeout, Ctrl-C) is continued by running it again.
@@ -31,8 +31,7 @@ import { packOrderKey, unpackOrderKey } from './order-key.ts';
  *    dimensions and adds what it counts in the stats cells to the sums kept in the progress item.
  * 2. stats: each family of stats cells (a partition each, Queried) is set to the sums: a cell's totals put in one
  *    item (a sharded cell's in shard 0) and its other shards deleted in the same transaction, so a reader sums
- *    the same total before and after; cells no entity counts in are deleted, and the one stats item of earlier
- *    releases with them.
+ *    the same total before and after; cells no entity counts in are deleted.
  * 3. sweep: each dimension of the directory: its postings are read page by page and each checked against its
  *    entity (one BatchGet a page); those of entities absent or no longer in the dimension are deleted, the rest
  *    counted into its counter (put in shard 0, the other shards and an earlier release's `#COUNT` deleted in the
@@ -54,7 +53,7 @@ export interface ReindexResult {
   removed: number;
   /**
    * Shards folded: counter shards and stats cell shards deleted once their total was put in shard 0 (and counters
-   * and cells no entity counts in any more, and the one stats item of earlier releases).
+   * and cells no entity counts in any more).
    */
   folded: number;
   /** Blocks whose every key the updates had taken out, deleted. */
@@ -192,12 +191,6 @@ export async function reindexAccount<E>(
       await setStatsFamily(index, accountId, family, totals, progress);
       progress.after = family.family;
       await save();
-    }
-    // The one stats item of releases before the sharded counters: read by nothing since.
-    const legacy = keys.legacyStats(accountId);
-    if (await getItem(legacy)) {
-      await batchDeleteAll([legacy]);
-      progress.folded = (progress.folded ?? 0) + 1;
     }
     Object.assign(progress, { phase: 'sweep', after: undefined });
     await save(true);

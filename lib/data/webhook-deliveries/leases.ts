@@ -19,56 +19,34 @@ export interface DueEntry {
  * Endpoints due at or before `now`, earliest first, at most `limit` (the due index: eventually consistent), in the
  * due shards given (all by default; a runner of the pool reads its own: due-shards.ts, shardsOfRunner). Every
  * partition read is read at once (one round trip), each for its earliest `limit`: the earliest `limit` of all are
- * among them. The unsharded partition is read with shard 0, for entries written before the shards (their next
- * lease moves them to their shard).
+ * among them.
  */
 export async function dueEndpoints(
   now: number,
   limit: number,
   shards: readonly number[] = keys.duePartitions.map((_, shard) => shard),
-  /** Whether gsi1's entries from before the keys-only index are read too (a runner does every LEGACY_DUE_EVERY polls). */
-  legacy = LEGACY_DUE_READS,
 ): Promise<DueEntry[]> {
-  const partitions = shards.map((shard) => keys.duePartitions[shard] as string);
-  const read = (index: 'gsi1' | 'gsi2') => (partition: string) =>
+  const read = (partition: string) =>
     queryAll(
       {
         TableName: tableName(),
-        IndexName: index,
-        KeyConditionExpression: `${index}pk = :pk AND ${index}sk < :before`,
+        IndexName: keys.dueIndex,
+        KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
         ExpressionAttributeValues: { ':pk': partition, ':before': keys.dueBefore(now) },
-        ProjectionExpression: `${index}sk`,
+        ProjectionExpression: 'gsi2sk',
       },
       limit,
-    ).then((items) => items.map((item) => String(item[`${index}sk`])));
-  // Entries written before the keys-only index are in gsi1 (their shard's partition, or the unsharded one before the
-  // shards): read there too, until the next lease or release of each moves it (LEGACY_DUE_READS says when to stop).
-  const old = legacy
-    ? [...partitions, ...(shards.includes(0) ? [keys.unshardedDuePartition] : [])].map(
-        read(keys.legacyDueIndex as 'gsi1'),
-      )
-    : [];
-  const sortKeys = (await Promise.all([...partitions.map(read(keys.dueIndex as 'gsi2')), ...old])).flat();
+    ).then((items) => items.map((item) => String(item.gsi2sk)));
+  const sortKeys = (
+    await Promise.all(shards.map((shard) => read(keys.duePartitions[shard] as string)))
+  ).flat();
   // A sort key starts with its due time, zero-padded: lexical order is the index's own order across partitions.
   sortKeys.sort();
   return sortKeys.slice(0, limit).map((sk) => keys.parseDue(sk));
 }
 
-/**
- * Whether the runner still reads gsi1 for due entries written before the keys-only index (gsi2). Turn off (and then
- * drop gsi1's due reads and the REMOVEs below) once no endpoint item has gsi1pk = WEBHOOK_DUE…: after the deploy, each
- * entry moves at its endpoint's next lease, release or due bump, so within its retry schedule's longest step (10 h).
- */
-export const LEGACY_DUE_READS = true;
-/**
- * A runner reads gsi1's old entries every this many polls (every 2.5 s at 250 ms), not at each: they only drain, a
- * few seconds' delay for them costs nothing, and reading them at each poll would double an idle runner's Queries.
- */
-export const LEGACY_DUE_EVERY = 10;
-
-/** Sets the endpoint's due entry to `due` (the keys-only index) and takes it out of gsi1 if it was there. */
+/** Sets the endpoint's due entry (the keys-only index) to `:pk`, `:sk`. */
 const MOVE_TO_DUE_INDEX = 'gsi2pk = :pk, gsi2sk = :sk';
-const OUT_OF_LEGACY = 'gsi1pk, gsi1sk';
 
 /** An endpoint as its lease holder sees it: the endpoint and the dispatcher's fields. */
 export interface LeasedEndpoint {
@@ -113,17 +91,15 @@ export async function leaseEndpoint(
 ): Promise<LeasedEndpoint | undefined> {
   const now = nowMillis();
   const until = now + leaseMs;
-  // The partition is written too: an entry from before the due shards moves to its shard here.
   const entry = keys.due(accountId, endpointId, until);
   try {
     const { Attributes } = await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: webhookKeys.endpoint(accountId, endpointId),
-        UpdateExpression: `SET ${E.leaseOwner} = :owner, ${E.leaseUntil} = :until, ${MOVE_TO_DUE_INDEX} REMOVE ${OUT_OF_LEGACY}`,
-        // Due in the keys-only index, or (written before it) in gsi1.
+        UpdateExpression: `SET ${E.leaseOwner} = :owner, ${E.leaseUntil} = :until, ${MOVE_TO_DUE_INDEX}`,
         ConditionExpression:
-          '((attribute_exists(gsi2sk) AND gsi2sk < :before) OR (attribute_exists(gsi1sk) AND gsi1sk < :before)) AND ' +
+          'attribute_exists(gsi2sk) AND gsi2sk < :before AND ' +
           `(attribute_not_exists(${E.leaseUntil}) OR ${E.leaseUntil} < :now)`,
         ExpressionAttributeValues: {
           ':owner': owner,
@@ -160,7 +136,7 @@ export async function renewLease(
         new UpdateCommand({
           TableName: tableName(),
           Key: webhookKeys.endpoint(accountId, endpointId),
-          UpdateExpression: `SET ${E.leaseUntil} = :until, ${MOVE_TO_DUE_INDEX} REMOVE ${OUT_OF_LEGACY}`,
+          UpdateExpression: `SET ${E.leaseUntil} = :until, ${MOVE_TO_DUE_INDEX}`,
           ConditionExpression: `${E.leaseOwner} = :owner`,
           ExpressionAttributeValues: {
             ':owner': owner,
@@ -210,8 +186,8 @@ export async function releaseEndpoint(accountId: string, endpointId: string, own
             TableName: tableName(),
             Key: key,
             UpdateExpression: due
-              ? `SET ${MOVE_TO_DUE_INDEX} REMOVE ${OUT_OF_LEGACY}, ${E.leaseOwner}, ${E.leaseUntil}`
-              : `REMOVE gsi2pk, gsi2sk, ${OUT_OF_LEGACY}, ${E.leaseOwner}, ${E.leaseUntil}`,
+              ? `SET ${MOVE_TO_DUE_INDEX} REMOVE ${E.leaseOwner}, ${E.leaseUntil}`
+              : `REMOVE gsi2pk, gsi2sk, ${E.leaseOwner}, ${E.leaseUntil}`,
             ConditionExpression: `${E.leaseOwner} = :owner AND ${version === undefined ? `attribute_not_exists(${E.dueVersion})` : `${E.dueVersion} = :version`}`,
             ExpressionAttributeValues: {
               ':owner': owner,

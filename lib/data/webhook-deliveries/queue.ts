@@ -66,11 +66,10 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          // The entry (in the keys-only index, or in gsi1 from before it: moved) lowered when it is later or absent.
-          UpdateExpression: `SET gsi2pk = :pk, gsi2sk = :sk REMOVE gsi1pk, gsi1sk ADD ${E.dueVersion} :one`,
+          // The entry lowered when it is later or absent.
+          UpdateExpression: `SET gsi2pk = :pk, gsi2sk = :sk ADD ${E.dueVersion} :one`,
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_not_exists(gsi2sk) OR gsi2sk > :sk) AND ' +
-            '(attribute_not_exists(gsi1sk) OR gsi1sk > :sk) AND ' +
             `(attribute_not_exists(${E.leaseUntil}) OR ${E.leaseUntil} < :now)`,
           ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk, ':one': 1, ':now': now },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
