@@ -21,14 +21,14 @@ const storeTier = {
 };
 
 /**
- * The in-process tiers' store timeout: an attempt may take up to the request's deadline (8.5 s), not the deployed
- * 2 s. On a loaded 2-core machine DynamoDB Local takes 1.5 to 3.3 s for a transaction of 50 to 70 items that takes
- * 0.3 s alone (a per-call log of a full api-tier run: test/api/erasures-keys.test.ts's commits); at 2 s the SDK
- * aborted and sent it again, adding load, until the request answered 503. The production value stays where a test
- * makes the store slow on purpose: it sets its own, or runs in the serial system tier (processes, stalled stores),
- * which keeps the deployed 2 s.
+ * The tests' store timeout: an attempt may take up to the request's deadline (8.5 s), not the deployed 2 s. On a
+ * loaded 2-core machine DynamoDB Local takes 1.5 to 3.3 s for a transaction of 50 to 70 items that takes 0.3 s alone
+ * (a per-call log of a full api-tier run: test/api/erasures-keys.test.ts's commits); at 2 s the SDK aborted and sent
+ * it again, adding load, until the request answered 503. The production value stays where a test makes the store
+ * slow on purpose: it sets its own (test/system/start-warm-up.test.ts), or starts `npm start` as a process
+ * (test/support/service.ts), which runs with the deployed 2 s as a developer's would.
  */
-const inProcessStoreTimeout = { DYNAMODB_REQUEST_TIMEOUT_MS: '8000' };
+const testStoreTimeout = { DYNAMODB_REQUEST_TIMEOUT_MS: '8000' };
 
 /**
  * Three tiers (docs/testing.md says which test goes where): `npm run test:unit`, `test:api`, `test:system`;
@@ -64,7 +64,7 @@ export default defineConfig({
         test: {
           name: 'api',
           include: ['test/api/**/*.test.ts'],
-          env: inProcessStoreTimeout,
+          env: testStoreTimeout,
           ...storeTier,
           sequence: { groupOrder: 0 },
           maxWorkers: STORE_WORKERS,
@@ -77,7 +77,7 @@ export default defineConfig({
           // races): no process, no real-time bound, so two at once, each worker on its own store.
           name: 'system-sweeps',
           include: ['test/system/sweeps/**/*.test.ts'],
-          env: inProcessStoreTimeout,
+          env: testStoreTimeout,
           ...storeTier,
           sequence: { groupOrder: 1 },
           maxWorkers: STORE_WORKERS,
@@ -90,6 +90,7 @@ export default defineConfig({
           name: 'system',
           include: ['test/system/**/*.test.ts'],
           exclude: ['test/system/sweeps/**'],
+          env: testStoreTimeout,
           ...storeTier,
           sequence: { groupOrder: 2 },
           maxWorkers: 1,

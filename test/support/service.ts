@@ -30,9 +30,12 @@ export interface Service {
 
 export async function startService(env: Record<string, string>, args: string[] = []): Promise<Service> {
   const [port, dynamoPort, smtpPort] = [await freePort(), await freePort(), await freePort()];
-  // As a developer runs it: its own embedded store, and the deployed authorizer cache unless `env` says otherwise.
+  // As a developer runs it: its own embedded store, the deployed store timeout (not the in-process tests' generous
+  // one: a service test stalls or kills its store on purpose) and the deployed authorizer cache, unless `env` says
+  // otherwise.
   const inherited: NodeJS.ProcessEnv = { ...process.env };
   delete inherited.DYNAMODB_ENDPOINT;
+  delete inherited.DYNAMODB_REQUEST_TIMEOUT_MS;
   delete inherited.AUTH_CACHE_TTL_SECONDS;
   const childEnv: NodeJS.ProcessEnv = {
     ...inherited,
