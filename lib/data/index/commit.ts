@@ -173,7 +173,7 @@ export function planCreate<E>(
     fixed,
     additions: [
       ...items.blocks.map((block) => ({ block })),
-      // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list.ts).
+      // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list-sorted.ts).
       ...items.sortedPostings.map((p) => ({ put: p })),
       ...items.unbounded.map((u) => ({ put: u.posting })),
       ...items.prefixTerms.map((p) => ({ put: p })),

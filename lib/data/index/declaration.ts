@@ -41,7 +41,7 @@ export interface IndexDeclaration<E, F> {
   /**
    * Orders a list may ask for beside newest first (`sort=due`): name → the entity's sort value, compared as a
    * string, ascending, ties newest first. Kept as sorted postings in `all` and each bounded dimension, moved in
-   * the entity's own commit (keys.ts, indexKeys().sorted; list.ts reads them).
+   * the entity's own commit (keys.ts, indexKeys().sorted; list-sorted.ts reads them).
    */
   sorts?: Record<string, (entity: E) => string>;
   /** The order key a uuid names (default: the one newOrderedUuid wrote into it). */
