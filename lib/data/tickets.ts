@@ -1,7 +1,7 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
 import type { EventDraft, ReservedPlaces } from './events.ts';
 import { type CommitAttachment, completionCommit } from './idempotency.ts';
-import type { StatsCondition } from './index/commit.ts';
+import type { StatsCondition } from './index/commit-actions.ts';
 import { statsAttribute } from './index/declaration.ts';
 import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid } from './index/order-key.ts';
