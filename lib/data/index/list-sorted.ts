@@ -1,7 +1,8 @@
 import { queryAll, tableName } from '../client.ts';
 import { ReadBudgetExceeded } from '../errors.ts';
 import { ATTR } from '../items.ts';
-import { ALL, dimensionName } from './declaration.ts';
+import { ALL } from './declaration.ts';
+import { dimensionName } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
 import type { Index } from './items.ts';
 import type { PageQuery } from './list.ts';

@@ -1,6 +1,7 @@
 import { intEnv } from '#lib/config/env.ts';
 import { ReadBudgetExceeded } from '../errors.ts';
-import { ALL, filterDimensions } from './declaration.ts';
+import { ALL } from './declaration.ts';
+import { filterDimensions } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
 import type { Index } from './items.ts';
 import { findSortedPage } from './list-sorted.ts';
