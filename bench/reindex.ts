@@ -8,7 +8,7 @@ import { TicketSeeder } from './lib/seed.ts';
 import { round } from './lib/stats.ts';
 
 /**
- * `npm run bench -- --reindex [--quick]`: the cost of `tickets reindex` (lib/data/index/reindex.ts) on accounts of
+ * `npm run bench -- --reindex [--quick]`: the cost of `tickets reindex` (lib/data/index/reindex/) on accounts of
  * 1,000 and 10,000 tickets (--quick: 1,000) loaded by the bench's bulk loader, run twice each: the first run
  * also writes the account's directory of dimensions (the loader writes none), the second is a reindex of an index
  * that is already exact. Per ticket: round trips, items read and written, write units; and the most entities the

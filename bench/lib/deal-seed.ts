@@ -5,7 +5,7 @@ import { contacts } from '#lib/data/contact-index.ts';
 import { contactItem, newContactUuid } from '#lib/data/contacts.ts';
 import { deals } from '#lib/data/deal-index.ts';
 import type { EntityItems } from '#lib/data/index/items.ts';
-import { IndexTotals } from '#lib/data/index/reindex.ts';
+import { IndexTotals } from '#lib/data/index/totals.ts';
 import { chunks, keyString } from '#lib/data/items.ts';
 import { accountKeys } from '#lib/data/keys.ts';
 import { composeDeal } from '#lib/deals/create-deal.ts';

@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
-import { IndexTotals } from '#lib/data/index/reindex.ts';
+import { IndexTotals } from '#lib/data/index/totals.ts';
 import { chunks, keyString } from '#lib/data/items.ts';
 import { accountKeys } from '#lib/data/keys.ts';
 import { tickets } from '#lib/data/ticket-index.ts';

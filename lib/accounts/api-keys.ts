@@ -1,5 +1,6 @@
 import { getAccount } from '#lib/data/accounts.ts';
-import { findApiKeyByHash, touchApiKey } from '#lib/data/api-keys.ts';
+import { touchApiKey } from '#lib/data/api-keys/last-use.ts';
+import { findApiKeyByHash } from '#lib/data/api-keys/records.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
 import { logError } from '#lib/log.ts';
 import { LruMap } from '#lib/lru.ts';

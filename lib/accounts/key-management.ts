@@ -1,12 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import {
-  commitKeySetChange,
-  findApiKeyById,
-  getApiKey,
-  listApiKeys,
-  readKeySet,
-  revokeApiKey,
-} from '#lib/data/api-keys.ts';
+import { commitKeySetChange, readKeySet } from '#lib/data/api-keys/key-set.ts';
+import { findApiKeyById, getApiKey, listApiKeys } from '#lib/data/api-keys/records.ts';
+import { revokeApiKey } from '#lib/data/api-keys/revoke.ts';
 import { isTransactionConflict, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
 import type { CommitAttachment } from '#lib/data/idempotency.ts';
 import { Forbidden, NotFound, Refused, Unauthenticated, ValidationFailed } from '#lib/errors.ts';

@@ -2,7 +2,7 @@ import type { Deal, DealFilter } from '#lib/deals/types.ts';
 import { textWords, usefulTerms } from '#lib/search.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { contacts } from './contact-index.ts';
-import { dimensionName } from './index/declaration.ts';
+import { dimensionName } from './index/dimensions.ts';
 import { indexedEntity } from './index/engine.ts';
 import { queryTerm } from './index/order-key-reads.ts';
 import { orderKeys } from './keys.ts';

@@ -7,7 +7,7 @@ import { BOARD_FAMILIES, deals } from './deal-index.ts';
 import type { EventDraft, ReservedPlaces } from './events.ts';
 import { combinePlans } from './index/additions.ts';
 import type { EntityChange } from './index/commit.ts';
-import { filterDimensions } from './index/declaration.ts';
+import { filterDimensions } from './index/dimensions.ts';
 import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid, orderKeyOfUuid, uuidParts } from './index/order-key.ts';
 import { type Stats, storedOf } from './index/reads.ts';

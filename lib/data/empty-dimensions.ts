@@ -3,13 +3,13 @@ import { batchDeleteAll, batchPutAll, dynamo, tableName } from './client.ts';
 import { contacts } from './contact-index.ts';
 import { deals } from './deal-index.ts';
 import { deleteEmptyDimension } from './erasures.ts';
-import { isKeyedDimension } from './index/declaration.ts';
+import { isKeyedDimension } from './index/dimensions.ts';
 import type { Index } from './index/items.ts';
 import { erasureKeys } from './keys.ts';
 import { tickets } from './ticket-index.ts';
 
 /**
- * What a keyed dimension (an address, a custom field's value: lib/data/index/declaration.ts, isKeyedDimension)
+ * What a keyed dimension (an address, a custom field's value: lib/data/index/dimensions.ts, isKeyedDimension)
  * leaves once no entity is in it: its counter shards at 0, its emptied blocks, its directory entry. Their keys
  * hold only the value's keyed hash, but they are derived from what a person wrote, and nothing else would ever
  * delete them: the purge deletes them with the last object in them, an erasure with the last object it took out

@@ -5,7 +5,7 @@ import { deals } from './deal-index.ts';
 import { mailIdKeysOf } from './email.ts';
 import { deleteEmptyDimensions } from './empty-dimensions.ts';
 import { isConditionFailure } from './errors.ts';
-import { isKeyedDimension } from './index/declaration.ts';
+import { isKeyedDimension } from './index/dimensions.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { indexItemsOf, trashedOf } from './index/trash.ts';

@@ -9,7 +9,8 @@ import {
   type TicketStatus,
 } from '#lib/tickets/types.ts';
 import { parseTimestamp } from '#lib/time.ts';
-import { ALL, filterDimensions, type SearchTerms } from './index/declaration.ts';
+import { ALL, type SearchTerms } from './index/declaration.ts';
+import { filterDimensions } from './index/dimensions.ts';
 import { indexedEntity } from './index/engine.ts';
 
 /**

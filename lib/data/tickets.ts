@@ -1,10 +1,10 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
 import type { EventDraft, ReservedPlaces } from './events.ts';
 import { type CommitAttachment, completionCommit } from './idempotency.ts';
-import type { StatsCondition } from './index/commit.ts';
-import { statsAttribute } from './index/declaration.ts';
+import type { StatsCondition } from './index/commit-actions.ts';
 import type { PageQuery } from './index/list.ts';
 import { newOrderedUuid } from './index/order-key.ts';
+import { statsAttribute } from './index/stats-cells.ts';
 import type { Versioned } from './items.ts';
 import { tickets } from './ticket-index.ts';
 import type { CommitAction } from './transact.ts';

@@ -7,7 +7,7 @@ import { releaseEmail, takeEmail } from './contacts.ts';
 import { deals } from './deal-index.ts';
 import { ConcurrentWrite } from './errors.ts';
 import type { EventDraft } from './events.ts';
-import { filterDimensions } from './index/declaration.ts';
+import { filterDimensions } from './index/dimensions.ts';
 import type { IndexedEntity } from './index/engine.ts';
 import { makeUnrestorable, NotInTrash, type Trashed, type TrashFacts, trashedOf } from './index/trash.ts';
 import { writePlan } from './index/write-plan.ts';

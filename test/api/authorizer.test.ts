@@ -4,7 +4,7 @@ import { settleLastUseWrites } from '#lib/accounts/api-keys.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { hashApiKey } from '#lib/accounts/key-hash.ts';
 import { listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
-import { findApiKeyByHash } from '#lib/data/api-keys.ts';
+import { findApiKeyByHash } from '#lib/data/api-keys/records.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { tokenEvent } from '#test/support/events.ts';
 

@@ -8,7 +8,7 @@ import { folderMailStore } from '#infra/local/mail.ts';
 import { queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { findMailId } from '#lib/data/email.ts';
-import { filterDimensions } from '#lib/data/index/declaration.ts';
+import { filterDimensions } from '#lib/data/index/dimensions.ts';
 import { attachmentsPrefix, folderMailEraser } from '#lib/data/mail-store.ts';
 import { isSuppressed, suppressAddress } from '#lib/data/outbox.ts';
 import { purgeOne } from '#lib/data/purge.ts';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planIntersection } from '#lib/data/index/list.ts';
+import { planIntersection } from '#lib/data/index/intersection-plan.ts';
 import { packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import { dimension } from '#lib/data/ticket-index.ts';

@@ -1,6 +1,6 @@
 import { getItem } from '../client.ts';
 import { contacts } from '../contact-index.ts';
-import { dimensionName } from '../index/declaration.ts';
+import { dimensionName } from '../index/dimensions.ts';
 import { tickets } from '../ticket-index.ts';
 import { messageItems, personRefs } from './refs.ts';
 

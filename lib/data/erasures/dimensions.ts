@@ -2,7 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, getItem, queryAll, tableName } from '../client.ts';
 import { contacts } from '../contact-index.ts';
 import { isConditionFailure } from '../errors.ts';
-import { filterDimensions } from '../index/declaration.ts';
+import { filterDimensions } from '../index/dimensions.ts';
 import { forgetDirectoryEntry } from '../index/directory.ts';
 import type { ItemKey } from '../items.ts';
 import { dimension, tickets } from '../ticket-index.ts';

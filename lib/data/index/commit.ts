@@ -1,13 +1,13 @@
 import { randomInt } from 'node:crypto';
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { addDecimal, isZeroDecimal, negateDecimal } from '#lib/decimal.ts';
+import { addDecimal, negateDecimal } from '#lib/decimal.ts';
 import { tableName } from '../client.ts';
 import { ConcurrentWrite, StaleVersion } from '../errors.ts';
 import type { EventDraft, ReservedPlaces } from '../events.ts';
-import { ATTR, type ItemKey, keyString } from '../items.ts';
+import { ATTR, keyString } from '../items.ts';
 import { COUNTER_SHARDS } from '../keys.ts';
 import type { CommitAction } from '../transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
+import { addToCounter, put, remove, type StatsCondition, statsActions } from './commit-actions.ts';
 import { directoryPlan } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
@@ -17,18 +17,6 @@ import { type EntityItems, entityItems, type Index } from './items.ts';
  * or nothing"). What does not fit in DynamoDB's 100 actions is put first, marked unconfirmed (`u`): readers count
  * and list a marked item or block key only once they have read its entity and found it holds it.
  */
-
-/**
- * A condition on one stats attribute at commit time (least-busy: the chosen agent's open work is still what
- * the pick saw), put on the one item of that attribute's cell, which must be in an unsharded family: one clause,
- * whatever the account's size.
- */
-export interface StatsCondition {
-  /** The attribute the condition reads (`busy:3`), named `#a` in the expression. */
-  attribute: string;
-  expression: string;
-  values: Record<string, unknown>;
-}
 
 export interface WriteOptions {
   statsCondition?: StatsCondition | undefined;
@@ -46,99 +34,6 @@ export const eventsOf = (accountId: string, options: WriteOptions): WritePlan['e
   options.events?.length
     ? { accountId, drafts: options.events, reserved: options.reserved ? [options.reserved] : [] }
     : undefined;
-
-export const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
-  what,
-  action: { Put: { TableName: tableName(), Item } },
-});
-export const remove = (what: string, item: Record<string, unknown>): CommitAction => ({
-  what,
-  action: { Delete: { TableName: tableName(), Key: { pk: item.pk, sk: item.sk } } },
-});
-export const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
-  what: 'counter',
-  action: {
-    Update: {
-      TableName: tableName(),
-      Key: key,
-      UpdateExpression: `ADD ${ATTR.count} :d`,
-      ExpressionAttributeValues: { ':d': delta },
-    },
-  },
-});
-
-/**
- * The stats cells' part of a commit: each cell a change moves gets one UpdateItem that ADDs its deltas (+1
- * entering a count, −1 leaving it; an amount entering or leaving a sum), sent as exact decimals; a sharded
- * cell on the change's shard, an unsharded one on its item. The condition goes on its attribute's cell (a
- * ConditionCheck when the change does not move that cell).
- */
-export function statsActions<E>(
-  index: Index<E>,
-  accountId: string,
-  deltas: [attribute: string, delta: string][],
-  shard: number,
-  condition?: StatsCondition,
-): CommitAction[] {
-  const cells = new Map<string, { key: ItemKey; moves: [string, string][] }>();
-  const keyOf = (attribute: string) => {
-    const { family, value } = index.statsCellOf(attribute);
-    return index.keys.statsCell(accountId, family.family, value, family.sharded ? shard : undefined);
-  };
-  for (const [attribute, delta] of deltas) {
-    if (isZeroDecimal(delta)) continue;
-    const key = keyOf(attribute);
-    const cell = cells.get(keyString(key)) ?? { key, moves: [] };
-    cell.moves.push([attribute, delta]);
-    cells.set(keyString(key), cell);
-  }
-  const conditionKey = condition && keyOf(condition.attribute);
-  if (condition && index.statsCellOf(condition.attribute).family.sharded) {
-    throw new Error(`a condition needs an unsharded cell: ${condition.attribute}`);
-  }
-  // The stats condition (least-busy) no longer holds: decide again.
-  const refused = () => new ConcurrentWrite();
-  const actions: CommitAction[] = [...cells.values()].map(({ key, moves }) => {
-    const conditioned = condition && conditionKey && keyString(conditionKey) === keyString(key);
-    const names: Record<string, string> = conditioned ? { '#a': condition.attribute } : {};
-    const values: Record<string, unknown> = conditioned ? { ...condition.values } : {};
-    const adds = moves.map(([attribute, delta], i) => {
-      names[`#c${i}`] = attribute;
-      values[`:d${i}`] = NumberValue.from(delta);
-      return `#c${i} :d${i}`;
-    });
-    return {
-      what: 'stats',
-      action: {
-        Update: {
-          TableName: tableName(),
-          Key: key,
-          UpdateExpression: `ADD ${adds.join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ...(conditioned ? { ConditionExpression: condition.expression } : {}),
-        },
-      },
-      ...(conditioned ? { refused } : {}),
-    };
-  });
-  if (condition && conditionKey && !cells.has(keyString(conditionKey))) {
-    actions.push({
-      what: 'stats',
-      action: {
-        ConditionCheck: {
-          TableName: tableName(),
-          Key: conditionKey,
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: { '#a': condition.attribute },
-          ExpressionAttributeValues: condition.values,
-        },
-      },
-      refused,
-    });
-  }
-  return actions;
-}
 
 /**
  * A create's commit: the entity, the stats item (with its condition), the bounded postings, the number term
@@ -173,7 +68,7 @@ export function planCreate<E>(
     fixed,
     additions: [
       ...items.blocks.map((block) => ({ block })),
-      // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list.ts).
+      // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list-sorted.ts).
       ...items.sortedPostings.map((p) => ({ put: p })),
       ...items.unbounded.map((u) => ({ put: u.posting })),
       ...items.prefixTerms.map((p) => ({ put: p })),

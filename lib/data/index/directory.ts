@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { batchPutAll } from '../client.ts';
 import { keyString } from '../items.ts';
-import { type IndexDeclaration, isKeyedDimension } from './declaration.ts';
+import type { IndexDeclaration } from './declaration.ts';
+import { isKeyedDimension } from './dimensions.ts';
 import type { Index } from './items.ts';
 
 /**
@@ -62,7 +63,7 @@ export function rememberDirectoryEntries(entries: Record<string, unknown>[]): vo
 
 /**
  * Puts the entries of these dimensions that this container has not seen written (the reindex, page by page), and
- * every keyed dimension's (an address, a custom field's value: declaration.ts, isKeyedDimension) whatever it
+ * every keyed dimension's (an address, a custom field's value: dimensions.ts, isKeyedDimension) whatever it
  * remembers: an erasure or a purge deletes such an entry once its dimension is empty, behind every other
  * container's back, and a write of the same value through a container that remembered it writes none, so the
  * reindex puts it back from the entities themselves.

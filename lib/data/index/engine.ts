@@ -6,7 +6,8 @@ import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
 import { getByNumber, getByUuid, getDimensionCounts, getStats, getStored } from './reads.ts';
-import { type ReindexOptions, reindexAccount } from './reindex.ts';
+import { reindexAccount } from './reindex/account.ts';
+import type { ReindexOptions } from './reindex/run.ts';
 import { planDelete, planRestore, type Trashed, type TrashFacts } from './trash.ts';
 import { writePlan } from './write-plan.ts';
 

@@ -1,19 +1,16 @@
 import { ATTR, type ItemKey } from '../items.ts';
 import { type IndexKeys, indexKeys, orderKeys } from '../keys.ts';
+import type { IndexDeclaration, SearchTerms, StatsFamily } from './declaration.ts';
+import { dimensionsOf, hasBlocks } from './dimensions.ts';
+import { keyedTerm } from './keyed.ts';
+import { packOrderKey } from './order-key.ts';
 import {
-  dimensionsOf,
-  hasBlocks,
-  type IndexDeclaration,
   isStatsDimension,
-  type SearchTerms,
   type StatsCell,
-  type StatsFamily,
   statsAttribute,
   statsCellOf,
   statsFamilies,
-} from './declaration.ts';
-import { keyedTerm } from './keyed.ts';
-import { packOrderKey } from './order-key.ts';
+} from './stats-cells.ts';
 
 /** An entity's declaration with what the engine derives from it once: its keys, item types, dimensions. */
 export interface Index<E, F = unknown> {
@@ -22,12 +19,12 @@ export interface Index<E, F = unknown> {
   /** Item types: the entity's (`ticket`), its postings' and its terms'. */
   types: { entity: string; posting: string; term: string };
   orderKeyOf(entity: E): string;
-  /** The dimensions an entity is listed under, as the account's keys name them (declaration.ts). */
+  /** The dimensions an entity is listed under, as the account's keys name them (dimensions.ts). */
   dimensionsOf(accountId: string, entity: E): string[];
   isStatsDimension(dim: string): boolean;
   /** Its search terms as written (the entity item's `t`); keys name each by keyedTerm. */
   termsOf(entity: E): SearchTerms;
-  /** The stats cell an attribute is kept in (declaration.ts, statsCellOf). */
+  /** The stats cell an attribute is kept in (stats-cells.ts, statsCellOf). */
   statsCellOf(attribute: string): StatsCell;
   /** Every family of stats cells, `counts` first. */
   statsFamilies: StatsFamily[];

@@ -3,9 +3,9 @@ import { addDecimal } from '#lib/decimal.ts';
 import { batchGetAll, dynamo, getItem, queryAll, tableName } from '../client.ts';
 import { ATTR, entityOf, type Versioned } from '../items.ts';
 import { parseTermKey } from '../keys.ts';
-import { statsAttribute } from './declaration.ts';
 import type { Index } from './items.ts';
 import { orderKeyOfUuid } from './order-key.ts';
+import { statsAttribute } from './stats-cells.ts';
 
 /** Reads of indexed entities: by key, by uuid and number, newest first, and their counters. */
 

@@ -8,7 +8,8 @@ import { ATTR, type Versioned } from '../items.ts';
 import { COUNTER_SHARDS, trashKeys } from '../keys.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS } from '../transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
-import { addToCounter, eventsOf, planCreate, remove, statsActions, type WriteOptions } from './commit.ts';
+import { eventsOf, planCreate, type WriteOptions } from './commit.ts';
+import { addToCounter, remove, statsActions } from './commit-actions.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
 /**

@@ -1,0 +1,117 @@
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { isZeroDecimal } from '#lib/decimal.ts';
+import { tableName } from '../client.ts';
+import { ConcurrentWrite } from '../errors.ts';
+import { ATTR, type ItemKey, keyString } from '../items.ts';
+import type { CommitAction } from '../transact.ts';
+import type { Index } from './items.ts';
+
+/**
+ * The actions an indexed entity's commits are made of (commit.ts, trash.ts): an index item put or deleted, a
+ * counter moved, and the stats cells' part of a commit with its condition.
+ */
+
+/**
+ * A condition on one stats attribute at commit time (least-busy: the chosen agent's open work is still what
+ * the pick saw), put on the one item of that attribute's cell, which must be in an unsharded family: one clause,
+ * whatever the account's size.
+ */
+export interface StatsCondition {
+  /** The attribute the condition reads (`busy:3`), named `#a` in the expression. */
+  attribute: string;
+  expression: string;
+  values: Record<string, unknown>;
+}
+
+export const put = (what: string, Item: Record<string, unknown>): CommitAction => ({
+  what,
+  action: { Put: { TableName: tableName(), Item } },
+});
+export const remove = (what: string, item: Record<string, unknown>): CommitAction => ({
+  what,
+  action: { Delete: { TableName: tableName(), Key: { pk: item.pk, sk: item.sk } } },
+});
+export const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
+  what: 'counter',
+  action: {
+    Update: {
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: `ADD ${ATTR.count} :d`,
+      ExpressionAttributeValues: { ':d': delta },
+    },
+  },
+});
+
+/**
+ * The stats cells' part of a commit: each cell a change moves gets one UpdateItem that ADDs its deltas (+1
+ * entering a count, −1 leaving it; an amount entering or leaving a sum), sent as exact decimals; a sharded
+ * cell on the change's shard, an unsharded one on its item. The condition goes on its attribute's cell (a
+ * ConditionCheck when the change does not move that cell).
+ */
+export function statsActions<E>(
+  index: Index<E>,
+  accountId: string,
+  deltas: [attribute: string, delta: string][],
+  shard: number,
+  condition?: StatsCondition,
+): CommitAction[] {
+  const cells = new Map<string, { key: ItemKey; moves: [string, string][] }>();
+  const keyOf = (attribute: string) => {
+    const { family, value } = index.statsCellOf(attribute);
+    return index.keys.statsCell(accountId, family.family, value, family.sharded ? shard : undefined);
+  };
+  for (const [attribute, delta] of deltas) {
+    if (isZeroDecimal(delta)) continue;
+    const key = keyOf(attribute);
+    const cell = cells.get(keyString(key)) ?? { key, moves: [] };
+    cell.moves.push([attribute, delta]);
+    cells.set(keyString(key), cell);
+  }
+  const conditionKey = condition && keyOf(condition.attribute);
+  if (condition && index.statsCellOf(condition.attribute).family.sharded) {
+    throw new Error(`a condition needs an unsharded cell: ${condition.attribute}`);
+  }
+  // The stats condition (least-busy) no longer holds: decide again.
+  const refused = () => new ConcurrentWrite();
+  const actions: CommitAction[] = [...cells.values()].map(({ key, moves }) => {
+    const conditioned = condition && conditionKey && keyString(conditionKey) === keyString(key);
+    const names: Record<string, string> = conditioned ? { '#a': condition.attribute } : {};
+    const values: Record<string, unknown> = conditioned ? { ...condition.values } : {};
+    const adds = moves.map(([attribute, delta], i) => {
+      names[`#c${i}`] = attribute;
+      values[`:d${i}`] = NumberValue.from(delta);
+      return `#c${i} :d${i}`;
+    });
+    return {
+      what: 'stats',
+      action: {
+        Update: {
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: `ADD ${adds.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ...(conditioned ? { ConditionExpression: condition.expression } : {}),
+        },
+      },
+      ...(conditioned ? { refused } : {}),
+    };
+  });
+  if (condition && conditionKey && !cells.has(keyString(conditionKey))) {
+    actions.push({
+      what: 'stats',
+      action: {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: conditionKey,
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: { '#a': condition.attribute },
+          ExpressionAttributeValues: condition.values,
+        },
+      },
+      refused,
+    });
+  }
+  return actions;
+}

@@ -1,0 +1,107 @@
+import {
+  ALL,
+  type DimensionDeclaration,
+  type IndexDeclaration,
+  isQueue,
+  type QueueDeclaration,
+  singleOf,
+} from './declaration.ts';
+import { keyedValue } from './keyed.ts';
+
+/**
+ * The dimensions of an entity's index as keys name them, from its declaration: an entity's, a filter's, a
+ * queue's; which are keyed by the account's hash, which keep blocks.
+ */
+
+/** A dimension's name with its value as keys name it: `status#open`, `cf#<keyed hash of plan#gold>`. */
+export const dimensionName = (name: string, value: string) => `${name}#${value}`;
+
+/** Whether keys name a dimension's values by the account's keyed hash: unbounded, and not `readable`. */
+const isKeyed = <E>(d: DimensionDeclaration<E>): boolean => !d.bounded && d.readable !== true;
+
+/** A dimension's value as keys name it (keyed.ts): a bounded or readable one as it is, any other by its hash. */
+const valueInKeys = <E>(d: DimensionDeclaration<E>, accountId: string, value: string): string =>
+  isKeyed(d) ? keyedValue(accountId, value) : value;
+
+function queueName<E>(
+  declaration: IndexDeclaration<E, unknown>,
+  accountId: string,
+  parts: [name: string, value: string][],
+) {
+  const tags = parts.map(([name, value]) => {
+    const d = singleOf(declaration, name);
+    if (!d?.queueTag) throw new Error(`${declaration.entity}: queue part ${name} has no queueTag`);
+    return `${d.queueTag}=${valueInKeys(d, accountId, value)}`;
+  });
+  return ['queue', ...tags].join('#');
+}
+
+/** Every dimension an entity is listed under, in the declaration's order, `all` first, as keys name them. */
+export function dimensionsOf<E>(
+  declaration: IndexDeclaration<E, unknown>,
+  accountId: string,
+  entity: E,
+): string[] {
+  const single = new Map<string, string | undefined>();
+  const out = [ALL];
+  for (const d of declaration.dimensions) {
+    if (isQueue(d)) {
+      const parts = d.queue.map((name) => [name, single.get(name)] as [string, string | undefined]);
+      if (parts.every(([, value]) => value !== undefined))
+        out.push(queueName(declaration, accountId, parts as [string, string][]));
+      continue;
+    }
+    const values = d.values(entity);
+    if (d.queueTag) single.set(d.name, values[0]);
+    out.push(...values.map((v) => dimensionName(d.name, valueInKeys(d, accountId, v))));
+  }
+  return out;
+}
+
+/**
+ * The dimensions a filter names (none: every entity), as keys name them. Two or more queue parts named together
+ * are their queue, when one is declared, not dimensions to intersect; the queue (or its parts) comes first, then
+ * the rest in the declaration's order.
+ */
+export function filterDimensions<E, F>(
+  declaration: IndexDeclaration<E, F>,
+  accountId: string,
+  filter: F,
+): string[] {
+  const wanted = declaration.filter(filter);
+  const singles = declaration.dimensions.filter((d): d is DimensionDeclaration<E> => !isQueue(d));
+  const named = (d: DimensionDeclaration<E>) =>
+    (wanted[d.name] ?? []).map((v) => dimensionName(d.name, valueInKeys(d, accountId, v)));
+  const queued = singles.filter((d) => d.queueTag && (wanted[d.name]?.length ?? 0) > 0);
+  const names = new Set(queued.map((d) => d.name));
+  const queue = declaration.dimensions.find(
+    (d): d is QueueDeclaration =>
+      isQueue(d) && d.queue.length === names.size && d.queue.every((n) => names.has(n)),
+  );
+  const first =
+    queued.length >= 2 && queue
+      ? [
+          queueName(
+            declaration as IndexDeclaration<E, unknown>,
+            accountId,
+            queue.queue.map((n) => [n, wanted[n]?.[0] as string]),
+          ),
+        ]
+      : queued.flatMap(named);
+  const rest = singles.filter((d) => !d.queueTag).flatMap(named);
+  return [...first, ...rest];
+}
+
+/**
+ * Whether keys name a dimension's values by their keyed hash (text a person wrote: an address, a custom field's
+ * value). What such a dimension leaves once empty (counter shards, blocks, its directory entry) is deleted by the
+ * erasure and the purge (lib/data/erasures.ts, deleteEmptyDimension), behind every container's memory of the
+ * entry, so the reindex puts such entries again whatever it remembers (directory.ts, ensureDirectoryEntries).
+ */
+export function isKeyedDimension<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
+  const d = singleOf(declaration, dim.slice(0, dim.indexOf('#')));
+  return d !== undefined && isKeyed(d);
+}
+
+/** The dimensions that keep packed blocks beside their postings: every one but `all`. */
+export const hasBlocks = (dim: string): boolean => dim !== ALL;

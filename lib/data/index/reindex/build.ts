@@ -1,0 +1,90 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchPutAll, dynamo, tableName } from '../../client.ts';
+import { ATTR, chunks, entityOf, type ItemKey } from '../../items.ts';
+import { ensureDirectoryEntries } from '../directory.ts';
+import { type EntityItems, entityItems } from '../items.ts';
+import { IndexTotals } from '../totals.ts';
+import { type DueMove, dueMoveOf, writeDueEntry } from './due-entries.ts';
+import { pagesOf } from './pages.ts';
+import type { ReindexRun } from './run.ts';
+
+/**
+ * The reindex's first phase (account.ts): each page of entities puts its postings and terms (as they are: puts
+ * that change nothing leave the lists as they were), adds its keys to its blocks (set additions), writes the
+ * directory entries of its dimensions, moves the due entries that are not what the entity gives, and adds what
+ * it counts in the stats cells to the sums kept in the progress item.
+ */
+
+/** BatchWrites of a page sent at once (each of 25 items). */
+const PARALLEL_WRITES = 8;
+
+export async function buildEntities<E>(run: ReindexRun<E>): Promise<void> {
+  const { index, accountId, progress } = run;
+  for await (const { items } of pagesOf(index.keys.itemPartition(accountId), () => progress.after, {
+    limit: run.pageSize,
+  })) {
+    run.held(items.length);
+    await buildPage(run, items);
+    await run.save();
+  }
+}
+
+/** What a page of entities writes: their own items, their dimensions, their blocks and sums, their due moves. */
+function pageItems<E>(run: ReindexRun<E>, items: Record<string, unknown>[]) {
+  const { index, accountId, progress } = run;
+  const totals = new IndexTotals(index, accountId, progress.stats);
+  const puts: Record<string, unknown>[] = [];
+  const dimensions: string[] = [];
+  const dueMoves: DueMove[] = [];
+  for (const item of items) {
+    const entity = entityOf<E>(item);
+    const built = entityItems(index, accountId, entity);
+    puts.push(...ownItems(built));
+    totals.add(built);
+    dimensions.push(...index.dimensionsOf(accountId, entity));
+    const move = index.declaration.due && dueMoveOf(item, built.entity);
+    if (move) dueMoves.push(move);
+  }
+  return { totals, puts, dimensions, dueMoves };
+}
+
+async function buildPage<E>(run: ReindexRun<E>, items: Record<string, unknown>[]): Promise<void> {
+  const { index, accountId, progress } = run;
+  const { totals, puts, dimensions, dueMoves } = pageItems(run, items);
+  // The directory first: a dimension is listed before any item of it is written.
+  progress.written += await ensureDirectoryEntries(index, accountId, dimensions);
+  await Promise.all(chunks(puts, Math.ceil(puts.length / PARALLEL_WRITES) || 1).map(batchPutAll));
+  const blocks = totals.blockAdditions();
+  for (const group of chunks(blocks, 25)) await Promise.all(group.map(addToBlock));
+  let moved = 0;
+  for (const group of chunks(dueMoves, 25)) {
+    moved += (await Promise.all(group.map(writeDueEntry))).filter(Boolean).length;
+  }
+  progress.after = items[items.length - 1]?.sk as string;
+  progress.entities += items.length;
+  progress.written += puts.length + blocks.length + moved;
+  progress.stats = totals.statsSums();
+}
+
+/** An entity's own index items: what a create puts (its postings and terms); counters and blocks are shared. */
+function ownItems(built: EntityItems): Record<string, unknown>[] {
+  return [
+    ...built.boundedPostings,
+    ...built.sortedPostings,
+    ...built.unbounded.map((u) => u.posting),
+    ...(built.numberTerm ? [built.numberTerm] : []),
+    ...built.prefixTerms,
+  ];
+}
+
+function addToBlock({ key, packed }: { key: ItemKey; packed: Set<string> }) {
+  return dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: 'ADD #k :keys',
+      ExpressionAttributeNames: { '#k': ATTR.blockKeys },
+      ExpressionAttributeValues: { ':keys': packed },
+    }),
+  );
+}

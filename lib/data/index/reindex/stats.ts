@@ -1,0 +1,81 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from '../../client.ts';
+import type { StatsFamily } from '../declaration.ts';
+import { IndexTotals } from '../totals.ts';
+import type { ReindexRun } from './run.ts';
+
+/**
+ * The reindex's second phase (account.ts): each family of stats cells (a partition each, Queried) is set to the
+ * sums the build kept: a cell's totals put in one item (a sharded cell's in shard 0) and its other shards deleted
+ * in the same transaction, so a reader sums the same total before and after; cells no entity counts in are
+ * deleted.
+ */
+export async function setStats<E>(run: ReindexRun<E>): Promise<void> {
+  const { index, accountId, progress } = run;
+  const totals = new IndexTotals(index, accountId, progress.stats);
+  const families = index.statsFamilies.filter(
+    (f) => progress.after === undefined || f.family > progress.after,
+  );
+  for (const family of [...families].sort((a, b) => a.family.localeCompare(b.family))) {
+    await setStatsFamily(run, family, totals);
+    progress.after = family.family;
+    await run.save();
+  }
+}
+
+/**
+ * One family of stats cells set to the sums: the sort keys of its partition read (one Query, paged: a cell's
+ * shards need not be side by side), then each counted cell put with its other shards deleted in one transaction
+ * (at most COUNTER_SHARDS actions), and every cell no entity counts in deleted. What it holds is bounded by the
+ * family's cells (times COUNTER_SHARDS), as the sums in the progress item are, never by the entities.
+ */
+async function setStatsFamily<E>(
+  run: ReindexRun<E>,
+  family: StatsFamily,
+  totals: IndexTotals<E>,
+): Promise<void> {
+  const { index, accountId, progress } = run;
+  const { keys } = index;
+  const wanted = new Map(
+    totals
+      .statsItems()
+      .filter((item) => item.pk === keys.statsPartition(accountId, family.family))
+      .map((item) => [item.sk as string, item]),
+  );
+  /** The items found of each counted cell other than the one to put (its shards to delete), by cell. */
+  const extra = new Map<string, string[]>();
+  const found = new Set<string>();
+  const stale: { pk: string; sk: string }[] = [];
+  const pk = keys.statsPartition(accountId, family.family);
+  const items = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
+  });
+  for (const item of items) {
+    const sk = item.sk as string;
+    found.add(sk);
+    if (wanted.has(sk)) continue;
+    const { value } = keys.statsCellOf(sk, family.sharded);
+    const target = keys.statsCell(accountId, family.family, value, family.sharded ? 0 : undefined).sk;
+    if (wanted.has(target)) extra.set(target, [...(extra.get(target) ?? []), sk]);
+    else stale.push({ pk, sk });
+  }
+  for (const [sk, item] of wanted) {
+    const others = extra.get(sk) ?? [];
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: tableName(), Item: item } },
+          ...others.map((other) => ({ Delete: { TableName: tableName(), Key: { pk, sk: other } } })),
+        ],
+      }),
+    );
+    progress.written += 1;
+    progress.folded = (progress.folded ?? 0) + others.length;
+  }
+  await batchDeleteAll(stale);
+  progress.folded = (progress.folded ?? 0) + stale.length;
+}

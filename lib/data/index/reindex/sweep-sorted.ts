@@ -1,0 +1,38 @@
+import { batchDeleteAll } from '../../client.ts';
+import { pagesOf } from './pages.ts';
+import type { DimensionProgress, ReindexRun } from './run.ts';
+
+/**
+ * The sweep's last part of a dimension (sweep.ts): its sorted postings (IndexDeclaration.sorts: in `all` and each
+ * bounded dimension), page by page, each checked against its entity (one BatchGet a page): one whose entity is
+ * gone, is no longer in the dimension, or has another sort value now (a due time since moved: the posting an
+ * update's lost commit, or a hand, left) is deleted. The build put every entity's own.
+ */
+export async function sweepSorted<E>(run: ReindexRun<E>, dimension: DimensionProgress): Promise<void> {
+  const { index, accountId, progress } = run;
+  const { keys } = index;
+  const { name } = dimension;
+  const sorts = Object.entries(index.declaration.sorts ?? {}).sort(([x], [y]) => x.localeCompare(y));
+  for (const [sort, sortValue] of sorts) {
+    if (dimension.sort !== undefined && sort < dimension.sort) continue;
+    if (dimension.sort !== sort) Object.assign(dimension, { sort, after: undefined });
+    const pages = pagesOf(keys.sortedPartition(accountId, sort, name), () => dimension.after, {
+      limit: run.pageSize,
+      projection: 'pk, sk',
+    });
+    for await (const { items } of pages) {
+      const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      const entities = await run.entitiesAt(found.map((p) => keys.orderKeyOfSorted(p.sk)));
+      const stale = found.filter((p) => {
+        const orderKey = keys.orderKeyOfSorted(p.sk);
+        const entity = entities.get(orderKey);
+        if (entity === undefined || !run.holds(name, entity)) return true;
+        return keys.sorted(accountId, sort, name, sortValue(entity), orderKey).sk !== p.sk;
+      });
+      await batchDeleteAll(stale);
+      progress.removed += stale.length;
+      dimension.after = found[found.length - 1]?.sk;
+      await run.save();
+    }
+  }
+}
