@@ -14,6 +14,9 @@
  * an event served.
  */
 
+export * from './events/bump.ts';
+export * from './events/close.ts';
+export * from './events/counter.ts';
 export * from './events/feed.ts';
 export * from './events/ids.ts';
 export * from './events/item.ts';

@@ -1,8 +1,14 @@
-import { nowMillis } from '#lib/time.ts';
+import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import { queryAll, tableName } from '../client.ts';
-import { eventKeys } from '../keys.ts';
+import { objectRefKeys } from '../keys/erasures.ts';
+import { eventKeys } from '../keys/events.ts';
+import { eventId } from './ids.ts';
+import type { EventDraft, EventRecord } from './shapes.ts';
 
-/** A place's items as stored (the feed's design: ../events.ts): their types, sizes, retention, and their reads. */
+/**
+ * A place's items as stored (the feed's design: ../events.ts): their types, sizes, retention, how an event is
+ * written as them, and their reads.
+ */
 
 /** Events are kept 30 days (DynamoDB TTL on `expires_at`; reads skip expired items TTL has not removed yet). */
 export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
@@ -37,4 +43,58 @@ export function placeItems(accountId: string, seq: number): Promise<Record<strin
     },
     ConsistentRead: true,
   });
+}
+
+/**
+ * The items of an event at place `seq` of the account's sequence, taken at `takenUs`: its item, then its parts
+ * when its JSON text is longer than one item holds. What a commit puts (on the condition that the place is
+ * open); the benchmark's bulk loader writes the same items (and sets the `event` sequence to match).
+ */
+export function eventItems(
+  accountId: string,
+  seq: number,
+  draft: EventDraft,
+  takenUs: number,
+): { id: string; items: Record<string, unknown>[] } {
+  const record: EventRecord = {
+    id: eventId(seq),
+    type: draft.type,
+    created_at: formatTimestamp(takenUs),
+    data: {
+      object: draft.object,
+      ...(draft.previous ? { previous: draft.previous } : {}),
+      ...(draft.extra ?? {}),
+      version: draft.version,
+    },
+  };
+  const text = Buffer.from(JSON.stringify(record), 'utf8');
+  const parts: Buffer[] = [];
+  for (let at = 0; at < text.length; at += PART_BYTES) parts.push(text.subarray(at, at + PART_BYTES));
+  const expires_at = Math.floor(takenUs / 1e6) + EVENT_RETENTION_SECONDS;
+  const head = {
+    ...eventKeys.place(accountId, seq),
+    type: eventKeys.itemType.event,
+    id: record.id,
+    event_type: draft.type,
+    at: Math.floor(takenUs / 1000),
+    expires_at,
+    // The object's reference (keys only): an erasure finds the events of an object by it, never by a Scan.
+    ...refOfEvent(accountId, draft, eventKeys.sort(seq)),
+    body: parts[0],
+    ...(parts.length > 1 ? { parts: parts.length } : {}),
+  };
+  const rest = parts.slice(1).map((part, i) => ({
+    ...eventKeys.part(accountId, seq, i + 1),
+    type: 'event_part',
+    expires_at,
+    body: part,
+  }));
+  return { id: record.id, items: [head, ...rest] };
+}
+
+/** The object reference of an event's item: a message's ticket, or the object itself (erasures find them so). */
+function refOfEvent(accountId: string, draft: EventDraft, sk: string): Record<string, string> {
+  const object = (draft.object ?? {}) as { uuid?: unknown; ticket_uuid?: unknown };
+  const uuid = typeof object.ticket_uuid === 'string' ? object.ticket_uuid : object.uuid;
+  return typeof uuid === 'string' ? objectRefKeys.ref(accountId, uuid, 'event', sk) : {};
 }

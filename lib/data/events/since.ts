@@ -1,8 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../client.ts';
 import { eventKeys } from '../keys.ts';
+import { eventSettleMs } from './close.ts';
 import { live } from './item.ts';
-import { eventSettleMs } from './places.ts';
 
 /** What the webhook dispatcher reads of the feed: event items' summaries, and the events since a time (the feed's design: ../events.ts). */
 

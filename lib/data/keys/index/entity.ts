@@ -1,0 +1,122 @@
+import { dueShardOf } from '../../due-shards.ts';
+import type { IndexName } from '../../table.ts';
+import { dueMs } from '../sort.ts';
+import { orderKeys } from './order.ts';
+import { postingKeys, statsKeys } from './postings.ts';
+
+/**
+ * The keys of an entity kept by the index engine (lib/data/index/), `entity` naming it in every partition
+ * (`TICKET` → `TICKETS#…`, `TICKET_INDEX#…`). Its items sort by order key in one partition per account; every
+ * list dimension (a status, a custom field value, a queue) has a posting partition of small items keyed by order
+ * key and a counter, and every one but `all` also has packed blocks (./postings.ts); search terms share one
+ * partition. See docs/data-model.md.
+ */
+export function indexKeys(entity: string) {
+  const itemPartition = (accountId: string) => `${entity}S#${accountId}`;
+  return {
+    itemPartition,
+    item: (accountId: string, orderKey: string) => ({ pk: itemPartition(accountId), sk: orderKey }),
+    ...statsKeys(entity),
+    ...postingKeys(entity),
+    ...termKeys(entity),
+    ...directoryKeys(entity),
+    ...dueKeys(entity),
+    ...sortedKeys(entity),
+  };
+}
+
+export type IndexKeys = ReturnType<typeof indexKeys>;
+
+/** Search terms: prefixes of words (`p#`) and numbers (`n#`), in one partition per account. */
+function termKeys(entity: string) {
+  const termsPartition = (accountId: string) => `${entity}_TERMS#${accountId}`;
+  return {
+    termsPartition,
+    prefixTerm: (accountId: string, term: string, orderKey: string) => ({
+      pk: termsPartition(accountId),
+      sk: `p#${term}#${orderKey}`,
+    }),
+    prefixTermQuery: (term: string) => `p#${term}`,
+    numberTerm: (accountId: string, number: string, orderKey: string) => ({
+      pk: termsPartition(accountId),
+      sk: `n#${number}#${orderKey}`,
+    }),
+    numberTermQuery: (number: string) => `n#${number}#`,
+  };
+}
+
+/** A term item's sort key (`p#<term>#<order key>` or `n#<number>#<order key>`) read back. */
+export function parseTermKey(sk: string): { term: string; orderKey: string } {
+  return {
+    term: sk.slice(2, sk.length - orderKeys.length - 1),
+    orderKey: sk.slice(sk.length - orderKeys.length),
+  };
+}
+
+/**
+ * The account's directory of dimensions: an item per dimension whose posting or block partition the index
+ * ever wrote (put before or with the first write there), so the reindex finds every index partition of
+ * the account by Query, never by Scan. Dimension names start with a letter and sort after the progress item.
+ */
+function directoryKeys(entity: string) {
+  const directoryPartition = (accountId: string) => `${entity}_DIMENSIONS#${accountId}`;
+  return {
+    directoryPartition,
+    directoryEntry: (accountId: string, dimension: string) => ({
+      pk: directoryPartition(accountId),
+      sk: dimension,
+    }),
+    /** The reindex's progress (phase and cursor) while one is under way: `tickets reindex` continues from it. */
+    reindexProgress: (accountId: string) => ({ pk: directoryPartition(accountId), sk: '#REINDEX' }),
+  };
+}
+
+/**
+ * An entity's due entry (a ticket's soonest service-level due time still to watch), on the entity item itself
+ * in the keys-only due index (gsi2): one of DUE_SHARDS partitions by a hash of account and order key, sorted by
+ * the due time (epoch ms, 15 digits). The entity's Put writes, moves or drops it: it is derived from the
+ * entity by its declaration (IndexDeclaration.due), in the same commit as every change.
+ */
+function dueKeys(entity: string) {
+  return {
+    due: (accountId: string, orderKey: string, dueMicros: number) => ({
+      gsi2pk: `${entity}_DUE#${dueShardOf(accountId, orderKey)}`,
+      gsi2sk: `${dueMs(dueMicros / 1000)}#${accountId}#${orderKey}`,
+    }),
+    duePartition: (shard: number) => `${entity}_DUE#${shard}`,
+    dueIndex: 'gsi2' as IndexName,
+    /** The due sort key bound of the entries due at or before `atMs` (gsi2sk < this). */
+    dueBefore: (atMs: number) => `${dueMs(atMs + 1)}#`,
+    /** A due entry's sort key read back. */
+    parseDue: (sk: string) => {
+      const [due, accountId] = sk.split('#');
+      return {
+        dueMs: Number(due),
+        accountId: accountId ?? '',
+        orderKey: sk.slice(sk.length - orderKeys.length),
+      };
+    },
+  };
+}
+
+/**
+ * A sorted posting (IndexDeclaration.sorts): in one partition per sort and dimension (`all` and the bounded
+ * ones), sorted by the entity's sort value, then newest first (the order key with every digit complemented).
+ */
+function sortedKeys(entity: string) {
+  return {
+    sortedPartition: (accountId: string, sort: string, dimension: string) =>
+      `${entity}_SORTED#${accountId}#${sort}#${dimension}`,
+    sorted: (accountId: string, sort: string, dimension: string, value: string, orderKey: string) => ({
+      pk: `${entity}_SORTED#${accountId}#${sort}#${dimension}`,
+      sk: `${value}#${complementDigits(orderKey)}`,
+    }),
+    /** The order key a sorted posting's sort key names. */
+    orderKeyOfSorted: (sk: string) => complementDigits(sk.slice(sk.length - orderKeys.length)),
+  };
+}
+
+/** Every digit d as 9 − d (an order key's digits complemented: ascending is then newest first); its own inverse. */
+function complementDigits(key: string): string {
+  return key.replace(/[0-9]/g, (d) => String(9 - Number(d)));
+}
