@@ -1,42 +1,12 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { hashSecret } from '#lib/keyed-hash.ts';
 import { keyFormatOf } from './key-format.ts';
 
 /**
- * How a key is kept: only a keyed hash of it, HMAC-SHA256 under the service's key-hash secret, so a copy of the
- * table (a backup, an export) is no list of hashes to try guesses against offline without that secret too.
- *
- * The secret: API_KEY_HASH_SECRET. Deployed, the stack generates it in Secrets Manager and hands it to the
- * functions that hash keys (the authorizer and the key routes) as that variable, resolved at deploy time; the
- * admin command line with --aws needs it exported (docs/api-keys.md). Locally (never in a Lambda runtime),
- * unset means a fixed development value: the local table's keys are worth nothing elsewhere. Changing the
- * secret invalidates every key made under it.
+ * The stored hash of a key: keyed under the service's key-hash secret for the current format (lib/keyed-hash.ts
+ * says why); SHA-256, as they were made, for legacy keys.
  */
-export const HASH_SECRET_VARIABLE = 'API_KEY_HASH_SECRET';
-const LOCAL_HASH_SECRET = 'deskpipe-local-development-only-api-key-hash-secret';
-
-function hashSecret(): string {
-  const value = process.env[HASH_SECRET_VARIABLE];
-  if (value) return value;
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
-    throw new Error(`${HASH_SECRET_VARIABLE} is required in a deployed function (the stack sets it)`);
-  }
-  return LOCAL_HASH_SECRET;
-}
-
-/** The stored hash of a key: keyed for the current format; SHA-256, as they were made, for legacy keys. */
 export function hashApiKey(secret: string): string {
   if (keyFormatOf(secret) === 'legacy') return createHash('sha256').update(secret).digest('hex');
   return createHmac('sha256', hashSecret()).update(secret).digest('hex');
-}
-
-/** Whether two hashes are the same, in time that does not depend on where they differ. */
-export function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
-/** A keyed hash (HMAC-SHA256 under the same secret) of any text kept only as a hash: an erased person's address. */
-export function keyedHash(text: string): string {
-  return createHmac('sha256', hashSecret()).update(text).digest('hex');
 }

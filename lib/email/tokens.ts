@@ -1,11 +1,11 @@
-import { keyedHash, sameHash } from '#lib/accounts/key-hash.ts';
+import { keyedHash, sameHash } from '#lib/keyed-hash.ts';
 import { splitAddress } from './addresses.ts';
 
 /**
  * The `+token` forms of an account's addresses that only the service can make (decisions.md, "The e-mail
  * channel": threading rule 1, delivery reports). A token is a ticket's reference, for a mail's envelope sender
  * also the mail (`.<message number>` or `.ack`), then `-` and a tag: the first 40 bits of a keyed hash
- * (HMAC-SHA256 under the service's key-hash secret, lib/accounts/key-hash.ts) of the account and that text,
+ * (HMAC-SHA256 under the service's key-hash secret, lib/keyed-hash.ts) of the account and that text,
  * base32. `support+nw-000123-k3f9q2za@…` is ticket NW-000123's reply address, `support+nw-000123.4-…@…` the
  * envelope sender of its message 4. A reference alone, or with a tag made for another ticket, mail or account,
  * is no token: guessing a tag is one mail per try against 2^40.

@@ -1,5 +1,5 @@
-import { keyedHash } from '#lib/accounts/key-hash.ts';
 import { splitAddress } from '#lib/email/addresses.ts';
+import { keyedHash } from '#lib/keyed-hash.ts';
 
 /**
  * A person's address as the service keeps it where the address itself may not be (the `Erasure` record, the

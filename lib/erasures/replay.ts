@@ -1,4 +1,3 @@
-import { sameHash } from '#lib/accounts/key-hash.ts';
 import {
   getErasureRecord,
   indexedAddresses,
@@ -7,6 +6,7 @@ import {
   referencedAddresses,
   restartErasure,
 } from '#lib/data/erasures.ts';
+import { sameHash } from '#lib/keyed-hash.ts';
 import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { addressHash } from './address-hash.ts';
 import { firstProgress, runErasure, type StepOptions } from './job.ts';

@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { keyedHash } from '#lib/accounts/key-hash.ts';
 import {
   type CommitAttachment,
   claimIdempotencyKey,
@@ -13,6 +12,7 @@ import {
   releaseIdempotencyKey,
 } from '#lib/data/idempotency.ts';
 import { Conflict, ValidationFailed } from '#lib/errors.ts';
+import { keyedHash } from '#lib/keyed-hash.ts';
 import { logError } from '#lib/log.ts';
 import { nowMicros } from '#lib/time.ts';
 import { type Event, type Internal, REPLAYED_HEADER, type Result } from './context.ts';
@@ -79,7 +79,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /**
  * What tells a retry from another request under the same key: a keyed hash (HMAC under the key-hash secret,
- * lib/accounts/key-hash.ts) of the method, path and body. Keyed, because it outlives any erasure for 24 hours and
+ * lib/keyed-hash.ts) of the method, path and body. Keyed, because it outlives any erasure for 24 hours and
  * a body can be little more than a person's address (`POST /api/erasures {"email"}`): an unkeyed hash of it could
  * be guessed back by hashing candidates (decisions.md, "Erasing a person").
  */

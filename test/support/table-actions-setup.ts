@@ -21,7 +21,7 @@ import {
  * records what each function calls. (The same wrapper serves a request sent inside a fault run in that run:
  * faults.ts, inFaultScopeOfRequest.) After the file, every action used must be in the function's
  * `tableActions` (or `authorizerTableActions`): what IAM would deny in AWS fails here. Likewise a keyed hash
- * (lib/accounts/key-hash.ts, and the index's keyed values and terms, cached per account past their first) taken by
+ * (lib/keyed-hash.ts, lib/accounts/key-hash.ts, and the index's keyed values and terms, cached per account past their first) taken by
  * a function the declarations do not give the key-hash secret: deployed, it would throw for want of it.
  */
 for (const fn of tableFunctions) {
@@ -31,13 +31,13 @@ for (const fn of tableFunctions) {
   });
 }
 recordTableActions(dynamo);
+vi.doMock(join(ROOT, 'lib/keyed-hash.ts'), async (importOriginal) => {
+  const module = await importOriginal<typeof import('#lib/keyed-hash.ts')>();
+  return { ...module, keyedHash: recordingKeyHash(module.keyedHash) };
+});
 vi.doMock(join(ROOT, 'lib/accounts/key-hash.ts'), async (importOriginal) => {
   const module = await importOriginal<typeof import('#lib/accounts/key-hash.ts')>();
-  return {
-    ...module,
-    keyedHash: recordingKeyHash(module.keyedHash),
-    hashApiKey: recordingKeyHash(module.hashApiKey),
-  };
+  return { ...module, hashApiKey: recordingKeyHash(module.hashApiKey) };
 });
 vi.doMock(join(ROOT, 'lib/data/index/keyed.ts'), async (importOriginal) => {
   const module = await importOriginal<typeof import('#lib/data/index/keyed.ts')>();

@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
-import { keyedHash } from '#lib/accounts/key-hash.ts';
+import { keyedHash } from '#lib/keyed-hash.ts';
 
 /**
  * What the index's keys hold of text a person wrote (docs/data-model.md, "Keyed values in keys"): never the text.
