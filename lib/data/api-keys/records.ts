@@ -1,5 +1,4 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { EVERY_SCOPE, type Grant } from '#lib/accounts/scopes.ts';
 import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
 import { dynamo, getItem, queryAll, tableName } from '../client.ts';
@@ -12,13 +11,18 @@ import { table } from '../table.ts';
  * GetItem), and its record in its account's partition (the key management routes, the admin command line).
  */
 
+type Grants = ApiKeyRecord['scopes'];
+
+/** A key made before scopes holds every scope (decisions.md, "API keys"): `*`, as its record reads. */
+const BEFORE_SCOPES: Grants = ['*'];
+
 /** What the authorizer needs from a key, in a single GetItem by the key's hash. */
 export interface ApiKeyLookup {
   keyId: string;
   accountId: string;
   /** The hash the item is keyed by, for the authorizer's constant-time check. */
   hash: string;
-  scopes: Grant[];
+  scopes: Grants;
   expiresAt: Timestamp | null;
   revokedAt: Timestamp | null;
 }
@@ -27,7 +31,7 @@ export interface ApiKeyLookup {
 export interface LookupItem {
   keyId: string;
   accountId: string;
-  scopes?: Grant[];
+  scopes?: Grants;
   expiresAt?: Timestamp | null;
   revokedAt: Timestamp | null;
 }
@@ -38,7 +42,7 @@ function recordOf(item: Record<string, unknown>): ApiKeyRecord {
   return {
     ...stored,
     name: stored.name ?? null,
-    scopes: stored.scopes ?? [EVERY_SCOPE],
+    scopes: stored.scopes ?? [...BEFORE_SCOPES],
     expiresAt: stored.expiresAt ?? null,
     lastUsedAt: stored.lastUsedAt ?? null,
     revokedAt: stored.revokedAt ?? null,
@@ -53,7 +57,7 @@ export async function findApiKeyByHash(hash: string): Promise<ApiKeyLookup | und
     keyId: stored.keyId,
     accountId: stored.accountId,
     hash: apiKeyKeys.hashOfLookup(String(item.pk)),
-    scopes: stored.scopes ?? [EVERY_SCOPE],
+    scopes: stored.scopes ?? [...BEFORE_SCOPES],
     expiresAt: stored.expiresAt ?? null,
     revokedAt: stored.revokedAt ?? null,
   };
