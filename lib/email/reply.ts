@@ -77,7 +77,7 @@ export const mailSubject = (ticket: Pick<MailTicket, 'reference' | 'subject'>) =
 
 /**
  * A Message-ID of the service's own, in the domain of the address it is sent from; kept without its angle
- * brackets, as the ids of received mail are (lib/email/parse.ts messageIds), and bracketed in the header.
+ * brackets, as the ids of received mail are (lib/email/header-values.ts messageIds), and bracketed in the header.
  */
 export const newMailId = (local: string, from: string) =>
   `${local}.${randomBytes(6).toString('hex')}@${from.slice(from.lastIndexOf('@') + 1)}`;

@@ -1,0 +1,146 @@
+import { sentMailIdPut } from '#lib/data/email.ts';
+import {
+  ClaimLost,
+  claimOutbox,
+  type Delivery,
+  isSuppressed,
+  type OutboxEntry,
+  type OutboxOutcome,
+  recordOutbox,
+} from '#lib/data/outbox.ts';
+import { type Message, presentMessage } from '#lib/tickets/messages.ts';
+import { nowMillis } from '#lib/time.ts';
+import { composeMail } from '../compose.ts';
+import { sentMailOf } from '../reply.ts';
+import type { Sender } from '../senders.ts';
+import { build } from './build.ts';
+
+/** One due mail: claimed, built, handed to the Sender, and its outcome recorded under the claim. */
+
+/** The sending retry schedule, seconds (EMAIL_RETRY_SCHEDULE replaces it; operations.md, "E-mail locally"). */
+export const DEFAULT_EMAIL_RETRY_SCHEDULE = [60, 300, 900, 3_600, 7_200, 14_400];
+
+export function emailRetrySchedule(): number[] {
+  const raw = process.env.EMAIL_RETRY_SCHEDULE;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_EMAIL_RETRY_SCHEDULE;
+  const steps = raw.split(',').map((s) => Number(s.trim()));
+  if (steps.some((s) => !Number.isFinite(s) || s < 0)) {
+    throw new Error(`EMAIL_RETRY_SCHEDULE must be seconds, comma-separated (e.g. 1,2,3), got "${raw}"`);
+  }
+  return steps;
+}
+
+/** How long a claim lasts: a send (30 s at most) and its record, with room. */
+export const OUTBOX_CLAIM_MS = 60_000;
+
+export interface OutboxRunOptions {
+  sender: Sender;
+  /** The due shards this runner reads (all by default). */
+  shards?: readonly number[] | undefined;
+  /** Due entries read per pass (default 50). */
+  limit?: number;
+  /** Mails sent at once (default 8). */
+  concurrency?: number;
+  /** How long a claim lasts (default OUTBOX_CLAIM_MS). */
+  claimMs?: number;
+  /** This runner's name in claims (a random one by default). */
+  owner?: string;
+  onError?: ((error: unknown) => void) | undefined;
+  /** Between the send and its record (tests: a runner that dies there). */
+  afterSend?: ((entry: OutboxEntry) => Promise<void>) | undefined;
+}
+
+export type SendOutcome = 'sent' | 'retrying' | 'failed' | 'skipped';
+
+/** Claims, builds, sends and records one due mail. */
+export async function sendOne(
+  entry: OutboxEntry,
+  options: OutboxRunOptions & { owner: string },
+): Promise<SendOutcome> {
+  const now = nowMillis();
+  const claimed = await claimOutbox(entry, options.owner, now + (options.claimMs ?? OUTBOX_CLAIM_MS), now);
+  if (!claimed) return 'skipped';
+  const attempts = claimed.delivery.attempts + 1;
+  const failed = (error: string, message?: Message): OutboxOutcome => {
+    const delivery: Delivery = { ...claimed.delivery, status: 'failed', attempts };
+    return { delivery, error, events: message ? [deliveryFailedEvent(message, delivery, error)] : undefined };
+  };
+  // The ticket, its mail chain and the suppression of the recipient: read at once (one round trip).
+  const to = String(sentMailOf(claimed.item).to[0]);
+  const [built, suppressed] = await Promise.all([
+    build(entry.accountId, claimed.kind, claimed.item),
+    isSuppressed(entry.accountId, to),
+  ]);
+  if (!built) return record(entry, options.owner, failed('ticket_gone'), 'failed');
+  const { mail } = built;
+  if (suppressed) {
+    return record(entry, options.owner, failed('suppressed: the address bounced', built.message), 'failed');
+  }
+  const raw = await composeMail(mail);
+  const result = await options.sender.send({
+    envelopeFrom: mail.envelopeFrom,
+    to: mail.to,
+    messageId: mail.messageId,
+    raw,
+  });
+  await options.afterSend?.(entry);
+  if (result.ok) {
+    const delivery: Delivery = {
+      status: 'sent',
+      attempts,
+      provider_message_id: result.providerMessageId,
+    };
+    const ids = [...new Set([mail.messageId, result.providerMessageId])];
+    return record(
+      entry,
+      options.owner,
+      {
+        delivery,
+        // An agent's reply by mail shows the In-Reply-To of the mail it came as (`email` is that mail).
+        inReplyTo: claimed.item.outgoing ? undefined : mail.inReplyTo,
+        items: ids.map((id) => sentMailIdPut(entry.accountId, id, built.mailId)),
+      },
+      'sent',
+    );
+  }
+  const step = emailRetrySchedule()[attempts - 1];
+  if (!result.permanent && step !== undefined) {
+    return record(
+      entry,
+      options.owner,
+      {
+        delivery: { ...claimed.delivery, status: 'queued', attempts },
+        nextAtMs: now + step * 1000,
+        error: result.error,
+      },
+      'retrying',
+    );
+  }
+  return record(entry, options.owner, failed(result.error, built.message), 'failed');
+}
+
+async function record(
+  entry: OutboxEntry,
+  owner: string,
+  outcome: OutboxOutcome,
+  result: SendOutcome,
+): Promise<SendOutcome> {
+  try {
+    await recordOutbox(entry, owner, outcome);
+    return result;
+  } catch (error) {
+    // The claim ran out meanwhile (a stalled store): the runner holding it now decides.
+    if (error instanceof ClaimLost) return 'skipped';
+    throw error;
+  }
+}
+
+/** The `message.delivery_failed` event of a reply whose mail failed or bounced. */
+export function deliveryFailedEvent(message: Message, delivery: Delivery, reason: string) {
+  return {
+    type: 'message.delivery_failed',
+    object: presentMessage({ ...message, email: { ...message.email, delivery } }),
+    extra: { reason: reason.slice(0, 300) },
+    version: 1,
+  };
+}
