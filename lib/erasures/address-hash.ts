@@ -1,13 +1,7 @@
 import { splitAddress } from '#lib/email/addresses.ts';
-import { keyedHash } from '#lib/keyed-hash.ts';
 
-/**
- * A person's address as the service keeps it where the address itself may not be (the `Erasure` record, the
- * ledger, the person references' partition: docs/data-model.md, "Erasures"): HMAC-SHA256 under the service's
- * key-hash secret, with the account. The erasure job computes it again from the address it is given.
- */
-export const addressHash = (accountId: string, email: string) =>
-  keyedHash(`${accountId}:${email.trim().toLowerCase()}`);
+/** A person's address as kept where the address may not be: its keyed hash (lib/data/index/keyed.ts). */
+export { addressHash } from '#lib/data/index/keyed.ts';
 
 /**
  * At most this many addresses of one mail get a person reference (decisions.md, "Erasing a person"): a mail's

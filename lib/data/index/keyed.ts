@@ -5,7 +5,7 @@ import { keyedHash } from '#lib/keyed-hash.ts';
  * What the index's keys hold of text a person wrote (docs/data-model.md, "Keyed values in keys"): never the text.
  * A free-text dimension value (a custom field's, an address) and a search term are named by the account's keyed
  * hash, HMAC-SHA256 under the service's key-hash secret bound to the account id (as suppressions and erasures
- * name an address: lib/erasures/address-hash.ts), so a key never outlives, nor shows to a copy of the table, what
+ * name an address: addressHash below), so a key never outlives, nor shows to a copy of the table, what
  * an erasure took out of the items; a lookup names the hash of what it looks for, exactly. CPU only: no read.
  */
 
@@ -15,6 +15,14 @@ import { keyedHash } from '#lib/keyed-hash.ts';
  * the erasure record and its ledger keep.
  */
 export const keyedValue = (accountId: string, value: string): string => keyedHash(`${accountId}:${value}`);
+
+/**
+ * A person's address as the service keeps it where the address itself may not be (the `Erasure` record, the
+ * ledger, the person references' partition, a suppression: docs/data-model.md, "Erasures"): the keyed value of
+ * the address, trimmed and lower-cased. The erasure job computes it again from the address it is given.
+ */
+export const addressHash = (accountId: string, email: string): string =>
+  keyedValue(accountId, email.trim().toLowerCase());
 
 /** Characters of a term's key per UTF-16 unit of the term: 66 bits of its prefix's keyed hash (base64url). */
 export const TERM_KEY_CHARS_PER_CHAR = 11;

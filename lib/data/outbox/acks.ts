@@ -1,7 +1,6 @@
-import { splitAddress } from '#lib/email/addresses.ts';
-import { addressHash as keyedAddressHash } from '#lib/erasures/address-hash.ts';
 import { nowMillis } from '#lib/time.ts';
 import { getItem, tableName } from '../client.ts';
+import { addressHash } from '../index/keyed.ts';
 import { outboxKeys } from '../keys.ts';
 import { commit } from '../transact.ts';
 import { outboxAttributes, QUEUED } from './item.ts';
@@ -19,22 +18,23 @@ export class AckRefused extends Error {
 }
 
 /**
- * A sender's name in their acknowledgement counters' sort keys: the keyed hash (lib/erasures/address-hash.ts) of
- * the address without its `+tag`, so `victim+1@` and `victim+2@` share one cap (decisions.md, "The e-mail
- * channel"); never an unkeyed hash, which anyone could compute from a guessed address ("Erasing a person").
+ * A sender's name in their acknowledgement counters' sort keys: the keyed hash (addressHash) of the address
+ * without its `+tag` (`base`, which the domain gives: lib/email/addresses.ts), so `victim+1@` and `victim+2@`
+ * share one cap (decisions.md, "The e-mail channel"); never an unkeyed hash, which anyone could compute from a
+ * guessed address ("Erasing a person").
  */
-export const senderHash = (accountId: string, address: string) =>
-  keyedAddressHash(accountId, splitAddress(address).base).slice(0, 40);
+export const senderHash = (accountId: string, base: string) => addressHash(accountId, base).slice(0, 40);
 
 /**
  * Queues a ticket's acknowledgement (`mail`: what the runner sends) at most once per ticket and at most
  * ACKS_PER_SENDER_HOUR per sender per hour: its Put (conditional on none for the ticket) and the sender's hour
- * counter (conditional on being under the cap) in one transaction. Throws AckRefused otherwise.
+ * counter (conditional on being under the cap) in one transaction. Throws AckRefused otherwise. `senderBase`: the
+ * sender's address without its `+tag`, by which the cap counts.
  */
 export async function queueAck(
   accountId: string,
   ticketUuid: string,
-  to: string,
+  senderBase: string,
   mail: Record<string, unknown>,
   nowMs = nowMillis(),
 ): Promise<void> {
@@ -64,7 +64,7 @@ export async function queueAck(
       action: {
         Update: {
           TableName: tableName(),
-          Key: outboxKeys.ackRate(accountId, senderHash(accountId, to), hour),
+          Key: outboxKeys.ackRate(accountId, senderHash(accountId, senderBase), hour),
           UpdateExpression: 'ADD n :one SET expires_at = :expires',
           ConditionExpression: 'attribute_not_exists(n) OR n < :max',
           ExpressionAttributeValues: {

@@ -60,9 +60,9 @@ export function outboxUnchanged(before: Record<string, unknown>) {
 /**
  * What the outbox keeps of an address (docs/decisions.md, "Erasing a person"): its suppression (sort key: the
  * address's keyed hash) and its acknowledgement counters (sort key: the keyed hash of the address without its
- * `+tag`, and the hour: one Query finds them) deleted. Answers how many items went.
+ * `+tag`, `base`, and the hour: one Query finds them) deleted. Answers how many items went.
  */
-export async function eraseAddressOutbox(accountId: string, address: string): Promise<number> {
+export async function eraseAddressOutbox(accountId: string, address: string, base: string): Promise<number> {
   const { Attributes } = await dynamo.send(
     new DeleteCommand({
       TableName: tableName(),
@@ -78,7 +78,7 @@ export async function eraseAddressOutbox(accountId: string, address: string): Pr
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :hash)',
-        ExpressionAttributeValues: { ':pk': partition, ':hash': `${senderHash(accountId, address)}#` },
+        ExpressionAttributeValues: { ':pk': partition, ':hash': `${senderHash(accountId, base)}#` },
         ProjectionExpression: 'pk, sk',
         ConsistentRead: true,
         ExclusiveStartKey: start,

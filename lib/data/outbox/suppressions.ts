@@ -1,15 +1,15 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { addressHash as keyedAddressHash } from '#lib/erasures/address-hash.ts';
 import { nowMillis } from '#lib/time.ts';
 import { dynamo, getItem, tableName } from '../client.ts';
 import { isConditionFailure } from '../errors.ts';
+import { addressHash } from '../index/keyed.ts';
 import { outboxKeys } from '../keys.ts';
 
 /** Addresses that bounced: the account sends them nothing until they write in again. */
 
 /** The suppression item of an address: by its keyed hash (docs/data-model.md), the address itself nowhere. */
 export const suppressionKey = (accountId: string, address: string) =>
-  outboxKeys.suppressed(accountId, keyedAddressHash(accountId, address));
+  outboxKeys.suppressed(accountId, addressHash(accountId, address));
 
 /** Marks an address that bounced: the account sends it nothing more until it writes in again. */
 export async function suppressAddress(accountId: string, address: string, reason: string): Promise<void> {

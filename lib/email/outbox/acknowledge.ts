@@ -1,6 +1,7 @@
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { AckRefused, queueAck } from '#lib/data/outbox.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
+import { splitAddress } from '../addresses.ts';
 import { isOwnAddress, mailSubject, newMailId } from '../reply.ts';
 
 /**
@@ -18,7 +19,7 @@ export async function acknowledge(
   if (!config.account.email?.acknowledge || !from || isOwnAddress(config, sender)) return 'off';
   const subject = mailSubject({ reference: ticket.reference, subject: ticket.subject });
   try {
-    await queueAck(accountId, ticket.uuid, sender, {
+    await queueAck(accountId, ticket.uuid, splitAddress(sender).base, {
       text:
         `Thank you for writing. Your request is ticket ${ticket.reference}: an agent will answer you soon.\n\n` +
         'To add to it, reply to this mail.',

@@ -2,6 +2,7 @@ import { findContactByEmail } from '#lib/data/contacts.ts';
 import { deleteAddressDimensions } from '#lib/data/erasures.ts';
 import { eraseAddressOutbox } from '#lib/data/outbox.ts';
 import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { splitAddress } from '#lib/email/addresses.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { type Move, next } from '../move.ts';
 
@@ -22,7 +23,7 @@ export async function leftovers({ accountId, record, p, count }: Move): Promise<
     return;
   }
   // What the outbox keeps of the address itself: its suppression and its acknowledgement counters.
-  count('email_outbound', await eraseAddressOutbox(accountId, email));
+  count('email_outbound', await eraseAddressOutbox(accountId, email, splitAddress(email).base));
   count('index', await deleteAddressDimensions(accountId, email));
   next(p, 'complete');
 }
