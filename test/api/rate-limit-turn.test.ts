@@ -21,8 +21,11 @@ describe('requests of two minutes in flight at the turn', () => {
     const early = (m: number) => ({ limit, nowMs: m * 60_000 + 5 });
 
     const passedIn = new Map<number, number>();
-    const count = async (m: number, window: { limit: number; nowMs: number }) => {
+    // Tallied by the minute a request was counted in (its window's end says which): a late request of minute m
+    // counts in minute m+1 once that has begun (docs/decisions.md, "Rate limits").
+    const count = async (_stamped: number, window: { limit: number; nowMs: number }) => {
       const outcome = await consumeRate(accountId, window);
+      const m = outcome.resetAt / 60 - 1;
       if (outcome.allowed) passedIn.set(m, (passedIn.get(m) ?? 0) + 1);
       return outcome.allowed;
     };
@@ -38,5 +41,30 @@ describe('requests of two minutes in flight at the turn', () => {
       { 'minute m': passedIn.get(minute), 'minute m+1': passedIn.get(minute + 1) },
       `requests passed in each minute (limit ${limit})`,
     ).toEqual({ 'minute m': limit, 'minute m+1': limit });
+  });
+
+  it('count a late request in the newer minute, never its own again: refused only when that one is full', async () => {
+    const limit = 2;
+    const { accountId } = await createTestAccount({ rate_limit_per_minute: limit });
+    const minute = Math.floor(Date.now() / 60_000) + 5;
+    const at = (m: number) => ({ limit, nowMs: m * 60_000 + 30_000 });
+    expect(await consumeRate(accountId, at(minute))).toMatchObject({ allowed: true, count: 1 });
+    // Minute m+1 begins: a request stamped m, arriving now, is the newer minute's second (and says so).
+    expect(await consumeRate(accountId, at(minute + 1))).toMatchObject({ allowed: true, count: 1 });
+    expect(await consumeRate(accountId, at(minute))).toMatchObject({
+      allowed: true,
+      count: 2,
+      resetAt: (minute + 2) * 60,
+    });
+    // Minute m+1 is full: the late one is refused as over it.
+    expect(await consumeRate(accountId, at(minute))).toMatchObject({
+      allowed: false,
+      resetAt: (minute + 2) * 60,
+    });
+    // Minute m+2's first takes minute m's slot: a request stamped m (two minutes late) does not reset it.
+    expect(await consumeRate(accountId, at(minute + 2))).toMatchObject({ allowed: true, count: 1 });
+    expect(await consumeRate(accountId, at(minute))).toMatchObject({ allowed: true, count: 2 });
+    expect(await consumeRate(accountId, at(minute + 1))).toMatchObject({ allowed: false });
+    expect(await consumeRate(accountId, at(minute + 2))).toMatchObject({ allowed: false });
   });
 });
