@@ -14,13 +14,21 @@ import { dynamo } from '#lib/data/client.ts';
  */
 export type FaultMode = 'lost-request' | 'lost-answer' | 'conflict' | 'refused';
 
-/** The call that fails: the `at`th of the work, or the first of `operation` (`TransactWriteItems`). */
-type Plan = ({ at: number; operation?: undefined } | { at?: undefined; operation: string }) & {
+/**
+ * The call that fails: the `at`th of the work, or the first of `operation` (`TransactWriteItems`); with `after`,
+ * the first of `operation` once a call of `after` was made (`UpdateItem` after the `TransactWriteItems`).
+ */
+type Plan = (
+  | { at: number; operation?: undefined; after?: undefined }
+  | { at?: undefined; operation: string; after?: string }
+) & {
   mode: FaultMode;
 };
 
 let calls = 0;
 let plan: Plan | undefined;
+/** A call of the plan's `after` was made. */
+let afterSeen = false;
 let operations: string[] = [];
 let installed = false;
 
@@ -50,7 +58,9 @@ function install(): void {
       const n = ++calls;
       const operation = String(context.commandName).replace(/Command$/, '');
       operations.push(operation);
-      const failing = plan && (plan.operation ? plan.operation === operation : plan.at === n);
+      if (plan?.after === operation) afterSeen = true;
+      const failing =
+        plan && (plan.operation ? plan.operation === operation && (!plan.after || afterSeen) : plan.at === n);
       if (!plan || !failing) return next(args);
       const { mode } = plan;
       // An operation's first call only: the calls after it run as they would.
@@ -71,6 +81,7 @@ export async function withFault<T>(
   install();
   calls = 0;
   operations = [];
+  afterSeen = false;
   plan = fail;
   try {
     const result = await work();
