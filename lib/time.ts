@@ -107,23 +107,28 @@ export function isCalendarDate(value: string): boolean {
 
 /**
  * An ISO 8601 time with an offset (the API's own format is one): date, hours and minutes, optional seconds and
- * fraction, `Z` or `±hh:mm`. Its shape only: parseInstant says whether it names an instant.
+ * fraction (up to nanoseconds), `Z` or `±hh:mm`. Its shape only: parseInstant says whether it names an instant.
  */
 export const ISO_TIME_WITH_OFFSET =
-  /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+  /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 /**
- * The instant (epoch milliseconds) an ISO 8601 time with an offset names, or undefined when it names none. Every
- * field is checked against its range first: `Date.parse` rolls `2027-02-30` over to March 2 and `24:00` to the
- * next day, and a time a request sends is taken as written or refused, never moved (decisions.md, "API keys").
+ * The instant (epoch microseconds, as every timestamp of the API) an ISO 8601 time with an offset names, or
+ * undefined when it names none. Every field is checked against its range first: `Date.parse` rolls `2027-02-30`
+ * over to March 2 and `24:00` to the next day, and a time a request sends is taken as written or refused, never
+ * moved (decisions.md, "API keys"). The fraction is kept to the microsecond (`Date.parse` stops at the
+ * millisecond); digits past it round up, so a time past another by any fraction is still past it.
  */
 export function parseInstant(value: string): number | undefined {
   const match = ISO_TIME_WITH_OFFSET.exec(value);
   if (!match || !isCalendarDate(match[1] as string)) return undefined;
-  const [hour, minute, second, offsetHours, offsetMinutes] = match.slice(2).map((part) => Number(part ?? 0));
+  const [hour, minute, second, , offsetHours, offsetMinutes] = match
+    .slice(2)
+    .map((part) => Number(part ?? 0));
   const inRange = (n: number | undefined, max: number) => n !== undefined && n <= max;
   if (!inRange(hour, 23) || !inRange(minute, 59) || !inRange(second, 59)) return undefined;
   if (!inRange(offsetHours, 23) || !inRange(offsetMinutes, 59)) return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
+  const fraction = match[5] ?? '';
+  const ms = Date.parse(fraction ? value.replace(`.${fraction}`, '') : value);
+  return Number.isNaN(ms) ? undefined : ms * 1000 + Math.ceil(Number(fraction.padEnd(9, '0')) / 1000);
 }

@@ -7,7 +7,7 @@ import { EVERY_SCOPE, type Grant, isGrant } from '#lib/accounts/scopes.ts';
 import { findAccountIdBySlug } from '#lib/data/accounts.ts';
 import { isIndexedEntityName } from '#lib/data/reindex.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
-import { nowMillis } from '#lib/time.ts';
+import { nowMicros } from '#lib/time.ts';
 
 /**
  * The admin commands (README.md, "Admin command line"), independent of how the store was reached (cli.ts does
@@ -118,5 +118,5 @@ function keyOptions(args: string[]): { name: string; scopes: Grant[]; expiresAt?
   const seconds = match ? Number(match[1]) * (DURATION_UNITS[match[2] as string] ?? 0) : 0;
   if (seconds <= 0)
     throw new CommandError('--expires-in: a positive duration such as 3600s, 90m, 12h or 90d');
-  return { name, scopes: scopes as Grant[], expiresAt: nowMillis() + seconds * 1000 };
+  return { name, scopes: scopes as Grant[], expiresAt: nowMicros() + seconds * 1_000_000 };
 }

@@ -26,7 +26,7 @@ export const shownPrefix = (secret: string) => secret.slice(0, SHOWN_PREFIX_LENG
 export interface NewKey {
   name: string;
   scopes: Grant[];
-  /** Epoch milliseconds; undefined: never expires. */
+  /** Epoch microseconds; undefined: never expires. */
   expiresAt?: number | undefined;
 }
 
@@ -150,7 +150,7 @@ export async function createKey(
   attach?: AttachKey,
   makerId?: string,
 ): Promise<CreatedKey> {
-  const expiresAt = key.expiresAt === undefined ? null : formatTimestamp(key.expiresAt * 1000);
+  const expiresAt = key.expiresAt === undefined ? null : formatTimestamp(key.expiresAt);
   return retryOnConflict(
     async () => {
       const { version, keys } = await readKeySet(accountId);

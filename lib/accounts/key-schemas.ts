@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ISO_TIME_WITH_OFFSET, nowMillis, parseInstant } from '#lib/time.ts';
+import { ISO_TIME_WITH_OFFSET, nowMicros, parseInstant } from '#lib/time.ts';
 import { optionalField, requiredSet, requiredText, wire } from '#lib/validation.ts';
 import { EVERY_SCOPE, SCOPES } from './scopes.ts';
 
@@ -25,8 +25,9 @@ const expiresAt = optionalField(
       (s) => parseInstant(s) !== undefined,
       'The expires at field must be an ISO 8601 time with an offset, such as 2027-01-31T00:00:00.000000Z.',
     ),
+    // Epoch microseconds: kept as sent, `.123456` too (the API's times have six digits).
     v.transform((s) => parseInstant(s) as number),
-    v.check((ms) => ms > nowMillis(), 'The expires at field must be a time in the future.'),
+    v.check((us) => us > nowMicros(), 'The expires at field must be a time in the future.'),
   ),
   v.pipe(v.string(), v.maxLength(MAX_TIME_LENGTH), v.regex(ISO_TIME_WITH_OFFSET)),
 );

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, getItem, tableName } from './client.ts';
-import { isConditionFailure } from './errors.ts';
-import { entityOf } from './items.ts';
+import { isConditionFailure, retryOnConflict } from './errors.ts';
+import { chunks, entityOf } from './items.ts';
 import { emailKeys, objectRefKeys, personRefKeys } from './keys.ts';
-import type { CommitAction } from './transact.ts';
+import type { CommitAction, TransactUpdate } from './transact.ts';
 
 /**
  * The e-mail channel in the store (docs/data-model.md, "E-mail"). Nothing here knows SMTP, S3 or MIME: the
@@ -207,6 +207,35 @@ export function personRefPut(
       },
     },
   };
+}
+
+/** How many person references putPersonRefs writes at once. */
+const REF_WRITES_AT_ONCE = 10;
+
+/**
+ * Writes person references to a ticket outside a commit: those of a mail past the MAX_PERSON_REFS its commit
+ * holds (lib/erasures/address-hash.ts), right after it. Each is the UpdateItem personRefPut's action makes, never
+ * a Put (which BatchWriteItem would be): a `party` mark an earlier mail gave stays. Writing one again is harmless
+ * (the same keys, a new `w`), so a mail processed again writes them all again. REF_WRITES_AT_ONCE at a time, each
+ * group settled before the next; the first failure is thrown once its group has settled (the caller's mail is
+ * tried again).
+ */
+export async function putPersonRefs(
+  accountId: string,
+  hashes: string[],
+  ticketUuid: string,
+  party: boolean,
+): Promise<void> {
+  for (const group of chunks(hashes, REF_WRITES_AT_ONCE)) {
+    const written = await Promise.allSettled(
+      group.map((hash) => {
+        const update = personRefPut(accountId, hash, ticketUuid, party).action.Update as TransactUpdate;
+        return retryOnConflict(() => dynamo.send(new UpdateCommand(update)));
+      }),
+    );
+    const failed = written.find((w) => w.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
 }
 
 /** Whether the person (`hash`: their address's keyed hash) is one of the ticket's parties (one GetItem). */

@@ -10,11 +10,15 @@ import { accountKeys } from './keys.ts';
  * item (`RATE#<acc>`, an item of its own: it takes one write per request, and shares it with nothing): two
  * attributes, one for even and one for odd minutes, each holding `minute × 2^20 + count`.
  * A request adds one to its minute's slot on the condition that the slot is of this minute and below the limit
- * (or absent), and removes the other slot. So one conditional UpdateItem counts exactly (N concurrent requests
- * over a limit L: exactly L pass), a refused request changes nothing, and the item never grows. The slot of
- * this minute can only hold an older minute when the account's previous request was an even number (≥ 2) of
- * minutes ago: that first request after an idle spell then resets it with a second call (and those racing it
- * count again with a third).
+ * (or absent) and that the other slot holds no newer minute, and removes the other slot (an older minute). So one
+ * conditional UpdateItem counts exactly (N concurrent requests over a limit L: exactly L pass), a refused request
+ * changes nothing, and the item never grows. The slot of this minute can only hold an older minute when the
+ * account's previous request was an even number (≥ 2) of minutes ago: that first request after an idle spell then
+ * resets it with a second call (and those racing it count again with a third).
+ * No write ever removes or resets a newer minute than its own, so the newest minute the item holds never moves
+ * back: a request stamped with an older minute than that one (a late request of minute m after minute m+1's
+ * first, or a clock behind) counts in the newest minute, never again in its own, whose count may be gone. So no
+ * minute passes more than its limit, whatever the interleaving.
  *
  * Every request runs its count beside its first round trip, and every write of the request waits for the
  * decision (the middleware at the end of this file): a refused create takes no ticket number.
@@ -53,51 +57,57 @@ interface RateParts {
   values: Record<string, unknown>;
 }
 
-/** The parts of an UpdateItem that count a request in its minute (`reset`: the slot holds an older minute). */
-function rateParts(window: RateWindow, reset = false): RateParts {
-  const minute = minuteOf(window.nowMs);
+/**
+ * The parts of an UpdateItem that count a request in `minute` (`reset`: its slot holds an older minute). Both
+ * kinds hold only while the other slot holds no newer minute (the turn: minute + 1 has begun), which they remove.
+ */
+function rateParts(minute: number, limit: number, reset: boolean): RateParts {
   const base = minute * MINUTE_SHIFT;
+  const otherOlder = '(attribute_not_exists(#rother) OR #rother < :rbase)';
   return {
     set: reset ? '#rcur = :rbase1' : '#rcur = if_not_exists(#rcur, :rbase) + :rone',
     remove: '#rother',
-    // Reset only a slot of another minute (an older one; or a later one: a clock that moved back).
     condition: reset
-      ? '#rcur < :rbase OR #rcur >= :rnext'
-      : '(attribute_not_exists(#rcur) OR (#rcur >= :rbase AND #rcur < :rcap))',
+      ? `#rcur < :rbase AND ${otherOlder}`
+      : `(attribute_not_exists(#rcur) OR (#rcur >= :rbase AND #rcur < :rcap)) AND ${otherOlder}`,
     names: { '#rcur': slotOf(minute), '#rother': slotOf(minute + 1) },
     values: reset
-      ? { ':rbase': base, ':rbase1': base + 1, ':rnext': base + MINUTE_SHIFT }
-      : { ':rbase': base, ':rone': 1, ':rcap': base + window.limit },
+      ? { ':rbase': base, ':rbase1': base + 1 }
+      : { ':rbase': base, ':rone': 1, ':rcap': base + limit },
   };
 }
 
-function outcomeOf(window: RateWindow, value: unknown, allowed: boolean): RateOutcome {
-  const minute = minuteOf(window.nowMs);
+function outcomeOf(minute: number, limit: number, value: unknown, allowed: boolean): RateOutcome {
   return {
     allowed,
-    limit: window.limit,
-    count: allowed ? Number(value) - minute * MINUTE_SHIFT : window.limit,
+    limit,
+    count: allowed ? Number(value) - minute * MINUTE_SHIFT : limit,
     resetAt: (minute + 1) * 60,
   };
 }
 
 /**
- * How many times a request tries to count: each refused attempt says what the slot holds, and the next attempt
- * follows it (count, reset, count); only concurrent requests moving the slot meanwhile take more.
+ * How many times a request tries to count: each refused attempt says what the slots hold, and the next attempt
+ * follows it (count, reset, count, or count in a newer minute); only concurrent requests moving the slots
+ * meanwhile take more.
  */
 const MAX_COUNT_ATTEMPTS = 6;
 
+/** The minute a slot's value is of (undefined: absent). */
+const heldMinute = (value: unknown) =>
+  value === undefined ? undefined : Math.floor(Number(value) / MINUTE_SHIFT);
+
 /**
- * One conditional UpdateItem of the rate item counting a request, again as the slot it finds says; throws
- * RateLimited (nothing written) over the limit, and only then. The slot of another minute is reset, and a reset
+ * One conditional UpdateItem of the rate item counting a request, again as the slots it finds say; throws
+ * RateLimited (nothing written) over the limit, and only then. The slot of an older minute is reset, and a reset
  * that lost to a concurrent one (requests racing after an idle spell) counts again in the minute the winner
- * opened.
+ * opened. A newer minute than the request's in either slot: the request counts in that one (module comment).
  */
 async function countRequest(accountId: string, window: RateWindow): Promise<RateOutcome> {
-  const base = minuteOf(window.nowMs) * MINUTE_SHIFT;
+  let minute = minuteOf(window.nowMs);
   let reset = false;
   for (let attempt = 0; attempt < MAX_COUNT_ATTEMPTS; attempt++) {
-    const parts = rateParts(window, reset);
+    const parts = rateParts(minute, window.limit, reset);
     const input: UpdateCommandInput = {
       TableName: tableName(),
       Key: accountKeys.rate(accountId),
@@ -105,24 +115,33 @@ async function countRequest(accountId: string, window: RateWindow): Promise<Rate
       ConditionExpression: parts.condition,
       ExpressionAttributeNames: parts.names,
       ExpressionAttributeValues: parts.values,
-      ReturnValues: 'UPDATED_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ReturnValues: 'UPDATED_NEW',
     };
     try {
       const { Attributes = {} } = await rateExempt(() => dynamo.send(new UpdateCommand(input)));
-      return outcomeOf(window, Attributes[parts.names['#rcur'] as string], true);
+      return outcomeOf(minute, window.limit, Attributes[parts.names['#rcur'] as string], true);
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const slot = itemOnConditionFailure(error)?.[parts.names['#rcur'] as string];
-      const held = slot === undefined ? undefined : Number(slot);
-      const thisMinute = held !== undefined && held >= base && held < base + MINUTE_SHIFT;
-      // This minute's count at the limit: refused. Another minute's: reset it. Absent, or this minute's below
-      // the limit (another request reset it, or moved it, first): count again.
-      if (thisMinute && held >= base + window.limit) throw new RateLimited(outcomeOf(window, 0, false));
-      reset = held !== undefined && !thisMinute;
+      const item = itemOnConditionFailure(error) ?? {};
+      const slot = item[parts.names['#rcur'] as string];
+      const held = heldMinute(slot);
+      const newest = Math.max(held ?? minute, heldMinute(item[parts.names['#rother'] as string]) ?? minute);
+      // A newer minute has begun: count in it (its slot holds it). This minute's count at the limit: refused.
+      // An older minute's: reset it. Absent, or this minute's below the limit (another request reset it, or
+      // moved it, first): count again.
+      if (newest > minute) {
+        minute = newest;
+        reset = false;
+        continue;
+      }
+      if (held === minute && Number(slot) >= minute * MINUTE_SHIFT + window.limit) {
+        throw new RateLimited(outcomeOf(minute, window.limit, 0, false));
+      }
+      reset = held !== undefined && held < minute;
     }
   }
-  // The slot moved under every attempt (requests of two minutes racing at the turn): try again in a second,
+  // The slots moved under every attempt (requests of two minutes racing at the turn): try again in a second,
   // never a 429 the count did not decide.
   throw new ServiceUnavailable(1);
 }

@@ -22,9 +22,8 @@ const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 const DOMAIN_LITERAL = /^\[(?:[0-9.]{7,15}|ipv6:[0-9a-f:.]{2,45})\]$/;
 
 /**
- * The address as it is held: the local part as written (its quotes dropped when it needs none), the domain as
- * written when it is ASCII and in its ASCII form when it is not; or why it is not one. Never shortened: too long
- * is a problem, not a cut.
+ * The address as it is held: the local part in its one form (localPart), the domain as written when it is ASCII
+ * and in its ASCII form when it is not; or why it is not one. Never shortened: too long is a problem, not a cut.
  */
 export function readAddress(input: string): { address: string } | { problem: AddressProblem } {
   const text = input.trim();
@@ -45,12 +44,16 @@ export function canonicalAddress(input: string): string | undefined {
   return 'address' in read ? read.address.toLowerCase() : undefined;
 }
 
+/**
+ * A local part in its one form: a quoted one with only the quoted-pairs it needs (`"john\\ doe"` is `"john doe"`,
+ * RFC 5322 3.2.4: the quotes and pairs are not part of the mailbox), and unquoted when it needs no quotes
+ * (`"rita"` is `rita`); so every way of writing a mailbox is held, compared and erased as one.
+ */
 function localPart(local: string): string | undefined {
   if (DOT_ATOM.test(local)) return local;
   if (!QUOTED.test(local)) return undefined;
   const unquoted = local.slice(1, -1).replace(/\\(.)/g, '$1');
-  // `"rita"@x` is `rita@x`: one mailbox, one form.
-  return DOT_ATOM.test(unquoted) ? unquoted : local;
+  return DOT_ATOM.test(unquoted) ? unquoted : `"${unquoted.replace(/["\\]/g, '\\$&')}"`;
 }
 
 function asciiDomain(domain: string): string | undefined {

@@ -1,11 +1,11 @@
 import type { Writable } from 'node:stream';
-import EmailReplyParser from 'email-reply-parser';
 import type { MailParser } from 'mailparser';
 import { MAX_MESSAGE_BODY } from '#lib/tickets/messages.ts';
+import { fragmentsOf, visibleText } from './quoted-text.ts';
 
 /**
  * A received mail's text (docs/email.md, "The body"): cut to MAX_MESSAGE_BODY characters before quoted history
- * and a signature are looked for (email-reply-parser), and never held whole in memory however long it is.
+ * and a signature are looked for (./quoted-text.ts), and never held whole in memory however long it is.
  */
 
 /**
@@ -69,16 +69,12 @@ export function textOf(whole: string, partCut: boolean): MailText {
 }
 
 /**
- * The reply's own text, when email-reply-parser takes quoted history or a signature out of it (its visible
- * fragments); undefined when it takes nothing out (trimmed blanks are not taken out: the text stays as written).
+ * The reply's own text, when quoted history or a signature is taken out of it (its visible fragments); undefined
+ * when nothing is (trimmed blanks are not taken out: the text stays as written).
  */
 function visibleTextOf(text: string): string | undefined {
   if (text === '') return undefined;
-  try {
-    const email = new EmailReplyParser().read(text);
-    const removed = email.getFragments().some((f) => f.isHidden() && (f.isQuoted() || f.isSignature()));
-    return removed ? email.getVisibleText().trim() : undefined;
-  } catch {
-    return undefined;
-  }
+  const fragments = fragmentsOf(text);
+  const removed = fragments.some((f) => f.hidden && (f.quoted || f.signature));
+  return removed ? visibleText(fragments).trim() : undefined;
 }

@@ -8,7 +8,6 @@ import {
   type InboundRecord,
   type MailIdRecord,
   mailIdPut,
-  personRefPut,
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
@@ -32,6 +31,7 @@ import { splitAddress } from './addresses.ts';
 import type { MailAuthentication } from './authentication.ts';
 import { type AutomaticReason, classifyAutomatic, isBounce } from './classify.ts';
 import { keepCopies } from './copies.ts';
+import { mailRefs } from './mail-refs.ts';
 import { acknowledge, bounced } from './outbox.ts';
 import { type ParsedMail, parseMail } from './parse.ts';
 import { type MailToken, tokensOfRecipients } from './tokens.ts';
@@ -288,15 +288,20 @@ async function deliver(
     findMailId(accountId, claimId),
     automatic ? undefined : liftSuppression(accountId, from.email),
   ]);
+  const refs = mailRefs(accountId, [from.email, ...parsed.to, ...parsed.cc], [...own]);
   if (held) {
-    if (automatic) return automaticOutcome(held.ticketUuid, held.messageId);
-    const decided = duplicateOf(held, mail.inboundId);
-    // Processed again after a crash that came after its ticket's commit: the acknowledgement (at most once) too.
-    if (decided.reason === 'processed_again' && held.messageNumber === 1) {
-      const opened = (await findTicket(accountId, held.ticketUuid))?.entity;
-      if (opened) await acknowledge(accountId, config, opened, from.email);
+    // Processed again after a crash that came after its commit: what follows the commit is done again (each
+    // harmless twice): the person references past the commit's, and a new ticket's acknowledgement (at most once).
+    const opens = held.messageNumber === 1;
+    if (held.inboundId === mail.inboundId && (refs.spills || (opens && !automatic))) {
+      const t = (await findTicket(accountId, held.ticketUuid))?.entity;
+      if (t) {
+        // A new ticket (or a follow-up) makes the people its mail names parties; a reply, as its sender may.
+        await refs.afterCommit(t, opens || agent !== undefined || (await isParty(accountId, t, from.email)));
+        if (opens && !automatic) await acknowledge(accountId, config, t, from.email);
+      }
     }
-    return decided;
+    return automatic ? automaticOutcome(held.ticketUuid, held.messageId) : duplicateOf(held, mail.inboundId);
   }
 
   const { ticket, rule } = await thread(accountId, tokens, parsed, from.email);
@@ -328,9 +333,9 @@ async function deliver(
     attachments: parsed.attachments.map((a) => ({ ...a })),
     source: { inboundId: mail.inboundId, rawKey: mail.rawKey },
   });
-  // In the message's commit: the Message-ID's claim, and a person reference to the ticket for each address of
-  // the mail but its requester's (found by the ticket's postings) and the account's own, at most MAX_PERSON_REFS.
-  const named = [from.email, ...parsed.to, ...parsed.cc];
+  // On a ticket the mail opens (new, or a follow-up) its sender is the requester or a party.
+  const refParty = (t: Ticket) => party || t.uuid !== ticket?.uuid;
+  // In the message's commit: the Message-ID's claim, and the mail's first person references (the rest after it).
   const claim = (message: Message, t: Ticket) => [
     mailIdPut(accountId, claimId, {
       ticketUuid: t.uuid,
@@ -338,10 +343,7 @@ async function deliver(
       messageId: message.id,
       inboundId: mail.inboundId,
     }),
-    // On a ticket the mail opens (new, or a follow-up) its sender is the requester or a party.
-    ...personRefAddresses(named, [...own], [t.requester.email]).map((address) =>
-      personRefPut(accountId, addressHash(accountId, address), t.uuid, party || t.uuid !== ticket?.uuid),
-    ),
+    ...refs.inCommit(t, refParty(t)),
   ];
 
   // Automatic mail threads into a matched ticket without changing it, and never opens one (decisions.md).
@@ -366,6 +368,7 @@ async function deliver(
         oversizedField: 'body',
       },
     );
+    await refs.afterCommit(created, refParty(created));
     await acknowledge(accountId, config, created, from.email);
     const messageId = descriptionMessage(created).id;
     return { outcome: 'new_ticket', reason: 'new_ticket', ticketUuid: created.uuid, messageId };
@@ -397,6 +400,7 @@ async function deliver(
             send: agent !== undefined && !automatic,
           },
         );
+        await refs.afterCommit(posted.ticket, refParty(posted.ticket));
         if (automatic) return automaticOutcome(posted.ticket.uuid, posted.message.id);
         const followUp = posted.ticket.uuid !== ticket.uuid;
         return {

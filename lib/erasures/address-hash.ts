@@ -4,16 +4,15 @@ import { splitAddress } from '#lib/email/addresses.ts';
 export { addressHash } from '#lib/data/index/keyed.ts';
 
 /**
- * At most this many addresses of one mail get a person reference (decisions.md, "Erasing a person"): a mail's
- * commit stays well inside DynamoDB's 100 actions whatever its Cc list. Addresses past it (in From, To, Cc order)
- * get none: an erasure of such a person does not find that mail by it.
+ * How many of a mail's person references its commit writes (decisions.md, "Erasing a person"): the commit stays
+ * well inside DynamoDB's 100 actions whatever its To and Cc lists. The addresses past them (in From, To, Cc order)
+ * get theirs right after the commit (putPersonRefs), and again when the mail is processed again.
  */
 export const MAX_PERSON_REFS = 10;
 
 /**
  * The addresses of a mail that get a person reference: distinct (lower-cased), in the order given, none of the
- * account's own (with or without a `+token`), none of `skip` (the ticket's requester, whom its postings find),
- * at most MAX_PERSON_REFS.
+ * account's own (with or without a `+token`), none of `skip` (the ticket's requester, whom its postings find).
  */
 export function personRefAddresses(
   addresses: (string | null | undefined)[],
@@ -28,7 +27,6 @@ export function personRefAddresses(
     if (!address?.includes('@') || left.has(address) || mine.has(splitAddress(address).base)) continue;
     left.add(address);
     out.push(address);
-    if (out.length === MAX_PERSON_REFS) break;
   }
   return out;
 }

@@ -49,7 +49,7 @@ describe('the key routes check the calling key as stored, within the authorizer 
     const expiring = await createKey(account.accountId, {
       name: 'expiring',
       scopes: ['*'],
-      expiresAt: Date.now() + 60_000,
+      expiresAt: (Date.now() + 60_000) * 1000,
     });
     const target = await createKey(account.accountId, { name: 'target', scopes: ['tickets:read'] });
     for (const key of [rotated.api_key, expiring.api_key]) {
@@ -78,7 +78,11 @@ describe('key lifetimes', () => {
 
   it('a key with an expiry makes only keys that expire no later: 422 on expires_at otherwise, writing nothing', async () => {
     const expiresAt = Date.now() + 10 * DAY_MS;
-    const parent = await createKey(account.accountId, { name: 'parent', scopes: ['*'], expiresAt });
+    const parent = await createKey(account.accountId, {
+      name: 'parent',
+      scopes: ['*'],
+      expiresAt: expiresAt * 1000,
+    });
     const before = await keyItems(account.accountId);
     for (const expires_at of [undefined, at(expiresAt + 1_000), '2099-01-01T00:00:00Z']) {
       const answer = await gateway.call('POST', '/api/keys', {
@@ -99,7 +103,11 @@ describe('key lifetimes', () => {
 
   it('a rotation by an expiring key whose new key would outlive it is a 422; the new key expires when the old would have, whatever the overlap', async () => {
     const expiresAt = Date.now() + 3 * DAY_MS;
-    const manager = await createKey(account.accountId, { name: 'manager', scopes: ['*'], expiresAt });
+    const manager = await createKey(account.accountId, {
+      name: 'manager',
+      scopes: ['*'],
+      expiresAt: expiresAt * 1000,
+    });
     const forever = await createKey(account.accountId, { name: 'forever', scopes: ['tickets:read'] });
     const before = await keyItems(account.accountId);
     const refused = await gateway.call('POST', `/api/keys/${forever.id}/rotate`, {
@@ -120,7 +128,7 @@ describe('key lifetimes', () => {
     const dated = await createKey(account.accountId, {
       name: 'dated',
       scopes: ['tickets:read'],
-      expiresAt: Date.now() + 2 * DAY_MS,
+      expiresAt: (Date.now() + 2 * DAY_MS) * 1000,
     });
     const rotated = await gateway.call('POST', `/api/keys/${dated.id}/rotate`, {
       key: manager.api_key,

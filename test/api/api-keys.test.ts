@@ -93,7 +93,7 @@ describe('authorizer: key format, expiry, revocation, rotation', () => {
     const { api_key } = await createKey(account.accountId, {
       name: 'short-lived',
       scopes: ['tickets:read'],
-      expiresAt: Date.now() + 1_500,
+      expiresAt: (Date.now() + 1_500) * 1000,
     });
     expect((await gateway.call('GET', '/api/tickets', { key: api_key })).status).toBe(200);
     await later(1_600, async () => {
@@ -355,7 +355,7 @@ describe('the 100-live-key limit', () => {
       name: 'soon',
       scopes: ['*'],
       // Made past its expiry (the data layer takes it; the API refuses an expiry in the past).
-      expiresAt: Date.now() - 1_000,
+      expiresAt: (Date.now() - 1_000) * 1000,
     });
     const revoked = await createKey(account.accountId, { name: 'gone', scopes: ['*'] });
     await revokeKeyById(revoked.id);

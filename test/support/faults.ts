@@ -16,8 +16,14 @@ import { dynamo } from '#lib/data/client.ts';
  */
 export type FaultMode = 'lost-request' | 'lost-answer' | 'conflict' | 'refused';
 
-/** The call that fails: the `at`th of the work, or the first of `operation` (`TransactWriteItems`). */
-type Plan = ({ at: number; operation?: undefined } | { at?: undefined; operation: string }) & {
+/**
+ * The call that fails: the `at`th of the work, or the first of `operation` (`TransactWriteItems`); with `after`,
+ * the first of `operation` once a call of `after` was made (`UpdateItem` after the `TransactWriteItems`).
+ */
+type Plan = (
+  | { at: number; operation?: undefined; after?: undefined }
+  | { at?: undefined; operation: string; after?: string }
+) & {
   mode: FaultMode;
 };
 
@@ -32,6 +38,8 @@ interface FaultRun {
   plan: Plan | undefined;
   operations: string[];
   requestIds: string[];
+  /** A call of the plan's `after` was made. */
+  afterSeen: boolean;
 }
 
 const runs = new AsyncLocalStorage<FaultRun>();
@@ -67,7 +75,10 @@ function install(): void {
       const operation = String(context.commandName).replace(/Command$/, '');
       run.operations.push(operation);
       const { plan } = run;
-      const failing = plan && (plan.operation ? plan.operation === operation : plan.at === n);
+      if (plan?.after === operation) run.afterSeen = true;
+      const failing =
+        plan &&
+        (plan.operation ? plan.operation === operation && (!plan.after || run.afterSeen) : plan.at === n);
       if (!plan || !failing) return next(args);
       const { mode } = plan;
       // An operation's first call only: the calls after it run as they would.
@@ -89,7 +100,7 @@ export async function withFault<T>(
   work: () => Promise<T>,
 ): Promise<{ result: T; operations: string[] }> {
   install();
-  const run: FaultRun = { calls: 0, plan: fail, operations: [], requestIds: [] };
+  const run: FaultRun = { calls: 0, plan: fail, operations: [], requestIds: [], afterSeen: false };
   try {
     const result = await runs.run(run, work);
     return { result, operations: run.operations };

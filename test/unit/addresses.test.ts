@@ -21,6 +21,17 @@ describe('readAddress', () => {
     expect(canonicalAddress('"John Doe"@X.example')).toBe('"john doe"@x.example');
   });
 
+  it('holds a quoted local part with only the quoted-pairs it needs: every way of writing it is one address', () => {
+    const held = (input: string) => (readAddress(input) as { address?: string }).address;
+    expect(held('"john\\ doe"@example.test')).toBe('"john doe"@example.test');
+    expect(held('"\\j\\o\\h\\n"@example.test')).toBe('john@example.test');
+    expect(held('"a\\@b"@example.test')).toBe('"a@b"@example.test');
+    // A quote or a backslash in it needs its pair, and keeps it.
+    expect(held('"say \\"hi\\""@example.test')).toBe('"say \\"hi\\""@example.test');
+    expect(held('"back\\\\slash"@example.test')).toBe('"back\\\\slash"@example.test');
+    expect(canonicalAddress('"John\\ Doe"@X.example')).toBe(canonicalAddress('"john doe"@x.example'));
+  });
+
   it('refuses what is not an address, and one over 254 characters rather than cut it', () => {
     for (const bad of [
       '',

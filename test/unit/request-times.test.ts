@@ -21,10 +21,18 @@ const NO_INSTANT = [
 ];
 
 describe('parseInstant', () => {
-  it('answers the instant a time with an offset names', () => {
-    expect(parseInstant('2096-02-29T23:59:59.123456Z')).toBe(Date.UTC(2096, 1, 29, 23, 59, 59, 123));
-    expect(parseInstant('2099-01-01T02:00+02:00')).toBe(Date.UTC(2099, 0, 1));
-    expect(parseInstant('2099-01-01T00:00:00.123456789-01:30')).toBe(Date.UTC(2099, 0, 1, 1, 30, 0, 123));
+  it('answers the instant a time with an offset names, in epoch microseconds: the fraction kept to the µs', () => {
+    const us = (ms: number) => ms * 1000;
+    expect(parseInstant('2096-02-29T23:59:59.123456Z')).toBe(
+      us(Date.UTC(2096, 1, 29, 23, 59, 59, 123)) + 456,
+    );
+    expect(parseInstant('2099-01-01T02:00+02:00')).toBe(us(Date.UTC(2099, 0, 1)));
+    expect(parseInstant('2099-01-01T00:00:00.5Z')).toBe(us(Date.UTC(2099, 0, 1, 0, 0, 0, 500)));
+    // Past the microsecond, rounded up: a time past another by any fraction stays past it.
+    expect(parseInstant('2099-01-01T00:00:00.123456789-01:30')).toBe(
+      us(Date.UTC(2099, 0, 1, 1, 30, 0, 123)) + 457,
+    );
+    expect(parseInstant('2099-01-01T00:00:00.000000001Z')).toBe(us(Date.UTC(2099, 0, 1)) + 1);
   });
 
   it('names no instant for a day, hour, minute, second or offset out of its range, nor without an offset', () => {
@@ -51,7 +59,7 @@ describe('the request fields that take a time', () => {
       scopes: ['*'],
       expires_at: '2096-02-29T00:00:00Z',
     });
-    expect(key.success && key.output.expires_at).toBe(Date.UTC(2096, 1, 29));
+    expect(key.success && key.output.expires_at).toBe(Date.UTC(2096, 1, 29) * 1000);
     expect(v.safeParse(RedeliverSchema, { since: '2024-02-29T00:00:00.000001Z' }).success).toBe(true);
   });
 });
