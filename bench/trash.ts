@@ -1,6 +1,6 @@
 import { duePurges, purgeOne } from '#lib/data/purge.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
-import { postMessage } from '#lib/tickets/messages.ts';
+import { postMessage } from '#lib/tickets/messages/post.ts';
 import { deleteObject, restoreObject } from '#lib/trash/trash.ts';
 import { figuresOf, type RequestFigures } from '#test/support/dynamo-figures.ts';
 import { benchAccount } from './lib/account.ts';

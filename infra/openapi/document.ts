@@ -11,7 +11,7 @@ import { SCOPES } from '#lib/accounts/scopes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
-import { CreateMessageSchema } from '#lib/tickets/messages.ts';
+import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation.ts';
 import { CreateEndpointSchema, RedeliverSchema, UpdateEndpointSchema } from '#lib/webhooks/schemas.ts';

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import EmailReplyParser from 'email-reply-parser';
 import type { MailParser } from 'mailparser';
-import { MAX_MESSAGE_BODY } from '#lib/tickets/messages.ts';
+import { MAX_MESSAGE_BODY } from '#lib/tickets/messages/message.ts';
 
 /**
  * A received mail's text (docs/email.md, "The body"): cut to MAX_MESSAGE_BODY characters before quoted history

@@ -20,7 +20,7 @@ import {
 } from '#lib/data/outbox.ts';
 import { logError } from '#lib/log.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
-import { descriptionMessage, type Message, presentMessage } from '#lib/tickets/messages.ts';
+import { descriptionMessage, type Message, presentMessage } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { composeMail, type OutgoingMail } from './compose.ts';
