@@ -4,15 +4,9 @@ import type { AccountConfig, Priority } from '#lib/accounts/types.ts';
 import { withLostBreaches } from '#lib/tickets/breaches.ts';
 import type { Message } from '#lib/tickets/messages/message.ts';
 import { ticketAfter } from '#lib/tickets/messages/ticket-after.ts';
+import { breachesDue, isBreached, nextDueUs, withBreaches } from '#lib/tickets/owed-breaches.ts';
 import { serviceLevelOf } from '#lib/tickets/sla.ts';
-import {
-  breachesDue,
-  type ClockState,
-  isBreached,
-  nextDueUs,
-  presentSla,
-  withBreaches,
-} from '#lib/tickets/sla-clocks.ts';
+import { type ClockState, presentSla } from '#lib/tickets/sla-clocks.ts';
 import type { Ticket, TicketStatus } from '#lib/tickets/types.ts';
 import { applyChange } from '#lib/tickets/update-ticket.ts';
 import { formatTimestamp, parseTimestamp } from '#lib/time.ts';
