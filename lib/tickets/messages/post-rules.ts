@@ -2,7 +2,8 @@ import * as v from 'valibot';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import { ValidationFailed } from '#lib/errors.ts';
 import { optionalInteger } from '#lib/number-fields.ts';
-import { oneOf, requiredText, sometimes } from '#lib/validation.ts';
+import { sometimes } from '#lib/validation/patch-fields.ts';
+import { oneOf, requiredText } from '#lib/validation.ts';
 import { presentCreatedTicket } from '../present.ts';
 import { TICKET_STATUSES, type Ticket } from '../types.ts';
 import {
