@@ -15,7 +15,7 @@ import { MESSAGE_ID_PATTERN } from '#lib/tickets/messages/message.ts';
 import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
 import { MessageListQueryParams } from '#lib/tickets/messages/read.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
-import { TrashQueryParams } from '#lib/trash/trash.ts';
+import { TrashQueryParams } from '#lib/trash/list.ts';
 import {
   CreateEndpointSchema,
   DeliveryListQueryParams,
