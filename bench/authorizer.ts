@@ -137,7 +137,8 @@ export async function runAuthorizerOnly(options: { root?: string; keys?: number 
  * revocation on an account with 20 keys, and the size of each item they write (docs/capacity.md quotes them).
  */
 async function measureKeyWrites(counts: () => { calls: number; writes: number }) {
-  const { createKey, rotateKey, revokeKey } = await import('#lib/accounts/key-management.ts');
+  const { createKey, rotateKey } = await import('#lib/accounts/key-making.ts');
+  const { revokeKey } = await import('#lib/accounts/key-management.ts');
   const { getItem } = await import('#lib/data/client.ts');
   const { apiKeyKeys } = await import('#lib/data/keys.ts');
   const { findApiKeyById } = await import('#lib/data/api-keys/records.ts');

@@ -8,7 +8,7 @@ import { outboxPass, runOutbox } from '#lib/email/outbox.ts';
 import { newInboundId, receiveMail } from '#lib/email/receive.ts';
 import { smtpSender } from '#lib/email/senders.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
-import { postMessage } from '#lib/tickets/messages.ts';
+import { postMessage } from '#lib/tickets/messages/post.ts';
 import { figuresOf } from '#test/support/dynamo-figures.ts';
 import { keepRaw } from '#test/support/kept-mail.ts';
 import { startSmtpSink } from '#test/support/smtp-sink.ts';

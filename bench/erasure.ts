@@ -2,7 +2,7 @@ import { createDeal } from '#lib/deals/create-deal.ts';
 import { startErasure } from '#lib/erasures/erasures.ts';
 import { runErasure } from '#lib/erasures/job.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
-import { postMessage } from '#lib/tickets/messages.ts';
+import { postMessage } from '#lib/tickets/messages/post.ts';
 import { figuresOf } from '#test/support/dynamo-figures.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';

@@ -8,7 +8,9 @@ import {
   conversationAtCreate,
 } from '#lib/tickets/conversation.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
-import { listMessages, type Message, postMessage } from '#lib/tickets/messages.ts';
+import type { Message } from '#lib/tickets/messages/message.ts';
+import { postMessage } from '#lib/tickets/messages/post.ts';
+import { listMessages } from '#lib/tickets/messages/read.ts';
 import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { atTime } from '#test/support/clock.ts';
 import { figuresOf, type RequestFigures } from '#test/support/dynamo-figures.ts';

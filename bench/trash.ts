@@ -1,7 +1,8 @@
 import { duePurges, purgeOne } from '#lib/data/purge.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
-import { postMessage } from '#lib/tickets/messages.ts';
-import { deleteObject, restoreObject } from '#lib/trash/trash.ts';
+import { postMessage } from '#lib/tickets/messages/post.ts';
+import { deleteObject } from '#lib/trash/delete.ts';
+import { restoreObject } from '#lib/trash/restore.ts';
 import { figuresOf, type RequestFigures } from '#test/support/dynamo-figures.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';

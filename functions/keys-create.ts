@@ -1,5 +1,5 @@
 import { route } from '#functions/routes.ts';
-import { createKeyAs, type KeptKey } from '#lib/accounts/key-management.ts';
+import { createKeyAs, type KeptKey } from '#lib/accounts/key-making.ts';
 import { CreateKeySchema } from '#lib/accounts/key-schemas.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
@@ -16,7 +16,7 @@ export const handler = httpHandler(
   },
 );
 
-/** Also what an Idempotency-Key keeps, with `api_key` null (lib/accounts/key-management.ts). */
+/** Also what an Idempotency-Key keeps, with `api_key` null (lib/accounts/key-making.ts). */
 function created(key: KeptKey): HttpResult {
   return { statusCode: 201, body: { data: key }, headers: SECRET_ANSWER_HEADERS };
 }

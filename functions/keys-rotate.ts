@@ -1,5 +1,6 @@
 import { route } from '#functions/routes.ts';
-import { findKey, type KeptKey, rotateKey } from '#lib/accounts/key-management.ts';
+import { type KeptKey, rotateKey } from '#lib/accounts/key-making.ts';
+import { findKey } from '#lib/accounts/key-management.ts';
 import { RotateKeySchema } from '#lib/accounts/key-schemas.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
@@ -20,7 +21,7 @@ export const handler = httpHandler(
   },
 );
 
-/** Also what an Idempotency-Key keeps, with `api_key` null (lib/accounts/key-management.ts). */
+/** Also what an Idempotency-Key keeps, with `api_key` null (lib/accounts/key-making.ts). */
 function created(key: KeptKey): HttpResult {
   return { statusCode: 201, body: { data: key }, headers: SECRET_ANSWER_HEADERS };
 }

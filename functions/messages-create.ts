@@ -2,7 +2,8 @@ import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/request.ts';
 import { etagOf, findTicket } from '#lib/tickets/get-ticket.ts';
-import { type MessagePosted, postMessage, presentMessage } from '#lib/tickets/messages.ts';
+import { presentMessage } from '#lib/tickets/messages/message.ts';
+import { type MessagePosted, postMessage } from '#lib/tickets/messages/post.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 
 /** POST /api/tickets/{ticket}/messages: a reply, an internal note or a requester's message, with its ticket's change. */

@@ -1,7 +1,7 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
-import { listMessages } from '#lib/tickets/messages.ts';
+import { listMessages } from '#lib/tickets/messages/read.ts';
 
 /** GET /api/tickets/{ticket}/messages: the conversation, oldest first, a cursor page at a time. */
 export const handler = httpHandler(

@@ -1,7 +1,8 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
-import { type Deleted, deleteObject, presentDeleted } from '#lib/trash/trash.ts';
+import { type Deleted, deleteObject } from '#lib/trash/delete.ts';
+import { presentDeleted } from '#lib/trash/present.ts';
 
 /** DELETE /api/tickets/{ticket}: to the trash, out of every list, count and sum at once; If-Match as PATCH. */
 export const handler = httpHandler(

@@ -1,7 +1,8 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import { requireTypeScope } from '#lib/http/scope.ts';
-import { findTrashed, presentRestored, type Restored, restoreObject } from '#lib/trash/trash.ts';
+import { presentRestored } from '#lib/trash/present.ts';
+import { findTrashed, type Restored, restoreObject } from '#lib/trash/restore.ts';
 
 /** POST /api/trash/{uuid}/restore: the object back as it was, counts and sums included. */
 export const handler = httpHandler(

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { MAX_EXACT_INTEGER } from '#lib/number-fields.ts';
-import { attribute, wire } from '#lib/validation.ts';
+import { wire } from '#lib/validation/wire-form.ts';
+import { attribute } from '#lib/validation.ts';
 
 /**
  * Query parameters of the paginated lists (tickets, deals, contacts): each arrives as the list of its values

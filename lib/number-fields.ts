@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { attribute, wire } from './validation.ts';
+import { wire } from './validation/wire-form.ts';
+import { attribute } from './validation.ts';
 
 /**
  * Numbers the store keeps exactly (decisions recorded in docs/decisions.md): integers within ±(2^53 − 1), the

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { MAX_ADDRESS_LENGTH, readAddress } from './email/addresses.ts';
 import { type FieldErrors, ValidationFailed } from './errors.ts';
+import { wire } from './validation/wire-form.ts';
 
 /**
  * Request validation with Laravel's messages and the request's own field names (decisions.md). Schemas are
@@ -22,31 +23,6 @@ const required = (field: string) => `The ${attribute(field)} field is required.`
 const mustBeString = (field: string) => `The ${attribute(field)} field must be a string.`;
 const tooLong = (field: string, max: number) =>
   `The ${attribute(field)} field must not be greater than ${max} characters.`;
-
-/**
- * The form a field takes on the wire, for the OpenAPI document (infra/openapi/). The pipelines here accept any
- * value so that each field reports its own message; beside each one sits the schema a client's value meets,
- * built from the same rules, and whether the field is required. wireOf() reads it back.
- */
-export interface WireForm {
-  readonly schema: v.GenericSchema;
-  readonly required: boolean;
-}
-
-export function wire<TInput = unknown>(schema: v.GenericSchema, required = false) {
-  return v.metadata<TInput, { wire: WireForm }>({ wire: { schema, required } });
-}
-
-/** The wire form a field schema built by these helpers carries, or undefined. */
-export function wireOf(schema: v.GenericSchema): WireForm | undefined {
-  const s = schema as v.GenericSchema & { wrapped?: v.GenericSchema; pipe?: readonly unknown[] };
-  if (s.wrapped) return wireOf(s.wrapped);
-  for (const item of s.pipe ?? []) {
-    const meta = item as { type?: string; metadata?: { wire?: WireForm } };
-    if (meta.type === 'metadata' && meta.metadata?.wire) return meta.metadata.wire;
-  }
-  return undefined;
-}
 
 const present = (field: string) => v.check((x: unknown) => x !== undefined && x !== null, required(field));
 const nullToUndefined = <T>(x: T | null | undefined): T | undefined => (x === null ? undefined : x);
@@ -175,54 +151,6 @@ export function requiredSet<TItem extends v.GenericSchema>(
 export function oneOf<const T extends readonly string[]>(field: string, values: T) {
   return optionalField(v.picklist(values, `The selected ${attribute(field)} is invalid.`));
 }
-
-/** PATCH bodies: fields that may be left out, or cleared, and at least one of them sent. */
-
-/**
- * A PATCH must change something: a body with none of its fields is a 422 on `body`, naming the fields (its
- * message is built from the schema's own keys, so it cannot drift from them).
- */
-export function someField<TEntries extends v.ObjectEntries>(schema: v.ObjectSchema<TEntries, undefined>) {
-  const names = Object.keys(schema.entries);
-  const list = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
-  return v.rawCheck<v.InferOutput<typeof schema>>(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    const value = dataset.value as Record<string, unknown>;
-    if (Object.values(value).every((x) => x === undefined)) {
-      addIssue({
-        message: `The request must change at least one field: ${list}.`,
-        path: [{ type: 'object', origin: 'value', input: value, key: 'body', value }],
-      });
-    }
-  });
-}
-
-/**
- * A field a PATCH may leave out; when sent, the create's rules apply (a blank subject is "required"). Its wire
- * form is the create's, or `wireSchema`.
- */
-export const sometimes = <TSchema extends v.GenericSchema>(schema: TSchema, wireSchema?: v.GenericSchema) =>
-  v.optional(
-    v.pipe(
-      v.unknown(),
-      wire(wireSchema ?? (wireOf(schema)?.schema as v.GenericSchema)),
-      v.check((x) => x !== undefined),
-      schema,
-    ),
-  );
-
-/** A blank string counts as null (decisions.md: empty means absent; in a PATCH, absent-by-value is null). */
-const blankToNull = v.transform((x: unknown) => (typeof x === 'string' && x.trim() === '' ? null : x));
-
-/** A field a PATCH may set or clear: null (or blank) clears it, anything else must pass `rules` (`wireSchema` sent). */
-export const clearable = <TSchema extends v.GenericSchema>(
-  rules: TSchema,
-  message: string,
-  wireSchema: v.GenericSchema,
-) =>
-  v.optional(
-    v.pipe(v.unknown(), wire(v.nullable(wireSchema)), blankToNull, v.union([v.null(), rules], message)),
-  );
 
 /** Runs a schema; on failure throws ValidationFailed with every field's messages under the request's names. */
 export function parseInput<TSchema extends v.GenericSchema>(

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { AccountFileInvalid } from '#lib/accounts/account-file.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
-import { createKey, listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
+import { createKey } from '#lib/accounts/key-making.ts';
+import { listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
 import { reindex } from '#lib/accounts/reindex.ts';
 import { EVERY_SCOPE, type Grant, isGrant } from '#lib/accounts/scopes.ts';
 import { findAccountIdBySlug } from '#lib/data/accounts.ts';

@@ -1,16 +1,14 @@
 import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import { Lambda, LambdaInvocationType, S3 } from 'aws-cdk-lib/aws-ses-actions';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { emailInboundWorker } from '#functions/workers.ts';
 import {
@@ -20,12 +18,9 @@ import {
   RAW_MAIL_PREFIX,
 } from '#lib/data/mail-store.ts';
 import type { StageConfig } from '../config.ts';
-import {
-  suppressDeadLetterDestination,
-  suppressMailBucketAccessLogs,
-  suppressMailObjectPrefixes,
-} from '../nag-suppressions.ts';
+import { suppressMailBucketAccessLogs, suppressMailObjectPrefixes } from '../nag-suppressions.ts';
 import { DeskpipeFunction } from './deskpipe-function.ts';
+import { failedMail } from './failed-mail.ts';
 
 /**
  * Receiving mail deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule set, whose
@@ -50,11 +45,6 @@ export interface MailReceivingProps {
   topic?: ITopic | undefined;
 }
 
-/** Lambda's own retries of a failed asynchronous invocation (at most 2), then the queue. */
-export const INBOUND_RETRY_ATTEMPTS = 2;
-/** How long Lambda keeps trying an event before the queue (at most 6 hours). */
-export const INBOUND_MAX_EVENT_AGE = Duration.hours(6);
-
 export class MailReceiving extends Construct {
   readonly bucket: Bucket;
   readonly function: DeskpipeFunction;
@@ -64,116 +54,12 @@ export class MailReceiving extends Construct {
 
   constructor(scope: Construct, id: string, props: MailReceivingProps) {
     super(scope, id);
-    this.bucket = new Bucket(this, 'Bucket', {
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      versioned: false,
-      lifecycleRules: [
-        {
-          id: 'mail-kept-days',
-          expiration: Duration.days(props.mail.keepDays),
-          abortIncompleteMultipartUploadAfter: Duration.days(1),
-        },
-      ],
-      removalPolicy: props.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
-    suppressMailBucketAccessLogs(this.bucket);
-
-    this.function = new DeskpipeFunction(this, emailInboundWorker.name, {
-      entry: join(props.projectRoot, emailInboundWorker.entry),
-      projectRoot: props.projectRoot,
-      namePrefix: props.namePrefix,
-      memorySize: props.memorySize,
-      logRetention: props.logRetention,
-      timeout: Duration.seconds(emailInboundWorker.timeoutSeconds),
-      reservedConcurrentExecutions: props.reservedConcurrency,
-    })
-      .bindTable(props.table, emailInboundWorker.tableActions)
-      .bindIndexQueries(props.table, emailInboundWorker.indexQueries);
-    this.function.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
-    // Copies the raw mail SES wrote for each account (CopyObject: GetObject on the source, PutObject on the copy),
-    // then removes it; reads each copy to parse it; writes attachments (multipart uploads, aborted when an attachment
-    // stream fails). ListBucket: a copy or object not there is a 404 (HeadObject), not a 403.
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:GetObject', 's3:DeleteObject'],
-        resources: [this.bucket.arnForObjects(`${RAW_MAIL_PREFIX}*`)],
-      }),
-    );
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:GetObject', 's3:PutObject'],
-        resources: [this.bucket.arnForObjects(`${MAIL_COPIES_PREFIX}*`)],
-      }),
-    );
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
-        resources: [this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
-      }),
-    );
-    suppressMailObjectPrefixes(this.bucket, this.function, [
-      RAW_MAIL_PREFIX,
-      MAIL_COPIES_PREFIX,
-      ATTACHMENTS_PREFIX,
-    ]);
-    this.function.addToRolePolicy(
-      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
-    );
-
-    this.failedMail = new Queue(this, 'FailedMail', {
-      queueName: `${props.namePrefix}-email-inbound-failures`,
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    suppressDeadLetterDestination(
-      this.failedMail,
-      "This queue is itself the dead-letter destination (on-failure destination) of the inbound function's asynchronous invocations; nothing consumes it to fail again, and an alarm watches its depth.",
-    );
-    this.function.configureAsyncInvoke({
-      retryAttempts: INBOUND_RETRY_ATTEMPTS,
-      maxEventAge: INBOUND_MAX_EVENT_AGE,
-      onFailure: new SqsDestination(this.failedMail),
-    });
-    this.failedMailAlarm = new Alarm(this, 'FailedMailAlarm', {
-      alarmName: `${props.namePrefix}-email-inbound-failures`,
-      metric: this.failedMail.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(5),
-        statistic: 'Maximum',
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription:
-        'Received mail that the inbound function could not process after its retries: it is kept in the mail bucket. See docs/deploy.md#email-inbound-failures.',
-    });
-    if (props.topic) {
-      const action = new SnsAction(props.topic);
-      this.failedMailAlarm.addAlarmAction(action);
-      this.failedMailAlarm.addOkAction(action);
-    }
-
-    // One rule for the stage's domain: keep the raw mail, then hand it to the function. SES scans for spam and
-    // viruses (the verdicts are in the event) and accepts mail only over TLS.
-    this.ruleSet = new ReceiptRuleSet(this, 'RuleSet', {
-      receiptRuleSetName: `${props.namePrefix}-inbound`,
-      rules: [
-        {
-          receiptRuleName: `${props.namePrefix}-inbound-mail`,
-          recipients: [props.mail.domain],
-          scanEnabled: true,
-          tlsPolicy: TlsPolicy.REQUIRE,
-          actions: [
-            new S3({ bucket: this.bucket, objectKeyPrefix: RAW_MAIL_PREFIX }),
-            new Lambda({ function: this.function, invocationType: LambdaInvocationType.EVENT }),
-          ],
-        },
-      ],
-    });
+    this.bucket = mailBucket(this, props);
+    this.function = inboundFunction(this, props, this.bucket);
+    const failed = failedMail(this, this.function, props);
+    this.failedMail = failed.queue;
+    this.failedMailAlarm = failed.alarm;
+    this.ruleSet = receiptRules(this, props, this.bucket, this.function);
   }
 
   /**
@@ -228,4 +114,92 @@ export class MailReceiving extends Construct {
       new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
     );
   }
+}
+
+/** The mail bucket: private, encrypted, TLS only, each object expired after the stage's `mail.keepDays`. */
+function mailBucket(scope: Construct, props: MailReceivingProps): Bucket {
+  const bucket = new Bucket(scope, 'Bucket', {
+    encryption: BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    versioned: false,
+    lifecycleRules: [
+      {
+        id: 'mail-kept-days',
+        expiration: Duration.days(props.mail.keepDays),
+        abortIncompleteMultipartUploadAfter: Duration.days(1),
+      },
+    ],
+    removalPolicy: props.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+  });
+  suppressMailBucketAccessLogs(bucket);
+  return bucket;
+}
+
+/** The inbound function, with its table grants and exactly the object grants it needs on the bucket. */
+function inboundFunction(scope: Construct, props: MailReceivingProps, bucket: Bucket): DeskpipeFunction {
+  const fn = new DeskpipeFunction(scope, emailInboundWorker.name, {
+    entry: join(props.projectRoot, emailInboundWorker.entry),
+    projectRoot: props.projectRoot,
+    namePrefix: props.namePrefix,
+    memorySize: props.memorySize,
+    logRetention: props.logRetention,
+    timeout: Duration.seconds(emailInboundWorker.timeoutSeconds),
+    reservedConcurrentExecutions: props.reservedConcurrency,
+  })
+    .bindTable(props.table, emailInboundWorker.tableActions)
+    .bindIndexQueries(props.table, emailInboundWorker.indexQueries);
+  fn.addEnvironment(MAIL_BUCKET_VARIABLE, bucket.bucketName);
+  // Copies the raw mail SES wrote for each account (CopyObject: GetObject on the source, PutObject on the copy),
+  // then removes it; reads each copy to parse it; writes attachments (multipart uploads, aborted when an attachment
+  // stream fails). ListBucket: a copy or object not there is a 404 (HeadObject), not a 403.
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['s3:GetObject', 's3:DeleteObject'],
+      resources: [bucket.arnForObjects(`${RAW_MAIL_PREFIX}*`)],
+    }),
+  );
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['s3:GetObject', 's3:PutObject'],
+      resources: [bucket.arnForObjects(`${MAIL_COPIES_PREFIX}*`)],
+    }),
+  );
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+      resources: [bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
+    }),
+  );
+  suppressMailObjectPrefixes(bucket, fn, [RAW_MAIL_PREFIX, MAIL_COPIES_PREFIX, ATTACHMENTS_PREFIX]);
+  fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+  return fn;
+}
+
+/**
+ * One rule for the stage's domain: keep the raw mail, then hand it to the function. SES scans for spam and viruses
+ * (the verdicts are in the event) and accepts mail only over TLS.
+ */
+function receiptRules(
+  scope: Construct,
+  props: MailReceivingProps,
+  bucket: Bucket,
+  fn: DeskpipeFunction,
+): ReceiptRuleSet {
+  return new ReceiptRuleSet(scope, 'RuleSet', {
+    receiptRuleSetName: `${props.namePrefix}-inbound`,
+    rules: [
+      {
+        receiptRuleName: `${props.namePrefix}-inbound-mail`,
+        recipients: [props.mail.domain],
+        scanEnabled: true,
+        tlsPolicy: TlsPolicy.REQUIRE,
+        actions: [
+          new S3({ bucket, objectKeyPrefix: RAW_MAIL_PREFIX }),
+          new Lambda({ function: fn, invocationType: LambdaInvocationType.EVENT }),
+        ],
+      },
+    ],
+  });
 }

@@ -11,9 +11,9 @@ import { SCOPES } from '#lib/accounts/scopes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
-import { CreateMessageSchema } from '#lib/tickets/messages.ts';
+import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
-import { type WireForm, wireOf } from '#lib/validation.ts';
+import { type WireForm, wireOf } from '#lib/validation/wire-form.ts';
 import { CreateEndpointSchema, RedeliverSchema, UpdateEndpointSchema } from '#lib/webhooks/schemas.ts';
 import { type Operation, operations } from './operations.ts';
 import { queryParameterKey, sharedParameters } from './parameters.ts';
@@ -21,8 +21,9 @@ import * as answers from './schemas.ts';
 
 /**
  * The OpenAPI 3.1 document, built from the route table (method, path, auth) and the valibot schemas the handlers
- * validate with (lib/validation.ts's wire forms) or answer in (./schemas.ts). `npm run openapi` writes it to
- * docs/openapi.json, which GET /api/openapi.json serves; test/openapi.test.ts fails when that file is stale.
+ * validate with (their wire forms: lib/validation/wire-form.ts) or answer in (./schemas.ts). `npm run openapi`
+ * writes it to docs/openapi.json, which GET /api/openapi.json serves; test/openapi.test.ts fails when that file is
+ * stale.
  */
 
 /** Named schemas: components.schemas, referenced wherever they are used. */

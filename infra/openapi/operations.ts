@@ -11,9 +11,11 @@ import { InboundListQueryParams } from '#lib/email/inbound-log.ts';
 import { CreateErasureSchema } from '#lib/erasures/erasures.ts';
 import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
-import { CreateMessageSchema, MESSAGE_ID_PATTERN, MessageListQueryParams } from '#lib/tickets/messages.ts';
+import { MESSAGE_ID_PATTERN } from '#lib/tickets/messages/message.ts';
+import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
+import { MessageListQueryParams } from '#lib/tickets/messages/read.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
-import { TrashQueryParams } from '#lib/trash/trash.ts';
+import { TrashQueryParams } from '#lib/trash/list.ts';
 import {
   CreateEndpointSchema,
   DeliveryListQueryParams,

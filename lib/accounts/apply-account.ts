@@ -16,7 +16,7 @@ import { now } from '#lib/time.ts';
 import { AccountFileInvalid, parseAccountFile } from './account-file.ts';
 import { accountState } from './account-state.ts';
 import { checkAccountFile } from './check-account-file.ts';
-import { createKey } from './key-management.ts';
+import { createKey } from './key-making.ts';
 import { mergeAccount, newIdCounts } from './merge-account.ts';
 import { EVERY_SCOPE } from './scopes.ts';
 

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { ISO_TIME_WITH_OFFSET, nowMicros, parseInstant } from '#lib/time.ts';
-import { optionalField, requiredSet, requiredText, wire } from '#lib/validation.ts';
+import { wire } from '#lib/validation/wire-form.ts';
+import { optionalField, requiredSet, requiredText } from '#lib/validation.ts';
 import { EVERY_SCOPE, SCOPES } from './scopes.ts';
 
 /** Request bodies of the key routes (decisions.md, "API keys: scopes, expiry, rotation"). */

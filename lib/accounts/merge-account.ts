@@ -59,7 +59,6 @@ export function mergeAccount(
   existingContacts: Contact[],
   allocation: Allocation,
 ): MergedAccount {
-  const { timestamp } = allocation;
   const next = sequenceCursor(allocation.firstIds);
 
   const teams = mergeBy(existing?.teams ?? [], file.teams ?? [], nameKey, (t, old) => ({
@@ -90,7 +89,35 @@ export function mergeAccount(
 
   const pipelines = mergePipelines(existing?.pipelines ?? [], pipelineInputs(file, existing), next);
 
-  const account: Account = {
+  const account = accountSettings(file, existing, allocation);
+  const accountChanged = !existing || !sameAccount(existing.account, account);
+  if (existing && !accountChanged) account.updatedAt = existing.account.updatedAt;
+
+  const { contacts, newContacts, changedContacts } = mergeContacts(file, existingContacts, allocation, next);
+
+  return {
+    config: { account, teams, agents, categories, pipelines },
+    contacts,
+    accountChanged,
+    changed: [
+      ...changedOf('team', existing?.teams ?? [], teams),
+      ...changedOf('agent', existing?.agents ?? [], agents),
+      ...changedOf('category', existing?.categories ?? [], categories),
+      ...changedOf('pipeline', existing?.pipelines ?? [], pipelines),
+    ],
+    newContacts,
+    changedContacts,
+  };
+}
+
+/** The account's own settings after the file: what it omits stays as it was; `updatedAt` is the allocation's time. */
+function accountSettings(
+  file: AccountFile,
+  existing: AccountConfig | undefined,
+  allocation: Allocation,
+): Account {
+  const { timestamp } = allocation;
+  return {
     id: allocation.accountId,
     slug: file.slug,
     name: file.name,
@@ -123,9 +150,19 @@ export function mergeAccount(
     createdAt: existing?.account.createdAt ?? timestamp,
     updatedAt: timestamp,
   };
-  const accountChanged = !existing || !sameAccount(existing.account, account);
-  if (existing && !accountChanged) account.updatedAt = existing.account.updatedAt;
+}
 
+/**
+ * The file's contacts, matched to the existing ones by e-mail: a match keeps its id, uuid and e-mail (as first
+ * written) and is changed only when it differs; a new one takes the next contact id.
+ */
+function mergeContacts(
+  file: AccountFile,
+  existingContacts: Contact[],
+  allocation: Allocation,
+  next: (sequence: Sequence) => number,
+): { contacts: Contact[]; newContacts: Contact[]; changedContacts: Contact[] } {
+  const { timestamp } = allocation;
   const oldContacts = new Map(existingContacts.map((c) => [emailKey(c), c]));
   const newContacts: Contact[] = [];
   const changedContacts: Contact[] = [];
@@ -150,20 +187,7 @@ export function mergeAccount(
     }
     return contact;
   });
-
-  return {
-    config: { account, teams, agents, categories, pipelines },
-    contacts,
-    accountChanged,
-    changed: [
-      ...changedOf('team', existing?.teams ?? [], teams),
-      ...changedOf('agent', existing?.agents ?? [], agents),
-      ...changedOf('category', existing?.categories ?? [], categories),
-      ...changedOf('pipeline', existing?.pipelines ?? [], pipelines),
-    ],
-    newContacts,
-    changedContacts,
-  };
+  return { contacts, newContacts, changedContacts };
 }
 
 /** Every category the account has after the file: the spec's defaults and the file's, by slug. */

@@ -9,7 +9,8 @@ import {
   recognisedBy,
 } from '#lib/list-params.ts';
 import type { PageRequest } from '#lib/pagination.ts';
-import { clearable, parseInput, requiredEmail, requiredText, someField, sometimes } from '#lib/validation.ts';
+import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { parseInput, requiredEmail, requiredText } from '#lib/validation.ts';
 
 /** The `updateContact` route: the account file's rules for each field sent. */
 const UpdateContactFields = v.object({

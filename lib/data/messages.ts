@@ -11,7 +11,7 @@ import type { CommitAction } from './transact.ts';
  * version guard orders the messages of a ticket: two messages cannot take one number), never alone.
  */
 
-/** A stored message as the store keeps it: the domain's fields (lib/tickets/messages.ts, StoredMessage). */
+/** A stored message as the store keeps it: the domain's fields (lib/tickets/messages/message.ts, Message). */
 export interface MessageRecord {
   id: string;
   number: number;

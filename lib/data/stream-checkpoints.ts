@@ -4,8 +4,8 @@ import { dynamo, queryAll, tableName } from './client.ts';
 import { webhookDeliveryKeys } from './keys.ts';
 
 /**
- * Where `npm start`'s stream reader is in each shard of the table's stream (infra/local/webhooks.ts): the last
- * sequence number whose records were fanned out, and whether the shard was read to its end. A restart resumes
+ * Where `npm start`'s stream reader is in each shard of the table's stream (infra/local/stream-reader.ts): the
+ * last sequence number whose records were fanned out, and whether the shard was read to its end. A restart resumes
  * after it. Kept 2 days (a stream keeps records 24 hours; a checkpoint of a shard gone is of no use).
  */
 export interface Checkpoint {

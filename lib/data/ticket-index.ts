@@ -1,6 +1,7 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
-import { dueSortValue, isBreached, nextDueUs } from '#lib/tickets/sla-clocks.ts';
+import { isBreached, nextDueUs } from '#lib/tickets/owed-breaches.ts';
+import { dueSortValue } from '#lib/tickets/sla-clocks.ts';
 import {
   customFieldText,
   isOpenWork,
@@ -43,7 +44,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     { queue: ['status', 'assignee'] },
     { queue: ['priority', 'assignee'] },
     { queue: ['status', 'priority', 'assignee'] },
-    // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/sla-clocks.ts); the
+    // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/owed-breaches.ts); the
     // breach commit puts the ticket in, the reply or resolution that completes the clock takes it out.
     { name: 'sla', values: (t) => (isBreached(t) ? ['breached'] : []), bounded: true },
     // Unbounded: text a person wrote, named in keys by the account's keyed hash (an address's is its erasure

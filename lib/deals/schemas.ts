@@ -2,16 +2,8 @@ import * as v from 'valibot';
 import { fractionDigits } from '#lib/decimal.ts';
 import { NUMERIC_STRING, optionalInteger } from '#lib/number-fields.ts';
 import { isCalendarDate } from '#lib/time.ts';
-import {
-  attribute,
-  clearable,
-  optionalField,
-  optionalText,
-  requiredEmail,
-  requiredText,
-  someField,
-  sometimes,
-} from '#lib/validation.ts';
+import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { attribute, optionalField, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
 import { DEAL_STATUSES } from './types.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));

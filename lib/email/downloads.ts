@@ -1,6 +1,6 @@
 import { attachmentsPrefixOf, type MailObjectStore, mailStore } from '#lib/data/mail-store.ts';
 import { NotFound } from '#lib/errors.ts';
-import { getMessage } from '#lib/tickets/messages.ts';
+import { getMessage } from '#lib/tickets/messages/read.ts';
 
 /**
  * A message's raw mail and attachments, as received (decisions.md, "The e-mail channel"): `GET …/messages/{message}/raw`

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { MailParser } from 'mailparser';
-import { MAX_MESSAGE_BODY } from '#lib/tickets/messages.ts';
+import { MAX_MESSAGE_BODY } from '#lib/tickets/messages/message.ts';
 import { fragmentsOf, visibleText } from './quoted-text.ts';
 
 /**

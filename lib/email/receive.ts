@@ -19,13 +19,8 @@ import { AppError } from '#lib/errors.ts';
 import { logMail } from '#lib/log.ts';
 import { createTicketFrom } from '#lib/tickets/create-ticket.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
-import {
-  AutomaticNotThreaded,
-  descriptionMessage,
-  type MailFields,
-  type Message,
-  postParsedMessage,
-} from '#lib/tickets/messages.ts';
+import { descriptionMessage, type MailFields, type Message } from '#lib/tickets/messages/message.ts';
+import { AutomaticNotThreaded, postParsedMessage } from '#lib/tickets/messages/post.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { splitAddress } from './addresses.ts';
 import type { MailAuthentication } from './authentication.ts';

@@ -1,5 +1,5 @@
 import { queryMessagesBefore } from '#lib/data/messages.ts';
-import type { Message } from '#lib/tickets/messages.ts';
+import type { Message } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 
 /**

@@ -9,7 +9,8 @@ import {
 } from '#lib/data/events.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
-import { parseInput, wire } from '#lib/validation.ts';
+import { wire } from '#lib/validation/wire-form.ts';
+import { parseInput } from '#lib/validation.ts';
 import { EVENT_TYPE_PATTERNS, matchesEventType } from './types.ts';
 
 export const DEFAULT_EVENT_LIMIT = 50;

@@ -14,7 +14,7 @@ export const EVENT_TYPES = [
   'message.delivery_failed',
   // Written by the breach runner when a service-level clock's due time passes (lib/tickets/breaches.ts).
   'ticket.sla_breached',
-  // Deleting and restoring (lib/trash/trash.ts): the object as it was.
+  // Deleting and restoring (lib/trash/delete.ts, restore.ts): the object as it was.
   ...(['ticket', 'deal', 'contact'] as const).flatMap((r) => [`${r}.deleted`, `${r}.restored`]),
   // An erasure's end (lib/erasures/job.ts): the uuids of what it changed, nothing personal.
   'contact.erased',

@@ -3,8 +3,9 @@ import type { EventDraft } from '#lib/data/events.ts';
 import { commitBreaches, findDueTickets, getTicketByOrderKey } from '#lib/data/tickets.ts';
 import { logError } from '#lib/log.ts';
 import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
+import { breachesDue, breachesLost, withBreaches } from './owed-breaches.ts';
 import { presentCreatedTicket } from './present.ts';
-import { breachesDue, breachesLost, type ClockState, withBreaches } from './sla-clocks.ts';
+import type { ClockState } from './sla-clocks.ts';
 import type { Ticket } from './types.ts';
 
 /**

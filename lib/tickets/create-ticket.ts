@@ -49,7 +49,7 @@ export async function createTicket(
   return createTicketFrom(accountId, input, { attach });
 }
 
-/** What a create other than POST /api/tickets adds: a follow-up of a closed ticket (lib/tickets/messages.ts). */
+/** What a create other than POST /api/tickets adds: a follow-up of a closed ticket (lib/tickets/messages/follow-up.ts). */
 export interface CreateOptions {
   attach?: ((ticket: Ticket) => CommitAttachment) | undefined;
   /** The closed ticket a follow-up continues. */

@@ -12,7 +12,8 @@ import {
   wholeNumber,
   wholeNumberWire,
 } from '#lib/list-params.ts';
-import { parseInput, wire } from '#lib/validation.ts';
+import { wire } from '#lib/validation/wire-form.ts';
+import { parseInput } from '#lib/validation.ts';
 import { CUSTOM_FIELD_KEY, customFieldKeyWire, MAX_CUSTOM_FIELD_STRING } from './schemas.ts';
 import { TICKET_STATUSES, type TicketFilter } from './types.ts';
 

@@ -1,17 +1,9 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import { MAX_EXACT_INTEGER, optionalInteger, storableNumber, unstorableNumber } from '#lib/number-fields.ts';
-import {
-  attribute,
-  clearable,
-  oneOf,
-  optionalText,
-  requiredEmail,
-  requiredText,
-  someField,
-  sometimes,
-  wire,
-} from '#lib/validation.ts';
+import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { wire } from '#lib/validation/wire-form.ts';
+import { attribute, oneOf, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';
 
 export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;

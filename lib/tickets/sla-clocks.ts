@@ -155,13 +155,6 @@ export function clockStates(t: SlaFields): ClockState[] {
   return clocks;
 }
 
-/** Whether the runner wrote this clock's breach (same cycle, same due time). */
-export function isRecorded(t: SlaFields, clock: ClockState): boolean {
-  const breach = t.slaBreaches?.[clock.metric];
-  if (breach === undefined || breach.startedAt !== clock.startedAt) return false;
-  return [breach.dueAt, ...(breach.earlier ?? [])].some((due) => parseTimestamp(due) === clock.dueUs);
-}
-
 /**
  * A clock's breach time: its due time when it was not completed by then (completed after it, or still running
  * once `nowUs` is past it), else null. Never the time the breach was noticed.
@@ -192,65 +185,6 @@ export function presentSla(t: SlaFields, nowUs: number): Sla {
 }
 
 /**
- * Whether a clock may still owe a breach: not written yet, and running or completed after its due time (a reply
- * that came late, while the runner was stalled or racing it, does not take its breach away).
- */
-const owes = (t: SlaFields, clock: ClockState) =>
-  (clock.completedUs === null || clock.completedUs > clock.dueUs) && !isRecorded(t, clock);
-
-/**
- * The ticket's soonest due time still to watch (epoch microseconds): of its clocks that may still owe a breach.
- * The index engine keeps it as the ticket's due entry; none: no entry.
- */
-export function nextDueUs(t: SlaFields): number | undefined {
-  let soonest: number | undefined;
-  for (const clock of clockStates(t)) {
-    if (!owes(t, clock)) continue;
-    if (soonest === undefined || clock.dueUs < soonest) soonest = clock.dueUs;
-  }
-  return soonest;
-}
-
-/**
- * The clocks whose breach is to be written at `nowUs`: past their due time and not completed by then (still
- * running, or completed late), their breach not written yet.
- */
-export function breachesDue(t: SlaFields, nowUs: number): ClockState[] {
-  return clockStates(t).filter((clock) => owes(t, clock) && breachedAtUs(clock, nowUs) !== null);
-}
-
-/** A clock's cycle and due time: what a breach is written once for. */
-const breachKey = (clock: ClockState) => `${clock.metric}|${clock.startedAt}|${clock.dueUs}`;
-
-/**
- * The breaches a change would lose (docs/sla.md, "Exactly once per cycle"): clocks the ticket owes at `nowUs`
- * (breachesDue) that it no longer owes once changed, because the change replaced them, not because it completed
- * them in time (a completion at `nowUs` past the due time keeps the breach owed): a requester's message that
- * starts a new next-reply cycle after a late reply, a priority or category change that moves a passed due time.
- * The change writes them in its own commit, so no breach waits on the runner having passed between two changes.
- */
-export function breachesLost(before: SlaFields, after: SlaFields, nowUs: number): ClockState[] {
-  const kept = new Set(breachesDue(after, nowUs).map(breachKey));
-  return breachesDue(before, nowUs).filter((clock) => !kept.has(breachKey(clock)));
-}
-
-/** The ticket's fields with these breaches written (the runner's commit, or a change's lost ones). */
-export function withBreaches<T extends SlaFields>(t: T, clocks: ClockState[]): T {
-  const breaches: SlaBreaches = { ...(t.slaBreaches ?? {}) };
-  for (const clock of clocks) {
-    const prior = breaches[clock.metric];
-    const dueAt = formatTimestamp(clock.dueUs);
-    // The same cycle's other due times stay recorded (one entry each: the policies' targets bound them).
-    const earlier =
-      prior && prior.startedAt === clock.startedAt
-        ? [...new Set([...(prior.earlier ?? []), prior.dueAt])].filter((due) => due !== dueAt)
-        : [];
-    breaches[clock.metric] = { startedAt: clock.startedAt, dueAt, ...(earlier.length ? { earlier } : {}) };
-  }
-  return { ...t, slaBreaches: breaches };
-}
-
-/**
  * The ticket's place in `sort=due`: its soonest due time among the clocks not completed (breached or not), as
  * epoch microseconds in 17 digits, so that string order is time order; `~` (after every digit) when it has none:
  * those come last. Ties go newest first (the index engine's sorted postings).
@@ -262,13 +196,4 @@ export function dueSortValue(t: SlaFields): string {
     if (soonest === undefined || clock.dueUs < soonest) soonest = clock.dueUs;
   }
   return soonest === undefined ? '~' : String(soonest).padStart(17, '0');
-}
-
-/**
- * Whether the ticket is in `sla=breached`: a clock whose breach was written and that is still running (same
- * cycle, same due time, not completed). Derived from stored state only, so the dimension moves in the commits
- * that change it: the runner's breach, the reply or resolution that completes the clock.
- */
-export function isBreached(t: SlaFields): boolean {
-  return clockStates(t).some((clock) => clock.completedUs === null && isRecorded(t, clock));
 }

@@ -63,7 +63,7 @@ export interface Ticket {
   slaBreaches?: SlaBreaches | null;
   /** The reply clocks a priority or category change found completed, with their due times (history). */
   slaKept?: KeptClocks | null;
-  /** A ticket opened by e-mail: its description's mail fields (lib/tickets/messages.ts, MailFields). */
+  /** A ticket opened by e-mail: its description's mail fields (lib/tickets/messages/message.ts, MailFields). */
   descriptionEmail?: {
     email: Record<string, unknown>;
     attachments: Record<string, unknown>[];

@@ -9,8 +9,8 @@ import { subscribes } from './subscription.ts';
  * The fan-out (docs/webhooks.md): the table's stream records → for each new event item, a pending delivery to
  * every enabled endpoint of its account that subscribes to its type. Idempotent (a delivery is created once), so
  * a batch handed over again after a crash, a timeout or a partial failure creates nothing twice. The deployed
- * stream function (functions/webhooks-stream.ts) and `npm start`'s stream reader (infra/local/webhooks.ts) both
- * call it; it reads no stream itself.
+ * stream function (functions/webhooks-stream.ts) and `npm start`'s stream reader (infra/local/stream-reader.ts)
+ * both call it; it reads no stream itself.
  */
 
 /** A stream record as both readers hand it over: its NEW_IMAGE unmarshalled (plain values). */

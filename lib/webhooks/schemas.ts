@@ -3,15 +3,8 @@ import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { EVENT_TYPE_PATTERNS } from '#lib/events/types.ts';
 import { pageParams } from '#lib/list-params.ts';
 import { parseInstant } from '#lib/time.ts';
-import {
-  clearable,
-  optionalField,
-  optionalText,
-  requiredSet,
-  requiredUrl,
-  someField,
-  sometimes,
-} from '#lib/validation.ts';
+import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { optionalField, optionalText, requiredSet, requiredUrl } from '#lib/validation.ts';
 import { MAX_URL_LENGTH } from './url-policy.ts';
 
 /** Request bodies and queries of the webhook routes (decisions.md, "Webhooks"), with Laravel's messages. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createKey, listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
+import { createKey } from '#lib/accounts/key-making.ts';
+import { listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { useTestAccount } from '#test/support/accounts.ts';
 import { keyItems, later } from '#test/support/api-keys.ts';

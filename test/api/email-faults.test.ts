@@ -7,7 +7,7 @@ import { folderMailStore } from '#infra/local/mail.ts';
 import { queryInbound } from '#lib/data/email.ts';
 import { findTicketPage } from '#lib/data/tickets.ts';
 import { receiveMail } from '#lib/email/receive.ts';
-import { listMessages } from '#lib/tickets/messages.ts';
+import { listMessages } from '#lib/tickets/messages/read.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { keptMail } from '#test/support/kept-mail.ts';

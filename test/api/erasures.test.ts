@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { createKey } from '#lib/accounts/key-management.ts';
+import { createKey } from '#lib/accounts/key-making.ts';
 import { batchDeleteAll, batchPutAll, dynamo, getItem } from '#lib/data/client.ts';
 import { deleteEmptyDimension } from '#lib/data/erasures.ts';
 import { orderKeys } from '#lib/data/keys.ts';

@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as dueHandler } from '#functions/webhooks-due.ts';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
-import { createKey } from '#lib/accounts/key-management.ts';
+import { createKey } from '#lib/accounts/key-making.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { dynamo } from '#lib/data/client.ts';
 import { webhookDeliveryKeys } from '#lib/data/keys.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PUBLIC, routes } from '#functions/routes.ts';
-import { createKey } from '#lib/accounts/key-management.ts';
+import { createKey } from '#lib/accounts/key-making.ts';
 import { type Grant, SCOPES, type Scope } from '#lib/accounts/scopes.ts';
 import { useTestAccount } from '#test/support/accounts.ts';
 import { withFault } from '#test/support/faults.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { folderMailStore } from '#infra/local/mail.ts';
-import { createKey } from '#lib/accounts/key-management.ts';
+import { createKey } from '#lib/accounts/key-making.ts';
 import { queryAll, tableName } from '#lib/data/client.ts';
 import { contacts } from '#lib/data/contact-index.ts';
 import { deals } from '#lib/data/deal-index.ts';

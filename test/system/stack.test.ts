@@ -18,7 +18,7 @@ import {
 } from '#functions/workers.ts';
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
-import { INBOUND_MAX_EVENT_AGE, INBOUND_RETRY_ATTEMPTS } from '#infra/constructs/mail-receiving.ts';
+import { INBOUND_MAX_EVENT_AGE, INBOUND_RETRY_ATTEMPTS } from '#infra/constructs/failed-mail.ts';
 import { STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from '#infra/constructs/webhook-dispatcher.ts';
 import {
   declaredAuthOf,

@@ -2,16 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AccountConfig, Priority } from '#lib/accounts/types.ts';
 import { withLostBreaches } from '#lib/tickets/breaches.ts';
-import { type Message, ticketAfter } from '#lib/tickets/messages.ts';
+import type { Message } from '#lib/tickets/messages/message.ts';
+import { ticketAfter } from '#lib/tickets/messages/ticket-after.ts';
+import { breachesDue, isBreached, nextDueUs, withBreaches } from '#lib/tickets/owed-breaches.ts';
 import { serviceLevelOf } from '#lib/tickets/sla.ts';
-import {
-  breachesDue,
-  type ClockState,
-  isBreached,
-  nextDueUs,
-  presentSla,
-  withBreaches,
-} from '#lib/tickets/sla-clocks.ts';
+import { type ClockState, presentSla } from '#lib/tickets/sla-clocks.ts';
 import type { Ticket, TicketStatus } from '#lib/tickets/types.ts';
 import { applyChange } from '#lib/tickets/update-ticket.ts';
 import { formatTimestamp, parseTimestamp } from '#lib/time.ts';
@@ -86,7 +81,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.constant({ kind: 'runner' as const }),
 );
 
-// ---- A message's effect on the ticket: the service's own (lib/tickets/messages.ts, ticketAfter: the status
+// ---- A message's effect on the ticket: the service's own (lib/tickets/messages/ticket-after.ts, ticketAfter: the status
 // rules and the conversation's reducer), as POST /api/tickets/{t}/messages commits it. ----
 let messageNumber = 1;
 function applyMessage(

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BusinessHours } from '#lib/accounts/types.ts';
-import {
-  breachesDue,
-  isBreached,
-  nextDueUs,
-  presentSla,
-  type SlaFields,
-  type SlaTargets,
-  withBreaches,
-} from '#lib/tickets/sla-clocks.ts';
+import { breachesDue, isBreached, nextDueUs, withBreaches } from '#lib/tickets/owed-breaches.ts';
+import { presentSla, type SlaFields, type SlaTargets } from '#lib/tickets/sla-clocks.ts';
 
 const us = (iso: string) => Date.parse(iso) * 1000;
 const ts = (iso: string) => new Date(iso).toISOString().replace('Z', '000Z');

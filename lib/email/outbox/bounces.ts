@@ -1,6 +1,6 @@
 import { getOutboxItem, markBounced, outboxItemKey, suppressAddress } from '#lib/data/outbox.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
-import type { Message } from '#lib/tickets/messages.ts';
+import type { Message } from '#lib/tickets/messages/message.ts';
 import { sentMailOf } from '../reply.ts';
 import type { MailToken } from '../tokens.ts';
 import { deliveryFailedEvent } from './send.ts';

@@ -1,7 +1,7 @@
 import type { MailIdRecord } from '#lib/data/email.ts';
 import { queryMessagesBefore } from '#lib/data/messages.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
-import { descriptionMessage, type Message } from '#lib/tickets/messages.ts';
+import { descriptionMessage, type Message } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import type { OutgoingMail } from '../compose.ts';
 import { sentMailOf } from '../reply.ts';

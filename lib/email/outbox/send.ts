@@ -8,7 +8,7 @@ import {
   type OutboxOutcome,
   recordOutbox,
 } from '#lib/data/outbox.ts';
-import { type Message, presentMessage } from '#lib/tickets/messages.ts';
+import { type Message, presentMessage } from '#lib/tickets/messages/message.ts';
 import { nowMillis } from '#lib/time.ts';
 import { composeMail } from '../compose.ts';
 import { sentMailOf } from '../reply.ts';

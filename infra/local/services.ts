@@ -1,0 +1,150 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LOCAL_MAIL_DIR, type localSettings, ROOT } from './environment.ts';
+
+/**
+ * What `npm start` runs beside the store (infra/local/start.ts): the API through the local gateway, the webhook
+ * dispatcher, mail in and out, and the runners the deployed stack schedules; and how they stop, in order.
+ */
+
+type Settings = ReturnType<typeof localSettings>;
+
+/** The service's modules, loaded once the environment is set: the data layer's client reads it when it loads. */
+export async function loadModules() {
+  const [
+    { applyAccountFile },
+    { findAccountIdBySlug },
+    { LocalGateway },
+    { startWebhookDispatcher },
+    { runBreaches },
+    { startMailServer },
+    { runPurges },
+    { runOutbox },
+    { folderSender, smtpSender },
+    { runErasures },
+    { folderMailEraser },
+  ] = await Promise.all([
+    import('#lib/accounts/apply-account.ts'),
+    import('#lib/data/accounts.ts'),
+    import('./gateway.ts'),
+    import('./webhooks.ts'),
+    import('#lib/tickets/breaches.ts'),
+    import('./mail.ts'),
+    import('#lib/trash/purge.ts'),
+    import('#lib/email/outbox.ts'),
+    import('#lib/email/senders.ts'),
+    import('#lib/erasures/runner.ts'),
+    import('#lib/data/mail-store.ts'),
+  ]);
+  return {
+    ...{ applyAccountFile, findAccountIdBySlug, LocalGateway, startWebhookDispatcher, runBreaches },
+    ...{ startMailServer, runPurges, runOutbox, folderSender, smtpSender, runErasures, folderMailEraser },
+  };
+}
+export type Modules = Awaited<ReturnType<typeof loadModules>>;
+
+/** What npm start runs once the store is there: the API, the webhooks, mail both ways and the runners. */
+export interface Service {
+  baseUrl: string;
+  server: Server;
+  dispatcher: { stop(): Promise<void> };
+  mail: { port: number; stop(): Promise<void> };
+  mailDir: string;
+  relay: string | undefined;
+  sentDir: string;
+  sender: { close(): void };
+  /** The runners' loops, which end once `stopRunners` was called. */
+  runners: Promise<unknown>[];
+  stopRunners(): void;
+}
+
+export async function startService(
+  modules: Modules,
+  settings: Settings,
+  endpoint: string,
+  inMemory: boolean,
+): Promise<Service> {
+  const baseUrl = `http://127.0.0.1:${settings.port}`;
+  const gateway = new modules.LocalGateway({
+    authCacheTtlSeconds: settings.authCacheTtlSeconds,
+    root: ROOT,
+    baseUrl,
+  });
+  await gateway.warm();
+  const server = await gateway.listen(settings.port);
+  // Webhooks: the table's stream fanned out to endpoints, and the deliveries due, as the deployed functions do.
+  const dispatcher = await modules.startWebhookDispatcher({ endpoint, tableName: settings.tableName });
+  // Service-level breaches on time (docs/sla.md): the breach runner, as the deployed function runs it, for as
+  // long as npm start runs (a failed pass is logged and tried again: the due entries stay).
+  let runnersStopped = false;
+  const stopped = () => runnersStopped;
+  const breaches = modules.runBreaches(Number.POSITIVE_INFINITY, { stopped });
+
+  // Inbound mail (docs/email.md): 250 only once each account's copy of the raw mail is kept, then the one
+  // inbound handler.
+  const mailDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-mail-')) : LOCAL_MAIL_DIR;
+  const mail = await modules.startMailServer({ port: settings.smtpPort, dir: mailDir });
+  // The trash's purge (docs/decisions.md): what is past its purge time, found by its due entry, once a minute,
+  // with its mail's files in the mail folder.
+  const purges = modules.runPurges(Number.POSITIVE_INFINITY, {
+    stopped,
+    mail: modules.folderMailEraser(mailDir),
+  });
+  // Outbound mail (docs/email.md, "Sending"): the outbox runner, as the deployed function runs it, to the relay
+  // SMTP_RELAY_URL names, or to .eml files in a folder when it is unset.
+  const relay = process.env.SMTP_RELAY_URL?.trim();
+  const sentDir = join(mailDir, 'sent');
+  const sender = relay ? modules.smtpSender(relay) : modules.folderSender(sentDir);
+  // One runner per data folder, named after it: after a crash, it takes back at once what it had claimed.
+  const outbox = modules.runOutbox(Number.POSITIVE_INFINITY, {
+    sender,
+    owner: `npm-start:${mailDir}`,
+    stopped,
+  });
+  // The download routes read raw mail and attachments from the same folder (lib/data/mail-store.ts).
+  process.env.MAIL_DIR = mailDir;
+  // Erasures (docs/decisions.md, "Erasing a person"): the running ones, found by their due entry, a bounded step at a time.
+  const erasures = modules.runErasures(Number.POSITIVE_INFINITY, {
+    stopped,
+    mail: modules.folderMailEraser(mailDir),
+  });
+  return {
+    ...{ baseUrl, server, dispatcher, mail, mailDir, relay, sentDir, sender },
+    runners: [breaches, purges, outbox, erasures],
+    stopRunners: () => {
+      runnersStopped = true;
+    },
+  };
+}
+
+export interface Shutdown {
+  run(code: number): Promise<void>;
+  stopping(): boolean;
+}
+
+/** Stops everything once, in order, then exits with `code`. */
+export function shutdownOf(service: Service, inMemory: boolean, stopStore: () => Promise<void>): Shutdown {
+  let stopping = false;
+  return {
+    stopping: () => stopping,
+    async run(code) {
+      if (stopping) return;
+      stopping = true;
+      console.log('Stopping...');
+      service.server.closeAllConnections();
+      await new Promise((resolve) => service.server.close(resolve));
+      // Mail still being processed stays pending on disk and is processed after a restart.
+      await service.mail.stop();
+      if (inMemory) await rm(service.mailDir, { recursive: true, force: true });
+      // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
+      await service.dispatcher.stop();
+      service.stopRunners();
+      await Promise.all(service.runners);
+      service.sender.close();
+      await stopStore();
+      process.exit(code);
+    },
+  };
+}

@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
+import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import { messagePut } from '#lib/data/messages.ts';
+import { type TicketUpdate, updateTicketItems } from '#lib/data/tickets.ts';
+import type { CommitAction } from '#lib/data/transact.ts';
+import { replyMail } from '#lib/email/reply.ts';
+import { withInReplyTo } from '#lib/email/threading.ts';
+import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
+import { formatTimestamp, nowMicros, nowMillis, parseTimestamp } from '#lib/time.ts';
+import { parseInput } from '#lib/validation.ts';
+import { updateVersioned } from '#lib/versioned-update.ts';
+import { breachEvents } from '../breaches.ts';
+import { conversationOf } from '../conversation.ts';
+import { findTicket } from '../get-ticket.ts';
+import { presentCreatedTicket } from '../present.ts';
+import type { ClockState } from '../sla-clocks.ts';
+import type { Ticket } from '../types.ts';
+import { createFollowUp } from './follow-up.ts';
+import { descriptionMessage, type MailFields, type Message, messageId, presentMessage } from './message.ts';
+import {
+  assigneeAgent,
+  type CreateMessageInput,
+  CreateMessageSchema,
+  namedAgent,
+  refuseCombinations,
+  refuseOversizedAnswer,
+} from './post-rules.ts';
+import { settledAfter } from './ticket-after.ts';
+
+/** Posting a message to a ticket (the `createMessage` route, and a received mail's message). */
+
+/** What a message post answers: the message, and the ticket it changed (or the follow-up it opened). */
+export interface MessagePosted {
+  message: Message;
+  ticket: Ticket;
+  version: number;
+}
+
+export interface PostOptions {
+  ifMatch?: string | undefined;
+  attach?: ((posted: MessagePosted) => CommitAttachment) | undefined;
+  /** The channel the message came by (`api` unless said). */
+  channel?: Ticket['channel'] | undefined;
+  /** Its mail's fields (an e-mail message), kept on the message (or on a follow-up for its description). */
+  mail?: MailFields | undefined;
+  /** Items written in the message's commit (or its follow-up's): the claim of its Message-ID. */
+  items?: ((message: Message, ticket: Ticket) => CommitAction[]) | undefined;
+  /**
+   * An automatic mail, or a mail of someone who is neither the ticket's requester nor a Cc of its mail
+   * (decisions.md, "The e-mail channel"): the message threads into the ticket without changing its status,
+   * `waiting_since` or clocks (as an internal note, only `last_message_at` moves), and a closed ticket gets no
+   * follow-up (AutomaticNotThreaded).
+   */
+  automatic?: boolean | undefined;
+  /** A requester's message by someone else than the ticket's requester (a mail's sender): its author. */
+  sender?: { name: string | null; email: string } | undefined;
+  /** A mail's agent reply that is e-mailed to the requester as one posted is (an agent's authenticated mail). */
+  send?: boolean | undefined;
+}
+
+/** An automatic mail met a closed ticket: it opens nothing (decisions.md), so it threads nowhere. */
+export class AutomaticNotThreaded extends Error {
+  constructor() {
+    super('An automatic mail opens no follow-up of a closed ticket');
+  }
+}
+
+const CHANGED = 'The ticket has changed since you read it (If-Match does not match its ETag).';
+
+/**
+ * The `createMessage` route. Reads the ticket (1 round trip by uuid), decides the message and the ticket after
+ * it (status rules, conversation fields through conversationAfter), and commits both with the ticket's index
+ * moves and the events `message.created` and `ticket.updated` in one transaction guarded by the version read.
+ * Another change landing in between: with If-Match, 412; without, the message is decided again on the ticket as
+ * it now is. A requester's message on a closed ticket opens a follow-up instead (its first message).
+ */
+export async function postMessage(
+  accountId: string,
+  ref: string,
+  body: unknown,
+  options: PostOptions = {},
+): Promise<MessagePosted> {
+  return postParsedMessage(accountId, ref, parseInput(CreateMessageSchema, body), options);
+}
+
+/**
+ * A message of checked input: the route's, and a mail's (lib/email/receive.ts), which goes through the same
+ * status rules, clocks and follow-ups.
+ */
+export async function postParsedMessage(
+  accountId: string,
+  ref: string,
+  input: CreateMessageInput,
+  options: PostOptions = {},
+): Promise<MessagePosted> {
+  const author = input.author ?? 'agent';
+  const visibility = input.visibility ?? 'public';
+  refuseCombinations(input, author, visibility);
+  const config = await getAccountConfig(accountId);
+  if (!config) throw new NotFound();
+  const writer: Writer = { author, visibility, agent: namedAgent(config, input.agent_id) };
+
+  let message: Message | undefined;
+  // The breaches the message would lose (a new next-reply cycle after a late reply): written in its commit.
+  let lost: ClockState[] = [];
+  const updated = await updateVersioned<Ticket>({
+    read: () => findTicket(accountId, ref),
+    apply: (before) => {
+      lost = [];
+      if (before.status === 'closed') {
+        refuseOnClosed(author, options);
+        // The closed ticket does not change: the follow-up is created below.
+        message = undefined;
+        return before;
+      }
+      const composed = composeMessage(config, before, input.body, writer, options);
+      message = composed.message;
+      const settled = settledAfter(before, composed, input.status, config, options.automatic);
+      lost = settled.clocks;
+      refuseOversizedAnswer(message, settled.ticket);
+      return settled.ticket;
+    },
+    write: async (before, after, version) => {
+      // A reply to be mailed shows, from this commit on, the In-Reply-To its mail is sent with.
+      const posted = isQueuedMail(message as Message)
+        ? await withInReplyTo(accountId, before, message as Message)
+        : (message as Message);
+      message = posted;
+      return updateTicketItems(messageCommit({ accountId, before, after, version }, posted, lost, options));
+    },
+    ifMatch: options.ifMatch,
+    changedMessage: CHANGED,
+  });
+  if (message) return { message, ticket: updated.entity, version: updated.version };
+  const followUp = await createFollowUp(accountId, config, updated.entity, input.body, options);
+  return { message: descriptionMessage(followUp), ticket: followUp, version: 1 };
+}
+
+/** Who writes a message: its author, its visibility, and the agent it names (`agent_id`), if any. */
+interface Writer {
+  author: 'agent' | 'requester';
+  visibility: Message['visibility'];
+  agent: Agent | undefined;
+}
+
+/** A closed ticket takes no agent's message and no automatic mail; a requester's opens a follow-up. */
+function refuseOnClosed(author: Writer['author'], options: PostOptions): void {
+  if (options.automatic) throw new AutomaticNotThreaded();
+  if (author === 'agent') {
+    throw ValidationFailed.field('ticket', 'The ticket is closed: a closed ticket cannot be answered.');
+  }
+}
+
+/** The message posted on a ticket as it is now: its number, id, author and time, and the mail it is sent as. */
+function composeMessage(
+  config: AccountConfig,
+  before: Ticket,
+  body: string,
+  writer: Writer,
+  options: PostOptions,
+): { message: Message; createdUs: number } {
+  const agent = writer.author === 'agent' ? (writer.agent ?? assigneeAgent(config, before)) : undefined;
+  const lastUs = parseTimestamp(conversationOf(before).lastMessageAt);
+  // A message is later than every message before it, whatever clock the request's host reads.
+  const createdUs = Math.max(nowMicros(), lastUs + 1);
+  const number = (before.messageCount ?? 1) + 1;
+  const id = messageId(number, randomBytes(8).toString('hex'));
+  // An agent's public reply is e-mailed to the requester (a mail the service received only when `send`).
+  const outgoing =
+    agent && writer.visibility === 'public' && (!options.mail || options.send)
+      ? replyMail(config, before, id, options.mail)
+      : undefined;
+  const message: Message = {
+    id,
+    number,
+    ticketUuid: before.uuid,
+    author: agent
+      ? { type: 'agent', agentId: agent.id, name: agent.name, email: agent.email }
+      : {
+          type: 'requester',
+          agentId: null,
+          ...(options.sender ?? { name: before.requester.name, email: before.requester.email }),
+        },
+    visibility: writer.visibility,
+    channel: options.channel ?? 'api',
+    body,
+    createdAt: formatTimestamp(createdUs),
+    ...(options.mail ?? {}),
+    ...outgoing,
+  };
+  return { message, createdUs };
+}
+
+/** The message's commit: the ticket's change, the message (in the outbox when mailed), its events. */
+function messageCommit(
+  change: Pick<TicketUpdate, 'accountId' | 'before' | 'after' | 'version'>,
+  posted: Message,
+  lost: ClockState[],
+  options: PostOptions,
+): TicketUpdate {
+  const { accountId, before, after, version } = change;
+  return {
+    ...change,
+    items: [
+      // A reply to e-mail is in the outbox from this commit on: sent after it, at least once.
+      messagePut(accountId, { ...posted }, isQueuedMail(posted) ? nowMillis() : undefined),
+      ...(options.items?.(posted, after) ?? []),
+    ],
+    attachment: options.attach?.({ message: posted, ticket: after, version: version + 1 }),
+    event: [
+      ...breachEvents(after, lost, version + 1),
+      createdEvent('message', presentMessage(posted)),
+      updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
+    ],
+  };
+}
+
+/** A message the service is to e-mail (its mail's delivery is queued). */
+const isQueuedMail = (m: Message) =>
+  (m.email?.delivery as { status?: string } | undefined)?.status === 'queued';

@@ -1,0 +1,101 @@
+import { ContactTaken } from '#lib/data/contacts.ts';
+import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
+import {
+  ContactInTrash,
+  getTrashed,
+  NotInTrash,
+  restoreTrashed,
+  type Trashed,
+  type TrashType,
+} from '#lib/data/trash.ts';
+import { presentDealDetail } from '#lib/deals/present.ts';
+import type { Deal } from '#lib/deals/types.ts';
+import { NotFound, Refused } from '#lib/errors.ts';
+import { nowMicros } from '#lib/time.ts';
+import { contactOf, type Deletable, deletable } from './deletable.ts';
+
+/** Restoring a deleted ticket, deal or contact from the trash (decisions.md, "Deleting, restoring and erasing"). */
+
+/** A restore's answer: the object as its GET answers it, and its new version (the ETag). */
+export interface Restored {
+  type: TrashType;
+  object: Record<string, unknown>;
+  version: number;
+}
+
+/** What a restore names: an object of the account in the trash, not past its purge time (else undefined). */
+export async function findTrashed(
+  accountId: string,
+  ref: string,
+  nowUs = nowMicros(),
+): Promise<Trashed<unknown> | undefined> {
+  const uuid = ref.trim().toLowerCase();
+  if (!UUID.test(uuid)) return undefined;
+  const trashed = await getTrashed<unknown>(accountId, uuid);
+  return trashed && trashed.purgeMicros > nowUs ? trashed : undefined;
+}
+
+/**
+ * The `restoreTrash` route: the trash item (404 when none, or past its purge time), the scope of its type
+ * (`needScope`, checked before anything is written), then one commit that puts the object back as it was.
+ */
+export async function restoreObject(
+  accountId: string,
+  ref: string,
+  options: {
+    needScope?: ((type: TrashType) => void) | undefined;
+    attach?: ((restored: Restored) => CommitAttachment) | undefined;
+  } = {},
+): Promise<Restored> {
+  return retryOnConflict(
+    async () => {
+      const now = nowMicros();
+      const trashed = await findTrashed(accountId, ref, now);
+      if (!trashed) throw new NotFound();
+      const type = trashed.type as TrashType;
+      options.needScope?.(type);
+      const ops = deletable[type] as unknown as Deletable<unknown>;
+      const restored: Restored = {
+        type,
+        object: await shownRestored(accountId, type, trashed, ops),
+        version: trashed.version + 1,
+      };
+      try {
+        await restoreTrashed(accountId, trashed, now, {
+          attach: completionCommit(options.attach?.(restored)),
+          event: { type: `${type}.restored`, object: restored.object, version: restored.version },
+        });
+      } catch (error) {
+        if (error instanceof NotInTrash) throw new NotFound();
+        if (error instanceof ContactInTrash) {
+          throw new Refused("The deal's contact is in the trash: restore the contact first.");
+        }
+        if (error instanceof ContactTaken) {
+          throw new Refused('Another contact has this e-mail now: the contact cannot be restored.');
+        }
+        throw error;
+      }
+      return restored;
+    },
+    { retryable: (error) => error instanceof ConcurrentWrite },
+  );
+}
+
+/** The object as its GET will answer it once restored (a contact has no deals: it had none when deleted). */
+async function shownRestored(
+  accountId: string,
+  type: TrashType,
+  trashed: Trashed<unknown>,
+  ops: Deletable<unknown>,
+): Promise<Record<string, unknown>> {
+  if (type === 'deal') {
+    const deal = trashed.entity as Deal;
+    const contact = await contactOf(accountId, deal);
+    if (!contact) throw new Refused("The deal's contact is in the trash: restore the contact first.");
+    return presentDealDetail(deal, contact);
+  }
+  return ops.show(accountId, trashed.entity);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
