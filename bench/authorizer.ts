@@ -38,7 +38,7 @@ interface Case {
 export async function runAuthorizerOnly(options: { root?: string; keys?: number }) {
   const root = resolve(options.root ?? ROOT);
   const keys = options.keys ?? 200;
-  const { dynamo } = await importFrom<{ dynamo: DynamoDBDocumentClient }>(root, 'lib/data/client.ts');
+  const { dynamo } = await importFrom<{ dynamo: DynamoDBDocumentClient }>(root, 'lib/data/store/client.ts');
   const { applyAccountFile } = await importFrom<{
     applyAccountFile: (file: unknown) => Promise<{ api_key?: string }>;
   }>(root, 'lib/accounts/apply-account.ts');
@@ -139,7 +139,7 @@ export async function runAuthorizerOnly(options: { root?: string; keys?: number 
 async function measureKeyWrites(counts: () => { calls: number; writes: number }) {
   const { createKey, rotateKey } = await import('#lib/accounts/key-making.ts');
   const { revokeKey } = await import('#lib/accounts/key-management.ts');
-  const { getItem } = await import('#lib/data/client.ts');
+  const { getItem } = await import('#lib/data/store/client.ts');
   const { apiKeyKeys } = await import('#lib/data/keys.ts');
   const { findApiKeyById } = await import('#lib/data/api-keys/records.ts');
   const { itemBytes } = await import('#test/support/dynamo-figures.ts');

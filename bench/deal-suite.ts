@@ -4,7 +4,7 @@ import { handler as listDeals } from '#functions/deals-list.ts';
 import { handler as updateDeal } from '#functions/deals-update.ts';
 import { handler as pipelineBoard } from '#functions/pipelines-board.ts';
 import { ROOT } from '#infra/local/environment.ts';
-import { loadAccountConfig } from '#lib/data/accounts.ts';
+import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, routeEvent } from '#test/support/events.ts';
 import { benchAccount } from './lib/account.ts';
 import { DEAL_SEED, DealSeeder } from './lib/deal-seed.ts';

@@ -9,8 +9,6 @@ import { handler as listEvents } from '#functions/events-list.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { ROOT } from '#infra/local/environment.ts';
-import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
-import { cancellationCodes } from '#lib/data/errors.ts';
 import {
   type EventDraft,
   type EventRecord,
@@ -20,6 +18,8 @@ import {
   setShardCounter,
 } from '#lib/data/events.ts';
 import { EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
+import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
+import { cancellationCodes } from '#lib/data/store/errors.ts';
 import { nowMicros } from '#lib/time.ts';
 import { itemBytes } from '#test/support/dynamo-figures.ts';
 import { callerOf, lambdaContext, proxyEvent, routeEvent, ticketEvent } from '#test/support/events.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
 import { messageKeys, orderKeys, ticketKeys } from '#lib/data/keys.ts';
+import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
 import {
   type ConversationState,
   conversationAfter,

@@ -1,5 +1,5 @@
-import { loadAccountConfig } from '#lib/data/accounts.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
+import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { figuresOf } from '#test/support/dynamo-figures.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { runBreaches } from '#lib/tickets/breaches.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { atTime } from '#test/support/clock.ts';

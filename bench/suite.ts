@@ -6,7 +6,7 @@ import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { ROOT } from '#infra/local/environment.ts';
-import { loadAccountConfig } from '#lib/data/accounts.ts';
+import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 import { type DealResults, runDealSuite } from './deal-suite.ts';
 import { type EventResults, runEventSuite } from './event-suite.ts';

@@ -1,4 +1,4 @@
-import { duePurges, purgeOne } from '#lib/data/purge.ts';
+import { duePurges, purgeOne } from '#lib/data/trash/purge.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { postMessage } from '#lib/tickets/messages/post.ts';
 import { deleteObject } from '#lib/trash/delete.ts';

@@ -4,7 +4,7 @@
  * `entry` is relative to the repository root and must export `handler`.
  */
 import type { Scope } from '#lib/accounts/scopes.ts';
-import type { IndexName } from '#lib/data/table.ts';
+import type { IndexName } from '#lib/data/store/table.ts';
 
 /** A route that takes no key: the published contract and its page. */
 export const PUBLIC = 'public';
@@ -42,7 +42,7 @@ export interface RouteDeclaration {
 
 /**
  * DynamoDB actions a function may be granted (a transaction needs the action of each of its items). Every route
- * past the authorizer makes an UpdateItem: its request's rate count (lib/data/rate-limit.ts).
+ * past the authorizer makes an UpdateItem: its request's rate count (lib/data/requests/rate-limit.ts).
  */
 export type TableAction =
   | 'GetItem'

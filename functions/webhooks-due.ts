@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { DUE_SHARDS, shardsOfRunner } from '#lib/data/due-shards.ts';
+import { DUE_SHARDS, shardsOfRunner } from '#lib/data/webhooks/due-shards.ts';
 import { workerHandler } from '#lib/log.ts';
 import { nowMillis } from '#lib/time.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
@@ -8,7 +8,7 @@ import { DueRunner } from '#lib/webhooks/due.ts';
 /**
  * Webhook attempts (docs/webhooks.md, "The runners"): one runner of the pool. Each schedule rule of the stack
  * (infra/constructs/webhook-dispatcher.ts) invokes it every minute with its place in the pool, `{runner, runners}`
- * (infra/config.ts sizes `runners` per stage), and it works the due shards that place owns (lib/data/due-shards.ts,
+ * (infra/config.ts sizes `runners` per stage), and it works the due shards that place owns (lib/data/webhooks/due-shards.ts,
  * shardsOfRunner) for DUE_RUN_MS (less when the function has less time left than that and an attempt), then waits
  * for the attempts still running to be recorded. An invocation without a place works every shard (a pool of one).
  * Consecutive runs of one place may overlap by their tails: leases keep them off each other's endpoints and

@@ -1,4 +1,4 @@
-import type { IndexName } from '#lib/data/table.ts';
+import type { IndexName } from '#lib/data/store/table.ts';
 import type { TableAction } from './routes.ts';
 
 /**

@@ -9,7 +9,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { holdsKeyHashSecret, routes } from '#functions/routes.ts';
 import { workers } from '#functions/workers.ts';
-import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/table.ts';
+import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/store/table.ts';
 import { HASH_SECRET_VARIABLE } from '#lib/keyed-hash.ts';
 import type { Stage, StageConfig } from './config.ts';
 import type { DeskpipeFunction } from './constructs/deskpipe-function.ts';

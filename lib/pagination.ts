@@ -1,4 +1,4 @@
-import { ReadBudgetExceeded } from '#lib/data/errors.ts';
+import { ReadBudgetExceeded } from '#lib/data/store/errors.ts';
 import { ValidationFailed } from '#lib/errors.ts';
 
 /** A page as asked: its number, its size, and the parameters its links repeat. */

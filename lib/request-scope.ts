@@ -6,9 +6,9 @@ import { nowMillis } from './time.ts';
  * (docs/architecture.md, "The HTTP stack"). The HTTP stack runs each request inside its scope
  * (lib/http/context.ts, inRequestScope), the authorizer and the background functions each invocation
  * (lib/log.ts, inInvocationScope); what runs inside it reads:
- * - `deadline`: every store call gets what is left of it (lib/data/client.ts), and so does the work after a
+ * - `deadline`: every store call gets what is left of it (lib/data/store/client.ts), and so does the work after a
  *   failure (a conflict retry, releasing an Idempotency-Key); past it, the request answers 503;
- * - `rate`: the request's rate count, which every write waits for (lib/data/rate-limit.ts);
+ * - `rate`: the request's rate count, which every write waits for (lib/data/requests/rate-limit.ts);
  * - `log`: the keys on each of its log lines (lib/log.ts).
  * One AsyncLocalStorage, so invocations served at once in one process (the local gateway, tests) each see their
  * own: nothing of a request is kept in a module. Outside any (the admin CLI, the reindex, tests calling the data
@@ -27,7 +27,7 @@ export interface RequestScope {
 
 /**
  * The request's rate count as the scope holds it: the decision under way. Its full type is the data layer's
- * (lib/data/rate-limit.ts, RateScope, which reads it back): the scope depends on nothing it carries.
+ * (lib/data/requests/rate-limit.ts, RateScope, which reads it back): the scope depends on nothing it carries.
  */
 export interface RateCount {
   readonly eager: Promise<{ readonly allowed: boolean }>;

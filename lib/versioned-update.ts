@@ -1,10 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
-import type { Versioned } from '#lib/data/items.ts';
+import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
+import type { Versioned } from '#lib/data/store/items.ts';
 import { NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
 
 /** An entity as read, with the version its ETag names: the data layer's one name for it. */
-export type { Versioned } from '#lib/data/items.ts';
+export type { Versioned } from '#lib/data/store/items.ts';
 
 /** The ETag of a version: strong, quoted. */
 export const etagOf = (version: number) => `"${version}"`;

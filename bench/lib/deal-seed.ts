@@ -1,13 +1,13 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountConfig, Contact, Pipeline, Stage } from '#lib/accounts/types.ts';
-import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
-import { contacts } from '#lib/data/contact-index.ts';
-import { contactItem, newContactUuid } from '#lib/data/contacts.ts';
-import { deals } from '#lib/data/deal-index.ts';
+import { contacts } from '#lib/data/contacts/contact-index.ts';
+import { contactItem, newContactUuid } from '#lib/data/contacts/contacts.ts';
+import { deals } from '#lib/data/deals/deal-index.ts';
 import type { EntityItems } from '#lib/data/index/items.ts';
 import { IndexTotals } from '#lib/data/index/totals.ts';
-import { chunks, keyString } from '#lib/data/items.ts';
 import { accountKeys } from '#lib/data/keys.ts';
+import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
+import { chunks, keyString } from '#lib/data/store/items.ts';
 import { composeDeal } from '#lib/deals/create-deal.ts';
 import type { Deal, DealStatus } from '#lib/deals/types.ts';
 import { applyDealChange } from '#lib/deals/update-deal.ts';

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { ROOT } from '#infra/local/environment.ts';
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { instrument } from '#test/support/dynamo-figures.ts';
 import { type Floor, measureFloor } from './floor.ts';
 import { log } from './measure.ts';

@@ -1,10 +1,10 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountConfig } from '#lib/accounts/types.ts';
-import { batchPutAll, dynamo, tableName } from '#lib/data/client.ts';
 import { IndexTotals } from '#lib/data/index/totals.ts';
-import { chunks, keyString } from '#lib/data/items.ts';
 import { accountKeys } from '#lib/data/keys.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
+import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
+import { chunks, keyString } from '#lib/data/store/items.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { composeTicket } from '#lib/tickets/create-ticket.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { formatTimestamp } from '#lib/time.ts';

@@ -5,7 +5,7 @@ import { createKey } from '#lib/accounts/key-making.ts';
 import { listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
 import { reindex } from '#lib/accounts/reindex.ts';
 import { EVERY_SCOPE, type Grant, isGrant } from '#lib/accounts/scopes.ts';
-import { findAccountIdBySlug } from '#lib/data/accounts.ts';
+import { findAccountIdBySlug } from '#lib/data/accounts/accounts.ts';
 import { isIndexedEntityName } from '#lib/data/reindex.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
 import { nowMicros } from '#lib/time.ts';

@@ -101,7 +101,7 @@ export class WebhookDispatcher extends Construct {
         `webhooksDue's reserved concurrency (${props.concurrency.webhooksDue}) must be at least twice the due runners (${props.dueRunners}): a run's tail overlaps the next one's start`,
       );
     }
-    // The worker pool: runner i of n works the due shards i, i + n, … (lib/data/due-shards.ts, shardsOfRunner).
+    // The worker pool: runner i of n works the due shards i, i + n, … (lib/data/webhooks/due-shards.ts, shardsOfRunner).
     for (let runner = 0; runner < props.dueRunners; runner++) {
       new Rule(this, runner === 0 ? 'DueEveryMinute' : `DueEveryMinute${runner}`, {
         ruleName: `${namePrefix}-webhooks-due${runner === 0 ? '' : `-${runner}`}`,

@@ -11,7 +11,7 @@ import {
   ListTablesCommand,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput, streamSpecification } from '#lib/data/table.ts';
+import { createTableInput, streamSpecification } from '#lib/data/store/table.ts';
 
 /**
  * AWS's DynamoDB Local, as shipped (jar and native libraries) by the registry package
@@ -166,7 +166,7 @@ function stopProcess(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Creates the table from the one declaration in lib/data/table.ts unless it exists. A table kept from before the
+ * Creates the table from the one declaration in lib/data/store/table.ts unless it exists. A table kept from before the
  * declaration had its stream (data in .local/) gets it turned on: the webhook dispatcher reads it.
  */
 export async function ensureTable(

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS } from '#infra/config.ts';
 import { intEnv } from '#lib/config/env.ts';
-import { DEFAULT_LOCAL_TABLE_NAME } from '#lib/data/table.ts';
+import { DEFAULT_LOCAL_TABLE_NAME } from '#lib/data/store/table.ts';
 
 /** The repository root (this file is infra/local/environment.ts). */
 export const ROOT = join(import.meta.dirname, '..', '..');

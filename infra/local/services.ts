@@ -27,7 +27,7 @@ export async function loadModules() {
     { folderMailEraser },
   ] = await Promise.all([
     import('#lib/accounts/apply-account.ts'),
-    import('#lib/data/accounts.ts'),
+    import('#lib/data/accounts/accounts.ts'),
     import('./gateway.ts'),
     import('./webhooks.ts'),
     import('#lib/tickets/breaches.ts'),

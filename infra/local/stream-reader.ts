@@ -8,7 +8,7 @@ import {
   type _Record as StreamsRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { readCheckpoints, saveCheckpoint } from '#lib/data/stream-checkpoints.ts';
+import { readCheckpoints, saveCheckpoint } from '#lib/data/webhooks/stream-checkpoints.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { fanOut, type StreamRecord } from '#lib/webhooks/fan-out.ts';
 import { localClient } from './dynamodb-local.ts';

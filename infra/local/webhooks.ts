@@ -1,6 +1,6 @@
 import { intEnv } from '#lib/config/env.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { shardsOfRunner } from '#lib/data/due-shards.ts';
+import { shardsOfRunner } from '#lib/data/webhooks/due-shards.ts';
 import { nowMillis } from '#lib/time.ts';
 import { DueRunner, type DueRunnerOptions } from '#lib/webhooks/due.ts';
 import { stageConfigs } from '../config.ts';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
-import { ENDPOINT_ID_PATTERN } from '#lib/data/endpoint-ids.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
+import { ENDPOINT_ID_PATTERN } from '#lib/data/webhooks/endpoint-ids.ts';
 import { INBOUND_OUTCOMES } from '#lib/email/outcomes.ts';
 import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages/message.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';

@@ -1,4 +1,4 @@
-import { getAccount } from '#lib/data/accounts.ts';
+import { getAccount } from '#lib/data/accounts/accounts.ts';
 import { touchApiKey } from '#lib/data/api-keys/last-use.ts';
 import { findApiKeyByHash } from '#lib/data/api-keys/records.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';

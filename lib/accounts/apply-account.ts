@@ -7,9 +7,14 @@ import {
   putAccount,
   putConfigEntities,
   reserveIds,
-} from '#lib/data/accounts.ts';
-import { createContact, findContactsByEmail, newContactUuid, saveContact } from '#lib/data/contacts.ts';
-import { openDealCounts } from '#lib/data/deals.ts';
+} from '#lib/data/accounts/accounts.ts';
+import {
+  createContact,
+  findContactsByEmail,
+  newContactUuid,
+  saveContact,
+} from '#lib/data/contacts/contacts.ts';
+import { openDealCounts } from '#lib/data/deals/deals.ts';
 import { claimAddresses, findAccountIdByAddress } from '#lib/data/email.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { now } from '#lib/time.ts';

@@ -1,4 +1,4 @@
-import { loadAccountConfig } from '#lib/data/accounts.ts';
+import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
 import { LruMap } from '#lib/lru.ts';
 import { nowMillis } from '#lib/time.ts';
 import type { AccountConfig } from './types.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { commitKeySetChange, readKeySet } from '#lib/data/api-keys/key-set.ts';
-import { isTransactionConflict, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import { isTransactionConflict, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
 import { Forbidden, NotFound, Refused, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, type Timestamp } from '#lib/time.ts';
 import type { Caller } from './api-keys.ts';

@@ -1,7 +1,7 @@
 import { findApiKeyById, getApiKey, listApiKeys } from '#lib/data/api-keys/records.ts';
 import { revokeApiKey } from '#lib/data/api-keys/revoke.ts';
-import { retryOnConflict } from '#lib/data/errors.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import { retryOnConflict } from '#lib/data/store/errors.ts';
 import { NotFound, Unauthenticated } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, type Timestamp } from '#lib/time.ts';
 import { API_KEY_PREFIX } from './key-format.ts';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ConfigEntity } from '#lib/data/accounts.ts';
+import type { ConfigEntity } from '#lib/data/accounts/accounts.ts';
 import type { Timestamp } from '#lib/time.ts';
 import type { AccountFile } from './account-file.ts';
 import { DEFAULT_CATEGORIES, DEFAULT_TICKET_PREFIX } from './defaults.ts';

@@ -1,9 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Contact } from '#lib/accounts/types.ts';
-import { contacts as contactIndex } from '#lib/data/contact-index.ts';
-import { ContactTaken, getContactByUuid, updateContact as writeContact } from '#lib/data/contacts.ts';
-import { openDealCounts } from '#lib/data/deals.ts';
-import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
+import { contacts as contactIndex } from '#lib/data/contacts/contact-index.ts';
+import {
+  ContactTaken,
+  getContactByUuid,
+  updateContact as writeContact,
+} from '#lib/data/contacts/contacts.ts';
+import { openDealCounts } from '#lib/data/deals/deals.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, getItem, tableName } from './client.ts';
-import { isConditionFailure, retryOnConflict } from './errors.ts';
-import { chunks, entityOf } from './items.ts';
 import { emailKeys, objectRefKeys, personRefKeys } from './keys.ts';
-import type { CommitAction, TransactUpdate } from './transact.ts';
+import { dynamo, getItem, tableName } from './store/client.ts';
+import { isConditionFailure, retryOnConflict } from './store/errors.ts';
+import { chunks, entityOf } from './store/items.ts';
+import type { CommitAction, TransactUpdate } from './store/transact.ts';
 
 /**
  * The e-mail channel in the store (docs/data-model.md, "E-mail"). Nothing here knows SMTP, S3 or MIME: the

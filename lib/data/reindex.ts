@@ -1,6 +1,6 @@
-import { contacts } from './contact-index.ts';
-import { deals } from './deal-index.ts';
-import { tickets } from './ticket-index.ts';
+import { contacts } from './contacts/contact-index.ts';
+import { deals } from './deals/deal-index.ts';
+import { tickets } from './tickets/ticket-index.ts';
 
 /** The entities an account's index can be rebuilt for, by their name in the admin command line. */
 const INDEXED = { tickets, deals, contacts } as const;

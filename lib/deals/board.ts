@@ -1,6 +1,6 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { BOARD, parseBoardCell } from '#lib/data/deal-index.ts';
-import { getDealStats } from '#lib/data/deals.ts';
+import { BOARD, parseBoardCell } from '#lib/data/deals/deal-index.ts';
+import { getDealStats } from '#lib/data/deals/deals.ts';
 import { addDecimal, percentOf } from '#lib/decimal.ts';
 import { NotFound } from '#lib/errors.ts';
 

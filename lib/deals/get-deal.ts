@@ -1,4 +1,4 @@
-import { getDeal as readDeal, type StoredDeal } from '#lib/data/deals.ts';
+import { getDeal as readDeal, type StoredDeal } from '#lib/data/deals/deals.ts';
 import { NotFound } from '#lib/errors.ts';
 
 export type { StoredDeal };

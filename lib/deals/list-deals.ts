@@ -1,5 +1,5 @@
-import { findContactByEmail } from '#lib/data/contacts.ts';
-import { findDealPage } from '#lib/data/deals.ts';
+import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
+import { findDealPage } from '#lib/data/deals/deals.ts';
 import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import type { DealListQuery } from './list-query.ts';

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Contact } from '#lib/accounts/types.ts';
-import { updateDeal as writeDeal } from '#lib/data/deals.ts';
-import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
+import { updateDeal as writeDeal } from '#lib/data/deals/deals.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';

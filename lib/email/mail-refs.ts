@@ -1,5 +1,5 @@
 import { personRefPut, putPersonRefs } from '#lib/data/email.ts';
-import type { CommitAction } from '#lib/data/transact.ts';
+import type { CommitAction } from '#lib/data/store/transact.ts';
 import { addressHash, MAX_PERSON_REFS, personRefAddresses } from '#lib/erasures/address-hash.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 

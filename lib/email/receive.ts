@@ -11,9 +11,9 @@ import {
   putInbound,
   receivedMailId,
 } from '#lib/data/email.ts';
-import { StoreRefused } from '#lib/data/errors.ts';
 import { attachmentKey, type MailObjectStore, rawCopyKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
+import { StoreRefused } from '#lib/data/store/errors.ts';
 import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
 import { AppError } from '#lib/errors.ts';
 import { logMail } from '#lib/log.ts';

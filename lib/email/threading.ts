@@ -1,4 +1,4 @@
-import { queryMessagesBefore } from '#lib/data/messages.ts';
+import { queryMessagesBefore } from '#lib/data/tickets/messages.ts';
 import type { Message } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { type ErasureRecord, getErasureRecord, newErasureActions } from '#lib/data/erasures.ts';
-import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
-import { commit } from '#lib/data/transact.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
+import { commit } from '#lib/data/store/transact.ts';
 import { NotFound } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { parseInput, requiredEmail } from '#lib/validation.ts';

@@ -1,7 +1,7 @@
 import { deleteMailId } from '#lib/data/email.ts';
 import { putRewritten, readAgain } from '#lib/data/erasures.ts';
-import { ConcurrentWrite } from '#lib/data/errors.ts';
 import { isOutboxItem, withdrawnFromOutbox } from '#lib/data/outbox.ts';
+import { ConcurrentWrite } from '#lib/data/store/errors.ts';
 import type { StepOptions } from './job.ts';
 import type { Move } from './move.ts';
 import { type Person, redactValue } from './redact.ts';

@@ -1,5 +1,5 @@
 import type { ErasureProgress, ErasureRecord } from '#lib/data/erasures.ts';
-import { ConcurrentWrite, StaleVersion } from '#lib/data/errors.ts';
+import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
 import type { StepOptions } from './job.ts';
 
 /**

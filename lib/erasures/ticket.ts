@@ -1,7 +1,7 @@
-import { noteLeftDimensions } from '#lib/data/empty-dimensions.ts';
 import { deletePersonRef, type ErasureProgress, markTouched, messageItems } from '#lib/data/erasures.ts';
+import { noteLeftDimensions } from '#lib/data/index/empty-dimensions.ts';
 import { ackItem } from '#lib/data/outbox.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { addressHash } from './address-hash.ts';
 import { refsStep } from './copies.ts';

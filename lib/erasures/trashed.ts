@@ -1,7 +1,7 @@
 import { type ErasureProgress, messageItems, objectRefs } from '#lib/data/erasures.ts';
 import { ackItem } from '#lib/data/outbox.ts';
-import { purgeOne } from '#lib/data/purge.ts';
-import { getTrashed, holdTrashed, type TrashType } from '#lib/data/trash.ts';
+import { purgeOne } from '#lib/data/trash/purge.ts';
+import { getTrashed, holdTrashed, type TrashType } from '#lib/data/trash/trash.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { rewriteRef } from './copies.ts';
 import type { StepOptions } from './job.ts';

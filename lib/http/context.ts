@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DEADLINE_MARGIN_MS, FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
-import { isTransactionConflict } from '#lib/data/errors.ts';
+import { isTransactionConflict } from '#lib/data/store/errors.ts';
 import { AppError, ServiceUnavailable } from '#lib/errors.ts';
 import { invocationLogKeys, logError, logRequest } from '#lib/log.ts';
 import { runInRequestScope } from '#lib/request-scope.ts';

@@ -10,7 +10,7 @@ import {
   type KeptAnswer,
   keepAnswer,
   releaseIdempotencyKey,
-} from '#lib/data/idempotency.ts';
+} from '#lib/data/requests/idempotency.ts';
 import { Conflict, ValidationFailed } from '#lib/errors.ts';
 import { keyedHash } from '#lib/keyed-hash.ts';
 import { logError } from '#lib/log.ts';

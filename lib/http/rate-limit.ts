@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { consumeRate, type RateOutcome, type RateScope, requestRate } from '#lib/data/rate-limit.ts';
+import { consumeRate, type RateOutcome, type RateScope, requestRate } from '#lib/data/requests/rate-limit.ts';
 import { TooManyRequests } from '#lib/errors.ts';
 import { requestScope } from '#lib/request-scope.ts';
 import { nowMicros } from '#lib/time.ts';
@@ -9,7 +9,7 @@ import { accountIdOf, type Event, errorResponse, type Internal, type Result } fr
 /**
  * Rate limits per plan over HTTP (decisions.md, "Rate limits per plan"): every answer past authentication
  * carries the window's headers; over the limit, 429 and the request changes nothing. How the count is kept:
- * lib/data/rate-limit.ts; cost and failure behaviour: docs/data-model.md, "Rate limits".
+ * lib/data/requests/rate-limit.ts; cost and failure behaviour: docs/data-model.md, "Rate limits".
  */
 export function rateHeaders(outcome: RateOutcome): Record<string, string> {
   const remaining = Math.max(0, outcome.limit - outcome.count);

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { Caller } from '#lib/accounts/api-keys.ts';
 import { PLAN_RATE_LIMITS, PLANS, type Plan } from '#lib/accounts/types.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { Unauthenticated } from '#lib/errors.ts';
 import { pickRequestId } from './response.ts';
 

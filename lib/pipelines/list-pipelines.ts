@@ -1,5 +1,5 @@
 import type { Pipeline } from '#lib/accounts/types.ts';
-import { listPipelineItems } from '#lib/data/accounts.ts';
+import { listPipelineItems } from '#lib/data/accounts/accounts.ts';
 
 /** A pipeline as the API shows it. */
 export function presentPipeline(pipeline: Pipeline) {

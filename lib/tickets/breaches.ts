@@ -1,6 +1,6 @@
-import { StaleVersion } from '#lib/data/errors.ts';
 import type { EventDraft } from '#lib/data/events.ts';
-import { commitBreaches, findDueTickets, getTicketByOrderKey } from '#lib/data/tickets.ts';
+import { StaleVersion } from '#lib/data/store/errors.ts';
+import { commitBreaches, findDueTickets, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { logError } from '#lib/log.ts';
 import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import { breachesDue, breachesLost, withBreaches } from './owed-breaches.ts';
@@ -11,7 +11,7 @@ import type { Ticket } from './types.ts';
 /**
  * Service-level breaches on time (decisions.md, "Reply-based service levels"; docs/sla.md): every ticket with a
  * clock to watch has an entry in the keys-only due index at its soonest such due time, kept by the index engine
- * in the same commit as every change of the ticket (lib/data/ticket-index.ts, `due`). The runner reads the
+ * in the same commit as every change of the ticket (lib/data/tickets/ticket-index.ts, `due`). The runner reads the
  * entries that are due (a Query per due shard, never a Scan), reads each ticket (strongly consistent), decides
  * from what it stores which clocks have passed their due time uncompleted and unbreached, and commits their
  * breaches with a `ticket.sla_breached` event each, guarded by the version it read. So:
@@ -34,7 +34,7 @@ export interface BreachPass {
 }
 
 export interface BreachRunOptions {
-  /** The due shards this runner reads (all by default): lib/data/due-shards.ts, shardsOfRunner. */
+  /** The due shards this runner reads (all by default): lib/data/webhooks/due-shards.ts, shardsOfRunner. */
   shards?: readonly number[] | undefined;
   /** Due entries read per pass (default 100). */
   limit?: number;

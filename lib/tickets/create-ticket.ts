@@ -9,18 +9,18 @@ import type {
   Priority,
   Team,
 } from '#lib/accounts/types.ts';
-import { findContactByEmail } from '#lib/data/contacts.ts';
-import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
+import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
+import type { CommitAction } from '#lib/data/store/transact.ts';
 import {
   type BusyCondition,
   getTicketStats,
   insertTicket,
   newTicketUuid,
   reserveTicketNumber,
-} from '#lib/data/tickets.ts';
-import type { CommitAction } from '#lib/data/transact.ts';
+} from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp } from '#lib/time.ts';

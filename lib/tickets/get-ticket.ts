@@ -1,5 +1,5 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { getTicketByNumber, getTicketByUuid } from '#lib/data/tickets.ts';
+import { getTicketByNumber, getTicketByUuid } from '#lib/data/tickets/tickets.ts';
 import { NotFound } from '#lib/errors.ts';
 import type { Versioned } from '#lib/versioned-update.ts';
 import type { Ticket } from './types.ts';

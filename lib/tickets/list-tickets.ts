@@ -1,4 +1,4 @@
-import { findTicketPage } from '#lib/data/tickets.ts';
+import { findTicketPage } from '#lib/data/tickets/tickets.ts';
 import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import type { ListQuery } from './list-query.ts';

@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
-import { UpdateTooLarge } from '#lib/data/errors.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
-import { updateTicketItems } from '#lib/data/tickets.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import { UpdateTooLarge } from '#lib/data/store/errors.ts';
+import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';

@@ -2,10 +2,10 @@ import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
 import { findContact } from '#lib/contacts/contacts.ts';
 import { presentContact } from '#lib/contacts/present.ts';
-import { getStoredContacts } from '#lib/data/contacts.ts';
+import { getStoredContacts } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
-import type { completionCommit } from '#lib/data/idempotency.ts';
-import type { Versioned } from '#lib/data/items.ts';
+import type { completionCommit } from '#lib/data/requests/idempotency.ts';
+import type { Versioned } from '#lib/data/store/items.ts';
 import {
   type ContactDeals,
   deleteContact,
@@ -13,7 +13,7 @@ import {
   deleteTicket,
   type TrashFacts,
   type TrashType,
-} from '#lib/data/trash.ts';
+} from '#lib/data/trash/trash.ts';
 import { findDeal } from '#lib/deals/get-deal.ts';
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';

@@ -1,8 +1,8 @@
 import type { Contact } from '#lib/accounts/types.ts';
-import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/errors.ts';
 import type { EventDraft } from '#lib/data/events.ts';
-import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
-import { readContactDeals, type TrashFacts, type TrashType } from '#lib/data/trash.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
+import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
+import { readContactDeals, type TrashFacts, type TrashType } from '#lib/data/trash/trash.ts';
 import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH } from '#lib/versioned-update.ts';

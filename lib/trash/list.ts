@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { listTrash, TRASH_TYPES } from '#lib/data/trash.ts';
+import { listTrash, TRASH_TYPES } from '#lib/data/trash/trash.ts';
 import { param, picked, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { parseInput } from '#lib/validation.ts';
 

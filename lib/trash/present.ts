@@ -1,4 +1,4 @@
-import type { TrashType } from '#lib/data/trash.ts';
+import type { TrashType } from '#lib/data/trash/trash.ts';
 import { etagOf } from '#lib/versioned-update.ts';
 import type { Deleted } from './delete.ts';
 import type { Restored } from './restore.ts';

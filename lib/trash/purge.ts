@@ -1,5 +1,5 @@
 import type { MailPurger } from '#lib/data/mail-store.ts';
-import { duePurges, purgeOne } from '#lib/data/purge.ts';
+import { duePurges, purgeOne } from '#lib/data/trash/purge.ts';
 import { logError } from '#lib/log.ts';
 import { nowMicros, nowMillis, sleep } from '#lib/time.ts';
 

@@ -1,6 +1,6 @@
-import { ContactTaken } from '#lib/data/contacts.ts';
-import { ConcurrentWrite, retryOnConflict } from '#lib/data/errors.ts';
-import { type CommitAttachment, completionCommit } from '#lib/data/idempotency.ts';
+import { ContactTaken } from '#lib/data/contacts/contacts.ts';
+import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
+import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
 import {
   ContactInTrash,
   getTrashed,
@@ -8,7 +8,7 @@ import {
   restoreTrashed,
   type Trashed,
   type TrashType,
-} from '#lib/data/trash.ts';
+} from '#lib/data/trash/trash.ts';
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { NotFound, Refused } from '#lib/errors.ts';

@@ -9,7 +9,7 @@ import {
   failPending,
   type PendingDelivery,
 } from '#lib/data/webhook-deliveries.ts';
-import { getEndpoint } from '#lib/data/webhooks.ts';
+import { getEndpoint } from '#lib/data/webhooks/webhooks.ts';
 import { nowMicros, nowMillis } from '#lib/time.ts';
 import type { HeldEndpoint } from './held-endpoint.ts';
 import { type Answer, postWebhook } from './post.ts';

@@ -1,6 +1,6 @@
-import { isEndpointId } from '#lib/data/endpoint-ids.ts';
 import { type DeliveryAttempt, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
-import { EndpointNotFound } from '#lib/data/webhooks.ts';
+import { isEndpointId } from '#lib/data/webhooks/endpoint-ids.ts';
+import { EndpointNotFound } from '#lib/data/webhooks/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { DEFAULT_PER_PAGE, linkParamsOf, recognisedBy } from '#lib/list-params.ts';
 import { type ListUrl, type PageRequest, paginate } from '#lib/pagination.ts';

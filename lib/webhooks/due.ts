@@ -42,7 +42,7 @@ export interface DueRunnerOptions {
    */
   slowPerAccount?: number;
   /**
-   * The due shards this runner reads (the worker pool: each runner its own, lib/data/due-shards.ts shardsOfRunner);
+   * The due shards this runner reads (the worker pool: each runner its own, lib/data/webhooks/due-shards.ts shardsOfRunner);
    * all by default.
    */
   shards?: readonly number[];

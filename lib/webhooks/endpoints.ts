@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { isLocalStage } from '#lib/config/stage.ts';
-import { isEndpointId, newEndpointId } from '#lib/data/endpoint-ids.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import { isEndpointId, newEndpointId } from '#lib/data/webhooks/endpoint-ids.ts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -11,7 +11,7 @@ import {
   getEndpoint,
   listEndpoints,
   updateEndpoint,
-} from '#lib/data/webhooks.ts';
+} from '#lib/data/webhooks/webhooks.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';

@@ -1,6 +1,6 @@
 import { accountOfEventItem, type EventSummary, eventSummaryOf } from '#lib/data/events.ts';
 import { addDeliveries } from '#lib/data/webhook-deliveries.ts';
-import { listEndpoints } from '#lib/data/webhooks.ts';
+import { listEndpoints } from '#lib/data/webhooks/webhooks.ts';
 import { logError } from '#lib/log.ts';
 import { nowMillis } from '#lib/time.ts';
 import { subscribes } from './subscription.ts';

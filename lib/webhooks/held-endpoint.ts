@@ -7,7 +7,7 @@ import {
   LogNumberTaken,
   recordAttempt,
 } from '#lib/data/webhook-deliveries.ts';
-import { EndpointNotFound } from '#lib/data/webhooks.ts';
+import { EndpointNotFound } from '#lib/data/webhooks/webhooks.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import type { Endpoint } from './types.ts';
 

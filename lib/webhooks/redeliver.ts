@@ -1,6 +1,6 @@
 import { eventsSince, getEvent } from '#lib/data/events.ts';
 import { type EventToDeliver, reopenDeliveries } from '#lib/data/webhook-deliveries.ts';
-import { EndpointNotFound, getEndpoint } from '#lib/data/webhooks.ts';
+import { EndpointNotFound, getEndpoint } from '#lib/data/webhooks/webhooks.ts';
 import { subscribes } from './subscription.ts';
 
 /** Sending events again to an endpoint: one by id, or every subscribed one since a time. */

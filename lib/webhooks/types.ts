@@ -1,6 +1,6 @@
 /**
  * The webhooks' shared vocabulary (docs/webhooks.md). Endpoints are managed through the API
- * (lib/webhooks/endpoints.ts, data in lib/data/webhooks.ts); deliveries are made by the dispatcher
+ * (lib/webhooks/endpoints.ts, data in lib/data/webhooks/webhooks.ts); deliveries are made by the dispatcher
  * (lib/webhooks/fan-out.ts, deliver.ts, due.ts; data in lib/data/webhook-deliveries.ts).
  */
 

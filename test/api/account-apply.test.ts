@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
-import { loadAccountConfig } from '#lib/data/accounts.ts';
+import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 
 describe('apply', () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailServer, startMailServer } from '#infra/local/mail.ts';
 import { getInbound } from '#lib/data/email.ts';
 import { folderMailEraser, folderMailStore, MAIL_DIR_VARIABLE } from '#lib/data/mail-store.ts';
-import { purgeOne } from '#lib/data/purge.ts';
+import { purgeOne } from '#lib/data/trash/purge.ts';
 import { receiveMail } from '#lib/email/receive.ts';
 import { runErasure } from '#lib/erasures/job.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';

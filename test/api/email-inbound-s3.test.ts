@@ -17,7 +17,7 @@ import {
   s3MailEraser,
   s3MailStore,
 } from '#lib/data/mail-store.ts';
-import { purgeOne } from '#lib/data/purge.ts';
+import { purgeOne } from '#lib/data/trash/purge.ts';
 import { attachmentOf, INLINE_MAX_BYTES, rawMailOf } from '#lib/email/downloads.ts';
 import { inboundIdOf, receiveSesEvent } from '#lib/email/ses-receipt.ts';
 import { runErasure } from '#lib/erasures/job.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getMessageItem } from '#lib/data/messages.ts';
+import { getMessageItem } from '#lib/data/tickets/messages.ts';
 import { OUTBOX_CLAIM_MS, outboxPass } from '#lib/email/outbox.ts';
 import { type Sender, smtpSender } from '#lib/email/senders.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderMailStore } from '#infra/local/mail.ts';
 import { folderMailEraser } from '#lib/data/mail-store.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { newInboundId, receiveMail } from '#lib/email/receive.ts';
 import { runErasure } from '#lib/erasures/job.ts';
 import type { Ticket } from '#lib/tickets/types.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dynamo } from '#lib/data/client.ts';
 import { getErasureProgress } from '#lib/data/erasures.ts';
-import { getTrashed } from '#lib/data/trash.ts';
+import { dynamo } from '#lib/data/store/client.ts';
+import { getTrashed } from '#lib/data/trash/trash.ts';
 import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { useTestAccount } from '#test/support/accounts.ts';
 import { personNamed, type TestPerson } from '#test/support/erasures.ts';

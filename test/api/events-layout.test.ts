@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { queryAll, tableName } from '#lib/data/client.ts';
 import { EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
+import { queryAll, tableName } from '#lib/data/store/client.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,8 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
-import { ConcurrentWrite } from '#lib/data/errors.ts';
 import {
   bumpLane,
   bumpTarget,
@@ -13,7 +11,9 @@ import {
   takeShardPlaces,
 } from '#lib/data/events.ts';
 import { EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
-import { commit } from '#lib/data/transact.ts';
+import { dynamo, queryAll, tableName } from '#lib/data/store/client.ts';
+import { ConcurrentWrite } from '#lib/data/store/errors.ts';
+import { commit } from '#lib/data/store/transact.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { objectInShard } from '#test/support/event-shards.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';

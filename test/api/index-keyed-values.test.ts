@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { batchPutAll, getItem } from '#lib/data/client.ts';
-import { contacts } from '#lib/data/contact-index.ts';
-import { deals } from '#lib/data/deal-index.ts';
+import { contacts } from '#lib/data/contacts/contact-index.ts';
+import { deals } from '#lib/data/deals/deal-index.ts';
 import type { Index } from '#lib/data/index/items.ts';
 import { orderKeyOfUuid, packOrderKey } from '#lib/data/index/order-key.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
+import { batchPutAll, getItem } from '#lib/data/store/client.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { textsOf } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { batchPutAll, getItem } from '#lib/data/client.ts';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
-import { ATTR } from '#lib/data/items.ts';
 import { orderKeys } from '#lib/data/keys.ts';
-import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { batchPutAll, getItem } from '#lib/data/store/client.ts';
+import { ATTR } from '#lib/data/store/items.ts';
+import { dimension, tickets } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 

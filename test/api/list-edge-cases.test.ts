@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, tableName } from '#lib/data/client.ts';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
-import { ATTR } from '#lib/data/items.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
-import { dimension } from '#lib/data/ticket-index.ts';
+import { dynamo, tableName } from '#lib/data/store/client.ts';
+import { ATTR } from '#lib/data/store/items.ts';
+import { dimension } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { queryAll, tableName } from '#lib/data/client.ts';
 import { messageKeys } from '#lib/data/keys.ts';
+import { queryAll, tableName } from '#lib/data/store/client.ts';
 import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -5,8 +5,8 @@ import { handler as dueHandler } from '#functions/webhooks-due.ts';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { createKey } from '#lib/accounts/key-making.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { dynamo } from '#lib/data/client.ts';
 import { webhookDeliveryKeys } from '#lib/data/keys.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { attemptTimeoutMs } from '#lib/webhooks/deliver.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -118,7 +118,7 @@ const dueKeyVaries =
 
 /**
  * Keys derived from an item's own ids that hold neither: the due index's partition, chosen by a hash of the
- * endpoint's account and id (lib/data/due-shards.ts). It passes only as the very key of the item it is written
+ * endpoint's account and id (lib/data/webhooks/due-shards.ts). It passes only as the very key of the item it is written
  * on, and only when that key depends on the ids at all.
  */
 function derivedFromItsItem(entry: Written): boolean {

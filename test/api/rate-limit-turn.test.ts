@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { consumeRate } from '#lib/data/rate-limit.ts';
+import { consumeRate } from '#lib/data/requests/rate-limit.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 
 /**
  * The minute turn (decisions.md, "Rate limits per plan": fixed minutes; over the limit, 429). A request is
  * stamped with its minute when it starts and counted a few milliseconds later; at the turn, requests of both
- * minutes are in flight at once. lib/data/rate-limit.ts counts a minute in one slot and removes the other slot
+ * minutes are in flight at once. lib/data/requests/rate-limit.ts counts a minute in one slot and removes the other slot
  * with every count, so a request of minute m+1 removes minute m's count, and a late request of minute m then finds
  * its slot absent: it is let through as the minute's first (its minute was full) and removes minute m+1's count in
  * turn. Against npm start (a 20-per-minute account, 150 requests fired across the turn in waves of 25, 50 ms apart) 24

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamo, getItem, scanAll, tableName } from '#lib/data/client.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
+import { dynamo, getItem, scanAll, tableName } from '#lib/data/store/client.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 import { seedTickets } from '#test/support/ticket-seeder.ts';

@@ -1,10 +1,10 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { batchDeleteAll, dynamo, tableName } from '#lib/data/client.ts';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
-import { entityOf } from '#lib/data/items.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
-import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { batchDeleteAll, dynamo, tableName } from '#lib/data/store/client.ts';
+import { entityOf } from '#lib/data/store/items.ts';
+import { dimension, tickets } from '#lib/data/tickets/ticket-index.ts';
 import { breachPass } from '#lib/tickets/breaches.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { nowMicros } from '#lib/time.ts';

@@ -1,10 +1,10 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { batchDeleteAll, batchPutAll, dynamo, scanAll, tableName } from '#lib/data/client.ts';
 import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
-import { ATTR } from '#lib/data/items.ts';
 import { indexKeys, orderKeys, padId, ticketKeys } from '#lib/data/keys.ts';
-import { dimension } from '#lib/data/ticket-index.ts';
+import { batchDeleteAll, batchPutAll, dynamo, scanAll, tableName } from '#lib/data/store/client.ts';
+import { ATTR } from '#lib/data/store/items.ts';
+import { dimension } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { getItem } from '#lib/data/client.ts';
-import { MAX_CONFLICT_ATTEMPTS, retryOnConflict } from '#lib/data/errors.ts';
+import { getItem } from '#lib/data/store/client.ts';
+import { MAX_CONFLICT_ATTEMPTS, retryOnConflict } from '#lib/data/store/errors.ts';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { httpHandler } from '#lib/http/handler.ts';
 import { runInRequestScope } from '#lib/request-scope.ts';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { dynamo, getItem } from '#lib/data/client.ts';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
-import { getTicketByUuid, updateTicketItems } from '#lib/data/tickets.ts';
+import { dynamo, getItem } from '#lib/data/store/client.ts';
+import { getTicketByUuid, updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { breachPass, breachTicket, runBreaches } from '#lib/tickets/breaches.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { orderKeyOfUuid, packOrderKey } from '#lib/data/index/order-key.ts';
 import { postingsAmong, queryBlocks } from '#lib/data/index/order-key-reads.ts';
-import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { dimension, tickets } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 

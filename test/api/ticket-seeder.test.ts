@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { batchDeleteAll, batchPutAll, scanAll, tableName } from '#lib/data/client.ts';
-import { keyString } from '#lib/data/items.ts';
+import { batchDeleteAll, batchPutAll, scanAll, tableName } from '#lib/data/store/client.ts';
+import { keyString } from '#lib/data/store/items.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dynamo, getItem, tableName } from '#lib/data/client.ts';
-import { transact } from '#lib/data/transact.ts';
+import { dynamo, getItem, tableName } from '#lib/data/store/client.ts';
+import { transact } from '#lib/data/store/transact.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
 
 /** The wrapper the capacity measurements rely on: DynamoDB's conflicts, which DynamoDB Local never raises. */

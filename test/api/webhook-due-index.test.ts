@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dynamo, getItem } from '#lib/data/client.ts';
 import { webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
+import { dynamo, getItem } from '#lib/data/store/client.ts';
 import { markDue } from '#lib/data/webhook-deliveries/queue.ts';
 import {
   addDeliveries,
@@ -130,7 +130,7 @@ describe('the due index', () => {
 });
 
 /**
- * The due index over its partitions (lib/data/due-shards.ts): one read of every partition answers the earliest
+ * The due index over its partitions (lib/data/webhooks/due-shards.ts): one read of every partition answers the earliest
  * entries of all of them, in due order. The entries here are due at the epoch's first seconds, so they are the
  * earliest of the file's table; they are removed after.
  */

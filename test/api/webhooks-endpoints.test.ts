@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, getItem, tableName } from '#lib/data/client.ts';
 import { idempotencyKeys, webhookKeys } from '#lib/data/keys.ts';
-import { getEndpoint } from '#lib/data/webhooks.ts';
+import { dynamo, getItem, tableName } from '#lib/data/store/client.ts';
+import { getEndpoint } from '#lib/data/webhooks/webhooks.ts';
 import { MAX_ENDPOINTS } from '#lib/webhooks/types.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,5 +1,5 @@
-import { queryAll, tableName } from '#lib/data/client.ts';
 import { apiKeyKeys } from '#lib/data/keys.ts';
+import { queryAll, tableName } from '#lib/data/store/client.ts';
 import { nowMillis } from '#lib/time.ts';
 import { atTime } from './clock.ts';
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { scanAll, tableName } from '#lib/data/client.ts';
+import { scanAll, tableName } from '#lib/data/store/client.ts';
 import type { Gateway } from './http.ts';
 
 /**

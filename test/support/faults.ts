@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 
 /**
  * Fault injection on the service's own DynamoDB client (the local gateway runs the handlers in this process):

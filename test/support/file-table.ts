@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { localClient } from '#infra/local/dynamodb-local.ts';
-import { createTableInput } from '#lib/data/table.ts';
+import { createTableInput } from '#lib/data/store/table.ts';
 
 /**
  * A table of its own for each test file, created before the file's tests and dropped after them

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '#lib/data/client.ts';
-import { isConditionFailure } from '#lib/data/errors.ts';
 import { idempotencyKeys } from '#lib/data/keys.ts';
+import { dynamo, tableName } from '#lib/data/store/client.ts';
+import { isConditionFailure } from '#lib/data/store/errors.ts';
 
 /**
  * Ends the lease of an Idempotency-Key's claim whose holder is gone (a faulted request that answered, its release

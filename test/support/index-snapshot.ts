@@ -1,8 +1,8 @@
-import { getItem, queryAll, tableName } from '#lib/data/client.ts';
-import { contacts } from '#lib/data/contact-index.ts';
-import { deals } from '#lib/data/deal-index.ts';
+import { contacts } from '#lib/data/contacts/contact-index.ts';
+import { deals } from '#lib/data/deals/deal-index.ts';
 import { type IndexKeys, indexKeys, trashKeys } from '#lib/data/keys.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
+import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
 
 const ENGINES: Record<string, { index: typeof tickets.index | typeof deals.index | typeof contacts.index }> =
   {

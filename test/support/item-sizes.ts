@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '#lib/data/client.ts';
-import { table } from '#lib/data/table.ts';
+import { dynamo, tableName } from '#lib/data/store/client.ts';
+import { table } from '#lib/data/store/table.ts';
 import { itemBytes } from './dynamo-figures.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 
 /**
  * Runs before every file of the unit tier (vitest setupFiles). The unit tier starts no DynamoDB: a test that

@@ -1,4 +1,4 @@
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { figuresOf, instrument } from './dynamo-figures.ts';
 
 let installed = false;

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '#lib/data/client.ts';
 import { accountKeys } from '#lib/data/keys.ts';
+import { dynamo, tableName } from '#lib/data/store/client.ts';
 
 /**
  * The account's id counters (ticket numbers, contact ids...): a rejected request must leave them as they were.

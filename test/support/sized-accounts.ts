@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { loadAccountConfig } from '#lib/data/accounts.ts';
+import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
 import { TicketSeeder } from '../../bench/lib/seed.ts';
 import { agentsFile, createTestAccount } from './accounts.ts';
 import type { Gateway } from './http.ts';

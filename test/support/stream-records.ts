@@ -1,8 +1,8 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { getItem } from '#lib/data/client.ts';
 import { placeOfEventId } from '#lib/data/events.ts';
 import { eventKeys } from '#lib/data/keys.ts';
+import { getItem } from '#lib/data/store/client.ts';
 
 /**
  * Factories for the DynamoDB stream records the webhooks-stream function is handed, so a test reads as the batch

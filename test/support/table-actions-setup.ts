@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, expect, vi } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { inFaultScopeOfRequest } from './faults.ts';
 import {
   asFunction,

@@ -1,5 +1,5 @@
-import { dynamo } from '#lib/data/client.ts';
-import { table } from '#lib/data/table.ts';
+import { dynamo } from '#lib/data/store/client.ts';
+import { table } from '#lib/data/store/table.ts';
 
 /**
  * DynamoDB's transaction conflicts, given back to DynamoDB Local. On DynamoDB a TransactWriteItems call is

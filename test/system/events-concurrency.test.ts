@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
 import { eventKeys } from '#lib/data/keys.ts';
+import { dynamo, queryAll, tableName } from '#lib/data/store/client.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { inPool } from '#test/support/deal-checks.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';

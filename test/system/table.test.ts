@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ensureTable, localClient } from '#infra/local/dynamodb-local.ts';
-import { createTableInput, table } from '#lib/data/table.ts';
+import { createTableInput, table } from '#lib/data/store/table.ts';
 import { synthStage } from '#test/support/synth.ts';
 
 /** The key schema, indexes and stream of the declaration, in one comparable shape. */

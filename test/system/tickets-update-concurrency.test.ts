@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { getTicketStats } from '#lib/data/tickets.ts';
+import { getTicketStats } from '#lib/data/tickets/tickets.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 import { seededRandom } from '#test/support/random.ts';

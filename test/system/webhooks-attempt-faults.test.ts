@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { dynamo } from '#lib/data/client.ts';
 import { placeOfEventId } from '#lib/data/events.ts';
 import { eventKeys } from '#lib/data/keys.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { addDeliveries, duePending, getDelivery, leaseEndpoint } from '#lib/data/webhook-deliveries.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { deliverOnce, HeldEndpoint } from '#lib/webhooks/deliver.ts';

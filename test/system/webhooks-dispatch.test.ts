@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { getItem } from '#lib/data/client.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
+import { getItem } from '#lib/data/store/client.ts';
 import { getDelivery, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
 import { nowMillis } from '#lib/time.ts';
 import { DISABLED_REASONS, postWebhook } from '#lib/webhooks/deliver.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { DUE_SHARDS, dueShardOf, shardsOfRunner } from '#lib/data/due-shards.ts';
+import { DUE_SHARDS, dueShardOf, shardsOfRunner } from '#lib/data/webhooks/due-shards.ts';
 import { nowMillis } from '#lib/time.ts';
 import { DueRunner } from '#lib/webhooks/due.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -17,7 +17,7 @@ import {
 } from '#test/support/webhooks.ts';
 
 /**
- * The due runners as a pool (lib/webhooks/due.ts, lib/data/due-shards.ts; docs/webhooks.md, "The runners"): runners
+ * The due runners as a pool (lib/webhooks/due.ts, lib/data/webhooks/due-shards.ts; docs/webhooks.md, "The runners"): runners
  * on disjoint shard sets never take the same endpoint, and every delivery arrives; and the slow lane: one account's
  * hanging receivers hold at most their share of a runner while another account's deliveries flow. Each test's
  * runners wait on its manual clock: they look again, and attempts are cut, as the test advances it.

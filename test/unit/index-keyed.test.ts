@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keyedTerm, TERM_KEY_CHARS_PER_CHAR } from '#lib/data/index/keyed.ts';
-import { dimension } from '#lib/data/ticket-index.ts';
+import { dimension } from '#lib/data/tickets/ticket-index.ts';
 import { addressHash } from '#lib/erasures/address-hash.ts';
 
 /**

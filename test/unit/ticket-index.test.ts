@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { planIntersection } from '#lib/data/index/intersection-plan.ts';
 import { packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { orderKeys } from '#lib/data/keys.ts';
-import { dimension } from '#lib/data/ticket-index.ts';
+import { dimension } from '#lib/data/tickets/ticket-index.ts';
 
 /**
  * The pieces of the list plan that the HTTP tests cannot reach at their size: packed order keys and the choice

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DUE_SHARDS, dueShardOf } from '#lib/data/due-shards.ts';
 import { webhookDeliveryKeys } from '#lib/data/keys.ts';
+import { DUE_SHARDS, dueShardOf } from '#lib/data/webhooks/due-shards.ts';
 
 /**
- * The webhook due index's shards (lib/data/due-shards.ts): an endpoint's entry always goes to the same partition,
+ * The webhook due index's shards (lib/data/webhooks/due-shards.ts): an endpoint's entry always goes to the same partition,
  * and endpoints spread over all of them, so no due partition is shared by every account.
  */
 describe('due shards', () => {

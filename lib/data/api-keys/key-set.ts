@@ -1,10 +1,10 @@
 import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
-import { getItem, tableName } from '../client.ts';
-import { StaleVersion } from '../errors.ts';
-import { type CommitAttachment, completionCommit } from '../idempotency.ts';
 import { apiKeyKeys } from '../keys.ts';
-import { type CommitAction, commit } from '../transact.ts';
+import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
+import { getItem, tableName } from '../store/client.ts';
+import { StaleVersion } from '../store/errors.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 import { type LookupItem, listApiKeys } from './records.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Timestamp } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
-import { isConditionFailure } from '../errors.ts';
 import { apiKeyKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
 
 /**
  * Records that a key was used, on its record only (the lookup item the authorizer reads is never written for

@@ -1,10 +1,10 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
-import { dynamo, getItem, queryAll, tableName } from '../client.ts';
-import { entityOf } from '../items.ts';
 import { apiKeyKeys } from '../keys.ts';
-import { table } from '../table.ts';
+import { dynamo, getItem, queryAll, tableName } from '../store/client.ts';
+import { entityOf } from '../store/items.ts';
+import { table } from '../store/table.ts';
 
 /**
  * An API key's two items read (docs/api-keys.md): its lookup item, keyed by the key's hash (the authorizer's one

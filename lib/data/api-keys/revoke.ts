@@ -1,9 +1,9 @@
 import type { ApiKeyRecord } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
-import { tableName } from '../client.ts';
-import { type CommitAttachment, completionCommit } from '../idempotency.ts';
 import { apiKeyKeys } from '../keys.ts';
-import { commit } from '../transact.ts';
+import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
+import { tableName } from '../store/client.ts';
+import { commit } from '../store/transact.ts';
 
 /**
  * Marks both items of a key revoked, in one transaction; revoking an already revoked key keeps its first

@@ -1,7 +1,7 @@
-import { getItem } from '../client.ts';
-import { contacts } from '../contact-index.ts';
+import { contacts } from '../contacts/contact-index.ts';
 import { dimensionName } from '../index/dimensions.ts';
-import { tickets } from '../ticket-index.ts';
+import { getItem } from '../store/client.ts';
+import { tickets } from '../tickets/ticket-index.ts';
 import { messageItems, personRefs } from './refs.ts';
 
 /**

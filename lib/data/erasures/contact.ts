@@ -1,8 +1,8 @@
 import type { Contact } from '#lib/accounts/types.ts';
-import { contacts } from '../contact-index.ts';
-import { releaseEmail } from '../contacts.ts';
+import { contacts } from '../contacts/contact-index.ts';
+import { releaseEmail } from '../contacts/contacts.ts';
 import { writePlan } from '../index/write-plan.ts';
-import type { Versioned } from '../items.ts';
+import type { Versioned } from '../store/items.ts';
 
 /**
  * A contact erased: deleted as a deletion deletes it (out of every list, count and search, its e-mail item

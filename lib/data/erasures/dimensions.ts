@@ -1,12 +1,12 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, getItem, queryAll, tableName } from '../client.ts';
-import { contacts } from '../contact-index.ts';
-import { isConditionFailure } from '../errors.ts';
+import { contacts } from '../contacts/contact-index.ts';
 import { filterDimensions } from '../index/dimensions.ts';
 import { forgetDirectoryEntry } from '../index/directory.ts';
-import type { ItemKey } from '../items.ts';
-import { dimension, tickets } from '../ticket-index.ts';
-import { type CommitAction, commit } from '../transact.ts';
+import { dynamo, getItem, queryAll, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import type { ItemKey } from '../store/items.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
+import { dimension, tickets } from '../tickets/ticket-index.ts';
 
 /**
  * Deletes what a keyed dimension (an address, a custom field's value) leaves once no entity is in it (counter

@@ -1,8 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, queryAll, tableName } from '../client.ts';
 import type { EventDraft } from '../events.ts';
 import { writePlan } from '../index/write-plan.ts';
 import { erasureKeys } from '../keys.ts';
+import { dynamo, queryAll, tableName } from '../store/client.ts';
 import { type ErasureProgress, type ErasureRecord, ErasureStepTaken, RECORD } from './records.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, getItem, tableName } from '../client.ts';
-import { isConditionFailure } from '../errors.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from '../index/due.ts';
-import { entityOf } from '../items.ts';
 import { erasureKeys } from '../keys.ts';
-import { type CommitAction, commit } from '../transact.ts';
+import { dynamo, getItem, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import { entityOf } from '../store/items.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 
 /**
  * An erasure's own items (docs/data-model.md, "Erasures"): the record the API answers, the job's progress item

@@ -1,8 +1,8 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, getItem, tableName } from '../client.ts';
-import { isConditionFailure } from '../errors.ts';
-import type { ItemKey } from '../items.ts';
 import { messageKeys, objectRefKeys, personRefKeys, trashKeys } from '../keys.ts';
+import { dynamo, getItem, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import type { ItemKey } from '../store/items.ts';
 
 /**
  * Where the job finds a person's copies, never by a Scan: an object's references (the items holding a copy of

@@ -1,11 +1,11 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, getItem, tableName } from '../client.ts';
-import { ConcurrentWrite, isConditionFailure } from '../errors.ts';
 import { PART_BYTES, placeItems } from '../events.ts';
-import { ATTR, type ItemKey } from '../items.ts';
 import { eventKeys } from '../keys.ts';
 import { outboxUnchanged } from '../outbox.ts';
-import { type CommitAction, commit } from '../transact.ts';
+import { dynamo, getItem, tableName } from '../store/client.ts';
+import { ConcurrentWrite, isConditionFailure } from '../store/errors.ts';
+import { ATTR, type ItemKey } from '../store/items.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 
 /**
  * The rewrites the job makes of the items that hold a copy of a person (a message, an acknowledgement, an event,

@@ -1,6 +1,6 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { batchDeleteAll, dynamo, queryAll, tableName } from '../client.ts';
 import { erasureKeys } from '../keys.ts';
+import { batchDeleteAll, dynamo, queryAll, tableName } from '../store/client.ts';
 
 /**
  * The tickets and deals an erasure changed, an item each beside its record (`<id>#TOUCHED#<type>#<uuid>`: a

@@ -1,9 +1,9 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { timeLeftMs } from '#lib/request-scope.ts';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
-import { isConditionFailure, itemOnConditionFailure } from '../errors.ts';
 import { EVENT_SHARDS, eventKeys } from '../keys/events.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure, itemOnConditionFailure } from '../store/errors.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS } from './item.ts';
 import { laneAtOrAfter, nthOf, placeOf } from './lanes.ts';

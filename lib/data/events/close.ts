@@ -2,9 +2,9 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { intEnv } from '#lib/config/env.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
-import { isConditionFailure, isTransactionConflict } from '../errors.ts';
 import { eventKeys } from '../keys/events.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure, isTransactionConflict } from '../store/errors.ts';
 import { eventId } from './ids.ts';
 import { EVENT_RETENTION_SECONDS } from './item.ts';
 

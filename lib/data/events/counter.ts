@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
-import { isTransactionConflict } from '../errors.ts';
 import { eventKeys } from '../keys/events.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isTransactionConflict } from '../store/errors.ts';
 import { closePlace } from './close.ts';
 import { placeOf } from './lanes.ts';
 

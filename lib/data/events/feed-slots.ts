@@ -1,6 +1,6 @@
 import { nowMillis } from '#lib/time.ts';
-import { queryAll, tableName } from '../client.ts';
 import { EVENT_SHARDS, eventKeys } from '../keys/events.ts';
+import { queryAll, tableName } from '../store/client.ts';
 import { bodyOf, EVENT_RETENTION_SECONDS, placeItems } from './item.ts';
 
 /** The places a feed page reads (./feed.ts), as slots: what one round of Queries finds, parts joined. */

@@ -1,7 +1,7 @@
 import { formatTimestamp, nowMillis } from '#lib/time.ts';
-import { queryAll, tableName } from '../client.ts';
 import { objectRefKeys } from '../keys/erasures.ts';
 import { eventKeys } from '../keys/events.ts';
+import { queryAll, tableName } from '../store/client.ts';
 import { eventId } from './ids.ts';
 import type { EventDraft, EventRecord } from './shapes.ts';
 

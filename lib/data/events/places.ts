@@ -1,7 +1,7 @@
 import { nowMicros } from '#lib/time.ts';
-import { tableName } from '../client.ts';
-import { ConcurrentWrite } from '../errors.ts';
-import type { CommitAction } from '../transact.ts';
+import { tableName } from '../store/client.ts';
+import { ConcurrentWrite } from '../store/errors.ts';
+import type { CommitAction } from '../store/transact.ts';
 import { settleEventPlaces } from './close.ts';
 import { takeShardPlaces } from './counter.ts';
 import { eventItems } from './item.ts';

@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../client.ts';
 import { eventKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
 import { eventSettleMs } from './close.ts';
 import { live } from './item.ts';
 

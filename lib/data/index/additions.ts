@@ -1,9 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchPutAll, dynamo, tableName } from '../client.ts';
-import { UpdateTooLarge } from '../errors.ts';
 import { type EventDraft, MAX_EVENT_ACTIONS, type ReservedPlaces } from '../events.ts';
-import { ATTR } from '../items.ts';
-import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../transact.ts';
+import { batchPutAll, dynamo, tableName } from '../store/client.ts';
+import { UpdateTooLarge } from '../store/errors.ts';
+import { ATTR } from '../store/items.ts';
+import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../store/transact.ts';
 import type { DirectoryPlan } from './directory.ts';
 import type { BlockEntry } from './items.ts';
 

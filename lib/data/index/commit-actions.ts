@@ -1,9 +1,9 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { isZeroDecimal } from '#lib/decimal.ts';
-import { tableName } from '../client.ts';
-import { ConcurrentWrite } from '../errors.ts';
-import { ATTR, type ItemKey, keyString } from '../items.ts';
-import type { CommitAction } from '../transact.ts';
+import { tableName } from '../store/client.ts';
+import { ConcurrentWrite } from '../store/errors.ts';
+import { ATTR, type ItemKey, keyString } from '../store/items.ts';
+import type { CommitAction } from '../store/transact.ts';
 import type { Index } from './items.ts';
 
 /**

@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { addDecimal, negateDecimal } from '#lib/decimal.ts';
-import { tableName } from '../client.ts';
-import { ConcurrentWrite, StaleVersion } from '../errors.ts';
 import type { EventDraft, ReservedPlaces } from '../events.ts';
-import { ATTR, keyString } from '../items.ts';
 import { COUNTER_SHARDS } from '../keys.ts';
-import type { CommitAction } from '../transact.ts';
+import { tableName } from '../store/client.ts';
+import { ConcurrentWrite, StaleVersion } from '../store/errors.ts';
+import { ATTR, keyString } from '../store/items.ts';
+import type { CommitAction } from '../store/transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
 import { addToCounter, put, remove, type StatsCondition, statsActions } from './commit-actions.ts';
 import { directoryPlan } from './directory.ts';

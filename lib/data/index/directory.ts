@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { batchPutAll } from '../client.ts';
-import { keyString } from '../items.ts';
+import { batchPutAll } from '../store/client.ts';
+import { keyString } from '../store/items.ts';
 import type { IndexDeclaration } from './declaration.ts';
 import { isKeyedDimension } from './dimensions.ts';
 import type { Index } from './items.ts';

@@ -1,5 +1,5 @@
-import { queryAll, tableName } from '../client.ts';
-import { DUE_SHARDS } from '../due-shards.ts';
+import { queryAll, tableName } from '../store/client.ts';
+import { DUE_SHARDS } from '../webhooks/due-shards.ts';
 import type { Index } from './items.ts';
 
 /** An entity whose due entry (IndexDeclaration.due) is at or before the time asked. */

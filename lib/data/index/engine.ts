@@ -1,4 +1,4 @@
-import type { Versioned } from '../items.ts';
+import type { Versioned } from '../store/items.ts';
 import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './commit.ts';
 import type { IndexDeclaration } from './declaration.ts';
 import { dueEntities } from './due.ts';
@@ -13,7 +13,7 @@ import { writePlan } from './write-plan.ts';
 
 /**
  * An indexed entity: everything the engine does for an entity, bound to its declaration. Tickets are one
- * (lib/data/ticket-index.ts); any entity with a uuid, a creation time and a per-account number can be another,
+ * (lib/data/tickets/ticket-index.ts); any entity with a uuid, a creation time and a per-account number can be another,
  * with exact lists and totals, versioned updates and a reindex, by declaring its dimensions.
  */
 export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexDeclaration<E, F>) {

@@ -1,5 +1,5 @@
-import { ReadBudgetExceeded } from '../errors.ts';
 import { NUMBERS_PER_BLOCK } from '../keys.ts';
+import { ReadBudgetExceeded } from '../store/errors.ts';
 
 /**
  * How a list that names several dimensions (or search words) reads them (intersection.ts), decided from the

@@ -1,5 +1,5 @@
-import { ATTR, type ItemKey } from '../items.ts';
 import { type IndexKeys, indexKeys, orderKeys } from '../keys.ts';
+import { ATTR, type ItemKey } from '../store/items.ts';
 import type { IndexDeclaration, SearchTerms, StatsFamily } from './declaration.ts';
 import { dimensionsOf, hasBlocks } from './dimensions.ts';
 import { keyedTerm } from './keyed.ts';

@@ -1,6 +1,6 @@
-import { queryAll, tableName } from '../client.ts';
-import { ReadBudgetExceeded } from '../errors.ts';
-import { ATTR } from '../items.ts';
+import { queryAll, tableName } from '../store/client.ts';
+import { ReadBudgetExceeded } from '../store/errors.ts';
+import { ATTR } from '../store/items.ts';
 import { ALL } from './declaration.ts';
 import { dimensionName } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';

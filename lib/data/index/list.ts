@@ -1,5 +1,5 @@
 import { intEnv } from '#lib/config/env.ts';
-import { ReadBudgetExceeded } from '../errors.ts';
+import { ReadBudgetExceeded } from '../store/errors.ts';
 import { ALL } from './declaration.ts';
 import { filterDimensions } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';

@@ -1,7 +1,7 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../client.ts';
-import type { Versioned } from '../items.ts';
 import { orderKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import type { Versioned } from '../store/items.ts';
 import type { Index } from './items.ts';
 import { getStored } from './reads.ts';
 

@@ -1,7 +1,7 @@
-import { batchGetAll, queryAll, tableName } from '../client.ts';
-import { ReadBudgetExceeded } from '../errors.ts';
-import { ATTR, entityOf } from '../items.ts';
 import { orderKeys, parseTermKey } from '../keys.ts';
+import { batchGetAll, queryAll, tableName } from '../store/client.ts';
+import { ReadBudgetExceeded } from '../store/errors.ts';
+import { ATTR, entityOf } from '../store/items.ts';
 import type { Index } from './items.ts';
 import { keyedTerm } from './keyed.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';

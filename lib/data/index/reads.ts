@@ -1,8 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { addDecimal } from '#lib/decimal.ts';
-import { batchGetAll, dynamo, getItem, queryAll, tableName } from '../client.ts';
-import { ATTR, entityOf, type Versioned } from '../items.ts';
 import { parseTermKey } from '../keys.ts';
+import { batchGetAll, dynamo, getItem, queryAll, tableName } from '../store/client.ts';
+import { ATTR, entityOf, type Versioned } from '../store/items.ts';
 import type { Index } from './items.ts';
 import { orderKeyOfUuid } from './order-key.ts';
 import { statsAttribute } from './stats-cells.ts';

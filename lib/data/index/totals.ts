@@ -1,6 +1,6 @@
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { addDecimal } from '#lib/decimal.ts';
-import { ATTR, type ItemKey, keyString } from '../items.ts';
+import { ATTR, type ItemKey, keyString } from '../store/items.ts';
 import type { EntityItems, Index } from './items.ts';
 
 /** A block item as a create's commits leave it: its packed keys, none marked. */

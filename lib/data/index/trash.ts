@@ -1,12 +1,12 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { negateDecimal } from '#lib/decimal.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
-import { isConditionFailure, StaleVersion } from '../errors.ts';
 import { MAX_EVENT_ACTIONS } from '../events.ts';
-import { ATTR, type Versioned } from '../items.ts';
 import { COUNTER_SHARDS, trashKeys } from '../keys.ts';
-import { type CommitAction, MAX_TRANSACTION_ITEMS } from '../transact.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure, StaleVersion } from '../store/errors.ts';
+import { ATTR, type Versioned } from '../store/items.ts';
+import { type CommitAction, MAX_TRANSACTION_ITEMS } from '../store/transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
 import { eventsOf, planCreate, type WriteOptions } from './commit.ts';
 import { addToCounter, remove, statsActions } from './commit-actions.ts';

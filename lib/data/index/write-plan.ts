@@ -1,9 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchDeleteAll, dynamo, tableName } from '../client.ts';
-import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../errors.ts';
 import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
-import { ATTR } from '../items.ts';
-import { commit } from '../transact.ts';
+import { batchDeleteAll, dynamo, tableName } from '../store/client.ts';
+import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../store/errors.ts';
+import { ATTR } from '../store/items.ts';
+import { commit } from '../store/transact.ts';
 import { cutPlan, putUnconfirmed, type WritePlan } from './additions.ts';
 import { rememberDirectoryEntries } from './directory.ts';
 

@@ -14,9 +14,9 @@ export const accountKeys = {
   slug: (slug: string) => ({ pk: `ACCOUNT_SLUG#${slug}`, sk: 'ACCOUNT_SLUG' }),
   /** Atomic counters that hand out integer ids; kept apart from the config so config reads stay cold. */
   sequences: (accountId: string) => ({ pk: `SEQUENCES#${accountId}`, sk: 'SEQUENCES' }),
-  /** The account's request count of the current minute (lib/data/rate-limit.ts): written by every request. */
+  /** The account's request count of the current minute (lib/data/requests/rate-limit.ts): written by every request. */
   rate: (accountId: string) => ({ pk: `RATE#${accountId}`, sk: 'RATE' }),
-  /** A round-robin cursor: one small item per candidate set, named by a digest of the set (lib/data/sequences.ts). */
+  /** A round-robin cursor: one small item per candidate set, named by a digest of the set (lib/data/tickets/sequences.ts). */
   roundRobin: (accountId: string, setDigest: string) => ({
     pk: `ROUND_ROBIN#${accountId}#${setDigest}`,
     sk: 'ROUND_ROBIN',

@@ -1,4 +1,4 @@
-import type { IndexName } from '../table.ts';
+import type { IndexName } from '../store/table.ts';
 
 /** Key builders of API keys (docs/api-keys.md): the authorizer's lookup, an account's records and their guard. */
 

@@ -1,4 +1,4 @@
-/** Key builder of idempotency records (lib/data/idempotency.ts). */
+/** Key builder of idempotency records (lib/data/requests/idempotency.ts). */
 
 export const idempotencyKeys = {
   /** An Idempotency-Key of an account (by its SHA-256: any printable key fits) and its kept answer. */

@@ -1,5 +1,5 @@
-import { dueShardOf } from '../due-shards.ts';
-import type { IndexName } from '../table.ts';
+import type { IndexName } from '../store/table.ts';
+import { dueShardOf } from '../webhooks/due-shards.ts';
 import { dueMs } from './sort.ts';
 
 /**

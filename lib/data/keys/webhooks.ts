@@ -1,5 +1,5 @@
-import { DUE_SHARDS, dueShardOf } from '../due-shards.ts';
-import type { IndexName } from '../table.ts';
+import type { IndexName } from '../store/table.ts';
+import { DUE_SHARDS, dueShardOf } from '../webhooks/due-shards.ts';
 import { dueMs } from './sort.ts';
 
 /**
@@ -53,7 +53,7 @@ export const webhookDeliveryKeys = {
     gsi2pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,
     gsi2sk: `${dueMs(dueAt)}#${accountId}#${endpointId}`,
   }),
-  /** The due partitions: one per shard (lib/data/due-shards.ts says why), sorted by the entries' due. */
+  /** The due partitions: one per shard (lib/data/webhooks/due-shards.ts says why), sorted by the entries' due. */
   duePartitions: Array.from({ length: DUE_SHARDS }, (_, shard) => `WEBHOOK_DUE#${shard}`),
   dueIndex: 'gsi2' as IndexName,
   /** The due sort key bound of the endpoints due at or before `at` (gsi2sk < this). */

@@ -12,7 +12,7 @@ import {
 import { ERASED_CONTENT, type MailEraser } from './types.ts';
 
 /**
- * The folder store's part of an erasure and a purge (lib/erasures/job.ts and lib/data/purge.ts, which call it through
+ * The folder store's part of an erasure and a purge (lib/erasures/job.ts and lib/data/trash/purge.ts, which call it through
  * MailEraser and MailPurger): an account's copy of a received mail (its raw file and attachments) replaced by
  * `[erased]` and its envelope's sender removed from the queue's records (`pending/`, `done/`), or all of them
  * removed; a sent mail's `.eml` file (`sent/<Message-ID>.eml`, the folder sender's name for it) replaced by

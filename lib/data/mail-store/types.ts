@@ -25,7 +25,7 @@ export interface MailObjectStore {
 /** The erasure's mark: what a file of the person's becomes (lib/erasures/redact.ts, ERASED, is the same text). */
 export const ERASED_CONTENT = '[erased]';
 
-/** Where an account's copies of received mail are kept, as the purge of their ticket reaches them (lib/data/purge.ts). */
+/** Where an account's copies of received mail are kept, as the purge of their ticket reaches them (lib/data/trash/purge.ts). */
 export interface MailPurger {
   /**
    * Removes the account's copy of one received mail: its raw mail, its attachments and (the folder) the local

@@ -1,8 +1,8 @@
 import { nowMillis } from '#lib/time.ts';
-import { getItem, tableName } from '../client.ts';
 import { addressHash } from '../index/keyed.ts';
 import { outboxKeys } from '../keys.ts';
-import { commit } from '../transact.ts';
+import { getItem, tableName } from '../store/client.ts';
+import { commit } from '../store/transact.ts';
 import { outboxAttributes, QUEUED } from './item.ts';
 
 /** A ticket's acknowledgement in the outbox: queued at most once a ticket, capped per sender and hour. */

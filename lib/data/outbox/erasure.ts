@@ -1,7 +1,7 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
 import { outboxKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
 import { senderHash } from './acks.ts';
 import { deliveryOf, OUTBOX_ATTR as O } from './item.ts';
 import { suppressionKey } from './suppressions.ts';

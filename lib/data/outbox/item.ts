@@ -1,6 +1,6 @@
-import { getItem } from '../client.ts';
-import { entityOf, type ItemKey } from '../items.ts';
 import { messageKeys, outboxKeys } from '../keys.ts';
+import { getItem } from '../store/client.ts';
+import { entityOf, type ItemKey } from '../store/items.ts';
 
 /** A mail in the outbox: its delivery, the attributes that are the outbox's, its keys, and reads of one item. */
 

@@ -1,12 +1,12 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
-import { isConditionFailure } from '../errors.ts';
 import { type EventDraft, type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
 import { ALL_DUE_SHARDS, dueEntries } from '../index/due.ts';
-import type { ItemKey } from '../items.ts';
 import { outboxKeys } from '../keys.ts';
-import { type CommitAction, commit } from '../transact.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import type { ItemKey } from '../store/items.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 import { type ClaimedMail, type Delivery, mailOf, OUTBOX_ATTR as O } from './item.ts';
 
 /** Sending from the outbox: the mail due read, claimed, its attempt's outcome recorded, a bounce marked. */

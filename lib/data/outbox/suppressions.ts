@@ -1,9 +1,9 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, getItem, tableName } from '../client.ts';
-import { isConditionFailure } from '../errors.ts';
 import { addressHash } from '../index/keyed.ts';
 import { outboxKeys } from '../keys.ts';
+import { dynamo, getItem, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
 
 /** Addresses that bounced: the account sends them nothing until they write in again. */
 

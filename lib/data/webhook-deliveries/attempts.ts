@@ -1,8 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PageRequest } from '#lib/pagination.ts';
-import { dynamo, queryAll, tableName } from '../client.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
-import { EndpointNotFound } from '../webhooks.ts';
+import { dynamo, queryAll, tableName } from '../store/client.ts';
+import { EndpointNotFound } from '../webhooks/webhooks.ts';
 import { DISPATCH_ATTR } from './leases.ts';
 
 /** The attempt item, one per attempt, numbered in recording order: the deliveries log (../webhook-deliveries.ts). */

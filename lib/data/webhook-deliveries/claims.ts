@@ -1,9 +1,9 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, queryAll, tableName } from '../client.ts';
-import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
-import { commit } from '../transact.ts';
+import { dynamo, queryAll, tableName } from '../store/client.ts';
+import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../store/errors.ts';
+import { commit } from '../store/transact.ts';
 import {
   DELIVERY_ATTR as D,
   type Delivery,

@@ -1,9 +1,9 @@
-import { getItem, tableName } from '../client.ts';
-import { retryOnConflict } from '../errors.ts';
 import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
-import { table } from '../table.ts';
-import { type CommitAction, commit } from '../transact.ts';
+import { getItem, tableName } from '../store/client.ts';
+import { retryOnConflict } from '../store/errors.ts';
+import { table } from '../store/table.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 import { putPending, removePending } from './pending.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
-import { dynamo, getItem, queryAll, tableName } from '../client.ts';
-import { isConditionFailure, isTransactionConflict, retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
-import { endpointOf } from '../webhooks.ts';
+import { dynamo, getItem, queryAll, tableName } from '../store/client.ts';
+import { isConditionFailure, isTransactionConflict, retryOnConflict } from '../store/errors.ts';
+import { endpointOf } from '../webhooks/webhooks.ts';
 
 /** The due index, and the endpoint's lease: taken, renewed, and released to the earliest pending due. */
 

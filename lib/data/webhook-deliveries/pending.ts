@@ -1,7 +1,7 @@
-import { tableName } from '../client.ts';
 import { webhookDeliveryKeys as keys } from '../keys.ts';
-import { table } from '../table.ts';
-import type { CommitAction } from '../transact.ts';
+import { tableName } from '../store/client.ts';
+import { table } from '../store/table.ts';
+import type { CommitAction } from '../store/transact.ts';
 
 /** The pending item, one per pending delivery, sorted by due time (../webhook-deliveries.ts). */
 

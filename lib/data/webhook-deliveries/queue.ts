@@ -1,9 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, tableName } from '../client.ts';
-import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../errors.ts';
 import type { EventSummary } from '../events.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure, itemOnConditionFailure, retryOnConflict } from '../store/errors.ts';
 import { queueDelivery } from './delivery.ts';
 import { DISPATCH_ATTR as E } from './leases.ts';
 

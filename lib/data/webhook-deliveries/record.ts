@@ -1,9 +1,9 @@
 import { formatTimestamp, nowMillis } from '#lib/time.ts';
-import { tableName } from '../client.ts';
-import { retryOnConflict } from '../errors.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
-import { type CommitAction, commit } from '../transact.ts';
-import { EndpointNotFound, ENDPOINT_ATTR as EP } from '../webhooks.ts';
+import { tableName } from '../store/client.ts';
+import { retryOnConflict } from '../store/errors.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
+import { EndpointNotFound, ENDPOINT_ATTR as EP } from '../webhooks/webhooks.ts';
 import { ATTEMPT_TYPE, ATTEMPTS_KEPT, type DeliveryAttempt, ATTEMPT_ATTR as T } from './attempts.ts';
 import { DELIVERY_ATTR as D, type Delivery, retentionFrom, STATE_NAME } from './delivery.ts';
 import { DISPATCH_ATTR } from './leases.ts';

@@ -1,5 +1,5 @@
 import type { MailIdRecord } from '#lib/data/email.ts';
-import { queryMessagesBefore } from '#lib/data/messages.ts';
+import { queryMessagesBefore } from '#lib/data/tickets/messages.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { descriptionMessage, type Message } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';

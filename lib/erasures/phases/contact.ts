@@ -1,6 +1,6 @@
-import { contacts } from '#lib/data/contact-index.ts';
+import { contacts } from '#lib/data/contacts/contact-index.ts';
 import { eraseContact } from '#lib/data/erasures.ts';
-import { getTrashed } from '#lib/data/trash.ts';
+import { getTrashed } from '#lib/data/trash/trash.ts';
 import { refsStep } from '../copies.ts';
 import { type Move, type MoveEnd, next, startObject, toSub, unlessRaced } from '../move.ts';
 import { trashedObjectStep } from '../trashed.ts';

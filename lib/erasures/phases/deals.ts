@@ -1,7 +1,7 @@
-import { deals as dealIndex } from '#lib/data/deal-index.ts';
-import { noteLeftDimensions } from '#lib/data/empty-dimensions.ts';
+import { deals as dealIndex } from '#lib/data/deals/deal-index.ts';
 import { markTouched } from '#lib/data/erasures.ts';
-import { contactDealsDimension } from '#lib/data/trash.ts';
+import { noteLeftDimensions } from '#lib/data/index/empty-dimensions.ts';
+import { contactDealsDimension } from '#lib/data/trash/trash.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { refsStep } from '../copies.ts';
 import { endObject, type Move, type MoveEnd, next, startObject, toSub, unlessRaced } from '../move.ts';

@@ -1,4 +1,4 @@
-import { clearLeftDimensions } from '#lib/data/empty-dimensions.ts';
+import { clearLeftDimensions } from '#lib/data/index/empty-dimensions.ts';
 import { type Move, next, stepSize } from '../move.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Contact } from '#lib/accounts/types.ts';
-import { findContactByEmail } from '#lib/data/contacts.ts';
+import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import { type Move, next } from '../move.ts';
 import { withIdentity } from '../redact.ts';
 

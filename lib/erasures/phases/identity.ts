@@ -1,4 +1,4 @@
-import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { dimension, tickets } from '#lib/data/tickets/ticket-index.ts';
 import { type Move, next, stepSize } from '../move.ts';
 import { withIdentity } from '../redact.ts';
 

@@ -1,7 +1,7 @@
-import { findContactByEmail } from '#lib/data/contacts.ts';
+import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import { deleteAddressDimensions } from '#lib/data/erasures.ts';
 import { eraseAddressOutbox } from '#lib/data/outbox.ts';
-import { dimension, tickets } from '#lib/data/ticket-index.ts';
+import { dimension, tickets } from '#lib/data/tickets/ticket-index.ts';
 import { splitAddress } from '#lib/email/addresses.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { type Move, next } from '../move.ts';

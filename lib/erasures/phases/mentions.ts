@@ -1,6 +1,6 @@
 import { deletePersonRef, type ErasureProgress, personRefs, personRefToken } from '#lib/data/erasures.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
-import { getTrashed } from '#lib/data/trash.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
+import { getTrashed } from '#lib/data/trash/trash.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { addressHash } from '../address-hash.ts';
 import { rewriteInbound } from '../copies.ts';

@@ -1,4 +1,4 @@
-import { dimension, tickets as ticketIndex } from '#lib/data/ticket-index.ts';
+import { dimension, tickets as ticketIndex } from '#lib/data/tickets/ticket-index.ts';
 import { nowMicros } from '#lib/time.ts';
 import { type Move, type MoveEnd, next, startObject } from '../move.ts';
 import { withIdentity } from '../redact.ts';

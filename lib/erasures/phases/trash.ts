@@ -1,5 +1,5 @@
 import { type ErasureProgress, trashPage } from '#lib/data/erasures.ts';
-import type { TrashType } from '#lib/data/trash.ts';
+import type { TrashType } from '#lib/data/trash/trash.ts';
 import { type Move, next, stepSize } from '../move.ts';
 import { trashedObjectStep } from '../trashed.ts';
 

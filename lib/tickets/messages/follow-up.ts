@@ -1,6 +1,6 @@
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import type { EventDraft } from '#lib/data/events.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { createTicketFrom } from '../create-ticket.ts';
 import type { CreateTicketInput } from '../schemas.ts';

@@ -15,7 +15,7 @@ export const MESSAGE_AUTHORS = ['agent', 'requester'] as const;
 
 export type MessageVisibility = (typeof MESSAGE_VISIBILITIES)[number];
 
-/** A message as stored (lib/data/messages.ts) and as the domain speaks of it. */
+/** A message as stored (lib/data/tickets/messages.ts) and as the domain speaks of it. */
 export interface Message {
   id: string;
   /** Its number in the ticket's conversation: 1 is the description. */

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
-import type { CommitAttachment } from '#lib/data/idempotency.ts';
-import { messagePut } from '#lib/data/messages.ts';
-import { type TicketUpdate, updateTicketItems } from '#lib/data/tickets.ts';
-import type { CommitAction } from '#lib/data/transact.ts';
+import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import type { CommitAction } from '#lib/data/store/transact.ts';
+import { messagePut } from '#lib/data/tickets/messages.ts';
+import { type TicketUpdate, updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { replyMail } from '#lib/email/reply.ts';
 import { withInReplyTo } from '#lib/email/threading.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { getMessageItem, queryMessages } from '#lib/data/messages.ts';
+import { getMessageItem, queryMessages } from '#lib/data/tickets/messages.ts';
 import { NotFound } from '#lib/errors.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { parseInput } from '#lib/validation.ts';

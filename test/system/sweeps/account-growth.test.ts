@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamo } from '#lib/data/client.ts';
+import { dynamo } from '#lib/data/store/client.ts';
 import { useGateway } from '#test/support/http.ts';
 import { measureItemWrites } from '#test/support/item-sizes.ts';
 import { changesOn, LARGE, SMALL } from '#test/support/sized-accounts.ts';

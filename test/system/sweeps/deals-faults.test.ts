@@ -172,7 +172,7 @@ describe('a deal PATCH survives a failure of any of its store calls', () => {
  * retry with that key arriving while the first request commits meets a TransactionConflictException on its
  * claim (DynamoDB raises it for a plain Put on an item a transaction holds). That retry should hear "still
  * running" (409 with Retry-After) or 503, and a later retry get the one change.
- * Found by this test (a 500 then); fixed in lib/data/idempotency.ts: a conflict on the claim is "still running".
+ * Found by this test (a 500 then); fixed in lib/data/requests/idempotency.ts: a conflict on the claim is "still running".
  */
 describe('a conflict on the Idempotency-Key claim', () => {
   it('answers 409 or 503, never 500, and the retry applies the change once', async () => {

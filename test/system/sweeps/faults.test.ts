@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamo, queryAll, tableName } from '#lib/data/client.ts';
-import { deals as dealIndex } from '#lib/data/deal-index.ts';
+import { deals as dealIndex } from '#lib/data/deals/deal-index.ts';
 import { contactKeys } from '#lib/data/keys.ts';
+import { dynamo, queryAll, tableName } from '#lib/data/store/client.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, sweepPositions, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { queryAll, tableName } from '#lib/data/client.ts';
 import { messageKeys, ticketKeys } from '#lib/data/keys.ts';
+import { queryAll, tableName } from '#lib/data/store/client.ts';
 import {
   type ConversationState,
   conversationAfter,

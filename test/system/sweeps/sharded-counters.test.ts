@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { queryAll, tableName } from '#lib/data/client.ts';
-import { deals } from '#lib/data/deal-index.ts';
-import { getDealStats } from '#lib/data/deals.ts';
+import { deals } from '#lib/data/deals/deal-index.ts';
+import { getDealStats } from '#lib/data/deals/deals.ts';
 import type { IndexedEntity } from '#lib/data/index/engine.ts';
-import { entityOf } from '#lib/data/items.ts';
-import { tickets } from '#lib/data/ticket-index.ts';
-import { getTicketStats } from '#lib/data/tickets.ts';
+import { queryAll, tableName } from '#lib/data/store/client.ts';
+import { entityOf } from '#lib/data/store/items.ts';
+import { tickets } from '#lib/data/tickets/ticket-index.ts';
+import { getTicketStats } from '#lib/data/tickets/tickets.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { addDecimal } from '#lib/decimal.ts';
 import { isOpenWork, type Ticket } from '#lib/tickets/types.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as streamHandler } from '#functions/webhooks-stream.ts';
-import { getItem } from '#lib/data/client.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
+import { getItem } from '#lib/data/store/client.ts';
 import { duePending, getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';

@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchPutAll, dynamo, tableName } from '../../client.ts';
-import { ATTR, chunks, entityOf, type ItemKey } from '../../items.ts';
+import { batchPutAll, dynamo, tableName } from '../../store/client.ts';
+import { ATTR, chunks, entityOf, type ItemKey } from '../../store/items.ts';
 import { ensureDirectoryEntries } from '../directory.ts';
 import { type EntityItems, entityItems } from '../items.ts';
 import { IndexTotals } from '../totals.ts';

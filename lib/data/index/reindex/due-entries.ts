@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../../client.ts';
-import { isConditionFailure } from '../../errors.ts';
-import { ATTR, type ItemKey } from '../../items.ts';
+import { dynamo, tableName } from '../../store/client.ts';
+import { isConditionFailure } from '../../store/errors.ts';
+import { ATTR, type ItemKey } from '../../store/items.ts';
 
 /** An entity item whose due entry (IndexDeclaration.due, on the item itself: gsi2) is not what its entity gives. */
 export interface DueMove {

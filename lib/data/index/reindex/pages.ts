@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../../client.ts';
+import { dynamo, tableName } from '../../store/client.ts';
 
 /**
  * One partition read page by page, strongly consistent, from the cursor `after()` returns when each page is asked

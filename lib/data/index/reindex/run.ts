@@ -1,7 +1,7 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { batchGetAll, dynamo, getItem, tableName } from '../../client.ts';
-import { entityOf, type ItemKey } from '../../items.ts';
+import { batchGetAll, dynamo, getItem, tableName } from '../../store/client.ts';
+import { entityOf, type ItemKey } from '../../store/items.ts';
 import type { Index } from '../items.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { batchDeleteAll, dynamo, queryAll, tableName } from '../../client.ts';
+import { batchDeleteAll, dynamo, queryAll, tableName } from '../../store/client.ts';
 import type { StatsFamily } from '../declaration.ts';
 import { IndexTotals } from '../totals.ts';
 import type { ReindexRun } from './run.ts';

@@ -1,6 +1,6 @@
-import { batchDeleteAll, batchPutAll } from '../../client.ts';
-import { ATTR, chunks, type ItemKey } from '../../items.ts';
 import { NUMBERS_PER_BLOCK, orderKeys } from '../../keys.ts';
+import { batchDeleteAll, batchPutAll } from '../../store/client.ts';
+import { ATTR, chunks, type ItemKey } from '../../store/items.ts';
 import { unpackOrderKey } from '../order-key.ts';
 import { blockItem } from '../totals.ts';
 import { pagesOf } from './pages.ts';

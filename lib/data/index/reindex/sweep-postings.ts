@@ -1,6 +1,6 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { batchDeleteAll, dynamo, tableName } from '../../client.ts';
-import { ATTR } from '../../items.ts';
+import { batchDeleteAll, dynamo, tableName } from '../../store/client.ts';
+import { ATTR } from '../../store/items.ts';
 import { packOrderKey } from '../order-key.ts';
 import { pagesOf } from './pages.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';

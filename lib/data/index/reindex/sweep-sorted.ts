@@ -1,4 +1,4 @@
-import { batchDeleteAll } from '../../client.ts';
+import { batchDeleteAll } from '../../store/client.ts';
 import { pagesOf } from './pages.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';
 

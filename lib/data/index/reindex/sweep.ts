@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../../client.ts';
+import { dynamo, tableName } from '../../store/client.ts';
 import { hasBlocks } from '../dimensions.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';
 import { sweepBlocks } from './sweep-blocks.ts';

@@ -1,6 +1,6 @@
-import { batchDeleteAll } from '../../client.ts';
-import { keyString } from '../../items.ts';
 import { parseTermKey } from '../../keys.ts';
+import { batchDeleteAll } from '../../store/client.ts';
+import { keyString } from '../../store/items.ts';
 import { entityItems } from '../items.ts';
 import { pagesOf } from './pages.ts';
 import type { ReindexRun } from './run.ts';

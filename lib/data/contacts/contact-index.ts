@@ -1,8 +1,8 @@
 import type { Contact } from '#lib/accounts/types.ts';
 import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
-import { indexedEntity } from './index/engine.ts';
-import { uuidParts } from './index/order-key.ts';
-import { orderKeys } from './keys.ts';
+import { indexedEntity } from '../index/engine.ts';
+import { uuidParts } from '../index/order-key.ts';
+import { orderKeys } from '../keys.ts';
 
 /** The contact list's filters. */
 export interface ContactFilter {

@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
-import { dynamo, queryAll, tableName } from './client.ts';
-import { webhookDeliveryKeys } from './keys.ts';
+import { webhookDeliveryKeys } from '../keys.ts';
+import { dynamo, queryAll, tableName } from '../store/client.ts';
 
 /**
  * Where `npm start`'s stream reader is in each shard of the table's stream (infra/local/stream-reader.ts): the

@@ -1,11 +1,11 @@
 import type { Deal, DealFilter } from '#lib/deals/types.ts';
 import { textWords, usefulTerms } from '#lib/search.ts';
 import { parseTimestamp } from '#lib/time.ts';
-import { contacts } from './contact-index.ts';
-import { dimensionName } from './index/dimensions.ts';
-import { indexedEntity } from './index/engine.ts';
-import { queryTerm } from './index/order-key-reads.ts';
-import { orderKeys } from './keys.ts';
+import { contacts } from '../contacts/contact-index.ts';
+import { dimensionName } from '../index/dimensions.ts';
+import { indexedEntity } from '../index/engine.ts';
+import { queryTerm } from '../index/order-key-reads.ts';
+import { orderKeys } from '../keys.ts';
 
 /** The board's counters in the deals' stats cells (their values: `<stage id>#<currency>`, `<pipeline id>#<currency>`). */
 export const BOARD = {

@@ -1,11 +1,11 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { Conflict } from '#lib/errors.ts';
-import { dynamo, tableName } from './client.ts';
-import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from './errors.ts';
-import { idempotencyKeys, objectRefKeys } from './keys.ts';
+import { idempotencyKeys, objectRefKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure, isTransactionConflict, itemOnConditionFailure } from '../store/errors.ts';
+import type { CommitAction, TransactAction } from '../store/transact.ts';
 import { rateExempt } from './rate-limit.ts';
-import type { CommitAction, TransactAction } from './transact.ts';
 
 /**
  * Idempotency records (decisions.md, "Safe retries"): one item per (account, key). A request claims its key

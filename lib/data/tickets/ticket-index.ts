@@ -10,9 +10,9 @@ import {
   type TicketStatus,
 } from '#lib/tickets/types.ts';
 import { parseTimestamp } from '#lib/time.ts';
-import { ALL, type SearchTerms } from './index/declaration.ts';
-import { filterDimensions } from './index/dimensions.ts';
-import { indexedEntity } from './index/engine.ts';
+import { ALL, type SearchTerms } from '../index/declaration.ts';
+import { filterDimensions } from '../index/dimensions.ts';
+import { indexedEntity } from '../index/engine.ts';
 
 /**
  * An agent's cell: its ticket count and open work in one small item per agent (unsharded: least-busy's condition

@@ -1,9 +1,9 @@
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { inExemptScope, type RateCount, requestScope } from '#lib/request-scope.ts';
-import { dynamo, tableName } from './client.ts';
-import { isConditionFailure, itemOnConditionFailure } from './errors.ts';
-import { accountKeys } from './keys.ts';
+import { accountKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure, itemOnConditionFailure } from '../store/errors.ts';
 
 /**
  * Requests per account and fixed minute (decisions.md, "Rate limits per plan"), counted on the account's rate

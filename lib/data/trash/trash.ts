@@ -1,28 +1,28 @@
 import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { getItem, queryAll, tableName } from './client.ts';
-import { contactItemKey, contacts } from './contact-index.ts';
-import { releaseEmail, takeEmail } from './contacts.ts';
-import { deals } from './deal-index.ts';
-import { ConcurrentWrite } from './errors.ts';
-import type { EventDraft } from './events.ts';
-import { filterDimensions } from './index/dimensions.ts';
-import type { IndexedEntity } from './index/engine.ts';
-import { makeUnrestorable, NotInTrash, type Trashed, type TrashFacts, trashedOf } from './index/trash.ts';
-import { writePlan } from './index/write-plan.ts';
-import { ATTR, type Versioned } from './items.ts';
-import { COUNTER_SHARDS, trashKeys } from './keys.ts';
-import { tickets } from './ticket-index.ts';
-import type { CommitAction } from './transact.ts';
+import { contactItemKey, contacts } from '../contacts/contact-index.ts';
+import { releaseEmail, takeEmail } from '../contacts/contacts.ts';
+import { deals } from '../deals/deal-index.ts';
+import type { EventDraft } from '../events.ts';
+import { filterDimensions } from '../index/dimensions.ts';
+import type { IndexedEntity } from '../index/engine.ts';
+import { makeUnrestorable, NotInTrash, type Trashed, type TrashFacts, trashedOf } from '../index/trash.ts';
+import { writePlan } from '../index/write-plan.ts';
+import { COUNTER_SHARDS, trashKeys } from '../keys.ts';
+import { getItem, queryAll, tableName } from '../store/client.ts';
+import { ConcurrentWrite } from '../store/errors.ts';
+import { ATTR, type Versioned } from '../store/items.ts';
+import type { CommitAction } from '../store/transact.ts';
+import { tickets } from '../tickets/ticket-index.ts';
 
-export type { Trashed, TrashFacts } from './index/trash.ts';
+export type { Trashed, TrashFacts } from '../index/trash.ts';
 /**
  * Deleting, restoring and listing the trash of tickets, deals and contacts: the index engine does the work
  * (lib/data/index/trash.ts); what is here is what a type adds (a contact's e-mail item and its deals, a deal's
  * contact) and the trash's reads.
  */
-export { NotInTrash } from './index/trash.ts';
+export { NotInTrash } from '../index/trash.ts';
 
 export type TrashType = 'ticket' | 'deal' | 'contact';
 export const TRASH_TYPES: readonly TrashType[] = ['ticket', 'deal', 'contact'];
@@ -99,7 +99,7 @@ export async function readContactDeals(accountId: string, contactId: number): Pr
 /**
  * Deletes a contact that had no deals when read: its e-mail item released with it, and a check on every shard of
  * its deals counter in the same commit that the shard is as read (a deal created or restored meanwhile moves one:
- * ConcurrentWrite, and the caller reads again). Deal creates check their contact exists (lib/data/deals.ts).
+ * ConcurrentWrite, and the caller reads again). Deal creates check their contact exists (lib/data/deals/deals.ts).
  */
 export async function deleteContact(
   accountId: string,

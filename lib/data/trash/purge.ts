@@ -1,18 +1,18 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from './client.ts';
-import { contacts } from './contact-index.ts';
-import { deals } from './deal-index.ts';
-import { mailIdKeysOf } from './email.ts';
-import { deleteEmptyDimensions } from './empty-dimensions.ts';
-import { isConditionFailure } from './errors.ts';
-import { isKeyedDimension } from './index/dimensions.ts';
-import { ALL_DUE_SHARDS, dueSortKeys } from './index/due.ts';
-import type { IndexedEntity } from './index/engine.ts';
-import { indexItemsOf, trashedOf } from './index/trash.ts';
-import { messageKeys, objectRefKeys, trashKeys } from './keys.ts';
-import type { MailPurger } from './mail-store.ts';
-import { ackItem } from './outbox.ts';
-import { tickets } from './ticket-index.ts';
+import { contacts } from '../contacts/contact-index.ts';
+import { deals } from '../deals/deal-index.ts';
+import { mailIdKeysOf } from '../email.ts';
+import { isKeyedDimension } from '../index/dimensions.ts';
+import { ALL_DUE_SHARDS, dueSortKeys } from '../index/due.ts';
+import { deleteEmptyDimensions } from '../index/empty-dimensions.ts';
+import type { IndexedEntity } from '../index/engine.ts';
+import { indexItemsOf, trashedOf } from '../index/trash.ts';
+import { messageKeys, objectRefKeys, trashKeys } from '../keys.ts';
+import type { MailPurger } from '../mail-store.ts';
+import { ackItem } from '../outbox.ts';
+import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import { tickets } from '../tickets/ticket-index.ts';
 
 /**
  * The purge (decisions.md, "Deleting, restoring and the trash"): what is in the trash past its purge time, found by

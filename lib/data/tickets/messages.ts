@@ -1,9 +1,9 @@
-import { getItem, queryAll, tableName } from './client.ts';
-import { ConcurrentWrite } from './errors.ts';
-import { entityOf } from './items.ts';
-import { messageKeys } from './keys.ts';
-import { outboxAttributes } from './outbox.ts';
-import type { CommitAction } from './transact.ts';
+import { messageKeys } from '../keys.ts';
+import { outboxAttributes } from '../outbox.ts';
+import { getItem, queryAll, tableName } from '../store/client.ts';
+import { ConcurrentWrite } from '../store/errors.ts';
+import { entityOf } from '../store/items.ts';
+import type { CommitAction } from '../store/transact.ts';
 
 /**
  * Messages in the store (docs/data-model.md, "Messages"): an item per message in its ticket's partition, keyed by

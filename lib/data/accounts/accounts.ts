@@ -8,10 +8,10 @@ import type {
   Sequence,
   Team,
 } from '#lib/accounts/types.ts';
-import { batchPutAll, dynamo, getItem, queryAll, tableName } from './client.ts';
-import { entityOf } from './items.ts';
-import { accountKeys, configKeys } from './keys.ts';
-import { transact } from './transact.ts';
+import { accountKeys, configKeys } from '../keys.ts';
+import { batchPutAll, dynamo, getItem, queryAll, tableName } from '../store/client.ts';
+import { entityOf } from '../store/items.ts';
+import { transact } from '../store/transact.ts';
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
   // Eventually consistent: the authorizer's read, and a plan change may take a moment (like its cache).

@@ -1,26 +1,26 @@
 import type { Contact } from '#lib/accounts/types.ts';
 import type { Deal, DealFilter } from '#lib/deals/types.ts';
-import { batchGetAll, tableName } from './client.ts';
-import { contactItemKey } from './contact-index.ts';
-import { getStoredContacts, planNewContact } from './contacts.ts';
+import { contactItemKey } from '../contacts/contact-index.ts';
+import { getStoredContacts, planNewContact } from '../contacts/contacts.ts';
+import type { EventDraft, ReservedPlaces } from '../events.ts';
+import { combinePlans } from '../index/additions.ts';
+import type { EntityChange } from '../index/commit.ts';
+import { filterDimensions } from '../index/dimensions.ts';
+import type { PageQuery } from '../index/list.ts';
+import { newOrderedUuid, orderKeyOfUuid, uuidParts } from '../index/order-key.ts';
+import { type Stats, storedOf } from '../index/reads.ts';
+import { writePlan } from '../index/write-plan.ts';
+import { batchGetAll, tableName } from '../store/client.ts';
+import { entityOf, type Versioned } from '../store/items.ts';
+import type { CommitAction } from '../store/transact.ts';
 import { BOARD_FAMILIES, deals } from './deal-index.ts';
-import type { EventDraft, ReservedPlaces } from './events.ts';
-import { combinePlans } from './index/additions.ts';
-import type { EntityChange } from './index/commit.ts';
-import { filterDimensions } from './index/dimensions.ts';
-import type { PageQuery } from './index/list.ts';
-import { newOrderedUuid, orderKeyOfUuid, uuidParts } from './index/order-key.ts';
-import { type Stats, storedOf } from './index/reads.ts';
-import { writePlan } from './index/write-plan.ts';
-import { entityOf, type Versioned } from './items.ts';
-import type { CommitAction } from './transact.ts';
 
 /**
- * Deals in the store, kept by the index engine (lib/data/deal-index.ts). A deal's uuid carries its contact's
+ * Deals in the store, kept by the index engine (lib/data/deals/deal-index.ts). A deal's uuid carries its contact's
  * id, so a deal is read with its contact as it is now in one BatchGet.
  */
 
-export { reserveDealIds } from './sequences.ts';
+export { reserveDealIds } from '../tickets/sequences.ts';
 
 /** A new deal's uuid: its creation time and number, and its contact's id in the free bits. */
 export const newDealUuid = (createdUs: number, number: number, contactId: number) =>
@@ -123,7 +123,7 @@ export async function findDealPage(accountId: string, query: PageQuery<DealFilte
   return { total, deals: entities, contacts: new Map(stored.map((c) => [c.entity.id, c.entity])) };
 }
 
-/** The board's counters (lib/data/deal-index.ts, BOARD), summed over their cells' shards (one round trip). */
+/** The board's counters (lib/data/deals/deal-index.ts, BOARD), summed over their cells' shards (one round trip). */
 export async function getDealStats(accountId: string): Promise<Stats> {
   return deals.stats(accountId, BOARD_FAMILIES);
 }

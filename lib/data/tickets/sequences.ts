@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMicros, nowMillis } from '#lib/time.ts';
-import { reserveIds } from './accounts.ts';
-import { dynamo, tableName } from './client.ts';
-import { besideReservation, giveUpReserved, type ReservedPlaces, reservePlaces } from './events.ts';
-import { accountKeys } from './keys.ts';
-import { table } from './table.ts';
+import { reserveIds } from '../accounts/accounts.ts';
+import { besideReservation, giveUpReserved, type ReservedPlaces, reservePlaces } from '../events.ts';
+import { accountKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { table } from '../store/table.ts';
 
 /**
  * Takes the next ticket number (an update of the account's sequences item), the place of its event in the feed

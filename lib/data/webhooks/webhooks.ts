@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type Endpoint, MAX_ENDPOINTS } from '#lib/webhooks/types.ts';
-import { getItem, queryAll, tableName } from './client.ts';
-import { ConcurrentWrite, isTransactionConflict, retryOnConflict, StaleVersion } from './errors.ts';
-import { type CommitAttachment, completionCommit } from './idempotency.ts';
-import { ATTR, type Versioned } from './items.ts';
-import { webhookKeys } from './keys.ts';
-import { type CommitAction, commit } from './transact.ts';
+import { webhookKeys } from '../keys.ts';
+import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
+import { getItem, queryAll, tableName } from '../store/client.ts';
+import { ConcurrentWrite, isTransactionConflict, retryOnConflict, StaleVersion } from '../store/errors.ts';
+import { ATTR, type Versioned } from '../store/items.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 
 /**
  * Webhook endpoints in the store (docs/webhooks.md, "Items"): an item per endpoint in the account's webhooks

@@ -1,16 +1,16 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
-import type { EventDraft, ReservedPlaces } from './events.ts';
-import { type CommitAttachment, completionCommit } from './idempotency.ts';
-import type { StatsCondition } from './index/commit-actions.ts';
-import type { PageQuery } from './index/list.ts';
-import { newOrderedUuid } from './index/order-key.ts';
-import { statsAttribute } from './index/stats-cells.ts';
-import type { Versioned } from './items.ts';
+import type { EventDraft, ReservedPlaces } from '../events.ts';
+import type { StatsCondition } from '../index/commit-actions.ts';
+import type { PageQuery } from '../index/list.ts';
+import { newOrderedUuid } from '../index/order-key.ts';
+import { statsAttribute } from '../index/stats-cells.ts';
+import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
+import type { Versioned } from '../store/items.ts';
+import type { CommitAction } from '../store/transact.ts';
 import { tickets } from './ticket-index.ts';
-import type { CommitAction } from './transact.ts';
 
 /**
- * Tickets in the store: the ticket index (lib/data/ticket-index.ts) declares how they are listed; the engine
+ * Tickets in the store: the ticket index (lib/data/tickets/ticket-index.ts) declares how they are listed; the engine
  * (lib/data/index/) writes and reads them. What is left here is what only tickets have: the least-busy
  * condition, and the shapes the ticket domain speaks in.
  */

@@ -1,17 +1,17 @@
 import type { Contact } from '#lib/accounts/types.ts';
 import { nowMicros } from '#lib/time.ts';
-import { batchGetAll, getItem, tableName } from './client.ts';
+import type { EventDraft, ReservedPlaces } from '../events.ts';
+import { newOrderedUuid } from '../index/order-key.ts';
+import { storedOf } from '../index/reads.ts';
+import { writePlan } from '../index/write-plan.ts';
+import { contactKeys } from '../keys.ts';
+import { batchGetAll, getItem, tableName } from '../store/client.ts';
+import { entityOf, type Versioned } from '../store/items.ts';
+import type { CommitAction } from '../store/transact.ts';
 import { contactItemKey, contacts } from './contact-index.ts';
-import type { EventDraft, ReservedPlaces } from './events.ts';
-import { newOrderedUuid } from './index/order-key.ts';
-import { storedOf } from './index/reads.ts';
-import { writePlan } from './index/write-plan.ts';
-import { entityOf, type Versioned } from './items.ts';
-import { contactKeys } from './keys.ts';
-import type { CommitAction } from './transact.ts';
 
 /**
- * Contacts in the store: the contact item kept by the index engine (lib/data/contact-index.ts), and its e-mail
+ * Contacts in the store: the contact item kept by the index engine (lib/data/contacts/contact-index.ts), and its e-mail
  * item, which holds a copy of the contact and is the unique constraint of its e-mail (one per account, compared
  * lower-cased). Both are written in one transaction, so they never disagree.
  */

@@ -1,12 +1,12 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { batchDeleteAll, batchPutAll, dynamo, tableName } from './client.ts';
-import { contacts } from './contact-index.ts';
-import { deals } from './deal-index.ts';
-import { deleteEmptyDimension } from './erasures.ts';
-import { isKeyedDimension } from './index/dimensions.ts';
-import type { Index } from './index/items.ts';
-import { erasureKeys } from './keys.ts';
-import { tickets } from './ticket-index.ts';
+import { contacts } from '../contacts/contact-index.ts';
+import { deals } from '../deals/deal-index.ts';
+import { deleteEmptyDimension } from '../erasures.ts';
+import { erasureKeys } from '../keys.ts';
+import { batchDeleteAll, batchPutAll, dynamo, tableName } from '../store/client.ts';
+import { tickets } from '../tickets/ticket-index.ts';
+import { isKeyedDimension } from './dimensions.ts';
+import type { Index } from './items.ts';
 
 /**
  * What a keyed dimension (an address, a custom field's value: lib/data/index/dimensions.ts, isKeyedDimension)
