@@ -1,6 +1,6 @@
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { InboundRecord } from '#lib/data/email.ts';
+import type { InboundRecord } from '#lib/data/mail/inbound.ts';
 import { type MailStore, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
 import { sleep } from '#lib/time.ts';
 

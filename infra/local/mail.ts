@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import type { InboundRecord } from '#lib/data/email.ts';
+import type { InboundRecord } from '#lib/data/mail/inbound.ts';
 import { folderMailStore, queueRecordName } from '#lib/data/mail-store.ts';
 import { localAuthservId } from '#lib/email/authentication.ts';
 import { keepCopies } from '#lib/email/copies.ts';

@@ -15,7 +15,7 @@ import {
   saveContact,
 } from '#lib/data/contacts/contacts.ts';
 import { openDealCounts } from '#lib/data/deals/deals.ts';
-import { claimAddresses, findAccountIdByAddress } from '#lib/data/email.ts';
+import { claimAddresses, findAccountIdByAddress } from '#lib/data/mail/addresses.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { now } from '#lib/time.ts';
 import { AccountFileInvalid, parseAccountFile } from './account-file.ts';

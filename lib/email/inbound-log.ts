@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { type InboundRecord, queryInbound } from '#lib/data/email.ts';
+import { type InboundRecord, queryInbound } from '#lib/data/mail/inbound.ts';
 import { param, wholeNumber, wholeNumberWire } from '#lib/list-params.ts';
 import { parseInput } from '#lib/validation.ts';
 import { INBOUND_ID_PATTERN } from './outcomes.ts';

@@ -1,4 +1,4 @@
-import { personRefPut, putPersonRefs } from '#lib/data/email.ts';
+import { personRefPut, putPersonRefs } from '#lib/data/mail/person-refs.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
 import { addressHash, MAX_PERSON_REFS, personRefAddresses } from '#lib/erasures/address-hash.ts';
 import type { Ticket } from '#lib/tickets/types.ts';

@@ -1,16 +1,14 @@
 import type { Readable } from 'node:stream';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { findAccountIdByAddress } from '#lib/data/mail/addresses.ts';
+import { getInbound, type InboundRecord, putInbound } from '#lib/data/mail/inbound.ts';
 import {
   DuplicateMail,
-  findAccountIdByAddress,
   findMailId,
-  getInbound,
-  type InboundRecord,
   type MailIdRecord,
   mailIdPut,
-  putInbound,
   receivedMailId,
-} from '#lib/data/email.ts';
+} from '#lib/data/mail/message-ids.ts';
 import { attachmentKey, type MailObjectStore, rawCopyKey } from '#lib/data/mail-store.ts';
 import { liftSuppression } from '#lib/data/outbox.ts';
 import { StoreRefused } from '#lib/data/store/errors.ts';

@@ -1,6 +1,6 @@
 import type { SNSEvent } from 'aws-lambda';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { findAccountIdByAddress } from '#lib/data/email.ts';
+import { findAccountIdByAddress } from '#lib/data/mail/addresses.ts';
 import { suppressAddress } from '#lib/data/outbox.ts';
 import { logMail } from '#lib/log.ts';
 import { splitAddress } from './addresses.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SESEvent, SESEventRecord } from 'aws-lambda';
-import type { InboundRecord } from '#lib/data/email.ts';
+import type { InboundRecord } from '#lib/data/mail/inbound.ts';
 import { RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
 import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import { sesAuthentication } from './authentication.ts';

@@ -1,5 +1,5 @@
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
-import { isTicketParty } from '#lib/data/email.ts';
+import { isTicketParty } from '#lib/data/mail/person-refs.ts';
 import { addressHash } from '#lib/erasures/address-hash.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import {

@@ -1,5 +1,5 @@
-import { deleteMailId } from '#lib/data/email.ts';
 import { putRewritten, readAgain } from '#lib/data/erasures.ts';
+import { deleteMailId } from '#lib/data/mail/message-ids.ts';
 import { isOutboxItem, withdrawnFromOutbox } from '#lib/data/outbox.ts';
 import { ConcurrentWrite } from '#lib/data/store/errors.ts';
 import type { StepOptions } from './job.ts';

@@ -195,7 +195,7 @@ function erasedContact(c: Record<string, unknown>): Record<string, unknown> {
  * attachment ids, types and sizes kept (the attachment itself is erased in the mail store), and the service's own
  * words about the mail (how it threaded, the automatic mail's kind: values of the API's enums) kept too. The mail's
  * ids (its Message-ID, the kept mail's inbound id and raw key) are kept unless they name the person: they are
- * ids, not what anyone wrote, and the purge finds the mail's Message-ID items by them (lib/data/email.ts
+ * ids, not what anyone wrote, and the purge finds the mail's Message-ID items by them (lib/data/mail/message-ids.ts
  * mailIdKeysOf); a Message-ID naming the person is `[erased]` (its item the erasure deletes: eraseMailCopies).
  */
 const KEPT_MAIL_FIELDS = new Set(['id', 'content_type', 'size', 'matched_by', 'automatic']);

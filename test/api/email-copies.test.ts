@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailServer, startMailServer } from '#infra/local/mail.ts';
-import { getInbound } from '#lib/data/email.ts';
+import { getInbound } from '#lib/data/mail/inbound.ts';
 import { folderMailEraser, folderMailStore, MAIL_DIR_VARIABLE } from '#lib/data/mail-store.ts';
 import { purgeOne } from '#lib/data/trash/purge.ts';
 import { receiveMail } from '#lib/email/receive.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderMailStore } from '#infra/local/mail.ts';
-import { queryInbound } from '#lib/data/email.ts';
+import { queryInbound } from '#lib/data/mail/inbound.ts';
 import { findTicketPage } from '#lib/data/tickets/tickets.ts';
 import { receiveMail } from '#lib/email/receive.ts';
 import { listMessages } from '#lib/tickets/messages/read.ts';

@@ -9,7 +9,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/email-inbound.ts';
-import { getInbound } from '#lib/data/email.ts';
+import { getInbound } from '#lib/data/mail/inbound.ts';
 import {
   attachmentKey,
   type MailObjectStore,

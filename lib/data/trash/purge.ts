@@ -1,13 +1,13 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { contacts } from '../contacts/contact-index.ts';
 import { deals } from '../deals/deal-index.ts';
-import { mailIdKeysOf } from '../email.ts';
 import { isKeyedDimension } from '../index/dimensions.ts';
 import { ALL_DUE_SHARDS, dueSortKeys } from '../index/due.ts';
 import { deleteEmptyDimensions } from '../index/empty-dimensions.ts';
 import type { IndexedEntity } from '../index/engine.ts';
 import { indexItemsOf, trashedOf } from '../index/trash.ts';
 import { messageKeys, objectRefKeys, trashKeys } from '../keys.ts';
+import { mailIdKeysOf } from '../mail/message-ids.ts';
 import type { MailPurger } from '../mail-store.ts';
 import { ackItem } from '../outbox.ts';
 import { batchDeleteAll, dynamo, getItem, queryAll, tableName } from '../store/client.ts';

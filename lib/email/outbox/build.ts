@@ -1,4 +1,4 @@
-import type { MailIdRecord } from '#lib/data/email.ts';
+import type { MailIdRecord } from '#lib/data/mail/message-ids.ts';
 import { queryMessagesBefore } from '#lib/data/tickets/messages.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { descriptionMessage, type Message } from '#lib/tickets/messages/message.ts';

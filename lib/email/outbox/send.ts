@@ -1,4 +1,4 @@
-import { sentMailIdPut } from '#lib/data/email.ts';
+import { sentMailIdPut } from '#lib/data/mail/message-ids.ts';
 import {
   ClaimLost,
   claimOutbox,
