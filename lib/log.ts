@@ -116,7 +116,7 @@ export function logAuthorizerDecision(decision: AuthorizerDecision): void {
   logger.debug('authorizer decision', withKeys(decision));
 }
 
-/** One line per received mail (lib/email/receive.ts): ids and the outcome only, never an address or a subject. */
+/** One line per received mail (lib/email/receive/copy.ts): ids and the outcome only, never an address or a subject. */
 export function logMail(name: string, fields: Record<string, string | number>): void {
   logger.info(name, withKeys(fields));
 }

@@ -14,7 +14,7 @@
  * | `mailing_list`    | `List-Id` or `List-Unsubscribe` present                                       |
  * | `x_loop`          | `X-Loop` present                                                              |
  * | `system_sender`   | From's local part is mailer-daemon, postmaster, noreply, no-reply (any case)  |
- * | `own_address`     | From is one of the account's own addresses (checked per account, receive.ts) |
+ * | `own_address`     | From is one of the account's own addresses (receive/automatic.ts)             |
  */
 
 export type AutomaticReason =

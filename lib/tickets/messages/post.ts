@@ -87,8 +87,8 @@ export async function postMessage(
 }
 
 /**
- * A message of checked input: the route's, and a mail's (lib/email/receive.ts), which goes through the same
- * status rules, clocks and follow-ups.
+ * A message of checked input: the route's, and a mail's (lib/email/receive/existing-ticket.ts), which goes through
+ * the same status rules, clocks and follow-ups.
  */
 export async function postParsedMessage(
   accountId: string,
