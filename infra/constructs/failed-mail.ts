@@ -52,14 +52,18 @@ function failedMailQueue(scope: Construct, namePrefix: string): Queue {
   return queue;
 }
 
-/** The alarm on the failed-mail queue's depth, to the stage's topic when it has one. */
-function failedMailAlarm(
+/**
+ * An alarm on a failure queue's depth: one message visible in 5 minutes, to the stage's topic (and back to OK)
+ * when it has one. The failed-mail queue's and the webhook stream's failures (webhook-dispatcher.ts) use it.
+ */
+export function queueDepthAlarm(
   scope: Construct,
+  id: string,
   queue: Queue,
-  props: { namePrefix: string; topic?: ITopic | undefined },
+  props: { alarmName: string; description: string; topic?: ITopic | undefined },
 ): Alarm {
-  const alarm = new Alarm(scope, 'FailedMailAlarm', {
-    alarmName: `${props.namePrefix}-email-inbound-failures`,
+  const alarm = new Alarm(scope, id, {
+    alarmName: props.alarmName,
     metric: queue.metricApproximateNumberOfMessagesVisible({
       period: Duration.minutes(5),
       statistic: 'Maximum',
@@ -68,8 +72,7 @@ function failedMailAlarm(
     evaluationPeriods: 1,
     comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     treatMissingData: TreatMissingData.NOT_BREACHING,
-    alarmDescription:
-      'Received mail that the inbound function could not process after its retries: it is kept in the mail bucket. See docs/deploy.md#email-inbound-failures.',
+    alarmDescription: props.description,
   });
   if (props.topic) {
     const action = new SnsAction(props.topic);
@@ -78,3 +81,16 @@ function failedMailAlarm(
   }
   return alarm;
 }
+
+/** The alarm on the failed-mail queue's depth. */
+const failedMailAlarm = (
+  scope: Construct,
+  queue: Queue,
+  props: { namePrefix: string; topic?: ITopic | undefined },
+): Alarm =>
+  queueDepthAlarm(scope, 'FailedMailAlarm', queue, {
+    alarmName: `${props.namePrefix}-email-inbound-failures`,
+    description:
+      'Received mail that the inbound function could not process after its retries: it is kept in the mail bucket. See docs/deploy.md#email-inbound-failures.',
+    topic: props.topic,
+  });

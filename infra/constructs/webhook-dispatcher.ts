@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -16,6 +15,7 @@ import { eventKeys } from '#lib/data/keys.ts';
 import type { WorkerName } from '../config.ts';
 import { suppressDeadLetterDestination } from '../nag-suppressions.ts';
 import { DeskpipeFunction } from './deskpipe-function.ts';
+import { queueDepthAlarm } from './failed-mail.ts';
 
 /**
  * The webhook dispatcher deployed (docs/webhooks.md): the stream function, fed by the table's stream through an
@@ -118,23 +118,11 @@ export class WebhookDispatcher extends Construct {
       });
     }
 
-    this.streamFailuresAlarm = new Alarm(this, 'StreamFailuresAlarm', {
+    this.streamFailuresAlarm = queueDepthAlarm(this, 'StreamFailuresAlarm', this.streamFailures, {
       alarmName: `${namePrefix}-webhooks-stream-failures`,
-      metric: this.streamFailures.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(5),
-        statistic: 'Maximum',
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription:
+      description:
         'Stream records that were never fanned out to webhook endpoints. See docs/deploy.md#webhook-stream-failures.',
+      topic: props.topic,
     });
-    if (props.topic) {
-      const action = new SnsAction(props.topic);
-      this.streamFailuresAlarm.addAlarmAction(action);
-      this.streamFailuresAlarm.addOkAction(action);
-    }
   }
 }

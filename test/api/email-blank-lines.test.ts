@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailServer, startMailServer } from '#infra/local/mail.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
+import { submitRaw } from '#test/support/kept-mail.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -37,14 +37,7 @@ async function mailAccount(): Promise<TestAccount & { address: string }> {
   return { ...account, address: `support@${domain}` };
 }
 
-async function submit(raw: string, envelope: { from: string; to: string }): Promise<string> {
-  const info = await nodemailer
-    .createTransport({ host: '127.0.0.1', port: server.port, secure: false, ignoreTLS: true })
-    .sendMail({ envelope, raw });
-  const id = /queued as (in_\w+)/.exec(info.response)?.[1];
-  if (!id) throw new Error(`no inbound id in ${info.response}`);
-  return id;
-}
+const submit = (raw: string, envelope: { from: string; to: string }) => submitRaw(server.port, raw, envelope);
 
 const logged = async (account: TestAccount, id: string) => {
   const r = await gateway.call('GET', '/api/email/inbound?limit=100', { key: account.apiKey });

@@ -4,7 +4,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { folderMailStore, type MailServer, startMailServer } from '#infra/local/mail.ts';
 import { type MailStore, receiveMail } from '#lib/email/receive.ts';
@@ -12,7 +11,7 @@ import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { measureItemWrites } from '#test/support/item-sizes.ts';
-import { keepRaw } from '#test/support/kept-mail.ts';
+import { keepRaw, submitRaw } from '#test/support/kept-mail.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -69,15 +68,7 @@ const inbound = async (account: TestAccount) => {
   return r.body.data as Json[];
 };
 
-/** Sends a raw mail over SMTP; answers its inbound id (from the 250's `queued as`). */
-async function submit(raw: string, envelope: { from: string; to: string }): Promise<string> {
-  const info = await nodemailer
-    .createTransport({ host: '127.0.0.1', port: server.port, secure: false, ignoreTLS: true })
-    .sendMail({ envelope, raw });
-  const id = /queued as (in_\w+)/.exec(info.response)?.[1];
-  if (!id) throw new Error(`no inbound id in ${info.response}`);
-  return id;
-}
+const submit = (raw: string, envelope: { from: string; to: string }) => submitRaw(server.port, raw, envelope);
 
 /** The log entry of a mail once it is processed (a mail that is never processed fails here, with its label). */
 const outcomeOf = (account: TestAccount, id: string, label: string, timeout = 20_000) =>

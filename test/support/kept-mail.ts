@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import nodemailer from 'nodemailer';
 import { newInboundId, type ReceivedMail } from '#lib/email/receive.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
@@ -30,3 +31,17 @@ export const keptMail = (dir: string, address: string, headers: string): Promise
     mailFrom: 'rita@customer.test',
     address,
   });
+
+/** Sends a raw mail over SMTP to the local mail server on `port`; answers its inbound id (the 250's `queued as`). */
+export async function submitRaw(
+  port: number,
+  raw: string,
+  envelope: { from: string; to: string },
+): Promise<string> {
+  const info = await nodemailer
+    .createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true })
+    .sendMail({ envelope, raw });
+  const id = /queued as (in_\w+)/.exec(info.response)?.[1];
+  if (!id) throw new Error(`no inbound id in ${info.response}`);
+  return id;
+}
