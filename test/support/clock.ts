@@ -90,6 +90,8 @@ export class ManualClock implements Clock {
   /** Epoch microseconds. */
   #us: number;
   #waiters: Waiter[] = [];
+  /** Bumped when the test that may be advancing the clock ends (endAdvances): its advances stop. */
+  #generation = 0;
 
   /** Starts at `startMs` (epoch ms, to the microsecond; the real now by default). */
   constructor(startMs = Date.now()) {
@@ -146,17 +148,40 @@ export class ManualClock implements Clock {
   }
 
   /** Moves the clock on to `epochMs` (never back), as advance does. */
-  async advanceTo(epochMs: number): Promise<void> {
+  advanceTo(epochMs: number): Promise<void> {
+    return this.#advanceTo(epochMs, this.#generation);
+  }
+
+  async #advanceTo(epochMs: number, generation: number): Promise<void> {
     const target = Math.round(epochMs * 1000);
-    await settle();
+    await this.#settle(generation);
     for (let next = this.#waiters[0]; next && next.at * 1000 <= target; next = this.#waiters[0]) {
       this.#us = Math.max(this.#us, next.at * 1000);
       const due = this.#waiters.filter((w) => w.at <= this.nowMs());
       this.#waiters = this.#waiters.slice(due.length);
       for (const waiter of due) waiter.wake();
-      await settle();
+      await this.#settle(generation);
     }
     this.#us = Math.max(this.#us, target);
+  }
+
+  /** Settles, then refuses to go on for a test that has ended. */
+  async #settle(generation: number): Promise<void> {
+    await settle();
+    if (generation !== this.#generation)
+      throw new Error(
+        'the test that advanced the clock ended (it failed or timed out) before this advance did: it stops here, ' +
+          'and does not move the clock under the next tests',
+      );
+  }
+
+  /**
+   * Stops every advance under way, at its next step: the test that started it is over (a file-wide clock's
+   * afterEach; a test that timed out leaves its body running, and its advance would go on moving the clock, and
+   * running the file's dispatcher, under the next tests).
+   */
+  endAdvances(): void {
+    this.#generation++;
   }
 
   /**
@@ -170,7 +195,8 @@ export class ManualClock implements Clock {
     { within, label = 'the condition' }: { within: number; label?: string },
   ): Promise<Exclude<T, false | undefined | null>> {
     const end = this.nowMs() + within;
-    await settle();
+    const generation = this.#generation;
+    await this.#settle(generation);
     for (;;) {
       const value = await done();
       if (value !== false && value !== undefined && value !== null)
@@ -178,8 +204,8 @@ export class ManualClock implements Clock {
       const next = this.#waiters[0];
       if (!next || next.at > end) {
         if (this.nowMs() >= end) throw new Error(`not within ${within} ms of the clock: ${label}`);
-        await this.advanceTo(end);
-      } else await this.advanceTo(next.at);
+        await this.#advanceTo(end, generation);
+      } else await this.#advanceTo(next.at, generation);
     }
   }
 
@@ -193,6 +219,7 @@ export class ManualClock implements Clock {
    * still runs (a dispatcher started for the file) goes on waiting on the next one.
    */
   release(): void {
+    this.endAdvances();
     const waiters = this.#waiters;
     this.#waiters = [];
     for (const waiter of waiters) waiter.wake();
@@ -222,6 +249,7 @@ export function useManualClock(options: { lazy?: boolean; wholeFile?: boolean } 
   };
   if (options.wholeFile) {
     beforeAll(install);
+    afterEach(() => current?.endAdvances());
     afterAll(remove);
   } else {
     if (!options.lazy) beforeEach(install);

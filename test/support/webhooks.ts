@@ -9,7 +9,7 @@ import { webhookKeys } from '#lib/data/keys.ts';
 import { dynamo, tableName } from '#lib/data/store/client.ts';
 import { newEndpointId } from '#lib/data/webhooks/endpoint-ids.ts';
 import { createEndpoint } from '#lib/data/webhooks/webhooks.ts';
-import { formatTimestamp, nowMillis, sleep } from '#lib/time.ts';
+import { every, formatTimestamp, nowMillis, sleep } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
 import { createTestAccount } from './accounts.ts';
 import { parkOnClock } from './clock.ts';
@@ -41,7 +41,7 @@ export interface Delivery {
 
 /**
  * What to answer to one delivery: a status (and headers, and `bodyBytes` of body written at once, or `trickle`:
- * a byte now and then, never ending), or `hang` (never answer).
+ * a byte at once and one every 100 ms of the service's clock, never ending), or `hang` (never answer).
  */
 export type Answer =
   | {
@@ -122,8 +122,13 @@ export async function startReceiver(
     delivery.answeredAt = nowMillis();
     response.writeHead(answer.status, answer.headers ?? {});
     if (answer.trickle) {
-      const timer = setInterval(() => response.write('.'), 100);
-      response.on('close', () => clearInterval(timer));
+      // The status and a first byte at once, the next ones on the service's clock: paced by a real timer, the
+      // status waited for its first tick, and a manual clock stepping faster than that cut the attempt before it
+      // had any answer (a timeout, not the endless 200 it is).
+      response.write('.');
+      const stopped = new AbortController();
+      every(100, stopped.signal, () => response.destroyed || response.write('.'));
+      response.on('close', () => stopped.abort());
       return;
     }
     if (answer.bodyBytes) response.write(Buffer.alloc(answer.bodyBytes, 'x'));
