@@ -11,6 +11,7 @@ import {
 } from '#test/support/deal-checks.ts';
 import { useGateway } from '#test/support/http.ts';
 import { seededRandom } from '#test/support/random.ts';
+import { withRetries } from '#test/support/retries.ts';
 
 /**
  * Deals and contacts written concurrently (decisions.md, "Deals that move"): totals and board cells stay exact
@@ -31,17 +32,6 @@ function random(seed: number) {
 }
 
 type Answer = Awaited<ReturnType<typeof gateway.call>>;
-
-/** A write with an Idempotency-Key: a 503 (the store too busy) is retried with the key, a 409 waited out. */
-async function withRetries(send: () => Promise<Answer>, firstStatuses: number[]): Promise<Answer> {
-  let answer = await send();
-  firstStatuses.push(answer.status);
-  for (let i = 0; (answer.status === 503 || answer.status === 409) && i < 20; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 200 + 100 * i));
-    answer = await send();
-  }
-  return answer;
-}
 
 describe('concurrent deal writes', () => {
   it('200 PATCHes over 20 deals racing 50 creates: every total and board cell equals a recount', async () => {

@@ -7,6 +7,7 @@ import { inPool } from '#test/support/deal-checks.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 import { seededRandom } from '#test/support/random.ts';
+import { withRetries } from '#test/support/retries.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -71,16 +72,6 @@ const changeId = (resource: string, uuid: string, version: number) => `${resourc
 const changeOf = (e: FeedEvent) =>
   changeId(e.type.split('.')[0] as string, String(e.data.object.uuid), e.data.version);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A write with an Idempotency-Key: a 503 (the store too busy) is retried with the key, a 409 waited out. */
-async function withRetries(send: () => Promise<Answer>): Promise<Answer> {
-  let answer = await send();
-  for (let i = 0; (answer.status === 503 || answer.status === 409) && i < 20; i++) {
-    await pause(100 + 100 * i);
-    answer = await send();
-  }
-  return answer;
-}
 
 /** What other objects' changes move in a GET answer without an event of the object's own. */
 function ownFields(resource: Resource, object: Record<string, unknown>) {

