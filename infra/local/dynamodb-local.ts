@@ -11,6 +11,7 @@ import {
   ListTablesCommand,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
+import { localStoreConfig } from '#lib/data/store/local-store.ts';
 import { createTableInput, streamSpecification } from '#lib/data/store/table.ts';
 
 /**
@@ -54,18 +55,19 @@ export async function freePort(): Promise<number> {
 }
 
 export function localClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    maxAttempts: 1,
-  });
+  return new DynamoDBClient({ ...localStoreConfig(endpoint), maxAttempts: 1 });
 }
 
 export async function startDynamoDbLocal(options: StartOptions): Promise<DynamoDbLocal> {
   const port = options.port === 0 ? await freePort() : options.port;
   const dir = emulatorDir();
   const args = [
+    // The JIT's first tier only, and one GC thread: DynamoDB Local here lives for seconds to minutes (a test file, a
+    // developer's session), and C2's compile threads cost more CPU than they give back in that time. Measured on
+    // this 2-core machine, three api files (64 tests) took 58 s of CPU with the JVM's defaults and 30-35 s with
+    // these, and 36 s of wall time against 21-27 s (docs/testing.md, "What a run costs").
+    '-XX:TieredStopAtLevel=1',
+    '-XX:+UseSerialGC',
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
     '-jar',
     join(dir, 'DynamoDBLocal.jar'),

@@ -18,6 +18,7 @@ import { ServiceUnavailable } from '#lib/errors.ts';
 import { timeLeftMs } from '#lib/request-scope.ts';
 import { isRefusedAsInvalid, isStoreUnavailable, isTransactionConflict, StoreRefused } from './errors.ts';
 import { chunks } from './items.ts';
+import { localStoreConfig } from './local-store.ts';
 
 /**
  * One document client per container, created at module load and reused by every invocation.
@@ -40,13 +41,7 @@ export const storeTimeouts = {
 };
 
 const lowLevel = new DynamoDBClient({
-  ...(endpoint
-    ? {
-        endpoint,
-        region: process.env.AWS_REGION ?? 'local',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }
-    : {}),
+  ...(endpoint ? localStoreConfig(endpoint) : {}),
   maxAttempts: storeTimeouts.maxAttempts,
   requestHandler: {
     connectionTimeout: storeTimeouts.connectionTimeout,
