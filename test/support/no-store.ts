@@ -11,5 +11,7 @@ dynamo.middlewareStack.add(
       `${String(context.commandName)}: the unit tier has no DynamoDB; a test that needs the store belongs in test/api or test/system (docs/testing.md)`,
     );
   },
-  { step: 'initialize', name: 'unitTierHasNoStore', priority: 'high' },
+  // The unit tier's files share their worker's modules (vitest.config.ts, isolate: false): the client is the
+  // same from one file to the next, and so is this middleware.
+  { step: 'initialize', name: 'unitTierHasNoStore', priority: 'high', override: true },
 );

@@ -1,0 +1,78 @@
+/**
+ * `npm test`: typecheck, lint and every tier, in the least wall time this machine allows (docs/testing.md, "How
+ * `npm test` runs"). The system tier's serial part (processes, stores killed, real-time bounds: one file at a
+ * time) mostly waits: alone it used one of the two cores. So it starts at once, in a vitest of its own, while the
+ * typecheck, the lint and then the parallel tiers (unit, api and the sweeps, two files at once) use the rest. Its
+ * output is held and printed after theirs, so each run reads as one report; the exit code is the worst of all.
+ *
+ * Run by the Node the project brings (type stripping, no loader): node test/support/run-tiers.ts.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+interface Finished {
+  code: number;
+  seconds: number;
+}
+
+const root = join(dirname(new URL(import.meta.url).pathname), '..', '..');
+const vitest = join(root, 'node_modules', '.bin', 'vitest');
+const started = Date.now();
+const seconds = () => Math.round((Date.now() - started) / 1000);
+
+/** A command of the project's own bins, its output to this terminal or to `logFile`. */
+function run(
+  command: string,
+  args: string[],
+  logFile?: string,
+): { done: Promise<Finished>; stop: () => void } {
+  const child = spawn(command, args, {
+    stdio: logFile ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    env: { ...process.env, ...(logFile ? { FORCE_COLOR: process.stdout.isTTY ? '1' : '0' } : {}) },
+  });
+  if (logFile) {
+    const log = createWriteStream(logFile);
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+  }
+  const done = new Promise<Finished>((resolve) => {
+    child.on('error', () => resolve({ code: 1, seconds: seconds() }));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), seconds: seconds() }));
+  });
+  return { done, stop: () => child.kill('SIGTERM') };
+}
+
+const folder = mkdtempSync(join(tmpdir(), 'deskpipe-tiers-'));
+const serialLog = join(folder, 'system.log');
+const serial = run(vitest, ['run', '--project', 'system'], serialLog);
+
+let code = 0;
+for (const [command, args] of [
+  ['npm', ['run', '--silent', 'typecheck']],
+  ['npm', ['run', '--silent', 'lint']],
+] as const) {
+  code = (await run(command, [...args]).done).code;
+  if (code !== 0) break;
+}
+let parallel: Finished | undefined;
+if (code === 0) {
+  parallel = await run(vitest, ['run', '--project', 'unit', '--project', 'api', '--project', 'system-sweeps'])
+    .done;
+} else {
+  serial.stop();
+}
+const system = await serial.done;
+
+process.stdout.write(
+  `\n── the system tier's serial part (vitest --project system), run beside the rest ──\n`,
+);
+process.stdout.write(readFileSync(serialLog, 'utf8'));
+rmSync(folder, { recursive: true, force: true });
+if (parallel)
+  process.stdout.write(
+    `\nnpm test: unit, api and sweeps ${parallel.code === 0 ? 'passed' : 'FAILED'} (done at ${parallel.seconds} s); ` +
+      `the system tier's serial part ${system.code === 0 ? 'passed' : 'FAILED'} (done at ${system.seconds} s)\n`,
+  );
+process.exit(code || parallel?.code || system.code);
