@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { STORE_WORKERS } from './store-workers.ts';
@@ -9,11 +12,16 @@ import { STORE_WORKERS } from './store-workers.ts';
  * (file-table.ts), so every test talks to the real thing and no worker waits behind another's load. When the api and system tiers
  * run together (`npm test`), each runs this setup: the first starts the stores, the second uses the same ones,
  * and the last teardown stops them.
+ *
+ * The run's synthesized stages (test/support/synth.ts) live alongside: a folder made here, named to the workers by
+ * TEST_SYNTH_DIR, emptied when watch mode runs the tests again (the stack's code may have changed) and removed
+ * with the stores.
  */
 interface SharedStore {
   ready: Promise<string[]>;
   users: number;
   stop: () => Promise<void>;
+  synthFolder: string;
 }
 
 const shared = globalThis as { deskpipeTestStore?: SharedStore };
@@ -37,23 +45,29 @@ async function start(): Promise<{ endpoints: string[]; stop: () => Promise<void>
   };
 }
 
-export default async function setup(_project: TestProject) {
+export default async function setup(project: TestProject) {
   if (!shared.deskpipeTestStore) {
     let stop: () => Promise<void> = async () => {};
     const ready = start().then((started) => {
       stop = started.stop;
       return started.endpoints;
     });
-    shared.deskpipeTestStore = { ready, users: 0, stop: () => stop() };
+    const synthFolder = mkdtempSync(join(tmpdir(), 'deskpipe-synth-'));
+    shared.deskpipeTestStore = { ready, users: 0, stop: () => stop(), synthFolder };
   }
   const store = shared.deskpipeTestStore;
   store.users++;
+  process.env.TEST_SYNTH_DIR = store.synthFolder;
+  project.onTestsRerun(() => {
+    for (const file of readdirSync(store.synthFolder)) rmSync(join(store.synthFolder, file), { force: true });
+  });
   const endpoints = await store.ready;
   process.env.TEST_STORE_ENDPOINTS = endpoints.join(',');
   process.env.DYNAMODB_ENDPOINT = endpoints[0];
   return async () => {
     if (--store.users > 0) return;
     shared.deskpipeTestStore = undefined;
+    rmSync(store.synthFolder, { recursive: true, force: true });
     await store.stop();
   };
 }

@@ -60,6 +60,11 @@ export function queryOf(f: Filter, page: number, perPage: number): string {
   return parts.join('&');
 }
 
+/** The filter as checkFilter sends it: one value per custom field (a repeated custom_fields key is a 422), the last. */
+export function sentFilter(f: Filter): Filter {
+  return f.custom_fields ? { ...f, custom_fields: [...new Map(f.custom_fields).entries()] } : f;
+}
+
 /** Newest first: created_at descending, reference descending on ties (decisions.md, "Ticket list"). */
 export function sortNewest(ts: Shown[]): Shown[] {
   return [...ts].sort(
@@ -100,8 +105,7 @@ export async function checkFilter(
   perPage: number,
   allPages = false,
 ): Promise<Mismatch[]> {
-  // one value per key (a repeated custom_fields key is a 422)
-  if (f.custom_fields) f = { ...f, custom_fields: [...new Map(f.custom_fields).entries()] };
+  f = sentFilter(f);
   const expected = sortNewest(model.filter((t) => matches(t, f))).map((t) => t.uuid);
   const last = Math.max(1, Math.ceil(expected.length / perPage));
   const pages = allPages

@@ -1,27 +1,27 @@
-import { App, Aspects, type CfnElement, NestedStack, type Stack } from 'aws-cdk-lib';
-import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
 import type { RouteDefinition } from '#functions/routes.ts';
-import { type Stage, stageConfigs } from '#infra/config.ts';
-import { DeskpipeStack } from '#infra/stack.ts';
+import { STAGES, type Stage } from '#infra/config.ts';
 
 /**
- * One stage's stack, synthesized with bundling skipped (the context key CDK reads for that), with its cdk-nag
- * findings. Synthesis takes seconds, so each stage is synthesized once per test process (a vitest worker runs
- * one test file in its own process) and every test of the file reads that template: treat it as read-only
- * (copy `template.toJSON()` with structuredClone before altering it).
+ * One stage's stack, synthesized with bundling skipped and checked by cdk-nag (synthesize.ts). Synthesis takes
+ * seconds of CPU, so a test run synthesizes each stage once: the first test process that asks for it writes it to
+ * the run's folder (TEST_SYNTH_DIR, made and removed by global-setup.ts), and every later process of the run reads
+ * it from there. Within a process every test reads the same template: treat it as read-only (copy
+ * `template.toJSON()` with structuredClone before altering it).
  */
 export function synthStage(stage: Stage): Synthesized {
   let synthesized = synthesizedStages.get(stage);
   if (!synthesized) {
-    synthesized = synthesize(stage);
+    const stored = readStored(stage) ?? storeStage(stage);
+    synthesized = { ...stored, template: Template.fromJSON(stored.template) };
     synthesizedStages.set(stage, synthesized);
   }
   return synthesized;
 }
 
 interface Synthesized {
-  stack: DeskpipeStack;
   /**
    * The whole stage as one template: the parent's resources and every nested stack's, each reference that crosses
    * stacks (a nested stack's parameter, the parent's read of a nested stack's output) replaced by what it names in
@@ -33,6 +33,9 @@ interface Synthesized {
   stackTemplates: Record<string, TemplateJson>;
   nagFindings: string[];
 }
+
+/** A synthesized stage as the run's folder holds it: Synthesized with the whole-stage template as JSON. */
+export type StoredStage = Omit<Synthesized, 'template'> & { template: TemplateJson };
 
 export interface TemplateJson {
   Parameters?: Record<string, unknown>;
@@ -53,93 +56,35 @@ export function templateFigures(json: TemplateJson) {
 
 const synthesizedStages = new Map<Stage, Synthesized>();
 
-function synthesize(stage: Stage): Synthesized {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new DeskpipeStack(app, `deskpipe-${stage}`, { stage, config: stageConfigs[stage] });
-  Aspects.of(app).add(new AwsSolutionsChecks());
-  const stacks = [
-    stack,
-    ...stack.node.findAll().filter((c): c is NestedStack => NestedStack.isNestedStack(c)),
-  ];
-  // A nested stack's template is a file of the assembly the parent's synthesis wrote; Template reads it.
-  const own = new Map<Stack, TemplateJson>(
-    stacks.map((s) => [s, Template.fromStack(s).toJSON() as TemplateJson]),
-  );
-  // A nested stack is no artifact of its own: its constructs' findings are the parent's.
-  const findings = [
-    ...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
-    ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
-  ].map((f) => `${f.id}: ${String(f.entry.data).split('\n')[0]}`);
-  return {
-    stack,
-    template: Template.fromJSON(stageTemplate(stack, own)),
-    stackTemplates: Object.fromEntries(stacks.map((s) => [s.node.path, own.get(s) as TemplateJson])),
-    nagFindings: findings,
-  };
+const runFolder = process.env.TEST_SYNTH_DIR;
+const storedPath = (stage: Stage) => (runFolder ? join(runFolder, `${stage}.json`) : undefined);
+const isStored = (stage: Stage) => existsSync(storedPath(stage) ?? '');
+
+/**
+ * The synthesizer, loaded only by a process that finds a stage missing from the run's folder: the stack's modules
+ * and cdk-nag take seconds of CPU to load, which a process that only reads the stored stages is spared.
+ */
+const synthesizer = STAGES.every(isStored) ? undefined : await import('./synthesize.ts');
+
+function readStored(stage: Stage): StoredStage | undefined {
+  const path = storedPath(stage);
+  return path && isStored(stage) ? (JSON.parse(readFileSync(path, 'utf8')) as StoredStage) : undefined;
 }
 
-/** The stage's stacks as one template (Synthesized.template says how). */
-function stageTemplate(root: Stack, own: Map<Stack, TemplateJson>): TemplateJson {
-  const resolved = new Map<Stack, TemplateJson>();
-  const nestedById = (parent: Stack) =>
-    new Map(
-      [...own.keys()]
-        .filter((s) => s.nestedStackParent === parent)
-        .map((s) => [parent.getLogicalId(nestedResourceOf(s)), s]),
-    );
-  // What a value of `stack` names: its parameters as its parent passes them, its nested stacks' outputs as they are.
-  const resolveIn = (stack: Stack, value: unknown): unknown => {
-    const children = nestedById(stack);
-    return substitute(value, (node) => {
-      const ref = node.Ref;
-      if (typeof ref === 'string' && stack.nestedStackParent && own.get(stack)?.Parameters?.[ref]) {
-        const parent = stack.nestedStackParent;
-        const passed = own.get(parent)?.Resources[parent.getLogicalId(nestedResourceOf(stack))]?.Properties
-          ?.Parameters as Record<string, unknown>;
-        return resolveIn(parent, passed[ref]);
-      }
-      const getAtt = node['Fn::GetAtt'];
-      if (Array.isArray(getAtt) && String(getAtt[1]).startsWith('Outputs.')) {
-        const child = children.get(String(getAtt[0]));
-        const output = String(getAtt[1]).slice('Outputs.'.length);
-        if (child)
-          return resolvedOf(child).Outputs?.[output]?.Value ?? missing(`${child.node.path}: ${output}`);
-      }
-      return undefined;
-    });
-  };
-  const resolvedOf = (stack: Stack): TemplateJson => {
-    let json = resolved.get(stack);
-    if (!json) {
-      json = resolveIn(stack, own.get(stack)) as TemplateJson;
-      resolved.set(stack, json);
-    }
-    return json;
-  };
-  const merged: TemplateJson = { ...resolvedOf(root), Resources: {} };
-  for (const stack of own.keys()) {
-    const children = nestedById(stack);
-    for (const [id, resource] of Object.entries(resolvedOf(stack).Resources)) {
-      if (children.has(id)) continue;
-      if (merged.Resources[id]) throw new Error(`${id}: a logical id of two stacks (${stack.node.path})`);
-      merged.Resources[id] = resource;
-    }
+/**
+ * The stage synthesized, and written to the run's folder: to a file of this process's own first, then renamed into
+ * place, so a reader never sees half a stage. Two processes that synthesize the same stage at once both write it,
+ * the same JSON.
+ */
+function storeStage(stage: Stage): StoredStage {
+  if (!synthesizer) throw new Error(`${storedPath(stage)}: the run's synthesized ${stage} stage is gone`);
+  const stored = synthesizer.synthesize(stage);
+  const path = storedPath(stage);
+  if (path) {
+    writeFileSync(`${path}.${process.pid}`, JSON.stringify(stored));
+    renameSync(`${path}.${process.pid}`, path);
   }
-  return merged;
-}
-
-const nestedResourceOf = (stack: Stack) => (stack as NestedStack).nestedStackResource as CfnElement;
-const missing = (what: string) => {
-  throw new Error(`no output ${what}`);
-};
-
-/** `value` with every object that `replace` answers for replaced by its answer, the rest walked into. */
-function substitute(value: unknown, replace: (node: Record<string, unknown>) => unknown): unknown {
-  if (Array.isArray(value)) return value.map((v) => substitute(v, replace));
-  if (value === null || typeof value !== 'object') return value;
-  const replaced = replace(value as Record<string, unknown>);
-  if (replaced !== undefined) return replaced;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, replace)]));
+  return stored;
 }
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
