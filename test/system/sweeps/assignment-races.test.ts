@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
+import { useGateway } from '#test/support/http.ts';
+import { withRetries } from '#test/support/retries.ts';
+import { ticketBody } from '#test/support/tickets.ts';
+
+/**
+ * Automatic assignment under racing creates (decisions.md, "Automatic assignment"), sent as the contract's client
+ * sends them: each create with an Idempotency-Key, a 503 sent again with it (test/support/retries.ts). Twenty to
+ * forty creates at once queue on one DynamoDB Local; on a machine loaded by a second test run some passed the
+ * request's 8.5 s deadline and answered 503 (a run beside another: both least-busy races, in the api tier then),
+ * which a client sends again and the key lands once. So they run here, where a client's pacing is real time.
+ */
+const gateway = useGateway();
+
+interface Ticket {
+  assignee: { id: number } | null;
+}
+
+/** `n` creates at once for `key`, each landed once (201), retried with its key on a 503. */
+async function racingCreates(key: string, n: number): Promise<Ticket[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const headers = { 'Idempotency-Key': randomUUID() };
+      const answer = await withRetries(() =>
+        gateway.call('POST', '/api/tickets', { key, body: ticketBody(), headers }),
+      );
+      expect(answer.status, answer.text).toBe(201);
+      return (answer.body as { ticket: Ticket }).ticket;
+    }),
+  );
+}
+
+function tally(tickets: Ticket[]) {
+  const counts: Record<number, number> = {};
+  for (const t of tickets) if (t.assignee) counts[t.assignee.id] = (counts[t.assignee.id] ?? 0) + 1;
+  return counts;
+}
+
+describe('automatic assignment under racing creates', () => {
+  it('round-robin stays fair under concurrency: 30 creates over 3 agents give 10 each', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'round_robin' },
+      agents: agentsFile(3),
+    });
+    const tickets = await racingCreates(account.apiKey, 30);
+    expect(Object.values(tally(tickets))).toEqual([10, 10, 10]);
+  });
+
+  it('least-busy: 20 concurrent creates over 4 idle agents give each 5 (±1)', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'least_busy' },
+      agents: agentsFile(4),
+    });
+    const tickets = await racingCreates(account.apiKey, 20);
+    const counts = Object.values(tally(tickets));
+    expect(counts).toHaveLength(4);
+    for (const c of counts) expect(Math.abs(c - 5)).toBeLessThanOrEqual(1);
+  });
+
+  it('least-busy over 1,000 active agents: 40 concurrent creates all land, each on a distinct idle agent', async () => {
+    const account = await createTestAccount({
+      auto_assignment: { enabled: true, method: 'least_busy' },
+      agents: agentsFile(1000),
+    });
+    const tickets = await racingCreates(account.apiKey, 40);
+    const counts = Object.values(tally(tickets));
+    expect(counts).toHaveLength(40);
+    expect(counts.every((c) => c === 1)).toBe(true);
+    // Both halves of the rule: the first pick is the lowest id (ties go there, and one of the racers lands on
+    // it); those that lost it picked again at random among the tied, so they spread over ids far past the 40
+    // lowest instead of queueing on the next lowest one.
+    const ids = account.agents.map((a) => a.id).sort((a, b) => a - b);
+    const assigned = tickets.map((t) => t.assignee?.id as number);
+    expect(assigned).toContain(ids[0]);
+    expect(assigned.filter((id) => id > (ids[39] as number)).length).toBeGreaterThan(0);
+    // Once they are all busy with one, the next create goes back to the lowest idle id.
+    const busy = new Set(tickets.map((t) => t.assignee?.id));
+    const idle = account.agents.map((a) => a.id).filter((id) => !busy.has(id));
+    expect((await racingCreates(account.apiKey, 1))[0]?.assignee?.id).toBe(Math.min(...idle));
+  });
+});
