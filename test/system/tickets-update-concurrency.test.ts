@@ -219,5 +219,7 @@ describe('concurrent updates', () => {
     expect(commits, figures).toBeGreaterThanOrEqual(PATCHES);
     expect(commits, figures).toBeLessThanOrEqual(racesAllow + retried);
     console.log(`the PATCHes: ${figures}`);
-  }, 60_000);
+    // Its bound is on commits, not time: 16-31 s in a run alone, past 60 s in each of two runs side by side with
+    // a second test run (load 12-14), where every store call waits its turn.
+  }, 240_000);
 });
