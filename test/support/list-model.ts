@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { Gateway } from './http.ts';
+import { withRetries } from './retries.ts';
 import { searchMatches } from './ticket-model.ts';
 
 /**
@@ -96,7 +97,11 @@ export interface Mismatch {
   status: number;
 }
 
-/** Compares one filter's pages (page 1, a middle one, the last and one past it) with the model. */
+/**
+ * Compares one filter's pages (page 1, a middle one, the last and one past it) with the model. A page answered 503
+ * (the store too slow for the request's deadline: a loaded machine) is asked again, as the contract's client does
+ * (withRetries): a 503 says nothing of the index, and only one that persists is reported.
+ */
 export async function checkFilter(
   gateway: Gateway,
   key: string,
@@ -114,7 +119,7 @@ export async function checkFilter(
   const out: Mismatch[] = [];
   for (const page of pages) {
     const query = queryOf(f, page, perPage);
-    const r = await gateway.call('GET', `/api/tickets?${query}`, { key });
+    const r = await withRetries(() => gateway.call('GET', `/api/tickets?${query}`, { key }));
     const want = expected.slice((page - 1) * perPage, page * perPage);
     const got = r.status === 200 ? (r.body.data as Shown[]).map((t) => t.uuid) : [];
     const total = r.status === 200 ? r.body.meta.total : -1;

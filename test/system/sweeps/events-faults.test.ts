@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIG_CACHE_SECONDS } from '#lib/accounts/config-cache.ts';
+import { setClock, systemClock } from '#lib/time.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
@@ -194,39 +196,64 @@ async function sweep(ledger: ReturnType<typeof ledgerOf>, name: string, { send, 
   const operations = [...dry.operations];
   expect(dry.result.status, dry.result.text).toBeLessThan(300);
   await ledger.expectNewEvents(await changes(dry.result, `${name} dry`), `${name} dry`);
-  const rateAt = operations.indexOf('UpdateItem') + 1;
   const outcomes: string[] = [];
   for (const mode of MODES) {
     for (let at = 1; at <= operations.length; at++) {
       if (mode === 'conflict' && !WRITES.has(operations[at - 1] ?? '')) continue;
       const label = `${name}: ${mode} at call ${at} of ${operations.join(',')}`;
-      const tag = newTag();
-      const key = `k-${tag}`;
-      // The first UpdateItem counts the request's rate; the later ones take event places.
-      const placeLost = mode === 'lost-answer' && operations[at - 1] === 'UpdateItem' && at !== rateAt;
-      process.env.EVENT_SETTLE_MS = placeLost ? READER_CLOSES : WRITER_CLOSES;
-      const first = await withFault({ at, mode }, () => send(tag, key));
-      outcomes.push(`${mode}@${at}:${first.result.status}`);
-      if (first.operations[at - 1] !== operations[at - 1])
-        ledger.problems.push(`${label}: the faulted call was ${first.operations[at - 1]}`);
-      const allowed = mode === 'conflict' ? [503, 409] : [503];
-      if (first.result.status >= 300 && !allowed.includes(first.result.status))
-        ledger.problems.push(`${label}: answered ${first.result.status} ${first.result.text}`);
-      let retry = await send(tag, key);
-      for (let i = 0; retry.status === 409 && i < 30; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        retry = await send(tag, key);
+      // A round whose calls up to the faulted one are not the dry run's (the account's settings, cached 30 s, read
+      // again: a Query more, on a loaded machine) faulted another call: checked as any round, then run again.
+      for (let tries = 1; ; tries++) {
+        const calls = await round(ledger, { send, changes }, { at, mode, label });
+        outcomes.push(`${mode}@${at}:${calls.status}`);
+        const same = isDeepStrictEqual(calls.operations.slice(0, at), operations.slice(0, at));
+        if (same) break;
+        if (tries === 3) {
+          ledger.problems.push(
+            `${label}: the faulted call was ${calls.operations[at - 1]} (${calls.operations})`,
+          );
+          break;
+        }
       }
-      expect(retry.status, `${label}: the retry answered ${retry.text}`).toBeLessThan(300);
-      if (first.result.status < 300 && retry.text !== first.result.text)
-        ledger.problems.push(`${label}: the replay differs from the first answer`);
-      await ledger.expectNewEvents(await changes(retry, label), label);
-      process.env.EVENT_SETTLE_MS = WRITER_CLOSES;
     }
   }
   // The sweep did fail requests: a fault that never surfaced would prove nothing.
   expect(outcomes.filter((o) => o.endsWith(':503')).length, outcomes.join(' ')).toBeGreaterThan(2);
   return operations.length;
+}
+
+/**
+ * One faulted request, its retry with the same key (until it is not 409 "still running"), then the feed's new
+ * events against the changes; the faulted request's status and calls.
+ */
+async function round(
+  ledger: ReturnType<typeof ledgerOf>,
+  { send, changes }: Sweep,
+  { at, mode, label }: { at: number; mode: FaultMode; label: string },
+): Promise<{ status: number; operations: string[] }> {
+  const tag = newTag();
+  const key = `k-${tag}`;
+  const first = await withFault({ at, mode }, () => send(tag, key));
+  // The first UpdateItem counts the request's rate; the later ones take event places. Told by the calls this request
+  // made (only readers read the window, and none ran yet).
+  const faulted = first.operations[at - 1];
+  const placeLost =
+    mode === 'lost-answer' && faulted === 'UpdateItem' && at !== first.operations.indexOf('UpdateItem') + 1;
+  process.env.EVENT_SETTLE_MS = placeLost ? READER_CLOSES : WRITER_CLOSES;
+  const allowed = mode === 'conflict' ? [503, 409] : [503];
+  if (first.result.status >= 300 && !allowed.includes(first.result.status))
+    ledger.problems.push(`${label}: answered ${first.result.status} ${first.result.text}`);
+  let retry = await send(tag, key);
+  for (let i = 0; retry.status === 409 && i < 30; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    retry = await send(tag, key);
+  }
+  expect(retry.status, `${label}: the retry answered ${retry.text}`).toBeLessThan(300);
+  if (first.result.status < 300 && retry.text !== first.result.text)
+    ledger.problems.push(`${label}: the replay differs from the first answer`);
+  await ledger.expectNewEvents(await changes(retry, label), label);
+  process.env.EVENT_SETTLE_MS = WRITER_CLOSES;
+  return { status: first.result.status, operations: [...first.operations] };
 }
 
 const stages = (names: string[], probabilities: number[]) =>
@@ -385,6 +412,47 @@ describe('every committed change has one event, whatever store call fails', () =
     // covers as many call positions as with an existing contact, where the id once took a call of its own.
     expect(fresh).toBe(existing);
     expect(patches).toBeGreaterThanOrEqual(4);
+  }, 240_000);
+
+  it('deals: a round whose create read the account settings again (their cache ran out) is run again', async () => {
+    const { ledger, call } = await setUp();
+    // The service's clock runs ahead of the wall clock by a cache's lifetime more before every third new request,
+    // as a loaded machine's sweep outlives the cached settings: that request reads them again (a Query more).
+    let ahead = 0;
+    setClock({
+      ...systemClock,
+      nowMs: () => Date.now() + ahead,
+      nowUs: () => systemClock.nowUs() + ahead * 1000,
+    });
+    const sent = new Set<string>();
+    try {
+      const calls = await sweep(ledger, 'deal create (settings read again)', {
+        send: (tag, k) => {
+          if (!sent.has(tag) && sent.add(tag).size % 3 === 0) ahead += (CONFIG_CACHE_SECONDS + 1) * 1000;
+          return call(
+            'POST',
+            '/api/deals',
+            { name: `Deal ${tag}`, contact_email: `${tag}@faults.test`, contact_first_name: 'Nora' },
+            k,
+          );
+        },
+        changes: async (answer, label) => {
+          const deal = answer.body.data as { uuid: string; contact: { uuid: string } };
+          return [
+            { resource: 'deal', uuid: deal.uuid, version: await ledger.snapshot('deal', deal.uuid, label) },
+            {
+              resource: 'contact',
+              uuid: deal.contact.uuid,
+              version: await ledger.snapshot('contact', deal.contact.uuid, label),
+            },
+          ];
+        },
+      });
+      expect(calls).toBeGreaterThanOrEqual(6);
+    } finally {
+      setClock();
+    }
+    expect(ledger.problems).toEqual([]);
   }, 240_000);
 
   it('contacts: PATCH of names and e-mails', async () => {

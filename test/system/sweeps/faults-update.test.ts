@@ -254,3 +254,20 @@ describe('a conflict on a marked block key', () => {
     expect(moved.body.meta.total).toBe(2);
   });
 });
+
+/**
+ * The checks' list pages are GETs a loaded machine may answer 503 (the store too slow for the request's deadline:
+ * two test runs side by side); a 503 is not a list that disagrees with GET, so checkFilter asks again, as a client.
+ */
+describe('a combined filter checked while the store fails a page', () => {
+  it('asks again after a 503 and compares the answer', async () => {
+    const { key, uuids } = await accountWithTickets();
+    const model = await fetchAll(gateway, key, uuids);
+    const filter: Filter = { status: 'open', custom_fields: [['plan', 'gold']] };
+    const { result, operations } = await withFault({ operation: 'Query', mode: 'lost-request' }, () =>
+      checkFilter(gateway, key, model, filter, 100),
+    );
+    expect(operations).toContain('Query');
+    expect(result).toEqual([]);
+  });
+});
