@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
-import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
+import { assigneeCounts as tally, ticketBody, ticketsThrough } from '#test/support/tickets.ts';
 
 const gateway = useGateway();
 
 const { create } = ticketsThrough(gateway, ticketBody());
-
-function tally(tickets: { assignee: { id: number } | null }[]) {
-  const counts: Record<number, number> = {};
-  for (const t of tickets) if (t.assignee) counts[t.assignee.id] = (counts[t.assignee.id] ?? 0) + 1;
-  return counts;
-}
 
 describe('automatic assignment', () => {
   it('leaves tickets unassigned when assignment is disabled', async () => {

@@ -46,3 +46,10 @@ export function ticketsThrough(gateway: Gateway, base: Body = ticketBody()) {
     },
   };
 }
+
+/** How many of `tickets` each assignee holds, by agent id (unassigned ones left out). */
+export function assigneeCounts(tickets: { assignee: { id: number } | null }[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const t of tickets) if (t.assignee) counts[t.assignee.id] = (counts[t.assignee.id] ?? 0) + 1;
+  return counts;
+}

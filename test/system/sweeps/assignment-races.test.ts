@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 import { withRetries } from '#test/support/retries.ts';
-import { ticketBody } from '#test/support/tickets.ts';
+import { assigneeCounts as tally, ticketBody } from '#test/support/tickets.ts';
 
 /**
  * Automatic assignment under racing creates (decisions.md, "Automatic assignment"), sent as the contract's client
@@ -30,12 +30,6 @@ async function racingCreates(key: string, n: number): Promise<Ticket[]> {
       return (answer.body as { ticket: Ticket }).ticket;
     }),
   );
-}
-
-function tally(tickets: Ticket[]) {
-  const counts: Record<number, number> = {};
-  for (const t of tickets) if (t.assignee) counts[t.assignee.id] = (counts[t.assignee.id] ?? 0) + 1;
-  return counts;
 }
 
 describe('automatic assignment under racing creates', () => {
