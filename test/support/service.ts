@@ -36,6 +36,7 @@ export async function startService(env: Record<string, string>, args: string[] =
   const inherited: NodeJS.ProcessEnv = { ...process.env };
   delete inherited.DYNAMODB_ENDPOINT;
   delete inherited.DYNAMODB_REQUEST_TIMEOUT_MS;
+  delete inherited.DYNAMODB_CONNECT_TIMEOUT_MS;
   delete inherited.AUTH_CACHE_TTL_SECONDS;
   const childEnv: NodeJS.ProcessEnv = {
     ...inherited,

@@ -26,7 +26,7 @@ import { localStoreConfig } from './local-store.ts';
  *
  * Time bounds, so that a stalled or dead store answers 503 before the function times out:
  * - each call makes at most DYNAMODB_MAX_ATTEMPTS attempts of at most DYNAMODB_REQUEST_TIMEOUT_MS each
- *   (connecting at most 1 s): 3 × 2 s + backoff ≈ 6.3 s;
+ *   (connecting at most DYNAMODB_CONNECT_TIMEOUT_MS, 1 s): 3 × 2 s + backoff ≈ 6.3 s;
  * - and every attempt of a request's calls ends by the request's deadline (lib/request-scope.ts): the
  *   function's remaining time less 1.5 s (DEADLINE_MARGIN_MS), so 8.5 s into a request on the 10 s function.
  *   A request makes several calls one after another (the claim of its Idempotency-Key, its reads, its commit,
@@ -35,7 +35,7 @@ import { localStoreConfig } from './local-store.ts';
  */
 const endpoint = process.env.DYNAMODB_ENDPOINT;
 export const storeTimeouts = {
-  connectionTimeout: 1000,
+  connectionTimeout: intEnv('DYNAMODB_CONNECT_TIMEOUT_MS', 1000),
   requestTimeout: intEnv('DYNAMODB_REQUEST_TIMEOUT_MS', 2000),
   maxAttempts: Math.max(1, intEnv('DYNAMODB_MAX_ATTEMPTS', 3)),
 };
