@@ -80,6 +80,8 @@ describe('DynamoDB round trips of the deal routes', () => {
     expect(patch.roundTrips, patch.calls.join(', ')).toBe(3);
   });
 
+  // 80 deals created through the handlers: bounded work, but past 30 s on a machine at load ~25 (two fresh-clone
+  // runs side by side with other work); what it measures is counted, not timed.
   it('a list page reads O(per_page) items and the board O(1), at 20 deals and at 60', async () => {
     const figures = [];
     for (const size of [20, 60]) {
@@ -114,5 +116,5 @@ describe('DynamoDB round trips of the deal routes', () => {
       expect(f.boardItems, JSON.stringify(figures)).toBe(f.boardCells);
       expect(f.boardItems, JSON.stringify(figures)).toBeLessThanOrEqual(COUNTER_SHARDS);
     }
-  });
+  }, 120_000);
 });
