@@ -6,8 +6,11 @@ import type { RawMail, Sender } from '#lib/email/senders.ts';
 import { breachPass } from '#lib/tickets/breaches.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import { postMessage } from '#lib/tickets/messages/post.ts';
+import { deleteObject, PURGE_AFTER_DAYS } from '#lib/trash/delete.ts';
+import { purgePass } from '#lib/trash/purge.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { atTime, useManualClock } from '#test/support/clock.ts';
+import { trashItemsOf } from '#test/support/index-snapshot.ts';
 import { seedQueuedMail } from '#test/support/mail-seeder.ts';
 import { seedTickets } from '#test/support/ticket-seeder.ts';
 
@@ -131,5 +134,40 @@ describe('the outbox, one account mailing 10,000', () => {
     expect(to.filter((address) => address === 'many@customer.test')).toHaveLength(pass.read - 1);
     expect(pass.counts.sent).toBe(pass.read);
     expect(pass.more).toBe(true);
+  });
+});
+
+describe('the purge, one account deleting in bulk', () => {
+  const clock = useManualClock();
+
+  it("another account's deletion is purged in the first pass, not after the 150 deleted before it", async () => {
+    const [big, small] = await Promise.all([createTestAccount(), createTestAccount()]);
+    const body = (n: number) => ({ subject: `Old ${n}`, description: 'd', requester_email: 'r@example.com' });
+    const seeded = await seedTickets(
+      big.accountId,
+      Array.from({ length: 150 }, (_, n) => body(n)),
+    );
+    const [other] = await seedTickets(small.accountId, [body(0)]);
+    if (!other) throw new Error('no ticket seeded');
+    // The 150 deleted first, 8 at once; the other account's a second later.
+    const start = clock().nowMs();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let i = next++; i < seeded.length; i = next++) {
+          await deleteObject(big.accountId, 'ticket', (seeded[i] as { uuid: string }).uuid);
+        }
+      }),
+    );
+    clock().jumpTo(start + 1_000);
+    await deleteObject(small.accountId, 'ticket', other.uuid);
+    clock().jumpTo(start + PURGE_AFTER_DAYS * 86_400_000 + 2_000);
+
+    const pass = await purgePass();
+    expect(await trashItemsOf(small.accountId)).toEqual([]);
+    // 100 a pass: the other's one and 99 of the big account's (one that fails is left for the next pass).
+    expect(pass.purged + pass.failed).toBe(100);
+    expect(pass.more).toBe(true);
+    expect(await trashItemsOf(big.accountId)).toHaveLength(150 - 99 + pass.failed);
   });
 });
