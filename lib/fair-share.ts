@@ -37,3 +37,40 @@ export function fairShare<T>(items: readonly T[], accountOf: (item: T) => string
   }
   return batch;
 }
+
+/**
+ * fairShare for work taken one item at a time (the local inbound mail's queue, infra/local/mail-queue.ts): items
+ * handed out round-robin across the accounts that have some waiting, each account's in the order they came, so
+ * one account's flood of 10,000 mails delays another's one by one mail's turn, not by the flood.
+ */
+export class FairQueue<T> {
+  /** Each account's waiting items; the map's order is the accounts' turn (the next one first). */
+  readonly #queues = new Map<string, T[]>();
+  #size = 0;
+
+  constructor(private readonly accountOf: (item: T) => string) {}
+
+  get size(): number {
+    return this.#size;
+  }
+
+  push(item: T): void {
+    const account = this.accountOf(item);
+    const queue = this.#queues.get(account);
+    if (queue) queue.push(item);
+    else this.#queues.set(account, [item]);
+    this.#size++;
+  }
+
+  /** The next account's earliest item; that account's turn goes to the back of the line. */
+  shift(): T | undefined {
+    const next = this.#queues.entries().next();
+    if (next.done) return undefined;
+    const [account, queue] = next.value;
+    this.#queues.delete(account);
+    const item = queue.shift() as T;
+    if (queue.length > 0) this.#queues.set(account, queue);
+    this.#size--;
+    return item;
+  }
+}

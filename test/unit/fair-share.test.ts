@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fairShare } from '#lib/fair-share.ts';
+import { FairQueue, fairShare } from '#lib/fair-share.ts';
 
 /** lib/fair-share.ts: a batch of due work shared round-robin between the accounts due (issue 40). */
 const item = (account: string, n: number) => ({ account, n });
@@ -37,5 +37,21 @@ describe('fairShare', () => {
   it('with more accounts due than places, the accounts whose work is oldest', () => {
     const items = ['d', 'c', 'b', 'a'].flatMap((account) => [item(account, 0), item(account, 1)]);
     expect(names(fairShare(items, of, 3))).toEqual(['d0', 'c0', 'b0']);
+  });
+});
+
+describe('FairQueue', () => {
+  it("hands out one account's flood and another's one round-robin: the other's next, not after the flood", () => {
+    const queue = new FairQueue<{ account: string; n: number }>(of);
+    for (let n = 0; n < 10_000; n++) queue.push(item('a', n));
+    expect(names([queue.shift(), queue.shift()] as { account: string; n: number }[])).toEqual(['a0', 'a1']);
+    queue.push(item('b', 0));
+    queue.push(item('c', 0));
+    queue.push(item('b', 1));
+    const taken = Array.from({ length: 6 }, () => queue.shift()) as { account: string; n: number }[];
+    expect(names(taken)).toEqual(['a2', 'b0', 'c0', 'a3', 'b1', 'a4']);
+    expect(queue.size).toBe(10_000 - 5);
+    while (queue.size > 0) queue.shift();
+    expect(queue.shift()).toBeUndefined();
   });
 });
