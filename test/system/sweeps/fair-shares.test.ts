@@ -25,7 +25,10 @@ import { seedTickets } from '#test/support/ticket-seeder.ts';
 
 const MIN_MS = 60_000;
 const BURST = 10_000;
-/** Seeding 10,000 tickets: ~35 s alone on this machine, up to ~100 s beside two CI runs (load 25). */
+/**
+ * Seeding 10,000 tickets (~150,000 items, DynamoDB Local's writes the bound: 2,000 in 6.5 s at load ~10, the
+ * process idle two thirds of it): the whole file took 66 s at load 11 and 117 s beside two CI runs (load 22).
+ */
 const SEED_MS = 240_000;
 
 describe('service-level breaches, one account bursting', () => {
