@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { getTicketByUuid } from '#lib/data/tickets/tickets.ts';
+import { dueShardOf } from '#lib/data/webhooks/due-shards.ts';
 import { outboxPass } from '#lib/email/outbox.ts';
 import type { RawMail, Sender } from '#lib/email/senders.ts';
 import { breachPass } from '#lib/tickets/breaches.ts';
@@ -31,14 +33,15 @@ const BURST = 10_000;
  */
 const SEED_MS = 240_000;
 
+/** First reply due a minute after creation; the other clocks far off, so each ticket owes one breach here. */
+const policy = {
+  sla_policies: [
+    { name: 'Standard', first_reply_minutes: 1, next_reply_minutes: 600, resolution_minutes: 6_000 },
+  ],
+};
+const body = (n: number) => ({ subject: `Burst ${n}`, description: 'd', requester_email: 'r@example.com' });
+
 describe('service-level breaches, one account bursting', () => {
-  /** First reply due a minute after creation; the other clocks far off, so each ticket owes one breach here. */
-  const policy = {
-    sla_policies: [
-      { name: 'Standard', first_reply_minutes: 1, next_reply_minutes: 600, resolution_minutes: 6_000 },
-    ],
-  };
-  const body = (n: number) => ({ subject: `Burst ${n}`, description: 'd', requester_email: 'r@example.com' });
   let big: TestAccount;
   let small: TestAccount;
   let late: { uuid: string };
@@ -82,6 +85,48 @@ describe('service-level breaches, one account bursting', () => {
     expect(clock().nowMs() - dueMs).toBeLessThanOrEqual(1_000);
     const stored = await getTicketByUuid(small.accountId, late.uuid);
     expect(stored?.entity.slaBreaches?.first_reply).toBeTruthy();
+  });
+});
+
+describe('service-level breaches, a backlog deeper than a window', () => {
+  const clock = useManualClock();
+
+  it("another account's breach behind it is read a page further each pass, long before the backlog is served", async () => {
+    const [big, small] = await Promise.all([createTestAccount(policy), createTestAccount(policy)]);
+    const start = clock().nowMs() - 3 * MIN_MS;
+    const at = (ms: number) => Math.round(ms * 1000);
+    const seeded = await seedTickets(
+      big.accountId,
+      Array.from({ length: 300 }, (_, n) => body(n)),
+      { createdUs: (n) => at(start + n * 100) },
+    );
+    const [late] = await seedTickets(small.accountId, [body(0)], { createdUs: () => at(start + 40_000) });
+    if (!late) throw new Error('no ticket seeded');
+    clock().jumpTo(start + MIN_MS + 41_000);
+    // How many of the backlog are due before the other one in its due shard.
+    const shardOf = (accountId: string, uuid: string) =>
+      dueShardOf(accountId, orderKeyOfUuid(uuid) as string);
+    const shard = shardOf(small.accountId, late.uuid);
+    const ahead = seeded.filter((t) => shardOf(big.accountId, t.uuid) === shard).length;
+
+    // Windows of 2 keys a shard, 4 tickets a pass: the backlog of 300 takes 75 passes to serve.
+    const cursors = new Map();
+    let passes = 0;
+    let written = false;
+    while (!written && passes < 100) {
+      passes++;
+      await breachPass({
+        limit: 4,
+        windowPerShard: 2,
+        cursors,
+        onBreach: (accountId) => {
+          if (accountId === small.accountId) written = true;
+        },
+      });
+    }
+    expect(written).toBe(true);
+    expect(passes).toBeLessThanOrEqual(Math.floor(ahead / 2) + 1);
+    expect(passes).toBeLessThan(75);
   });
 });
 
