@@ -41,6 +41,51 @@ const policy = {
 };
 const body = (n: number) => ({ subject: `Burst ${n}`, description: 'd', requester_email: 'r@example.com' });
 
+describe('service-level breaches, a backlog deeper than a window', () => {
+  const clock = useManualClock();
+
+  it("another account's breach behind it is read a page further each pass, long before the backlog is served", async () => {
+    const [big, small] = await Promise.all([createTestAccount(policy), createTestAccount(policy)]);
+    const start = clock().nowMs() - 3 * MIN_MS;
+    const at = (ms: number) => Math.round(ms * 1000);
+    const seeded = await seedTickets(
+      big.accountId,
+      Array.from({ length: 300 }, (_, n) => body(n)),
+      { createdUs: (n) => at(start + n * 100) },
+    );
+    const [late] = await seedTickets(small.accountId, [body(0)], { createdUs: () => at(start + 40_000) });
+    if (!late) throw new Error('no ticket seeded');
+    clock().jumpTo(start + MIN_MS + 41_000);
+    // How many of the backlog are due before the other one in its due shard.
+    const shardOf = (accountId: string, uuid: string) =>
+      dueShardOf(accountId, orderKeyOfUuid(uuid) as string);
+    const shard = shardOf(small.accountId, late.uuid);
+    const ahead = seeded.filter((t) => shardOf(big.accountId, t.uuid) === shard).length;
+
+    // Windows of 2 keys a shard, 4 tickets a pass: the backlog of 300 takes 75 passes to serve.
+    const cursors = new Map();
+    let passes = 0;
+    let written = false;
+    while (!written && passes < 100) {
+      passes++;
+      await breachPass({
+        limit: 4,
+        windowPerShard: 2,
+        cursors,
+        onBreach: (accountId) => {
+          if (accountId === small.accountId) written = true;
+        },
+      });
+    }
+    expect(written).toBe(true);
+    expect(passes).toBeLessThanOrEqual(Math.floor(ahead / 2) + 1);
+    expect(passes).toBeLessThan(75);
+    // The rest served, so that no later test's runner finds it (the file's table is shared: docs/testing.md).
+    while ((await breachPass({ limit: 1_000 })).more);
+    expect((await breachPass()).read).toBe(0);
+  });
+});
+
 describe('service-level breaches, one account bursting', () => {
   let big: TestAccount;
   let small: TestAccount;
@@ -85,48 +130,6 @@ describe('service-level breaches, one account bursting', () => {
     expect(clock().nowMs() - dueMs).toBeLessThanOrEqual(1_000);
     const stored = await getTicketByUuid(small.accountId, late.uuid);
     expect(stored?.entity.slaBreaches?.first_reply).toBeTruthy();
-  });
-});
-
-describe('service-level breaches, a backlog deeper than a window', () => {
-  const clock = useManualClock();
-
-  it("another account's breach behind it is read a page further each pass, long before the backlog is served", async () => {
-    const [big, small] = await Promise.all([createTestAccount(policy), createTestAccount(policy)]);
-    const start = clock().nowMs() - 3 * MIN_MS;
-    const at = (ms: number) => Math.round(ms * 1000);
-    const seeded = await seedTickets(
-      big.accountId,
-      Array.from({ length: 300 }, (_, n) => body(n)),
-      { createdUs: (n) => at(start + n * 100) },
-    );
-    const [late] = await seedTickets(small.accountId, [body(0)], { createdUs: () => at(start + 40_000) });
-    if (!late) throw new Error('no ticket seeded');
-    clock().jumpTo(start + MIN_MS + 41_000);
-    // How many of the backlog are due before the other one in its due shard.
-    const shardOf = (accountId: string, uuid: string) =>
-      dueShardOf(accountId, orderKeyOfUuid(uuid) as string);
-    const shard = shardOf(small.accountId, late.uuid);
-    const ahead = seeded.filter((t) => shardOf(big.accountId, t.uuid) === shard).length;
-
-    // Windows of 2 keys a shard, 4 tickets a pass: the backlog of 300 takes 75 passes to serve.
-    const cursors = new Map();
-    let passes = 0;
-    let written = false;
-    while (!written && passes < 100) {
-      passes++;
-      await breachPass({
-        limit: 4,
-        windowPerShard: 2,
-        cursors,
-        onBreach: (accountId) => {
-          if (accountId === small.accountId) written = true;
-        },
-      });
-    }
-    expect(written).toBe(true);
-    expect(passes).toBeLessThanOrEqual(Math.floor(ahead / 2) + 1);
-    expect(passes).toBeLessThan(75);
   });
 });
 
