@@ -29,7 +29,8 @@ const MIN_MS = 60_000;
 const BURST = 10_000;
 /**
  * Seeding 10,000 tickets (~150,000 items, DynamoDB Local's writes the bound: 2,000 in 6.5 s at load ~10, the
- * process idle two thirds of it): the whole file took 66 s at load 11 and 117 s beside two CI runs (load 22).
+ * process idle two thirds of it): the whole file took 80 s at load 11 and, before its backlog test, 117 s beside
+ * two CI runs (load 22).
  */
 const SEED_MS = 240_000;
 
