@@ -76,6 +76,12 @@ export interface StageConfig {
     domain: string;
     /** Days raw mail and attachments are kept in the mail bucket (decisions.md: 30). */
     keepDays: number;
+    /**
+     * The SES account's sending quota in this region, mails a second (the outbox's EMAIL_SEND_RATE: docs/email.md,
+     * "Pace and fair shares"). Raise it with the quota AWS grants; a lower real quota shows as throttles, which the
+     * outbox waits out without counting an attempt.
+     */
+    sendRatePerSecond: number;
   };
   alarms: AlarmThresholds;
   /** An SNS topic for the alarms (optionally with an e-mail subscription); null: alarms without actions. */
@@ -102,7 +108,8 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
     // deliveries/s at a 200 ms receiver).
     webhookDueRunners: 2,
-    mail: { domain: 'dev.mail.deskpipe.example', keepDays: 30 },
+    // SES's sandbox rate: 1 mail a second.
+    mail: { domain: 'dev.mail.deskpipe.example', keepDays: 30, sendRatePerSecond: 1 },
     alarms: {
       api5xxPercent: 5,
       apiP99LatencyMs: 2000,
@@ -143,7 +150,9 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a
     // 400 ms receiver; 2 shards each. The 16 reserved for them leave the API the account's concurrency less 66.
     webhookDueRunners: 8,
-    mail: { domain: 'mail.deskpipe.example', keepDays: 30 },
+    // SES's first production quota, 14 mails a second (raised on request): the outbox's 8 sends at once at
+    // ~50-500 ms each keep up 16-160 a second, so the quota, not the pool, sets the pace (docs/capacity.md).
+    mail: { domain: 'mail.deskpipe.example', keepDays: 30, sendRatePerSecond: 14 },
     alarms: {
       api5xxPercent: 1,
       apiP99LatencyMs: 1000,

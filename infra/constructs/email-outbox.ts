@@ -23,6 +23,8 @@ export type EmailOutboxProps = Omit<
 > & {
   /** The function SES's bounces and complaints of sent mail go to (by the feedback topic). */
   feedbackTo: IFunction;
+  /** The SES sending quota, mails a second: the runner's pace (EMAIL_SEND_RATE, lib/email/outbox/pace.ts). */
+  sendRatePerSecond: number;
 };
 
 export class EmailOutbox extends Construct {
@@ -80,6 +82,7 @@ export class EmailOutbox extends Construct {
     });
     this.feedback.addSubscription(new LambdaSubscription(props.feedbackTo));
     this.function.addEnvironment('SES_CONFIGURATION_SET', this.configurationSet.configurationSetName);
+    this.function.addEnvironment('EMAIL_SEND_RATE', String(props.sendRatePerSecond));
     this.function.addToRolePolicy(
       new PolicyStatement({
         actions: ['ses:SendEmail', 'ses:SendRawEmail'],

@@ -2,20 +2,24 @@ import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InboundRecord } from '#lib/data/mail/inbound.ts';
 import { type MailStore, type ReceivedMail, receiveMail } from '#lib/email/receive.ts';
+import { FairQueue } from '#lib/fair-share.ts';
 import { sleep } from '#lib/time.ts';
 
 /**
  * The local inbound mail's processing queue (infra/local/mail.ts): the names (`<inbound id>.<account>`) of the
- * copies whose envelope is in pending/, each handed to the one inbound handler, a few at a time. A failed one waits
- * out its backoff on the service's clock (`retrying`: its attempts so far, what ends its wait at a stop) outside
- * the queue, then goes to its back: never lost, never doubled, its slot given to the next mail meanwhile.
+ * copies whose envelope is in pending/, each handed to the one inbound handler, a few at a time, round-robin
+ * across the accounts that have mail waiting (FairQueue: one account's flood delays another's mail by one mail's
+ * turn, docs/email.md "One account's share"). A failed one waits out its backoff on the service's clock
+ * (`retrying`: its attempts so far, what ends its wait at a stop) outside the queue, then goes to its account's
+ * back: never lost, never doubled, its slot given to the next mail meanwhile.
  */
 
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 const CONCURRENCY = 4;
 
 export class MailQueue {
-  private readonly queue: string[] = [];
+  /** A copy's name ends with its account (lib/data/mail-store/layout.ts, queueRecordName). */
+  private readonly queue = new FairQueue<string>((id) => id.slice(id.lastIndexOf('.') + 1));
   private readonly queued = new Set<string>();
   private readonly retrying = new Map<string, { attempts: number; waiting?: AbortController }>();
   private running = 0;
@@ -51,13 +55,13 @@ export class MailQueue {
   }
 
   private wakeIdle(): void {
-    if (this.queue.length === 0 && this.running === 0 && this.retrying.size === 0) {
+    if (this.queue.size === 0 && this.running === 0 && this.retrying.size === 0) {
       for (const w of this.waiters.splice(0)) w();
     }
   }
 
   private pump(): void {
-    while (!this.stopped && this.running < CONCURRENCY && this.queue.length > 0) {
+    while (!this.stopped && this.running < CONCURRENCY && this.queue.size > 0) {
       const id = this.queue.shift() as string;
       this.running += 1;
       this.processOne(id)

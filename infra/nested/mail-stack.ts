@@ -34,6 +34,7 @@ export class MailStack extends NestedStack {
       reservedConcurrency: config.workerConcurrency.emailOutbox,
       // Bounces and complaints come back to the function that handles what SES hands back (mail received).
       feedbackTo: this.receiving.function,
+      sendRatePerSecond: config.mail.sendRatePerSecond,
     });
     this.functions = {
       [emailInboundWorker.name]: this.receiving.function,

@@ -13,7 +13,16 @@ import { sentMailName } from '#lib/data/mail-store.ts';
  */
 export type SendResult =
   | { ok: true; providerMessageId: string }
-  | { ok: false; permanent: boolean; error: string };
+  | {
+      ok: false;
+      permanent: boolean;
+      error: string;
+      /**
+       * The provider refused for its rate, not for this mail (SES's sending quota, a relay's "try later"): the mail
+       * goes back to the outbox without an attempt counted, and the runner slows down (docs/email.md, "Pace").
+       */
+      throttled?: boolean;
+    };
 
 export interface RawMail {
   envelopeFrom: string;
@@ -39,8 +48,15 @@ const SMTP_TIMEOUT_MS = 30_000;
 const SMTP_ATTEMPT_MS = 40_000;
 
 /**
+ * A relay's answers that refuse for its rate, not for the mail: 421 (closing for now: too many connections or
+ * messages) and 454 (SES's SMTP interface: "Throttling failure: Maximum sending rate exceeded").
+ */
+const SMTP_THROTTLES = new Set([421, 454]);
+
+/**
  * SMTP to a relay (nodemailer's transport). A 5xx answer is a permanent refusal; a 4xx, a refused or dropped
- * connection, a timeout are temporary. The relay's Message-ID is the mail's own (SMTP does not replace it).
+ * connection, a timeout are temporary; a 421 or 454 is a throttle. The relay's Message-ID is the mail's own (SMTP
+ * does not replace it).
  */
 export function smtpSender(url: string): Sender {
   // Pooled: a runner sends several mails at once and one after another, over connections it keeps (at most 8).
@@ -76,6 +92,7 @@ export function smtpSender(url: string): Sender {
           error: (code ? `${code} ${e.message ?? ''}` : `${e.code ?? 'error'}: ${e.message ?? ''}`)
             .trim()
             .slice(0, 300),
+          ...(code !== undefined && SMTP_THROTTLES.has(code) ? { throttled: true } : {}),
         };
       } finally {
         clearTimeout(timer);
@@ -107,6 +124,12 @@ export function folderSender(dir: string): Sender {
     close: () => undefined,
   };
 }
+
+/**
+ * SES errors that refuse for the account's sending quota, not for the mail (its rate, its day's count): a throttle
+ * (the SDK has already tried again itself, with its own backoff).
+ */
+const SES_THROTTLES = new Set(['TooManyRequestsException', 'LimitExceededException', 'ThrottlingException']);
 
 /** SES errors that no retry mends (the rest, throttling and service errors, are temporary). */
 const SES_PERMANENT = new Set([
@@ -145,6 +168,7 @@ export function sesSender(configurationSet: string, client = new SESv2Client({})
           ok: false,
           permanent: SES_PERMANENT.has(name),
           error: `${name}: ${(error as Error).message ?? ''}`.slice(0, 300),
+          ...(SES_THROTTLES.has(name) ? { throttled: true } : {}),
         };
       }
     },

@@ -1,6 +1,8 @@
 import type { EventDraft } from '#lib/data/events.ts';
+import { ALL_DUE_SHARDS, type DueCursors } from '#lib/data/index/due.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
-import { commitBreaches, findDueTickets, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
+import { commitBreaches, dueTicketWindow, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
+import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
 import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import { breachesDue, breachesLost, withBreaches } from './owed-breaches.ts';
@@ -36,8 +38,15 @@ export interface BreachPass {
 export interface BreachRunOptions {
   /** The due shards this runner reads (all by default): lib/data/webhooks/due-shards.ts, shardsOfRunner. */
   shards?: readonly number[] | undefined;
-  /** Due entries read per pass (default 100). */
+  /** Tickets served per pass, shared between the accounts due (lib/fair-share.ts; default 100). */
   limit?: number;
+  /** Due keys read per shard and pass (lib/data/index/due.ts, dueWindow; default DUE_WINDOW_PER_SHARD). */
+  windowPerShard?: number;
+  /**
+   * Where this runner's reading of the due index stands in each shard (dueWindow): kept across the passes of one
+   * run (runBreaches makes one); a pass without starts from the earliest due entries.
+   */
+  cursors?: DueCursors;
   /** Tickets worked at once (default 16). */
   concurrency?: number;
   /** What is done with an error the runner goes on after; logged by default. */
@@ -49,11 +58,21 @@ export interface BreachRunOptions {
 /** Attempts of one ticket's breach commit against concurrent changes before leaving it for the next pass. */
 const MAX_ATTEMPTS = 5;
 
-/** One pass: the entries due now, each ticket's breaches committed. */
+/**
+ * One pass: a window of the entries due now (a page a shard), `limit` of them served round-robin across their
+ * accounts (fairShare: one account's burst leaves every other account due its share of the batch), each ticket's
+ * breaches committed.
+ */
 export async function breachPass(options: BreachRunOptions = {}): Promise<BreachPass> {
   const limit = options.limit ?? 100;
   const nowUs = nowMicros();
-  const due = await findDueTickets(Math.floor(nowUs / 1000), limit, options.shards);
+  const window = await dueTicketWindow(
+    Math.floor(nowUs / 1000),
+    options.shards ?? ALL_DUE_SHARDS,
+    options.cursors ?? new Map(),
+    options.windowPerShard,
+  );
+  const due = fairShare(window.entries, (entry) => entry.accountId, limit);
   let breached = 0;
   let failed = 0;
   let next = 0;
@@ -62,7 +81,9 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
       const entry = due[i];
       if (!entry) continue;
       try {
-        breached += await breachTicket(entry.accountId, entry.orderKey, options);
+        // Awaited first: `breached += await …` would read the count before the await and lose the other workers'.
+        const written = await breachTicket(entry.accountId, entry.orderKey, options);
+        breached += written;
       } catch (error) {
         // One ticket's failure (the store refusing its commit for a while) holds no other ticket's breach: its
         // entry stays, and the next pass tries it again.
@@ -74,7 +95,8 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 16, due.length) }, work));
   // Again at once only when this pass wrote and found a full page: entries due but owing nothing yet (the index
   // behind a change by a moment, a due time within this millisecond) wait for the next poll, not a busy loop.
-  return { read: due.length, breached, failed, more: due.length >= limit && breached > 0 };
+  const left = window.more || window.entries.length > due.length;
+  return { read: due.length, breached, failed, more: left && breached > 0 };
 }
 
 /**
@@ -149,10 +171,12 @@ export async function runBreaches(
   options: BreachRunOptions & { pollMs?: number; stopped?: () => boolean } = {},
 ): Promise<{ passes: number; breached: number; failures: number; failedTickets: number }> {
   const totals = { passes: 0, breached: 0, failures: 0, failedTickets: 0 };
+  // The run's place in the due index, from one pass to the next: a backlog is read a page further each pass.
+  const cursors: DueCursors = options.cursors ?? new Map();
   while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
-      const pass = await breachPass(options);
+      const pass = await breachPass({ ...options, cursors });
       totals.passes++;
       totals.breached += pass.breached;
       totals.failedTickets += pass.failed;

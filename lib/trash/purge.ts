@@ -1,5 +1,7 @@
+import type { DueCursors } from '#lib/data/index/due.ts';
 import type { MailPurger } from '#lib/data/mail-store.ts';
-import { duePurges, purgeOne } from '#lib/data/trash/purge.ts';
+import { duePurgeWindow, purgeOne } from '#lib/data/trash/purge.ts';
+import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
 import { nowMicros, nowMillis, sleep } from '#lib/time.ts';
 
@@ -13,12 +15,17 @@ export const PURGE_POLL_MS = 60_000;
 const PURGE_BATCH = 100;
 const AT_ONCE = 4;
 
-/** One pass: the due objects' purges; `more` when the batch was full (the next pass starts at once). */
+/**
+ * One pass: a window of the due objects (a page a due shard, from where the run's last window ended: `cursors`),
+ * PURGE_BATCH of them shared round-robin between their accounts (fairShare: one account's mass deletion leaves
+ * every other account's purges their share), purged; `more` when more was due (the next pass starts at once).
+ */
 export async function purgePass(
-  options: { mail?: MailPurger | undefined } = {},
+  options: { mail?: MailPurger | undefined; cursors?: DueCursors } = {},
 ): Promise<{ purged: number; failed: number; more: boolean }> {
   const now = nowMicros();
-  const due = await duePurges(Math.floor(now / 1000), PURGE_BATCH);
+  const window = await duePurgeWindow(Math.floor(now / 1000), options.cursors ?? new Map());
+  const due = fairShare(window.entries, (entry) => entry.accountId, PURGE_BATCH);
   let purged = 0;
   let failed = 0;
   for (let i = 0; i < due.length; i += AT_ONCE) {
@@ -33,7 +40,7 @@ export async function purgePass(
       }),
     );
   }
-  return { purged, failed, more: due.length === PURGE_BATCH };
+  return { purged, failed, more: window.more || window.entries.length > due.length };
 }
 
 /**
@@ -50,10 +57,12 @@ export async function runPurges(
   } = {},
 ): Promise<{ passes: number; purged: number; failed: number }> {
   const totals = { passes: 0, purged: 0, failed: 0 };
+  // The run's place in the due index, from one pass to the next: a backlog is read a page further each pass.
+  const cursors: DueCursors = new Map();
   while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
-      const pass = await purgePass(options);
+      const pass = await purgePass({ ...options, cursors });
       totals.passes++;
       totals.purged += pass.purged;
       totals.failed += pass.failed;

@@ -102,6 +102,8 @@ describe.each(STAGES)('stack for %s', (stage) => {
       const name = fn.Properties.FunctionName;
       expect(Object.keys(fn.Properties.Environment.Variables).sort(), name).toEqual([
         ...(hashing.has(name) ? ['API_KEY_HASH_SECRET'] : []),
+        // lib/email/outbox/pace.ts: the outbox is paced to the stage's SES sending quota.
+        ...(name === `deskpipe-${stage}-${emailOutboxWorker.name}` ? ['EMAIL_SEND_RATE'] : []),
         ...(withMail.has(name) ? ['MAIL_BUCKET'] : []),
         'NODE_OPTIONS',
         'POWERTOOLS_METRICS_NAMESPACE',
@@ -514,7 +516,12 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
     expect(Object.keys(sets)).toHaveLength(1);
     template.hasResourceProperties('AWS::Lambda::Function', {
       FunctionName: `deskpipe-${stage}-${emailOutboxWorker.name}`,
-      Environment: { Variables: Match.objectLike({ SES_CONFIGURATION_SET: { Ref: Object.keys(sets)[0] } }) },
+      Environment: {
+        Variables: Match.objectLike({
+          SES_CONFIGURATION_SET: { Ref: Object.keys(sets)[0] },
+          EMAIL_SEND_RATE: String(stageConfigs[stage].mail.sendRatePerSecond),
+        }),
+      },
     });
     const ses = Object.entries(statementsByFunction(resources)).flatMap(([name, statements]) =>
       statements

@@ -1,4 +1,5 @@
-import { queryAll, tableName } from '../store/client.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, queryAll, tableName } from '../store/client.ts';
 import { DUE_SHARDS } from '../webhooks/due-shards.ts';
 import type { Index } from './items.ts';
 
@@ -10,27 +11,6 @@ export interface DueEntity {
 }
 
 export const ALL_DUE_SHARDS: readonly number[] = Array.from({ length: DUE_SHARDS }, (_, shard) => shard);
-
-/**
- * Entities due at or before `nowMs`, earliest first, at most `limit`, in the due shards given (a runner of the
- * pool reads its own: due-shards.ts, shardsOfRunner): one Query per shard, all at once (one round trip), each
- * for its earliest `limit` keys (the keys-only index, eventually consistent: the runner reads each entity before
- * acting on it). Never a Scan: what is read is what is due.
- */
-export async function dueEntities<E>(
-  index: Index<E>,
-  nowMs: number,
-  limit: number,
-  shards: readonly number[] = ALL_DUE_SHARDS,
-): Promise<DueEntity[]> {
-  const { keys } = index;
-  const sortKeys = await dueSortKeys(
-    { indexName: keys.dueIndex, partition: keys.duePartition, before: keys.dueBefore(nowMs) },
-    limit,
-    shards,
-  );
-  return sortKeys.map((sk) => keys.parseDue(sk));
-}
 
 /**
  * The earliest `limit` due sort keys below `before` over the given shards of a keys-only due index: one Query per
@@ -81,4 +61,95 @@ export async function dueEntries(
     .map((item) => ({ gsi2sk: String(item.gsi2sk), pk: String(item.pk), sk: String(item.sk) }));
   entries.sort((a, b) => (a.gsi2sk < b.gsi2sk ? -1 : a.gsi2sk > b.gsi2sk ? 1 : 0));
   return entries.slice(0, limit);
+}
+
+/** A keys-only due index: its name, a shard's partition key and the sort key bound of what is due (gsi2sk < before). */
+export interface DueIndexRead {
+  indexName: string;
+  partition: (shard: number) => string;
+  before: string;
+}
+
+/** A due entry with its account (every due sort key is `<due ms>#<account>#…`). */
+export interface DueEntry extends DueEntryKeys {
+  accountId: string;
+}
+
+/**
+ * Where a runner's reading of one due index stands in each shard: the key its next page starts after (absent: the
+ * earliest). Kept by the runner from one pass to the next (in memory: a new run starts from the earliest).
+ */
+export type DueCursors = Map<number, Record<string, unknown>>;
+
+/** Keys a runner reads per due shard and pass (dueWindow): ~200 bytes each, a fifth of DynamoDB's 1 MB page. */
+export const DUE_WINDOW_PER_SHARD = 1_000;
+
+/**
+ * A pass's window of the due entries, for a runner that serves them by account (lib/fair-share.ts): in each shard
+ * one page of at most `perShard` keys due before `due.before` (keys only, eventually consistent: one Query a shard,
+ * all at once), starting after where the runner's last window in that shard ended (`cursors`, which this moves).
+ * A backlog deeper than a page is so read a page further each pass, and an entry behind one account's burst is
+ * in the window within depth / perShard passes of its due time, not after the burst is served (docs/sla.md, "Fair
+ * shares"); a shard read to its end is read from its earliest again at the next pass. Earliest first; `more` when
+ * some shard had more due than its page.
+ */
+export async function dueWindow(
+  due: DueIndexRead,
+  shards: readonly number[],
+  cursors: DueCursors,
+  perShard = DUE_WINDOW_PER_SHARD,
+): Promise<{ entries: DueEntry[]; more: boolean }> {
+  const pages = await Promise.all(shards.map((shard) => dueWindowPage(due, shard, cursors, perShard)));
+  const entries = pages.flat().map((item) => {
+    const gsi2sk = String(item.gsi2sk);
+    return { gsi2sk, pk: String(item.pk), sk: String(item.sk), accountId: gsi2sk.split('#')[1] ?? '' };
+  });
+  entries.sort((a, b) => (a.gsi2sk < b.gsi2sk ? -1 : a.gsi2sk > b.gsi2sk ? 1 : 0));
+  return { entries, more: shards.some((shard) => cursors.has(shard)) };
+}
+
+/** One shard's page of a window, from its cursor; a cursor past everything due starts again from the earliest. */
+async function dueWindowPage(
+  due: DueIndexRead,
+  shard: number,
+  cursors: DueCursors,
+  perShard: number,
+): Promise<Record<string, unknown>[]> {
+  const read = (after: Record<string, unknown> | undefined) =>
+    dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: due.indexName,
+        KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+        ExpressionAttributeValues: { ':pk': due.partition(shard), ':before': due.before },
+        ProjectionExpression: 'gsi2pk, gsi2sk, pk, sk',
+        Limit: perShard,
+        ExclusiveStartKey: after,
+      }),
+    );
+  const after = cursors.get(shard);
+  let page = await read(after);
+  // What was past the cursor has been served meanwhile: this pass reads from the earliest instead of nothing.
+  if (after && (page.Items ?? []).length === 0) page = await read(undefined);
+  if (page.LastEvaluatedKey) cursors.set(shard, page.LastEvaluatedKey);
+  else cursors.delete(shard);
+  return page.Items ?? [];
+}
+
+/** dueWindow of an indexed entity's due entries (IndexDeclaration.due), read back as the entities they name. */
+export async function dueEntityWindow<E>(
+  index: Index<E>,
+  nowMs: number,
+  shards: readonly number[],
+  cursors: DueCursors,
+  perShard?: number,
+): Promise<{ entries: DueEntity[]; more: boolean }> {
+  const { keys } = index;
+  const window = await dueWindow(
+    { indexName: keys.dueIndex, partition: keys.duePartition, before: keys.dueBefore(nowMs) },
+    shards,
+    cursors,
+    perShard,
+  );
+  return { entries: window.entries.map((entry) => keys.parseDue(entry.gsi2sk)), more: window.more };
 }

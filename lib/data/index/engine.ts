@@ -1,7 +1,7 @@
 import type { Versioned } from '../store/items.ts';
 import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './commit.ts';
 import type { IndexDeclaration } from './declaration.ts';
-import { dueEntities } from './due.ts';
+import { type DueCursors, dueEntityWindow } from './due.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
@@ -49,9 +49,12 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     getByNumber: (accountId: string, number: number) => getByNumber(index, accountId, number),
     /** The entity an order key names (a due entry's), as stored, with its version (one strongly consistent GetItem). */
     getByOrderKey: (accountId: string, orderKey: string) => getStored(index, accountId, orderKey),
-    /** Entities whose due entry (IndexDeclaration.due) is at or before `nowMs`, earliest first (due.ts). */
-    due: (nowMs: number, limit: number, shards?: readonly number[]) =>
-      dueEntities(index, nowMs, limit, shards),
+    /**
+     * Entities whose due entry (IndexDeclaration.due) is at or before `nowMs`, earliest first: a runner's window
+     * (due.ts, dueWindow), a page a shard from where its last one ended.
+     */
+    dueWindow: (nowMs: number, shards: readonly number[], cursors: DueCursors, perShard?: number) =>
+      dueEntityWindow(index, nowMs, shards, cursors, perShard),
     findPage: (accountId: string, query: PageQuery<F>) => findPage(index, accountId, query),
     /**
      * A dimension's entities oldest first, a page of its postings as written with the entity each names (oldest.ts:

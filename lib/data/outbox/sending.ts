@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMillis } from '#lib/time.ts';
 import { type EventDraft, type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
-import { ALL_DUE_SHARDS, dueEntries } from '../index/due.ts';
+import { type DueCursors, dueWindow } from '../index/due.ts';
 import { outboxKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
@@ -17,25 +17,30 @@ export interface OutboxEntry {
   key: ItemKey;
 }
 
-/** Mail due at or before `nowMs`, earliest first, at most `limit`, in the given due shards (one round trip). */
+/**
+ * Mail due at or before `nowMs`, earliest first: the runner's window, in each of the given due shards a page from
+ * where its last window ended (lib/data/index/due.ts, dueWindow; one round trip).
+ */
 export async function dueOutbox(
   nowMs: number,
-  limit: number,
-  shards: readonly number[] = ALL_DUE_SHARDS,
-): Promise<OutboxEntry[]> {
-  const entries = await dueEntries(
+  shards: readonly number[],
+  cursors: DueCursors,
+  perShard?: number,
+): Promise<{ entries: OutboxEntry[]; more: boolean }> {
+  const window = await dueWindow(
     {
       indexName: outboxKeys.dueIndex,
       partition: outboxKeys.duePartition,
       before: outboxKeys.dueBefore(nowMs),
     },
-    limit,
     shards,
+    cursors,
+    perShard,
   );
-  return entries.map((e) => ({
-    accountId: outboxKeys.parseDue(e.gsi2sk).accountId,
-    key: { pk: e.pk, sk: e.sk },
-  }));
+  return {
+    entries: window.entries.map((e) => ({ accountId: e.accountId, key: { pk: e.pk, sk: e.sk } })),
+    more: window.more,
+  };
 }
 
 /**

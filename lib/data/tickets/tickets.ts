@@ -1,6 +1,7 @@
 import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
 import type { EventDraft, ReservedPlaces } from '../events.ts';
 import type { StatsCondition } from '../index/commit-actions.ts';
+import type { DueCursors } from '../index/due.ts';
 import type { PageQuery } from '../index/list.ts';
 import { newOrderedUuid } from '../index/order-key.ts';
 import { statsAttribute } from '../index/stats-cells.ts';
@@ -139,9 +140,18 @@ export async function findTicketPage(
   return { total, tickets: entities };
 }
 
-/** Tickets whose due entry (their soonest service-level due time still to watch) is at or before `nowMs`. */
-export function findDueTickets(nowMs: number, limit: number, shards?: readonly number[]) {
-  return tickets.due(nowMs, limit, shards);
+/**
+ * Tickets whose due entry (their soonest service-level due time still to watch) is at or before `nowMs`: the breach
+ * runner's window, in each due shard a page from where its last window ended (lib/data/index/due.ts, dueWindow),
+ * earliest first.
+ */
+export function dueTicketWindow(
+  nowMs: number,
+  shards: readonly number[],
+  cursors: DueCursors,
+  perShard?: number,
+) {
+  return tickets.dueWindow(nowMs, shards, cursors, perShard);
 }
 
 /** The ticket an order key names (a due entry's), with its version: one strongly consistent GetItem. */

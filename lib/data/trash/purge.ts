@@ -2,7 +2,7 @@ import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { contacts } from '../contacts/contact-index.ts';
 import { deals } from '../deals/deal-index.ts';
 import { isKeyedDimension } from '../index/dimensions.ts';
-import { ALL_DUE_SHARDS, dueSortKeys } from '../index/due.ts';
+import { ALL_DUE_SHARDS, type DueCursors, dueSortKeys, dueWindow } from '../index/due.ts';
 import { deleteEmptyDimensions } from '../index/empty-dimensions.ts';
 import type { IndexedEntity } from '../index/engine.ts';
 import { indexItemsOf, trashedOf } from '../index/trash.ts';
@@ -37,17 +37,28 @@ export async function duePurges(
   limit: number,
   shards: readonly number[] = ALL_DUE_SHARDS,
 ): Promise<{ accountId: string; uuid: string }[]> {
-  const keys = await dueSortKeys(
-    {
-      indexName: trashKeys.purgeDueIndex,
-      partition: trashKeys.purgeDuePartition,
-      before: trashKeys.purgeDueBefore(nowMs),
-    },
-    limit,
-    shards,
-  );
+  const keys = await dueSortKeys(purgeDue(nowMs), limit, shards);
   return keys.map((sk) => trashKeys.parsePurgeDue(sk));
 }
+
+/**
+ * duePurges as the purge runner reads it: its window, in each due shard a page from where its last window ended
+ * (lib/data/index/due.ts, dueWindow).
+ */
+export async function duePurgeWindow(
+  nowMs: number,
+  cursors: DueCursors,
+  perShard?: number,
+): Promise<{ entries: { accountId: string; uuid: string }[]; more: boolean }> {
+  const window = await dueWindow(purgeDue(nowMs), ALL_DUE_SHARDS, cursors, perShard);
+  return { entries: window.entries.map((e) => trashKeys.parsePurgeDue(e.gsi2sk)), more: window.more };
+}
+
+const purgeDue = (nowMs: number) => ({
+  indexName: trashKeys.purgeDueIndex,
+  partition: trashKeys.purgeDuePartition,
+  before: trashKeys.purgeDueBefore(nowMs),
+});
 
 /** What one purge removed: its items, of which the ticket's messages, and the files of its mail. */
 export interface Purged {

@@ -1,3 +1,4 @@
+import type { DueCursors } from '#lib/data/index/due.ts';
 import { sentMailIdPut } from '#lib/data/mail/message-ids.ts';
 import {
   ClaimLost,
@@ -14,6 +15,7 @@ import { composeMail } from '../compose.ts';
 import { sentMailOf } from '../reply.ts';
 import type { Sender } from '../senders.ts';
 import { build } from './build.ts';
+import { type SendPace, THROTTLE_HOLD_MS } from './pace.ts';
 
 /** One due mail: claimed, built, handed to the Sender, and its outcome recorded under the claim. */
 
@@ -37,10 +39,18 @@ export interface OutboxRunOptions {
   sender: Sender;
   /** The due shards this runner reads (all by default). */
   shards?: readonly number[] | undefined;
-  /** Due entries read per pass (default 50). */
+  /** Mails served per pass, shared between the accounts due (lib/fair-share.ts; default 50). */
   limit?: number;
-  /** Mails sent at once (default 8). */
+  /** Mails sent at once (default: outboxConcurrency of the pace's rate). */
   concurrency?: number;
+  /** Due keys read per shard and pass (lib/data/index/due.ts, dueWindow; default DUE_WINDOW_PER_SHARD). */
+  windowPerShard?: number;
+  /** Where this runner's reading of the due index stands (dueWindow): kept across a run's passes. */
+  cursors?: DueCursors;
+  /** The sending quota's pace (pace.ts), one for the runner's passes; none: unpaced. */
+  pace?: SendPace;
+  /** When the run ends (epoch ms): no mail is claimed that the pace would hold past it. */
+  until?: number;
   /** How long a claim lasts (default OUTBOX_CLAIM_MS). */
   claimMs?: number;
   /** This runner's name in claims (a random one by default). */
@@ -50,13 +60,18 @@ export interface OutboxRunOptions {
   afterSend?: ((entry: OutboxEntry) => Promise<void>) | undefined;
 }
 
-export type SendOutcome = 'sent' | 'retrying' | 'failed' | 'skipped';
+/** What became of a due mail; `throttled`: put back with no attempt counted (the provider refused its rate). */
+export type SendOutcome = 'sent' | 'retrying' | 'failed' | 'skipped' | 'throttled';
 
-/** Claims, builds, sends and records one due mail. */
+/**
+ * Claims, builds, sends and records one due mail, once the pace allows a send (before the claim: a hold never
+ * keeps a claimed mail waiting); undefined when the run ends before it would (nothing claimed).
+ */
 export async function sendOne(
   entry: OutboxEntry,
   options: OutboxRunOptions & { owner: string },
-): Promise<SendOutcome> {
+): Promise<SendOutcome | undefined> {
+  if (options.pace && !(await options.pace.take(options.until))) return undefined;
   const now = nowMillis();
   const claimed = await claimOutbox(entry, options.owner, now + (options.claimMs ?? OUTBOX_CLAIM_MS), now);
   if (!claimed) return 'skipped';
@@ -84,7 +99,14 @@ export async function sendOne(
     raw,
   });
   await options.afterSend?.(entry);
+  if (!result.ok && result.throttled) {
+    // The provider's rate, not the mail: due again when the runner's hold ends, its attempts as they were.
+    const again = options.pace?.throttled() ?? nowMillis() + THROTTLE_HOLD_MS;
+    const outcome = { delivery: claimed.delivery, nextAtMs: again, error: `throttled: ${result.error}` };
+    return record(entry, options.owner, outcome, 'throttled');
+  }
   if (result.ok) {
+    options.pace?.accepted();
     const delivery: Delivery = {
       status: 'sent',
       attempts,
