@@ -28,8 +28,10 @@ import { type Receiver, startReceiver } from '#test/support/webhooks.ts';
  * Issue 27, "no key shared by every account": every partition key the data layer writes (base table, gsi1, gsi2)
  * holds the account's id or an object's own id (or a hash or uuid it was derived from). A key that holds neither
  * is one partition for the whole service: 1,000 write units/s for every account together, and its throttling
- * pushes back on every account's writes. This records every key written while a broad scenario runs, and names
- * each shape that holds neither.
+ * pushes back on every account's writes. This records every key written while a scenario writes every kind of
+ * item the service writes (issue 40: clocks and a breach, messages and mail out and in, a deletion and a restore, an
+ * erasure and its ledger, deliveries, keys), and names each shape that holds neither and is not the derived shard
+ * of its own item (derivedKeys below).
  */
 process.env[STAGE_VARIABLE] = LOCAL_STAGE;
 const gateway = useGateway();
