@@ -302,6 +302,7 @@ const KINDS = [
   'pk ERASURES',
   'gsi2pk ERASURE_DUE',
   'pk ERASURE_LEDGER',
+  'gsi2pk ERASURE_LEDGERS',
   'pk DEALS',
   'pk CONTACTS',
   'pk EVENTS',
