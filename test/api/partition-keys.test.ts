@@ -140,7 +140,7 @@ const derivedKeys: Record<string, (accountId: string, item: ItemKey) => string |
   ERASURE_DUE: (acc, item) => erasureKeys.due(acc, item.sk, 0).gsi2pk,
   WEBHOOK_DUE: (acc, item) =>
     item.sk.startsWith('ENDPOINT#') ? webhookDeliveryKeys.due(acc, item.sk.slice(9), 0).gsi2pk : undefined,
-  ERASURE_LEDGERS: (acc, item) => (erasureKeys.ledger(acc, item.sk) as { gsi2pk?: string }).gsi2pk,
+  ERASURE_LEDGERS: (acc, item) => erasureKeys.ledger(acc, item.sk).gsi2pk,
 };
 
 /** Whether a family's key depends on the ids at all: 64 items of 64 accounts give more than one key. */
