@@ -1,5 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { keyPrefixOf, resolveApiKey } from '#lib/accounts/api-keys.ts';
+import { edgeKeyValue } from '#lib/accounts/edge-limits.ts';
 import { Forbidden, Unauthenticated } from '#lib/errors.ts';
 import { inInvocationScope, logAuthorizerDecision, logError } from '#lib/log.ts';
 
@@ -30,6 +31,9 @@ async function authorize(event: APIGatewayTokenAuthorizerEvent): Promise<APIGate
     return {
       principalId: caller.keyId,
       policyDocument: policy('Allow', everyRoute),
+      // The account's API Gateway API key: the edge throttles each account at its usage plan's rate
+      // (lib/accounts/edge-limits.ts; the REST API's apiKeySource is AUTHORIZER).
+      usageIdentifierKey: edgeKeyValue(caller.accountId),
       context: {
         accountId: caller.accountId,
         plan: caller.plan,

@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { ERASURE_RUN_MS } from '#functions/workers.ts';
+import { moveLegacyLedger } from '#lib/data/erasures.ts';
 import { mailEraser } from '#lib/data/mail-store.ts';
 import { erasurePass } from '#lib/erasures/runner.ts';
 import { workerHandler } from '#lib/log.ts';
@@ -11,14 +12,21 @@ import { nowMillis } from '#lib/time.ts';
  * up to ERASURE_RUN_MS (less when the function has less time left), again at once while a pass leaves an erasure
  * with steps to go, and returns at the first pass that leaves none (the schedule is its poll). The mail eraser is
  * the stage's mail bucket's (MAIL_BUCKET). Runs may overlap and die anywhere: each erasure resumes from its last
- * saved step, and a second runner on the same erasure stops at its next save (ErasureStepTaken).
+ * saved step, and a second runner on the same erasure stops at its next save (ErasureStepTaken). Each run first moves
+ * up to 100 entries of the ledger's legacy partition to their accounts' keys (one Query when none is left; until
+ * 2027-03-31: docs/deploy.md, "The erasure ledger's keys").
  */
 export const handler = workerHandler('erasure run', async (_event: unknown, context?: Context) => {
   const left = context?.getRemainingTimeInMillis?.() ?? ERASURE_RUN_MS + 30_000;
   const runFor = Math.max(0, Math.min(ERASURE_RUN_MS, left - 30_000));
   const until = nowMillis() + runFor;
   const mail = runFor > 0 ? mailEraser() : undefined;
-  const totals = { passes: 0, completed: 0, failed: 0 };
+  const totals = {
+    passes: 0,
+    completed: 0,
+    failed: 0,
+    ledgerMoved: runFor > 0 ? await moveLegacyLedger() : 0,
+  };
   while (nowMillis() < until) {
     const pass = await erasurePass({ mail });
     totals.passes++;

@@ -23,7 +23,15 @@ export const gatewayAnswers = {
   MISSING_AUTHENTICATION_TOKEN: { statusCode: 404, body: { message: 'Not found.' } },
   RESOURCE_NOT_FOUND: { statusCode: 404, body: { message: 'Not found.' } },
   REQUEST_TOO_LARGE: { statusCode: 413, body: { message: 'The request body must not exceed 1 MiB.' } },
-  THROTTLED: { statusCode: 429, body: { message: 'Too many requests.' } },
+  /**
+   * Over the stage's throttle or the account's usage plan (lib/accounts/edge-limits.ts): refused before any
+   * function runs, so without the per-minute count's headers; a token comes back within a second at every plan's rate.
+   */
+  THROTTLED: {
+    statusCode: 429,
+    body: { message: 'Too many requests.' },
+    headers: { 'Retry-After': '1' },
+  },
   QUOTA_EXCEEDED: { statusCode: 429, body: { message: 'Too many requests.' } },
   /**
    * The authorizer failed (it logs why): almost always the store being unreachable or slow, so the client is

@@ -56,6 +56,13 @@ export interface StageConfig {
    */
   throttling: { rateLimit: number; burstLimit: number };
   /**
+   * Whether every method behind the authorizer requires the account's API Gateway API key, which puts each account
+   * under its usage plan's throttle (lib/accounts/edge-limits.ts: the figures; docs/deploy.md, "Tenants at the edge").
+   * An account whose key is in no usage plan is then answered 403 by API Gateway: a stage deployed before the usage
+   * plans takes one deployment with this off, `apply --aws` of every account, then this on.
+   */
+  edgeKeysRequired: boolean;
+  /**
    * Reserved concurrency of the background functions: what they are sure to get, and all they may take, so a
    * stream catch-up or a slow receiver's backlog never takes the account's concurrency from the API.
    */
@@ -96,6 +103,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     pointInTimeRecovery: false,
     authorizerCacheTtlSeconds: 30,
     throttling: { rateLimit: 50, burstLimit: 100 },
+    edgeKeysRequired: true,
     workerConcurrency: {
       webhooksStream: 5,
       webhooksDue: 4,
@@ -130,6 +138,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     // headroom; the burst takes two seconds of it. At ~50 ms a request that is ~125 concurrent functions, far
     // inside the region's default 1,000 less the workers' reservations below.
     throttling: { rateLimit: 2500, burstLimit: 5000 },
+    edgeKeysRequired: true,
     // The stream function runs one batch per stream shard at a time (parallelization factor 1): 50 covers a table
     // of 50 partitions; beyond, batches wait (records are kept 24 h) rather than take the API's concurrency. The
     // due function runs as webhookDueRunners invocations a minute, each at most 80 s: two of one runner may overlap.

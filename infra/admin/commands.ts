@@ -7,8 +7,11 @@ import { reindex } from '#lib/accounts/reindex.ts';
 import { EVERY_SCOPE, type Grant, isGrant } from '#lib/accounts/scopes.ts';
 import { findAccountIdBySlug } from '#lib/data/accounts/accounts.ts';
 import { isIndexedEntityName } from '#lib/data/reindex.ts';
+import { tableName } from '#lib/data/store/client.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
 import { nowMicros } from '#lib/time.ts';
+import { awsCliEdgeApi } from './edge-api.ts';
+import { placeAtEdge } from './edge-keys.ts';
 
 /**
  * The admin commands (README.md, "Admin command line"), independent of how the store was reached (cli.ts does
@@ -36,7 +39,8 @@ export const USAGE = `usage: npm run --silent admin -- <command>
   erasures replay [--ledger-from TABLE]
                            after a restore from backup, erase again every person in the erasure ledger
                            (the ledger read from TABLE, the table that was live, when given)
-options: --aws  use the deployed table named by TABLE_NAME (AWS credentials from the environment)`;
+options: --aws  use the deployed table named by TABLE_NAME (AWS credentials from the environment); apply
+                then also puts the account's API Gateway key in its plan's usage plan (the AWS CLI's)`;
 
 export async function runCommand(args: string[]): Promise<Record<string, unknown>> {
   const [command, ...rest] = args.filter((a) => a !== '--aws');
@@ -44,7 +48,14 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
     const file = rest.find((a) => !a.startsWith('--'));
     const unknown = rest.filter((a) => a.startsWith('--') && a !== '--new-key');
     if (!file || unknown.length > 0) throw new CommandError(USAGE, 2);
-    return apply(file, rest.includes('--new-key'));
+    const state = await apply(file, rest.includes('--new-key'));
+    // Deployed, the account's API Gateway key in its plan's usage plan (infra/admin/edge-keys.ts); the stage's
+    // resources are named as its table is (`deskpipe-<stage>`).
+    if (args.includes('--aws')) {
+      const { id, plan, rate_limit_per_minute } = state.account;
+      await placeAtEdge(awsCliEdgeApi, tableName(), { id, plan, rateLimitPerMinute: rate_limit_per_minute });
+    }
+    return state;
   }
   if (command === 'keys') {
     const [action, target, ...extra] = rest;

@@ -18,16 +18,19 @@ import {
   METHOD_NOT_ALLOWED_BODY,
   renderGatewayBody,
 } from '#infra/api-contract.ts';
+import { edgeLimitsOf } from '#lib/accounts/edge-limits.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { pickRequestId } from '#lib/http/response.ts';
 import { nowMillis } from '#lib/time.ts';
+import { EdgeThrottle } from './edge-throttle.ts';
 
 /**
  * A local stand-in for the deployed API Gateway REST API, built from the same route table: it builds the
  * same Lambda proxy events, runs the TOKEN authorizer with API Gateway's caching (keyed by the Authorization
- * header), passes the authorizer's context to the handler, invokes handlers in-process and answers the
- * gateway's own errors exactly as the stack's gateway responses do. See docs/architecture.md.
+ * header), throttles each account as its usage plan does (./edge-throttle.ts), passes the authorizer's context to
+ * the handler, invokes handlers in-process and answers the gateway's own errors exactly as the stack's gateway
+ * responses do. See docs/architecture.md.
  */
 export interface GatewayOptions {
   /** Seconds an authorizer answer is cached per Authorization header; 0 turns caching off. */
@@ -55,6 +58,7 @@ export class LocalGateway {
   private readonly handlers = new Map<string, Promise<ProxyHandler>>();
   private readonly authCache = new Map<string, { expiresAt: number; result: APIGatewayAuthorizerResult }>();
   private authorizer: Promise<TokenAuthorizer> | undefined;
+  private readonly edge = new EdgeThrottle();
   private baseUrl: URL;
 
   constructor(private readonly options: GatewayOptions) {
@@ -131,6 +135,7 @@ export class LocalGateway {
     if (route.auth) {
       const outcome = await this.authorize(req.headers.authorization, route, requestId);
       if (typeof outcome === 'string') return this.answer(res, outcome, requestId);
+      if (!this.withinEdgeLimits(outcome)) return this.answer(res, 'THROTTLED', requestId);
       authorizerContext = { principalId: outcome.principalId, ...outcome.context };
     }
 
@@ -180,6 +185,18 @@ export class LocalGateway {
     }
     const allowed = result.policyDocument.Statement.some((s) => 'Effect' in s && s.Effect === 'Allow');
     return allowed ? result : 'ACCESS_DENIED';
+  }
+
+  /**
+   * The usage plan's throttle, as API Gateway applies it after the authorizer: a bucket per the API key it names
+   * (usageIdentifierKey), at the figures of the account's per-minute limit (its plan's, or its own: the rule the
+   * stack's usage plans and the admin path's per-account ones are made by, lib/accounts/edge-limits.ts).
+   */
+  private withinEdgeLimits(result: APIGatewayAuthorizerResult): boolean {
+    const key = result.usageIdentifierKey;
+    const perMinute = Number(result.context?.rateLimit);
+    if (!key || !Number.isFinite(perMinute)) return true;
+    return this.edge.take(key, edgeLimitsOf(String(result.context?.plan), perMinute), nowMillis());
   }
 
   private answer(res: ServerResponse, type: GatewayAnswerType, requestId: string): void {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { Duration, NestedStack, RemovalPolicy } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
+  ApiKeySourceType,
   AuthorizationType,
   LambdaIntegration,
   LogGroupLogDestination,
@@ -14,6 +15,7 @@ import {
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizerEntry, authorizerTableActions, methodsOf, paths, routes } from '#functions/routes.ts';
+import { EDGE_PLANS, PLAN_EDGE_LIMITS } from '#lib/accounts/edge-limits.ts';
 import {
   type GatewayAnswer,
   gatewayAnswers,
@@ -32,7 +34,7 @@ export interface ApiStackProps extends StageParts {
 /**
  * The REST API (a nested stack of the stage): the authorizer and its function, one method per route of the route
  * table invoking that route's function (RouteStack), the 405 mock methods, the gateway's own answers, the stage with
- * its access logs and throttling. The methods, their resources and their deployment stay in one stack, so a changed
+ * its access logs and throttling, and the usage plans that throttle each account. The methods, their resources and their deployment stay in one stack, so a changed
  * route redeploys the API; each method's invoke permission is a resource of this stack (LambdaIntegration scopes it
  * to the method), so the functions' stack never reads the API.
  */
@@ -69,6 +71,8 @@ export class ApiStack extends NestedStack {
       // Every type is binary: a handler's base64 answer (raw mail, an attachment; isBase64Encoded) goes out as its
       // bytes whatever the client's Accept says; JSON request bodies then reach the handlers base64, which they read.
       binaryMediaTypes: ['*/*'],
+      // The account's API Gateway API key comes from the authorizer (usageIdentifierKey), never from the client.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       deployOptions: {
         stageName: stage,
         throttlingRateLimit: config.throttling.rateLimit,
@@ -79,6 +83,7 @@ export class ApiStack extends NestedStack {
       },
     });
     this.addGatewayAnswers();
+    this.addUsagePlans(namePrefix);
 
     for (const route of routes) {
       const fn = props.routeFunctions[route.name];
@@ -87,7 +92,11 @@ export class ApiStack extends NestedStack {
         .resourceForPath(route.path)
         .addMethod(route.method, new LambdaIntegration(fn, { allowTestInvoke: false }), {
           ...(route.auth
-            ? { authorizer, authorizationType: AuthorizationType.CUSTOM }
+            ? {
+                authorizer,
+                authorizationType: AuthorizationType.CUSTOM,
+                apiKeyRequired: config.edgeKeysRequired,
+              }
             : { authorizationType: AuthorizationType.NONE }),
         });
       if (!route.auth) suppressPublicRoute(method);
@@ -104,6 +113,22 @@ export class ApiStack extends NestedStack {
           ],
         });
       suppressOpenMethodNotAllowed(method);
+    }
+  }
+
+  /**
+   * A usage plan per plan that reaches the API, at its edge figures (lib/accounts/edge-limits.ts), on this stage:
+   * API Gateway throttles each API key in it on its own, so each account (its key, which the admin path puts in its
+   * plan's usage plan: infra/admin/edge-keys.ts) gets the plan's rate and burst, past which it is answered THROTTLED.
+   */
+  private addUsagePlans(namePrefix: string): void {
+    for (const plan of EDGE_PLANS) {
+      this.api.addUsagePlan(`UsagePlan-${plan}`, {
+        name: `${namePrefix}-${plan}`,
+        description: `Each ${plan} account's API key, throttled on its own at the plan's figures`,
+        throttle: PLAN_EDGE_LIMITS[plan],
+        apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+      });
     }
   }
 

@@ -9,7 +9,7 @@
 export { indexedAddresses, referencedAddresses } from './erasures/candidates.ts';
 export { eraseContact } from './erasures/contact.ts';
 export { deleteAddressDimensions, deleteEmptyDimension } from './erasures/dimensions.ts';
-export { completeErasure, ledgerEntries, putLedgerEntry } from './erasures/ledger.ts';
+export { completeErasure, ledgerEntries, moveLegacyLedger, putLedgerEntry } from './erasures/ledger.ts';
 export {
   dueErasures,
   type ErasureProgress,

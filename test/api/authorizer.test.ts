@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { handler } from '#functions/authorizer.ts';
 import { settleLastUseWrites } from '#lib/accounts/api-keys.ts';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { edgeKeyValue } from '#lib/accounts/edge-limits.ts';
 import { hashApiKey } from '#lib/accounts/key-hash.ts';
 import { listKeys, revokeKeyById } from '#lib/accounts/key-management.ts';
 import { findApiKeyByHash } from '#lib/data/api-keys/records.ts';
@@ -13,6 +14,8 @@ describe('authorizer (TOKEN)', () => {
     const account = await createTestAccount({ plan: 'enterprise' });
     const result = await handler(tokenEvent(`Bearer ${account.apiKey}`));
     expect(result.context).toMatchObject({ accountId: account.accountId, plan: 'enterprise' });
+    // The account's API Gateway API key (apiKeySource AUTHORIZER): the edge throttles it at its usage plan's rate.
+    expect(result.usageIdentifierKey).toBe(edgeKeyValue(account.accountId));
     expect(result.policyDocument.Statement).toEqual([
       {
         Action: 'execute-api:Invoke',
@@ -61,6 +64,7 @@ describe('authorizer (TOKEN)', () => {
     const result = await handler(tokenEvent(`Bearer ${account.apiKey}`));
     expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
     expect(result.context).toBeUndefined();
+    expect(result.usageIdentifierKey).toBeUndefined();
   });
 
   it('denies (403) a suspended account, and allows it again once reinstated', async () => {

@@ -7,7 +7,10 @@ import type { Context } from 'aws-lambda';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/erasures.ts';
+import { ledgerEntries, putLedgerEntry } from '#lib/data/erasures.ts';
+import { erasureKeys } from '#lib/data/keys.ts';
 import { MAIL_DIR_VARIABLE, s3MailEraser } from '#lib/data/mail-store.ts';
+import { batchPutAll, getItem, queryAll, tableName } from '#lib/data/store/client.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -126,5 +129,42 @@ describe('the erasure function', () => {
     const erased = (await call('GET', `/api/tickets/${ticket}`)).body.data;
     expect(erased.requester).toMatchObject({ email: null, erased: true });
     expect(erased.subject).toBe('[erased] here');
+  });
+
+  it("moves the ledger's legacy entries (one partition of every account's) to their accounts' keys; the replay's list reads both, each entry once", async () => {
+    const [a, b] = [await createTestAccount(), await createTestAccount()];
+    const legacy = (accountId: string, id: string) => ({
+      pk: erasureKeys.legacyLedgerPartition,
+      sk: `${accountId}#${id}`,
+      type: 'erasure_ledger',
+      accountId,
+      id,
+      hash: `hash-${id}`,
+      completedAt: '2026-11-30T10:00:00.000000Z',
+    });
+    await batchPutAll([legacy(a.accountId, 'ers_legacy1'), legacy(b.accountId, 'ers_legacy2')]);
+    await putLedgerEntry({ accountId: a.accountId, id: 'ers_new1', hash: 'hash-ers_new1' });
+    const listed = async () =>
+      (await ledgerEntries())
+        .filter((e) => e.accountId === a.accountId || e.accountId === b.accountId)
+        .map((e) => `${e.id} ${e.hash}`)
+        .sort();
+    const every = ['ers_legacy1 hash-ers_legacy1', 'ers_legacy2 hash-ers_legacy2', 'ers_new1 hash-ers_new1'];
+    expect(await listed()).toEqual(every);
+
+    await handler(undefined, { getRemainingTimeInMillis: () => 110_000, awsRequestId: 'ledger' } as Context);
+    const left = await queryAll({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': erasureKeys.legacyLedgerPartition },
+    });
+    expect(left).toEqual([]);
+    const moved = erasureKeys.ledger(b.accountId, 'ers_legacy2');
+    expect(await getItem({ pk: moved.pk, sk: moved.sk })).toMatchObject({
+      ...moved,
+      hash: 'hash-ers_legacy2',
+      completedAt: '2026-11-30T10:00:00.000000Z',
+    });
+    expect(await listed()).toEqual(every);
   });
 });

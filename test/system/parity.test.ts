@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { methodsOf, paths, routes } from '#functions/routes.ts';
+import { PLAN_EDGE_LIMITS } from '#lib/accounts/edge-limits.ts';
+import { nowMillis } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { atTime } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
 import { lambdaAuthOf, synthStage } from '#test/support/synth.ts';
 
@@ -62,6 +65,25 @@ describe('local gateway and deployed API agree', () => {
     const local = await call();
     const requestId = local.headers.get('x-request-id') ?? '';
     expect({ status: local.status, body: local.body }).toEqual(deployedAnswer(type, requestId));
+  });
+
+  it("THROTTLED (an account past its usage plan's burst): same status, body and Retry-After", async () => {
+    const account = await createTestAccount({ plan: 'pro', rate_limit_per_minute: null });
+    // The clock standing still: the bucket gets no token back between the requests, however slow they are.
+    const local = await atTime(nowMillis(), async () => {
+      for (let i = 0; i < PLAN_EDGE_LIMITS.pro.burstLimit; i++)
+        expect((await gateway.call('GET', '/api/pipelines', { key: account.apiKey })).status).toBe(200);
+      return gateway.call('GET', '/api/pipelines', { key: account.apiKey });
+    });
+    const requestId = local.headers.get('x-request-id') ?? '';
+    expect({ status: local.status, body: local.body }).toEqual(deployedAnswer('THROTTLED', requestId));
+    const response = resources.find(
+      (r) => r.Type === 'AWS::ApiGateway::GatewayResponse' && r.Properties.ResponseType === 'THROTTLED',
+    );
+    const headers = response?.Properties.ResponseParameters as Record<string, string>;
+    expect(local.headers.get('retry-after')).toBe(
+      headers['gatewayresponse.header.Retry-After']?.slice(1, -1),
+    );
   });
 
   it.each(paths.map((p) => [p]))('a wrong method on %s: 405 with the same Allow and body', async (path) => {

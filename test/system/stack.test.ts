@@ -20,6 +20,7 @@ import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
 import { INBOUND_MAX_EVENT_AGE, INBOUND_RETRY_ATTEMPTS } from '#infra/constructs/failed-mail.ts';
 import { STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from '#infra/constructs/webhook-dispatcher.ts';
+import { EDGE_PLANS, PLAN_EDGE_LIMITS } from '#lib/accounts/edge-limits.ts';
 import {
   declaredAuthOf,
   lambdaAuthOf,
@@ -58,6 +59,31 @@ describe.each(STAGES)('stack for %s', (stage) => {
       IdentitySource: 'method.request.header.Authorization',
       AuthorizerResultTtlInSeconds: config.authorizerCacheTtlSeconds,
     });
+  });
+
+  it("throttles each account at the edge: a usage plan per plan at the plans' figures on the stage, the account's API key named by the authorizer, every keyed method requiring it", () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+    const plans = Object.values(template.findResources('AWS::ApiGateway::UsagePlan')).map((p) => ({
+      name: p.Properties.UsagePlanName,
+      throttle: p.Properties.Throttle,
+      stages: p.Properties.ApiStages.length,
+    }));
+    expect(plans).toEqual(
+      EDGE_PLANS.map((plan) => ({
+        name: `deskpipe-${stage}-${plan}`,
+        throttle: {
+          RateLimit: PLAN_EDGE_LIMITS[plan].rateLimit,
+          BurstLimit: PLAN_EDGE_LIMITS[plan].burstLimit,
+        },
+        stages: 1,
+      })),
+    );
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method')).map((m) => ({
+      keyed: m.Properties.AuthorizationType === 'CUSTOM',
+      keyRequired: m.Properties.ApiKeyRequired === true,
+    }));
+    expect(methods.filter((m) => m.keyed)).toHaveLength(routes.filter((r) => r.auth).length);
+    for (const method of methods) expect(method.keyRequired).toBe(method.keyed && config.edgeKeysRequired);
   });
 
   it('has one Lambda route per route-table entry, each behind the authorizer when the table says so', () => {

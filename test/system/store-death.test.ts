@@ -91,8 +91,9 @@ describe('npm start when its store dies', () => {
       for (let attempt = 0; attempt < 400; attempt++) {
         const status = await post(tag, heavy);
         if (status === 201) return tag;
-        expect([503, 409]).toContain(status);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
+        expect([503, 409, 429]).toContain(status);
+        await new Promise((resolve) => setTimeout(resolve, status === 429 ? 1000 : 100));
       }
       throw new Error(`${tag} never succeeded`);
     };
@@ -123,7 +124,7 @@ describe('npm start when its store dies', () => {
     await Promise.all(workers);
 
     expect(statuses, stderr()).toContain(503);
-    expect(statuses.every((s) => [201, 503, 409].includes(s))).toBe(true);
+    expect(statuses.every((s) => [201, 503, 409, 429].includes(s))).toBe(true);
     const get = async (query: string) => {
       const path = `/api/tickets?per_page=100&${query}`;
       const response = await fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${apiKey}` } });

@@ -79,9 +79,10 @@ describe('npm start when its store stalls', () => {
       for (let attempt = 0; attempt < 200; attempt++) {
         const r = await call(method, path, { body, headers: { 'Idempotency-Key': idempotencyKey } });
         if (r.status === done) return r;
-        expect([503, 409], r.text).toContain(r.status);
-        if (r.status === 503) expect(r.headers.get('retry-after')).toBe('1');
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
+        expect([503, 409, 429], r.text).toContain(r.status);
+        if (r.status !== 409) expect(r.headers.get('retry-after')).toBe('1');
+        await new Promise((resolve) => setTimeout(resolve, r.status === 429 ? 1000 : 100));
       }
       throw new Error(`${method} ${path} never succeeded`);
     };
@@ -162,7 +163,7 @@ describe('npm start when its store stalls', () => {
     expect(answers.length).toBeGreaterThan(stalledAt);
     expect(caught.some((a) => a.status === 503)).toBe(true);
     for (const a of answers) {
-      expect([200, 201, 409, 503], a.what).toContain(a.status);
+      expect([200, 201, 409, 429, 503], a.what).toContain(a.status);
       expect(a.ms, `${a.what} answered ${a.status} after ${Math.round(a.ms)} ms`).toBeLessThan(
         ANSWER_BOUND_MS,
       );

@@ -84,8 +84,9 @@ describe('npm start delivering webhooks when its store stalls', () => {
       for (let attempt = 0; attempt < 300; attempt++) {
         const r = await call(method, path, body, { 'Idempotency-Key': idempotencyKey });
         if (r.status === done) return r;
-        expect([503, 409], r.text).toContain(r.status);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
+        expect([503, 409, 429], r.text).toContain(r.status);
+        await new Promise((resolve) => setTimeout(resolve, r.status === 429 ? 1000 : 100));
       }
       throw new Error(`${method} ${path} never succeeded`);
     };
@@ -234,7 +235,7 @@ describe('npm start delivering webhooks when its store stalls', () => {
     expect(caught.length).toBeGreaterThan(0);
     expect(caught.some((a) => a.status === 503)).toBe(true);
     for (const a of answers) {
-      expect([200, 201, 409, 503], a.what).toContain(a.status);
+      expect([200, 201, 409, 429, 503], a.what).toContain(a.status);
       expect(a.ms, `${a.what} answered ${a.status} after ${Math.round(a.ms)} ms`).toBeLessThan(
         ANSWER_BOUND_MS,
       );

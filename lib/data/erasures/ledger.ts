@@ -3,6 +3,7 @@ import type { EventDraft } from '../events.ts';
 import { writePlan } from '../index/write-plan.ts';
 import { erasureKeys } from '../keys.ts';
 import { dynamo, queryAll, tableName } from '../store/client.ts';
+import { transact } from '../store/transact.ts';
 import { type ErasureProgress, type ErasureRecord, ErasureStepTaken, RECORD } from './records.ts';
 
 /**
@@ -68,25 +69,83 @@ export async function completeErasure(
   });
 }
 
-/** Every ledger entry (the replay's list): the account, the erasure's id and its hash. */
-export async function ledgerEntries(
-  table = tableName(),
-): Promise<{ accountId: string; id: string; hash: string }[]> {
-  const items = await queryAll({
-    TableName: table,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': erasureKeys.ledgerPartition },
-    ConsistentRead: true,
-  });
-  return items.map((i) => ({ accountId: String(i.accountId), id: String(i.id), hash: String(i.hash) }));
+export interface LedgerEntry {
+  accountId: string;
+  id: string;
+  hash: string;
+}
+
+const entryOf = (i: Record<string, unknown>): LedgerEntry => ({
+  accountId: String(i.accountId),
+  id: String(i.id),
+  hash: String(i.hash),
+});
+
+/**
+ * Every ledger entry of `table` (the replay's list): the accounts the listing's 16 shards name (gsi2, keys only;
+ * an entry written in the last second may not be listed yet), each account's partition read consistently, and the
+ * legacy partition beside them (until 2027-03-31: docs/deploy.md), each entry once.
+ */
+export async function ledgerEntries(table = tableName()): Promise<LedgerEntry[]> {
+  const listed = await Promise.all(
+    erasureKeys.ledgerShards.map((shard) =>
+      queryAll({
+        TableName: table,
+        IndexName: erasureKeys.ledgerIndex,
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': shard },
+      }),
+    ),
+  );
+  const accounts = new Set(listed.flat().map((i) => erasureKeys.accountOfListed(String(i.gsi2sk))));
+  const partitions = [...[...accounts].map(erasureKeys.ledgerPartition), erasureKeys.legacyLedgerPartition];
+  const byKey = new Map<string, LedgerEntry>();
+  for (const pk of partitions) {
+    const items = await queryAll({
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ConsistentRead: true,
+    });
+    for (const entry of items.map(entryOf)) byKey.set(`${entry.accountId}#${entry.id}`, entry);
+  }
+  return [...byKey.values()];
 }
 
 /** Writes a ledger entry again (the replay copies the ledger of the table that was live into a restored one). */
-export async function putLedgerEntry(entry: { accountId: string; id: string; hash: string }): Promise<void> {
+export async function putLedgerEntry(entry: LedgerEntry): Promise<void> {
   await dynamo.send(
     new PutCommand({
       TableName: tableName(),
       Item: { ...erasureKeys.ledger(entry.accountId, entry.id), type: 'erasure_ledger', ...entry },
     }),
   );
+}
+
+/**
+ * Moves up to `limit` entries of the legacy partition (`ERASURE_LEDGER`, every account's) to their account's keys,
+ * each in one transaction (the new entry put, the old one deleted): the erasure runner calls it every run until the
+ * legacy partition is empty (docs/deploy.md, "The erasure ledger's keys"). Answers how many it moved.
+ */
+export async function moveLegacyLedger(limit = 100): Promise<number> {
+  const items = await queryAll(
+    {
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': erasureKeys.legacyLedgerPartition },
+      ConsistentRead: true,
+    },
+    limit,
+  );
+  for (const item of items) {
+    const { pk, sk, ...kept } = item;
+    const entry = entryOf(item);
+    await transact([
+      {
+        Put: { TableName: tableName(), Item: { ...kept, ...erasureKeys.ledger(entry.accountId, entry.id) } },
+      },
+      { Delete: { TableName: tableName(), Key: { pk, sk } } },
+    ]);
+  }
+  return items.length;
 }

@@ -1,5 +1,5 @@
 import type { IndexName } from '../store/table.ts';
-import { dueShardOf } from '../webhooks/due-shards.ts';
+import { DUE_SHARDS, dueShardOf } from '../webhooks/due-shards.ts';
 import { dueMs } from './sort.ts';
 
 /**
@@ -77,7 +77,26 @@ export const erasureKeys = {
     const [, accountId, id] = sk.split('#');
     return { accountId: accountId ?? '', id: id ?? '' };
   },
-  /** The ledger: one partition of every completed erasure (a few a day at most), read whole by the replay. */
-  ledgerPartition: 'ERASURE_LEDGER',
-  ledger: (accountId: string, id: string) => ({ pk: 'ERASURE_LEDGER', sk: `${accountId}#${id}` }),
+  /**
+   * The ledger: an entry per completed erasure in its account's partition (sk: the erasure's id), and, on the entry
+   * itself, its place in the ledger's listing (gsi2, keys only): one of DUE_SHARDS partitions by a hash of account and
+   * id, as the due entries are, so `erasures replay` finds every account with entries by 16 Queries, never a Scan,
+   * and no key is shared by every account (docs/capacity.md, "Derived shards").
+   */
+  ledgerPartition: (accountId: string) => `ERASURE_LEDGER#${accountId}`,
+  ledger: (accountId: string, id: string) => ({
+    pk: `ERASURE_LEDGER#${accountId}`,
+    sk: id,
+    gsi2pk: `ERASURE_LEDGERS#${dueShardOf(accountId, id)}`,
+    gsi2sk: `${accountId}#${id}`,
+  }),
+  ledgerShards: Array.from({ length: DUE_SHARDS }, (_, shard) => `ERASURE_LEDGERS#${shard}`),
+  ledgerIndex: 'gsi2' as IndexName,
+  /** The account a listing entry names (its gsi2sk: `<acc>#<id>`). */
+  accountOfListed: (gsi2sk: string) => gsi2sk.slice(0, gsi2sk.lastIndexOf('#')),
+  /**
+   * The one partition every completed erasure was written in before (`<acc>#<id>` its sort key): read beside the
+   * new keys and moved out of by the erasure runner until 2027-03-31 (docs/deploy.md, "The erasure ledger's keys").
+   */
+  legacyLedgerPartition: 'ERASURE_LEDGER',
 };
