@@ -10,7 +10,7 @@ import { isIndexedEntityName } from '#lib/data/reindex.ts';
 import { tableName } from '#lib/data/store/client.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
 import { nowMicros } from '#lib/time.ts';
-import { awsCliEdgeApi } from './edge-api.ts';
+import { sdkEdgeApi } from './edge-api.ts';
 import { placeAtEdge } from './edge-keys.ts';
 
 /**
@@ -40,7 +40,7 @@ export const USAGE = `usage: npm run --silent admin -- <command>
                            after a restore from backup, erase again every person in the erasure ledger
                            (the ledger read from TABLE, the table that was live, when given)
 options: --aws  use the deployed table named by TABLE_NAME (AWS credentials from the environment); apply
-                then also puts the account's API Gateway key in its plan's usage plan (the AWS CLI's)`;
+                then also puts the account's API Gateway key in its plan's usage plan (API Gateway's SDK client)`;
 
 export async function runCommand(args: string[]): Promise<Record<string, unknown>> {
   const [command, ...rest] = args.filter((a) => a !== '--aws');
@@ -53,7 +53,7 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
     // resources are named as its table is (`deskpipe-<stage>`).
     if (args.includes('--aws')) {
       const { id, plan, rate_limit_per_minute } = state.account;
-      await placeAtEdge(awsCliEdgeApi, tableName(), { id, plan, rateLimitPerMinute: rate_limit_per_minute });
+      await placeAtEdge(sdkEdgeApi, tableName(), { id, plan, rateLimitPerMinute: rate_limit_per_minute });
     }
     return state;
   }

@@ -21,7 +21,7 @@ export interface UsagePlan {
   throttle?: Partial<EdgeLimits> | undefined;
 }
 
-/** The API Gateway control plane calls this needs (./edge-api.ts: the operator's AWS CLI). */
+/** The API Gateway control plane calls this needs (./edge-api.ts: API Gateway's SDK client). */
 export interface EdgeApi {
   findKey(name: string): Promise<{ id: string } | undefined>;
   createKey(name: string, value: string): Promise<{ id: string }>;

@@ -5,7 +5,7 @@ import { edgeKeyValue, edgeLimitsOf, PLAN_EDGE_LIMITS } from '#lib/accounts/edge
 /**
  * The admin path's edge step (`apply --aws`: infra/admin/edge-keys.ts) against an in-memory API Gateway control
  * plane that keeps keys, usage plans and their keys as the service does (a key in at most one usage plan of a stage
- * is the caller's rule, checked here); the AWS CLI adapter (infra/admin/edge-api.ts) only spells these calls.
+ * is the caller's rule, checked here); the SDK adapter (infra/admin/edge-api.ts) only spells these calls.
  */
 function fakeApi(prefix: string) {
   const keys = new Map<string, { id: string; value: string }>();
