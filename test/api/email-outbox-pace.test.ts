@@ -13,6 +13,7 @@ import { nowMillis } from '#lib/time.ts';
 import { agentsFile, useTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
+import { waitFor } from '#test/support/wait.ts';
 
 /**
  * The outbox paced to the sending quota (issue 40; docs/email.md, "Pace and fair shares"): a throttle answer, from
@@ -126,7 +127,14 @@ describe('EMAIL_SEND_RATE', () => {
       close: () => undefined,
     };
     const pass = outboxPass({ sender, pace: new SendPace(2) });
-    await clock().advance(5_000);
+    // The clock moves half a second once each send has gone: the pass reads, composes and records between sends
+    // in real time, which an advance of the whole 5 s could overtake on a loaded machine (a run at load ~8 saw the
+    // first two at 500 ms). Each step lets exactly one more through; the times say when.
+    await waitFor(() => at.length >= 2, { label: 'the first two mails' });
+    for (let sent = 2; sent < 8; sent++) {
+      await clock().advance(500);
+      await waitFor(() => at.length > sent, { label: `mail ${sent + 1}` });
+    }
     expect((await pass).counts.sent).toBe(8);
     expect(at.sort((a, b) => a - b)).toEqual([0, 0, 500, 1000, 1500, 2000, 2500, 3000]);
   });
