@@ -130,10 +130,10 @@ describe('EMAIL_SEND_RATE', () => {
     // The clock moves half a second once each send has gone: the pass reads, composes and records between sends
     // in real time, which an advance of the whole 5 s could overtake on a loaded machine (a run at load ~8 saw the
     // first two at 500 ms). Each step lets exactly one more through; the times say when.
-    await waitFor(() => at.length >= 2, { label: 'the first two mails' });
+    await waitFor(() => at.length >= 2, { timeout: 20_000, label: 'the first two mails' });
     for (let sent = 2; sent < 8; sent++) {
       await clock().advance(500);
-      await waitFor(() => at.length > sent, { label: `mail ${sent + 1}` });
+      await waitFor(() => at.length > sent, { timeout: 20_000, label: `mail ${sent + 1}` });
     }
     expect((await pass).counts.sent).toBe(8);
     expect(at.sort((a, b) => a - b)).toEqual([0, 0, 500, 1000, 1500, 2000, 2500, 3000]);
