@@ -139,7 +139,7 @@ export class WebhookRig {
     return counts.reduce((a, b) => a + b, 0);
   }
 
-  /** The endpoints' recorded attempts (their attemptCount) and their latest success (epoch ms). */
+  /** The endpoints' recorded attempts (the sums of their logs' counts) and their latest success (epoch ms). */
   async endpointMarks(
     accountId: string,
     endpoints: { id: string }[],
@@ -149,15 +149,31 @@ export class WebhookRig {
         RequestItems: {
           [this.tableName]: {
             Keys: endpoints.map((e) => webhookKeys.endpoint(accountId, e.id)),
-            ProjectionExpression: 'attemptCount, lastSuccessAt',
+            ProjectionExpression: 'lastSuccessAt',
             ConsistentRead: true,
           },
         },
       }),
     );
     const items = Responses?.[this.tableName] ?? [];
+    const counts = await Promise.all(
+      endpoints.map(async (e) => {
+        const { Items = [] } = await this.own.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :count)',
+            ExpressionAttributeValues: {
+              ':pk': webhookDeliveryKeys.attemptsPartition(accountId, e.id),
+              ':count': webhookDeliveryKeys.attemptCountPrefix,
+            },
+            ConsistentRead: true,
+          }),
+        );
+        return Items.reduce((n, i) => n + Number(i.n ?? 0), 0);
+      }),
+    );
     return {
-      attempts: items.reduce((n, i) => n + Number(i.attemptCount ?? 0), 0),
+      attempts: counts.reduce((a, b) => a + b, 0),
       lastSuccessAt: Math.max(0, ...items.map((i) => Number(i.lastSuccessAt ?? 0))),
     };
   }
@@ -193,9 +209,9 @@ export class WebhookRig {
         ConsistentRead: true,
       }),
     );
-    const { gsi2sk, leaseOwner, leaseUntil, attemptCount, enabled } = endpoint ?? {};
+    const { gsi2sk, leaseOwner, leaseUntil, slowUntil, enabled } = endpoint ?? {};
     return [
-      `  endpoint ${endpointId}: ${JSON.stringify({ enabled, gsi2sk, leaseOwner, leaseUntil, attemptCount, now: Date.now() })}`,
+      `  endpoint ${endpointId}: ${JSON.stringify({ enabled, gsi2sk, leaseOwner, leaseUntil, slowUntil, now: Date.now() })}`,
       ...Items.map(
         (d) =>
           `    ${d.eventId} ${d.eventType}: ${JSON.stringify({ state: d.state, attempts: d.attempts, nextAt: d.nextAt, lastStatus: d.lastStatus, lastError: d.lastError, leaseOwner: d.leaseOwner, leaseUntil: d.leaseUntil })}`,

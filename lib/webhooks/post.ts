@@ -35,7 +35,7 @@ export interface Answer {
  * limit), FREE_SOCKETS_PER_ORIGIN of them kept idle for at most IDLE_MS (under Node's and most servers' 5 s
  * keep-alive), and at most MAX_ORIGINS pools (the least recently used idle one is closed past it).
  */
-export const SOCKETS_PER_ORIGIN = 32;
+export const SOCKETS_PER_ORIGIN = 64;
 export const FREE_SOCKETS_PER_ORIGIN = 8;
 export const IDLE_MS = 4_000;
 export const MAX_ORIGINS = 64;

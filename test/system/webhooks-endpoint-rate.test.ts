@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startDuePool } from '#infra/local/webhooks.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import { getDelivery, listDeliveryAttempts } from '#lib/data/webhook-deliveries.ts';
 import type { DueRunner } from '#lib/webhooks/due.ts';
-import { startDuePool } from '#infra/local/webhooks.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { createTestEndpoint, fanOutEvents, type Receiver, startReceiver } from '#test/support/webhooks.ts';
 
@@ -70,11 +70,15 @@ describe("one endpoint's rate", () => {
     expect(receiver.deliveries.every((d) => d.verified && d.answered === 204)).toBe(true);
     // Recorded: every delivery succeeded after one attempt, and the log counts each attempt once.
     await clock().advanceUntil(
-      async () => (await listDeliveryAttempts(accountId, endpoint.id, { page: 1, perPage: 1 })).total === 1_000,
+      async () =>
+        (await listDeliveryAttempts(accountId, endpoint.id, { page: 1, perPage: 1 })).total === 1_000,
       { within: 30_000, label: 'every attempt recorded' },
     );
     for (const id of ids.slice(0, 50)) {
-      expect(await getDelivery(accountId, endpoint.id, id)).toMatchObject({ state: 'succeeded', attempts: 1 });
+      expect(await getDelivery(accountId, endpoint.id, id)).toMatchObject({
+        state: 'succeeded',
+        attempts: 1,
+      });
     }
     // The structure behind the rate: ≥ 32 attempts of the one endpoint at once (32 / 0.2 s = 160/s), and the rate.
     expect(peak).toBeGreaterThanOrEqual(32);

@@ -77,7 +77,9 @@ describe('hanging endpoints in many accounts', () => {
     await clock().advanceUntil(() => stopped, { within: 10_000, label: 'the earlier run to end' });
 
     // The next run, with a healthy endpoint's delivery due: its receiver answers 500 once, then 204.
-    const healthy = await endpointWith(1, (_, i) => (i === 0 ? { status: 500 } : { status: 204, delayMs: 50 }));
+    const healthy = await endpointWith(1, (_, i) =>
+      i === 0 ? { status: 500 } : { status: 204, delayMs: 50 },
+    );
     const dueAt = nowMillis();
     const next = runner();
     let peakHanging = 0;
