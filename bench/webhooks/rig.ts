@@ -161,11 +161,8 @@ export class WebhookRig {
         const { Items = [] } = await this.own.send(
           new QueryCommand({
             TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :count)',
-            ExpressionAttributeValues: {
-              ':pk': webhookDeliveryKeys.attemptsPartition(accountId, e.id),
-              ':count': webhookDeliveryKeys.attemptCountPrefix,
-            },
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': webhookDeliveryKeys.attemptCountsPartition(accountId, e.id) },
             ConsistentRead: true,
           }),
         );

@@ -50,17 +50,17 @@ export const webhookDeliveryKeys = {
     pk: `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
     sk: `${dueMs(at)}#${eventId}#${String(attempt).padStart(6, '0')}`,
   }),
-  /** Every attempt's sort key is below this (they start with a digit); the log's counts sort after it. */
-  attemptsEnd: ':',
   /**
    * One of the log's counts (`n`): lane `lane`'s (the attempts recorded on it, lib/webhooks/due.ts) or the trim's
-   * (`trim`, negative: the attempts dropped). The log's total is their sum.
+   * (`trim`, negative: the attempts dropped). The log's total is their sum. A partition of their own: the log's
+   * partition takes its puts and its trim's deletes, the counts as many writes again.
    */
+  attemptCountsPartition: (accountId: string, endpointId: string) =>
+    `WEBHOOK_ATTEMPT_COUNTS#${accountId}#${endpointId}`,
   attemptCount: (accountId: string, endpointId: string, lane: number | 'trim') => ({
-    pk: `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
-    sk: `COUNT#${lane === 'trim' ? lane : String(lane).padStart(2, '0')}`,
+    pk: `WEBHOOK_ATTEMPT_COUNTS#${accountId}#${endpointId}`,
+    sk: lane === 'trim' ? lane : String(lane).padStart(2, '0'),
   }),
-  attemptCountPrefix: 'COUNT#',
   /** gsi2 (keys only) entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due. */
   due: (accountId: string, endpointId: string, dueAt: number) => ({
     gsi2pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,

@@ -34,7 +34,7 @@ export const TRIM_BATCH = 100;
  * The log's count lanes: an attempt's record adds one to its lane's count, in its own transaction. The runner records
  * one attempt at a time on a lane (lib/webhooks/due.ts: lane i of an endpoint's loop is its i-th attempt slot), so
  * two records of one holder never write one count at once (a transaction conflict), and the endpoint's records go
- * out concurrently; the total is the sum of the lanes' counts, one Query.
+ * out concurrently; the total is the sum of the lanes' counts, one Query of their partition.
  */
 export const LOG_LANES = 64;
 const COUNT = 'n';
@@ -83,11 +83,8 @@ export async function listDeliveryAttempts(
   const items = await queryAll(
     {
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk < :end',
-      ExpressionAttributeValues: {
-        ':pk': keys.attemptsPartition(accountId, endpointId),
-        ':end': keys.attemptsEnd,
-      },
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.attemptsPartition(accountId, endpointId) },
       ScanIndexForward: false,
       ConsistentRead: true,
     },
@@ -125,11 +122,8 @@ async function endpointExists(accountId: string, endpointId: string): Promise<bo
 export async function attemptTotal(accountId: string, endpointId: string): Promise<number> {
   const counts = await queryAll({
     TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :count)',
-    ExpressionAttributeValues: {
-      ':pk': keys.attemptsPartition(accountId, endpointId),
-      ':count': keys.attemptCountPrefix,
-    },
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.attemptCountsPartition(accountId, endpointId) },
     ConsistentRead: true,
   });
   return counts.reduce((sum, item) => sum + Number(item[COUNT] ?? 0), 0);
@@ -166,11 +160,8 @@ export async function trimAttempts(accountId: string, endpointId: string): Promi
     const oldest = await queryAll(
       {
         TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk < :end',
-        ExpressionAttributeValues: {
-          ':pk': keys.attemptsPartition(accountId, endpointId),
-          ':end': keys.attemptsEnd,
-        },
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.attemptsPartition(accountId, endpointId) },
         ProjectionExpression: 'pk, sk',
         ConsistentRead: true,
       },
