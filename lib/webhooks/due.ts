@@ -171,11 +171,6 @@ export class DueRunner {
     return this.slots.inUse(accountId);
   }
 
-  /** Slots held now for slow-lane endpoints, of every account (tests, logs). */
-  get slowSlots(): number {
-    return this.slots.slowInUse;
-  }
-
   /** Whether the endpoint, held by this runner, is in the slow lane now. */
   isSlow(accountId: string, endpointId: string): boolean {
     return this.leased.get(`${accountId}#${endpointId}`)?.slow ?? false;

@@ -52,11 +52,6 @@ export class Slots {
     return this.byAccount.get(accountId) ?? 0;
   }
 
-  /** Slots held now for endpoints in the slow lane, of every account. */
-  get slowInUse(): number {
-    return this.slowUsed;
-  }
-
   close(): void {
     this.closed = true;
     for (const waiter of this.waiting.splice(0)) waiter.grant(false);
