@@ -79,7 +79,9 @@ export async function runWebhookSuite(options: {
 
     // 2. Throughput
     const one = await throughputRun(rig, 1, events || (options.quick ? 100 : 500));
-    const twenty = oneEndpoint ? undefined : await throughputRun(rig, 20, events || (options.quick ? 15 : 500));
+    const twenty = oneEndpoint
+      ? undefined
+      : await throughputRun(rig, 20, events || (options.quick ? 15 : 500));
     const throughput = twenty ? [one.run, twenty.run] : [one.run];
     if (twenty && !options.quick && !throughputOnly) {
       // Latency again, at 20 endpoints: each change fans out to 20 deliveries (2 a second: 40 deliveries a second).

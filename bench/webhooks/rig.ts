@@ -3,9 +3,10 @@ import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { handler as createWebhook } from '#functions/webhooks-create.ts';
 import { localClient } from '#infra/local/dynamodb-local.ts';
-import { type Dispatcher, startWebhookDispatcher } from '#infra/local/webhooks.ts';
+import { type Dispatcher, startDuePool, startWebhookDispatcher } from '#infra/local/webhooks.ts';
 import { eventKeys, webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
 import { dynamo } from '#lib/data/store/client.ts';
+import type { DueRunner } from '#lib/webhooks/due.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
 import { countItems } from '../lib/count-items.ts';
 import { origin, StoreCalls } from '../lib/store-calls.ts';
@@ -61,15 +62,24 @@ export class WebhookRig {
     return new WebhookRig(endpoint, tableName, await startReceivers(), own);
   }
 
-  startDispatcher(): Promise<Dispatcher> {
+  /** `npm start`'s dispatcher; `runners: 0`: its stream reader alone (the fan-out), the due runners started apart. */
+  startDispatcher(options: { runners?: number } = {}): Promise<Dispatcher> {
     return origin.run('dispatcher', () =>
       startWebhookDispatcher({
         endpoint: this.endpoint,
         tableName: this.tableName,
         consumer: 'bench',
         log: (line) => this.dispatcherLog.push(line),
+        ...options,
       }),
     );
+  }
+
+  /** `npm start`'s pool of due runners, apart from its stream reader (counted as the dispatcher's calls). */
+  startPool(): DueRunner[] {
+    return origin.run('dispatcher', () =>
+      startDuePool({ onError: (error) => this.dispatcherLog.push(String(error)) }),
+    ).runners;
   }
 
   async close() {
