@@ -102,7 +102,9 @@ export class HeldEndpoint {
       if (error instanceof ClaimLost) return false;
       throw error;
     }
-    await this.again(() => this.mark(outcome, record.attempt.at), until);
+    const at = record.attempt.at;
+    if (this.marks(outcome, at))
+      await this.again(() => markOutcome(this.accountId, this.endpointId, outcome, at), until);
     return true;
   }
 
@@ -123,14 +125,17 @@ export class HeldEndpoint {
     }
   }
 
-  /** Writes the outcome's marks when they change what the endpoint says (as this holder knows it). */
-  private async mark(outcome: EndpointOutcome, at: number) {
+  /**
+   * Whether the outcome's marks change what the endpoint says (as this holder knows it): then they are taken as its
+   * own view, and written.
+   */
+  private marks(outcome: EndpointOutcome, at: number): boolean {
     const e = this.endpoint;
     if (outcome.kind === 'success') {
-      if (e.failingSince === null && (e.lastSuccessAt ?? 0) >= at - SUCCESS_MARK_MS) return;
+      if (e.failingSince === null && (e.lastSuccessAt ?? 0) >= at - SUCCESS_MARK_MS) return false;
       this.endpoint = { ...e, lastSuccessAt: Math.max(at, e.lastSuccessAt ?? 0), failingSince: null };
     } else if (outcome.kind === 'failure') {
-      if (e.failingSince !== null || (e.lastSuccessAt ?? 0) > at) return;
+      if (e.failingSince !== null || (e.lastSuccessAt ?? 0) > at) return false;
       this.endpoint = { ...e, failingSince: at };
     } else {
       this.endpoint = {
@@ -140,7 +145,7 @@ export class HeldEndpoint {
         failingSince: e.failingSince ?? at,
       };
     }
-    await markOutcome(this.accountId, this.endpointId, outcome, at);
+    return true;
   }
 
   /** `write`, made again after a failure of the store (backing off) until `until`; ClaimLost is not retried. */
