@@ -208,6 +208,7 @@ export class DueRunner {
     /** The log's count lanes free in this loop: one attempt at a time on each (attempts.ts, LOG_LANES). */
     const lanes = Array.from({ length: this.perEndpoint }, (_, lane) => this.perEndpoint - 1 - lane);
     const window = { size: INITIAL_WINDOW };
+    let ahead: PendingDelivery[] = [];
     const onAnswer = (answer: Answer) => {
       if (isSlowAnswer(answer)) window.size = 1;
       else if (answer.status !== null) window.size = Math.min(this.perEndpoint, window.size + 1);
@@ -218,14 +219,17 @@ export class DueRunner {
         const slow = held.slow;
         const limit = slow ? 1 : Math.min(window.size, this.perEndpoint);
         const room = limit - running.size;
-        // Due deliveries read again once a quarter of the window is free (or none runs): not at each attempt's end.
-        if (room > 0 && (running.size === 0 || room >= Math.ceil(limit / 4))) {
-          // Each delivery once at a time (claimDelivery takes this runner's own live claim again).
-          const due = (await duePending(accountId, endpointId, nowMillis(), limit + running.size))
-            .filter(
+        if (room > 0) {
+          // Due deliveries read ahead, a window's worth more than the room: an attempt that ends is followed at
+          // once, and the pending partition is read about once a window, not at each attempt's end.
+          if (ahead.length < room) {
+            ahead = (await duePending(accountId, endpointId, nowMillis(), 2 * limit + running.size)).filter(
               (p, i, all) => !running.has(p.eventId) && all.findIndex((q) => q.eventId === p.eventId) === i,
-            )
-            .slice(0, room);
+            );
+          }
+          // Each delivery once at a time (claimDelivery takes this runner's own live claim again).
+          const due = ahead.filter((p) => !running.has(p.eventId)).slice(0, room);
+          ahead = ahead.filter((p) => !due.includes(p));
           if (due.length === 0 && running.size === 0) break;
           if (!held.endpoint.enabled) {
             // Disabled (410, 5 days of failures, or by its owner): what is still pending ends here, unattempted.
