@@ -65,7 +65,9 @@ export async function runWebhookSuite(options: {
 
     // `--throughput`: the throughput runs alone (BENCH_WEBHOOK_EVENTS events each; BENCH_WEBHOOK_RECEIVER_MS for the
     // receivers' own latency): what the before/after figures of docs/capacity.md ("Webhook deliveries") come from.
+    // `--one-endpoint`: the one endpoint's run alone (one endpoint's rate, issue 40).
     const throughputOnly = process.argv.includes('--throughput');
+    const oneEndpoint = process.argv.includes('--one-endpoint');
     const events = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 0);
 
     // 1. Latency, one endpoint
@@ -77,9 +79,11 @@ export async function runWebhookSuite(options: {
 
     // 2. Throughput
     const one = await throughputRun(rig, 1, events || (options.quick ? 100 : 500));
-    const twenty = await throughputRun(rig, 20, events || (options.quick ? 15 : 500));
-    const throughput = [one.run, twenty.run];
-    if (!options.quick && !throughputOnly) {
+    const twenty = oneEndpoint
+      ? undefined
+      : await throughputRun(rig, 20, events || (options.quick ? 15 : 500));
+    const throughput = twenty ? [one.run, twenty.run] : [one.run];
+    if (twenty && !options.quick && !throughputOnly) {
       // Latency again, at 20 endpoints: each change fans out to 20 deliveries (2 a second: 40 deliveries a second).
       await sleep(1000);
       latency.push(await latencyRun(rig, twenty.acc, twenty.registered, twenty.pool, 100, 2));
@@ -92,9 +96,9 @@ export async function runWebhookSuite(options: {
       loadAverage: { start: loadAtStart, end: loadavg().map((n) => round(n)) },
       settings: {
         pollMs: 250,
-        perEndpoint: Number(process.env.WEBHOOK_CONCURRENCY_PER_ENDPOINT ?? 4),
-        perAccount: 16,
-        global: 64,
+        perEndpoint: Number(process.env.WEBHOOK_CONCURRENCY_PER_ENDPOINT ?? 48),
+        perAccount: 48,
+        global: 128,
         attemptTimeoutMs: attemptTimeoutMs(),
       },
       latency,

@@ -69,8 +69,8 @@ export interface StageConfig {
   workerConcurrency: Record<WorkerName, number>;
   /**
    * The webhook due runners (docs/webhooks.md, "The runners"): how many invocations of the due function run each
-   * minute, each on its own share of the DUE_SHARDS due partitions (1 to 16). Each runs 64 attempt slots
-   * (16 for one account, 4 for one account's slow-lane endpoints). `workerConcurrency.webhooksDue` must be at least
+   * minute, each on its own share of the DUE_SHARDS due partitions (1 to 16). Each runs 128 attempt slots
+   * (48 for one account or one endpoint; 16 for slow-lane endpoints of every account, 4 for one account's). `workerConcurrency.webhooksDue` must be at least
    * twice this: a run's tail overlaps the next one's start.
    */
   webhookDueRunners: number;

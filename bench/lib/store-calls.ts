@@ -85,7 +85,6 @@ export function purposeOf(op: string, input: Input): string {
     const stack = callers();
     if (stack.includes('releaseEndpoint')) return 'runner: release (endpoint read)';
     if (stack.includes('deliverOnce')) return 'attempt: endpoint read';
-    if (stack.includes('attemptCountOf')) return 'attempt: attempt count read';
     return 'GetItem WEBHOOKS';
   }
   if (op === 'PutItem' && prefixOf(item?.pk) === 'STREAM_CHECKPOINT') return 'stream checkpoint (local only)';

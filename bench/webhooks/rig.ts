@@ -3,9 +3,10 @@ import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { handler as createWebhook } from '#functions/webhooks-create.ts';
 import { localClient } from '#infra/local/dynamodb-local.ts';
-import { type Dispatcher, startWebhookDispatcher } from '#infra/local/webhooks.ts';
+import { type Dispatcher, startDuePool, startWebhookDispatcher } from '#infra/local/webhooks.ts';
 import { eventKeys, webhookDeliveryKeys, webhookKeys } from '#lib/data/keys.ts';
 import { dynamo } from '#lib/data/store/client.ts';
+import type { DueRunner } from '#lib/webhooks/due.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
 import { countItems } from '../lib/count-items.ts';
 import { origin, StoreCalls } from '../lib/store-calls.ts';
@@ -61,15 +62,24 @@ export class WebhookRig {
     return new WebhookRig(endpoint, tableName, await startReceivers(), own);
   }
 
-  startDispatcher(): Promise<Dispatcher> {
+  /** `npm start`'s dispatcher; `runners: 0`: its stream reader alone (the fan-out), the due runners started apart. */
+  startDispatcher(options: { runners?: number } = {}): Promise<Dispatcher> {
     return origin.run('dispatcher', () =>
       startWebhookDispatcher({
         endpoint: this.endpoint,
         tableName: this.tableName,
         consumer: 'bench',
         log: (line) => this.dispatcherLog.push(line),
+        ...options,
       }),
     );
+  }
+
+  /** `npm start`'s pool of due runners, apart from its stream reader (counted as the dispatcher's calls). */
+  startPool(): DueRunner[] {
+    return origin.run('dispatcher', () =>
+      startDuePool({ onError: (error) => this.dispatcherLog.push(String(error)) }),
+    ).runners;
   }
 
   async close() {
@@ -139,7 +149,7 @@ export class WebhookRig {
     return counts.reduce((a, b) => a + b, 0);
   }
 
-  /** The endpoints' recorded attempts (their attemptCount) and their latest success (epoch ms). */
+  /** The endpoints' recorded attempts (the sums of their logs' counts) and their latest success (epoch ms). */
   async endpointMarks(
     accountId: string,
     endpoints: { id: string }[],
@@ -149,15 +159,28 @@ export class WebhookRig {
         RequestItems: {
           [this.tableName]: {
             Keys: endpoints.map((e) => webhookKeys.endpoint(accountId, e.id)),
-            ProjectionExpression: 'attemptCount, lastSuccessAt',
+            ProjectionExpression: 'lastSuccessAt',
             ConsistentRead: true,
           },
         },
       }),
     );
     const items = Responses?.[this.tableName] ?? [];
+    const counts = await Promise.all(
+      endpoints.map(async (e) => {
+        const { Items = [] } = await this.own.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': webhookDeliveryKeys.attemptCountsPartition(accountId, e.id) },
+            ConsistentRead: true,
+          }),
+        );
+        return Items.reduce((n, i) => n + Number(i.n ?? 0), 0);
+      }),
+    );
     return {
-      attempts: items.reduce((n, i) => n + Number(i.attemptCount ?? 0), 0),
+      attempts: counts.reduce((a, b) => a + b, 0),
       lastSuccessAt: Math.max(0, ...items.map((i) => Number(i.lastSuccessAt ?? 0))),
     };
   }
@@ -193,9 +216,9 @@ export class WebhookRig {
         ConsistentRead: true,
       }),
     );
-    const { gsi2sk, leaseOwner, leaseUntil, attemptCount, enabled } = endpoint ?? {};
+    const { gsi2sk, leaseOwner, leaseUntil, slowUntil, enabled } = endpoint ?? {};
     return [
-      `  endpoint ${endpointId}: ${JSON.stringify({ enabled, gsi2sk, leaseOwner, leaseUntil, attemptCount, now: Date.now() })}`,
+      `  endpoint ${endpointId}: ${JSON.stringify({ enabled, gsi2sk, leaseOwner, leaseUntil, slowUntil, now: Date.now() })}`,
       ...Items.map(
         (d) =>
           `    ${d.eventId} ${d.eventType}: ${JSON.stringify({ state: d.state, attempts: d.attempts, nextAt: d.nextAt, lastStatus: d.lastStatus, lastError: d.lastError, leaseOwner: d.leaseOwner, leaseUntil: d.leaseUntil })}`,

@@ -62,18 +62,11 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
   });
   const reading = reader.run();
 
-  const size = options.runners ?? intEnv('WEBHOOK_DUE_RUNNERS', stageConfigs.dev.webhookDueRunners);
-  const runners = Array.from(
-    { length: size },
-    (_, place) =>
-      new DueRunner({
-        pollMs,
-        ...options.runner,
-        shards: size === 1 ? undefined : shardsOfRunner(place, size),
-        onError: reportError,
-      }),
-  );
-  const running = Promise.all(runners.map((runner) => runner.runUntil(Number.POSITIVE_INFINITY)));
+  const { runners, running } = startDuePool({
+    runners: options.runners,
+    runner: { pollMs, ...options.runner },
+    onError: reportError,
+  });
 
   return {
     runners,
@@ -89,4 +82,26 @@ export async function startWebhookDispatcher(options: DispatcherOptions): Promis
       reader.destroy();
     },
   };
+}
+
+/**
+ * The pool of due runners `npm start` runs: `runners` (WEBHOOK_DUE_RUNNERS, else the dev stage's
+ * webhookDueRunners), each on its own due shards as the deployed pool's are, each running until stopped.
+ */
+export function startDuePool(options: {
+  runners?: number | undefined;
+  runner?: Omit<DueRunnerOptions, 'onError' | 'shards'>;
+  onError: (error: unknown) => void;
+}): { runners: DueRunner[]; running: Promise<unknown> } {
+  const size = options.runners ?? intEnv('WEBHOOK_DUE_RUNNERS', stageConfigs.dev.webhookDueRunners);
+  const runners = Array.from(
+    { length: size },
+    (_, place) =>
+      new DueRunner({
+        ...options.runner,
+        shards: size === 1 ? undefined : shardsOfRunner(place, size),
+        onError: options.onError,
+      }),
+  );
+  return { runners, running: Promise.all(runners.map((r) => r.runUntil(Number.POSITIVE_INFINITY))) };
 }

@@ -7,9 +7,9 @@ import {
   type Delivery,
   type EndpointOutcome,
   failPending,
+  LOG_LANES,
   type PendingDelivery,
 } from '#lib/data/webhook-deliveries.ts';
-import { getEndpoint } from '#lib/data/webhooks/webhooks.ts';
 import { nowMicros, nowMillis } from '#lib/time.ts';
 import type { HeldEndpoint } from './held-endpoint.ts';
 import { type Answer, postWebhook } from './post.ts';
@@ -108,9 +108,13 @@ export type AttemptResult = 'succeeded' | 'retrying' | 'failed' | 'skipped';
 export async function deliverOnce(
   held: HeldEndpoint,
   pending: PendingDelivery,
-  /** Told what the receiver answered (or why not), once it has, before the record: the runner's slow lane. */
+  /** The log's count lane it is recorded on: the runner's slot of the endpoint it runs in (one attempt at a time). */
+  lane = 0,
+  /** Told what the receiver answered (or why not), once it has, before the record: the runner's window. */
   onAnswer?: (answer: Answer) => void,
 ): Promise<AttemptResult> {
+  if (!(lane >= 0 && lane < LOG_LANES))
+    throw new RangeError(`lane ${lane} is not one of the log's ${LOG_LANES}`);
   const { accountId, endpointId, owner } = held;
   const timeoutMs = attemptTimeoutMs();
   // The claim outlives the attempt and its record: a runner that dies mid-attempt frees it by then.
@@ -121,14 +125,14 @@ export async function deliverOnce(
     await failPending(accountId, endpointId, pending, 'endpoint_disabled');
     return 'skipped';
   }
-  const body = await getEventBody(accountId, delivery.eventId);
+  // The endpoint as it is now, not as the lease last read it (up to a third of a lease ago): once its owner's
+  // PATCH or DELETE is answered, nothing more goes to a disabled or deleted endpoint, nor to its old URL. Read
+  // beside the event's body (one round trip for both).
+  const [body] = await Promise.all([getEventBody(accountId, delivery.eventId), held.reread()]);
   if (!body) {
     await failPending(accountId, endpointId, pending, 'event_expired');
     return 'failed';
   }
-  // The endpoint as it is now, not as the lease last read it (up to a third of a lease ago): once its owner's
-  // PATCH or DELETE is answered, nothing more goes to a disabled or deleted endpoint, nor to its old URL.
-  held.reread((await getEndpoint(accountId, endpointId))?.entity);
   if (!held.endpoint.enabled) {
     await failPending(accountId, endpointId, pending, 'endpoint_disabled');
     return 'skipped';
@@ -159,9 +163,12 @@ export async function deliverOnce(
       dueAt: pending.dueAt,
       attempt: { at, status: answer.status, error: answer.error, durationMs },
       next: decision.next,
-      endpoint: decision.endpoint,
+      lane,
     },
+    decision.endpoint,
     claimedAt + timeoutMs + LEASE_MARGIN_MS,
   );
+  // The slow lane, on the endpoint item for every runner (due.ts), after the record: its write failing loses no record.
+  await held.answered(answer);
   return decision.next.state === 'pending' ? 'retrying' : decision.next.state;
 }

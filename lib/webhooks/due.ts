@@ -4,10 +4,12 @@ import {
   dueEndpoints,
   duePending,
   failPending,
+  LOG_LANES,
   leaseEndpoint,
   type PendingDelivery,
   releaseEndpoint,
   renewLease,
+  trimAttempts,
 } from '#lib/data/webhook-deliveries.ts';
 import { logError } from '#lib/log.ts';
 import { every, nowMillis, sleep } from '#lib/time.ts';
@@ -17,30 +19,36 @@ import {
   attemptTimeoutMs,
   deliverOnce,
   HeldEndpoint,
+  isSlowAnswer,
   LEASE_MARGIN_MS,
 } from './deliver.ts';
 import { Slots } from './slots.ts';
 
 /**
- * The due runner (docs/webhooks.md, "Why a due index"): finds the endpoints with deliveries due (the due index),
- * leases each, and runs its due deliveries, at most `perEndpoint` at once. Every endpoint is worked by its own
- * loop: nothing waits for another endpoint's attempts, so a receiver that hangs holds only its own slots (and at
+ * The due runner (docs/webhooks.md, "Why a due index", "The runners"): finds the endpoints with deliveries due (the
+ * due index), leases each, and runs its due deliveries, up to its window at once. Every endpoint is worked by its
+ * own loop: nothing waits for another endpoint's attempts, so a receiver that hangs holds only its own slots (and at
  * most `perAccount` of the runner's `global` ones across its account's endpoints). The deployed due function runs
  * it for most of a minute (functions/webhooks-due.ts); `npm start` runs it for as long as it runs.
  */
 export interface DueRunnerOptions {
-  /** Attempts of one endpoint at once (WEBHOOK_CONCURRENCY_PER_ENDPOINT, default 4). */
+  /**
+   * Attempts of one endpoint at once, its window's widest (WEBHOOK_CONCURRENCY_PER_ENDPOINT, default 48; at most
+   * LOG_LANES): 48 attempts to a receiver answering in 200 ms are ~200 deliveries/s.
+   */
   perEndpoint?: number;
-  /** Attempts of one account's endpoints at once (default 16). */
+  /** Attempts of one account's endpoints at once (default 48: the biggest account's one endpoint at full width). */
   perAccount?: number;
-  /** Attempts at once in this runner (default 64). */
+  /** Attempts at once in this runner (default 128). */
   global?: number;
   /**
    * Attempts at once of one account's endpoints in the slow lane (default 4): an endpoint whose attempt timed out
-   * runs one attempt at a time for SLOW_LANE_MS (until an answer comes in time), and all of an account's such
-   * endpoints share this many slots, so hanging receivers hold little of the runner whatever their number.
+   * runs one attempt at a time while it is in the slow lane (SLOW_LANE_MS, on the endpoint item: every runner, in
+   * this run and the next, knows it), and all of an account's such endpoints share this many slots.
    */
   slowPerAccount?: number;
+  /** Attempts at once of every account's slow-lane endpoints together (default an eighth of `global`). */
+  slowGlobal?: number;
   /**
    * The due shards this runner reads (the worker pool: each runner its own, lib/data/webhooks/due-shards.ts shardsOfRunner);
    * all by default.
@@ -56,11 +64,12 @@ export interface DueRunnerOptions {
   onError?: ((error: unknown) => void) | undefined;
 }
 
-/** How long an endpoint stays in the slow lane after an attempt of it timed out (unless one answers in time). */
-export const SLOW_LANE_MS = 60_000;
-
-/** Whether an answer puts its endpoint in the slow lane: no answer within the attempt limit. */
-export const isSlowAnswer = (answer: Answer) => answer.status === null && answer.error === 'timeout';
+/**
+ * An endpoint's window at its lease: attempts at once before any has answered. Each answer in time widens it by one
+ * (it doubles each round of answers, to `perEndpoint`), a timeout closes it to one: an endpoint not known to hang
+ * that does holds this many slots for one attempt limit, then one (the slow lane), whatever `perEndpoint` is.
+ */
+export const INITIAL_WINDOW = 2;
 
 export class DueRunner {
   /** This runner's name in leases and claims. */
@@ -72,10 +81,9 @@ export class DueRunner {
   private readonly slots: Slots;
   private readonly shards: readonly number[] | undefined;
   private readonly onLease: ((accountId: string, endpointId: string) => void) | undefined;
-  /** Endpoints in the slow lane, by `<account>#<endpoint>`, until when (ms); dropped once passed. */
-  private readonly slow = new Map<string, number>();
-  /** The loops of the endpoints held, by `<account>#<endpoint>`. */
+  /** The loops of the endpoints held, by `<account>#<endpoint>`, and the endpoints once leased. */
   private readonly held = new Map<string, Promise<void>>();
+  private readonly leased = new Map<string, HeldEndpoint>();
   private stopping = false;
   /** Aborted by stop(): the runner's waits end at once. */
   private readonly stopped = new AbortController();
@@ -89,11 +97,20 @@ export class DueRunner {
   };
 
   constructor(options: DueRunnerOptions = {}) {
-    this.perEndpoint = options.perEndpoint ?? intEnv('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4);
+    this.perEndpoint = Math.min(
+      LOG_LANES,
+      options.perEndpoint ?? intEnv('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 48),
+    );
     this.maxEndpoints = options.maxEndpoints ?? 64;
     this.pollMs = options.pollMs ?? 250;
     this.onError = options.onError ?? logError;
-    this.slots = new Slots(options.global ?? 64, options.perAccount ?? 16, options.slowPerAccount ?? 4);
+    const global = options.global ?? 128;
+    this.slots = new Slots(
+      global,
+      options.perAccount ?? 48,
+      options.slowPerAccount ?? 4,
+      options.slowGlobal ?? Math.max(1, Math.floor(global / 8)),
+    );
     this.shards = options.shards;
     this.onLease = options.onLease;
   }
@@ -109,9 +126,7 @@ export class DueRunner {
     if (this.stopping) return 0;
     const room = this.maxEndpoints - this.held.size;
     if (room <= 0) return 0;
-    const now = nowMillis();
-    for (const [key, until] of this.slow) if (until <= now) this.slow.delete(key);
-    const due = await dueEndpoints(now, this.maxEndpoints * 2, this.shards);
+    const due = await dueEndpoints(nowMillis(), this.maxEndpoints * 2, this.shards);
     let started = 0;
     for (const entry of due) {
       const key = `${entry.accountId}#${entry.endpointId}`;
@@ -119,7 +134,10 @@ export class DueRunner {
       if (this.held.size >= this.maxEndpoints) break;
       const loop = this.work(entry.accountId, entry.endpointId)
         .catch(this.onError)
-        .finally(() => this.held.delete(key));
+        .finally(() => {
+          this.held.delete(key);
+          this.leased.delete(key);
+        });
       this.held.set(key, loop);
       started++;
     }
@@ -153,9 +171,9 @@ export class DueRunner {
     return this.slots.inUse(accountId);
   }
 
-  /** Whether the endpoint is in this runner's slow lane now. */
+  /** Whether the endpoint, held by this runner, is in the slow lane now. */
   isSlow(accountId: string, endpointId: string): boolean {
-    return (this.slow.get(`${accountId}#${endpointId}`) ?? 0) > nowMillis();
+    return this.leased.get(`${accountId}#${endpointId}`)?.slow ?? false;
   }
 
   /** Endpoints held now (tests, logs). */
@@ -171,8 +189,12 @@ export class DueRunner {
     this.counts.endpoints++;
     this.onLease?.(accountId, endpointId);
     const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
+    this.leased.set(`${accountId}#${endpointId}`, held);
     let lost = false;
     const renewing = new AbortController();
+    // The log kept to its newest ATTEMPTS_KEPT by its lease holder: at the lease, and at each renewal.
+    const trim = () => void trimAttempts(accountId, endpointId).catch(this.onError);
+    trim();
     every(leaseMs / 3, renewing.signal, () => {
       renewLease(accountId, endpointId, this.owner, leaseMs)
         .then((renewed) => {
@@ -180,21 +202,34 @@ export class DueRunner {
           else lost = true;
         })
         .catch(this.onError);
+      trim();
     });
     const running = new Map<string, Promise<void>>();
+    /** The log's count lanes free in this loop: one attempt at a time on each (attempts.ts, LOG_LANES). */
+    const lanes = Array.from({ length: this.perEndpoint }, (_, lane) => this.perEndpoint - 1 - lane);
+    const window = { size: INITIAL_WINDOW };
+    let ahead: PendingDelivery[] = [];
+    const onAnswer = (answer: Answer) => {
+      if (isSlowAnswer(answer)) window.size = 1;
+      else if (answer.status !== null) window.size = Math.min(this.perEndpoint, window.size + 1);
+    };
     try {
       while (!this.stopping && !lost) {
         // The slow lane: one attempt at a time while the endpoint's attempts time out.
-        const slow = this.isSlow(accountId, endpointId);
-        const limit = slow ? 1 : this.perEndpoint;
+        const slow = held.slow;
+        const limit = slow ? 1 : Math.min(window.size, this.perEndpoint);
         const room = limit - running.size;
         if (room > 0) {
-          // Each delivery once at a time (claimDelivery takes this runner's own live claim again).
-          const due = (await duePending(accountId, endpointId, nowMillis(), this.perEndpoint + running.size))
-            .filter(
+          // Due deliveries read ahead, a window's worth more than the room: an attempt that ends is followed at
+          // once, and the pending partition is read about once a window, not at each attempt's end.
+          if (ahead.length < room) {
+            ahead = (await duePending(accountId, endpointId, nowMillis(), 2 * limit + running.size)).filter(
               (p, i, all) => !running.has(p.eventId) && all.findIndex((q) => q.eventId === p.eventId) === i,
-            )
-            .slice(0, room);
+            );
+          }
+          // Each delivery once at a time (claimDelivery takes this runner's own live claim again).
+          const due = ahead.filter((p) => !running.has(p.eventId)).slice(0, room);
+          ahead = ahead.filter((p) => !due.includes(p));
           if (due.length === 0 && running.size === 0) break;
           if (!held.endpoint.enabled) {
             // Disabled (410, 5 days of failures, or by its owner): what is still pending ends here, unattempted.
@@ -203,7 +238,12 @@ export class DueRunner {
           } else {
             for (const pending of due) {
               if (!(await this.slots.acquire(accountId, slow))) break;
-              running.set(pending.eventId, this.attempt(held, pending, running, slow));
+              const lane = lanes.pop() as number;
+              const done = () => {
+                running.delete(pending.eventId);
+                lanes.push(lane);
+              };
+              running.set(pending.eventId, this.attempt(held, pending, { lane, slow, onAnswer, done }));
             }
           }
         }
@@ -225,22 +265,16 @@ export class DueRunner {
   private async attempt(
     held: HeldEndpoint,
     pending: PendingDelivery,
-    running: Map<string, Promise<void>>,
-    slow: boolean,
+    how: { lane: number; slow: boolean; onAnswer: (answer: Answer) => void; done: () => void },
   ) {
-    const key = `${held.accountId}#${held.endpointId}`;
-    const onAnswer = (answer: Answer) => {
-      if (isSlowAnswer(answer)) this.slow.set(key, nowMillis() + SLOW_LANE_MS);
-      else if (answer.status !== null) this.slow.delete(key);
-    };
     try {
-      this.counts[await deliverOnce(held, pending, onAnswer)]++;
+      this.counts[await deliverOnce(held, pending, how.lane, how.onAnswer)]++;
     } catch (error) {
       // The store failed the claim or the record: the delivery stays pending, and comes due again.
       this.onError(error);
     } finally {
-      running.delete(pending.eventId);
-      this.slots.release(held.accountId, slow);
+      how.done();
+      this.slots.release(held.accountId, how.slow);
     }
   }
 }

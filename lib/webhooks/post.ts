@@ -33,12 +33,16 @@ export interface Answer {
  * own, so a socket opened to the old address is never handed a request meant for the new one, nor the reverse.
  * Bounded: at most SOCKETS_PER_ORIGIN connections to one origin at once (attempts beyond wait within their own
  * limit), FREE_SOCKETS_PER_ORIGIN of them kept idle for at most IDLE_MS (under Node's and most servers' 5 s
- * keep-alive), and at most MAX_ORIGINS pools (the least recently used idle one is closed past it).
+ * keep-alive), and at most MAX_ORIGINS pools (the least recently used idle one is closed past it). An endpoint's
+ * window reaches 48 attempts (lib/webhooks/due.ts), each of which leaves its socket idle while its next delivery is
+ * claimed: fewer idle sockets kept than that, and nearly half the deliveries opened a connection (TLS's handshake:
+ * ~100 ms at a 50 ms RTT, a third of a 200 ms receiver's attempt). The bound on open sockets is the process's: 16
+ * pools × 48 idle + the runner's 128 attempts stay under a Lambda's 1,024 file descriptors.
  */
-export const SOCKETS_PER_ORIGIN = 32;
-export const FREE_SOCKETS_PER_ORIGIN = 8;
+export const SOCKETS_PER_ORIGIN = 64;
+export const FREE_SOCKETS_PER_ORIGIN = 48;
 export const IDLE_MS = 4_000;
-export const MAX_ORIGINS = 64;
+export const MAX_ORIGINS = 16;
 
 const pools = new Map<string, http.Agent>();
 

@@ -1,10 +1,11 @@
 /**
- * Attempt slots: at most `global` in the runner and `perAccount` for one account, and at most `slowPerAccount` of an
- * account's slots for its endpoints in the slow lane (those whose attempts time out: lib/webhooks/due.ts); waiters
- * served in order, each as soon as its own bounds allow.
+ * Attempt slots: at most `global` in the runner and `perAccount` for one account; of them, at most `slowGlobal` for
+ * endpoints in the slow lane (those whose attempts time out: lib/webhooks/due.ts), whatever their accounts, and
+ * `slowPerAccount` for one account's; waiters served in order, each as soon as its own bounds allow.
  */
 export class Slots {
   private used = 0;
+  private slowUsed = 0;
   private readonly byAccount = new Map<string, number>();
   private readonly slowByAccount = new Map<string, number>();
   private readonly waiting: { accountId: string; slow: boolean; grant: (granted: boolean) => void }[] = [];
@@ -14,6 +15,7 @@ export class Slots {
     private readonly global: number,
     private readonly perAccount: number,
     private readonly slowPerAccount: number = perAccount,
+    private readonly slowGlobal: number = global,
   ) {}
 
   /** Resolves true once a slot is taken for the account (`slow`: for an endpoint in the slow lane); false when stopping. */
@@ -30,7 +32,10 @@ export class Slots {
   release(accountId: string, slow = false): void {
     this.used--;
     decrement(this.byAccount, accountId);
-    if (slow) decrement(this.slowByAccount, accountId);
+    if (slow) {
+      this.slowUsed--;
+      decrement(this.slowByAccount, accountId);
+    }
     for (let i = 0; i < this.waiting.length; ) {
       const waiter = this.waiting[i];
       if (waiter && this.free(waiter.accountId, waiter.slow)) {
@@ -56,14 +61,18 @@ export class Slots {
     return (
       this.used < this.global &&
       (this.byAccount.get(accountId) ?? 0) < this.perAccount &&
-      (!slow || (this.slowByAccount.get(accountId) ?? 0) < this.slowPerAccount)
+      (!slow ||
+        (this.slowUsed < this.slowGlobal && (this.slowByAccount.get(accountId) ?? 0) < this.slowPerAccount))
     );
   }
 
   private take(accountId: string, slow: boolean): void {
     this.used++;
     this.byAccount.set(accountId, (this.byAccount.get(accountId) ?? 0) + 1);
-    if (slow) this.slowByAccount.set(accountId, (this.slowByAccount.get(accountId) ?? 0) + 1);
+    if (slow) {
+      this.slowUsed++;
+      this.slowByAccount.set(accountId, (this.slowByAccount.get(accountId) ?? 0) + 1);
+    }
   }
 }
 

@@ -1,5 +1,5 @@
-import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { systemDns } from './dns.ts';
 
 /**
  * Where webhooks may go (decisions.md, "Webhooks"): `https://` only, to a host that is, and resolves only to,
@@ -12,7 +12,7 @@ import { BlockList, isIP } from 'node:net';
  * WHATWG URL parser writes every one of them as the dotted address it means, and that is what is checked.
  */
 
-/** Resolves a host name to all its addresses (the system resolver by default; tests give their own). */
+/** Resolves a host name to all its addresses (the system's DNS servers by default, dns.ts; tests give their own). */
 export type ResolveAll = (host: string) => Promise<{ address: string; family: number }[]>;
 
 export interface UrlPolicyOptions {
@@ -103,7 +103,13 @@ export function isAllowedAddress(address: string): boolean {
   }
 }
 
-const systemResolve: ResolveAll = (host) => lookup(host, { all: true, order: 'verbatim' });
+const systemResolve: ResolveAll = (host) => systemDns.resolveAll(host);
+
+/**
+ * `localhost` and the names under it are this machine (RFC 6761), whatever DNS says: getaddrinfo answered them from
+ * /etc/hosts, which the DNS resolver (dns.ts) does not read, so they are refused here as the loopback they are.
+ */
+const isLocalhostName = (host: string) => /(^|\.)localhost\.?$/i.test(host);
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -133,6 +139,7 @@ export async function resolveSafeAddress(
     if (!isAllowedAddress(bare)) throw new RefusedWebhookHost(URL_MESSAGES.address);
     return { address: bare, family: literal as 4 | 6 };
   }
+  if (isLocalhostName(bare)) throw new RefusedWebhookHost(URL_MESSAGES.address);
   let addresses: { address: string; family: number }[];
   try {
     addresses = await withTimeout((options.resolve ?? systemResolve)(bare), RESOLVE_TIMEOUT_MS);

@@ -1,20 +1,24 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { type Dispatcher, type DispatcherOptions, startWebhookDispatcher } from '#infra/local/webhooks.ts';
+import { eventItems } from '#lib/data/events.ts';
 import { webhookKeys } from '#lib/data/keys.ts';
-import { dynamo, tableName } from '#lib/data/store/client.ts';
+import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
 import { newEndpointId } from '#lib/data/webhooks/endpoint-ids.ts';
 import { createEndpoint } from '#lib/data/webhooks/webhooks.ts';
-import { every, formatTimestamp, nowMillis, sleep } from '#lib/time.ts';
+import { every, formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import type { Endpoint } from '#lib/webhooks/types.ts';
 import { createTestAccount } from './accounts.ts';
 import { parkOnClock } from './clock.ts';
+import { lambdaContext } from './events.ts';
 import { useTable } from './file-table.ts';
 import type { Gateway } from './http.ts';
+import { inserted, streamBatch } from './stream-records.ts';
 
 /**
  * Webhook receivers and the dispatcher for system tests. A receiver is a real HTTP server on 127.0.0.1 that
@@ -255,4 +259,29 @@ export function useDispatcher(options: Partial<DispatcherOptions> = {}): () => D
     if (!dispatcher) throw new Error('useDispatcher(): the dispatcher runs in tests and hooks only');
     return dispatcher;
   };
+}
+
+/**
+ * `count` ticket.created events of the account written straight to its feed (places 1…count, as the benchmark's
+ * bulk loader writes them: no ticket behind them), then handed to the webhooks-stream function in batches of 100, as
+ * the event source mapping hands them over. Answers the events' ids. A load of thousands of events in seconds, where
+ * as many creates through the API take minutes on a shared machine.
+ */
+export async function fanOutEvents(accountId: string, count: number): Promise<string[]> {
+  const at = nowMicros();
+  const events = Array.from({ length: count }, (_, i) =>
+    eventItems(
+      accountId,
+      i + 1,
+      { type: 'ticket.created', object: { uuid: randomUUID(), subject: `Load ${i}` }, version: 1 },
+      at + i,
+    ),
+  );
+  const heads = events.map((e) => e.items[0] as Record<string, unknown>);
+  await batchPutAll(events.flatMap((e) => e.items));
+  for (let from = 0; from < heads.length; from += 100) {
+    const records = heads.slice(from, from + 100).map((item, i) => inserted(item, String(from + i + 1)));
+    expect(await streamHandler(streamBatch(...records), lambdaContext)).toEqual({ batchItemFailures: [] });
+  }
+  return events.map((e) => e.id);
 }

@@ -19,7 +19,7 @@ export const webhookKeys = {
 
 /**
  * The webhook dispatcher's items (docs/webhooks.md, "Items"): per (account, endpoint) a delivery per event, its
- * pending deliveries by due time, its attempts log by number; the due index (gsi2, keys only, DUE_SHARDS partitions): one
+ * pending deliveries by due time, its attempts log by time and its counts; the due index (gsi2, keys only, DUE_SHARDS partitions): one
  * entry per endpoint with pending deliveries, on the endpoint item itself; the local stream reader's checkpoints.
  */
 export const webhookDeliveryKeys = {
@@ -41,13 +41,26 @@ export const webhookDeliveryKeys = {
     const [due, eventId] = sk.split('#');
     return { dueAt: Number(due), eventId: eventId ?? '' };
   },
-  /** An attempt, by its number in the endpoint's log (12 digits): newest first, a page is one range of numbers. */
+  /**
+   * An attempt in the endpoint's log, by when it started, then its delivery and its number among the delivery's
+   * attempts (unique without any number shared by the endpoint's attempts): newest first is a descending Query.
+   */
   attemptsPartition: (accountId: string, endpointId: string) => `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
-  attempt: (accountId: string, endpointId: string, number: number) => ({
+  attempt: (accountId: string, endpointId: string, at: number, eventId: string, attempt: number) => ({
     pk: `WEBHOOK_ATTEMPTS#${accountId}#${endpointId}`,
-    sk: webhookDeliveryKeys.attemptSort(number),
+    sk: `${dueMs(at)}#${eventId}#${String(attempt).padStart(6, '0')}`,
   }),
-  attemptSort: (number: number) => String(number).padStart(12, '0'),
+  /**
+   * One of the log's counts (`n`): lane `lane`'s (the attempts recorded on it, lib/webhooks/due.ts) or the trim's
+   * (`trim`, negative: the attempts dropped). The log's total is their sum. A partition of their own: the log's
+   * partition takes its puts and its trim's deletes, the counts as many writes again.
+   */
+  attemptCountsPartition: (accountId: string, endpointId: string) =>
+    `WEBHOOK_ATTEMPT_COUNTS#${accountId}#${endpointId}`,
+  attemptCount: (accountId: string, endpointId: string, lane: number | 'trim') => ({
+    pk: `WEBHOOK_ATTEMPT_COUNTS#${accountId}#${endpointId}`,
+    sk: lane === 'trim' ? lane : String(lane).padStart(2, '0'),
+  }),
   /** gsi2 (keys only) entry of an endpoint with pending deliveries: in its due partition, sorted by its earliest due. */
   due: (accountId: string, endpointId: string, dueAt: number) => ({
     gsi2pk: webhookDeliveryKeys.duePartitions[dueShardOf(accountId, endpointId)] as string,

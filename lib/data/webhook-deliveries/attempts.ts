@@ -2,10 +2,14 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PageRequest } from '#lib/pagination.ts';
 import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
 import { dynamo, queryAll, tableName } from '../store/client.ts';
+import { isConditionFailure, isTransactionConflict } from '../store/errors.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 import { EndpointNotFound } from '../webhooks/webhooks.ts';
-import { DISPATCH_ATTR } from './leases.ts';
 
-/** The attempt item, one per attempt, numbered in recording order: the deliveries log (../webhook-deliveries.ts). */
+/**
+ * The attempt item, one per attempt, keyed by its start, its delivery and its number among the delivery's attempts,
+ * and the log's counts: the deliveries log (../webhook-deliveries.ts).
+ */
 
 export const ATTEMPT_TYPE = 'webhook_attempt';
 
@@ -22,8 +26,18 @@ export const ATTEMPT_ATTR = {
 } as const;
 const T = ATTEMPT_ATTR;
 
-/** The newest attempts kept per endpoint (the deliveries log). */
+/** The newest attempts kept per endpoint (the deliveries log), and how many more it may hold between two trims. */
 export const ATTEMPTS_KEPT = 10_000;
+export const TRIM_BATCH = 100;
+
+/**
+ * The log's count lanes: an attempt's record adds one to its lane's count, in its own transaction. The runner records
+ * one attempt at a time on a lane (lib/webhooks/due.ts: lane i of an endpoint's loop is its i-th attempt slot), so
+ * two records of one holder never write one count at once (a transaction conflict), and the endpoint's records go
+ * out concurrently; the total is the sum of the lanes' counts, one Query of their partition.
+ */
+export const LOG_LANES = 64;
+const COUNT = 'n';
 
 /** One attempt, as the deliveries log lists it. */
 export interface DeliveryAttempt {
@@ -50,7 +64,8 @@ export interface AttemptPage {
 
 /**
  * The deliveries log of an endpoint (the listWebhookDeliveries route): attempts newest first, `page` of
- * `perPage`, and the exact total. Two reads: the endpoint's attempt count, then one range of the log.
+ * `perPage`, and the exact total (the sum of the log's counts). Page n reads the newest n × perPage attempts (~200
+ * bytes each): the log is keyed by time, not numbered, so that no number is shared by the endpoint's records.
  * EndpointNotFound when the endpoint is not there.
  */
 export async function listDeliveryAttempts(
@@ -58,25 +73,24 @@ export async function listDeliveryAttempts(
   endpointId: string,
   page: Pick<PageRequest, 'page' | 'perPage'>,
 ): Promise<AttemptPage> {
-  const count = await attemptCountOf(accountId, endpointId);
-  if (count === undefined) throw new EndpointNotFound();
-  const oldestKept = Math.max(1, count - ATTEMPTS_KEPT + 1);
-  const total = count - oldestKept + 1;
-  const newest = count - (page.page - 1) * page.perPage;
-  const oldest = Math.max(oldestKept, newest - page.perPage + 1);
-  if (newest < oldestKept) return { data: [], total: Math.max(0, total) };
-  const items = await queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :oldest AND :newest',
-    ExpressionAttributeValues: {
-      ':pk': keys.attemptsPartition(accountId, endpointId),
-      ':oldest': keys.attemptSort(oldest),
-      ':newest': keys.attemptSort(newest),
+  const [exists, total] = await Promise.all([
+    endpointExists(accountId, endpointId),
+    attemptTotal(accountId, endpointId),
+  ]);
+  if (!exists) throw new EndpointNotFound();
+  const skip = (page.page - 1) * page.perPage;
+  if (skip >= total) return { data: [], total };
+  const items = await queryAll(
+    {
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.attemptsPartition(accountId, endpointId) },
+      ScanIndexForward: false,
+      ConsistentRead: true,
     },
-    ScanIndexForward: false,
-    ConsistentRead: true,
-  });
-  return { data: items.map(attemptOf), total };
+    skip + page.perPage,
+  );
+  return { data: items.slice(skip).map(attemptOf), total };
 }
 
 function attemptOf(item: Record<string, unknown>): DeliveryAttempt {
@@ -92,15 +106,105 @@ function attemptOf(item: Record<string, unknown>): DeliveryAttempt {
   };
 }
 
-/** The endpoint's count of recorded attempts (after LogNumberTaken), or undefined when it is gone. */
-export async function attemptCountOf(accountId: string, endpointId: string): Promise<number | undefined> {
+async function endpointExists(accountId: string, endpointId: string): Promise<boolean> {
   const { Item } = await dynamo.send(
     new GetCommand({
       TableName: tableName(),
       Key: webhookKeys.endpoint(accountId, endpointId),
-      ProjectionExpression: `pk, ${DISPATCH_ATTR.attemptCount}`,
+      ProjectionExpression: 'pk',
       ConsistentRead: true,
     }),
   );
-  return Item ? Number(Item[DISPATCH_ATTR.attemptCount] ?? 0) : undefined;
+  return Item !== undefined;
+}
+
+/** The attempts the endpoint's log holds: the sum of its counts (one Query of at most LOG_LANES + 1 small items). */
+export async function attemptTotal(accountId: string, endpointId: string): Promise<number> {
+  const counts = await queryAll({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.attemptCountsPartition(accountId, endpointId) },
+    ConsistentRead: true,
+  });
+  return counts.reduce((sum, item) => sum + Number(item[COUNT] ?? 0), 0);
+}
+
+/** A record's commit action: one more attempt on lane `lane`'s count. */
+export function countAttempt(accountId: string, endpointId: string, lane: number): CommitAction {
+  return {
+    what: 'webhook_attempt_count',
+    action: {
+      Update: {
+        TableName: tableName(),
+        Key: keys.attemptCount(accountId, endpointId, lane),
+        UpdateExpression: 'ADD #n :one',
+        ExpressionAttributeNames: { '#n': COUNT },
+        ExpressionAttributeValues: { ':one': 1 },
+      },
+    },
+  };
+}
+
+/**
+ * Keeps the newest ATTEMPTS_KEPT attempts of the log once it holds TRIM_BATCH more: the oldest go, TRIM_BATCH at a
+ * time, each batch in one transaction with its count taken off the trim's count, so the total stays the log's
+ * exact size. Each delete is conditional on the attempt being there: a batch another trim took first (two holders
+ * of one endpoint, one of them stalled) is refused, and read again. Answers how many were dropped. TTL would drop
+ * attempts behind the counts' back.
+ */
+export async function trimAttempts(
+  accountId: string,
+  endpointId: string,
+  /** The newest kept (ATTEMPTS_KEPT; a test keeps fewer rather than write 10,000). */
+  kept = ATTEMPTS_KEPT,
+): Promise<number> {
+  let dropped = 0;
+  for (let rounds = 0; rounds < 1_000; rounds++) {
+    const over = (await attemptTotal(accountId, endpointId)) - kept;
+    if (over < (dropped === 0 ? TRIM_BATCH : 1)) return dropped;
+    const oldest = await queryAll(
+      {
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.attemptsPartition(accountId, endpointId) },
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+      },
+      Math.min(over, TRIM_BATCH - 1),
+    );
+    if (oldest.length === 0) return dropped;
+    const actions: CommitAction[] = [
+      ...oldest.map(
+        (key): CommitAction => ({
+          what: 'webhook_attempt_dropped',
+          action: {
+            Delete: {
+              TableName: tableName(),
+              Key: { pk: key.pk, sk: key.sk },
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+        }),
+      ),
+      {
+        what: 'webhook_attempt_count',
+        action: {
+          Update: {
+            TableName: tableName(),
+            Key: keys.attemptCount(accountId, endpointId, 'trim'),
+            UpdateExpression: 'ADD #n :minus',
+            ExpressionAttributeNames: { '#n': COUNT },
+            ExpressionAttributeValues: { ':minus': -oldest.length },
+          },
+        },
+      },
+    ];
+    try {
+      await commit(actions);
+      dropped += oldest.length;
+    } catch (error) {
+      if (!isConditionFailure(error) && !isTransactionConflict(error)) throw error;
+    }
+  }
+  return dropped;
 }

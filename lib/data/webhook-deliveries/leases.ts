@@ -51,8 +51,8 @@ const MOVE_TO_DUE_INDEX = 'gsi2pk = :pk, gsi2sk = :sk';
 /** An endpoint as its lease holder sees it: the endpoint and the dispatcher's fields. */
 export interface LeasedEndpoint {
   endpoint: Endpoint;
-  /** Attempts recorded so far: the next one recorded is number attemptCount + 1. */
-  attemptCount: number;
+  /** Until when the endpoint is in the slow lane (epoch ms; marks.ts markSlow), or null. */
+  slowUntil: number | null;
   leaseUntil: number;
 }
 
@@ -64,7 +64,7 @@ export const DISPATCH_ATTR = {
   leaseOwner: 'leaseOwner',
   leaseUntil: 'leaseUntil',
   dueVersion: 'dueVersion',
-  attemptCount: 'attemptCount',
+  slowUntil: 'slowUntil',
 } as const;
 const E = DISPATCH_ATTR;
 
@@ -73,7 +73,7 @@ function leasedOf(item: Record<string, unknown>): LeasedEndpoint {
   for (const field of Object.values(DISPATCH_ATTR)) delete endpoint[field];
   return {
     endpoint,
-    attemptCount: Number(item[E.attemptCount] ?? 0),
+    slowUntil: item[E.slowUntil] == null ? null : Number(item[E.slowUntil]),
     leaseUntil: Number(item[E.leaseUntil] ?? 0),
   };
 }

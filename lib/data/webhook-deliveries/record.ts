@@ -1,22 +1,17 @@
-import { formatTimestamp, nowMillis } from '#lib/time.ts';
-import { webhookDeliveryKeys as keys, webhookKeys } from '../keys.ts';
+import { nowMillis } from '#lib/time.ts';
+import { webhookDeliveryKeys as keys } from '../keys.ts';
 import { tableName } from '../store/client.ts';
 import { retryOnConflict } from '../store/errors.ts';
 import { type CommitAction, commit } from '../store/transact.ts';
-import { EndpointNotFound, ENDPOINT_ATTR as EP } from '../webhooks/webhooks.ts';
-import { ATTEMPT_TYPE, ATTEMPTS_KEPT, type DeliveryAttempt, ATTEMPT_ATTR as T } from './attempts.ts';
+import { ATTEMPT_TYPE, countAttempt, type DeliveryAttempt, ATTEMPT_ATTR as T } from './attempts.ts';
 import { DELIVERY_ATTR as D, type Delivery, retentionFrom, STATE_NAME } from './delivery.ts';
-import { DISPATCH_ATTR } from './leases.ts';
 import { putPending, removePending } from './pending.ts';
 
-/** Recording an attempt's outcome in one transaction. */
-
-/** What an attempt's record changes of the endpoint. */
-export type EndpointOutcome =
-  | { kind: 'success' }
-  | { kind: 'failure' }
-  /** A failure that disables the endpoint (410, or failing for DISABLE_AFTER_MS). */
-  | { kind: 'disable'; reason: string };
+/**
+ * Recording an attempt's outcome in one transaction of the delivery's own items, its log entry and its lane's count:
+ * nothing the endpoint's other deliveries write, so an endpoint's records go out concurrently (docs/webhooks.md,
+ * "Items"). What the outcome changes of the endpoint item (its marks) is written apart: ./marks.ts.
+ */
 
 /** One attempt's outcome, recorded by the claim's holder. */
 export interface AttemptRecord {
@@ -29,21 +24,8 @@ export interface AttemptRecord {
   attempt: Omit<DeliveryAttempt, 'eventId' | 'eventType' | 'attempt' | 'nextAttemptAt'>;
   /** The delivery after this attempt: pending again at nextAt, or ended. */
   next: { state: 'pending'; nextAt: number } | { state: 'succeeded' } | { state: 'failed' };
-  endpoint: EndpointOutcome;
-  /** This attempt's number in the endpoint's log: the holder's attemptCount + 1. */
-  logNumber: number;
-  /**
-   * A failure: since when the endpoint has been failing (the first failure since its last success), as its holder
-   * knows it when recording; null or absent: since this attempt.
-   */
-  failingSince?: number | null;
-}
-
-/** The attempt's number in the endpoint's log was taken (the count moved since it was read): read it, again. */
-export class LogNumberTaken extends Error {
-  constructor() {
-    super("The attempt's log number was taken");
-  }
+  /** The log's count lane the attempt is counted on (attempts.ts, LOG_LANES): its slot in the runner's loop. */
+  lane: number;
 }
 
 /** The claim on the delivery was lost (expired and taken by another runner): nothing was recorded. */
@@ -55,12 +37,10 @@ export class ClaimLost extends Error {
 
 /**
  * Records an attempt in one transaction: the delivery's new state (and the end of its claim), its pending item
- * moved to the next due or deleted, the attempt in the endpoint's log (and the oldest kept one dropped), the
- * endpoint's count, success or failure marks, and disabling. Throws ClaimLost, LogNumberTaken, or
- * EndpointNotFound (the endpoint was deleted: nothing to record).
+ * moved to the next due or deleted, the attempt in the endpoint's log and its lane's count. Throws ClaimLost.
  */
 export async function recordAttempt(record: AttemptRecord): Promise<void> {
-  const { accountId, endpointId, delivery, next, attempt, logNumber } = record;
+  const { accountId, endpointId, delivery, next, attempt } = record;
   const now = nowMillis();
   const number = delivery.attempts + 1;
   // Never the pending item's own key again (a transaction cannot delete and put one item).
@@ -105,7 +85,7 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
         Put: {
           TableName: tableName(),
           Item: {
-            ...keys.attempt(accountId, endpointId, logNumber),
+            ...keys.attempt(accountId, endpointId, attempt.at, delivery.eventId, number),
             type: ATTEMPT_TYPE,
             [T.eventId]: delivery.eventId,
             [T.eventType]: delivery.eventType,
@@ -116,61 +96,13 @@ export async function recordAttempt(record: AttemptRecord): Promise<void> {
             [T.durationMs]: attempt.durationMs,
             [T.nextAttemptAt]: nextAt,
           },
+          // Once: the delivery's condition above already makes (delivery, number) this record's alone.
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
-      refused: () => new LogNumberTaken(),
+      refused: () => new ClaimLost(),
     },
-    ...(logNumber > ATTEMPTS_KEPT
-      ? [
-          {
-            what: 'webhook_attempt_dropped',
-            action: {
-              Delete: {
-                TableName: tableName(),
-                Key: keys.attempt(accountId, endpointId, logNumber - ATTEMPTS_KEPT),
-              },
-            },
-          },
-        ]
-      : []),
-    endpointUpdate(record, now),
+    countAttempt(accountId, endpointId, record.lane),
   ];
   await retryOnConflict(() => commit(actions));
-}
-
-function endpointUpdate(record: AttemptRecord, now: number): CommitAction {
-  const count = DISPATCH_ATTR.attemptCount;
-  const sets = [`${count} = :count`];
-  const values: Record<string, unknown> = { ':count': record.logNumber };
-  if (record.endpoint.kind === 'success') {
-    sets.push(`${EP.lastSuccessAt} = :now`, `${EP.failingSince} = :null`);
-    values[':now'] = now;
-    values[':null'] = null;
-  } else {
-    sets.push(`${EP.failingSince} = :since`);
-    values[':since'] = record.failingSince ?? record.attempt.at;
-    if (record.endpoint.kind === 'disable') {
-      sets.push(`${EP.enabled} = :false`, `${EP.disabledReason} = :reason`, `${EP.updatedAt} = :updated`);
-      values[':false'] = false;
-      values[':reason'] = record.endpoint.reason;
-      values[':updated'] = formatTimestamp(now * 1000);
-    }
-  }
-  const counted = record.logNumber === 1 ? `attribute_not_exists(${count})` : `${count} = :previous`;
-  if (record.logNumber > 1) values[':previous'] = record.logNumber - 1;
-  return {
-    what: 'webhook_endpoint',
-    action: {
-      Update: {
-        TableName: tableName(),
-        Key: webhookKeys.endpoint(record.accountId, record.endpointId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: `attribute_exists(pk) AND ${counted}`,
-        ExpressionAttributeValues: values,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    },
-    refused: (held) => (held ? new LogNumberTaken() : new EndpointNotFound()),
-  };
 }

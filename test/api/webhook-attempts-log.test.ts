@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import {
+  addDeliveries,
+  attemptTotal,
+  claimDelivery,
+  duePending,
+  getDelivery,
+  LOG_LANES,
+  listDeliveryAttempts,
+  recordAttempt,
+  TRIM_BATCH,
+  trimAttempts,
+} from '#lib/data/webhook-deliveries.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { createTestEndpoint, removeFromDueIndex } from '#test/support/webhooks.ts';
+
+/**
+ * The deliveries log without a number shared by the endpoint's records (docs/webhooks.md, "Items"; issue 40): one
+ * endpoint's records land concurrently, each counted once on its lane, the total exact, pages newest first; the trim
+ * keeps the newest and counts off what it drops, also when two trims run at once.
+ */
+const event = (n: number) => ({ id: `evt_${String(n).padStart(10, '0')}0123456789`, type: 'ticket.created' });
+
+async function endpointWithClaimed(count: number) {
+  const account = await createTestAccount();
+  const endpoint = await createTestEndpoint(account.accountId, {
+    url: 'https://receiver.example/hook',
+    secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+    events: ['*'],
+  });
+  const { accountId } = account;
+  await addDeliveries(
+    accountId,
+    endpoint.id,
+    Array.from({ length: count }, (_, i) => event(i + 1)),
+  );
+  await removeFromDueIndex(accountId, endpoint.id);
+  const pending = await duePending(accountId, endpoint.id, Date.now() + 1000, count);
+  const claimed = await Promise.all(
+    pending.map(async (p) => ({
+      pending: p,
+      delivery: await claimDelivery(accountId, endpoint.id, p, 'runner-t', 60_000),
+    })),
+  );
+  return { accountId, endpointId: endpoint.id, claimed };
+}
+
+describe('the deliveries log', () => {
+  it("takes one endpoint's 48 records at once, each on its lane: all land, counted once, newest first", async () => {
+    const { accountId, endpointId, claimed } = await endpointWithClaimed(48);
+    const start = Date.now();
+    await Promise.all(
+      claimed.map(({ pending, delivery }, i) => {
+        if (!delivery) throw new Error('not claimed');
+        return recordAttempt({
+          accountId,
+          endpointId,
+          owner: 'runner-t',
+          delivery,
+          dueAt: pending.dueAt,
+          attempt: { at: start + i, status: 204, error: null, durationMs: 200 },
+          next: { state: 'succeeded' },
+          lane: i % LOG_LANES,
+        });
+      }),
+    );
+    expect(await attemptTotal(accountId, endpointId)).toBe(48);
+    const page1 = await listDeliveryAttempts(accountId, endpointId, { page: 1, perPage: 20 });
+    const page3 = await listDeliveryAttempts(accountId, endpointId, { page: 3, perPage: 20 });
+    expect(page1.total).toBe(48);
+    expect(page1.data.map((a) => a.at)).toEqual(Array.from({ length: 20 }, (_, i) => start + 47 - i));
+    expect(page3.data.map((a) => a.at)).toEqual(Array.from({ length: 8 }, (_, i) => start + 7 - i));
+    expect(await listDeliveryAttempts(accountId, endpointId, { page: 4, perPage: 20 })).toEqual({
+      data: [],
+      total: 48,
+    });
+    for (const { pending } of claimed.slice(0, 5))
+      expect(await getDelivery(accountId, endpointId, pending.eventId)).toMatchObject({
+        state: 'succeeded',
+        attempts: 1,
+      });
+  });
+
+  it('trims to the newest kept once a batch more is there, counted off exactly, also with two trims at once', async () => {
+    const kept = 30;
+    const count = kept + TRIM_BATCH + 20;
+    const { accountId, endpointId, claimed } = await endpointWithClaimed(count);
+    const start = Date.now();
+    for (let from = 0; from < claimed.length; from += 32) {
+      await Promise.all(
+        claimed.slice(from, from + 32).map(({ pending, delivery }, i) =>
+          recordAttempt({
+            accountId,
+            endpointId,
+            owner: 'runner-t',
+            delivery: delivery ?? (undefined as never),
+            dueAt: pending.dueAt,
+            attempt: { at: start + from + i, status: 500, error: null, durationMs: 10 },
+            next: { state: 'failed' },
+            lane: i,
+          }),
+        ),
+      );
+    }
+    expect(await attemptTotal(accountId, endpointId)).toBe(count);
+    const dropped = await Promise.all([
+      trimAttempts(accountId, endpointId, kept),
+      trimAttempts(accountId, endpointId, kept),
+    ]);
+    expect(dropped[0] + dropped[1]).toBe(count - kept);
+    expect(await attemptTotal(accountId, endpointId)).toBe(kept);
+    const log = await listDeliveryAttempts(accountId, endpointId, { page: 1, perPage: 100 });
+    expect(log.total).toBe(kept);
+    expect(log.data.map((a) => a.at)).toEqual(Array.from({ length: kept }, (_, i) => start + count - 1 - i));
+    // Under a batch over the bound: nothing to trim yet.
+    expect(await trimAttempts(accountId, endpointId, kept - TRIM_BATCH + 1)).toBe(0);
+  });
+});
