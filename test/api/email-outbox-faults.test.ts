@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { getMessageItem } from '#lib/data/tickets/messages.ts';
 import { OUTBOX_CLAIM_MS, outboxPass } from '#lib/email/outbox.ts';
-import { type Sender, smtpSender } from '#lib/email/senders.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import type { Message } from '#lib/tickets/messages/message.ts';
 import { postMessage } from '#lib/tickets/messages/post.ts';
 import { agentsFile, useTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
-import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
+import { useRelaySink } from '#test/support/smtp-sink.ts';
 
 /**
  * A fault sweep of the outbox runner: each store call of a pass that sends one reply fails in turn (the request
@@ -24,21 +23,11 @@ const account = useTestAccount({
   email: { addresses: [`support@${domain}`] },
 });
 const clock = useManualClock();
-let sink: SmtpSink;
-let relay: Sender;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  relay = smtpSender(sink.url);
-});
-afterAll(async () => {
-  relay?.close();
-  await sink?.stop();
-});
+const mail = useRelaySink();
 
 const pass = () =>
   outboxPass({
-    sender: relay,
+    sender: mail.relay,
     onError: () => undefined,
   });
 
@@ -85,7 +74,7 @@ describe('the outbox under store faults', () => {
         await pass();
         await clock().advance(OUTBOX_CLAIM_MS + 1);
         await pass();
-        const copies = sink.mails.filter((m) => m.recipients.includes(customer));
+        const copies = mail.sink.mails.filter((m) => m.recipients.includes(customer));
         const what = `fault ${mode} at call ${at} (${operations[at - 1]})`;
         expect(copies.length, what).toBeGreaterThanOrEqual(1);
         expect(copies.length, what).toBeLessThanOrEqual(2);

@@ -1,23 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { outboxItemKey, outboxState } from '#lib/data/outbox.ts';
 import { getMessageItem } from '#lib/data/tickets/messages.ts';
 import { SendPace } from '#lib/email/outbox/pace.ts';
 import { outboxPass } from '#lib/email/outbox.ts';
-import { type Sender, sesSender, smtpSender } from '#lib/email/senders.ts';
+import { type Sender, sesSender } from '#lib/email/senders.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import type { Message } from '#lib/tickets/messages/message.ts';
 import { postMessage } from '#lib/tickets/messages/post.ts';
 import { nowMillis } from '#lib/time.ts';
 import { agentsFile, useTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
-import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
+import { useRelaySink } from '#test/support/smtp-sink.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
  * The outbox paced to the sending quota (issue 40; docs/email.md, "Pace and fair shares"): a throttle answer, from
- * the local relay (421, SES's SMTP 454) or SES (TooManyRequestsException), puts the mail back with no attempt
+ * the local mail.relay (421, SES's SMTP 454) or SES (TooManyRequestsException), puts the mail back with no attempt
  * counted and holds the runner's sends; EMAIL_SEND_RATE's token bucket sends a backlog at the quota's rate.
  */
 const domain = `p${randomBytes(5).toString('hex')}.test`;
@@ -27,17 +27,7 @@ const account = useTestAccount({
   email: { addresses: [`support@${domain}`] },
 });
 const clock = useManualClock();
-let sink: SmtpSink;
-let relay: Sender;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  relay = smtpSender(sink.url);
-});
-afterAll(async () => {
-  relay?.close();
-  await sink?.stop();
-});
+const mail = useRelaySink();
 
 /** A reply on a new ticket: queued, due now. */
 async function queuedReply(n: number) {
@@ -67,13 +57,13 @@ const sesAnswering = (name: string) =>
   } as unknown as SESv2Client);
 
 describe('a throttle is not an attempt', () => {
-  /** The relay answering every RCPT with `code` until the test says otherwise. */
+  /** The mail.relay answering every RCPT with `code` until the test says otherwise. */
   const relayAnswering = (code: number) => {
-    sink.answer = () => code;
-    return relay;
+    mail.sink.answer = () => code;
+    return mail.relay;
   };
   const throttles: [string, () => Sender, RegExp][] = [
-    ['the relay answering 421', () => relayAnswering(421), /^throttled: 421/],
+    ['the mail.relay answering 421', () => relayAnswering(421), /^throttled: 421/],
     ["SES's SMTP interface answering 454", () => relayAnswering(454), /^throttled: 454/],
     ['SES answering TooManyRequestsException', () => sesAnswering('TooManyRequestsException'), /Too/],
   ];
@@ -93,23 +83,23 @@ describe('a throttle is not an attempt', () => {
       expect(state?.error).toMatch(error);
       // Due again when the runner's hold ends (1 s), not after the retry schedule's first step (60 s).
       expect(state?.due).toBe(nowMillis() + 1_000);
-      expect((await outboxPass({ sender: relay, pace })).read).toBe(0);
-      sink.answer = undefined;
+      expect((await outboxPass({ sender: mail.relay, pace })).read).toBe(0);
+      mail.sink.answer = undefined;
       await clock().advance(1_000);
-      expect((await outboxPass({ sender: relay, pace })).counts.sent).toBe(1);
+      expect((await outboxPass({ sender: mail.relay, pace })).counts.sent).toBe(1);
       expect(await deliveryOf(ticket.uuid, message.number)).toMatchObject({ status: 'sent', attempts: 1 });
-      expect(sink.mails.filter((m) => m.recipients.includes(customer))).toHaveLength(1);
+      expect(mail.sink.mails.filter((m) => m.recipients.includes(customer))).toHaveLength(1);
     });
   }
 
   it('other refusals still count: a 451 is an attempt, as before', async () => {
     const { ticket, message } = await queuedReply(2);
-    sink.answer = () => 451;
-    expect((await outboxPass({ sender: relay, pace: new SendPace() })).counts.retrying).toBe(1);
-    sink.answer = undefined;
+    mail.sink.answer = () => 451;
+    expect((await outboxPass({ sender: mail.relay, pace: new SendPace() })).counts.retrying).toBe(1);
+    mail.sink.answer = undefined;
     expect(await deliveryOf(ticket.uuid, message.number)).toMatchObject({ status: 'queued', attempts: 1 });
     await clock().advance(60_000);
-    expect((await outboxPass({ sender: relay })).counts.sent).toBe(1);
+    expect((await outboxPass({ sender: mail.relay })).counts.sent).toBe(1);
   });
 });
 

@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll } from 'vitest';
+import { type Sender, smtpSender } from '#lib/email/senders.ts';
 
 /**
  * A relay for the outbox's tests: a real SMTP server on 127.0.0.1 that keeps what it accepts, parsed, and answers
@@ -84,4 +86,31 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   sink.url = `smtp://127.0.0.1:${sink.port}`;
   sink.stop = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return sink;
+}
+
+/**
+ * A file's relay: a sink started before its tests and the outbox's SMTP sender to it (lib/email/senders.ts), both
+ * closed after them. Read `sink` and `relay` inside tests (they are set in beforeAll).
+ */
+export function useRelaySink(): { readonly sink: SmtpSink; readonly relay: Sender } {
+  let sink: SmtpSink | undefined;
+  let relay: Sender | undefined;
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    relay = smtpSender(sink.url);
+  });
+  afterAll(async () => {
+    relay?.close();
+    await sink?.stop();
+  });
+  return {
+    get sink() {
+      if (!sink) throw new Error('useRelaySink: read inside a test');
+      return sink;
+    },
+    get relay() {
+      if (!relay) throw new Error('useRelaySink: read inside a test');
+      return relay;
+    },
+  };
 }
