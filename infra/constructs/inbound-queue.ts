@@ -93,7 +93,7 @@ export class InboundQueue extends Construct {
     this.deadLettersAlarm = queueDepthAlarm(this, 'DeadLettersAlarm', this.deadLetters, {
       alarmName: `${props.namePrefix}-email-inbound-queue-failures`,
       description:
-        'Received mail that the processing function could not process after its receives: its copy is kept in the mail bucket. See docs/deploy.md#email-inbound-failures.',
+        'Received mail that the processing function could not process after its receives: its copy is kept in the mail bucket. See docs/deploy.md#email-inbound-queue-failures.',
       topic: props.topic,
     });
     this.quietWaitAlarm = quietWaitAlarm(this, this.queue, props);
@@ -124,7 +124,7 @@ function quietWaitAlarm(scope: Construct, queue: Queue, props: InboundQueueProps
     comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
     treatMissingData: TreatMissingData.NOT_BREACHING,
     alarmDescription:
-      'Mail of accounts that are not flooding waits in the inbound queue: the processing function is short of concurrency, or failing. See docs/email.md#one-accounts-share.',
+      'Mail of accounts that are not flooding waits in the inbound queue: the processing function is short of concurrency, or failing. See docs/deploy.md#email-inbound-quiet-wait.',
   });
   if (props.topic) {
     const action = new SnsAction(props.topic);
