@@ -1,11 +1,8 @@
-import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -14,8 +11,9 @@ import { emailInboundQueueWorker } from '#functions/workers.ts';
 import { ATTACHMENTS_PREFIX, MAIL_BUCKET_VARIABLE, MAIL_COPIES_PREFIX } from '#lib/data/mail-store.ts';
 import { INBOUND_QUEUE_VARIABLE } from '#lib/email/sqs-inbound-queue.ts';
 import { suppressDeadLetterDestination, suppressMailObjectPrefixes } from '../nag-suppressions.ts';
-import { DeskpipeFunction } from './deskpipe-function.ts';
+import type { DeskpipeFunction } from './deskpipe-function.ts';
 import { queueDepthAlarm } from './failed-mail.ts';
+import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
 
 /**
  * The inbound fair queue and its processing function (docs/email.md, "One account's share"). The inbound function
@@ -42,14 +40,8 @@ export const QUIET_WAIT_ALARM_SECONDS = 120;
 /** AWS's advice for an SQS event source: the visibility timeout at least 6 × the function's timeout. */
 export const INBOUND_QUEUE_VISIBILITY = Duration.seconds(6 * emailInboundQueueWorker.timeoutSeconds);
 
-export interface InboundQueueProps {
-  table: TableV2;
+export interface InboundQueueProps extends WorkerFunctionProps {
   bucket: Bucket;
-  projectRoot: string;
-  namePrefix: string;
-  memorySize: number;
-  logRetention: RetentionDays;
-  reservedConcurrency: number;
   topic?: ITopic | undefined;
 }
 
@@ -140,17 +132,7 @@ function quietWaitAlarm(scope: Construct, queue: Queue, props: InboundQueueProps
  * so a copy no longer there (its ticket purged meanwhile) is a 404, not a 403. It never reads SES's `raw/`.
  */
 function processingFunction(scope: Construct, props: InboundQueueProps): DeskpipeFunction {
-  const fn = new DeskpipeFunction(scope, emailInboundQueueWorker.name, {
-    entry: join(props.projectRoot, emailInboundQueueWorker.entry),
-    projectRoot: props.projectRoot,
-    namePrefix: props.namePrefix,
-    memorySize: props.memorySize,
-    logRetention: props.logRetention,
-    timeout: Duration.seconds(emailInboundQueueWorker.timeoutSeconds),
-    reservedConcurrentExecutions: props.reservedConcurrency,
-  })
-    .bindTable(props.table, emailInboundQueueWorker.tableActions)
-    .bindIndexQueries(props.table, emailInboundQueueWorker.indexQueries);
+  const fn = workerFunction(scope, emailInboundQueueWorker, props);
   const { bucket } = props;
   fn.addEnvironment(MAIL_BUCKET_VARIABLE, bucket.bucketName);
   fn.addToRolePolicy(

@@ -1,9 +1,6 @@
-import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import { Lambda, LambdaInvocationType, S3 } from 'aws-cdk-lib/aws-ses-actions';
@@ -19,9 +16,10 @@ import {
 } from '#lib/data/mail-store.ts';
 import type { StageConfig } from '../config.ts';
 import { suppressMailBucketAccessLogs, suppressMailObjectPrefixes } from '../nag-suppressions.ts';
-import { DeskpipeFunction } from './deskpipe-function.ts';
+import type { DeskpipeFunction } from './deskpipe-function.ts';
 import { failedMail } from './failed-mail.ts';
 import { InboundQueue } from './inbound-queue.ts';
+import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
 
 /**
  * Receiving mail deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule set, whose
@@ -34,14 +32,8 @@ import { InboundQueue } from './inbound-queue.ts';
  * (the table, the bucket or the queue unreachable for hours) lands in the failed-mail queue, whose alarm tells the operator;
  * the mail is still in the bucket and the queued event processes it again (docs/deploy.md, "Mail that failed").
  */
-export interface MailReceivingProps {
+export interface MailReceivingProps extends WorkerFunctionProps {
   mail: StageConfig['mail'];
-  table: TableV2;
-  projectRoot: string;
-  namePrefix: string;
-  memorySize: number;
-  logRetention: RetentionDays;
-  reservedConcurrency: number;
   /** The processing function's reserved concurrency (inbound-queue.ts). */
   queueConcurrency: number;
   /** Keep the bucket when the stack is deleted (the stage's protectData). */
@@ -150,17 +142,7 @@ function mailBucket(scope: Construct, props: MailReceivingProps): Bucket {
 
 /** The inbound function (it routes), with its table grants and exactly the object grants it needs on the bucket. */
 function inboundFunction(scope: Construct, props: MailReceivingProps, bucket: Bucket): DeskpipeFunction {
-  const fn = new DeskpipeFunction(scope, emailInboundWorker.name, {
-    entry: join(props.projectRoot, emailInboundWorker.entry),
-    projectRoot: props.projectRoot,
-    namePrefix: props.namePrefix,
-    memorySize: props.memorySize,
-    logRetention: props.logRetention,
-    timeout: Duration.seconds(emailInboundWorker.timeoutSeconds),
-    reservedConcurrentExecutions: props.reservedConcurrency,
-  })
-    .bindTable(props.table, emailInboundWorker.tableActions)
-    .bindIndexQueries(props.table, emailInboundWorker.indexQueries);
+  const fn = workerFunction(scope, emailInboundWorker, props);
   fn.addEnvironment(MAIL_BUCKET_VARIABLE, bucket.bucketName);
   // Sizes the raw mail SES wrote (HeadObject) and copies it for each account (CopyObject: GetObject on the source,
   // PutObject on the copy, HeadObject first on the copy), then removes it. It parses nothing and writes no

@@ -11,8 +11,10 @@ export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId
 
 /**
  * The one inbound handler (docs/email.md): raw mail bytes in, an outcome per account out. It knows nothing of
- * SMTP or S3: `npm start`'s SMTP server (infra/local/mail.ts) and the deployed inbound function
- * (functions/email-inbound.ts) each keep the raw mail first, then call receiveMail with where it is.
+ * SMTP, SES, SQS or S3: `npm start`'s SMTP server (infra/local/mail.ts) keeps each account's copy and its queue
+ * (infra/local/mail-queue.ts) calls receiveMail with it; deployed, the inbound function (functions/email-inbound.ts)
+ * runs its first step only (routeMail, route.ts: each account's copy made) and queues each copy, and the processing
+ * function (functions/email-inbound-queue.ts) calls receiveMail with it: the same ReceivedMail in both worlds.
  *
  * One concern a file under lib/email/receive/: one account's copy read and its entry logged (copy.ts), or a mail
  * over the limit refused unread (too-large.ts); its outcome decided (deliver.ts) from the kind of automatic mail
