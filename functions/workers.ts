@@ -139,10 +139,10 @@ export const erasureWorker = {
 
 /**
  * Invoked by the stage's SES receipt rule once the raw mail is in the mail bucket (infra/constructs/mail-receiving.ts):
- * the one inbound handler (lib/email/receive.ts) with the S3 store, so the table actions of a message post or a
- * ticket create (a transaction of Put, Update and Delete items, the largest tickets' marked items by
- * BatchWriteItem) and the lookups of threading (GetItem, Query). Also invoked by the outbox's feedback topic with
- * SES's bounces and complaints (lib/email/ses-feedback.ts: the same marking and suppression a mailed report gets).
+ * routes each mail (lib/email/ses-receipt.ts: its accounts' addresses and log entries by GetItem, a mail over the
+ * limit logged `rejected` by PutItem, each account's copy queued in the inbound fair queue). Also invoked by the
+ * outbox's feedback topic with SES's bounces and complaints (lib/email/ses-feedback.ts: the same marking and
+ * suppression a mailed report gets, hence the rest of its table actions).
  */
 export const emailInboundWorker = {
   name: 'emailInbound',
@@ -153,6 +153,22 @@ export const emailInboundWorker = {
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
+/**
+ * Consumes the inbound fair queue (infra/constructs/inbound-queue.ts): each account's copy of a received mail
+ * handed to the one inbound handler (lib/email/receive.ts) with the S3 store, so the table actions of a message post
+ * or a ticket create (a transaction of Put, Update and Delete items, the largest tickets' marked items by
+ * BatchWriteItem) and the lookups of threading (GetItem, Query). A batch is INBOUND_QUEUE_BATCH mails processed in
+ * turn: ~0.2 s each (the local bench), at most ~12 s for one of 25 MiB, well inside its timeout.
+ */
+export const emailInboundQueueWorker = {
+  name: 'emailInboundQueue',
+  entry: 'functions/email-inbound-queue.ts',
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  indexQueries: [],
+  timeoutSeconds: 60,
+  keyHashSecret: true,
+} as const satisfies WorkerDefinition;
+
 export const workers: readonly WorkerDefinition[] = [
   webhookStreamWorker,
   webhookDueWorker,
@@ -160,5 +176,6 @@ export const workers: readonly WorkerDefinition[] = [
   emailOutboxWorker,
   purgeWorker,
   emailInboundWorker,
+  emailInboundQueueWorker,
   erasureWorker,
 ];

@@ -1,4 +1,5 @@
 import type {
+  emailInboundQueueWorker,
   emailInboundWorker,
   emailOutboxWorker,
   erasureWorker,
@@ -16,6 +17,7 @@ export type WorkerName =
   | typeof emailOutboxWorker.name
   | typeof purgeWorker.name
   | typeof emailInboundWorker.name
+  | typeof emailInboundQueueWorker.name
   | typeof erasureWorker.name;
 
 /**
@@ -111,6 +113,8 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       emailOutbox: 2,
       trashPurge: 2,
       emailInbound: 5,
+      // The event source mapping's pollers start at 5 batches at once: 5 lets them run without throttles.
+      emailInboundQueue: 5,
       erasures: 2,
     },
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
@@ -143,9 +147,10 @@ export const stageConfigs: Record<Stage, StageConfig> = {
     // of 50 partitions; beyond, batches wait (records are kept 24 h) rather than take the API's concurrency. The
     // due function runs as webhookDueRunners invocations a minute, each at most 80 s: two of one runner may overlap.
     // The outbox: one run a minute, overlapping the next by its tail (docs/email.md, "Sending").
-    // The purge: one run at a time, two when one's tail meets the next. The inbound function: 20 mails processed at
-    // once (the local bench's ~0.2 s a mail makes that ~100 mails/s, far above what support addresses receive);
-    // beyond, SES's asynchronous invocations wait in Lambda's queue, never lost (docs/capacity.md).
+    // The purge: one run at a time, two when one's tail meets the next. The inbound function only routes (each
+    // account's copy made and queued, ~0.1 s a mail): 20 route ~200 mails/s. The processing function: 20 batches at
+    // once (the local bench's ~0.2 s a mail makes that ~100 mails/s), taken from the fair queue by a share of the
+    // accounts, so a flood to one account waits in its own group (docs/email.md, "One account's share").
     workerConcurrency: {
       webhooksStream: 50,
       webhooksDue: 16,
@@ -153,6 +158,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       emailOutbox: 2,
       trashPurge: 2,
       emailInbound: 20,
+      emailInboundQueue: 20,
       erasures: 2,
     },
     // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms

@@ -1,9 +1,6 @@
-import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import { Lambda, LambdaInvocationType, S3 } from 'aws-cdk-lib/aws-ses-actions';
@@ -19,27 +16,26 @@ import {
 } from '#lib/data/mail-store.ts';
 import type { StageConfig } from '../config.ts';
 import { suppressMailBucketAccessLogs, suppressMailObjectPrefixes } from '../nag-suppressions.ts';
-import { DeskpipeFunction } from './deskpipe-function.ts';
+import type { DeskpipeFunction } from './deskpipe-function.ts';
 import { failedMail } from './failed-mail.ts';
+import { InboundQueue } from './inbound-queue.ts';
+import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
 
 /**
  * Receiving mail deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule set, whose
  * one rule, for the stage's domain, keeps each raw mail in the mail bucket (`raw/<SES message id>`) and then invokes
- * the inbound function asynchronously (functions/email-inbound.ts: the same handler `npm start`'s SMTP server
- * calls), which copies it for each account it is for (`mail/<account>/…`, then their `attachments/<account>/…`) and
- * removes SES's object. The bucket is private, encrypted (SSE-S3), TLS only, and expires every object after the stage's
+ * the inbound function asynchronously (functions/email-inbound.ts), which copies it for each account it is for
+ * (`mail/<account>/…`), removes SES's object and queues each copy in its account's group of the inbound fair queue;
+ * the processing function takes them from there (inbound-queue.ts: the same handler `npm start`'s queue calls,
+ * which writes their `attachments/<account>/…`). The bucket is private, encrypted (SSE-S3), TLS only, and expires every object after the stage's
  * `mail.keepDays` (raw mail and attachments: decisions.md keeps them 30 days). An invocation that fails three times
- * (the table or the bucket unreachable for hours) lands in the failed-mail queue, whose alarm tells the operator;
+ * (the table, the bucket or the queue unreachable for hours) lands in the failed-mail queue, whose alarm tells the operator;
  * the mail is still in the bucket and the queued event processes it again (docs/deploy.md, "Mail that failed").
  */
-export interface MailReceivingProps {
+export interface MailReceivingProps extends WorkerFunctionProps {
   mail: StageConfig['mail'];
-  table: TableV2;
-  projectRoot: string;
-  namePrefix: string;
-  memorySize: number;
-  logRetention: RetentionDays;
-  reservedConcurrency: number;
+  /** The processing function's reserved concurrency (inbound-queue.ts). */
+  queueConcurrency: number;
   /** Keep the bucket when the stack is deleted (the stage's protectData). */
   protectData: boolean;
   topic?: ITopic | undefined;
@@ -48,6 +44,7 @@ export interface MailReceivingProps {
 export class MailReceiving extends Construct {
   readonly bucket: Bucket;
   readonly function: DeskpipeFunction;
+  readonly inboundQueue: InboundQueue;
   readonly ruleSet: ReceiptRuleSet;
   readonly failedMail: Queue;
   readonly failedMailAlarm: Alarm;
@@ -56,6 +53,12 @@ export class MailReceiving extends Construct {
     super(scope, id);
     this.bucket = mailBucket(this, props);
     this.function = inboundFunction(this, props, this.bucket);
+    this.inboundQueue = new InboundQueue(this, 'InboundQueue', {
+      ...props,
+      bucket: this.bucket,
+      reservedConcurrency: props.queueConcurrency,
+    });
+    this.inboundQueue.grantSend(this.function);
     const failed = failedMail(this, this.function, props);
     this.failedMail = failed.queue;
     this.failedMailAlarm = failed.alarm;
@@ -137,23 +140,13 @@ function mailBucket(scope: Construct, props: MailReceivingProps): Bucket {
   return bucket;
 }
 
-/** The inbound function, with its table grants and exactly the object grants it needs on the bucket. */
+/** The inbound function (it routes), with its table grants and exactly the object grants it needs on the bucket. */
 function inboundFunction(scope: Construct, props: MailReceivingProps, bucket: Bucket): DeskpipeFunction {
-  const fn = new DeskpipeFunction(scope, emailInboundWorker.name, {
-    entry: join(props.projectRoot, emailInboundWorker.entry),
-    projectRoot: props.projectRoot,
-    namePrefix: props.namePrefix,
-    memorySize: props.memorySize,
-    logRetention: props.logRetention,
-    timeout: Duration.seconds(emailInboundWorker.timeoutSeconds),
-    reservedConcurrentExecutions: props.reservedConcurrency,
-  })
-    .bindTable(props.table, emailInboundWorker.tableActions)
-    .bindIndexQueries(props.table, emailInboundWorker.indexQueries);
+  const fn = workerFunction(scope, emailInboundWorker, props);
   fn.addEnvironment(MAIL_BUCKET_VARIABLE, bucket.bucketName);
-  // Copies the raw mail SES wrote for each account (CopyObject: GetObject on the source, PutObject on the copy),
-  // then removes it; reads each copy to parse it; writes attachments (multipart uploads, aborted when an attachment
-  // stream fails). ListBucket: a copy or object not there is a 404 (HeadObject), not a 403.
+  // Sizes the raw mail SES wrote (HeadObject) and copies it for each account (CopyObject: GetObject on the source,
+  // PutObject on the copy, HeadObject first on the copy), then removes it. It parses nothing and writes no
+  // attachment: the processing function does (inbound-queue.ts). ListBucket: an object not there is a 404, not a 403.
   fn.addToRolePolicy(
     new PolicyStatement({
       actions: ['s3:GetObject', 's3:DeleteObject'],
@@ -166,13 +159,7 @@ function inboundFunction(scope: Construct, props: MailReceivingProps, bucket: Bu
       resources: [bucket.arnForObjects(`${MAIL_COPIES_PREFIX}*`)],
     }),
   );
-  fn.addToRolePolicy(
-    new PolicyStatement({
-      actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
-      resources: [bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
-    }),
-  );
-  suppressMailObjectPrefixes(bucket, fn, [RAW_MAIL_PREFIX, MAIL_COPIES_PREFIX, ATTACHMENTS_PREFIX]);
+  suppressMailObjectPrefixes(bucket, fn, [RAW_MAIL_PREFIX, MAIL_COPIES_PREFIX]);
   fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
   return fn;
 }

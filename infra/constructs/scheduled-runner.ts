@@ -1,24 +1,23 @@
-import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { WorkerDefinition } from '#functions/workers.ts';
-import { DeskpipeFunction } from './deskpipe-function.ts';
+import type { DeskpipeFunction } from './deskpipe-function.ts';
+import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
 
 /**
  * A background runner deployed on a schedule: one function (a worker of functions/workers.ts), run every
  * `everyMinutes` by a schedule rule, granted exactly its table actions and Query on its indexes. Its errors and
  * throttles are alarmed with every function's (ServiceAlarms); this adds an alarm for a runner that stopped running
  * (no invocation over `notRunningAfter`). The service-level breach runner (docs/sla.md) and the trash's purge
- * (docs/deploy.md) are two declarations of it.
+ * (docs/deploy.md) are two declarations of it. Its `reservedConcurrency` is at least 2: a run may overlap the next
+ * one by its tail.
  */
-export interface ScheduledRunnerProps {
+export interface ScheduledRunnerProps extends WorkerFunctionProps {
   worker: WorkerDefinition;
   /** What runs, for the rule's description. */
   description: string;
@@ -31,13 +30,6 @@ export interface ScheduledRunnerProps {
   notRunningAfter: Duration;
   /** The not-running alarm's description: what is late, and the runbook's anchor. */
   notRunningMeans: string;
-  table: TableV2;
-  projectRoot: string;
-  namePrefix: string;
-  memorySize: number;
-  logRetention: RetentionDays;
-  /** At least 2: a run may overlap the next one by its tail. */
-  reservedConcurrency: number;
   topic?: ITopic | undefined;
 }
 
@@ -53,17 +45,7 @@ export class ScheduledRunner extends Construct {
         `${worker.name} needs a reserved concurrency of 2 at least: a run overlaps the next one by its tail`,
       );
     }
-    this.function = new DeskpipeFunction(this, worker.name, {
-      entry: join(props.projectRoot, worker.entry),
-      projectRoot: props.projectRoot,
-      namePrefix: props.namePrefix,
-      memorySize: props.memorySize,
-      logRetention: props.logRetention,
-      timeout: Duration.seconds(worker.timeoutSeconds),
-      reservedConcurrentExecutions: props.reservedConcurrency,
-    })
-      .bindTable(props.table, worker.tableActions)
-      .bindIndexQueries(props.table, worker.indexQueries);
+    this.function = workerFunction(this, worker, props);
     const every = Duration.minutes(props.everyMinutes);
     new Rule(this, props.ruleId ?? 'Schedule', {
       ruleName: `${props.namePrefix}-${props.slug}`,

@@ -1,6 +1,6 @@
 import { NestedStack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { emailInboundWorker, emailOutboxWorker } from '#functions/workers.ts';
+import { emailInboundQueueWorker, emailInboundWorker, emailOutboxWorker } from '#functions/workers.ts';
 import type { DeskpipeFunction } from '../constructs/deskpipe-function.ts';
 import { EmailOutbox } from '../constructs/email-outbox.ts';
 import { MailReceiving } from '../constructs/mail-receiving.ts';
@@ -8,7 +8,7 @@ import { runnerDefaults, type StageParts } from './stage-parts.ts';
 
 /**
  * Mail (a nested stack of the stage; docs/email.md): receiving (SES's rule set → the mail bucket → the inbound
- * function, its failed-mail queue) and sending (the outbox runner, the SES configuration set, the feedback topic
+ * function, its failed-mail queue → the inbound fair queue → the processing function, its dead-letter queue) and sending (the outbox runner, the SES configuration set, the feedback topic
  * that brings bounces and complaints back to the inbound function).
  */
 export class MailStack extends NestedStack {
@@ -25,6 +25,7 @@ export class MailStack extends NestedStack {
       mail: config.mail,
       table: props.table,
       reservedConcurrency: config.workerConcurrency.emailInbound,
+      queueConcurrency: config.workerConcurrency.emailInboundQueue,
       protectData: config.protectData,
       topic: props.topic,
     });
@@ -38,6 +39,7 @@ export class MailStack extends NestedStack {
     });
     this.functions = {
       [emailInboundWorker.name]: this.receiving.function,
+      [emailInboundQueueWorker.name]: this.receiving.inboundQueue.function,
       [emailOutboxWorker.name]: this.outbox.function,
     };
   }

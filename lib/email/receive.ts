@@ -1,20 +1,20 @@
 import { findAccountIdByAddress } from '#lib/data/mail/addresses.ts';
-import { getInbound, type InboundRecord } from '#lib/data/mail/inbound.ts';
+import type { InboundRecord } from '#lib/data/mail/inbound.ts';
 import type { MailObjectStore } from '#lib/data/mail-store.ts';
-import { logMail } from '#lib/log.ts';
 import { splitAddress } from './addresses.ts';
 import type { MailAuthentication } from './authentication.ts';
-import { keepCopies } from './copies.ts';
 import { receiveCopy } from './receive/copy.ts';
-import { refuseLarge } from './receive/too-large.ts';
+import { routeMail } from './route.ts';
 
 export { splitAddress } from './addresses.ts';
 export { INBOUND_ID_PATTERN, INBOUND_OUTCOMES, type InboundOutcome, newInboundId } from './outcomes.ts';
 
 /**
  * The one inbound handler (docs/email.md): raw mail bytes in, an outcome per account out. It knows nothing of
- * SMTP or S3: `npm start`'s SMTP server (infra/local/mail.ts) and the deployed inbound function
- * (functions/email-inbound.ts) each keep the raw mail first, then call receiveMail with where it is.
+ * SMTP, SES, SQS or S3: `npm start`'s SMTP server (infra/local/mail.ts) keeps each account's copy and its queue
+ * (infra/local/mail-queue.ts) calls receiveMail with it; deployed, the inbound function (functions/email-inbound.ts)
+ * runs its first step only (routeMail, route.ts: each account's copy made) and queues each copy, and the processing
+ * function (functions/email-inbound-queue.ts) calls receiveMail with it: the same ReceivedMail in both worlds.
  *
  * One concern a file under lib/email/receive/: one account's copy read and its entry logged (copy.ts), or a mail
  * over the limit refused unread (too-large.ts); its outcome decided (deliver.ts) from the kind of automatic mail
@@ -77,27 +77,13 @@ export async function receiveMail(
   store: MailStore,
   limits: { maxBytes?: number } = {},
 ): Promise<InboundRecord[]> {
-  const accounts = await accountsOf(mail.recipients);
-  if (accounts.size === 0) {
-    logMail('mail for no account', { inboundId: mail.inboundId, recipients: mail.recipients.length });
-    return [];
-  }
-  // Processed already (a crash after its log entry, an event delivered twice): its first outcome stands.
-  const ids = [...accounts.keys()];
-  const found = await Promise.all(ids.map((accountId) => getInbound(accountId, mail.inboundId)));
-  const logged = new Map(ids.map((accountId, i) => [accountId, found[i]]));
-  const waiting = new Map([...accounts].filter(([accountId]) => !logged.get(accountId)));
-  if (waiting.size > 0 && limits.maxBytes !== undefined) {
-    for (const record of await refuseLarge(mail, [...waiting.keys()], store, limits.maxBytes)) {
-      logged.set(record.accountId, record.entry);
-      waiting.delete(record.accountId);
-    }
-  }
-  const copies = waiting.size > 0 ? await keepCopies(mail, waiting, store) : new Map();
+  const { copies, decided, accounts } = await routeMail(mail, store, limits);
   const records: InboundRecord[] = [];
-  for (const accountId of accounts.keys()) {
+  for (const accountId of accounts) {
     const copy = copies.get(accountId);
-    records.push(copy ? await receiveCopy(accountId, copy, store) : (logged.get(accountId) as InboundRecord));
+    records.push(
+      copy ? await receiveCopy(accountId, copy, store) : (decided.get(accountId) as InboundRecord),
+    );
   }
   return records;
 }

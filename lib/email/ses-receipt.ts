@@ -4,13 +4,16 @@ import type { InboundRecord } from '#lib/data/mail/inbound.ts';
 import { RAW_MAIL_PREFIX } from '#lib/data/mail-store.ts';
 import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import { sesAuthentication } from './authentication.ts';
-import { MAX_MAIL_BYTES, type MailStore, type ReceivedMail, receiveMail } from './receive.ts';
+import type { InboundQueue } from './inbound-queue.ts';
+import { MAX_MAIL_BYTES, type MailStore, type ReceivedMail } from './receive.ts';
+import { routeMail } from './route.ts';
 
 /**
  * Receiving deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule keeps the raw
  * mail in the mail bucket (its S3 action, `raw/<SES message id>`), then invokes the inbound function with the
  * mail's envelope (its Lambda action, asynchronously). Each record becomes the ReceivedMail that `npm start`'s SMTP
- * server makes for a mail it kept, and goes to the same handler (receiveMail) with the S3 store.
+ * server makes for a mail it kept; its accounts' copies are made here and queued, and the processing function
+ * hands each to the same handler (receiveMail) with the S3 store, as `npm start`'s queue hands it each copy.
  */
 
 /**
@@ -45,13 +48,27 @@ export function receivedMailOf(record: SESEventRecord): ReceivedMail {
 }
 
 /**
- * Every record of an SES event, one after the other: a store failure throws (Lambda retries the invocation, the
- * mails already processed find their outcome in the inbound log); bad mail never throws (receiveMail logs it). SES
- * takes mail larger than the contract's 25 MiB: such a kept object is refused before it is parsed (`rejected`).
+ * Every record of an SES event routed, one after the other (docs/email.md, "One account's share"): its accounts
+ * found, each one's copy made (SES's object removed), and each copy queued in its account's group of the inbound
+ * queue, where the processing function takes it (lib/email/inbound-queue.ts). A store or queue failure throws
+ * (Lambda retries the invocation: routing again makes no copy twice, queues what is not logged yet, and a copy
+ * queued twice is processed once, by its log entry and Message-ID claim); bad mail never throws. SES takes mail
+ * larger than the contract's 25 MiB: such a kept object is refused here, before it is copied or parsed
+ * (`rejected`). Answers the outcomes decided here (refused, or logged before) and how many copies were queued.
  */
-export async function receiveSesEvent(event: SESEvent, store: MailStore): Promise<InboundRecord[]> {
-  const outcomes: InboundRecord[] = [];
-  for (const record of event.Records ?? [])
-    outcomes.push(...(await receiveMail(receivedMailOf(record), store, { maxBytes: MAX_MAIL_BYTES })));
-  return outcomes;
+export async function receiveSesEvent(
+  event: SESEvent,
+  store: MailStore,
+  queue: InboundQueue,
+): Promise<{ decided: InboundRecord[]; queued: number }> {
+  const decided: InboundRecord[] = [];
+  let queued = 0;
+  for (const record of event.Records ?? []) {
+    const routed = await routeMail(receivedMailOf(record), store, { maxBytes: MAX_MAIL_BYTES });
+    decided.push(...routed.decided.values());
+    const mails = [...routed.copies].map(([accountId, mail]) => ({ accountId, mail }));
+    if (mails.length > 0) await queue.send(mails);
+    queued += mails.length;
+  }
+  return { decided, queued };
 }

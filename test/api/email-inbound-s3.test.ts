@@ -8,7 +8,8 @@ import type { SESEvent } from 'aws-lambda';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler } from '#functions/email-inbound.ts';
+import { handler as routeFunction } from '#functions/email-inbound.ts';
+import { handler as processFunction } from '#functions/email-inbound-queue.ts';
 import { getInbound } from '#lib/data/mail/inbound.ts';
 import {
   attachmentKey,
@@ -19,17 +20,21 @@ import {
 } from '#lib/data/mail-store.ts';
 import { purgeOne } from '#lib/data/trash/purge.ts';
 import { attachmentOf, INLINE_MAX_BYTES, rawMailOf } from '#lib/email/downloads.ts';
+import type { QueuedMail } from '#lib/email/inbound-queue.ts';
+import { receiveMail } from '#lib/email/receive.ts';
 import { inboundIdOf, receiveSesEvent } from '#lib/email/ses-receipt.ts';
 import { runErasure } from '#lib/erasures/job.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { checkAnswer } from '#test/support/contract.ts';
+import { withEnvironment } from '#test/support/environment.ts';
+import { type FakeSqs, startFakeSqs } from '#test/support/fake-sqs.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
  * Receiving deployed, against a real S3 protocol server (s3rver, an S3 emulator on 127.0.0.1) and DynamoDB Local:
- * a raw mail put where SES's S3 action puts it, the SES event the receipt rule's Lambda action sends, the inbound
- * function's code path (receiveSesEvent with the S3 store), the attachment uploaded to the bucket, and the downloads
- * read back from it, a large one through a presigned link. What s3rver cannot show (IAM, the bucket's encryption
+ * a raw mail put where SES's S3 action puts it, the SES event the receipt rule's Lambda action sends, the deployed
+ * code path (the inbound function's routing, then the processing function's, with the S3 store), the attachment
+ * uploaded to the bucket, and the downloads read back from it, a large one through a presigned link. What s3rver cannot show (IAM, the bucket's encryption
  * and lifecycle, SES itself) is checked on the synthesized stack (test/system/stack.test.ts).
  */
 const gateway = useGateway();
@@ -39,6 +44,7 @@ let dir: string;
 let client: S3Client;
 let endpoint: string;
 let store: MailObjectStore;
+let sqs: FakeSqs;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'deskpipe-s3-'));
@@ -61,8 +67,10 @@ beforeAll(async () => {
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
   store = s3MailStore(BUCKET, client);
+  sqs = await startFakeSqs();
 });
 afterAll(async () => {
+  await sqs?.close();
   client?.destroy();
   await s3rver?.close();
   await rm(dir, { recursive: true, force: true });
@@ -103,19 +111,32 @@ const s3Environment = () => ({
   AWS_SECRET_ACCESS_KEY: 'S3RVER',
   AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
   AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+  // The inbound queue: the SQS fake at the SDK's boundary (test/support/fake-sqs.ts).
+  INBOUND_QUEUE_URL: sqs.queueUrl,
+  AWS_ENDPOINT_URL_SQS: sqs.endpoint,
 });
 
-async function withEnvironment<T>(values: Record<string, string>, run: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(values).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, values);
-  try {
-    return await run();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
+/**
+ * The two deployed functions themselves (their table actions checked against their grants:
+ * test/support/table-actions.ts): the inbound function routes the SES event, then the processing function takes
+ * what it queued, as the event source mapping hands it a batch.
+ */
+async function deployed(event: SESEvent) {
+  await withEnvironment(s3Environment(), () => routeFunction(event));
+  const batch = sqs.takeEvent();
+  return withEnvironment(s3Environment(), () => processFunction(batch));
+}
+
+/**
+ * Their code path in this process, with this test's store: the event routed, each copy it queues processed at once
+ * (receiveMail, as the processing function does); answers each account's outcome.
+ */
+async function receive(event: SESEvent) {
+  const queued: QueuedMail[] = [];
+  const routed = await receiveSesEvent(event, store, { send: async (mails) => void queued.push(...mails) });
+  const processed = [];
+  for (const { mail } of queued) processed.push(...(await receiveMail(mail, store)));
+  return [...routed.decided, ...processed];
 }
 
 const compose = (options: ConstructorParameters<typeof MailComposer>[0]) =>
@@ -136,16 +157,15 @@ describe('the inbound function with the S3 store', () => {
     });
     // Bcc: the envelope names the account, the headers do not; the rule's recipients are what counts.
     const event = await sesDelivers(raw, [`SUPPORT@${domain}`]);
-    // The deployed function itself (its table actions checked against its grant: test/support/table-actions.ts),
-    // its store named by MAIL_BUCKET and reached as the SDK's environment says.
-    await withEnvironment(s3Environment(), () => handler(event));
-    const [first] = await receiveSesEvent(event, store);
+    // The deployed functions themselves, their store named by MAIL_BUCKET and reached as the SDK's environment says.
+    expect(await deployed(event)).toEqual({ batchItemFailures: [] });
+    const [first] = await receive(event);
     expect(first).toMatchObject({
       outcome: 'new_ticket',
       from: 'rita@customer.test',
       subject: 'Deployed path',
     });
-    const again = await receiveSesEvent(event, store);
+    const again = await receive(event);
     expect(again).toEqual([first]);
 
     const inboundId = inboundIdOf(event.Records[0] as SESEvent['Records'][number]);
@@ -184,7 +204,7 @@ describe('the inbound function with the S3 store', () => {
       }),
       [`support@${domain}`],
     );
-    const [outcome] = await receiveSesEvent(event, store);
+    const [outcome] = await receive(event);
     const ticket = outcome?.ticketUuid as string;
     const message = outcome?.messageId as string;
     const download = await attachmentOf(account.accountId, ticket, message, 'att_0001', store);
@@ -223,7 +243,7 @@ describe('the inbound function with the S3 store', () => {
     const event = await sesDelivers(Buffer.from('x'), [`support@${domain}`]);
     const record = event.Records[0] as SESEvent['Records'][number];
     record.ses.mail.messageId = 'never-written';
-    await expect(receiveSesEvent(event, store)).rejects.toThrow();
+    await expect(receive(event)).rejects.toThrow();
   });
 });
 
@@ -275,8 +295,8 @@ describe('one SES delivery to two accounts', () => {
       [b.address, g.address],
       sender,
     );
-    await withEnvironment(s3Environment(), () => handler(event));
-    const records = await receiveSesEvent(event, store);
+    expect(await deployed(event)).toEqual({ batchItemFailures: [] });
+    const records = await receive(event);
     const inboundId = inboundIdOf(event.Records[0] as SESEvent['Records'][number]);
     const of = async (account: { accountId: string }) => {
       const record = await getInbound(account.accountId, inboundId);
@@ -352,7 +372,7 @@ describe("SES's verdicts and limits", () => {
       spamVerdict: { status: 'FAIL' },
       virusVerdict: { status: 'FAIL' },
     });
-    const [flagged] = await receiveSesEvent(failed, store);
+    const [flagged] = await receive(failed);
     expect(flagged?.outcome).toBe('new_ticket');
     const path = `/api/tickets/${flagged?.ticketUuid}/messages/${flagged?.messageId}`;
     const message = await gateway.call('GET', path, { key: account.apiKey });
@@ -382,7 +402,7 @@ describe("SES's verdicts and limits", () => {
       spamVerdict: { status: 'PASS' },
       virusVerdict: { status: 'PASS' },
     });
-    const [clean] = await receiveSesEvent(passed, store);
+    const [clean] = await receive(passed);
     const cleanPath = `/api/tickets/${clean?.ticketUuid}/messages/${clean?.messageId}`;
     const cleanMessage = await gateway.call('GET', cleanPath, { key: account.apiKey });
     expect(cleanMessage.body.data.email).not.toHaveProperty('spam');
@@ -401,7 +421,7 @@ describe("SES's verdicts and limits", () => {
     const size = 26_214_401;
     const raw = Buffer.concat([head, Buffer.alloc(size - head.length, 'a')]);
     const event = await sesDelivers(raw, [account.address]);
-    await withEnvironment(s3Environment(), () => handler(event));
+    expect(await deployed(event)).toEqual({ batchItemFailures: [] });
     const log = await gateway.call('GET', '/api/email/inbound', { key: account.apiKey });
     expect(log.body.data).toHaveLength(1);
     expect(log.body.data[0]).toMatchObject({
@@ -413,7 +433,7 @@ describe("SES's verdicts and limits", () => {
     expect(log.body.data[0].reason).toMatch(/26,?214,?401 bytes/);
     expect((await gateway.call('GET', '/api/tickets', { key: account.apiKey })).body.data).toEqual([]);
     // Refused for good: the event again answers the same, and the mail is not kept.
-    expect((await receiveSesEvent(event, store))[0]).toMatchObject({ outcome: 'rejected' });
+    expect((await receive(event))[0]).toMatchObject({ outcome: 'rejected' });
     expect(await store.size(event.rawKey)).toBeUndefined();
   }, 60_000);
 });

@@ -5,6 +5,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { authorizerTableActions, holdsKeyHashSecret, routes } from '#functions/routes.ts';
 import {
+  emailInboundQueueWorker,
   emailInboundWorker,
   emailOutboxWorker,
   erasureWorker,
@@ -19,6 +20,12 @@ import {
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
 import { INBOUND_MAX_EVENT_AGE, INBOUND_RETRY_ATTEMPTS } from '#infra/constructs/failed-mail.ts';
+import {
+  INBOUND_QUEUE_BATCH,
+  INBOUND_QUEUE_MAX_RECEIVES,
+  INBOUND_QUEUE_VISIBILITY,
+  QUIET_WAIT_ALARM_SECONDS,
+} from '#infra/constructs/inbound-queue.ts';
 import { STREAM_MAX_RECORD_AGE, STREAM_RETRY_ATTEMPTS } from '#infra/constructs/webhook-dispatcher.ts';
 import { EDGE_PLANS, PLAN_EDGE_LIMITS } from '#lib/accounts/edge-limits.ts';
 import {
@@ -117,9 +124,10 @@ describe.each(STAGES)('stack for %s', (stage) => {
       ...workers.filter((w) => w.keyHashSecret).map((w) => `deskpipe-${stage}-${w.name}`),
       ...routes.filter(holdsKeyHashSecret).map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
-    // lib/data/mail-store.ts: the inbound function, the erasures, the purge and the download routes.
+    // lib/data/mail-store.ts: the inbound and processing functions, the erasures, the purge and the download routes.
     const withMail = new Set([
       `deskpipe-${stage}-${emailInboundWorker.name}`,
+      `deskpipe-${stage}-${emailInboundQueueWorker.name}`,
       `deskpipe-${stage}-${erasureWorker.name}`,
       `deskpipe-${stage}-${purgeWorker.name}`,
       ...routes.filter((r) => r.mailObjects).map((r) => `deskpipe-${stage}-${r.name}`),
@@ -130,6 +138,8 @@ describe.each(STAGES)('stack for %s', (stage) => {
         ...(hashing.has(name) ? ['API_KEY_HASH_SECRET'] : []),
         // lib/email/outbox/pace.ts: the outbox is paced to the stage's SES sending quota.
         ...(name === `deskpipe-${stage}-${emailOutboxWorker.name}` ? ['EMAIL_SEND_RATE'] : []),
+        // lib/email/sqs-inbound-queue.ts: the inbound function queues each account's copy of a mail.
+        ...(name === `deskpipe-${stage}-${emailInboundWorker.name}` ? ['INBOUND_QUEUE_URL'] : []),
         ...(withMail.has(name) ? ['MAIL_BUCKET'] : []),
         'NODE_OPTIONS',
         'POWERTOOLS_METRICS_NAMESPACE',
@@ -361,7 +371,22 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
-    expect(alarms).toHaveLength(10 + 2 * (routes.length + 1 + workers.length));
+    // Mail the processing function gave up on (its copy kept in the bucket, its message in the dead-letter queue).
+    expect(byName[`deskpipe-${stage}-email-inbound-queue-failures`]).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    // The quiet accounts' mail waiting (the fair queue's measure, which leaves out a flooding account's).
+    expect(byName[`deskpipe-${stage}-email-inbound-quiet-wait`]).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateAgeOfOldestMessageInQuietGroups',
+      Statistic: 'Maximum',
+      Threshold: QUIET_WAIT_ALARM_SECONDS,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    expect(alarms).toHaveLength(12 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
@@ -406,7 +431,8 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
   });
 
   it('feeds the stream function new event items from the table stream: bisected, partial failures, bounded retries and age, failures to the queue', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    // The stream's and the inbound queue's (its own test below).
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: streamFunction() },
       EventSourceArn: { 'Fn::GetAtt': [tableId, 'StreamArn'] },
@@ -715,7 +741,7 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
     });
   });
 
-  it("grants S3 to the functions that touch mail only: the inbound function copies SES's raw/ object to each account's mail/ and removes it, and writes attachments/; the erasures rewrite and remove, the purge removes, the accounts' copies; each download route reads its own prefix", () => {
+  it("grants S3 to the functions that touch mail only: the inbound function copies SES's raw/ object to each account's mail/ and removes it, the processing function reads mail/ and writes attachments/; the erasures rewrite and remove, the purge removes, the accounts' copies; each download route reads its own prefix", () => {
     const s3 = Object.fromEntries(
       Object.entries(statementsByFunction(resources))
         .map(([name, statements]) => [
@@ -731,9 +757,15 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
     ];
     const copies = [objects('mail/'), objects('attachments/')];
     expect(s3).toEqual({
+      // It routes: sizes SES's object, copies it to each account's mail/ (HeadObject on the copy first), removes it.
       [emailInboundWorker.name]: [
         { Action: ['s3:GetObject', 's3:DeleteObject'], Effect: 'Allow', Resource: objects('raw/') },
         { Action: ['s3:GetObject', 's3:PutObject'], Effect: 'Allow', Resource: objects('mail/') },
+        { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
+      ],
+      // It processes an account's copy: reads it, writes its attachments; never SES's raw/.
+      [emailInboundQueueWorker.name]: [
+        { Action: 's3:GetObject', Effect: 'Allow', Resource: objects('mail/') },
         {
           Action: ['s3:PutObject', 's3:AbortMultipartUpload'],
           Effect: 'Allow',
@@ -761,6 +793,113 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
       'getMessageRaw',
       'getMessageAttachment',
     ]);
+  });
+
+  it("queues each account's copy in a standard queue shared fairly by account (no FIFO: the group is the fair share's tenant), encrypted, TLS only, its visibility 6 × the processing function's timeout, a mail moved to an alarmed dead-letter queue after its receives", () => {
+    const queueOf = (name: string) =>
+      Object.entries(template.findResources('AWS::SQS::Queue')).find(
+        ([, r]) => r.Properties.QueueName === name,
+      ) as [string, Resource];
+    const [queueId, queue] = queueOf(`deskpipe-${stage}-email-inbound`);
+    const [deadId, dead] = queueOf(`deskpipe-${stage}-email-inbound-queue-failures`);
+    expect(queue.Properties).toEqual({
+      QueueName: `deskpipe-${stage}-email-inbound`,
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: INBOUND_QUEUE_VISIBILITY.toSeconds(),
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [deadId, 'Arn'] },
+        maxReceiveCount: INBOUND_QUEUE_MAX_RECEIVES,
+      },
+    });
+    expect(INBOUND_QUEUE_VISIBILITY.toSeconds()).toBeGreaterThanOrEqual(
+      6 * emailInboundQueueWorker.timeoutSeconds,
+    );
+    expect(dead.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+    });
+    for (const id of [queueId, deadId]) {
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: `deskpipe-${stage}-email-inbound-queue-failures`,
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadId, 'QueueName'] } }],
+      Threshold: 1,
+    });
+  });
+
+  it('feeds the processing function batches of the inbound queue: partial failures reported, never more at once than its reserved concurrency', () => {
+    const [queueId] = Object.entries(template.findResources('AWS::SQS::Queue')).find(
+      ([, r]) => r.Properties.QueueName === `deskpipe-${stage}-email-inbound`,
+    ) as [string, Resource];
+    const [processingId] = Object.entries(template.findResources('AWS::Lambda::Function')).find(([, r]) =>
+      JSON.stringify(r.Properties).includes(`deskpipe-${stage}-${emailInboundQueueWorker.name}"`),
+    ) as [string, Resource];
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+      (r) =>
+        JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify({ 'Fn::GetAtt': [queueId, 'Arn'] }),
+    );
+    expect(mappings.map((m) => m.Properties)).toEqual([
+      {
+        FunctionName: { Ref: processingId },
+        EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+        BatchSize: INBOUND_QUEUE_BATCH,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: config.workerConcurrency.emailInboundQueue },
+      },
+    ]);
+    // The event source mapping's pollers start at 5 batches: a smaller reservation would throttle them.
+    expect(config.workerConcurrency.emailInboundQueue).toBeGreaterThanOrEqual(5);
+  });
+
+  it('grants SQS least: the inbound function sends to the inbound queue (and its failed events to the failed-mail queue) only, the processing function consumes it only, nothing else touches either', () => {
+    const queueArn = (name: string) => {
+      const [id] = Object.entries(template.findResources('AWS::SQS::Queue')).find(
+        ([, r]) => r.Properties.QueueName === name,
+      ) as [string, Resource];
+      return JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] });
+    };
+    const inbound = queueArn(`deskpipe-${stage}-email-inbound`);
+    const failedMail = queueArn(`deskpipe-${stage}-email-inbound-failures`);
+    const dead = queueArn(`deskpipe-${stage}-email-inbound-queue-failures`);
+    const onMailQueues = Object.fromEntries(
+      Object.entries(statementsByFunction(resources))
+        .map(([name, statements]) => [
+          name,
+          statements
+            .filter((st) => [inbound, failedMail, dead].includes(JSON.stringify(st.Resource)))
+            .map((st) => ({ actions: [st.Action].flat().sort(), queue: JSON.stringify(st.Resource) }))
+            .sort((x, y) => x.queue.localeCompare(y.queue)),
+        ])
+        .filter(([, statements]) => (statements as unknown[]).length > 0),
+    );
+    expect(onMailQueues).toEqual({
+      [emailInboundWorker.name]: [
+        // Lambda's on-failure destination of its asynchronous invocations (CDK's grant of sending).
+        { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], queue: failedMail },
+        { actions: ['sqs:SendMessage'], queue: inbound },
+      ].sort((x, y) => x.queue.localeCompare(y.queue)),
+      [emailInboundQueueWorker.name]: [
+        {
+          actions: [
+            'sqs:ChangeMessageVisibility',
+            'sqs:DeleteMessage',
+            'sqs:GetQueueAttributes',
+            'sqs:GetQueueUrl',
+            'sqs:ReceiveMessage',
+          ],
+          queue: inbound,
+        },
+      ],
+    });
   });
 
   it('treats every media type as binary, so a base64 answer (raw mail, an attachment) goes out as its bytes', () => {
