@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dynamo } from '#lib/data/store/client.ts';
 import {
   addDeliveries,
   attemptTotal,
@@ -86,22 +87,7 @@ describe('the deliveries log', () => {
     const count = kept + TRIM_BATCH + 20;
     const { accountId, endpointId, claimed } = await endpointWithClaimed(count);
     const start = Date.now();
-    for (let from = 0; from < claimed.length; from += 32) {
-      await Promise.all(
-        claimed.slice(from, from + 32).map(({ pending, delivery }, i) =>
-          recordAttempt({
-            accountId,
-            endpointId,
-            owner: 'runner-t',
-            delivery: delivery ?? (undefined as never),
-            dueAt: pending.dueAt,
-            attempt: { at: start + from + i, status: 500, error: null, durationMs: 10 },
-            next: { state: 'failed' },
-            lane: i,
-          }),
-        ),
-      );
-    }
+    await recordAll(accountId, endpointId, claimed, start);
     expect(await attemptTotal(accountId, endpointId)).toBe(count);
     const dropped = await Promise.all([
       trimAttempts(accountId, endpointId, kept),
@@ -114,5 +100,76 @@ describe('the deliveries log', () => {
     expect(log.data.map((a) => a.at)).toEqual(Array.from({ length: kept }, (_, i) => start + count - 1 - i));
     // Under a batch over the bound: nothing to trim yet.
     expect(await trimAttempts(accountId, endpointId, kept - TRIM_BATCH + 1)).toBe(0);
+  });
+});
+
+/** Records one failed attempt of each claimed delivery, 32 at once, started 1 ms apart from `start`. */
+async function recordAll(
+  accountId: string,
+  endpointId: string,
+  claimed: Awaited<ReturnType<typeof endpointWithClaimed>>['claimed'],
+  start: number,
+) {
+  for (let from = 0; from < claimed.length; from += 32) {
+    await Promise.all(
+      claimed.slice(from, from + 32).map(({ pending, delivery }, i) =>
+        recordAttempt({
+          accountId,
+          endpointId,
+          owner: 'runner-t',
+          delivery: delivery ?? (undefined as never),
+          dueAt: pending.dueAt,
+          attempt: { at: start + from + i, status: 500, error: null, durationMs: 10 },
+          next: { state: 'failed' },
+          lane: i,
+        }),
+      ),
+    );
+  }
+}
+
+describe('two trims at once', () => {
+  it('a trim that counted before the other dropped its batch drops none of the newest kept (seen at load ~25)', async () => {
+    const kept = 30;
+    const count = kept + TRIM_BATCH + 20;
+    const { accountId, endpointId, claimed } = await endpointWithClaimed(count);
+    const start = Date.now();
+    await recordAll(accountId, endpointId, claimed, start);
+    // The second trim reads the log's oldest keys only once the first has committed its batch: it counted the
+    // total before that commit (150, so 120 over) and finds the next oldest after it.
+    let firstCommitted!: () => void;
+    const committed = new Promise<void>((resolve) => {
+      firstCommitted = resolve;
+    });
+    let oldestReads = 0;
+    const NAME = 'trimRace';
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as {
+          KeyConditionExpression?: string;
+          ExpressionAttributeValues?: Record<string, unknown>;
+        };
+        const isOldest =
+          context.commandName === 'QueryCommand' &&
+          String(input.ExpressionAttributeValues?.[':pk'] ?? '').startsWith('WEBHOOK_ATTEMPTS#');
+        if (isOldest && ++oldestReads === 2) await committed;
+        const result = await next(args);
+        if (context.commandName === 'TransactWriteItemsCommand') firstCommitted();
+        return result;
+      },
+      { step: 'initialize', name: NAME },
+    );
+    try {
+      const dropped = await Promise.all([
+        trimAttempts(accountId, endpointId, kept),
+        trimAttempts(accountId, endpointId, kept),
+      ]);
+      expect(dropped[0] + dropped[1]).toBe(count - kept);
+    } finally {
+      dynamo.middlewareStack.remove(NAME);
+    }
+    expect(await attemptTotal(accountId, endpointId)).toBe(kept);
+    const log = await listDeliveryAttempts(accountId, endpointId, { page: 1, perPage: 100 });
+    expect(log.data.map((a) => a.at)).toEqual(Array.from({ length: kept }, (_, i) => start + count - 1 - i));
   });
 });

@@ -120,13 +120,25 @@ async function endpointExists(accountId: string, endpointId: string): Promise<bo
 
 /** The attempts the endpoint's log holds: the sum of its counts (one Query of at most LOG_LANES + 1 small items). */
 export async function attemptTotal(accountId: string, endpointId: string): Promise<number> {
+  return (await attemptCounts(accountId, endpointId)).total;
+}
+
+/** The log's total, and what the trims have counted off so far (the `trim` item: only trims write it). */
+async function attemptCounts(
+  accountId: string,
+  endpointId: string,
+): Promise<{ total: number; trimmed: number }> {
   const counts = await queryAll({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.attemptCountsPartition(accountId, endpointId) },
     ConsistentRead: true,
   });
-  return counts.reduce((sum, item) => sum + Number(item[COUNT] ?? 0), 0);
+  const trim = counts.find((item) => item.sk === keys.attemptCount(accountId, endpointId, 'trim').sk);
+  return {
+    total: counts.reduce((sum, item) => sum + Number(item[COUNT] ?? 0), 0),
+    trimmed: trim ? Number(trim[COUNT] ?? 0) : 0,
+  };
 }
 
 /** A record's commit action: one more attempt on lane `lane`'s count. */
@@ -160,7 +172,8 @@ export async function trimAttempts(
 ): Promise<number> {
   let dropped = 0;
   for (let rounds = 0; rounds < 1_000; rounds++) {
-    const over = (await attemptTotal(accountId, endpointId)) - kept;
+    const { total, trimmed } = await attemptCounts(accountId, endpointId);
+    const over = total - kept;
     if (over < (dropped === 0 ? TRIM_BATCH : 1)) return dropped;
     const oldest = await queryAll(
       {
@@ -193,8 +206,12 @@ export async function trimAttempts(
             TableName: tableName(),
             Key: keys.attemptCount(accountId, endpointId, 'trim'),
             UpdateExpression: 'ADD #n :minus',
+            // Only if no other trim counted off since this one counted: `over` is then still true (records only add
+            // to it), so the oldest `over` keys are never the newest kept. Two trims at once, the second having
+            // counted before the first committed, would otherwise drop the next oldest too (seen at load ~25).
+            ConditionExpression: trimmed === 0 ? 'attribute_not_exists(#n) OR #n = :seen' : '#n = :seen',
             ExpressionAttributeNames: { '#n': COUNT },
-            ExpressionAttributeValues: { ':minus': -oldest.length },
+            ExpressionAttributeValues: { ':minus': -oldest.length, ':seen': trimmed },
           },
         },
       },
