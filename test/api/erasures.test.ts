@@ -44,6 +44,8 @@ const person = personNamed('erase', 'Zephyrine', 'Quillfeather', '+44 20 7946 09
 const control = personNamed('control', 'Bartholomew', 'Inkwright', '+44 20 7946 0123');
 
 describe('POST /api/erasures', () => {
+  // Bounded work (one person, a handful of tickets), past 30 s only at load ~25 (two fresh clones side by side with
+  // other work): the time is not what it checks.
   it('erases the person from every item of the account, and leaves the control person whole', async () => {
     // The account sends mail (its agents' public replies, acknowledgements): the outbox's places hold the person too.
     const account = await createTestAccount({
@@ -270,7 +272,7 @@ describe('POST /api/erasures', () => {
     const second = (await call('GET', `/api/erasures/${again.body.data.id}`)).body.data;
     expect(second.status).toBe('completed');
     expect(Object.values(second.counts).reduce((a: number, b) => a + Number(b), 0)).toBe(0);
-  });
+  }, 90_000);
 
   it("learns every name of the person's tickets before it rewrites any: a name only a later ticket gives is erased on all", async () => {
     const account = await createTestAccount();

@@ -109,7 +109,7 @@ describe('npm start when its store dies', () => {
       }
     });
     // The store dies under load: once four tickets have been acknowledged.
-    await waitFor(() => tags.length >= 4, { timeout: 60_000, label: 'the load to flow' });
+    await waitFor(() => tags.length >= 4, { timeout: 120_000, label: 'the load to flow' });
     const [javaPid] = javaPids(dynamoPort);
     expect(javaPid).toBeGreaterThan(0);
     const barrierSentAt = Date.now();
@@ -119,7 +119,7 @@ describe('npm start when its store dies', () => {
     expect(stderr()).toMatch(/DynamoDB Local exited unexpectedly/);
     // The load goes on until the restarted store has acknowledged tickets again.
     const atRestart = tags.length;
-    await waitFor(() => tags.length > atRestart, { timeout: 60_000, label: 'a ticket after the restart' });
+    await waitFor(() => tags.length > atRestart, { timeout: 120_000, label: 'a ticket after the restart' });
     loading = false;
     await Promise.all(workers);
 
@@ -196,5 +196,5 @@ describe('npm start when its store dies', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(javaPids(dynamoPort)).toEqual([]);
-  }, 120_000);
+  }, 360_000);
 });

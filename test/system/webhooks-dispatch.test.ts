@@ -547,7 +547,7 @@ describe('webhook dispatcher', () => {
     expect(late(toMove, movedAt)).toEqual([]);
     expect(late(toDelete, deletedAt)).toEqual([]);
     expect(moved.deliveries.every((d) => d.verified)).toBe(true);
-  }, 40_000);
+  }, 90_000);
 
   it("sends each account only its own events; account A's receiver timing out every attempt does not delay account B's", async () => {
     process.env.WEBHOOK_TIMEOUT_MS = '3000';

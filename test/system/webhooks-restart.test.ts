@@ -101,7 +101,7 @@ describe('npm start killed while delivering webhooks', () => {
     // Killed once 30 acknowledged tickets have not reached the receiver (the ids it saw may include events from
     // before the endpoint: the lead counted is never more than the real one).
     await waitFor(() => hook.deliveries.length >= 40 && created - hook.byId().size >= 30, {
-      timeout: 60_000,
+      timeout: 120_000,
       label: '40 deliveries, and 30 acknowledged tickets not delivered',
     });
     killAll(first);
@@ -140,7 +140,7 @@ describe('npm start killed while delivering webhooks', () => {
     );
     const restarted = Date.now();
     await waitFor(() => events.every((e) => hook.byId().has(e.id)), {
-      timeout: 60_000,
+      timeout: 120_000,
       label: 'every event of the feed at the receiver',
     });
     const received = hook.byId();
@@ -156,5 +156,5 @@ describe('npm start killed while delivering webhooks', () => {
     expect(events.filter((e) => !beforeKill.has(e.id)).length).toBeGreaterThanOrEqual(20);
     expect(hook.deliveries.every((d) => d.verified)).toBe(true);
     expect(events.every((e) => received.has(e.id))).toBe(true);
-  }, 180_000);
+  }, 360_000);
 });
