@@ -102,6 +102,21 @@ export async function getDimensionCounts<E>(
   return counts;
 }
 
+/**
+ * One stats cell summed (its shards, or its one item): one Query of a few small items. Least-busy's pick after a
+ * lost race reads only the agent it lost on, not every agent's cell again (lib/tickets/create-ticket.ts).
+ */
+export async function getStatsCell<E>(
+  index: Index<E>,
+  accountId: string,
+  family: string,
+  value: string,
+): Promise<Stats> {
+  const declared = index.statsFamilies.find((f) => f.family === family);
+  if (!declared) throw new Error(`no stats family ${family}`);
+  return statsOf(await readCell(index, accountId, { family, value, sharded: declared.sharded }));
+}
+
 /** A stats cell's items: its shards (a sharded family), or its one item. */
 async function readCell<E>(
   index: Index<E>,

@@ -18,7 +18,7 @@ import { indexedEntity } from '../index/engine.ts';
  * An agent's cell: its ticket count and open work in one small item per agent (unsharded: least-busy's condition
  * names it), so no item grows with the agents and the least-busy pick reads one partition.
  */
-const AGENT = { family: 'agent', sharded: false };
+export const AGENT = { family: 'agent', sharded: false };
 
 /**
  * How tickets are indexed, declared as data: the dimensions a ticket is listed under (each with a posting list,
