@@ -19,11 +19,13 @@ const gateway = useGateway();
 async function indexItemsOf(accountId: string) {
   return scanAll({
     TableName: tableName(),
-    FilterExpression: 'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR begins_with(pk, :d)',
+    FilterExpression:
+      'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR begins_with(pk, :d) OR begins_with(pk, :e)',
     ExpressionAttributeValues: {
       ':a': ticketKeys.postingPartition(accountId, ''),
       ':b': ticketKeys.blockPartition(accountId, ''),
-      ':c': ticketKeys.termsPartition(accountId),
+      ':c': ticketKeys.legacyTermsPartition(accountId),
+      ':e': `${ticketKeys.legacyTermsPartition(accountId)}#`,
       ':d': ticketKeys.statsPartition(accountId, ''),
     },
     ConsistentRead: true,
@@ -257,6 +259,74 @@ describe('tickets reindex', () => {
     });
     expect(printed.count_shards_folded).toBe(counters.size);
 
+    expect(await indexOf(id)).toEqual(expectedIndex);
+    expect(await answers()).toEqual(expectedAnswers);
+  });
+
+  /**
+   * Issue 40: terms in their shards, queues without blocks. An index written before keeps every term in one
+   * partition and a block per queue; the reindex moves the terms and deletes those blocks, and search, the queues
+   * and a queue with a filter answer as before.
+   */
+  it('moves the terms of the one partition of earlier releases into their shards, and drops queue blocks', async () => {
+    const account = await createTestAccount({
+      agents: [1, 2].map((i) => ({ email: `agent${i}@reindex-terms.test`, name: `Agent ${i}` })),
+      auto_assignment: { enabled: true, method: 'round_robin' },
+    });
+    const key = account.apiKey;
+    for (let i = 0; i < 8; i++) {
+      const response = await gateway.call('POST', '/api/tickets', {
+        key,
+        body: {
+          subject: `Printer ${i} jammed again`,
+          description: 'd',
+          requester_email: `user${i % 3}@reindex-terms.test`,
+          priority: i % 2 === 0 ? 'high' : 'low',
+          custom_fields: { plan: i % 2 === 0 ? 'gold' : 'silver' },
+        },
+      });
+      expect(response.status, response.text).toBe(201);
+    }
+    const agent = account.agents[0]?.id;
+    const queries = [
+      'search=printer',
+      'search=jam',
+      `search=${'user1'}`,
+      'search=5',
+      `status=open&assignee_id=${agent}`,
+      `status=open&assignee_id=${agent}&custom_fields[plan]=gold`,
+    ];
+    const answers = async () =>
+      Promise.all(
+        queries.map(async (q) => {
+          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
+          return {
+            q,
+            total: response.body.meta.total,
+            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
+          };
+        }),
+      );
+    const id = account.accountId;
+    const expectedIndex = await indexOf(id);
+    const expectedAnswers = await answers();
+    expect(expectedAnswers.every((a) => a.total > 0)).toBe(true);
+
+    const stored = await indexItemsOf(id);
+    const terms = stored.filter((item) =>
+      String(item.pk).startsWith(`${ticketKeys.legacyTermsPartition(id)}#`),
+    );
+    expect(terms.length).toBeGreaterThan(8);
+    await batchDeleteAll(terms.map((t) => ({ pk: t.pk, sk: t.sk })));
+    const queue = dimension.queue('open', undefined, agent);
+    await batchPutAll([
+      ...terms.map((t) => ({ ...t, pk: ticketKeys.legacyTermsPartition(id) })),
+      { ...ticketKeys.block(id, queue, 1), [ATTR.blockKeys]: new Set(['x0000000000000001']) },
+    ]);
+    expect((await answers()).find((a) => a.q === 'search=printer')?.total).toBe(0);
+
+    const { stdout } = await admin('tickets', 'reindex', account.slug);
+    expect(JSON.parse(stdout)).toMatchObject({ tickets: 8, stale_items_removed: terms.length + 1 });
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);
   });

@@ -84,6 +84,14 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
     expect(shapes(updated).filter((s) => s.includes('TICKET_BLOCKS') && s.includes('queue#'))).toEqual([]);
   });
 
+  it("spreads a create's search terms over several partitions, not one the account's every create writes", () => {
+    const partitions = new Set(
+      created.filter((w) => w.shape.startsWith('TICKET_TERMS#')).map((w) => w.shape.split(' / ')[0]),
+    );
+    expect(partitions.size, [...partitions].join(', ')).toBeGreaterThanOrEqual(5);
+    expect(partitions).not.toContain('TICKET_TERMS#<acc>');
+  });
+
   it('stays within its write units', () => {
     expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(130);
     expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(102);

@@ -47,7 +47,8 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
     .map((item) => String(item.sk))
     .filter((sk) => !sk.startsWith('#'));
   const partitions = [
-    keys.termsPartition(accountId),
+    ...keys.termsPartitions(accountId),
+    keys.legacyTermsPartition(accountId),
     ...declared.statsFamilies.map((f) => keys.statsPartition(accountId, f.family)),
     ...['all', ...dims].flatMap((d) => [
       keys.postingPartition(accountId, d),

@@ -185,7 +185,7 @@ export async function getByNumber<E>(
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: {
-        ':pk': index.keys.termsPartition(accountId),
+        ':pk': index.keys.numberTermPartition(accountId, number),
         ':prefix': index.keys.numberTermQuery(String(number)),
       },
       ProjectionExpression: 'sk',
