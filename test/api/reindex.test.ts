@@ -264,9 +264,10 @@ describe('tickets reindex', () => {
   });
 
   /**
-   * Issue 40: terms in their shards, queues without blocks. An index written before keeps every term in one
-   * partition and a block per queue; the reindex moves the terms and deletes those blocks, and search, the queues
-   * and a queue with a filter answer as before.
+   * Issue 40: terms in their shards, queues without blocks and counted in stats cells. An index written before
+   * keeps every term in one partition, a block and a counter per queue; the reindex moves the terms, deletes those
+   * blocks and counters, puts the agents' queue cells, and search, the queues and a queue with a filter answer
+   * as before.
    */
   it('moves the terms of the one partition of earlier releases into their shards, and drops queue blocks', async () => {
     const account = await createTestAccount({
@@ -318,14 +319,20 @@ describe('tickets reindex', () => {
     );
     expect(terms.length).toBeGreaterThan(8);
     await batchDeleteAll(terms.map((t) => ({ pk: t.pk, sk: t.sk })));
+    // Queues were counted by counters in their posting partitions: the agents' queue cells were not there.
+    const agentQueues = stored.filter((item) => item.pk === ticketKeys.statsPartition(id, 'agent_queues'));
+    expect(agentQueues.length).toBe(2);
+    await batchDeleteAll(agentQueues.map((t) => ({ pk: t.pk, sk: t.sk })));
     const queue = dimension.queue('open', undefined, agent);
     await batchPutAll([
       ...terms.map((t) => ({ ...t, pk: ticketKeys.legacyTermsPartition(id) })),
       { ...ticketKeys.block(id, queue, 1), [ATTR.blockKeys]: new Set(['x0000000000000001']) },
+      { ...ticketKeys.counter(id, queue), [ATTR.count]: 4 },
     ]);
     expect((await answers()).find((a) => a.q === 'search=printer')?.total).toBe(0);
 
     const { stdout } = await admin('tickets', 'reindex', account.slug);
+    // The old queue counter is deleted as its shards are folded (the index below holds none).
     expect(JSON.parse(stdout)).toMatchObject({ tickets: 8, stale_items_removed: terms.length + 1 });
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);

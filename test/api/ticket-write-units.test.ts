@@ -76,12 +76,21 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
     await update(1);
     created = await measureItemWrites(() => create(100), [account.accountId]);
     updated = await measureItemWrites(() => update(0), [account.accountId]);
-    console.log(`create: ${created.length} items, ${units(created)} WU; update: ${updated.length} items, ${units(updated)} WU`);
+    console.log(
+      `create: ${created.length} items, ${units(created)} WU; update: ${updated.length} items, ${units(updated)} WU`,
+    );
   });
 
   it('keeps no blocks for queues: their parts are intersected instead', () => {
     expect(shapes(created).filter((s) => s.includes('TICKET_BLOCKS') && s.includes('queue#'))).toEqual([]);
     expect(shapes(updated).filter((s) => s.includes('TICKET_BLOCKS') && s.includes('queue#'))).toEqual([]);
+  });
+
+  it("counts queues in stats cells it writes anyway (the counts shard, the agent's queues), not counters", () => {
+    const counters = (writes: ItemWrite[]) =>
+      shapes(writes).filter((s) => s.includes('queue#') && s.includes('#COUNT'));
+    expect(counters(created)).toEqual([]);
+    expect(counters(updated)).toEqual([]);
   });
 
   it("spreads a create's search terms over several partitions, not one the account's every create writes", () => {
@@ -93,7 +102,7 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
   });
 
   it('stays within its write units', () => {
-    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(130);
-    expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(102);
+    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(124);
+    expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(90);
   });
 });

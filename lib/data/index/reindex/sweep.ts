@@ -68,7 +68,7 @@ async function sweepDimension<E>(run: ReindexRun<E>, dimension: DimensionProgres
     await run.save();
   }
 
-  // Sorted postings are kept in `all` and each bounded dimension only (IndexDeclaration.sorts).
-  if (!run.index.isStatsDimension(name)) return;
+  // Sorted postings are kept in `all` and each bounded dimension only, not queues (IndexDeclaration.sorts).
+  if (!run.index.isSortedDimension(name)) return;
   await sweepSorted(run, dimension);
 }
