@@ -126,9 +126,14 @@ const holdsDimension =
   <E>(index: Index<E>, accountId: string, dim: string) =>
   (item: Record<string, unknown>) =>
     index.dimensionsOf(accountId, entityOf<E>(item)).includes(dim);
-/** Whether an entity item's terms (`t`, as written) hold the term a key names (keyedTerm). */
-const holdsTerm = (accountId: string, keyed: string) => (item: Record<string, unknown>) =>
-  ((item[ATTR.terms] as string[] | undefined) ?? []).some((t) => keyedTerm(accountId, t) === keyed);
+/**
+ * Whether an entity's terms, as its texts give them now (IndexDeclaration.search), hold the term a key names
+ * (keyedTerm). Items written before issue 40 keep them as written too (`t`); both agree.
+ */
+const holdsTerm =
+  <E>(index: Index<E>, accountId: string, keyed: string) =>
+  (item: Record<string, unknown>) =>
+    index.termsOf(entityOf<E>(item)).prefixes.some((t) => keyedTerm(accountId, t) === keyed);
 
 /** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
 const PREFIX_RANGE_END = '\u{10FFFF}';
@@ -199,7 +204,7 @@ export async function queryTerm<E>(
         byTerm.set(term, [...(byTerm.get(term) ?? []), { orderKey, marked: ATTR.unconfirmed in item }]);
       }
       for (const [term, termKeys] of byTerm) {
-        for (const key of await confirmed(index, accountId, termKeys, holdsTerm(accountId, term)))
+        for (const key of await confirmed(index, accountId, termKeys, holdsTerm(index, accountId, term)))
           found.add(key);
       }
     }),
