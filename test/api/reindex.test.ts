@@ -8,6 +8,7 @@ import { dimension } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
 import { useGateway } from '#test/support/http.ts';
+import { entityItemsOf } from '#test/support/index-snapshot.ts';
 
 /**
  * `tickets reindex SLUG`: an index written before the queues and the blocks existed (or one that drifted) is
@@ -264,12 +265,12 @@ describe('tickets reindex', () => {
   });
 
   /**
-   * Issue 40: terms in their shards, queues without blocks and counted in stats cells. An index written before
-   * keeps every term in one partition, a block and a counter per queue; the reindex moves the terms, deletes those
-   * blocks and counters, puts the agents' queue cells, and search, the queues and a queue with a filter answer
-   * as before.
+   * Issue 40: ticket items and terms in partitions, queues without blocks and counted in stats cells. An account
+   * written before keeps every ticket in one partition and every term in one, a block and a counter per queue;
+   * the reindex moves the tickets and the terms, deletes those blocks and counters, puts the agents' queue cells,
+   * and search, the queues and a queue with a filter answer as before.
    */
-  it('moves the terms of the one partition of earlier releases into their shards, and drops queue blocks', async () => {
+  it('moves the tickets and terms of the one partition of earlier releases into theirs, and drops queue blocks', async () => {
     const account = await createTestAccount({
       agents: [1, 2].map((i) => ({ email: `agent${i}@reindex-terms.test`, name: `Agent ${i}` })),
       auto_assignment: { enabled: true, method: 'round_robin' },
@@ -329,6 +330,11 @@ describe('tickets reindex', () => {
       { ...ticketKeys.block(id, queue, 1), [ATTR.blockKeys]: new Set(['x0000000000000001']) },
       { ...ticketKeys.counter(id, queue), [ATTR.count]: 4 },
     ]);
+    // Ticket items were all in one partition.
+    const ticketItems = await entityItemsOf('TICKET', id);
+    expect(ticketItems).toHaveLength(8);
+    await batchDeleteAll(ticketItems.map((t) => ({ pk: t.pk, sk: t.sk })));
+    await batchPutAll(ticketItems.map((t) => ({ ...t, pk: ticketKeys.movedItemPartition(id) })));
     expect((await answers()).find((a) => a.q === 'search=printer')?.total).toBe(0);
 
     const { stdout } = await admin('tickets', 'reindex', account.slug);
@@ -336,6 +342,7 @@ describe('tickets reindex', () => {
     expect(JSON.parse(stdout)).toMatchObject({ tickets: 8, stale_items_removed: terms.length + 1 });
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);
+    expect(await entityItemsOf('TICKET', id)).toEqual(ticketItems);
   });
 
   it('says what it needs when the account is unknown or the arguments are wrong', async () => {

@@ -103,12 +103,18 @@ export function trashItemsOf(accountId: string) {
   });
 }
 
-/** The entity items of the account (one Query of its entity partition). */
-export function entityItemsOf(entity: string, accountId: string) {
-  return queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': indexKeys(entity).itemPartition(accountId) },
-    ConsistentRead: true,
-  });
+/** The entity items of the account (one Query of each of its entity partitions). */
+export async function entityItemsOf(entity: string, accountId: string) {
+  const partitions = indexKeys(entity).itemPartitions(accountId);
+  const pages = await Promise.all(
+    partitions.map((pk) =>
+      queryAll({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return pages.flat().sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
 }
