@@ -70,6 +70,20 @@ async function indexOf(accountId: string): Promise<Record<string, unknown>> {
   return index;
 }
 
+/** Each list query's total and page (uuids), as the account's key gets them. */
+function ticketAnswers(key: string, queries: string[]) {
+  return Promise.all(
+    queries.map(async (q) => {
+      const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
+      return {
+        q,
+        total: response.body.meta.total,
+        uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
+      };
+    }),
+  );
+}
+
 describe('tickets reindex', () => {
   it('rebuilds missing queues and blocks, drifted counters and stale entries to what writes leave', async () => {
     const account = await createTestAccount({
@@ -108,17 +122,7 @@ describe('tickets reindex', () => {
       'requester_email=user0@reindex.test&status=open',
       'search=printer&priority=low',
     ];
-    const answers = async () =>
-      Promise.all(
-        queries.map(async (q) => {
-          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
-          return {
-            q,
-            total: response.body.meta.total,
-            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
-          };
-        }),
-      );
+    const answers = () => ticketAnswers(key, queries);
     const id = account.accountId;
     const expectedIndex = await indexOf(id);
     const expectedAnswers = await answers();
@@ -203,17 +207,7 @@ describe('tickets reindex', () => {
       `assignee_id=${account.agents[0]?.id}&status=open`,
       'requester_email=user1@reindex-layout.test',
     ];
-    const answers = async () =>
-      Promise.all(
-        queries.map(async (q) => {
-          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
-          return {
-            q,
-            total: response.body.meta.total,
-            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
-          };
-        }),
-      );
+    const answers = () => ticketAnswers(key, queries);
     const id = account.accountId;
     const expectedIndex = await indexOf(id);
     const expectedAnswers = await answers();
@@ -298,17 +292,7 @@ describe('tickets reindex', () => {
       `status=open&assignee_id=${agent}`,
       `status=open&assignee_id=${agent}&custom_fields[plan]=gold`,
     ];
-    const answers = async () =>
-      Promise.all(
-        queries.map(async (q) => {
-          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
-          return {
-            q,
-            total: response.body.meta.total,
-            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
-          };
-        }),
-      );
+    const answers = () => ticketAnswers(key, queries);
     const id = account.accountId;
     const expectedIndex = await indexOf(id);
     const expectedAnswers = await answers();
