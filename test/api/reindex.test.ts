@@ -306,7 +306,7 @@ describe('tickets reindex', () => {
     await batchDeleteAll(terms.map((t) => ({ pk: t.pk, sk: t.sk })));
     // Queues were counted by counters in their posting partitions: the agents' queue cells were not there.
     const agentQueues = stored.filter((item) => item.pk === ticketKeys.statsPartition(id, 'agent_queues'));
-    expect(agentQueues.length).toBe(2);
+    expect(agentQueues.length).toBeGreaterThan(1);
     await batchDeleteAll(agentQueues.map((t) => ({ pk: t.pk, sk: t.sk })));
     const queue = dimension.queue('open', undefined, agent);
     await batchPutAll([

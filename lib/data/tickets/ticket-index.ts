@@ -22,11 +22,13 @@ import { COUNTS } from '../index/stats-cells.ts';
 export const AGENT = { family: 'agent', sharded: false };
 
 /**
- * An agent's queues (its tickets of each status, each priority, each of both): one small item per agent, beside
- * its `agent` cell (not in it: least-busy reads every agent's cell, and these ~29 counts would make that ~10× the
- * read units). A change of an assigned ticket writes it once, where it wrote three sharded counters.
+ * An agent's queues (its tickets of each status, each priority, each of both): a cell per agent beside its `agent`
+ * cell (not in it: least-busy reads every agent's cell, and these ~29 counts would make that ~10× the read units),
+ * sharded as the counts are: a status change of an agent's ticket moves these and not its open work, so one item
+ * per agent would be met by every such change of its tickets (the contention bench's most contested item at 20
+ * agents). A change of an assigned ticket writes one shard, where it wrote three sharded counters.
  */
-const AGENT_QUEUES = { family: 'agent_queues', sharded: false };
+const AGENT_QUEUES = { family: 'agent_queues', sharded: true };
 
 /**
  * How tickets are indexed, declared as data: the dimensions a ticket is listed under (each with a posting list,
