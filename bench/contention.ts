@@ -1,5 +1,6 @@
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
+import { reserveIds } from '#lib/data/accounts/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
 import { shapeOf } from '#test/support/item-sizes.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
@@ -49,6 +50,8 @@ export async function measureContention(options: {
   slug: string;
   /** false: DynamoDB Local as it is (transactions on one item wait for each other), for comparison. */
   conflicts?: boolean;
+  /** The account's first ticket number (a large account's, whose tickets are numbered past its first 12,800). */
+  numberedFrom?: number;
 }): Promise<ContentionResult> {
   const agents = Array.from({ length: options.agents }, (_, i) => ({
     email: `agent${i}@contention.test`,
@@ -60,6 +63,7 @@ export async function measureContention(options: {
     sla_policies: [{ name: 'All', resolution_minutes: 480 }],
   });
   const caller = callerOf(account);
+  if (options.numberedFrom) await reserveIds(account.accountId, { ticket: options.numberedFrom - 1 });
   const body = (n: number) => ({
     subject: `Contention ticket ${n}`,
     description: 'A ticket written while others are written',
@@ -142,10 +146,14 @@ function contestedShapes(contested: Map<string, number>, accountId: string) {
 }
 
 /** `npm run bench -- --contention`: 16 and 64 writers, each as DynamoDB Local is and as DynamoDB conflicts. */
-export async function runContentionOnly(options: { endpoint: string; seconds: number }): Promise<void> {
+export async function runContentionOnly(options: {
+  endpoint: string;
+  seconds: number;
+  numberedFrom?: number | undefined;
+}): Promise<void> {
   await runPart({
     file: 'results-contention.json',
-    mode: `contention, ${options.seconds} s a run`,
+    mode: `contention, ${options.seconds} s a run${options.numberedFrom ? `, tickets numbered from ${options.numberedFrom}` : ''}`,
     endpoint: options.endpoint,
     floorCalls: 50,
     measure: async () => {
@@ -157,6 +165,7 @@ export async function runContentionOnly(options: { endpoint: string; seconds: nu
             seconds: options.seconds,
             agents: 20,
             conflicts,
+            numberedFrom: options.numberedFrom,
             slug: `contention-${writers}-${conflicts ? 'dynamodb' : 'local'}`,
           });
           for (const c of result.contested) log(`      contested: ${c.shape} ${c.conflicts}`);
