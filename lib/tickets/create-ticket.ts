@@ -91,19 +91,16 @@ export async function createTicketFrom(
   );
 
   let busy = openWork;
-  // The agent the last least-busy pick chose: a lost race reads it again.
-  let chosen: number | undefined;
+  let busyCondition: BusyCondition | undefined; // the last least-busy pick: a lost race reads its agent again
   let lostPick = false;
   return retryOnConflict(
     async () => {
       let assignee: Agent | undefined;
-      let busyCondition: BusyCondition | undefined;
       if (method === 'round_robin') assignee = roundRobinPick(candidates, cursor);
       else if (method === 'random') assignee = randomPick(candidates);
       else if (method === 'least_busy' && busy) {
         assignee = leastBusyPick(candidates, busy, lostPick);
         busyCondition = { chosen: assignee.id, seen: busy[assignee.id] ?? 0 };
-        chosen = assignee.id;
       }
       const composed = composeTicket({
         account,
@@ -136,10 +133,10 @@ export async function createTicketFrom(
     {
       // Lost to a concurrent create (conflict, or least-busy no longer true): decide again, same number.
       retryable: (error) => error instanceof ConcurrentWrite,
-      // A lost pick reads again only the agent it lost on (one small item, not every agent's: ~21 read units at
-      // 1,000 agents). The others' counts as read can only have grown since, which a pick of one of them finds
-      // the same way; so the pick is still among the least busy at its commit (docs/decisions.md).
+      // A lost pick reads again only the agent it lost on (not every agent's cell: ~21 RCU at 1,000 agents); the
+      // others' counts can only have grown since, which picking one finds the same way (docs/decisions.md).
       beforeRetry: async () => {
+        const chosen = busyCondition?.chosen;
         if (method !== 'least_busy' || !busy || chosen === undefined) return;
         busy = { ...busy, [chosen]: await getAgentOpenWork(accountId, chosen) };
         lostPick = true;
