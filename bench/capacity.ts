@@ -4,6 +4,7 @@ import { handler as createDeal } from '#functions/deals-create.ts';
 import { handler as updateDeal } from '#functions/deals-update.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
+import { capacityTicketBody, capacityUpdate } from '#test/support/capacity-shapes.ts';
 import { callerOf, lambdaContext, proxyEvent, routeEvent, ticketEvent } from '#test/support/events.ts';
 import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 import { benchAccount } from './lib/account.ts';
@@ -29,8 +30,6 @@ export interface ChangeCost {
   writes: ItemWrite[];
 }
 
-const DESCRIPTION = 'The March invoice never arrived. '.repeat(93); // 3,069 characters
-const CUSTOM_FIELDS = { plan: 'gold', region: 'emea', tier: 'enterprise', seats: 250, renewal: '2027-03' };
 const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF', 'JPY'];
 
 async function expectOk(answer: Promise<APIGatewayProxyResult>): Promise<Record<string, unknown>> {
@@ -91,18 +90,10 @@ async function ticketCosts(agentCount: number, method: 'round_robin' | 'least_bu
     sla_policies: [{ name: 'All', resolution_minutes: 480 }],
   });
   const caller = callerOf(acc);
-  const body = (n: number) => ({
-    subject: `Invoice ${n} missing for March from the billing portal`,
-    description: DESCRIPTION,
-    requester_email: `customer${n}@client.test`,
-    priority: 'high',
-    category_slug: 'invoices',
-    custom_fields: CUSTOM_FIELDS,
-  });
   const create = (n: number) =>
     expectOk(
       createTicket(
-        proxyEvent({ method: 'POST', path: '/api/tickets', caller, body: body(n) }),
+        proxyEvent({ method: 'POST', path: '/api/tickets', caller, body: capacityTicketBody(n) }),
         lambdaContext,
       ),
     );
@@ -118,11 +109,7 @@ async function ticketCosts(agentCount: number, method: 'round_robin' | 'least_bu
   const patch = (n: number) =>
     expectOk(
       updateTicket(
-        ticketEvent('PATCH', tickets[n] ?? '', caller, {
-          status: 'pending',
-          priority: 'urgent',
-          assignee_id: acc.agents[agentCount - 1 - n]?.id,
-        }),
+        ticketEvent('PATCH', tickets[n] ?? '', caller, capacityUpdate(acc.agents[agentCount - 1 - n]?.id)),
         lambdaContext,
       ),
     );

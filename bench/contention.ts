@@ -1,6 +1,8 @@
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
+import { reserveIds } from '#lib/data/accounts/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
+import { shapeOf } from '#test/support/item-sizes.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
 import { benchAccount } from './lib/account.ts';
 import { log } from './lib/measure.ts';
@@ -34,6 +36,8 @@ export interface ContentionResult {
   writesRefused: number;
   /** Conflicts per change landed: how many extra transactions a landed change cost. */
   conflictsPerChange: number;
+  /** The kinds of item the conflicts were on (test/support/item-sizes.ts, shapeOf), most first: where they are. */
+  contested: { shape: string; conflicts: number }[];
 }
 
 const STATUSES = ['open', 'pending', 'in_progress'] as const;
@@ -46,6 +50,8 @@ export async function measureContention(options: {
   slug: string;
   /** false: DynamoDB Local as it is (transactions on one item wait for each other), for comparison. */
   conflicts?: boolean;
+  /** The account's first ticket number (a large account's, whose tickets are numbered past its first 12,800). */
+  numberedFrom?: number;
 }): Promise<ContentionResult> {
   const agents = Array.from({ length: options.agents }, (_, i) => ({
     email: `agent${i}@contention.test`,
@@ -57,6 +63,7 @@ export async function measureContention(options: {
     sla_policies: [{ name: 'All', resolution_minutes: 480 }],
   });
   const caller = callerOf(account);
+  if (options.numberedFrom) await reserveIds(account.accountId, { ticket: options.numberedFrom - 1 });
   const body = (n: number) => ({
     subject: `Contention ticket ${n}`,
     description: 'A ticket written while others are written',
@@ -84,7 +91,10 @@ export async function measureContention(options: {
   const asDynamoDb = options.conflicts ?? true;
   const wrapper = asDynamoDb
     ? cancelConflictingTransactions()
-    : { counts: { transactions: 0, cancelled: 0, writesRefused: 0 }, uninstall: () => {} };
+    : {
+        counts: { transactions: 0, cancelled: 0, writesRefused: 0, contested: new Map() },
+        uninstall: () => {},
+      };
   let sent = 0;
   const started = performance.now();
   const end = started + options.seconds * 1000;
@@ -117,14 +127,33 @@ export async function measureContention(options: {
     conflicts: wrapper.counts.cancelled,
     writesRefused: wrapper.counts.writesRefused,
     conflictsPerChange: round(landed > 0 ? wrapper.counts.cancelled / landed : 0),
+    contested: contestedShapes(wrapper.counts.contested, account.accountId),
   };
 }
 
+/** Contested items by kind (their keys generalised: `TICKET_STATS#<acc>#agent / <id>`), the five most. */
+function contestedShapes(contested: Map<string, number>, accountId: string) {
+  const byShape = new Map<string, number>();
+  for (const [item, n] of contested) {
+    const [, pk, sk] = JSON.parse(item) as [string, string, string];
+    const shape = shapeOf({ pk, sk }, [accountId]).replace(/#\d+$/, '#<n>').replace(/ \d+$/, ' <n>');
+    byShape.set(shape, (byShape.get(shape) ?? 0) + n);
+  }
+  return [...byShape]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([shape, conflicts]) => ({ shape, conflicts }));
+}
+
 /** `npm run bench -- --contention`: 16 and 64 writers, each as DynamoDB Local is and as DynamoDB conflicts. */
-export async function runContentionOnly(options: { endpoint: string; seconds: number }): Promise<void> {
+export async function runContentionOnly(options: {
+  endpoint: string;
+  seconds: number;
+  numberedFrom?: number | undefined;
+}): Promise<void> {
   await runPart({
     file: 'results-contention.json',
-    mode: `contention, ${options.seconds} s a run`,
+    mode: `contention, ${options.seconds} s a run${options.numberedFrom ? `, tickets numbered from ${options.numberedFrom}` : ''}`,
     endpoint: options.endpoint,
     floorCalls: 50,
     measure: async () => {
@@ -136,8 +165,10 @@ export async function runContentionOnly(options: { endpoint: string; seconds: nu
             seconds: options.seconds,
             agents: 20,
             conflicts,
+            numberedFrom: options.numberedFrom,
             slug: `contention-${writers}-${conflicts ? 'dynamodb' : 'local'}`,
           });
+          for (const c of result.contested) log(`      contested: ${c.shape} ${c.conflicts}`);
           log(
             `  ${String(writers).padStart(2)} writers, ${conflicts ? 'conflicts as DynamoDB' : 'DynamoDB Local as is '}: ${result.landedPerSecond} changes/s landed (${result.creates} creates, ${result.updates} updates), ${result.conflicts} conflicts (${result.conflictsPerChange} a change), ${result.unavailable} answers 503`,
           );

@@ -9,9 +9,10 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * `-- --webhooks`: the webhook dispatcher only (bench/webhook-suite.ts), to bench/runs/results-webhooks.json.
  * bench/runs/ is git-ignored: `npm run bench:publish` makes a run's files the committed ones docs/ cite.
  * `-- --capacity`: every item each kind of change writes, its real size and write units (bench/capacity.ts), to
- * bench/runs/results-capacity.json; `-- --contention [--seconds N]`: one account's goodput at 16 and 64
+ * bench/runs/results-capacity.json; `-- --contention [--seconds N] [--numbered-from N]`: one account's goodput at 16 and 64
  * concurrent writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back
- * (bench/contention.ts), to bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
+ * (bench/contention.ts; `--numbered-from`: its tickets numbered from N, as a large account's), to
+ * bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
  * `-- --event-places [--seconds N]`: events/s into one account, writes on its hottest item and partition, and
  * what feed pages cost (bench/event-places.ts; BENCH_ROOT=<checkout> runs another checkout's lib/ for a before
  * figure), to bench/runs/results-event-places.json (docs/capacity.md quotes it; never published).
@@ -53,6 +54,7 @@ try {
     await (await import('./contention.ts')).runContentionOnly({
       ...options,
       seconds: Number(argAfter('--seconds') ?? 10),
+      numberedFrom: argAfter('--numbered-from') ? Number(argAfter('--numbered-from')) : undefined,
     });
   else if (process.argv.includes('--messages'))
     await (await import('./messages.ts')).runMessagesOnly(options);

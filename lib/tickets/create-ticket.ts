@@ -16,7 +16,8 @@ import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
 import {
   type BusyCondition,
-  getTicketStats,
+  getAgentOpenWork,
+  getOpenWork,
   insertTicket,
   newTicketUuid,
   reserveTicketNumber,
@@ -79,22 +80,22 @@ export async function createTicketFrom(
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
   // from it); kept by a retry after a lost race (its place in every list stays).
-  const [{ number, cursor, place, createdUs }, [contact, stats]] = await reserveTicketNumber(
+  const [{ number, cursor, place, createdUs }, [contact, openWork]] = await reserveTicketNumber(
     accountId,
     method === 'round_robin' ? candidateSetName(candidates) : undefined,
     () =>
       Promise.all([
         findContactByEmail(accountId, input.requester_email),
-        method === 'least_busy' ? getTicketStats(accountId) : undefined,
+        method === 'least_busy' ? getOpenWork(accountId) : undefined,
       ]),
   );
 
-  let busy = stats?.busy;
+  let busy = openWork;
+  let busyCondition: BusyCondition | undefined; // the last least-busy pick: a lost race reads its agent again
   let lostPick = false;
   return retryOnConflict(
     async () => {
       let assignee: Agent | undefined;
-      let busyCondition: BusyCondition | undefined;
       if (method === 'round_robin') assignee = roundRobinPick(candidates, cursor);
       else if (method === 'random') assignee = randomPick(candidates);
       else if (method === 'least_busy' && busy) {
@@ -132,9 +133,12 @@ export async function createTicketFrom(
     {
       // Lost to a concurrent create (conflict, or least-busy no longer true): decide again, same number.
       retryable: (error) => error instanceof ConcurrentWrite,
+      // A lost pick reads again only the agent it lost on (not every agent's cell: ~21 RCU at 1,000 agents); the
+      // others' counts can only have grown since, which picking one finds the same way (docs/decisions.md).
       beforeRetry: async () => {
-        if (method !== 'least_busy') return;
-        busy = (await getTicketStats(accountId)).busy;
+        const chosen = busyCondition?.chosen;
+        if (method !== 'least_busy' || !busy || chosen === undefined) return;
+        busy = { ...busy, [chosen]: await getAgentOpenWork(accountId, chosen) };
         lostPick = true;
       },
     },

@@ -43,7 +43,7 @@ async function indexTexts(accountId: string): Promise<string[]> {
     expect(dims.length, index.declaration.entity).toBeGreaterThan(1);
     const items = [
       ...entries,
-      ...(await partition(index.keys.termsPartition(accountId))),
+      ...(await Promise.all(index.keys.termsPartitions(accountId).map(partition))).flat(),
       ...(await Promise.all(dims.map((d) => partition(index.keys.postingPartition(accountId, d))))).flat(),
       ...(await Promise.all(dims.map((d) => partition(index.keys.blockPartition(accountId, d))))).flat(),
     ];

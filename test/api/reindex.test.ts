@@ -8,6 +8,7 @@ import { dimension } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
 import { useGateway } from '#test/support/http.ts';
+import { entityItemsOf } from '#test/support/index-snapshot.ts';
 
 /**
  * `tickets reindex SLUG`: an index written before the queues and the blocks existed (or one that drifted) is
@@ -19,11 +20,13 @@ const gateway = useGateway();
 async function indexItemsOf(accountId: string) {
   return scanAll({
     TableName: tableName(),
-    FilterExpression: 'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR begins_with(pk, :d)',
+    FilterExpression:
+      'begins_with(pk, :a) OR begins_with(pk, :b) OR pk = :c OR begins_with(pk, :d) OR begins_with(pk, :e)',
     ExpressionAttributeValues: {
       ':a': ticketKeys.postingPartition(accountId, ''),
       ':b': ticketKeys.blockPartition(accountId, ''),
-      ':c': ticketKeys.termsPartition(accountId),
+      ':c': ticketKeys.legacyTermsPartition(accountId),
+      ':e': `${ticketKeys.legacyTermsPartition(accountId)}#`,
       ':d': ticketKeys.statsPartition(accountId, ''),
     },
     ConsistentRead: true,
@@ -67,6 +70,20 @@ async function indexOf(accountId: string): Promise<Record<string, unknown>> {
   return index;
 }
 
+/** Each list query's total and page (uuids), as the account's key gets them. */
+function ticketAnswers(key: string, queries: string[]) {
+  return Promise.all(
+    queries.map(async (q) => {
+      const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
+      return {
+        q,
+        total: response.body.meta.total,
+        uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
+      };
+    }),
+  );
+}
+
 describe('tickets reindex', () => {
   it('rebuilds missing queues and blocks, drifted counters and stale entries to what writes leave', async () => {
     const account = await createTestAccount({
@@ -105,17 +122,7 @@ describe('tickets reindex', () => {
       'requester_email=user0@reindex.test&status=open',
       'search=printer&priority=low',
     ];
-    const answers = async () =>
-      Promise.all(
-        queries.map(async (q) => {
-          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
-          return {
-            q,
-            total: response.body.meta.total,
-            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
-          };
-        }),
-      );
+    const answers = () => ticketAnswers(key, queries);
     const id = account.accountId;
     const expectedIndex = await indexOf(id);
     const expectedAnswers = await answers();
@@ -200,17 +207,7 @@ describe('tickets reindex', () => {
       `assignee_id=${account.agents[0]?.id}&status=open`,
       'requester_email=user1@reindex-layout.test',
     ];
-    const answers = async () =>
-      Promise.all(
-        queries.map(async (q) => {
-          const response = await gateway.call('GET', `/api/tickets?${q}`, { key });
-          return {
-            q,
-            total: response.body.meta.total,
-            uuids: response.body.data.map((t: { uuid: string }) => t.uuid),
-          };
-        }),
-      );
+    const answers = () => ticketAnswers(key, queries);
     const id = account.accountId;
     const expectedIndex = await indexOf(id);
     const expectedAnswers = await answers();
@@ -259,6 +256,77 @@ describe('tickets reindex', () => {
 
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);
+  });
+
+  /**
+   * Issue 40: ticket items and terms in partitions, queues without blocks and counted in stats cells. An account
+   * written before keeps every ticket in one partition and every term in one, a block and a counter per queue;
+   * the reindex moves the tickets and the terms, deletes those blocks and counters, puts the agents' queue cells,
+   * and search, the queues and a queue with a filter answer as before.
+   */
+  it('moves the tickets and terms of the one partition of earlier releases into theirs, and drops queue blocks', async () => {
+    const account = await createTestAccount({
+      agents: [1, 2].map((i) => ({ email: `agent${i}@reindex-terms.test`, name: `Agent ${i}` })),
+      auto_assignment: { enabled: true, method: 'round_robin' },
+    });
+    const key = account.apiKey;
+    for (let i = 0; i < 8; i++) {
+      const response = await gateway.call('POST', '/api/tickets', {
+        key,
+        body: {
+          subject: `Printer ${i} jammed again`,
+          description: 'd',
+          requester_email: `user${i % 3}@reindex-terms.test`,
+          priority: i % 2 === 0 ? 'high' : 'low',
+          custom_fields: { plan: i % 2 === 0 ? 'gold' : 'silver' },
+        },
+      });
+      expect(response.status, response.text).toBe(201);
+    }
+    const agent = account.agents[0]?.id;
+    const queries = [
+      'search=printer',
+      'search=jam',
+      `search=${'user1'}`,
+      'search=5',
+      `status=open&assignee_id=${agent}`,
+      `status=open&assignee_id=${agent}&custom_fields[plan]=gold`,
+    ];
+    const answers = () => ticketAnswers(key, queries);
+    const id = account.accountId;
+    const expectedIndex = await indexOf(id);
+    const expectedAnswers = await answers();
+    expect(expectedAnswers.every((a) => a.total > 0)).toBe(true);
+
+    const stored = await indexItemsOf(id);
+    const terms = stored.filter((item) =>
+      String(item.pk).startsWith(`${ticketKeys.legacyTermsPartition(id)}#`),
+    );
+    expect(terms.length).toBeGreaterThan(8);
+    await batchDeleteAll(terms.map((t) => ({ pk: t.pk, sk: t.sk })));
+    // Queues were counted by counters in their posting partitions: the agents' queue cells were not there.
+    const agentQueues = stored.filter((item) => item.pk === ticketKeys.statsPartition(id, 'agent_queues'));
+    expect(agentQueues.length).toBeGreaterThan(1);
+    await batchDeleteAll(agentQueues.map((t) => ({ pk: t.pk, sk: t.sk })));
+    const queue = dimension.queue('open', undefined, agent);
+    await batchPutAll([
+      ...terms.map((t) => ({ ...t, pk: ticketKeys.legacyTermsPartition(id) })),
+      { ...ticketKeys.block(id, queue, 1), [ATTR.blockKeys]: new Set(['x0000000000000001']) },
+      { ...ticketKeys.counter(id, queue), [ATTR.count]: 4 },
+    ]);
+    // Ticket items were all in one partition.
+    const ticketItems = await entityItemsOf('TICKET', id);
+    expect(ticketItems).toHaveLength(8);
+    await batchDeleteAll(ticketItems.map((t) => ({ pk: t.pk, sk: t.sk })));
+    await batchPutAll(ticketItems.map((t) => ({ ...t, pk: ticketKeys.movedItemPartition(id) })));
+    expect((await answers()).find((a) => a.q === 'search=printer')?.total).toBe(0);
+
+    const { stdout } = await admin('tickets', 'reindex', account.slug);
+    // The old queue counter is deleted as its shards are folded (the index below holds none).
+    expect(JSON.parse(stdout)).toMatchObject({ tickets: 8, stale_items_removed: terms.length + 1 });
+    expect(await indexOf(id)).toEqual(expectedIndex);
+    expect(await answers()).toEqual(expectedAnswers);
+    expect(await entityItemsOf('TICKET', id)).toEqual(ticketItems);
   });
 
   it('says what it needs when the account is unknown or the arguments are wrong', async () => {

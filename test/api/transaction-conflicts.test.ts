@@ -49,7 +49,10 @@ describe('cancelConflictingTransactions (test/support/transaction-conflicts.ts)'
     // Cancelled whole: neither of its items changed.
     expect((await getItem(hot))?.n).toBe(1);
     expect(await getItem(cold)).toBeUndefined();
-    expect(wrapper.counts).toEqual({ transactions: 2, cancelled: 1, writesRefused: 0 });
+    expect(wrapper.counts).toMatchObject({ transactions: 2, cancelled: 1, writesRefused: 0 });
+    // The item the conflict was on, named as the store holds it.
+    expect([...wrapper.counts.contested.values()]).toEqual([1]);
+    expect([...wrapper.counts.contested.keys()][0]).toContain(hot.pk);
   });
 
   it('refuses a single-item write to an item a transaction in flight holds, and lets it through once that ends', async () => {
@@ -70,7 +73,8 @@ describe('cancelConflictingTransactions (test/support/transaction-conflicts.ts)'
     expect((refused as PromiseRejectedResult).reason?.name).toBe('TransactionConflictException');
     await plain();
     expect((await getItem(hot))?.n).toBe(2);
-    expect(wrapper.counts).toEqual({ transactions: 1, cancelled: 0, writesRefused: 1 });
+    expect(wrapper.counts).toMatchObject({ transactions: 1, cancelled: 0, writesRefused: 1 });
+    expect([...wrapper.counts.contested.values()]).toEqual([1]);
   });
 
   it('is gone once uninstalled', async () => {

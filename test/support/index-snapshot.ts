@@ -47,7 +47,8 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
     .map((item) => String(item.sk))
     .filter((sk) => !sk.startsWith('#'));
   const partitions = [
-    keys.termsPartition(accountId),
+    ...keys.termsPartitions(accountId),
+    keys.legacyTermsPartition(accountId),
     ...declared.statsFamilies.map((f) => keys.statsPartition(accountId, f.family)),
     ...['all', ...dims].flatMap((d) => [
       keys.postingPartition(accountId, d),
@@ -102,12 +103,18 @@ export function trashItemsOf(accountId: string) {
   });
 }
 
-/** The entity items of the account (one Query of its entity partition). */
-export function entityItemsOf(entity: string, accountId: string) {
-  return queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': indexKeys(entity).itemPartition(accountId) },
-    ConsistentRead: true,
-  });
+/** The entity items of the account (one Query of each of its entity partitions). */
+export async function entityItemsOf(entity: string, accountId: string) {
+  const partitions = indexKeys(entity).itemPartitions(accountId);
+  const pages = await Promise.all(
+    partitions.map((pk) =>
+      queryAll({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return pages.flat().sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
 }

@@ -23,6 +23,8 @@ export interface ConflictCounts {
   cancelled: number;
   /** PutItem, UpdateItem and DeleteItem calls refused because a transaction in flight held their item. */
   writesRefused: number;
+  /** Per item (`[table, pk, sk]` as JSON), how many cancellations and refusals it caused: where the contention is. */
+  contested: Map<string, number>;
 }
 
 const NAME = 'transactionConflicts';
@@ -70,7 +72,8 @@ function refused(): Error {
  * One at a time per process.
  */
 export function cancelConflictingTransactions(): { counts: ConflictCounts; uninstall: () => void } {
-  const counts: ConflictCounts = { transactions: 0, cancelled: 0, writesRefused: 0 };
+  const counts: ConflictCounts = { transactions: 0, cancelled: 0, writesRefused: 0, contested: new Map() };
+  const contest = (item: string) => counts.contested.set(item, (counts.contested.get(item) ?? 0) + 1);
   /** Every item held by a transaction in flight. */
   const held = new Set<string>();
   dynamo.middlewareStack.add(
@@ -81,6 +84,7 @@ export function cancelConflictingTransactions(): { counts: ConflictCounts; unins
         const items = ((input.TransactItems as Action[] | undefined) ?? []).map(actionItem);
         if (items.some((item) => held.has(item))) {
           counts.cancelled++;
+          for (const item of items) if (held.has(item)) contest(item);
           throw cancelled(items.map((item) => (held.has(item) ? 'TransactionConflict' : 'None')));
         }
         for (const item of items) held.add(item);
@@ -92,6 +96,7 @@ export function cancelConflictingTransactions(): { counts: ConflictCounts; unins
       }
       if (SINGLE_WRITES.has(String(context.commandName)) && held.has(singleWriteItem(input))) {
         counts.writesRefused++;
+        contest(singleWriteItem(input));
         throw refused();
       }
       return next(args);

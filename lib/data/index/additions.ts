@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type EventDraft, MAX_EVENT_ACTIONS, type ReservedPlaces } from '../events.ts';
 import { batchPutAll, dynamo, tableName } from '../store/client.ts';
 import { UpdateTooLarge } from '../store/errors.ts';
-import { ATTR } from '../store/items.ts';
+import { ATTR, keyString } from '../store/items.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../store/transact.ts';
 import type { DirectoryPlan } from './directory.ts';
 import type { BlockEntry } from './items.ts';
@@ -101,24 +101,33 @@ export interface CutPlan {
   commit: CommitAction[];
   /** The directory entries it writes (in the commit or before it), remembered once it landed. */
   directory: Record<string, unknown>[];
+  /**
+   * Directory entries put before the commit, plain (DirectoryPlan.plain), beside the call taking its event places:
+   * only with `early` (a write that takes its places then; a create took its with its number, and a call of their
+   * own would cost it a round trip: they stay in its commit).
+   */
+  early: Record<string, unknown>[];
 }
 
 /**
  * Cuts a plan: the fixed and attached actions, then as many additions as fit (the rest are written first,
  * marked). Fixed and attached actions that alone pass the limit: UpdateTooLarge.
  */
-export function cutPlan(plan: WritePlan): CutPlan {
+export function cutPlan(plan: WritePlan, options: { early?: boolean } = {}): CutPlan {
   const eventRoom = (plan.events?.drafts.length ?? 0) * MAX_EVENT_ACTIONS;
   const room = MAX_TRANSACTION_ITEMS - plan.fixed.length - plan.attached.length - eventRoom;
   if (room < 0) throw new UpdateTooLarge();
   // Directory entries last: the fresh ones when the other additions fit, every one when they spill anyway (so
   // that what is written before the commit does not depend on what this container wrote earlier).
-  const directory = (plan.additions.length > room ? plan.directory?.all : plan.directory?.fresh) ?? [];
+  const spills = plan.additions.length > room;
+  const directory = (spills ? plan.directory?.all : plan.directory?.fresh) ?? [];
+  const plain = spills || !options.early ? undefined : plan.directory?.plain;
+  const early = plain ? directory.filter((e) => plain.has(keyString(e))) : [];
   const { inCommit, unconfirmed } = splitAdditions(
-    [...plan.additions, ...directory.map((put) => ({ put }))],
+    [...plan.additions, ...directory.filter((e) => !early.includes(e)).map((put) => ({ put }))],
     room,
   );
-  return { unconfirmed, commit: [...plan.fixed, ...inCommit, ...plan.attached], directory };
+  return { unconfirmed, commit: [...plan.fixed, ...inCommit, ...plan.attached], directory, early };
 }
 
 /**
@@ -134,6 +143,7 @@ export function combinePlans(...plans: WritePlan[]): WritePlan {
     directory: {
       all: plans.flatMap((p) => p.directory?.all ?? []),
       fresh: plans.flatMap((p) => p.directory?.fresh ?? []),
+      plain: new Set(plans.flatMap((p) => [...(p.directory?.plain ?? [])])),
     },
   };
 }

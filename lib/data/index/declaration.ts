@@ -80,6 +80,14 @@ export interface DimensionDeclaration<E> {
  */
 export interface QueueDeclaration {
   queue: string[];
+  /**
+   * Where the queue's counts are kept when its parts are all bounded: in stats cells of `family`, a cell per value
+   * of the part `by` (an agent's queues in that agent's cell), or without `by` in the family's one cell (the
+   * few-valued `counts`). A change writes those cells anyway (or one small item per agent), where a counter costs
+   * it a sharded counter item for every queue it enters or leaves (issue 40). Absent: a sharded counter in the
+   * queue's posting partition, as for an unbounded dimension.
+   */
+  countedIn?: { family: StatsFamily; by?: string } | undefined;
 }
 
 export interface StatsCounter<E> {

@@ -47,13 +47,26 @@ const entryOf = <E>(index: Index<E>, accountId: string, dimension: string) => ({
  * before its commit, and in how many calls, does not depend on what the container wrote before (additions.ts).
  */
 export function directoryPlan<E>(index: Index<E>, accountId: string, dimensions: string[]): DirectoryPlan {
-  const all = [...new Set(dimensions)].map((d) => entryOf(index, accountId, d));
-  return { all, fresh: all.filter((entry) => !remembered.has(keyString(entry))) };
+  const declaration = index.declaration as IndexDeclaration<E, unknown>;
+  const unique = [...new Set(dimensions)];
+  const all = unique.map((d) => entryOf(index, accountId, d));
+  const plain = new Set(
+    all.filter((_, i) => !isKeyedDimension(declaration, unique[i] as string)).map((e) => keyString(e)),
+  );
+  return { all, fresh: all.filter((entry) => !remembered.has(keyString(entry))), plain };
 }
 
 export interface DirectoryPlan {
   all: Record<string, unknown>[];
   fresh: Record<string, unknown>[];
+  /**
+   * Entries (by key) that need not be in the commit: those of dimensions never deleted (a status, a queue: not
+   * keyed). Only the reindex reads the directory, and an entry put before a commit that then fails names a
+   * partition the reindex finds empty; so they are put beside the commit's event places, outside the transaction
+   * (1 write unit, not 2: issue 40). A keyed dimension's entry stays in the commit: an erasure or a purge deletes
+   * it once the dimension is empty, and the commit's put is what tells it (by `w`) that a write came back.
+   */
+  plain?: Set<string> | undefined;
 }
 
 /** After a commit landed: these directory entries exist (in it, or put before it). */

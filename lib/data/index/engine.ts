@@ -5,7 +5,7 @@ import { type DueCursors, dueEntityWindow } from './due.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
-import { getByNumber, getByUuid, getDimensionCounts, getStats, getStored } from './reads.ts';
+import { getByNumber, getByUuid, getDimensionCounts, getStats, getStatsCell, getStored } from './reads.ts';
 import { reindexAccount } from './reindex/account.ts';
 import type { ReindexOptions } from './reindex/run.ts';
 import { planDelete, planRestore, type Trashed, type TrashFacts } from './trash.ts';
@@ -66,6 +66,9 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     dropPosting: (accountId: string, dim: string, at: string) => dropPosting(index, accountId, dim, at),
     /** The stats cells summed (every family, or these). */
     stats: (accountId: string, families?: string[]) => getStats(index, accountId, families),
+    /** One stats cell summed (a family's cell of one value: an agent's). */
+    statsCell: (accountId: string, family: string, value: string) =>
+      getStatsCell(index, accountId, family, value),
     counts: (accountId: string, dimensions: string[]) => getDimensionCounts(index, accountId, dimensions),
     /**
      * Rebuilds the account's index from its entities as stored, page by page, continuing a run that stopped

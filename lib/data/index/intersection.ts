@@ -1,4 +1,5 @@
-import { ALL } from './declaration.ts';
+import { ALL, type IndexDeclaration } from './declaration.ts';
+import { queueParts } from './dimensions.ts';
 import { planIntersection, planWithinBudget } from './intersection-plan.ts';
 import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
@@ -11,14 +12,17 @@ import { getDimensionCounts } from './reads.ts';
  * dimension) gives the candidates; a larger dimension's blocks are read whole (beside the driver) when that costs
  * less than asking for each candidate's posting by key, which it does unless the candidates are few against it.
  * Keys are intersected packed (as the blocks hold them), reading at most `budget` keys (list.ts, listReadBudget).
+ * A queue keeps no blocks (dimensions.ts, hasBlocks): its parts are intersected instead.
  */
 export async function intersectKeys<E>(
   ix: Index<E>,
   accountId: string,
-  dims: string[],
+  named: string[],
   words: string[],
   budget: number,
 ): Promise<string[]> {
+  const declaration = ix.declaration as IndexDeclaration<E, unknown>;
+  const dims = [...new Set(named.flatMap((d) => queueParts(declaration, d)))];
   const [counts, termSets] = await Promise.all([
     dims.length > 0 ? getDimensionCounts(ix, accountId, [ALL, ...dims]) : {},
     // The budget is shared evenly by the words, each refused when its own share runs out.

@@ -1,7 +1,7 @@
 import { type IndexKeys, indexKeys, orderKeys } from '../keys.ts';
 import { ATTR, type ItemKey } from '../store/items.ts';
 import type { IndexDeclaration, SearchTerms, StatsFamily } from './declaration.ts';
-import { dimensionsOf, hasBlocks } from './dimensions.ts';
+import { dimensionsOf, hasBlocks, isQueueDimension } from './dimensions.ts';
 import { keyedTerm } from './keyed.ts';
 import { packOrderKey } from './order-key.ts';
 import {
@@ -22,6 +22,8 @@ export interface Index<E, F = unknown> {
   /** The dimensions an entity is listed under, as the account's keys name them (dimensions.ts). */
   dimensionsOf(accountId: string, entity: E): string[];
   isStatsDimension(dim: string): boolean;
+  /** Whether a dimension keeps sorted postings (IndexDeclaration.sorts): `all` and the bounded ones, not queues. */
+  isSortedDimension(dim: string): boolean;
   /** Its search terms as written (the entity item's `t`); keys name each by keyedTerm. */
   termsOf(entity: E): SearchTerms;
   /** The stats cell an attribute is kept in (stats-cells.ts, statsCellOf). */
@@ -43,6 +45,8 @@ export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E,
     dimensionsOf: (accountId, entity) =>
       dimensionsOf(declaration as IndexDeclaration<E, unknown>, accountId, entity),
     isStatsDimension: (dim) => isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
+    isSortedDimension: (dim) =>
+      !isQueueDimension(dim) && isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
     termsOf: (entity) => declaration.search?.(entity) ?? { prefixes: [] },
     statsCellOf: (attribute) => statsCellOf(declaration as IndexDeclaration<E, unknown>, attribute),
     statsFamilies: statsFamilies(declaration as IndexDeclaration<E, unknown>),
@@ -97,8 +101,9 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
       ...(due === undefined ? {} : keys.due(accountId, orderKey, due)),
       type: types.entity,
       ...entity,
+      // Its terms are not kept on it (`t`, before issue 40: ~130 bytes a ticket, on every write of the item): a
+      // marked term is checked against the terms its texts give now (order-key-reads.ts, holdsTerm).
       [ATTR.version]: version,
-      [ATTR.terms]: terms.prefixes,
     },
     statsAdds: [...bounded.map((d): [string, string] => [statsAttribute.count(d), '1']), ...counters],
     boundedPostings: bounded.map(posting),
@@ -113,7 +118,7 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
     })),
     sortedPostings: Object.entries(declaration.sorts ?? {}).flatMap(([sort, sortValue]) => {
       const value = sortValue(entity);
-      return bounded.map((d) => ({
+      return bounded.filter(index.isSortedDimension).map((d) => ({
         ...keys.sorted(accountId, sort, d, value, orderKey),
         type: `${types.posting}_sorted`,
       }));

@@ -102,6 +102,21 @@ export async function getDimensionCounts<E>(
   return counts;
 }
 
+/**
+ * One stats cell summed (its shards, or its one item): one Query of a few small items. Least-busy's pick after a
+ * lost race reads only the agent it lost on, not every agent's cell again (lib/tickets/create-ticket.ts).
+ */
+export async function getStatsCell<E>(
+  index: Index<E>,
+  accountId: string,
+  family: string,
+  value: string,
+): Promise<Stats> {
+  const declared = index.statsFamilies.find((f) => f.family === family);
+  if (!declared) throw new Error(`no stats family ${family}`);
+  return statsOf(await readCell(index, accountId, { family, value, sharded: declared.sharded }));
+}
+
 /** A stats cell's items: its shards (a sharded family), or its one item. */
 async function readCell<E>(
   index: Index<E>,
@@ -122,19 +137,57 @@ async function readCell<E>(
   return items.filter((item) => index.keys.statsCellOf(item.sk as string, true).value === cell.value);
 }
 
-/** The newest `limit` entities of the account, straight from their own partition (order key descending). */
+/**
+ * The newest `limit` entities of the account, straight from their own partitions (order key descending): each
+ * partition's newest share in parallel (an entity's partition follows from its number, so the newest are about
+ * evenly spread), merged. A partition that gave its whole share and whose last entity is newer than the merge's
+ * last may hold more of the newest: it is read on (another round trip, only then), so the page is exact.
+ */
 export async function newest<E>(index: Index<E>, accountId: string, limit: number): Promise<E[]> {
+  const partitions = index.keys.itemPartitions(accountId);
+  const share = partitions.length === 1 ? limit : Math.ceil(limit / partitions.length) + NEWEST_SLACK;
+  const read = partitions.map(() => [] as Record<string, unknown>[]);
+  let open = partitions.map((_, i) => i);
+  let want = share;
+  for (;;) {
+    const pages = await Promise.all(
+      open.map((i) => newestOf(partitions[i] as string, read[i]?.at(-1), want)),
+    );
+    for (const [n, i] of open.entries()) read[i]?.push(...(pages[n] ?? []));
+    const merged = read
+      .flat()
+      .sort((a, b) => (String(a.sk) < String(b.sk) ? 1 : -1))
+      .slice(0, limit);
+    const last = merged.length === limit ? String(merged[limit - 1]?.sk) : undefined;
+    // Read on where a partition filled its page and its oldest read is still newer than the merge's last (or the
+    // merge is short of the page).
+    open = open.filter(
+      (i, n) => (pages[n]?.length ?? 0) >= want && (last === undefined || String(read[i]?.at(-1)?.sk) > last),
+    );
+    if (open.length === 0) return merged.map((item) => entityOf<E>(item));
+    want = limit;
+  }
+}
+/** Entities read from each partition beyond its even share of a newest-first page. */
+const NEWEST_SLACK = 2;
+
+async function newestOf(
+  pk: string,
+  after: Record<string, unknown> | undefined,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': index.keys.itemPartition(accountId) },
+      ExpressionAttributeValues: { ':pk': pk },
       ScanIndexForward: false,
       ConsistentRead: true,
       Limit: limit,
+      ...(after ? { ExclusiveStartKey: { pk: after.pk, sk: after.sk } } : {}),
     }),
   );
-  return (Items ?? []).map((item) => entityOf<E>(item));
+  return Items ?? [];
 }
 
 /** Entities by order key, in the order asked (BatchGet in parallel chunks of 100, strongly consistent). */
@@ -170,7 +223,7 @@ export async function getByNumber<E>(
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: {
-        ':pk': index.keys.termsPartition(accountId),
+        ':pk': index.keys.numberTermPartition(accountId, number),
         ':prefix': index.keys.numberTermQuery(String(number)),
       },
       ProjectionExpression: 'sk',

@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
-import { batchDeleteAll, dynamo, tableName } from '../store/client.ts';
+import { batchDeleteAll, batchPutAll, dynamo, tableName } from '../store/client.ts';
 import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../store/errors.ts';
 import { ATTR } from '../store/items.ts';
 import { commit } from '../store/transact.ts';
@@ -14,17 +14,23 @@ import { rememberDirectoryEntries } from './directory.ts';
  * (block items other commits hold too), is a ConcurrentWrite; a failed condition throws what its action names.
  */
 export async function writePlan(plan: WritePlan): Promise<void> {
-  const cut = cutPlan(plan);
+  // A write that takes its event places now (an update) puts the plain directory entries beside that call.
+  const cut = cutPlan(plan, { early: plan.events !== undefined && plan.events.reserved.length === 0 });
   let places: EventPlaces | undefined;
   try {
     await putUnconfirmed(cut.unconfirmed);
     await markRemoved(plan.removedAround ?? []);
     // The events' places are taken last, just before the commit: a change read before them is ordered after
     // every event of its object that committed (docs/data-model.md, "Events").
-    if (plan.events) {
-      const { accountId, drafts, reserved } = plan.events;
-      places = await takeEventPlaces(accountId, drafts, reserved);
-    }
+    // Beside them, the directory entries that need no atomicity (additions.ts, cutPlan): places taken are
+    // closed below if these fail.
+    const [taken, early] = await Promise.allSettled([
+      plan.events && takeEventPlaces(plan.events.accountId, plan.events.drafts, plan.events.reserved),
+      cut.early.length > 0 ? batchPutAll(cut.early) : undefined,
+    ]);
+    if (taken.status === 'rejected') throw taken.reason;
+    places = taken.value;
+    if (early.status === 'rejected') throw early.reason;
     await commit([...cut.commit, ...(places?.actions ?? [])]);
     rememberDirectoryEntries(cut.directory);
   } catch (error) {

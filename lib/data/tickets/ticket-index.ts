@@ -13,12 +13,22 @@ import { parseTimestamp } from '#lib/time.ts';
 import { ALL, type SearchTerms } from '../index/declaration.ts';
 import { filterDimensions } from '../index/dimensions.ts';
 import { indexedEntity } from '../index/engine.ts';
+import { COUNTS } from '../index/stats-cells.ts';
 
 /**
  * An agent's cell: its ticket count and open work in one small item per agent (unsharded: least-busy's condition
  * names it), so no item grows with the agents and the least-busy pick reads one partition.
  */
-const AGENT = { family: 'agent', sharded: false };
+export const AGENT = { family: 'agent', sharded: false };
+
+/**
+ * An agent's queues (its tickets of each status, each priority, each of both): a cell per agent beside its `agent`
+ * cell (not in it: least-busy reads every agent's cell, and these ~29 counts would make that ~10× the read units),
+ * sharded as the counts are: a status change of an agent's ticket moves these and not its open work, so one item
+ * per agent would be met by every such change of its tickets (the contention bench's most contested item at 20
+ * agents). A change of an assigned ticket writes one shard, where it wrote three sharded counters.
+ */
+const AGENT_QUEUES = { family: 'agent_queues', sharded: true };
 
 /**
  * How tickets are indexed, declared as data: the dimensions a ticket is listed under (each with a posting list,
@@ -33,7 +43,8 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     { name: 'priority', values: (t) => [t.priority], bounded: true, queueTag: 'p' },
     // Queues: two or three of status, priority and assignee together (an agent's open tickets, the urgent open
     // ones), so such a page is O(per_page) and its total one item.
-    { queue: ['status', 'priority'] },
+    // Counted in the `counts` cell every change writes anyway (issue 40: a counter item less a create).
+    { queue: ['status', 'priority'], countedIn: { family: COUNTS } },
     {
       name: 'assignee',
       values: (t) => (t.assignee ? [String(t.assignee.id)] : []),
@@ -41,9 +52,9 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
       countedIn: AGENT,
       queueTag: 'a',
     },
-    { queue: ['status', 'assignee'] },
-    { queue: ['priority', 'assignee'] },
-    { queue: ['status', 'priority', 'assignee'] },
+    { queue: ['status', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
+    { queue: ['priority', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
+    { queue: ['status', 'priority', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
     // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/owed-breaches.ts); the
     // breach commit puts the ticket in, the reply or resolution that completes the clock takes it out.
     { name: 'sla', values: (t) => (isBreached(t) ? ['breached'] : []), bounded: true },

@@ -192,7 +192,7 @@ describe('a deal with a new contact survives a failure of any of its store calls
       const deals = await queryAll({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': dealIndex.index.keys.itemPartition(account.accountId) },
+        ExpressionAttributeValues: { ':pk': dealIndex.index.keys.itemPartitions(account.accountId)[0] },
         ConsistentRead: true,
       });
       const mine = deals.filter((d) => (d.contact as { email: string }).email === `${tag}@deals.test`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { messageKeys, ticketKeys } from '#lib/data/keys.ts';
-import { queryAll, tableName } from '#lib/data/store/client.ts';
+import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
 import {
   type ConversationState,
   conversationAfter,
@@ -69,16 +70,9 @@ async function recount(
   expect(new Set(messages.map((m) => m.id)).size).toBe(messages.length);
   const times = messages.map((m) => m.createdAt);
   expect([...times].sort()).toEqual(times);
-  const ticketItem = (
-    await queryAll({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      FilterExpression: '#u = :u',
-      ExpressionAttributeNames: { '#u': 'uuid' },
-      ExpressionAttributeValues: { ':pk': ticketKeys.itemPartition(account.accountId), ':u': uuid },
-      ConsistentRead: true,
-    })
-  )[0] as Record<string, unknown>;
+  const ticketItem = (await getItem(
+    ticketKeys.item(account.accountId, orderKeyOfUuid(uuid) as string),
+  )) as Record<string, unknown>;
   const expected = replayed(ticketItem.createdAt as string, messages);
   expect({
     lastMessageAt: ticketItem.lastMessageAt,

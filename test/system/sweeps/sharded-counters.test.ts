@@ -126,13 +126,17 @@ async function setUp() {
 
 /** Entities as stored, every one. */
 async function stored<E>(entity: IndexedEntity<E & { uuid: string }, unknown>, accountId: string) {
-  const items = await queryAll({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': entity.index.keys.itemPartition(accountId) },
-    ConsistentRead: true,
-  });
-  return items.map((item) => entityOf<E>(item));
+  const pages = await Promise.all(
+    entity.index.keys.itemPartitions(accountId).map((pk) =>
+      queryAll({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return pages.flat().map((item) => entityOf<E>(item));
 }
 
 /** Every dimension a ticket or deal has been in during the test (a total that fell to 0 is checked too). */
@@ -153,7 +157,7 @@ async function expectDimensionTotals<E>(
     for (const d of entity.index.dimensionsOf(accountId, e as E & { uuid: string }))
       recount.set(d, (recount.get(d) ?? 0) + 1);
   }
-  const key = entity.index.keys.itemPartition(accountId);
+  const key = `${entity.index.declaration.entity}#${accountId}`;
   const seen = everSeen.get(key) ?? new Set<string>();
   for (const d of recount.keys()) seen.add(d);
   everSeen.set(key, seen);

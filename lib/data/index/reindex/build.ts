@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchPutAll, dynamo, tableName } from '../../store/client.ts';
+import { batchDeleteAll, batchPutAll, dynamo, tableName } from '../../store/client.ts';
 import { ATTR, chunks, entityOf, type ItemKey } from '../../store/items.ts';
 import { ensureDirectoryEntries } from '../directory.ts';
 import { type EntityItems, entityItems } from '../items.ts';
@@ -20,13 +20,38 @@ const PARALLEL_WRITES = 8;
 
 export async function buildEntities<E>(run: ReindexRun<E>): Promise<void> {
   const { index, accountId, progress } = run;
-  for await (const { items } of pagesOf(index.keys.itemPartition(accountId), () => progress.after, {
-    limit: run.pageSize,
-  })) {
-    run.held(items.length);
-    await buildPage(run, items);
-    await run.save();
+  // The entities' partitions in turn: first where earlier releases kept them, if they are moved (each page put in
+  // their partitions, then deleted there), then each partition. The cursor: the partition's place and last key.
+  const moved = index.keys.movedItemPartition(accountId);
+  const partitions = [...(moved ? [moved] : []), ...index.keys.itemPartitions(accountId)];
+  const cursor = () => {
+    const at = progress.after ?? '0:';
+    const colon = at.indexOf(':');
+    return { partition: Number(at.slice(0, colon)), after: at.slice(colon + 1) || undefined };
+  };
+  for (let p = cursor().partition; p < partitions.length; p++) {
+    const pk = partitions[p] as string;
+    for await (const { items } of pagesOf(pk, () => cursor().after, { limit: run.pageSize })) {
+      run.held(items.length);
+      // A moved page is built where it is moved to, with that partition's pages (read after this one).
+      if (pk === moved) await moveItems(run, items);
+      else await buildPage(run, items);
+      progress.after = `${p}:${items[items.length - 1]?.sk as string}`;
+      await run.save();
+    }
+    progress.after = `${p + 1}:`;
   }
+}
+
+/**
+ * Entity items of the partition earlier releases kept them in, put where they are kept now (as they are), then
+ * deleted there: a run stopped between the two puts the same items again.
+ */
+async function moveItems<E>(run: ReindexRun<E>, items: Record<string, unknown>[]): Promise<void> {
+  const moved = items.map((item) => ({ ...item, ...run.index.keys.item(run.accountId, item.sk as string) }));
+  await batchPutAll(moved);
+  await batchDeleteAll(items.map((item) => ({ pk: item.pk, sk: item.sk })));
+  run.progress.written += moved.length;
 }
 
 /** What a page of entities writes: their own items, their dimensions, their blocks and sums, their due moves. */
@@ -60,7 +85,6 @@ async function buildPage<E>(run: ReindexRun<E>, items: Record<string, unknown>[]
   for (const group of chunks(dueMoves, 25)) {
     moved += (await Promise.all(group.map(writeDueEntry))).filter(Boolean).length;
   }
-  progress.after = items[items.length - 1]?.sk as string;
   progress.entities += items.length;
   progress.written += puts.length + blocks.length + moved;
   progress.stats = totals.statsSums();

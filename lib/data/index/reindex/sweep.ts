@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../store/client.ts';
-import { hasBlocks } from '../dimensions.ts';
+import { ALL } from '../declaration.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';
 import { sweepBlocks } from './sweep-blocks.ts';
 import { foldCounter, sweepPostings } from './sweep-postings.ts';
@@ -62,13 +62,13 @@ async function sweepDimension<E>(run: ReindexRun<E>, dimension: DimensionProgres
   }
 
   if (dimension.part === 'blocks') {
-    // `all` keeps no blocks (dimensions.ts, hasBlocks).
-    if (hasBlocks(name)) await sweepBlocks(run, dimension, listed);
+    // `all` has no block partition; a queue's blocks, written by earlier releases, are all deleted (hasBlocks).
+    if (name !== ALL) await sweepBlocks(run, dimension, listed);
     Object.assign(dimension, { part: 'sorted', after: undefined });
     await run.save();
   }
 
-  // Sorted postings are kept in `all` and each bounded dimension only (IndexDeclaration.sorts).
-  if (!run.index.isStatsDimension(name)) return;
+  // Sorted postings are kept in `all` and each bounded dimension only, not queues (IndexDeclaration.sorts).
+  if (!run.index.isSortedDimension(name)) return;
   await sweepSorted(run, dimension);
 }

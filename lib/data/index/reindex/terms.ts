@@ -6,31 +6,48 @@ import { pagesOf } from './pages.ts';
 import type { ReindexRun } from './run.ts';
 
 /**
- * The reindex's last phase (account.ts): the terms partition, page by page, each term checked against its entity
- * (one BatchGet a page); a term its entity no longer has, or of an entity gone, is deleted.
+ * The reindex's last phase (account.ts): every terms partition (the shards, and the one partition of releases
+ * before issue 40, whose terms are all stale now: the build put each in its shard), page by page, each term
+ * checked against its entity (one BatchGet a page); a term its entity no longer has, of an entity gone, or out of
+ * its shard, is deleted. The cursor is the partition's place in that list and the last sort key done there.
  */
 export async function sweepTerms<E>(run: ReindexRun<E>): Promise<void> {
   const { index, accountId, progress } = run;
-  const pages = pagesOf(index.keys.termsPartition(accountId), () => progress.after, {
-    limit: run.pageSize,
-    projection: 'pk, sk',
-  });
-  for await (const { items } of pages) {
-    const terms = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
-    const entities = await run.entitiesAt(terms.map((t) => parseTermKey(t.sk).orderKey));
-    // Each entity's own terms, built once a page (a term's key costs a keyed hash a character: keyed.ts).
-    const own = new Map<string, Set<string>>();
-    for (const [orderKey, entity] of entities) {
-      const built = entityItems(index, accountId, entity);
-      own.set(
-        orderKey,
-        new Set([...(built.numberTerm ? [built.numberTerm] : []), ...built.prefixTerms].map(keyString)),
-      );
+  const partitions = [index.keys.legacyTermsPartition(accountId), ...index.keys.termsPartitions(accountId)];
+  const cursor = () => {
+    const at = progress.after ?? '0:';
+    const colon = at.indexOf(':');
+    return { partition: Number(at.slice(0, colon)), after: at.slice(colon + 1) || undefined };
+  };
+  for (let p = cursor().partition; p < partitions.length; p++) {
+    const pages = pagesOf(partitions[p] as string, () => cursor().after, {
+      limit: run.pageSize,
+      projection: 'pk, sk',
+    });
+    for await (const { items } of pages) {
+      const terms = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      const stale = await staleTerms(run, terms);
+      await batchDeleteAll(stale);
+      progress.removed += stale.length;
+      progress.after = `${p}:${terms[terms.length - 1]?.sk ?? ''}`;
+      await run.save();
     }
-    const stale = terms.filter((term) => !own.get(parseTermKey(term.sk).orderKey)?.has(keyString(term)));
-    await batchDeleteAll(stale);
-    progress.removed += stale.length;
-    progress.after = terms[terms.length - 1]?.sk;
-    await run.save();
+    progress.after = `${p + 1}:`;
   }
+}
+
+/** The terms of a page that their entity (one BatchGet of the page's) does not have where they are. */
+async function staleTerms<E>(run: ReindexRun<E>, terms: { pk: string; sk: string }[]) {
+  const { index, accountId } = run;
+  const entities = await run.entitiesAt(terms.map((t) => parseTermKey(t.sk).orderKey));
+  // Each entity's own terms, built once a page (a term's key costs a keyed hash a character: keyed.ts).
+  const own = new Map<string, Set<string>>();
+  for (const [orderKey, entity] of entities) {
+    const built = entityItems(index, accountId, entity);
+    own.set(
+      orderKey,
+      new Set([...(built.numberTerm ? [built.numberTerm] : []), ...built.prefixTerms].map(keyString)),
+    );
+  }
+  return terms.filter((term) => !own.get(parseTermKey(term.sk).orderKey)?.has(keyString(term)));
 }

@@ -12,10 +12,8 @@ import { postingKeys, statsKeys } from './postings.ts';
  * partition. See docs/data-model.md.
  */
 export function indexKeys(entity: string) {
-  const itemPartition = (accountId: string) => `${entity}S#${accountId}`;
   return {
-    itemPartition,
-    item: (accountId: string, orderKey: string) => ({ pk: itemPartition(accountId), sk: orderKey }),
+    ...itemKeys(entity),
     ...statsKeys(entity),
     ...postingKeys(entity),
     ...termKeys(entity),
@@ -25,22 +23,89 @@ export function indexKeys(entity: string) {
   };
 }
 
+/**
+ * Entities whose items are spread over partitions of their account, and over how many: a ticket's item is in
+ * `TICKETS#<acc>#<number mod 8>` (issue 40). In one partition, every create appended at its newest end, a tail no
+ * partition split relieves: 100 creates/s of a 4–5 KB ticket were 800–1,000 WU/s on a partition's 1,000, before
+ * any update of a recent ticket. Spread, each takes an eighth. Deals and contacts keep one (`DEALS#<acc>`).
+ */
+const ITEM_SHARDS: Record<string, number> = { TICKET: 8 };
+
+function itemKeys(entity: string) {
+  const shards = ITEM_SHARDS[entity];
+  /** The one partition of an entity kept in one, and of every entity before issue 40. */
+  const legacyItemPartition = (accountId: string) => `${entity}S#${accountId}`;
+  const itemPartition = (accountId: string, shard: number) =>
+    shards === undefined ? legacyItemPartition(accountId) : `${entity}S#${accountId}#${shard}`;
+  return {
+    /** Every partition of the account's entity items, newest first within each (a list merges them). */
+    itemPartitions: (accountId: string) =>
+      Array.from({ length: shards ?? 1 }, (_, shard) => itemPartition(accountId, shard)),
+    /** Where items of earlier releases are, when it is not among itemPartitions (the reindex moves them). */
+    movedItemPartition: (accountId: string) =>
+      shards === undefined ? undefined : legacyItemPartition(accountId),
+    item: (accountId: string, orderKey: string) => ({
+      pk: itemPartition(accountId, orderKeys.parts(orderKey).number % (shards ?? 1)),
+      sk: orderKey,
+    }),
+  };
+}
+
 export type IndexKeys = ReturnType<typeof indexKeys>;
 
-/** Search terms: prefixes of words (`p#`) and numbers (`n#`), in one partition per account. */
+/**
+ * Search terms: prefixes of words (`p#`) and numbers (`n#`), in TERM_SHARDS partitions per account
+ * (`TICKET_TERMS#<acc>#<0–15>`), so that no one partition takes every create's terms (a ticket puts ~13, 26 write
+ * units: 100 creates/s were 2,600 WU/s on one key of 1,000; issue 40). A prefix term's shard follows from the
+ * keyed hash of its first two characters (the first TERM_SHARD_CHARS of its key: termShard), so every term a
+ * search word of two characters or more can match is in one shard, which a search reads as it read the one
+ * partition (one Query, the same budget); a word of one character reads every shard. A number's term is in shard
+ * `number mod TERM_SHARDS`. Releases before issue 40 kept every term in `<entity>_TERMS#<acc>`
+ * (legacyTermsPartition): the reindex moves them.
+ */
+export const TERM_SHARDS = 16;
+/** Characters of a keyed term that name its shard: its first two characters' (keyed.ts: 11 a character). */
+const TERM_SHARD_CHARS = 22;
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * The shard of the terms a keyed word or term starts with: from its first two characters' keyed hash (a character
+ * of it: 64 values, uniform, 16 shards a quarter of them each); undefined for a one-character word, whose terms
+ * may be in any shard. A one-character term is put in shard 0.
+ */
+export function termShard(keyed: string): number | undefined {
+  if (keyed.length < TERM_SHARD_CHARS) return undefined;
+  return BASE64URL.indexOf(keyed.charAt(TERM_SHARD_CHARS - 1)) % TERM_SHARDS;
+}
+
 function termKeys(entity: string) {
-  const termsPartition = (accountId: string) => `${entity}_TERMS#${accountId}`;
+  const termsPartition = (accountId: string, shard: number) => `${entity}_TERMS#${accountId}#${shard}`;
   return {
     termsPartition,
-    prefixTerm: (accountId: string, term: string, orderKey: string) => ({
-      pk: termsPartition(accountId),
-      sk: `p#${term}#${orderKey}`,
+    /** Every shard's partition, in shard order. */
+    termsPartitions: (accountId: string) =>
+      Array.from({ length: TERM_SHARDS }, (_, shard) => termsPartition(accountId, shard)),
+    /** The partitions a keyed search word's terms are in: its shard, or every one for a one-character word. */
+    termsPartitionsOfWord: (accountId: string, keyedWord: string) => {
+      const shard = termShard(keyedWord);
+      return shard === undefined
+        ? Array.from({ length: TERM_SHARDS }, (_, s) => termsPartition(accountId, s))
+        : [termsPartition(accountId, shard)];
+    },
+    /** The one partition of earlier releases, which only the reindex still reads (to delete what it holds). */
+    legacyTermsPartition: (accountId: string) => `${entity}_TERMS#${accountId}`,
+    prefixTerm: (accountId: string, keyedTerm: string, orderKey: string) => ({
+      pk: termsPartition(accountId, termShard(keyedTerm) ?? 0),
+      sk: `p#${keyedTerm}#${orderKey}`,
     }),
     prefixTermQuery: (term: string) => `p#${term}`,
     numberTerm: (accountId: string, number: string, orderKey: string) => ({
-      pk: termsPartition(accountId),
+      pk: termsPartition(accountId, Number(number) % TERM_SHARDS),
       sk: `n#${number}#${orderKey}`,
     }),
+    /** The partition of a number's term. */
+    numberTermPartition: (accountId: string, number: number) =>
+      termsPartition(accountId, number % TERM_SHARDS),
     numberTermQuery: (number: string) => `n#${number}#`,
   };
 }

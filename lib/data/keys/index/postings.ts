@@ -16,6 +16,27 @@ export const NUMBERS_PER_BLOCK = 50;
 export const BLOCK_SPREAD = 4;
 
 /**
+ * From number WIDE_BLOCKS_FROM on, blocks are spread over WIDE_BLOCK_SPREAD (32, as the counter shards): creates n
+ * and n + 32 are then the first to meet on a block, at 100 creates/s 320 ms apart, so 1 − e^(−100/32 × 0.02) ≈ 6 %
+ * of creates find a block held, where n mod 4 gave 39 % (docs/capacity.md, "Issue 40"). Below it, 4 as before:
+ * a small account keeps a few block items a dimension (a wide range holds 1,600 numbers, so an account of 110
+ * would read 32 blocks of 3 keys where it reads 4), and its blocks stay where earlier releases wrote them. An
+ * account reaches it after 12,800 creates: 64 narrow ranges, i.e. 8 wide ones, whose numbers the wide ranges'
+ * (from 64 on) do not reuse.
+ */
+export const WIDE_BLOCKS_FROM = 12_800;
+const WIDE_BLOCK_SPREAD = 32;
+
+/** The block of a number: its range (narrow below WIDE_BLOCKS_FROM, wide above) and its remainder in it. */
+function blockOf(number: number): { range: number; spread: number } {
+  if (number < WIDE_BLOCKS_FROM)
+    return { range: Math.floor(number / (NUMBERS_PER_BLOCK * BLOCK_SPREAD)), spread: BLOCK_SPREAD };
+  const narrowRanges = WIDE_BLOCKS_FROM / (NUMBERS_PER_BLOCK * BLOCK_SPREAD);
+  const wide = Math.floor((number - WIDE_BLOCKS_FROM) / (NUMBERS_PER_BLOCK * WIDE_BLOCK_SPREAD));
+  return { range: narrowRanges + wide, spread: WIDE_BLOCK_SPREAD };
+}
+
+/**
  * Shards of a shared counter: a change adds its deltas to one of COUNTER_SHARDS items (a create to its number
  * mod COUNTER_SHARDS, an update to a random one), and a total is the sum of the shards, read in one Query of
  * their partition. docs/capacity.md ("Sharded counters") says why 32.
@@ -75,14 +96,18 @@ export function postingKeys(entity: string) {
     isCounterSort: (sk: string) => sk.startsWith(COUNTER_SK),
     /**
      * A dimension's packed block: the packed order keys (a string set) of its items numbered in one range of
-     * NUMBERS_PER_BLOCK × BLOCK_SPREAD with one remainder mod BLOCK_SPREAD (`0000000003#07`; earlier releases
+     * NUMBERS_PER_BLOCK × BLOCK_SPREAD with one remainder mod BLOCK_SPREAD (from WIDE_BLOCKS_FROM on, of
+     * NUMBERS_PER_BLOCK × 32, mod 32: blockOf) (`0000000003#07`; earlier releases
      * wrote one block per NUMBERS_PER_BLOCK, `0000000003`, which the reindex replaces). Read whole when two broad dimensions are intersected (about 16 bytes an item, where a
      * posting costs about 80).
      */
     blockPartition,
-    block: (accountId: string, dimension: string, number: number) => ({
-      pk: blockPartition(accountId, dimension),
-      sk: `${padId(Math.floor(number / (NUMBERS_PER_BLOCK * BLOCK_SPREAD)))}#${shardSort(number % BLOCK_SPREAD)}`,
-    }),
+    block: (accountId: string, dimension: string, number: number) => {
+      const { range, spread } = blockOf(number);
+      return {
+        pk: blockPartition(accountId, dimension),
+        sk: `${padId(range)}#${shardSort(number % spread)}`,
+      };
+    },
   };
 }
