@@ -5,7 +5,7 @@ import { accountKeys } from '#lib/data/keys.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
 import { chunks, keyString } from '#lib/data/store/items.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
-import { composeTicket } from '#lib/tickets/create-ticket.ts';
+import { composeTicket } from '#lib/tickets/compose-ticket.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { formatTimestamp } from '#lib/time.ts';
 

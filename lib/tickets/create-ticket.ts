@@ -1,14 +1,5 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { fullName } from '#lib/accounts/contact-name.ts';
-import type {
-  Account,
-  AccountConfig,
-  Agent,
-  Category,
-  Contact,
-  Priority,
-  Team,
-} from '#lib/accounts/types.ts';
+import type { AccountConfig, Agent, Category } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
@@ -19,18 +10,15 @@ import {
   getAgentOpenWork,
   getOpenWork,
   insertTicket,
-  newTicketUuid,
   reserveTicketNumber,
 } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
-import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
-import { conversationAtCreate } from './conversation.ts';
+import { composeTicket } from './compose-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
-import { serviceLevelOf } from './sla.ts';
 import type { Ticket } from './types.ts';
 
 /**
@@ -178,61 +166,6 @@ function refuseOversizedTicket(input: CreateTicketInput, field = 'description'):
   }
 }
 
-export interface TicketParts {
-  account: Account;
-  input: CreateTicketInput;
-  number: number;
-  createdUs: number;
-  priority: Priority;
-  category: Category | undefined;
-  team: Team | null;
-  assignee: Agent | undefined;
-  contact: Contact | undefined;
-}
-
-/** The ticket that a create with these decisions stores (pure: also used by the benchmark's bulk loader). */
-export function composeTicket(p: TicketParts): Ticket {
-  const created = formatTimestamp(p.createdUs);
-  const serviceLevel = serviceLevelOf(p.account, {
-    priority: p.priority,
-    categorySlug: p.category?.slug ?? null,
-    createdUs: p.createdUs,
-  });
-  return {
-    uuid: newTicketUuid(p.createdUs, p.number),
-    number: p.number,
-    reference: formatReference(p.account, p.number),
-    subject: p.input.subject,
-    description: p.input.description,
-    status: 'open',
-    priority: p.priority,
-    category: p.category ? { id: p.category.id, name: p.category.name, slug: p.category.slug } : null,
-    channel: p.input.channel ?? 'api',
-    requester: {
-      type: 'email',
-      name: p.input.requester_name ?? (p.contact ? fullName(p.contact.firstName, p.contact.lastName) : null),
-      email: p.input.requester_email,
-      phone: p.contact?.phone ?? null,
-      contactId: p.contact?.id ?? null,
-      clientId: null,
-    },
-    assignee: p.assignee ? { id: p.assignee.id, name: p.assignee.name, email: p.assignee.email } : null,
-    team: p.team ? { id: p.team.id, name: p.team.name } : null,
-    parentUuid: null,
-    customFields: p.input.custom_fields ?? {},
-    tags: [],
-    dueAt: serviceLevel.dueAt,
-    createdAt: created,
-    updatedAt: created,
-    resolvedAt: null,
-    closedAt: null,
-    // The description is the conversation's first message (lib/tickets/conversation.ts).
-    ...conversationAtCreate(created),
-    messageCount: 1,
-    slaTargets: serviceLevel.slaTargets,
-  };
-}
-
 function resolveCategory(config: AccountConfig, input: CreateTicketInput): Category | undefined {
   if (input.category_id !== undefined) {
     const found = config.categories.find((c) => c.id === input.category_id);
@@ -245,9 +178,4 @@ function resolveCategory(config: AccountConfig, input: CreateTicketInput): Categ
     return found;
   }
   return undefined;
-}
-
-/** `<PREFIX>-<NUMBER>`, the number zero-padded to 6 digits and wider once past 999999. */
-export function formatReference(account: Pick<Account, 'ticketPrefix'>, number: number): string {
-  return `${account.ticketPrefix}-${String(number).padStart(6, '0')}`;
 }
