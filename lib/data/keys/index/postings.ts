@@ -18,7 +18,7 @@ export const BLOCK_SPREAD = 4;
 /**
  * From number WIDE_BLOCKS_FROM on, blocks are spread over WIDE_BLOCK_SPREAD (32, as the counter shards): creates n
  * and n + 32 are then the first to meet on a block, at 100 creates/s 320 ms apart, so 1 − e^(−100/32 × 0.02) ≈ 6 %
- * of creates find a block held, where n mod 4 gave 39 % (docs/capacity.md, "Issue 40"). Below it, 4 as before:
+ * of creates find a block held, where n mod 4 gave 39 % (docs/capacity.md, "The items several changes share"). Below it, 4 as before:
  * a small account keeps a few block items a dimension (a wide range holds 1,600 numbers, so an account of 110
  * would read 32 blocks of 3 keys where it reads 4), and its blocks stay where earlier releases wrote them. An
  * account reaches it after 12,800 creates: 64 narrow ranges, i.e. 8 wide ones, whose numbers the wide ranges'
@@ -39,7 +39,7 @@ function blockOf(number: number): { range: number; spread: number } {
 /**
  * Shards of a shared counter: a change adds its deltas to one of COUNTER_SHARDS items (a create to its number
  * mod COUNTER_SHARDS, an update to a random one), and a total is the sum of the shards, read in one Query of
- * their partition. docs/capacity.md ("Sharded counters") says why 32.
+ * their partition. docs/capacity.md ("The items several changes share") says why 32.
  */
 export const COUNTER_SHARDS = 32;
 const shardSort = (shard: number) => String(shard).padStart(2, '0');
