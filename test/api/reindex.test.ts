@@ -320,6 +320,27 @@ describe('tickets reindex', () => {
     await batchDeleteAll(ticketItems.map((t) => ({ pk: t.pk, sk: t.sk })));
     await batchPutAll(ticketItems.map((t) => ({ ...t, pk: ticketKeys.movedItemPartition(id) })));
     expect((await answers()).find((a) => a.q === 'search=printer')?.total).toBe(0);
+    // A run the earlier release left off midway: its cursor an order key of the one partition, no partition number.
+    const halfway = [...ticketItems].sort((a, b) => String(a.sk).localeCompare(String(b.sk)))[3]?.sk;
+    const earlierProgress = {
+      phase: 'build',
+      stats: {},
+      entities: 4,
+      written: 0,
+      removed: 0,
+      folded: 0,
+      emptied: 0,
+    };
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...ticketKeys.reindexProgress(id),
+          type: 'index_reindex',
+          progress: JSON.stringify({ ...earlierProgress, after: halfway }),
+        },
+      }),
+    );
 
     const { stdout } = await admin('tickets', 'reindex', account.slug);
     // The old queue counter is deleted as its shards are folded (the index below holds none).

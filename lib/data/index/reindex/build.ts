@@ -24,6 +24,18 @@ export async function buildEntities<E>(run: ReindexRun<E>): Promise<void> {
   // their partitions, then deleted there), then each partition. The cursor: the partition's place and last key.
   const moved = index.keys.movedItemPartition(accountId);
   const partitions = [...(moved ? [moved] : []), ...index.keys.itemPartitions(accountId)];
+  // A run saved by an earlier release (its cursor an order key, no partition): its pages were built where the items
+  // were, not moved, so this run starts over, its sums from zero.
+  if (progress.after !== undefined && !progress.after.includes(':'))
+    Object.assign(progress, {
+      after: undefined,
+      stats: {},
+      entities: 0,
+      written: 0,
+      removed: 0,
+      folded: 0,
+      emptied: 0,
+    });
   const cursor = () => {
     const at = progress.after ?? '0:';
     const colon = at.indexOf(':');
