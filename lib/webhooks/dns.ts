@@ -42,8 +42,8 @@ export class DnsCache {
 
   /**
    * Every address of `host`, IPv4 first: from the cache while its TTL lasts, else asked (both families at once). A
-   * name with no address answers []; a query that fails otherwise (a timeout, a server failure, of either family)
-   * rejects, and is not kept: resolving it partly could leave out the very address the policy would refuse.
+   * name with no address answers []; a query that fails otherwise (a timeout, a server failure) rejects unless the
+   * other family answered addresses (`families`), and a failure is not kept.
    */
   resolveAll(host: string): Promise<{ address: string; family: number }[]> {
     const key = host.toLowerCase();
@@ -63,14 +63,30 @@ export class DnsCache {
   }
 
   private async ask(host: string, entry: Entry) {
-    const [v4, v6] = await Promise.all([
-      this.family(() => this.resolver.resolve4(host, { ttl: true })),
-      this.family(() => this.resolver.resolve6(host, { ttl: true })),
-    ]);
+    const [v4, v6] = await this.families(host);
     const records = [...v4.map((r) => ({ ...r, family: 4 })), ...v6.map((r) => ({ ...r, family: 6 }))];
     const ttl = Math.min(MAX_TTL_SECONDS, ...records.map((r) => r.ttl));
     entry.until = nowMillis() + Math.max(0, ttl) * 1000;
     return records.map(({ address, family }) => ({ address, family }));
+  }
+
+  /**
+   * Both families' records. One family failing (a timeout, a server failure) while the other answered with addresses
+   * gives those addresses, as getaddrinfo did: the attempt connects only to an address the policy checked, so a
+   * missing family can hide no address it would reach; a receiver whose DNS fails AAAA is still delivered to.
+   * Both failing, or one failing and the other answering none, rejects.
+   */
+  private async families(host: string) {
+    const [v4, v6] = await Promise.allSettled([
+      this.family(() => this.resolver.resolve4(host, { ttl: true })),
+      this.family(() => this.resolver.resolve6(host, { ttl: true })),
+    ]);
+    const answered = [v4, v6].flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+    const failed = [v4, v6].find((r) => r.status === 'rejected');
+    if (failed && answered.length === 0) throw failed.reason;
+    const records = (r: PromiseSettledResult<{ address: string; ttl: number }[]>) =>
+      r.status === 'fulfilled' ? r.value : [];
+    return [records(v4), records(v6)] as const;
   }
 
   private async family(query: () => Promise<{ address: string; ttl: number }[]>) {

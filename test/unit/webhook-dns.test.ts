@@ -70,7 +70,7 @@ describe('webhook DNS: resolved by query, kept for the TTL', () => {
     expect(dns.asked.filter((q) => q.includes('long'))).toHaveLength(4);
   });
 
-  it('keeps neither no address nor a failure, and a failure of either family fails the whole (no partial answer)', async () => {
+  it("keeps neither no address nor a failure; one family failing gives the other's addresses, with none a failure", async () => {
     const dns = fakeDns({
       'v4only.example.com': { v4: [{ address: '93.184.215.14', ttl: 60 }] },
       'broken.example.com': { fail: 'ESERVFAIL' },
@@ -83,7 +83,8 @@ describe('webhook DNS: resolved by query, kept for the TTL', () => {
     await expect(cache.resolveAll('broken.example.com')).rejects.toThrow('ESERVFAIL');
     dns.table['broken.example.com'] = { v4: [{ address: '93.184.215.16', ttl: 60 }] };
     expect(await cache.resolveAll('broken.example.com')).toEqual([{ address: '93.184.215.16', family: 4 }]);
-    // Only the AAAA query failing is a failure too: its answer could hold the inside address the policy refuses.
+    // Only the AAAA query failing: the A records answer, as getaddrinfo gave them (the attempt connects only to an
+    // address the policy checked); with no A record either, the failure is the answer.
     dns.table['half.example.com'] = { v4: [{ address: '93.184.215.17', ttl: 60 }] };
     const halfFailing: DnsCache = new DnsCache({
       resolve4: dns.resolver.resolve4,
@@ -91,7 +92,10 @@ describe('webhook DNS: resolved by query, kept for the TTL', () => {
         throw Object.assign(new Error('query ETIMEOUT'), { code: 'ETIMEOUT' });
       },
     });
-    await expect(halfFailing.resolveAll('half.example.com')).rejects.toThrow('ETIMEOUT');
+    expect(await halfFailing.resolveAll('half.example.com')).toEqual([
+      { address: '93.184.215.17', family: 4 },
+    ]);
+    await expect(halfFailing.resolveAll('nowhere.example.com')).rejects.toThrow('ETIMEOUT');
   });
 
   it('holds at most its capacity of names, forgetting the least recently used', async () => {
