@@ -12,6 +12,7 @@ import { erasureKeys } from '#lib/data/keys.ts';
 import { MAIL_DIR_VARIABLE, s3MailEraser } from '#lib/data/mail-store.ts';
 import { batchPutAll, getItem, queryAll, tableName } from '#lib/data/store/client.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
@@ -129,6 +130,22 @@ describe('the erasure function', () => {
     const erased = (await call('GET', `/api/tickets/${ticket}`)).body.data;
     expect(erased.requester).toMatchObject({ email: null, erased: true });
     expect(erased.subject).toBe('[erased] here');
+  });
+
+  it("runs the erasures when the ledger's move fails: the move is logged and left to the next run", async () => {
+    const account = await createTestAccount();
+    const call = (method: string, path: string, body?: unknown) =>
+      gateway.call(method, path, { key: account.apiKey, ...(body === undefined ? {} : { body }) });
+    const email = 'wilhelmina.tusk@erase-function.test';
+    await call('POST', '/api/tickets', { subject: 'Hello', description: 'Hi', requester_email: email });
+    const started = (await call('POST', '/api/erasures', { email })).body.data.id as string;
+    const context = { getRemainingTimeInMillis: () => 110_000, awsRequestId: 'ledger-fails' } as Context;
+    // The run's first Query is the move's read of the legacy partition.
+    const { operations } = await withFault({ operation: 'Query', mode: 'lost-request' }, () =>
+      handler(undefined, context),
+    );
+    expect(operations[0]).toBe('Query');
+    expect((await call('GET', `/api/erasures/${started}`)).body.data.status).toBe('completed');
   });
 
   it("moves the ledger's legacy entries (one partition of every account's) to their accounts' keys; the replay's list reads both, each entry once", async () => {
