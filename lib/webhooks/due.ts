@@ -42,6 +42,12 @@ export class DueRunner {
   private readonly pollMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly slots: Slots;
+  /**
+   * Slow-lane endpoints held, at most their slots: one more is let go at once, its lease left to lapse (its due entry
+   * at the lease's end, ~13 s on), so hanging endpoints never take the places (`maxEndpoints`) of healthy ones.
+   */
+  private readonly slowHeldMax: number;
+  private slowHeld = 0;
   private readonly shards: readonly number[] | undefined;
   private readonly onLease: ((accountId: string, endpointId: string) => void) | undefined;
   /** The loops of the endpoints held, by `<account>#<endpoint>`, and the endpoints once leased. */
@@ -68,12 +74,8 @@ export class DueRunner {
     this.pollMs = options.pollMs ?? 250;
     this.onError = options.onError ?? logError;
     const global = options.global ?? 128;
-    this.slots = new Slots(
-      global,
-      options.perAccount ?? 48,
-      options.slowPerAccount ?? 4,
-      options.slowGlobal ?? Math.max(1, Math.floor(global / 8)),
-    );
+    this.slowHeldMax = options.slowGlobal ?? Math.max(1, Math.floor(global / 8));
+    this.slots = new Slots(global, options.perAccount ?? 48, options.slowPerAccount ?? 4, this.slowHeldMax);
     this.shards = options.shards;
     this.onLease = options.onLease;
   }
@@ -149,9 +151,12 @@ export class DueRunner {
     const leaseMs = this.leaseMs();
     const leased = await leaseEndpoint(accountId, endpointId, this.owner, leaseMs);
     if (!leased) return;
+    const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
+    const slowAtLease = held.slow;
+    if (slowAtLease && this.slowHeld >= this.slowHeldMax) return;
+    if (slowAtLease) this.slowHeld++;
     this.counts.endpoints++;
     this.onLease?.(accountId, endpointId);
-    const held = new HeldEndpoint(accountId, endpointId, this.owner, leased);
     this.leased.set(`${accountId}#${endpointId}`, held);
     let lost = false;
     const renewing = new AbortController();
@@ -220,6 +225,7 @@ export class DueRunner {
       }
       await Promise.all(running.values());
     } finally {
+      if (slowAtLease) this.slowHeld--;
       renewing.abort();
       await releaseEndpoint(accountId, endpointId, this.owner);
     }
