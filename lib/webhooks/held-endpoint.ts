@@ -133,6 +133,8 @@ export class HeldEndpoint {
     const e = this.endpoint;
     if (outcome.kind === 'success') {
       if (e.failingSince === null && (e.lastSuccessAt ?? 0) >= at - SUCCESS_MARK_MS) return false;
+      // A spell a later-started attempt began stands (markOutcome's condition says the same to the store).
+      if (e.failingSince !== null && e.failingSince > at) return false;
       this.endpoint = { ...e, lastSuccessAt: Math.max(at, e.lastSuccessAt ?? 0), failingSince: null };
     } else if (outcome.kind === 'failure') {
       if (e.failingSince !== null || (e.lastSuccessAt ?? 0) > at) return false;

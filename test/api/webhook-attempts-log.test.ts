@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dynamo } from '#lib/data/store/client.ts';
+import { webhookKeys } from '#lib/data/keys/webhooks.ts';
+import { dynamo, getItem } from '#lib/data/store/client.ts';
+import { markOutcome } from '#lib/data/webhook-deliveries/marks.ts';
 import {
   addDeliveries,
   attemptTotal,
@@ -12,6 +14,7 @@ import {
   TRIM_BATCH,
   trimAttempts,
 } from '#lib/data/webhook-deliveries.ts';
+import { ENDPOINT_ATTR } from '#lib/data/webhooks/webhooks.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { createTestEndpoint, removeFromDueIndex } from '#test/support/webhooks.ts';
 
@@ -171,5 +174,25 @@ describe('two trims at once', () => {
     expect(await attemptTotal(accountId, endpointId)).toBe(kept);
     const log = await listDeliveryAttempts(accountId, endpointId, { page: 1, perPage: 100 });
     expect(log.data.map((a) => a.at)).toEqual(Array.from({ length: kept }, (_, i) => start + count - 1 - i));
+  });
+});
+
+describe("the endpoint's marks", () => {
+  it('an earlier-started success does not end a failing spell a later-started attempt began (review of #40)', async () => {
+    const account = await createTestAccount();
+    const endpoint = await createTestEndpoint(account.accountId, {
+      url: 'https://receiver.example/hook',
+      secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+      events: ['*'],
+    });
+    const key = webhookKeys.endpoint(account.accountId, endpoint.id);
+    const t1 = Date.now();
+    // Attempt B started at t1 + 10 and failed fast; attempt A, started at t1, succeeds after it.
+    expect(await markOutcome(account.accountId, endpoint.id, { kind: 'failure' }, t1 + 10)).toBe(true);
+    expect(await markOutcome(account.accountId, endpoint.id, { kind: 'success' }, t1)).toBe(false);
+    expect(await getItem(key)).toMatchObject({ [ENDPOINT_ATTR.failingSince]: t1 + 10 });
+    // A success started after the failure ends it.
+    expect(await markOutcome(account.accountId, endpoint.id, { kind: 'success' }, t1 + 20)).toBe(true);
+    expect((await getItem(key))?.[ENDPOINT_ATTR.failingSince]).toBeNull();
   });
 });

@@ -27,7 +27,7 @@ const unset = (field: string) => `(attribute_not_exists(${field}) OR ${field} = 
 
 /**
  * Writes the marks of an attempt that started at `at`: a success sets `lastSuccessAt` and ends the failing spell
- * (unless a later success is there); a failure starts the spell at `at` (unless one runs, or a later success is
+ * (unless a later success is there, or the spell began at a later attempt's start); a failure starts the spell at `at` (unless one runs, or a later success is
  * there); a disable also turns the endpoint off with its reason. Answers false when nothing was written (a later
  * attempt's marks were there first, or the endpoint is gone).
  */
@@ -42,7 +42,8 @@ export async function markOutcome(
   let condition: string;
   if (outcome.kind === 'success') {
     update = `SET ${EP.lastSuccessAt} = :at, ${EP.failingSince} = :null`;
-    condition = `attribute_exists(pk) AND ${before(EP.lastSuccessAt)}`;
+    // Nor a failing spell a later-started attempt began: that failure is the newer news.
+    condition = `attribute_exists(pk) AND ${before(EP.lastSuccessAt)} AND ${before(EP.failingSince)}`;
   } else if (outcome.kind === 'failure') {
     update = `SET ${EP.failingSince} = :at`;
     condition = `attribute_exists(pk) AND ${unset(EP.failingSince)} AND ${before(EP.lastSuccessAt)}`;
