@@ -58,12 +58,13 @@ export const webhookDueWorker = {
  * Scheduled every minute, runs the service-level breach runner (docs/sla.md) for most of it: the tickets' due
  * index (Query on gsi2), each due ticket (GetItem), the breach commit (a transaction of the ticket's Put, its
  * posting's Put or Delete, counter and block UpdateItems, the event's place), the feed's places (UpdateItem, a
- * void's PutItem).
+ * void's PutItem), and beside the commit the directory entries of dimensions new to the container (BatchWriteItem:
+ * `sla#breached` the first time, lib/data/index/ since issue 40).
  */
 export const slaBreachesWorker = {
   name: 'slaBreaches',
   entry: 'functions/sla-breaches.ts',
-  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: ['gsi2'],
   timeoutSeconds: 70,
   keyHashSecret: true,
