@@ -1,4 +1,4 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mailStore } from '#lib/data/mail-store.ts';
 import { processQueuedMail } from '#lib/email/inbound-queue.ts';
 import { workerHandler } from '#lib/log.ts';
@@ -10,10 +10,11 @@ import { workerHandler } from '#lib/log.ts';
  * be received again after the visibility timeout; after INBOUND_QUEUE_MAX_RECEIVES the queue moves one to its
  * dead-letter queue, whose alarm tells the operator (infra/constructs/inbound-queue.ts).
  */
-export const handler = workerHandler('email inbound queue', async (event: SQSEvent) => {
+export const handler = workerHandler('email inbound queue', async (event: SQSEvent, context?: Context) => {
   const result = await processQueuedMail(
     event.Records.map((r) => ({ messageId: r.messageId, body: r.body })),
     mailStore(),
+    () => context?.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY,
   );
   const answer: SQSBatchResponse = {
     batchItemFailures: result.failed.map((itemIdentifier) => ({ itemIdentifier })),

@@ -23,6 +23,9 @@ export interface InboundQueue {
   send(mails: readonly QueuedMail[]): Promise<void>;
 }
 
+/** Time a message may take at most: one of 25 MiB, ~12 s (docs/email.md), with room. */
+export const QUEUED_MAIL_TIME_MS = 15_000;
+
 /** A message of the queue as the event source mapping hands it over. */
 export interface QueueMessage {
   messageId: string;
@@ -38,10 +41,18 @@ export interface QueueMessage {
 export async function processQueuedMail(
   messages: readonly QueueMessage[],
   store: MailStore,
+  /** The function's time left (ms): a message is begun only with QUEUED_MAIL_TIME_MS of it left. */
+  timeLeftMs: () => number = () => Number.POSITIVE_INFINITY,
 ): Promise<{ failed: string[]; records: InboundRecord[] }> {
   const failed: string[] = [];
   const records: InboundRecord[] = [];
-  for (const message of messages) {
+  for (const [i, message] of messages.entries()) {
+    // Too little time for one more (a 25 MiB mail takes ~12 s): the rest go back to the queue, reported as not
+    // done, instead of the whole batch back at the function's timeout (and toward the dead-letter queue).
+    if (timeLeftMs() < QUEUED_MAIL_TIME_MS) {
+      failed.push(...messages.slice(i).map((m) => m.messageId));
+      break;
+    }
     const mail = queuedMailOf(message.body);
     if (!mail) {
       logMail('queued mail unreadable', { queueMessageId: message.messageId });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SESEvent } from 'aws-lambda';
+import type { Context, SESEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as routeFunction } from '#functions/email-inbound.ts';
 import { handler as processFunction } from '#functions/email-inbound-queue.ts';
@@ -159,6 +159,27 @@ describe('the processing function', () => {
     expect(await getInbound(accounts[0]?.accountId as string, mails[0]?.inboundId as string)).toMatchObject({
       outcome: 'new_ticket',
     });
+  });
+
+  it('begins no mail with too little of the function left: the rest of the batch is reported, to be received again', async () => {
+    const accounts = [await mailAccount(), await mailAccount()];
+    const mails = [];
+    for (const account of accounts) {
+      const mail = await sesDelivers([account.address]);
+      await route(mail.event);
+      mails.push(mail);
+    }
+    const batch = sqs.takeEvent();
+    expect(batch.Records).toHaveLength(2);
+    // 20 s left for the first mail, then 10 s: the second is not begun.
+    const left = [20_000, 10_000];
+    const context = { getRemainingTimeInMillis: () => left.shift() ?? 0 } as Context;
+    const answer = await withEnvironment(environment(), () => processFunction(batch, context));
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: batch.Records[1]?.messageId }] });
+    expect(await getInbound(accounts[0]?.accountId as string, mails[0]?.inboundId as string)).toMatchObject({
+      outcome: 'new_ticket',
+    });
+    expect(await getInbound(accounts[1]?.accountId as string, mails[1]?.inboundId as string)).toBeUndefined();
   });
 
   it('takes a message that is no mail off the queue (nothing could ever process it), and reports nothing', async () => {
