@@ -51,6 +51,22 @@ const route = (event: SESEvent) => withEnvironment(environment(), () => routeFun
 const processBatch = (event = sqs.takeEvent()) =>
   withEnvironment(environment(), () => processFunction(event));
 
+/** `n` accounts, a mail delivered to each and routed: their queued messages as one batch. */
+async function routedBatch(n: number) {
+  const accounts = [];
+  const mails = [];
+  for (let i = 0; i < n; i++) {
+    const account = await mailAccount();
+    const mail = await sesDelivers([account.address]);
+    await route(mail.event);
+    accounts.push(account);
+    mails.push(mail);
+  }
+  const batch = sqs.takeEvent();
+  expect(batch.Records).toHaveLength(n);
+  return { accounts, mails, batch };
+}
+
 async function mailAccount() {
   const address = `support@q${randomBytes(5).toString('hex')}.test`;
   return { ...(await createTestAccount({ email: { addresses: [address] } })), address };
@@ -131,15 +147,7 @@ describe('the inbound function routes', () => {
 
 describe('the processing function', () => {
   it('reports only the mail whose store failed: the others of its batch are processed, and it is processed when received again', async () => {
-    const accounts = [await mailAccount(), await mailAccount(), await mailAccount()];
-    const mails = [];
-    for (const account of accounts) {
-      const mail = await sesDelivers([account.address]);
-      await route(mail.event);
-      mails.push(mail);
-    }
-    const batch = sqs.takeEvent();
-    expect(batch.Records).toHaveLength(3);
+    const { accounts, mails, batch } = await routedBatch(3);
     // The first mail's commit fails (the store lost the request); the batch goes on with the other two.
     const { result } = await withFault({ operation: 'TransactWriteItems', mode: 'lost-request' }, () =>
       processBatch(batch),
@@ -162,15 +170,7 @@ describe('the processing function', () => {
   });
 
   it('begins no mail with too little of the function left: the rest of the batch is reported, to be received again', async () => {
-    const accounts = [await mailAccount(), await mailAccount()];
-    const mails = [];
-    for (const account of accounts) {
-      const mail = await sesDelivers([account.address]);
-      await route(mail.event);
-      mails.push(mail);
-    }
-    const batch = sqs.takeEvent();
-    expect(batch.Records).toHaveLength(2);
+    const { accounts, mails, batch } = await routedBatch(2);
     // 20 s left for the first mail, then 10 s: the second is not begun.
     const left = [20_000, 10_000];
     const context = { getRemainingTimeInMillis: () => left.shift() ?? 0 } as Context;
