@@ -87,10 +87,7 @@ describe('the deliveries log', () => {
 
   it('trims to the newest kept once a batch more is there, counted off exactly, also with two trims at once', async () => {
     const kept = 30;
-    const count = kept + TRIM_BATCH + 20;
-    const { accountId, endpointId, claimed } = await endpointWithClaimed(count);
-    const start = Date.now();
-    await recordAll(accountId, endpointId, claimed, start);
+    const { accountId, endpointId, count, start } = await loggedPastTrim(kept);
     expect(await attemptTotal(accountId, endpointId)).toBe(count);
     const dropped = await Promise.all([
       trimAttempts(accountId, endpointId, kept),
@@ -131,13 +128,19 @@ async function recordAll(
   }
 }
 
+/** An endpoint whose log holds a trim's batch and 20 more past `kept`: one failed attempt each, 1 ms apart. */
+async function loggedPastTrim(kept: number) {
+  const count = kept + TRIM_BATCH + 20;
+  const { accountId, endpointId, claimed } = await endpointWithClaimed(count);
+  const start = Date.now();
+  await recordAll(accountId, endpointId, claimed, start);
+  return { accountId, endpointId, count, start };
+}
+
 describe('two trims at once', () => {
   it('a trim that counted before the other dropped its batch drops none of the newest kept (seen at load ~25)', async () => {
     const kept = 30;
-    const count = kept + TRIM_BATCH + 20;
-    const { accountId, endpointId, claimed } = await endpointWithClaimed(count);
-    const start = Date.now();
-    await recordAll(accountId, endpointId, claimed, start);
+    const { accountId, endpointId, count, start } = await loggedPastTrim(kept);
     // The second trim reads the log's oldest keys only once the first has committed its batch: it counted the
     // total before that commit (150, so 120 over) and finds the next oldest after it.
     let firstCommitted!: () => void;
