@@ -124,8 +124,23 @@ export interface Shutdown {
   stopping(): boolean;
 }
 
-/** Stops everything once, in order, then exits with `code`. */
-export function shutdownOf(service: Service, inMemory: boolean, stopStore: () => Promise<void>): Shutdown {
+/**
+ * How long the service's own parts get to stop before the store is stopped regardless: a part that hangs (an
+ * attempt on a stalled connection, a runner inside a retried store call) must not leave DynamoDB Local running
+ * after the process that started it. Shorter than the test helper's patience (test/support/service.ts, 20 s).
+ */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Stops everything once, in order, then exits with `code`. The store is stopped last and always: after the other
+ * parts, or when they have not stopped within `graceMs` (the part still stopping is printed).
+ */
+export function shutdownOf(
+  service: Service,
+  inMemory: boolean,
+  stopStore: () => Promise<void>,
+  graceMs = SHUTDOWN_GRACE_MS,
+): Shutdown {
   let stopping = false;
   return {
     stopping: () => stopping,
@@ -133,16 +148,36 @@ export function shutdownOf(service: Service, inMemory: boolean, stopStore: () =>
       if (stopping) return;
       stopping = true;
       console.log('Stopping...');
-      service.server.closeAllConnections();
-      await new Promise((resolve) => service.server.close(resolve));
-      // Mail still being processed stays pending on disk and is processed after a restart.
-      await service.mail.stop();
-      if (inMemory) await rm(service.mailDir, { recursive: true, force: true });
-      // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
-      await service.dispatcher.stop();
-      service.stopRunners();
-      await Promise.all(service.runners);
-      service.sender.close();
+      let part = 'the API';
+      const parts = async () => {
+        service.server.closeAllConnections();
+        await new Promise((resolve) => service.server.close(resolve));
+        // Mail still being processed stays pending on disk and is processed after a restart.
+        part = 'inbound mail';
+        await service.mail.stop();
+        if (inMemory) await rm(service.mailDir, { recursive: true, force: true });
+        // Attempts still running get a moment; any cut short stays pending and is retried after a restart.
+        part = 'the webhook dispatcher';
+        await service.dispatcher.stop();
+        part = 'the runners';
+        service.stopRunners();
+        await Promise.all(service.runners);
+        service.sender.close();
+      };
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), graceMs);
+      });
+      const stopped = parts().then(
+        () => 'stopped' as const,
+        (error: unknown) => {
+          console.error(`Stopping ${part} failed:`, error);
+          return 'failed' as const;
+        },
+      );
+      const ended = await Promise.race([stopped, late]);
+      clearTimeout(timer);
+      if (ended === 'late') console.log(`Stopping ${part} took over ${graceMs} ms: stopping the store anyway.`);
       await stopStore();
       process.exit(code);
     },

@@ -66,7 +66,10 @@ export async function startService(env: Record<string, string>, args: string[] =
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
     const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 20_000).unref());
-    if ((await Promise.race([exited, timer])) === 'late') child.kill('SIGKILL');
+    if ((await Promise.race([exited, timer])) === 'late') {
+      console.log(`npm start had not exited 20 s after SIGTERM; its output ends:\n${stdout.slice(-2000)}`);
+      child.kill('SIGKILL');
+    }
   };
   const service = {
     child,
