@@ -177,7 +177,8 @@ export function shutdownOf(
       );
       const ended = await Promise.race([stopped, late]);
       clearTimeout(timer);
-      if (ended === 'late') console.log(`Stopping ${part} took over ${graceMs} ms: stopping the store anyway.`);
+      if (ended === 'late')
+        console.log(`Stopping ${part} took over ${graceMs} ms: stopping the store anyway.`);
       await stopStore();
       process.exit(code);
     },
