@@ -70,3 +70,17 @@ export async function updateVersioned<E>(update: VersionedUpdate<E>): Promise<Ve
     { retryable: (error) => error instanceof StaleVersion || error instanceof ConcurrentWrite },
   );
 }
+
+/**
+ * A versioned update's read, begun at once, beside what the caller awaits before the update (the current account
+ * configuration, which waits for the request's rate count): the update's first read takes it, a retry reads again.
+ */
+export function firstReadBeside<T>(read: () => Promise<T>): () => Promise<T> {
+  let first: Promise<T> | undefined = read();
+  first.catch(() => {}); // awaited by the update's first read; unused when what came before it threw
+  return () => {
+    const next = first ?? read();
+    first = undefined;
+    return next;
+  };
+}

@@ -8,7 +8,7 @@ import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
-import { updateVersioned, type Versioned } from '#lib/versioned-update.ts';
+import { firstReadBeside, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { breachEvents, withLostBreaches } from './breaches.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
@@ -37,6 +37,8 @@ export async function updateTicket(
   options: UpdateOptions = {},
 ): Promise<Versioned<Ticket>> {
   const input = parseInput(UpdateTicketSchema, body);
+  // The current configuration waits for the request's rate count: the ticket's first read runs beside it.
+  const read = firstReadBeside(() => findTicket(accountId, ref));
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const changes = resolveReferences(config, input);
@@ -45,7 +47,7 @@ export async function updateTicket(
   // its commit (lib/tickets/breaches.ts, withLostBreaches).
   let lost: ClockState[] = [];
   const updated = await updateVersioned({
-    read: () => findTicket(accountId, ref),
+    read,
     apply: (before) => {
       if (before.status === 'closed') {
         throw ValidationFailed.field('status', 'A closed ticket cannot be changed.');
