@@ -63,6 +63,6 @@ export async function applyPeople(
 
 /** One transaction of the apply's; lost to a concurrent transaction (not to a changed version): tried again. */
 const commitChunk = (accountId: string, planned: PlannedPeople) =>
-  retryOnConflict(() => commitPeople(accountId, planned), {
+  retryOnConflict(() => commitPeople(accountId, planned, undefined, { moveVersion: false }), {
     retryable: (error) => error instanceof ConcurrentWrite,
   });

@@ -48,6 +48,7 @@ export async function commitPeople(
   accountId: string,
   planned: PlannedPeople,
   attachment?: CommitAttachment,
+  options: { moveVersion?: boolean } = {},
 ): Promise<void> {
   try {
     await writePeople(accountId, planned.writes, {
@@ -60,7 +61,8 @@ export async function commitPeople(
     throw error;
   }
   forgetAccountConfig(accountId);
-  await moveConfigVersion(accountId).catch(logError);
+  // An apply moves it once, when all of its changes have landed.
+  if (options.moveVersion !== false) await moveConfigVersion(accountId).catch(logError);
 }
 
 /**

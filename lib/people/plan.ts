@@ -51,28 +51,37 @@ export function planPeople(state: PeopleState, change: PeopleChange): PlannedPeo
   const oldAgents = new Map(config.agents.map((a) => [a.id, a]));
   const oldTeams = new Map(config.teams.map((t) => [t.id, t]));
 
-  const agents = new Map(oldAgents);
-  for (const agent of change.agents ?? []) agents.set(agent.id, agent);
-  // A deleted team's agents leave it in the same commit.
-  for (const [id, agent] of agents) {
-    if (agent.teamIds.some((t) => deleted.has(t))) {
-      agents.set(id, { ...agent, teamIds: agent.teamIds.filter((t) => !deleted.has(t)) });
+  // Only what the change names (and a deleted team's agents, who leave it in the same commit) is compared: an
+  // apply plans its changes a few at a time against a configuration of up to thousands.
+  const named = new Map((change.agents ?? []).map((a) => [a.id, a]));
+  if (deleted.size > 0) {
+    for (const agent of config.agents) {
+      const current = named.get(agent.id) ?? agent;
+      if (current.teamIds.some((t) => deleted.has(t))) {
+        named.set(agent.id, { ...current, teamIds: current.teamIds.filter((t) => !deleted.has(t)) });
+      }
     }
   }
-  const changedAgents = [...agents.values()]
+  const changedAgents = [...named.values()]
     .filter((a) => !isDeepStrictEqual(oldAgents.get(a.id), a))
     .map((a) => stampAgent(a, oldAgents.get(a.id), at));
+  const agents = new Map(oldAgents);
   for (const agent of changedAgents) agents.set(agent.id, agent);
 
-  const teams = new Map(oldTeams);
-  for (const team of change.teams ?? []) teams.set(team.id, team);
-  for (const id of deleted) teams.delete(id);
   const joinedOrLeft = new Set(
     changedAgents.flatMap((a) => moved(oldAgents.get(a.id)?.teamIds ?? [], a.teamIds)),
   );
-  const changedTeams = [...teams.values()]
+  const namedTeams = new Map((change.teams ?? []).map((t) => [t.id, t]));
+  for (const id of joinedOrLeft) {
+    const team = namedTeams.get(id) ?? oldTeams.get(id);
+    if (team) namedTeams.set(id, team);
+  }
+  for (const id of deleted) namedTeams.delete(id);
+  const changedTeams = [...namedTeams.values()]
     .filter((t) => joinedOrLeft.has(t.id) || !isDeepStrictEqual(oldTeams.get(t.id), t))
     .map((t) => ({ ...t, createdAt: oldTeams.get(t.id)?.createdAt ?? t.createdAt ?? at, updatedAt: at }));
+  const teams = new Map(oldTeams);
+  for (const id of deleted) teams.delete(id);
   for (const team of changedTeams) teams.set(team.id, team);
 
   const versionOf = (type: 'agent' | 'team', id: number) => config.versions?.[versionKey(type, id)] ?? 0;
