@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { Agent } from '#lib/accounts/types.ts';
-import { reserveIds } from '#lib/data/accounts/accounts.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { getAgentOpenWork, getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
@@ -10,12 +9,12 @@ import { parseInput } from '#lib/validation.ts';
 import { updateVersioned } from '#lib/versioned-update.ts';
 import {
   commitPeople,
+  createPerson,
   movesBetween,
   readPeople,
   refuseTakenEmail,
   refuseTooManyMoves,
   refuseUnknown,
-  retryPeople,
   type Shown,
   versionIn,
 } from './commit.ts';
@@ -92,15 +91,11 @@ export async function createAgent(
   }
   const teamIds = input.team_ids ?? [];
   refuseTooManyMoves(teamIds.length, 'team_ids');
-  let id: number | undefined;
-  return retryPeople(async () => {
-    const state = await readPeople(accountId);
+  return createPerson(accountId, 'agent', attach, async (state, id, at) => {
     refuseTakenEmail(state.config, input.email);
     refuseUnknown(state.config.teams, teamIds, 'team_ids');
-    id ??= (await reserveIds(accountId, { agent: 1 })).agent as number;
-    const at = formatTimestamp(state.nowUs);
     const agent: Agent = {
-      id,
+      id: await id(),
       email: input.email,
       name: input.name,
       active: input.active ?? true,
@@ -111,10 +106,10 @@ export async function createAgent(
       createdAt: at,
       updatedAt: at,
     };
-    const planned = planPeople(state, { agents: [agent] });
-    const shown = { data: presentAgent(agent, 0, at, state.nowUs), version: 1 };
-    await commitPeople(accountId, planned, attach?.(shown));
-    return shown;
+    return {
+      planned: planPeople(state, { agents: [agent] }),
+      data: presentAgent(agent, 0, at, state.nowUs),
+    };
   });
 }
 

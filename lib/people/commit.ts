@@ -1,6 +1,6 @@
 import { forgetAccountConfig } from '#lib/accounts/config-cache.ts';
 import { type AccountConfig, type Agent, type Team, versionKey } from '#lib/accounts/types.ts';
-import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
+import { loadAccountConfig, reserveIds } from '#lib/data/accounts/accounts.ts';
 import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
 import { AgentEmailTaken, TeamNameTaken, writePeople } from '#lib/data/people/people.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
@@ -8,7 +8,7 @@ import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/
 import { getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { logError } from '#lib/log.ts';
-import { nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { MAX_MEMBERSHIP_CHANGES, type PeopleState, type PlannedPeople } from './plan.ts';
 
 /** What the people routes share: reading what a change decides on, committing it, and their refusals. */
@@ -63,6 +63,35 @@ export async function commitPeople(
   forgetAccountConfig(accountId);
   // An apply moves it once, when all of its changes have landed.
   if (options.moveVersion !== false) await moveConfigVersion(accountId).catch(logError);
+}
+
+/**
+ * A create (`POST /api/agents`, `/api/teams`): decided on a fresh reading (`decide` checks it and makes the entity
+ * and its change, `at` its time), its id reserved once (a retry after a lost race keeps it), committed with its
+ * kept answer. Answers the new resource at version 1.
+ */
+export function createPerson<T>(
+  accountId: string,
+  sequence: 'agent' | 'team',
+  attach: ((shown: Shown<T>) => CommitAttachment) | undefined,
+  decide: (
+    state: PeopleState,
+    id: () => Promise<number>,
+    at: string,
+  ) => Promise<{ planned: PlannedPeople; data: T }>,
+): Promise<Shown<T>> {
+  let reserved: number | undefined;
+  const id = async () => {
+    reserved ??= (await reserveIds(accountId, { [sequence]: 1 }))[sequence] as number;
+    return reserved;
+  };
+  return retryPeople(async () => {
+    const state = await readPeople(accountId);
+    const { planned, data } = await decide(state, id, formatTimestamp(state.nowUs));
+    const shown = { data, version: 1 };
+    await commitPeople(accountId, planned, attach?.(shown));
+    return shown;
+  });
 }
 
 /**

@@ -1,13 +1,12 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent, Team } from '#lib/accounts/types.ts';
-import { reserveIds } from '#lib/data/accounts/accounts.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
-import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH, updateVersioned } from '#lib/versioned-update.ts';
 import {
   commitPeople,
+  createPerson,
   movesBetween,
   readPeople,
   refuseTakenName,
@@ -72,18 +71,14 @@ export async function createTeam(accountId: string, body: unknown, attach: Attac
   const input = parseInput(CreateTeamSchema, body);
   const agentIds = input.agent_ids ?? [];
   refuseTooManyMoves(agentIds.length, 'agent_ids');
-  let id: number | undefined;
-  return retryPeople(async () => {
-    const state = await readPeople(accountId);
+  return createPerson(accountId, 'team', attach, async (state, id, at) => {
     refuseTakenName(state.config, input.name);
     refuseUnknown(state.config.agents, agentIds, 'agent_ids');
-    id ??= (await reserveIds(accountId, { team: 1 })).team as number;
-    const at = formatTimestamp(state.nowUs);
-    const team: Team = { id, name: input.name, createdAt: at, updatedAt: at };
-    const planned = planPeople(state, { teams: [team], agents: joined(state, team.id, [], agentIds) });
-    const shown = { data: presentTeam(team, agentIds, at), version: 1 };
-    await commitPeople(accountId, planned, attach?.(shown));
-    return shown;
+    const team: Team = { id: await id(), name: input.name, createdAt: at, updatedAt: at };
+    return {
+      planned: planPeople(state, { teams: [team], agents: joined(state, team.id, [], agentIds) }),
+      data: presentTeam(team, agentIds, at),
+    };
   });
 }
 
