@@ -71,11 +71,13 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
   if (!existing) await createAccount(merged.config.account);
   else if (merged.accountChanged) await putAccount(merged.config.account);
   // Agents and teams as the API writes them (their natural keys, versions and events); then what routes to them.
-  await applyPeople(id, existing ?? { ...merged.config, teams: [], agents: [], versions: {} }, merged.config);
-  await putConfigEntities(
+  const people = await applyPeople(
     id,
-    merged.changed.filter((e) => e.type !== 'team' && e.type !== 'agent'),
+    existing ?? { ...merged.config, teams: [], agents: [], versions: {} },
+    merged.config,
   );
+  const settings = merged.changed.filter((e) => e.type !== 'team' && e.type !== 'agent');
+  await putConfigEntities(id, settings);
   await claimAddresses(id, merged.config.account.email?.addresses ?? []);
   // Each contact's change writes its event, as an API change does (its GET shows its open deals).
   for (const contact of merged.newContacts) {
@@ -96,9 +98,11 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
     );
   }
 
-  // Every container's next request reads the configuration again (lib/accounts/config-cache.ts).
-  forgetAccountConfig(id);
-  await moveConfigVersion(id);
+  // Every container's next request reads the changed configuration again (lib/accounts/config-cache.ts).
+  if (merged.accountChanged || people.commits > 0 || settings.length > 0) {
+    forgetAccountConfig(id);
+    await moveConfigVersion(id);
+  }
   const key =
     !existing || options.newKey ? await createKey(id, { name: 'apply', scopes: [EVERY_SCOPE] }) : undefined;
   return accountState(merged.config, key?.api_key, merged.contacts);

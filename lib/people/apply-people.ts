@@ -25,7 +25,7 @@ export async function applyPeople(
   accountId: string,
   read: AccountConfig,
   merged: { teams: Team[]; agents: Agent[] },
-): Promise<void> {
+): Promise<{ commits: number }> {
   const busy = await getOpenWork(accountId);
   let state: PeopleState = { config: read, busy, nowUs: nowMicros() };
   const oldTeams = new Map(read.teams.map((t) => [t.id, t]));
@@ -40,12 +40,14 @@ export async function applyPeople(
   ];
   let chunk: { teams: Team[]; agents: Agent[] } = { teams: [], agents: [] };
   let planned: PlannedPeople | undefined;
+  let commits = 0;
   try {
     for (const entity of todo) {
       const grown = { teams: [...chunk.teams, ...entity.teams], agents: [...chunk.agents, ...entity.agents] };
       const plan = planPeople(state, grown);
       if (planned && peopleActionCount(plan.writes) > MAX_TRANSACTION_ITEMS) {
         await commitChunk(accountId, planned);
+        commits++;
         state = { config: planned.next, busy, nowUs: nowMicros() };
         chunk = entity;
         planned = planPeople(state, chunk);
@@ -54,7 +56,11 @@ export async function applyPeople(
         planned = plan;
       }
     }
-    if (planned) await commitChunk(accountId, planned);
+    if (planned && planned.writes.length > 0) {
+      await commitChunk(accountId, planned);
+      commits++;
+    }
+    return { commits };
   } catch (error) {
     if (error instanceof StaleVersion) throw new PeopleChangedMeanwhile({ cause: error });
     throw error;
