@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { createKey } from '#lib/accounts/key-making.ts';
 import { putConfigEntities } from '#lib/data/accounts/accounts.ts';
 import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
@@ -350,6 +351,20 @@ describe('a change is seen at once (not after the 30 s settings cache)', () => {
       visibility: 'internal',
     });
     expect(note.status, note.text).toBe(201);
+  });
+});
+
+describe('the settings cache outside a request (the inbound mail functions)', () => {
+  it('reads the configuration version itself: a moved version reloads, an unmoved one serves the copy', async () => {
+    const { account } = await setUp();
+    const idsNow = async () => (await getAccountConfig(account.accountId))?.agents.map((a) => a.id);
+    expect(await idsNow()).toEqual([]);
+    // Written behind the cache's back (as another container would), the version not moved: the copy serves.
+    const agent = { id: 9_000_002, email: 'behind@desk.test', name: 'Behind', active: true, teamIds: [] };
+    await putConfigEntities(account.accountId, [{ type: 'agent', value: agent }]);
+    expect(await idsNow()).toEqual([]);
+    await moveConfigVersion(account.accountId);
+    expect(await idsNow()).toEqual([agent.id]);
   });
 });
 
