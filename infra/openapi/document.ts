@@ -11,6 +11,7 @@ import { SCOPES } from '#lib/accounts/scopes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
+import { CreateOrganizationSchema, UpdateOrganizationSchema } from '#lib/organizations/schemas.ts';
 import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation/wire-form.ts';
@@ -46,6 +47,13 @@ const definitions: Record<string, v.GenericSchema> = {
   PipelineBoard: answers.PipelineBoard,
   Contact: answers.Contact,
   ContactPage: answers.ContactPage,
+  Organization: answers.Organization,
+  OrganizationPage: answers.OrganizationPage,
+  CreateOrganizationRequest: CreateOrganizationSchema,
+  UpdateOrganizationRequest: UpdateOrganizationSchema,
+  OrganizationCreatedEvent: answers.OrganizationCreatedEvent,
+  OrganizationUpdatedEvent: answers.OrganizationUpdatedEvent,
+  OrganizationDeletedEvent: answers.OrganizationDeletedEvent,
   TicketCreatedEvent: answers.TicketCreatedEvent,
   TicketUpdatedEvent: answers.TicketUpdatedEvent,
   Message: answers.Message,
@@ -398,6 +406,10 @@ export function openApiDocument(version: string) {
       { name: 'E-mail', description: 'The e-mail channel: every received mail and what became of it.' },
       { name: 'Deals', description: 'Sales deals, moved through the stages of a pipeline.' },
       { name: 'Contacts', description: 'The people deals are with.' },
+      {
+        name: 'Organizations',
+        description: "Customers' companies, known by their domains (never a free-mail or disposable one).",
+      },
       { name: 'Pipelines', description: 'Pipelines and their stages, and the board.' },
       { name: 'Events', description: 'Every change, in order, to read from a cursor.' },
       { name: 'Webhooks', description: 'Endpoints that receive the events, signed (Standard Webhooks).' },

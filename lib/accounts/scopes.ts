@@ -15,6 +15,8 @@ export const SCOPES = [
   'email:read',
   'erasures:write',
   'keys:manage',
+  'organizations:read',
+  'organizations:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -121,7 +121,16 @@ export interface AccountConfig {
 }
 
 /** Integer id sequences kept per account. */
-export const SEQUENCES = ['team', 'agent', 'category', 'pipeline', 'stage', 'contact', 'deal'] as const;
+export const SEQUENCES = [
+  'team',
+  'agent',
+  'category',
+  'pipeline',
+  'stage',
+  'contact',
+  'deal',
+  'organization',
+] as const;
 export type Sequence = (typeof SEQUENCES)[number];
 
 export interface ApiKeyRecord {

@@ -99,6 +99,8 @@ const BASE_BODIES: Record<string, Record<string, unknown>> = {
   createWebhook: { url: 'http://127.0.0.1:4599/hooks', events: ['ticket.*'] },
   updateWebhook: { description: 'Hostile' },
   redeliverWebhook: { since: '2026-11-24T00:00:00Z' },
+  createOrganization: { name: 'Hostile' },
+  updateOrganization: { name: 'Hostile again' },
 };
 
 /** The base body of a route as entries of JSON texts (none for a route without a body). */
@@ -113,14 +115,15 @@ export interface Things {
   pipeline: string;
   event: string;
   webhook: string;
+  organization: string;
   /** A live key (the one rotate names). */
   key: string;
   asset: string;
   /**
-   * What the DELETE routes name instead: another ticket, deal, endpoint and key, deleted once (then 404), so that
+   * What the DELETE routes name instead: another ticket, deal, endpoint, key and organization, deleted once (then 404), so that
    * the object every other route names stays (a request refused for its body names a live object: 400 or 422).
    */
-  doomed: { ticket: string; deal: string; webhook: string; key: string };
+  doomed: { ticket: string; deal: string; webhook: string; key: string; organization: string };
 }
 
 export async function makeThings(gateway: Gateway, key: string): Promise<Things> {
@@ -128,6 +131,7 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
   const ticket = await call('POST', '/api/tickets', BASE_BODIES.createTicket);
   const deal = await call('POST', '/api/deals', BASE_BODIES.createDeal);
   const webhook = await call('POST', '/api/webhooks', BASE_BODIES.createWebhook);
+  const organization = await call('POST', '/api/organizations', { name: 'Hostile organization' });
   const events = await call('GET', '/api/events?limit=1');
   const newKey = () => call('POST', '/api/keys', { name: 'Hostile', scopes: ['tickets:read'] });
   const apiKey = await newKey();
@@ -136,6 +140,9 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     deal: (await call('POST', '/api/deals', BASE_BODIES.createDeal)).body.data.uuid,
     webhook: (await call('POST', '/api/webhooks', BASE_BODIES.createWebhook)).body.data.id,
     key: (await newKey()).body.data.id,
+    organization: String(
+      (await call('POST', '/api/organizations', { name: 'Doomed organization' })).body.data.id,
+    ),
   };
   return {
     ticket: ticket.body.ticket.reference,
@@ -144,6 +151,7 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     pipeline: String(deal.body.data.pipeline.id),
     event: events.body.data[0].id,
     webhook: webhook.body.data.id,
+    organization: String(organization.body.data.id),
     key: apiKey.body.data.id,
     asset: 'swagger-ui.css',
     doomed,
