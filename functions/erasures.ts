@@ -35,8 +35,10 @@ export const handler = workerHandler('erasure run', async (_event: unknown, cont
           })
         : 0,
   };
+  // The run's place in the due index, from one pass to the next (a backlog read a page further each pass).
+  const cursors = new Map<number, Record<string, unknown>>();
   while (nowMillis() < until) {
-    const pass = await erasurePass({ mail });
+    const pass = await erasurePass({ mail, cursors });
     totals.passes++;
     totals.completed += pass.completed;
     totals.failed += pass.failed;

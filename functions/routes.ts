@@ -5,6 +5,7 @@
  */
 import type { Scope } from '#lib/accounts/scopes.ts';
 import type { IndexName } from '#lib/data/store/table.ts';
+import { SHARED_DOMAINS_FILE } from '#lib/organizations/shared-domains-file.ts';
 
 /** A route that takes no key: the published contract and its page. */
 export const PUBLIC = 'public';
@@ -288,6 +289,52 @@ const declared = [
       'BatchWriteItem',
       'ConditionCheckItem',
     ],
+  },
+  // Organizations (decisions.md, "People: agents, teams and organizations"): PutItem, UpdateItem and DeleteItem on
+  // writes are the organization and its claims (in one transaction), the event places and an Idempotency-Key's
+  // record; the writes that check domains read the shared-domain list beside their bundle.
+  {
+    name: 'listOrganizations',
+    method: 'GET',
+    path: '/api/organizations',
+    entry: 'functions/organizations-list.ts',
+    scope: 'organizations:read',
+    // GetItem: the `domain` filter's claim.
+    tableActions: ['Query', 'GetItem', 'UpdateItem'],
+  },
+  {
+    name: 'createOrganization',
+    method: 'POST',
+    path: '/api/organizations',
+    entry: 'functions/organizations-create.ts',
+    scope: 'organizations:write',
+    tableActions: ['PutItem', 'UpdateItem', 'DeleteItem'],
+    files: [SHARED_DOMAINS_FILE],
+  },
+  {
+    name: 'getOrganization',
+    method: 'GET',
+    path: '/api/organizations/{organization}',
+    entry: 'functions/organizations-get.ts',
+    scope: 'organizations:read',
+    tableActions: ['GetItem', 'UpdateItem'],
+  },
+  {
+    name: 'updateOrganization',
+    method: 'PATCH',
+    path: '/api/organizations/{organization}',
+    entry: 'functions/organizations-update.ts',
+    scope: 'organizations:write',
+    tableActions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    files: [SHARED_DOMAINS_FILE],
+  },
+  {
+    name: 'deleteOrganization',
+    method: 'DELETE',
+    path: '/api/organizations/{organization}',
+    entry: 'functions/organizations-delete.ts',
+    scope: 'organizations:write',
+    tableActions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
   },
   // The trash: what was deleted and not yet purged, and its restore (decisions.md, "Deleting, restoring and
   // erasing"); the scope follows the object's type.

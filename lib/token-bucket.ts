@@ -1,6 +1,24 @@
 import { nowMillis, sleep } from './time.ts';
 
 /**
+ * A token bucket's tokens at `nowMs`, from `tokens` held at `atMs`: `ratePerSecond` gained a second, at most
+ * `burst`; no time runs backwards. The one refill of every bucket here (TokenBucket; the local gateway's edge
+ * throttle, infra/local/edge-throttle.ts).
+ */
+export function refilled(
+  bucket: { tokens: number; at: number },
+  nowMs: number,
+  ratePerSecond: number,
+  burst: number,
+): { tokens: number; at: number } {
+  if (nowMs <= bucket.at) return bucket;
+  return {
+    tokens: Math.min(burst, bucket.tokens + ((nowMs - bucket.at) * ratePerSecond) / 1000),
+    at: nowMs,
+  };
+}
+
+/**
  * A token bucket on the service's clock (lib/time.ts): at most `ratePerSecond` takes a second on average, and up
  * to `burst` at once after a quiet while. The outbox paces its sends with one to the provider's sending quota
  * (SES's per-second rate: docs/email.md, "Pace and fair shares"), so a backlog is sent as fast as the quota allows
@@ -45,8 +63,8 @@ export class TokenBucket {
   }
 
   #refill(now: number): void {
-    if (now <= this.#at) return;
-    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#at) * this.ratePerSecond) / 1000);
-    this.#at = now;
+    const bucket = refilled({ tokens: this.#tokens, at: this.#at }, now, this.ratePerSecond, this.burst);
+    this.#tokens = bucket.tokens;
+    this.#at = bucket.at;
   }
 }

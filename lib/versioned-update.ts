@@ -35,35 +35,40 @@ export interface VersionedUpdate<E> {
   changedMessage: string;
 }
 
-/**
- * A PATCH of a versioned entity (tickets, deals, contacts), as decisions.md has it: read (404), If-Match
- * against the ETag (412), the change applied; a change that changes nothing writes nothing and answers the
- * entity as it is; the write is guarded by the version read. Another update landing in between: with If-Match,
- * 412; without, the change is applied again to the entity as it now is.
- */
-export async function updateVersioned<E>(update: VersionedUpdate<E>): Promise<Versioned<E>> {
-  if (update.ifMatch !== undefined && update.ifMatch.length > MAX_IF_MATCH_LENGTH) {
+/** The If-Match header's length, checked before anything is read: a 422 on `if_match` past MAX_IF_MATCH_LENGTH. */
+export function checkIfMatchLength(ifMatch: string | undefined): void {
+  if (ifMatch !== undefined && ifMatch.length > MAX_IF_MATCH_LENGTH) {
     throw ValidationFailed.field(
       'if_match',
       `The If-Match header must not be greater than ${MAX_IF_MATCH_LENGTH} characters.`,
     );
   }
+}
+
+/**
+ * A change of a versioned entity as decisions.md has it: read (404), If-Match against the ETag (412), then
+ * `change`, whose write is guarded by the version read. Another change landing in between (StaleVersion): with
+ * If-Match, 412; without, read and decide again (as a ConcurrentWrite is).
+ */
+function versionedChange<E, T>(
+  read: () => Promise<Versioned<E> | undefined>,
+  guard: { ifMatch?: string | undefined; changedMessage: string },
+  change: (stored: Versioned<E>) => Promise<T>,
+): Promise<T> {
+  const { ifMatch, changedMessage } = guard;
+  checkIfMatchLength(ifMatch);
   return retryOnConflict(
     async () => {
-      const stored = await update.read();
+      const stored = await read();
       if (!stored) throw new NotFound();
-      const { ifMatch } = update;
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(stored.version))) {
-        throw new PreconditionFailed(update.changedMessage);
+        throw new PreconditionFailed(changedMessage);
       }
-      const after = update.apply(stored.entity);
-      if (isDeepStrictEqual(after, stored.entity)) return stored;
       try {
-        return { entity: after, version: await update.write(stored.entity, after, stored.version) };
+        return await change(stored);
       } catch (error) {
-        if (error instanceof StaleVersion && ifMatch !== undefined) {
-          throw new PreconditionFailed(update.changedMessage);
-        }
+        if (error instanceof StaleVersion && ifMatch !== undefined)
+          throw new PreconditionFailed(changedMessage);
         throw error;
       }
     },
@@ -83,4 +88,42 @@ export function firstReadBeside<T>(read: () => Promise<T>): () => Promise<T> {
     first = undefined;
     return next;
   };
+}
+
+/**
+ * A PATCH of a versioned entity (tickets, deals, contacts), as decisions.md has it: read (404), If-Match
+ * against the ETag (412), the change applied; a change that changes nothing writes nothing and answers the
+ * entity as it is; the write is guarded by the version read. Another update landing in between: with If-Match,
+ * 412; without, the change is applied again to the entity as it now is.
+ */
+export function updateVersioned<E>(update: VersionedUpdate<E>): Promise<Versioned<E>> {
+  return versionedChange(
+    () => update.read(),
+    update,
+    async (stored) => {
+      const after = update.apply(stored.entity);
+      if (isDeepStrictEqual(after, stored.entity)) return stored;
+      return { entity: after, version: await update.write(stored.entity, after, stored.version) };
+    },
+  );
+}
+
+/**
+ * A DELETE of a versioned entity that is removed for good (an organization): read (404), If-Match (412), the
+ * removal guarded by the version read (as updateVersioned's write). Answers the entity as it was.
+ */
+export function deleteVersioned<E>(removal: {
+  read(): Promise<Versioned<E> | undefined>;
+  remove(stored: Versioned<E>): Promise<void>;
+  ifMatch?: string | undefined;
+  changedMessage: string;
+}): Promise<Versioned<E>> {
+  return versionedChange(
+    () => removal.read(),
+    removal,
+    async (stored) => {
+      await removal.remove(stored);
+      return stored;
+    },
+  );
 }

@@ -1,5 +1,6 @@
 import type { EdgeLimits } from '#lib/accounts/edge-limits.ts';
 import { LruMap } from '#lib/lru.ts';
+import { refilled } from '#lib/token-bucket.ts';
 
 /**
  * API Gateway's usage-plan throttle, locally (lib/accounts/edge-limits.ts): a token bucket per API key (the
@@ -18,11 +19,14 @@ export class EdgeThrottle {
 
   /** Whether the key's request at `nowMs` passes (and takes its token). */
   take(key: string, limits: EdgeLimits, nowMs: number): boolean {
-    const bucket = this.#buckets.get(key) ?? { tokens: limits.burstLimit, at: nowMs };
-    const elapsed = Math.max(0, nowMs - bucket.at) / 1000;
-    const tokens = Math.min(limits.burstLimit, bucket.tokens + elapsed * limits.rateLimit);
+    const { tokens, at } = refilled(
+      this.#buckets.get(key) ?? { tokens: limits.burstLimit, at: nowMs },
+      nowMs,
+      limits.rateLimit,
+      limits.burstLimit,
+    );
     const passes = tokens >= 1;
-    this.#buckets.set(key, { tokens: passes ? tokens - 1 : tokens, at: Math.max(nowMs, bucket.at) });
+    this.#buckets.set(key, { tokens: passes ? tokens - 1 : tokens, at });
     return passes;
   }
 }

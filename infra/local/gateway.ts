@@ -52,6 +52,8 @@ type TokenAuthorizer = (
 ) => Promise<APIGatewayAuthorizerResult>;
 
 const STAGE = 'local';
+/** How long an idle kept-alive connection stays open (listen(): why not Node's 5 s). */
+export const GATEWAY_KEEP_ALIVE_MS = 65_000;
 const METHOD_ARN_PREFIX = 'arn:aws:execute-api:local:000000000000:local';
 
 export class LocalGateway {
@@ -80,6 +82,12 @@ export class LocalGateway {
         if (!res.headersSent) this.answer(res, 'DEFAULT_5XX', randomUUID());
       });
     });
+    // An idle kept-alive connection stays open 65 s, not Node's 5: a client paused longer than the server's idle
+    // time (a busy machine: a side-by-side CI run once froze test clients for seconds) sends its next request on a
+    // connection the server is closing, and a POST then fails with no answer ("other side closed"). Clients read
+    // the time from the Keep-Alive header and close first. The headers' own limit stays above it, as Node asks.
+    server.keepAliveTimeout = GATEWAY_KEEP_ALIVE_MS;
+    server.headersTimeout = GATEWAY_KEEP_ALIVE_MS + 1_000;
     // A request Node's parser refuses (a raw space or a lowercase method in the request line, both
     // Transfer-Encoding and Content-Length, headers or URL over 16 KB) still gets a JSON answer with an id.
     server.on('clientError', (error: NodeJS.ErrnoException, socket) => {

@@ -11,6 +11,7 @@ import { SCOPES } from '#lib/accounts/scopes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
+import { CreateOrganizationSchema, UpdateOrganizationSchema } from '#lib/organizations/schemas.ts';
 import {
   CreateAgentSchema,
   CreateTeamSchema,
@@ -52,6 +53,13 @@ const definitions: Record<string, v.GenericSchema> = {
   PipelineBoard: answers.PipelineBoard,
   Contact: answers.Contact,
   ContactPage: answers.ContactPage,
+  Organization: answers.Organization,
+  OrganizationPage: answers.OrganizationPage,
+  CreateOrganizationRequest: CreateOrganizationSchema,
+  UpdateOrganizationRequest: UpdateOrganizationSchema,
+  OrganizationCreatedEvent: answers.OrganizationCreatedEvent,
+  OrganizationUpdatedEvent: answers.OrganizationUpdatedEvent,
+  OrganizationDeletedEvent: answers.OrganizationDeletedEvent,
   TicketCreatedEvent: answers.TicketCreatedEvent,
   TicketUpdatedEvent: answers.TicketUpdatedEvent,
   Message: answers.Message,
@@ -417,6 +425,10 @@ export function openApiDocument(version: string) {
       { name: 'E-mail', description: 'The e-mail channel: every received mail and what became of it.' },
       { name: 'Deals', description: 'Sales deals, moved through the stages of a pipeline.' },
       { name: 'Contacts', description: 'The people deals are with.' },
+      {
+        name: 'Organizations',
+        description: "Customers' companies, known by their domains (never a free-mail or disposable one).",
+      },
       { name: 'Pipelines', description: 'Pipelines and their stages, and the board.' },
       {
         name: 'Agents',

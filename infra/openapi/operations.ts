@@ -11,6 +11,11 @@ import { InboundListQueryParams } from '#lib/email/inbound-log.ts';
 import { CreateErasureSchema } from '#lib/erasures/erasures.ts';
 import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import {
+  CreateOrganizationSchema,
+  OrganizationListQueryParams,
+  UpdateOrganizationSchema,
+} from '#lib/organizations/schemas.ts';
+import {
   AgentListQueryParams,
   CreateAgentSchema,
   CreateTeamSchema,
@@ -53,9 +58,11 @@ import {
   OneDeal,
   OneEvent,
   OneMessage,
+  OneOrganization,
   OneTeam,
   OneTicket,
   OneWebhook,
+  OrganizationPage,
   PipelineBoard,
   PipelineList,
   Restored,
@@ -87,6 +94,7 @@ export interface Operation {
     | 'Tickets'
     | 'Deals'
     | 'Contacts'
+    | 'Organizations'
     | 'Pipelines'
     | 'Agents'
     | 'Teams'
@@ -168,6 +176,12 @@ const uuidParam = (name: string, description: string) => ({
 });
 const DEAL_PARAM = uuidParam('deal', "The deal's uuid.");
 const CONTACT_PARAM = uuidParam('contact', "The contact's uuid.");
+const ORGANIZATION_PARAM = {
+  organization: {
+    description: "The organization's id.",
+    schema: v.pipe(v.string(), v.maxLength(15), v.regex(/^[1-9]\d{0,14}$/)),
+  },
+};
 const EVENT_PARAM = {
   event: {
     description: "The event's id (`evt_…`).",
@@ -490,6 +504,62 @@ export const operations: Record<RouteName, Operation> = {
     ok: { status: 200, description: 'The contact is in the trash.', body: ContactDeleted },
     statuses: [404, 412],
     conflict: 'the contact still has deals (`The contact has <n> deals: delete or move them first.`).',
+  },
+  listOrganizations: {
+    summary: 'List organizations',
+    description:
+      "The account's organizations by id, after `after` (an organization's id), `limit` at a time (1 to 100, 50 " +
+      'by default): follow `next_cursor` until it is null. With `domain`, the one organization holding that ' +
+      'domain (in either form of an internationalized one), or none.',
+    tag: 'Organizations',
+    query: OrganizationListQueryParams,
+    ok: {
+      status: 200,
+      description: 'Organizations after the cursor, and the next cursor.',
+      body: OrganizationPage,
+    },
+  },
+  createOrganization: {
+    summary: 'Create an organization',
+    description:
+      "A customer's company. Its name (compared case-insensitively) and each of its domains belong to one " +
+      'organization of the account: another\'s is a 422 ("has already been taken"), also when two requests race. ' +
+      'Free-mail and disposable domains are refused (422 on `domains`). Writes organization.created.',
+    tag: 'Organizations',
+    body: CreateOrganizationSchema,
+    ok: { status: 201, description: 'The organization, as stored.', body: OneOrganization },
+    exceptions: { freeText: ['name', 'external_id'] },
+  },
+  getOrganization: {
+    summary: 'Get an organization',
+    tag: 'Organizations',
+    pathParams: ORGANIZATION_PARAM,
+    ok: { status: 200, description: 'The organization and its version.', body: OneOrganization, etag: true },
+    statuses: [404],
+  },
+  updateOrganization: {
+    summary: 'Update an organization',
+    description:
+      'Changes only the fields sent; `domains` replaces the list (a domain dropped is free at once), with the ' +
+      "create's rules. A PATCH that changes nothing writes nothing. Writes organization.updated.",
+    tag: 'Organizations',
+    pathParams: ORGANIZATION_PARAM,
+    body: UpdateOrganizationSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The organization after the change.', body: OneOrganization, etag: true },
+    statuses: [404, 412],
+    exceptions: { freeText: ['name', 'external_id'] },
+  },
+  deleteOrganization: {
+    summary: 'Delete an organization',
+    description:
+      'Removes it for good (no trash): its name and domains are free at once; its id is never given again. ' +
+      'Writes organization.deleted.',
+    tag: 'Organizations',
+    pathParams: ORGANIZATION_PARAM,
+    ifMatch: true,
+    ok: { status: 200, description: 'The organization as it was.', body: OneOrganization },
+    statuses: [404, 412],
   },
   listTrash: {
     summary: 'List the trash',

@@ -460,6 +460,47 @@ export const ContactUpdated = v.strictObject({
 });
 export const ContactPage = page(Contact, 'ContactPage');
 
+export const Organization = v.pipe(
+  v.strictObject({
+    id: v.pipe(
+      id,
+      v.description("From the account's sequence: never reused, a deleted organization's included."),
+    ),
+    name: v.string(),
+    domains: v.pipe(
+      v.array(v.string()),
+      v.description(
+        "Lower-case; an internationalized domain in its ASCII form. Each is this organization's alone.",
+      ),
+    ),
+    external_id: nullable(v.string()),
+    created_at: timestamp,
+    updated_at: timestamp,
+  }),
+  v.title('Organization'),
+  v.examples([
+    {
+      id: 7,
+      name: 'Acme Corp',
+      domains: ['acme.example', 'xn--bcher-kva.example'],
+      external_id: 'crm-1042',
+      created_at: '2026-11-27T09:15:02.123456Z',
+      updated_at: '2026-11-27T09:15:02.123456Z',
+    },
+  ]),
+);
+export const OneOrganization = v.strictObject({ data: Organization });
+export const OrganizationPage = v.pipe(
+  v.strictObject({
+    data: v.array(Organization),
+    next_cursor: v.pipe(
+      v.nullable(v.pipe(v.string(), v.regex(/^\d+$/))),
+      v.description("Pass as `after` for the next page: the last organization's id; null on the last page."),
+    ),
+  }),
+  v.title('OrganizationPage'),
+);
+
 const eventId = v.pipe(v.string(), v.regex(EVENT_ID_PATTERN), v.description('An event id.'));
 const previous = v.pipe(
   v.record(v.string(), v.unknown()),
@@ -519,6 +560,25 @@ export const DealDeletedEvent = eventSchema('deal.deleted', DealDetail, 'DealDel
 export const DealRestoredEvent = eventSchema('deal.restored', DealDetail, 'DealRestoredEvent', false);
 export const ContactDeletedEvent = eventSchema('contact.deleted', Contact, 'ContactDeletedEvent', false);
 export const ContactRestoredEvent = eventSchema('contact.restored', Contact, 'ContactRestoredEvent', false);
+export const OrganizationCreatedEvent = eventSchema(
+  'organization.created',
+  Organization,
+  'OrganizationCreatedEvent',
+  false,
+);
+export const OrganizationUpdatedEvent = eventSchema(
+  'organization.updated',
+  Organization,
+  'OrganizationUpdatedEvent',
+  true,
+);
+/** `organization.deleted`: the organization as it was (deleted for good, never to the trash). */
+export const OrganizationDeletedEvent = eventSchema(
+  'organization.deleted',
+  Organization,
+  'OrganizationDeletedEvent',
+  false,
+);
 /** `contact.erased` (decisions.md, "Deleting, restoring and erasing"): uuids only, nothing personal. */
 export const ContactErasedEvent = v.pipe(
   v.strictObject({
@@ -629,6 +689,9 @@ export const Event = v.pipe(
     TeamCreatedEvent,
     TeamUpdatedEvent,
     TeamDeletedEvent,
+    OrganizationCreatedEvent,
+    OrganizationUpdatedEvent,
+    OrganizationDeletedEvent,
   ]),
   v.title('Event'),
 );

@@ -17,6 +17,8 @@ export const SCOPES = [
   'keys:manage',
   'agents:read',
   'agents:write',
+  'organizations:read',
+  'organizations:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -147,7 +147,16 @@ export interface AccountConfig {
 export const versionKey = (type: 'agent' | 'team', id: number) => `${type}#${id}`;
 
 /** Integer id sequences kept per account. */
-export const SEQUENCES = ['team', 'agent', 'category', 'pipeline', 'stage', 'contact', 'deal'] as const;
+export const SEQUENCES = [
+  'team',
+  'agent',
+  'category',
+  'pipeline',
+  'stage',
+  'contact',
+  'deal',
+  'organization',
+] as const;
 export type Sequence = (typeof SEQUENCES)[number];
 
 export interface ApiKeyRecord {

@@ -9,30 +9,14 @@ import {
   recognisedBy,
 } from '#lib/list-params.ts';
 import type { PageRequest } from '#lib/pagination.ts';
-import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { clearableText, someField, sometimes } from '#lib/validation/patch-fields.ts';
 import { parseInput, requiredEmail, requiredText } from '#lib/validation.ts';
 
 /** The `updateContact` route: the account file's rules for each field sent. */
 const UpdateContactFields = v.object({
   first_name: sometimes(requiredText('first_name', 255)),
-  last_name: clearable(
-    v.pipe(
-      v.string('The last name field must be a string.'),
-      v.trim(),
-      v.maxLength(255, 'The last name field must not be greater than 255 characters.'),
-    ),
-    'The last name field must be a string or null.',
-    v.pipe(v.string(), v.maxLength(255)),
-  ),
-  phone: clearable(
-    v.pipe(
-      v.string('The phone field must be a string.'),
-      v.trim(),
-      v.maxLength(64, 'The phone field must not be greater than 64 characters.'),
-    ),
-    'The phone field must be a string or null.',
-    v.pipe(v.string(), v.maxLength(64)),
-  ),
+  last_name: clearableText('last_name', 255),
+  phone: clearableText('phone', 64),
   email: sometimes(requiredEmail('email')),
 });
 

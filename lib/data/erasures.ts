@@ -11,7 +11,7 @@ export { eraseContact } from './erasures/contact.ts';
 export { deleteAddressDimensions, deleteEmptyDimension } from './erasures/dimensions.ts';
 export { completeErasure, ledgerEntries, moveLegacyLedger, putLedgerEntry } from './erasures/ledger.ts';
 export {
-  dueErasures,
+  dueErasureWindow,
   type ErasureProgress,
   type ErasureRecord,
   ErasureStepTaken,

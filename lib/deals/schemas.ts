@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { fractionDigits } from '#lib/decimal.ts';
 import { NUMERIC_STRING, optionalInteger } from '#lib/number-fields.ts';
 import { isCalendarDate } from '#lib/time.ts';
-import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { clearable, clearableText, someField, sometimes } from '#lib/validation/patch-fields.ts';
 import { attribute, optionalField, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
 import { DEAL_STATUSES } from './types.ts';
 
@@ -102,18 +102,7 @@ const UpdateDealFields = v.object({
     v.pipe(v.unknown(), v.picklist(DEAL_STATUSES, 'The selected status is invalid.')),
     v.picklist(DEAL_STATUSES),
   ),
-  lost_reason: clearable(
-    v.pipe(
-      v.string('The lost reason field must be a string.'),
-      v.trim(),
-      v.maxLength(
-        MAX_LOST_REASON,
-        `The lost reason field must not be greater than ${MAX_LOST_REASON} characters.`,
-      ),
-    ),
-    'The lost reason field must be a string or null.',
-    v.pipe(v.string(), v.maxLength(MAX_LOST_REASON)),
-  ),
+  lost_reason: clearableText('lost_reason', MAX_LOST_REASON),
 });
 
 export const UpdateDealSchema = v.pipe(UpdateDealFields, someField(UpdateDealFields));

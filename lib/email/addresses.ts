@@ -59,14 +59,25 @@ function localPart(local: string): string | undefined {
 function asciiDomain(domain: string): string | undefined {
   const lower = domain.toLowerCase();
   if (lower.startsWith('[')) return DOMAIN_LITERAL.test(lower) ? domain : undefined;
-  const ascii = domainToASCII(lower);
+  const ascii = domainName(lower);
+  if (ascii === undefined) return undefined;
+  // An ASCII domain stays as written (compared in lower case); an internationalized one is held in ASCII.
+  return ascii === lower ? domain : ascii;
+}
+
+/**
+ * A domain name as it is compared: lower-case, an internationalized one in its ASCII form (`Bücher.example` is
+ * `xn--bcher-kva.example`); undefined when it is not one (a label too long or badly formed, one label only, an
+ * all-digit top-level domain, over 253 characters). An address's domain and an organization's are read alike.
+ */
+export function domainName(input: string): string | undefined {
+  const ascii = domainToASCII(input.toLowerCase());
   const labels = ascii.split('.');
   if (!ascii || ascii.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l)))
     return undefined;
   // A top-level domain is never all digits (`1.2.3.4` is an address literal's business, in brackets).
   if (/^\d+$/.test(labels.at(-1) as string)) return undefined;
-  // An ASCII domain stays as written (compared in lower case); an internationalized one is held in ASCII.
-  return ascii === lower ? domain : ascii;
+  return ascii;
 }
 
 /** The address without its `+token` (lower-case), and the token. */

@@ -1,7 +1,15 @@
 /** The event types (decisions.md, "Events"), and the one reading of a type pattern (the feed's and webhooks'). */
 
 /** The resources that have events, and what happens to them. */
-export const EVENT_RESOURCES = ['ticket', 'deal', 'contact', 'message', 'agent', 'team'] as const;
+export const EVENT_RESOURCES = [
+  'ticket',
+  'deal',
+  'contact',
+  'message',
+  'agent',
+  'team',
+  'organization',
+] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 /**
  * Messages are written once and never change (decisions.md, "Conversations"): `message.created`, and for a
@@ -24,6 +32,10 @@ export const EVENT_TYPES = [
   'team.created',
   'team.updated',
   'team.deleted',
+  // Organizations (lib/organizations/organizations.ts): deleted for good, never to the trash.
+  'organization.created',
+  'organization.updated',
+  'organization.deleted',
 ];
 
 /** What a type pattern may be: an event type, `<resource>.*`, or `*`. */

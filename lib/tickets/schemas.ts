@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { PRIORITIES } from '#lib/accounts/types.ts';
 import { MAX_EXACT_INTEGER, optionalInteger, storableNumber, unstorableNumber } from '#lib/number-fields.ts';
-import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { clearable, clearableText, someField, sometimes } from '#lib/validation/patch-fields.ts';
 import { wire } from '#lib/validation/wire-form.ts';
 import { attribute, oneOf, optionalText, requiredEmail, requiredText } from '#lib/validation.ts';
 import { CHANNELS, type CustomFieldValue, TICKET_STATUSES } from './types.ts';
@@ -157,17 +157,6 @@ const nullableId = (field: string) => {
   );
 };
 
-const nullableSlug = (field: string, max: number) =>
-  clearable(
-    v.pipe(
-      v.string(`The ${attribute(field)} field must be a string.`),
-      v.trim(),
-      v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
-    ),
-    `The ${attribute(field)} field must be a string or null.`,
-    v.pipe(v.string(), v.maxLength(max)),
-  );
-
 const MAX_TAGS = 50;
 const MAX_TAG_LENGTH = 64;
 const tags = v.optional(
@@ -198,7 +187,7 @@ const UpdateTicketFields = v.object({
   assignee_id: nullableId('assignee_id'),
   team_id: nullableId('team_id'),
   category_id: nullableId('category_id'),
-  category_slug: nullableSlug('category_slug', 255),
+  category_slug: clearableText('category_slug', 255),
   subject: sometimes(requiredText('subject', 255)),
   description: sometimes(requiredText('description', 65_535)),
   custom_fields: sometimes(customFields, customFieldsWire),

@@ -3,9 +3,9 @@ import type { EventDraft } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
 import { readContactDeals, type TrashFacts, type TrashType } from '#lib/data/trash/trash.ts';
-import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
+import { NotFound, PreconditionFailed, Refused } from '#lib/errors.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
-import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH } from '#lib/versioned-update.ts';
+import { checkIfMatchLength, etagOf, ifMatchHolds } from '#lib/versioned-update.ts';
 import { type Deletable, deletable } from './deletable.ts';
 
 /**
@@ -46,12 +46,7 @@ export async function deleteObject(
 ): Promise<Deleted> {
   const ops = deletable[type] as unknown as Deletable<unknown>;
   const { ifMatch } = options;
-  if (ifMatch !== undefined && ifMatch.length > MAX_IF_MATCH_LENGTH) {
-    throw ValidationFailed.field(
-      'if_match',
-      `The If-Match header must not be greater than ${MAX_IF_MATCH_LENGTH} characters.`,
-    );
-  }
+  checkIfMatchLength(ifMatch);
   return retryOnConflict(
     async () => {
       const stored = await ops.find(accountId, ref);

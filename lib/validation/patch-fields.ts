@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { attribute } from '../validation.ts';
 import { wire, wireOf } from './wire-form.ts';
 
 /**
@@ -50,4 +51,16 @@ export const clearable = <TSchema extends v.GenericSchema>(
 ) =>
   v.optional(
     v.pipe(v.unknown(), wire(v.nullable(wireSchema)), blankToNull, v.union([v.null(), rules], message)),
+  );
+
+/** A text a PATCH may set (trimmed, at most `max` characters) or clear (null or blank), with Laravel's messages. */
+export const clearableText = (field: string, max: number) =>
+  clearable(
+    v.pipe(
+      v.string(`The ${attribute(field)} field must be a string.`),
+      v.trim(),
+      v.maxLength(max, `The ${attribute(field)} field must not be greater than ${max} characters.`),
+    ),
+    `The ${attribute(field)} field must be a string or null.`,
+    v.pipe(v.string(), v.maxLength(max)),
   );

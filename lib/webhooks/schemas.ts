@@ -3,7 +3,7 @@ import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { EVENT_TYPE_PATTERNS } from '#lib/events/types.ts';
 import { pageParams } from '#lib/list-params.ts';
 import { parseInstant } from '#lib/time.ts';
-import { clearable, someField, sometimes } from '#lib/validation/patch-fields.ts';
+import { clearableText, someField, sometimes } from '#lib/validation/patch-fields.ts';
 import { optionalField, optionalText, requiredSet, requiredUrl } from '#lib/validation.ts';
 import { MAX_URL_LENGTH } from './url-policy.ts';
 
@@ -30,18 +30,7 @@ export const CreateEndpointSchema = v.object({
 const UpdateEndpointFields = v.object({
   url: sometimes(url),
   events: sometimes(events),
-  description: clearable(
-    v.pipe(
-      v.string('The description field must be a string.'),
-      v.trim(),
-      v.maxLength(
-        MAX_DESCRIPTION_LENGTH,
-        `The description field must not be greater than ${MAX_DESCRIPTION_LENGTH} characters.`,
-      ),
-    ),
-    'The description field must be a string or null.',
-    v.pipe(v.string(), v.maxLength(MAX_DESCRIPTION_LENGTH)),
-  ),
+  description: clearableText('description', MAX_DESCRIPTION_LENGTH),
   enabled: sometimes(v.boolean('The enabled field must be true or false.'), v.boolean()),
 });
 export const UpdateEndpointSchema = v.pipe(UpdateEndpointFields, someField(UpdateEndpointFields));

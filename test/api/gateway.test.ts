@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '#infra/admin/commands.ts';
 import { GATEWAY_MAX_BODY_BYTES, gatewayAnswers } from '#infra/api-contract.ts';
+import { GATEWAY_KEEP_ALIVE_MS } from '#infra/local/gateway.ts';
 import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
 import { startGateway, useGateway } from '#test/support/http.ts';
 
@@ -15,6 +16,26 @@ describe('local gateway over HTTP', () => {
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.body.data[0]).toMatchObject({ name: 'Sales', is_default: true });
+  });
+
+  it('keeps an idle connection open 65 s and says so, so a paused client closes it first', async () => {
+    const keepAlive = await new Promise<string | undefined>((resolve, reject) => {
+      const req = request(`${gateway.baseUrl}/api/pipelines`, {
+        headers: { Authorization: `Bearer ${account.apiKey}`, Connection: 'keep-alive' },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => {
+          req.destroy();
+          resolve(String(res.headers['keep-alive']));
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    // Node's default was `timeout=5`: a client paused 5 s met connections closed under it (store-death, side by side).
+    expect(keepAlive).toBe(`timeout=${GATEWAY_KEEP_ALIVE_MS / 1000}`);
+    expect(GATEWAY_KEEP_ALIVE_MS).toBeGreaterThanOrEqual(60_000);
   });
 
   it('echoes a client X-Request-Id', async () => {

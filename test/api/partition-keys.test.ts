@@ -268,6 +268,19 @@ async function apiKeys(call: Call, key: string, accountId: string) {
   await createKey(accountId, { name: 'second', scopes: ['tickets:read'] });
 }
 
+/** An organization made, changed (a domain swapped, renamed) and deleted: its item and its claims. */
+async function organizations(call: Call, key: string) {
+  const made = await call('POST', '/api/organizations', {
+    key,
+    body: { name: 'Acme', domains: ['acme.example', 'acme.test'] },
+  });
+  expect(made.status, made.text).toBe(201);
+  const path = `/api/organizations/${made.body.data.id}`;
+  const patch = { name: 'Acme Corp', domains: ['acme.example', 'acme.dev'] };
+  expect((await call('PATCH', path, { key, body: patch })).status).toBe(200);
+  expect((await call('DELETE', path, { key })).status).toBe(200);
+}
+
 /** The deployed dispatcher: the stream function fans the first event out, the due function delivers it. */
 async function webhookDelivery(account: TestAccount, hook: Receiver, endpointId: string) {
   const feed = await gateway.call('GET', '/api/events?limit=100', { key: account.apiKey });
@@ -312,6 +325,7 @@ const KINDS = [
   'gsi2pk WEBHOOK_DUE',
   'pk API_KEYS',
   'gsi1pk API_KEY_ID',
+  'pk ORGANIZATIONS',
 ];
 
 describe('partition keys', () => {
@@ -344,6 +358,7 @@ describe('partition keys', () => {
     await inboundMail(address);
     await deletionsAndErasure(gateway.call, key, account.accountId, late);
     await apiKeys(gateway.call, key, account.accountId);
+    await organizations(gateway.call, key);
     await webhookDelivery(account, hook, String(registered.body.data.id));
 
     const shapes = new Map<string, number>();

@@ -18,6 +18,7 @@ export const DOCS_PAGE_SECTIONS = [
   'E-mail',
   'Deals',
   'Contacts',
+  'Organizations',
   'Pipelines',
   'Agents',
   'Teams',

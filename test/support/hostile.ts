@@ -103,6 +103,8 @@ const BASE_BODIES: Record<string, Record<string, unknown>> = {
   updateAgent: { name: 'Hostile again' },
   createTeam: { name: 'Hostile' },
   updateTeam: { name: 'Hostile again' },
+  createOrganization: { name: 'Hostile' },
+  updateOrganization: { name: 'Hostile again' },
 };
 
 /** The base body of a route as entries of JSON texts (none for a route without a body). */
@@ -117,16 +119,24 @@ export interface Things {
   pipeline: string;
   event: string;
   webhook: string;
+  organization: string;
   /** A live key (the one rotate names). */
   key: string;
   agent: string;
   team: string;
   asset: string;
   /**
-   * What the DELETE routes name instead: another ticket, deal, endpoint and key, deleted once (then 404), so that
+   * What the DELETE routes name instead: another ticket, deal, endpoint, key and organization, deleted once (then 404), so that
    * the object every other route names stays (a request refused for its body names a live object: 400 or 422).
    */
-  doomed: { ticket: string; deal: string; webhook: string; key: string; team: string };
+  doomed: {
+    ticket: string;
+    deal: string;
+    webhook: string;
+    key: string;
+    team: string;
+    organization: string;
+  };
 }
 
 export async function makeThings(gateway: Gateway, key: string): Promise<Things> {
@@ -134,6 +144,7 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
   const ticket = await call('POST', '/api/tickets', BASE_BODIES.createTicket);
   const deal = await call('POST', '/api/deals', BASE_BODIES.createDeal);
   const webhook = await call('POST', '/api/webhooks', BASE_BODIES.createWebhook);
+  const organization = await call('POST', '/api/organizations', { name: 'Hostile organization' });
   const events = await call('GET', '/api/events?limit=1');
   const newKey = () => call('POST', '/api/keys', { name: 'Hostile', scopes: ['tickets:read'] });
   const apiKey = await newKey();
@@ -145,6 +156,9 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     webhook: (await call('POST', '/api/webhooks', BASE_BODIES.createWebhook)).body.data.id,
     key: (await newKey()).body.data.id,
     team: String((await call('POST', '/api/teams', { name: 'Doomed' })).body.data.id),
+    organization: String(
+      (await call('POST', '/api/organizations', { name: 'Doomed organization' })).body.data.id,
+    ),
   };
   return {
     ticket: ticket.body.ticket.reference,
@@ -153,6 +167,7 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     pipeline: String(deal.body.data.pipeline.id),
     event: events.body.data[0].id,
     webhook: webhook.body.data.id,
+    organization: String(organization.body.data.id),
     key: apiKey.body.data.id,
     agent: String(agent.body.data.id),
     team: String(team.body.data.id),

@@ -21,6 +21,8 @@ export interface Service {
   env: NodeJS.ProcessEnv;
   stdout(): string;
   stderr(): string;
+  /** Its exit status and the end of its output: what a test's failed wait prints (WaitOptions.context). */
+  tail(): string;
   /**
    * Stops it as Ctrl-C would (SIGTERM: tsx passes it on, and the service stops its store); SIGKILL only to a
    * wrapper that did not exit in time. A SIGKILL first would orphan the service and its Java store.
@@ -81,13 +83,16 @@ export async function startService(env: Record<string, string>, args: string[] =
     env: childEnv,
     stdout: () => stdout,
     stderr: () => stderr,
+    tail: () =>
+      `npm start ${child.exitCode === null && child.signalCode === null ? 'running' : `exited (${child.exitCode ?? child.signalCode})`}; ` +
+      `its stdout ends:\n${stdout.slice(-1500)}\nits stderr ends:\n${stderr.slice(-3000)}`,
   };
   // A first start prints the demo account's new key; a start on kept data (its account exists) prints none. Only
   // a whole key (KEY_REGEX: its 46 characters): the output arrives in chunks, and one may end inside the key (at
   // LOG_LEVEL=DEBUG, in a fresh-clone CI run, the test then sent half a key and met a 401).
   const apiKey = await waitFor(
     () => KEY_REGEX.exec(stdout)?.[0] ?? (/Demo account "[^"]+" exists/.test(stdout) ? '' : undefined),
-    { timeout: 60_000, label: 'the demo account' },
+    { timeout: 120_000, label: 'the demo account', context: service.tail },
   );
   return { ...service, apiKey };
 }

@@ -12,18 +12,21 @@ export interface WaitOptions {
   interval?: number;
   /** What is waited for, for the error message. */
   label?: string;
+  /** What else the error message says on a timeout (a service's last output: why it never came). */
+  context?: () => string;
 }
 
 export async function waitFor<T>(
   check: () => T | Promise<T>,
-  { timeout, interval = 50, label = 'the condition' }: WaitOptions,
+  { timeout, interval = 50, label = 'the condition', context }: WaitOptions,
 ): Promise<Exclude<T, false | undefined | null>> {
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = await check();
     if (value !== false && value !== undefined && value !== null)
       return value as Exclude<T, false | undefined | null>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${label}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeout} ms waiting for ${label}${context ? `\n${context()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
 }

@@ -114,8 +114,9 @@ describe('GET /docs in a browser', () => {
     expect(sections).toEqual(DOCS_PAGE_SECTIONS);
     // An operation opened: its parameters, body schema and example render under the same policy.
     await page.click('#operations-Tickets-createTicket .opblock-summary');
+    // 30 s: side by side with a second npm test (load ~16) the rendering took over 10 s.
     await page.waitForSelector('#operations-Tickets-createTicket .opblock-body .model-example', {
-      timeout: 10_000,
+      timeout: 30_000,
     });
     expect(await page.title()).toBe('deskpipe API reference');
     expect(errors).toEqual([]);

@@ -101,27 +101,40 @@ describe('npm start when its store dies', () => {
     const tags: string[] = [];
     const ackedAt = new Map<string, number>();
     let loading = true;
+    // A worker that fails (no answer at all: the service gone?) is said at once, with the service's last output.
+    const failures: unknown[] = [];
     const workers = Array.from({ length: 4 }, async (_, w) => {
       for (let i = 0; loading; i++) {
         const tag = `d${randomBytes(5).toString('hex')}`;
         tags.push(await client(tag, (w + i) % 2 === 0));
         ackedAt.set(tag, Date.now());
       }
-    });
+    }).map((worker) => worker.catch((error: unknown) => failures.push(error)));
+    const context = () =>
+      `${failures.length} workers failed (${failures.map((f) => `${f}; ${(f as Error).cause ?? ''}`).join(' | ')}); ${started.tail()}`;
     // The store dies under load: once four tickets have been acknowledged.
-    await waitFor(() => tags.length >= 4, { timeout: 120_000, label: 'the load to flow' });
+    await waitFor(() => tags.length >= 4, { timeout: 120_000, label: 'the load to flow', context });
     const [javaPid] = javaPids(dynamoPort);
     expect(javaPid).toBeGreaterThan(0);
     const barrierSentAt = Date.now();
     await storeBarrier(dynamoPort, env.TABLE_NAME as string);
     process.kill(javaPid as number, 'SIGKILL');
-    await waitFor(() => /DynamoDB Local restarted/.test(stderr()), { timeout: 60_000, label: 'the restart' });
+    await waitFor(() => /DynamoDB Local restarted/.test(stderr()), {
+      timeout: 60_000,
+      label: 'the restart',
+      context,
+    });
     expect(stderr()).toMatch(/DynamoDB Local exited unexpectedly/);
     // The load goes on until the restarted store has acknowledged tickets again.
     const atRestart = tags.length;
-    await waitFor(() => tags.length > atRestart, { timeout: 120_000, label: 'a ticket after the restart' });
+    await waitFor(() => tags.length > atRestart, {
+      timeout: 120_000,
+      label: 'a ticket after the restart',
+      context,
+    });
     loading = false;
     await Promise.all(workers);
+    expect(failures, context()).toEqual([]);
 
     expect(statuses, stderr()).toContain(503);
     expect(statuses.every((s) => [201, 503, 409, 429].includes(s))).toBe(true);

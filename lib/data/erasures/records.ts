@@ -1,5 +1,5 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_DUE_SHARDS, dueSortKeys } from '../index/due.ts';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
 import { erasureKeys } from '../keys.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
@@ -122,21 +122,26 @@ export async function saveErasureProgress(
   }
 }
 
-/** Running erasures due at `nowMs`, earliest first (one Query per due shard, at once). */
-export async function dueErasures(
+/**
+ * The running erasures due by `nowMs`, as the erasure runner reads them: its window, in each due shard a page from
+ * where its last window ended (lib/data/index/due.ts, dueWindow), shared by account by the runner (fairShare).
+ */
+export async function dueErasureWindow(
   nowMs: number,
-  limit: number,
-): Promise<{ accountId: string; id: string }[]> {
-  const keys = await dueSortKeys(
+  cursors: DueCursors,
+  perShard?: number,
+): Promise<{ entries: { accountId: string; id: string }[]; more: boolean }> {
+  const window = await dueWindow(
     {
       indexName: erasureKeys.dueIndex,
       partition: erasureKeys.duePartition,
       before: erasureKeys.dueBefore(nowMs),
     },
-    limit,
     ALL_DUE_SHARDS,
+    cursors,
+    perShard,
   );
-  return keys.map((sk) => erasureKeys.parseDue(sk));
+  return { entries: window.entries.map((e) => erasureKeys.parseDue(e.gsi2sk)), more: window.more };
 }
 
 /** Takes an erasure out of the due index until `atMs` (a step that failed waits before it is tried again). */

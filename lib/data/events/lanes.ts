@@ -34,7 +34,7 @@ export const eventShardOfCreation = (createdUs: number) => hash(String(createdUs
 
 /**
  * The shard every event of an object goes to: its creation time's (an ordered uuid carries it, so a create knows
- * its shard before its uuid exists), else its uuid's; an object known by an integer id alone (an agent, a team)
+ * its shard before its uuid exists), else its uuid's; an object known by an integer id alone (an agent, a team, an organization)
  * by its resource and id, given the event's `type`, so all its events take rising places in one lane; else (tests'
  * drafts) its text's. A message goes with its ticket (`ticket_uuid`): a conversation's events share one shard, so
  * the feed keeps the conversation's order, and a message's event stays in commit order with its ticket's.

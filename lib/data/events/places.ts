@@ -1,7 +1,7 @@
 import { nowMicros } from '#lib/time.ts';
 import { tableName } from '../store/client.ts';
-import { ConcurrentWrite } from '../store/errors.ts';
-import type { CommitAction } from '../store/transact.ts';
+import { ConcurrentWrite, isTransactionConflict } from '../store/errors.ts';
+import { type CommitAction, commit } from '../store/transact.ts';
 import { settleEventPlaces } from './close.ts';
 import { takeShardPlaces } from './counter.ts';
 import { eventItems } from './item.ts';
@@ -152,6 +152,27 @@ export async function besideReservation<R, T>(
   } catch (error) {
     const reserved = await reservation.catch(() => undefined);
     if (reserved !== undefined) await giveUpReserved(accountId, [placesOf(reserved)]);
+    throw error;
+  }
+}
+
+/**
+ * A commit with its events, for a change outside the index engine (which writes its own: ../index/write-plan.ts):
+ * the events' places taken just before it and written in it, closed when it does not land (a landed event keeps
+ * its place). A transaction conflict, or a place a reader closed meanwhile, is a ConcurrentWrite: decide again.
+ */
+export async function commitWithEvents(
+  accountId: string,
+  actions: CommitAction[],
+  drafts: EventDraft[],
+): Promise<void> {
+  let places: EventPlaces | undefined;
+  try {
+    places = await takeEventPlaces(accountId, drafts);
+    await commit([...actions, ...places.actions]);
+  } catch (error) {
+    if (places) await settleEventPlaces(accountId, places.seqs);
+    if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
     throw error;
   }
 }
