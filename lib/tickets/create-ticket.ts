@@ -1,5 +1,5 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import type { AccountConfig, Agent, Category } from '#lib/accounts/types.ts';
+import type { AccountConfig, Category } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
@@ -14,8 +14,9 @@ import {
 } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
+import { nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
-import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
+import { candidateSetName, candidatesFor, needsOpenWork, pickAssignee, pickCondition } from './assignment.ts';
 import { composeTicket } from './compose-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
@@ -23,11 +24,11 @@ import type { Ticket } from './types.ts';
 
 /**
  * The `createTicket` route. Round trips once the account's configuration is cached: (1) the request's rate count
- * (the HTTP stack's), in parallel with the requester's contact (and, for least-busy, the agents' open work); (2)
- * the ticket number and, for round-robin, the candidate set's cursor, which wait for the count; (3) one
- * transaction writing the ticket, its postings, terms and counters. Every check that can
- * reject the request runs before (2), so a rejected request writes nothing. `attach` gives what to write with
- * the commit for the ticket about to be stored (the HTTP stack's kept answer of an Idempotency-Key).
+ * (the HTTP stack's), in parallel with the requester's contact (and the agents' open work, for least-busy or when a
+ * candidate has a capacity); (2) the ticket number and, for round-robin, the candidate set's cursor, which wait for
+ * the count; (3) one transaction writing the ticket, its postings, terms and counters. Every check that can reject
+ * the request runs before (2), so a rejected request writes nothing. `attach` gives what to write with the commit
+ * for the ticket about to be stored (the HTTP stack's kept answer of an Idempotency-Key).
  */
 export async function createTicket(
   accountId: string,
@@ -74,22 +75,17 @@ export async function createTicketFrom(
     () =>
       Promise.all([
         findContactByEmail(accountId, input.requester_email),
-        method === 'least_busy' ? getOpenWork(accountId) : undefined,
+        method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
       ]),
   );
 
   let busy = openWork;
-  let busyCondition: BusyCondition | undefined; // the last least-busy pick: a lost race reads its agent again
+  let busyCondition: BusyCondition | undefined; // the last conditioned pick: a lost race reads its agent again
   let lostPick = false;
   return retryOnConflict(
     async () => {
-      let assignee: Agent | undefined;
-      if (method === 'round_robin') assignee = roundRobinPick(candidates, cursor);
-      else if (method === 'random') assignee = randomPick(candidates);
-      else if (method === 'least_busy' && busy) {
-        assignee = leastBusyPick(candidates, busy, lostPick);
-        busyCondition = { chosen: assignee.id, seen: busy[assignee.id] ?? 0 };
-      }
+      const assignee = method && pickAssignee(method, candidates, { cursor, busy, spread: lostPick });
+      busyCondition = method && assignee && pickCondition(method, assignee, busy);
       const composed = composeTicket({
         account,
         input,
@@ -125,7 +121,7 @@ export async function createTicketFrom(
       // others' counts can only have grown since, which picking one finds the same way (docs/decisions.md).
       beforeRetry: async () => {
         const chosen = busyCondition?.chosen;
-        if (method !== 'least_busy' || !busy || chosen === undefined) return;
+        if (!busy || chosen === undefined) return;
         busy = { ...busy, [chosen]: await getAgentOpenWork(accountId, chosen) };
         lostPick = true;
       },
@@ -145,7 +141,7 @@ export function createDecisions(config: AccountConfig, input: CreateTicketInput)
   const teamId = category?.defaultTeamId ?? null;
   const team = teamId === null ? null : (config.teams.find((t) => t.id === teamId) ?? null);
   const assignment = account.autoAssignment;
-  const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null) : [];
+  const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null, nowMicros()) : [];
   const method = candidates.length > 0 ? assignment.method : undefined;
   return { category, priority, team, candidates, method };
 }

@@ -48,13 +48,11 @@ export async function getAgentOpenWork(accountId: string, agentId: number): Prom
 }
 
 /**
- * The least-busy guarantee, checked in the create transaction: the chosen agent's open work is still what the
- * pick saw (`seen`), so two creates cannot both take an agent's last free place.
+ * A guarantee of automatic assignment, checked in the create transaction on the chosen agent's cell, so two creates
+ * cannot both take an agent's last free place: least-busy, the agent's open work is still what the pick saw
+ * (`seen`); a capacity under another method, it is still below it (`below`).
  */
-export interface BusyCondition {
-  chosen: number;
-  seen: number;
-}
+export type BusyCondition = { chosen: number; seen: number } | { chosen: number; below: number };
 
 export interface TicketWrite {
   accountId: string;
@@ -73,7 +71,7 @@ export interface TicketWrite {
 
 /**
  * Writes a ticket so that every reader sees all of it or none of it (docs/data-model.md, "All or nothing"). A
- * create lost to a concurrent one (a conflict, or the least-busy choice no longer holding) is a ConcurrentWrite.
+ * create lost to a concurrent one (a conflict, or the assignment's condition no longer holding) is a ConcurrentWrite.
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
@@ -85,16 +83,22 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
 }
 
 /**
- * The chosen agent's count is still the one seen (a missing counter is zero), checked on the agent's own stats
- * item (the `agent` family is unsharded for this): one clause on one small item whatever the number of
- * candidates, where a clause per candidate passed DynamoDB's 4 KB expression limit near 200 agents. Counts only
- * grow between a pick and its commit when creates race, so the chosen agent is then still among the least busy;
- * one that fell meanwhile (a ticket resolved) may leave the pick one ticket off for that moment
+ * The chosen agent's count is still the one seen, or still below their capacity (a missing counter is zero),
+ * checked on the agent's own stats item (the `agent` family is unsharded for this): one clause on one small item
+ * whatever the number of candidates, where a clause per candidate passed DynamoDB's 4 KB expression limit near 200
+ * agents. Counts only grow between a pick and its commit when creates race, so the chosen agent is then still among
+ * the least busy; one that fell meanwhile (a ticket resolved) may leave the pick one ticket off for that moment
  * (docs/decisions.md, "Automatic assignment").
  */
-function busyCondition({ chosen, seen }: BusyCondition): StatsCondition {
+function busyCondition(condition: BusyCondition): StatsCondition {
+  const attribute = statsAttribute.counter(BUSY, String(condition.chosen));
+  if ('below' in condition) {
+    const expression = '(attribute_not_exists(#a) OR #a < :below)';
+    return { attribute, expression, values: { ':below': condition.below } };
+  }
+  const { seen } = condition;
   const expression = seen === 0 ? '(attribute_not_exists(#a) OR #a = :seen)' : '#a = :seen';
-  return { attribute: statsAttribute.counter(BUSY, String(chosen)), expression, values: { ':seen': seen } };
+  return { attribute, expression, values: { ':seen': seen } };
 }
 
 /** The ticket a uuid names (its order key is inside it: one GetItem), or undefined. */
