@@ -37,6 +37,19 @@ async function setUp(method?: 'round_robin' | 'least_busy' | 'random') {
   return { account, post, get };
 }
 
+/** Gives each of the account's agents a capacity (far from reached), through the API. */
+async function withCapacities(account: Awaited<ReturnType<typeof createTestAccount>>) {
+  for (const agent of account.agents) {
+    const patch = await updateAgent(
+      routeEvent('PATCH', '/api/agents/{agent}', { agent: String(agent.id) }, callerOf(account), {
+        capacity: 1000,
+      }),
+      lambdaContext,
+    );
+    expect(patch.statusCode, patch.body).toBe(200);
+  }
+}
+
 describe('DynamoDB round trips per request', () => {
   it.each([undefined, 'round_robin', 'random'] as const)(
     // 3: the rate count beside the contact read; the number (and the round-robin cursor), which wait for the
@@ -49,6 +62,51 @@ describe('DynamoDB round trips per request', () => {
       expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
     },
   );
+
+  /**
+   * Availability and capacity (docs/decisions.md, "Availability and capacity in assignment"): round-robin and random
+   * read the agents' cells (one Query, beside the contact read: no round more) only when a candidate has a capacity,
+   * so an account without capacities reads none, as before.
+   */
+  it.each(['round_robin', 'random'] as const)(
+    'create (%s) reads no agent cell without a capacity',
+    async (method) => {
+      const { post } = await setUp(method);
+      const { roundTrips, calls } = await fewestRoundTrips(post);
+      expect(calls, calls.join(', ')).not.toContain('Query');
+      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+    },
+  );
+
+  it.each(['round_robin', 'random', 'least_busy'] as const)(
+    'create (%s) with a capacity reads the agent cells once, beside the contact: still at most 3',
+    async (method) => {
+      const { account, post } = await setUp(method);
+      await withCapacities(account);
+      await post(); // reads the changed settings
+      const { result, roundTrips, calls } = await fewestRoundTrips(post);
+      expect(result.statusCode).toBe(201);
+      expect(
+        calls.filter((c) => c === 'Query'),
+        calls.join(', '),
+      ).toHaveLength(1);
+      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+    },
+  );
+
+  it('round-robin with a capacity, after a lost pick, reads again only the agent it lost on', async () => {
+    const { account, post } = await setUp('round_robin');
+    await withCapacities(account);
+    await post(); // reads the changed settings
+    const { result } = await withFault({ operation: 'TransactWriteItems', mode: 'conflict' }, () =>
+      countRoundTrips(post),
+    );
+    expect(result.result.statusCode).toBe(201);
+    expect(
+      result.calls.filter((c) => c === 'Query'),
+      result.calls.join(', '),
+    ).toHaveLength(2);
+  });
 
   it('create with an Idempotency-Key takes one more (the claim), and its replay takes 1', async () => {
     const { account } = await setUp();
