@@ -64,10 +64,11 @@ export function pickAssignee(
   if (open.length === 0) return undefined;
   if (method === 'random') return randomPick(open);
   if (method === 'least_busy') return leastBusyPick(open, state.busy ?? {}, state.spread);
+  const room = new Set(open);
   const start = ((state.cursor ?? 1) - 1) % candidates.length;
   for (let i = 0; ; i++) {
     const agent = candidates[(start + i) % candidates.length] as Agent;
-    if (open.includes(agent)) return agent;
+    if (room.has(agent)) return agent;
   }
 }
 

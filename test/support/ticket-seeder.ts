@@ -11,7 +11,7 @@ import { takeCursor } from '#lib/data/tickets/sequences.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { addDecimal } from '#lib/decimal.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
-import { candidateSetName, roundRobinPick } from '#lib/tickets/assignment.ts';
+import { candidateSetName, needsOpenWork, roundRobinPick } from '#lib/tickets/assignment.ts';
 import { composeTicket } from '#lib/tickets/compose-ticket.ts';
 import { createDecisions } from '#lib/tickets/create-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
@@ -54,7 +54,7 @@ export async function seedTickets(
     const input = parseInput(CreateTicketSchema, body);
     const decisions = createDecisions(config, input);
     const { method } = decisions;
-    if (method !== undefined && method !== 'round_robin')
+    if (method !== undefined && (method !== 'round_robin' || needsOpenWork(method, decisions.candidates)))
       throw new Error(
         `seedTickets: ${method} assignment decides from the store's counts; create through the API`,
       );
