@@ -178,6 +178,8 @@ function mergeContacts(
       phone: c.phone ?? null,
       createdAt: old?.createdAt ?? timestamp,
       updatedAt: old?.updatedAt ?? old?.createdAt ?? timestamp,
+      // The file does not name organizations: a contact keeps the one the API or its domain gave it.
+      ...(old?.organization ? { organization: old.organization } : {}),
     };
     if (!old) {
       newContacts.push(contact);

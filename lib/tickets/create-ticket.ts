@@ -14,6 +14,7 @@ import {
 } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
+import { organizationOfAddress, organizationOfRequester } from '#lib/organizations/refs.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, leastBusyPick, randomPick, roundRobinPick } from './assignment.ts';
 import { composeTicket } from './compose-ticket.ts';
@@ -68,12 +69,14 @@ export async function createTicketFrom(
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
   // from it); kept by a retry after a lost race (its place in every list stays).
-  const [{ number, cursor, place, createdUs }, [contact, openWork]] = await reserveTicketNumber(
+  // The organization: the contact's, else the domain's claim, read beside the contact; the contact's own (only
+  // when it names one) beside the number, which waits for the rate count anyway: no round trip more.
+  const [{ number, cursor, place, createdUs }, [{ contact, organization }, openWork]] = await reserveTicketNumber(
     accountId,
     method === 'round_robin' ? candidateSetName(candidates) : undefined,
     () =>
       Promise.all([
-        findContactByEmail(accountId, input.requester_email),
+        requesterOf(accountId, input.requester_email),
         method === 'least_busy' ? getOpenWork(accountId) : undefined,
       ]),
   );
@@ -99,6 +102,7 @@ export async function createTicketFrom(
         team,
         assignee,
         contact,
+        organization,
         priority,
       });
       const ticket: Ticket = {
@@ -131,6 +135,15 @@ export async function createTicketFrom(
       },
     },
   );
+}
+
+/** The requester's contact and organization (organizationOfRequester), its domain's claim read beside the contact. */
+async function requesterOf(accountId: string, email: string) {
+  const byDomain = organizationOfAddress(accountId, email);
+  // Settled here too: when the contact names its own organization, the domain's answer is not awaited.
+  byDomain.catch(() => undefined);
+  const contact = await findContactByEmail(accountId, email);
+  return { contact, organization: await organizationOfRequester(accountId, contact, byDomain) };
 }
 
 /**

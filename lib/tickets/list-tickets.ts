@@ -1,4 +1,5 @@
 import { findTicketPage } from '#lib/data/tickets/tickets.ts';
+import { withCurrentOrganizations } from '#lib/organizations/refs.ts';
 import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import type { ListQuery } from './list-query.ts';
@@ -15,5 +16,7 @@ export async function listTickets(accountId: string, query: ListQuery, at: ListU
       sort: query.sort,
     }),
   );
-  return paginate(tickets.map(presentListedTicket), total, query, at);
+  // Organizations under their names as they are now: one BatchGet of the page's distinct ones, when it names any.
+  const shown = await withCurrentOrganizations(accountId, tickets);
+  return paginate(shown.map(presentListedTicket), total, query, at);
 }

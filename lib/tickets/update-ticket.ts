@@ -7,6 +7,8 @@ import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { organizationOfId, withCurrentName } from '#lib/organizations/refs.ts';
+import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { parseInput } from '#lib/validation.ts';
 import { updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { breachEvents, withLostBreaches } from './breaches.ts';
@@ -40,12 +42,21 @@ export async function updateTicket(
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const changes = resolveReferences(config, input);
+  // The organization named (a 422 when it is not the account's), read beside the ticket's first read.
+  const organization =
+    input.organization_id !== undefined ? organizationOfId(accountId, input.organization_id) : undefined;
+  organization?.catch(() => undefined);
 
   // The breaches the change would lose (a passed due time moved by a priority or category change): written in
   // its commit (lib/tickets/breaches.ts, withLostBreaches).
   let lost: ClockState[] = [];
   const updated = await updateVersioned({
-    read: () => findTicket(accountId, ref),
+    read: async () => {
+      const [found, named] = await Promise.all([findTicket(accountId, ref), organization]);
+      if (named !== undefined) changes.organization = named;
+      // A ticket keeping its organization is written (and answered) with its name as it is now.
+      return found && named === undefined ? withCurrentName(accountId, found) : found;
+    },
     apply: (before) => {
       if (before.status === 'closed') {
         throw ValidationFailed.field('status', 'A closed ticket cannot be changed.');
@@ -86,6 +97,7 @@ export async function updateTicket(
 }
 
 interface ResolvedChanges {
+  organization?: OrganizationRef | null;
   assignee?: Ticket['assignee'];
   team?: Ticket['team'];
   category?: Category | null;
@@ -139,6 +151,8 @@ export function applyChange(
   if (input.tags !== undefined) after.tags = input.tags;
   if (changes.assignee !== undefined) after.assignee = changes.assignee;
   if (changes.team !== undefined) after.team = changes.team;
+  if (changes.organization === null) delete after.organization;
+  else if (changes.organization !== undefined) after.organization = changes.organization;
   if (changes.category !== undefined) {
     after.category = changes.category && {
       id: changes.category.id,

@@ -2,7 +2,7 @@ import type { Organization } from '#lib/organizations/types.ts';
 import { commitWithEvents, type EventDraft } from '../events.ts';
 import { organizationKeys } from '../keys.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
-import { getItem, queryAll, tableName } from '../store/client.ts';
+import { batchGetAll, getItem, queryAll, tableName } from '../store/client.ts';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '../store/errors.ts';
 import { ATTR, entityOf, type Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
@@ -34,6 +34,17 @@ export async function getOrganization(
 ): Promise<Versioned<Organization> | undefined> {
   const item = await getItem(organizationKeys.organization(accountId, id));
   return item ? versionedOf(item) : undefined;
+}
+
+/**
+ * Organizations by id, as stored now (one BatchGet of the distinct ids; a deleted one is missing): what a page of
+ * tickets or contacts reads to show each one's organization under its current name.
+ */
+export async function getOrganizations(accountId: string, ids: number[]): Promise<Organization[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const items = await batchGetAll(unique.map((id) => organizationKeys.organization(accountId, id)));
+  return items.map((item) => entityOf<Organization>(item));
 }
 
 /** The organization holding a domain (lower-case ASCII): one GetItem of its claim, which holds a copy of it. */
