@@ -1,4 +1,4 @@
-import { getOrganizations, organizationByDomain } from '#lib/data/organizations/organizations.ts';
+import { getOrganization, getOrganizations, organizationByDomain } from '#lib/data/organizations/organizations.ts';
 import { domainName } from '#lib/email/addresses.ts';
 import { ValidationFailed } from '#lib/errors.ts';
 import type { Organization, OrganizationRef } from './types.ts';
@@ -30,8 +30,8 @@ export async function organizationOfRequester(
   byDomain: Promise<OrganizationRef | null>,
 ): Promise<OrganizationRef | null> {
   if (contact?.organization) {
-    const [current] = await getOrganizations(accountId, [contact.organization.id]);
-    if (current) return refOf(current);
+    const current = await getOrganization(accountId, contact.organization.id);
+    if (current) return refOf(current.entity);
   }
   return byDomain;
 }
@@ -39,9 +39,9 @@ export async function organizationOfRequester(
 /** What a PATCH's `organization_id` names: null clears; an id not of the account's organizations is a 422. */
 export async function organizationOfId(accountId: string, id: number | null): Promise<OrganizationRef | null> {
   if (id === null) return null;
-  const [org] = await getOrganizations(accountId, [id]);
+  const org = await getOrganization(accountId, id);
   if (!org) throw ValidationFailed.field('organization_id', 'The selected organization id is invalid.');
-  return refOf(org);
+  return refOf(org.entity);
 }
 
 /**
@@ -66,8 +66,9 @@ export async function withCurrentOrganization<E extends { organization?: Organiz
   accountId: string,
   entity: E,
 ): Promise<E> {
-  const [current] = await withCurrentOrganizations(accountId, [entity]);
-  return current as E;
+  if (!entity.organization) return entity;
+  const current = await getOrganization(accountId, entity.organization.id);
+  return { ...entity, organization: current ? refOf(current.entity) : null };
 }
 
 /**
