@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createKey } from '#lib/accounts/key-making.ts';
+import { getClearing } from '#lib/data/organizations/clearing.ts';
+import { CLEARING_STEP } from '#lib/organizations/clearing.ts';
+import { clearingPass, runClearings } from '#lib/organizations/clearing-runner.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
+import { withFault } from '#test/support/faults.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 import { ticketsThrough } from '#test/support/tickets.ts';
@@ -176,3 +181,79 @@ describe('organization on contacts', () => {
   });
 });
 
+
+describe("an organization's deletion", () => {
+  const clock = useManualClock({ lazy: true });
+
+  /** An organization with `count` tickets and 3 contacts, and one ticket and contact of another organization. */
+  async function deleted(count: number) {
+    const s = await setUp();
+    const acme = await s.organization('Acme', ['acme.example']);
+    const other = await s.organization('Other', ['other.example']);
+    const made: string[] = [];
+    for (let i = 0; i < count; i++) made.push((await tickets.create(s.key, { requester_email: `p${i}@acme.example` })).uuid);
+    const people = [];
+    for (let i = 0; i < 3; i++) people.push((await s.contact(`c${i}@acme.example`)).uuid);
+    const kept = await tickets.create(s.key, { requester_email: 'x@other.example' });
+    const keptContact = await s.contact('x@other.example');
+    const answer = await s.call('DELETE', `/api/organizations/${acme.id}`);
+    expect(answer.status, answer.text).toBe(200);
+    return { ...s, acme, other, made, people, kept, keptContact };
+  }
+
+  /** Each ticket and contact of the organization cleared, each once, with its event; the others untouched. */
+  async function expectCleared(d: Awaited<ReturnType<typeof deleted>>) {
+    expect((await tickets.list(d.key, `organization_id=${d.acme.id}`)).total).toBe(0);
+    expect((await tickets.list(d.key, `organization_id=${d.other.id}`)).uuids).toEqual([d.kept.uuid]);
+    const updated = await events(d.account, ['ticket.updated']);
+    expect(updated.map((e) => e.data.object.uuid).sort()).toEqual([...d.made].sort());
+    for (const e of updated) {
+      expect(e.data.object.organization).toBeNull();
+      expect(e.data.previous?.organization).toEqual(d.acme);
+    }
+    const contacts = await events(d.account, ['contact.updated']);
+    expect(contacts.map((e) => e.data.object.uuid).sort()).toEqual([...d.people].sort());
+    for (const uuid of d.people) {
+      expect((await d.call('GET', `/api/contacts/${uuid}`)).body.data.organization).toBeNull();
+    }
+    expect((await d.call('GET', `/api/contacts/${d.keptContact.uuid}`)).body.data.organization).toEqual(d.other);
+  }
+
+  it('answers 200 at once; the runner clears its tickets and contacts within 60 s, each with its event', async () => {
+    const d = await deleted(CLEARING_STEP + 5);
+    // At once: the organization reads as none, though the runner has not been yet.
+    expect((await tickets.current(d.key, d.made[0] ?? '')).ticket.organization).toBeNull();
+    let stopped = false;
+    const run = runClearings(Number.POSITIVE_INFINITY, { stopped: () => stopped });
+    try {
+      await clock().advanceUntil(
+        async () => (await tickets.list(d.key, `organization_id=${d.acme.id}`)).total === 0,
+        { within: 60_000, label: "the organization's tickets cleared" },
+      );
+      await expectCleared(d);
+      // Closed once nothing can still be committed with the organization read before its deletion.
+      await clock().advanceUntil(async () => (await getClearing(d.account.accountId, d.acme.id)) === undefined, {
+        within: 60_000,
+        label: 'the clearing closed',
+      });
+    } finally {
+      stopped = true;
+      await clock().advance(1_000);
+      await run;
+    }
+  });
+
+  it('a crash midway (the answer of a commit lost) is resumed: every ticket and contact cleared once', async () => {
+    const d = await deleted(CLEARING_STEP + 5);
+    clock();
+    const crashed = await withFault({ operation: 'TransactWriteItems', after: 'TransactWriteItems', mode: 'lost-answer' }, () =>
+      clearingPass(),
+    );
+    expect(crashed.result.failed).toBe(1);
+    expect((await tickets.list(d.key, `organization_id=${d.acme.id}`)).total).toBeGreaterThan(0);
+    // Postponed by the failure: due again a few seconds on, and served then.
+    await clock().advance(10_000);
+    await clearingPass();
+    await expectCleared(d);
+  });
+});

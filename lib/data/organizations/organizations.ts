@@ -7,6 +7,7 @@ import { ConcurrentWrite, retryOnConflict, StaleVersion } from '../store/errors.
 import { ATTR, entityOf, type Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 import { claimChanges, claimsTakenIn, OrganizationClaimsTaken } from './claims.ts';
+import { clearingAction } from './clearing.ts';
 
 /**
  * Organizations in the store (docs/data-model.md, "Organizations"): an item per organization in its account's
@@ -162,11 +163,14 @@ export async function updateOrganization(
   return version + 1;
 }
 
-/** Deletes an organization as read (its version unmoved), freeing its name and domains. */
+/**
+ * Deletes an organization as read (its version unmoved), freeing its name and domains, and writes its clearing
+ * (./clearing.ts), due at once: its tickets and contacts are cleared by the clearing runner.
+ */
 export async function deleteOrganization(
   accountId: string,
   stored: Versioned<Organization>,
-  options: { attach?: CommitAttachment | undefined; event: EventDraft },
+  options: { attach?: CommitAttachment | undefined; event: EventDraft; deletedMs: number },
 ): Promise<void> {
   const { entity, version } = stored;
   const actions: CommitAction[] = [
@@ -185,6 +189,7 @@ export async function deleteOrganization(
       refused: (held) => (held ? new StaleVersion() : new OrganizationGone()),
     },
     ...claimChanges(accountId, entity, undefined),
+    clearingAction(accountId, entity.id, options.deletedMs),
   ];
   await write(accountId, actions, { ...options, retry: false });
 }
