@@ -46,7 +46,6 @@ async function withOpenDeals(accountId: string, stored: Versioned<Contact>): Pro
   return { ...stored, entity, openDeals: counts.get(stored.entity.id) ?? 0 };
 }
 
-
 /** The `getContact` route: by uuid; unknown, malformed and other accounts' contacts are 404. */
 export async function getContact(accountId: string, ref: string): Promise<ContactView> {
   const stored = await findContact(accountId, ref);

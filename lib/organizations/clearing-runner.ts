@@ -78,7 +78,8 @@ export async function runClearings(
     }
     if (!more && options.untilDrained) break;
     if (!more) {
-      const end = nowMillis() + Math.min(options.pollMs ?? CLEARING_POLL_MS, Math.max(0, until - nowMillis()));
+      const end =
+        nowMillis() + Math.min(options.pollMs ?? CLEARING_POLL_MS, Math.max(0, until - nowMillis()));
       while (nowMillis() < end && !options.stopped?.()) await sleep(Math.min(500, end - nowMillis()));
     }
   }

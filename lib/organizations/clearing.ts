@@ -1,19 +1,11 @@
 import type { Contact } from '#lib/accounts/types.ts';
 import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { presentContact } from '#lib/contacts/present.ts';
-import {
-  dropOrganizationContact,
-  organizationContacts,
-  updateContact,
-} from '#lib/data/contacts/contacts.ts';
+import { dropOrganizationContact, organizationContacts, updateContact } from '#lib/data/contacts/contacts.ts';
 import { openDealCounts } from '#lib/data/deals/deals.ts';
 import type { Listed } from '#lib/data/index/oldest.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
-import {
-  dropOrganizationTicket,
-  organizationTickets,
-  updateTicketItems,
-} from '#lib/data/tickets/tickets.ts';
+import { dropOrganizationTicket, organizationTickets, updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
@@ -109,6 +101,13 @@ async function clearContact(accountId: string, stored: { entity: Contact; versio
   await updateContact(
     accountId,
     { before, after, version },
-    { event: updatedEvent('contact', presentContact(before, deals), presentContact(after, deals), version + 1) },
+    {
+      event: updatedEvent(
+        'contact',
+        presentContact(before, deals),
+        presentContact(after, deals),
+        version + 1,
+      ),
+    },
   );
 }

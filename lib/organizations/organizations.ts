@@ -159,9 +159,11 @@ export async function deleteOrganization(
         version: stored.version + 1,
       };
       const attach = options.attach?.(stored.entity);
-      await removeOrganization(accountId, stored, { attach, event, deletedMs: nowMillis() }).catch((error) => {
-        throw answerOf(error);
-      });
+      await removeOrganization(accountId, stored, { attach, event, deletedMs: nowMillis() }).catch(
+        (error) => {
+          throw answerOf(error);
+        },
+      );
     },
     ifMatch: options.ifMatch,
     changedMessage: CHANGED,

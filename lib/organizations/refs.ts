@@ -1,4 +1,8 @@
-import { getOrganization, getOrganizations, organizationByDomain } from '#lib/data/organizations/organizations.ts';
+import {
+  getOrganization,
+  getOrganizations,
+  organizationByDomain,
+} from '#lib/data/organizations/organizations.ts';
 import { domainName } from '#lib/email/addresses.ts';
 import { ValidationFailed } from '#lib/errors.ts';
 import type { Organization, OrganizationRef } from './types.ts';
@@ -13,7 +17,10 @@ import type { Organization, OrganizationRef } from './types.ts';
 export const refOf = (org: Organization): OrganizationRef => ({ id: org.id, name: org.name });
 
 /** The organization owning an address's domain (one GetItem of the domain's claim), or null. */
-export async function organizationOfAddress(accountId: string, email: string): Promise<OrganizationRef | null> {
+export async function organizationOfAddress(
+  accountId: string,
+  email: string,
+): Promise<OrganizationRef | null> {
   const domain = domainName(email.slice(email.lastIndexOf('@') + 1));
   if (domain === undefined) return null;
   const org = await organizationByDomain(accountId, domain);
@@ -37,7 +44,10 @@ export async function organizationOfRequester(
 }
 
 /** What a PATCH's `organization_id` names: null clears; an id not of the account's organizations is a 422. */
-export async function organizationOfId(accountId: string, id: number | null): Promise<OrganizationRef | null> {
+export async function organizationOfId(
+  accountId: string,
+  id: number | null,
+): Promise<OrganizationRef | null> {
   if (id === null) return null;
   const org = await getOrganization(accountId, id);
   if (!org) throw ValidationFailed.field('organization_id', 'The selected organization id is invalid.');
@@ -76,10 +86,10 @@ export async function withCurrentOrganization<E extends { organization?: Organiz
  * has one). A deleted organization is kept as stored, since the index moves from what is stored: the clearing
  * runner takes it off with its own event.
  */
-export async function withCurrentName<E extends { organization?: OrganizationRef | null }, S extends { entity: E }>(
-  accountId: string,
-  stored: S,
-): Promise<S> {
+export async function withCurrentName<
+  E extends { organization?: OrganizationRef | null },
+  S extends { entity: E },
+>(accountId: string, stored: S): Promise<S> {
   if (!stored.entity.organization) return stored;
   const entity = await withCurrentOrganization(accountId, stored.entity);
   return entity.organization ? { ...stored, entity } : stored;

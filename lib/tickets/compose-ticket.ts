@@ -1,7 +1,7 @@
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Account, Agent, Category, Contact, Priority, Team } from '#lib/accounts/types.ts';
-import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { newTicketUuid } from '#lib/data/tickets/tickets.ts';
+import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { conversationAtCreate } from './conversation.ts';
 import type { CreateTicketInput } from './schemas.ts';

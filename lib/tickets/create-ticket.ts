@@ -71,15 +71,16 @@ export async function createTicketFrom(
   // from it); kept by a retry after a lost race (its place in every list stays).
   // The organization: the contact's, else the domain's claim, read beside the contact; the contact's own (only
   // when it names one) beside the number, which waits for the rate count anyway: no round trip more.
-  const [{ number, cursor, place, createdUs }, [{ contact, organization }, openWork]] = await reserveTicketNumber(
-    accountId,
-    method === 'round_robin' ? candidateSetName(candidates) : undefined,
-    () =>
-      Promise.all([
-        requesterOf(accountId, input.requester_email),
-        method === 'least_busy' ? getOpenWork(accountId) : undefined,
-      ]),
-  );
+  const [{ number, cursor, place, createdUs }, [{ contact, organization }, openWork]] =
+    await reserveTicketNumber(
+      accountId,
+      method === 'round_robin' ? candidateSetName(candidates) : undefined,
+      () =>
+        Promise.all([
+          requesterOf(accountId, input.requester_email),
+          method === 'least_busy' ? getOpenWork(accountId) : undefined,
+        ]),
+    );
 
   let busy = openWork;
   let busyCondition: BusyCondition | undefined; // the last least-busy pick: a lost race reads its agent again

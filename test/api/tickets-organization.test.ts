@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { handler as clearingFunction } from '#functions/organization-clearing.ts';
 import { createKey } from '#lib/accounts/key-making.ts';
 import { getClearing } from '#lib/data/organizations/clearing.ts';
 import { CLEARING_STEP } from '#lib/organizations/clearing.ts';
@@ -34,7 +35,11 @@ async function setUp() {
   };
   /** A contact made with a deal (the route that makes contacts), found again by its address. */
   const contact = async (email: string) => {
-    const made = await call('POST', '/api/deals', { name: 'Deal', contact_email: email, contact_first_name: 'C' });
+    const made = await call('POST', '/api/deals', {
+      name: 'Deal',
+      contact_email: email,
+      contact_first_name: 'C',
+    });
     expect(made.status, made.text).toBe(201);
     const found = await call('GET', `/api/contacts?email=${encodeURIComponent(email)}`);
     return found.body.data[0] as { uuid: string; organization: Org | null };
@@ -82,7 +87,7 @@ describe('organization on tickets', () => {
     expect(after.organization).toBeNull();
   });
 
-  it('PATCH organization_id sets and clears it; an unknown or another account\'s id is a 422 writing nothing', async () => {
+  it("PATCH organization_id sets and clears it; an unknown or another account's id is a 422 writing nothing", async () => {
     const mine = await setUp();
     const theirs = await setUp();
     const acme = await mine.organization('Acme', ['acme.example']);
@@ -116,11 +121,22 @@ describe('organization on tickets', () => {
     const at = (i: number) => made[i] as { uuid: string; organization: Org };
     for (let i = 0; i < 6; i++) {
       const domain = i % 3 === 2 ? 'globex.example' : 'acme.example';
-      made.push(await tickets.create(key, { requester_email: `p${i}@${domain}`, subject: i < 3 ? 'Refund' : 'Login' }));
+      made.push(
+        await tickets.create(key, {
+          requester_email: `p${i}@${domain}`,
+          subject: i < 3 ? 'Refund' : 'Login',
+        }),
+      );
     }
     await tickets.update(key, at(0).uuid, { status: 'resolved' });
-    const acmeOnes = made.filter((t) => t.organization.id === acme.id).map((t) => t.uuid).reverse();
-    expect(await tickets.list(key, `organization_id=${acme.id}`)).toMatchObject({ total: 4, uuids: acmeOnes });
+    const acmeOnes = made
+      .filter((t) => t.organization.id === acme.id)
+      .map((t) => t.uuid)
+      .reverse();
+    expect(await tickets.list(key, `organization_id=${acme.id}`)).toMatchObject({
+      total: 4,
+      uuids: acmeOnes,
+    });
     expect((await tickets.list(key, `organization_id=${globex.id}`)).total).toBe(2);
     const open = await tickets.list(key, `organization_id=${acme.id}&status=open`);
     expect(open).toMatchObject({ total: 3, uuids: acmeOnes.filter((u) => u !== at(0).uuid) });
@@ -138,7 +154,9 @@ describe('organization on tickets', () => {
     const { key, call, organization } = await setUp();
     const acme = await organization('Acme', ['acme.example']);
     const ticket = await tickets.create(key, { requester_email: 'jo@acme.example' });
-    expect((await call('PATCH', `/api/organizations/${acme.id}`, { name: 'Acme Worldwide' })).status).toBe(200);
+    expect((await call('PATCH', `/api/organizations/${acme.id}`, { name: 'Acme Worldwide' })).status).toBe(
+      200,
+    );
     const renamed = { id: acme.id, name: 'Acme Worldwide' };
     expect((await tickets.current(key, ticket.uuid)).ticket.organization).toEqual(renamed);
     expect((await tickets.list(key, '')).data[0].organization).toEqual(renamed);
@@ -149,7 +167,8 @@ describe('organization on tickets', () => {
     const { account, organization } = await setUp();
     await organization('Acme', ['acme.example']);
     const ticket = await tickets.create(account.apiKey, { requester_email: 'jo@acme.example' });
-    const reader = (await createKey(account.accountId, { name: 'r', scopes: ['tickets:read'] as never })).api_key;
+    const reader = (await createKey(account.accountId, { name: 'r', scopes: ['tickets:read'] as never }))
+      .api_key;
     expect((await tickets.current(reader, ticket.uuid)).ticket.organization.name).toBe('Acme');
     expect((await tickets.list(reader, '')).data[0].organization.name).toBe('Acme');
   });
@@ -172,15 +191,18 @@ describe('organization on contacts', () => {
       expect(refused.status, String(id)).toBe(422);
       expect(Object.keys(refused.body.errors)).toEqual(['organization_id']);
     }
-    expect((await mine.call('PATCH', `/api/organizations/${globex.id}`, { name: 'Globex Inc' })).status).toBe(200);
-    expect((await mine.call('GET', `/api/contacts/${free.uuid}`)).body.data.organization.name).toBe('Globex Inc');
+    expect((await mine.call('PATCH', `/api/organizations/${globex.id}`, { name: 'Globex Inc' })).status).toBe(
+      200,
+    );
+    expect((await mine.call('GET', `/api/contacts/${free.uuid}`)).body.data.organization.name).toBe(
+      'Globex Inc',
+    );
     const cleared = await mine.call('PATCH', `/api/contacts/${free.uuid}`, { organization_id: null });
     expect(cleared.body.data.organization).toBeNull();
     const updates = await events(mine.account, ['contact.updated']);
     expect(updates.map((e) => e.data.object.organization)).toEqual([globex, null]);
   });
 });
-
 
 describe("an organization's deletion", () => {
   const clock = useManualClock({ lazy: true });
@@ -191,7 +213,8 @@ describe("an organization's deletion", () => {
     const acme = await s.organization('Acme', ['acme.example']);
     const other = await s.organization('Other', ['other.example']);
     const made: string[] = [];
-    for (let i = 0; i < count; i++) made.push((await tickets.create(s.key, { requester_email: `p${i}@acme.example` })).uuid);
+    for (let i = 0; i < count; i++)
+      made.push((await tickets.create(s.key, { requester_email: `p${i}@acme.example` })).uuid);
     const people = [];
     for (let i = 0; i < 3; i++) people.push((await s.contact(`c${i}@acme.example`)).uuid);
     const kept = await tickets.create(s.key, { requester_email: 'x@other.example' });
@@ -216,7 +239,9 @@ describe("an organization's deletion", () => {
     for (const uuid of d.people) {
       expect((await d.call('GET', `/api/contacts/${uuid}`)).body.data.organization).toBeNull();
     }
-    expect((await d.call('GET', `/api/contacts/${d.keptContact.uuid}`)).body.data.organization).toEqual(d.other);
+    expect((await d.call('GET', `/api/contacts/${d.keptContact.uuid}`)).body.data.organization).toEqual(
+      d.other,
+    );
   }
 
   it('answers 200 at once; the runner clears its tickets and contacts within 60 s, each with its event', async () => {
@@ -232,10 +257,13 @@ describe("an organization's deletion", () => {
       );
       await expectCleared(d);
       // Closed once nothing can still be committed with the organization read before its deletion.
-      await clock().advanceUntil(async () => (await getClearing(d.account.accountId, d.acme.id)) === undefined, {
-        within: 60_000,
-        label: 'the clearing closed',
-      });
+      await clock().advanceUntil(
+        async () => (await getClearing(d.account.accountId, d.acme.id)) === undefined,
+        {
+          within: 60_000,
+          label: 'the clearing closed',
+        },
+      );
     } finally {
       stopped = true;
       await clock().advance(1_000);
@@ -243,11 +271,25 @@ describe("an organization's deletion", () => {
     }
   });
 
+  it('the deployed function runs the same passes (with the table actions it is granted)', async () => {
+    const d = await deleted(3);
+    // A second of running: its first pass clears them; the clearing stays open (too recent to close).
+    const context = {
+      getRemainingTimeInMillis: () => 31_000,
+      awsRequestId: 'clearing',
+      functionName: 'clearing',
+    };
+    await clearingFunction({}, context as never);
+    await expectCleared(d);
+    expect(await getClearing(d.account.accountId, d.acme.id)).toBeDefined();
+  });
+
   it('a crash midway (the answer of a commit lost) is resumed: every ticket and contact cleared once', async () => {
     const d = await deleted(CLEARING_STEP + 5);
     clock();
-    const crashed = await withFault({ operation: 'TransactWriteItems', after: 'TransactWriteItems', mode: 'lost-answer' }, () =>
-      clearingPass(),
+    const crashed = await withFault(
+      { operation: 'TransactWriteItems', after: 'TransactWriteItems', mode: 'lost-answer' },
+      () => clearingPass(),
     );
     expect(crashed.result.failed).toBe(1);
     expect((await tickets.list(d.key, `organization_id=${d.acme.id}`)).total).toBeGreaterThan(0);

@@ -183,7 +183,10 @@ export async function getStoredContacts(accountId: string, ids: number[]): Promi
 
 /** A page of an organization's contacts, oldest first, each as stored (as organizationTickets, for contacts). */
 export function organizationContacts(accountId: string, organizationId: number, limit: number) {
-  return contacts.oldestListed(accountId, contactDimension.organization(organizationId), { after: null, limit });
+  return contacts.oldestListed(accountId, contactDimension.organization(organizationId), {
+    after: null,
+    limit,
+  });
 }
 
 /** Deletes an organization's posting no contact holds (as dropOrganizationTicket). */

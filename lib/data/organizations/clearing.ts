@@ -54,7 +54,10 @@ export async function dueClearingWindow(
     cursors,
     perShard,
   );
-  return { entries: window.entries.map((e) => organizationKeys.parseClearingDue(e.gsi2sk)), more: window.more };
+  return {
+    entries: window.entries.map((e) => organizationKeys.parseClearingDue(e.gsi2sk)),
+    more: window.more,
+  };
 }
 
 /** The clearing of a deleted organization, or undefined once it is done (strongly consistent). */
