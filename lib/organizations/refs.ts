@@ -54,18 +54,30 @@ export async function organizationOfId(
   return refOf(org.entity);
 }
 
+/** Organizations as they are now, by id (one BatchGet); a deleted one is null. */
+export async function organizationsNow(
+  accountId: string,
+  ids: number[],
+): Promise<Map<number, OrganizationRef | null>> {
+  const found = new Map((await getOrganizations(accountId, ids)).map((o) => [o.id, refOf(o)]));
+  return new Map(ids.map((id) => [id, found.get(id) ?? null]));
+}
+
 /**
- * Entities with their organization as it is now: one BatchGet of the distinct ids (none when no entity names one).
- * The name a ticket or contact keeps is the one it had when last written; a deleted organization reads as null
- * (the clearing runner then writes that: lib/organizations/clearing.ts).
+ * Entities with their organization as it is now: one BatchGet of the distinct ids not `known` already (a list
+ * filtered by one organization reads it beside its page), none when no entity names one. The name a ticket or
+ * contact keeps is the one it had when last written; a deleted organization reads as null (the clearing runner
+ * then writes that: lib/organizations/clearing.ts).
  */
 export async function withCurrentOrganizations<E extends { organization?: OrganizationRef | null }>(
   accountId: string,
   entities: E[],
+  known: Map<number, OrganizationRef | null> = new Map(),
 ): Promise<E[]> {
-  const ids = entities.flatMap((e) => (e.organization ? [e.organization.id] : []));
-  if (ids.length === 0) return entities;
-  const current = new Map((await getOrganizations(accountId, ids)).map((o) => [o.id, refOf(o)]));
+  const ids = entities.flatMap((e) =>
+    e.organization && !known.has(e.organization.id) ? [e.organization.id] : [],
+  );
+  const current = ids.length === 0 ? known : new Map([...known, ...(await organizationsNow(accountId, ids))]);
   return entities.map((e) =>
     e.organization ? { ...e, organization: current.get(e.organization.id) ?? null } : e,
   );
