@@ -51,7 +51,8 @@ export async function clearingStep(
 }
 
 /**
- * Clears each entity of a page, one at a time; answers whether the page listed any. A change that landed first
+ * Clears each entity of a page, all at once (each its own commit: they share no item but the account's event
+ * shard's counter, which each takes a place of); answers whether the page listed any. A change that landed first
  * (StaleVersion) is left for the next step, which reads it again.
  */
 async function clearPage<E>(
@@ -64,17 +65,22 @@ async function clearPage<E>(
   },
 ): Promise<boolean> {
   const listed = await page;
-  for (const { at, createdMicros, stored } of listed) {
-    if (!stored) {
-      // A create in flight holds its posting before its commit lands; one this old never will.
-      if (nowMs - createdMicros / 1000 > CLEARING_GRACE_MS) await how.drop(at);
-      continue;
-    }
-    if (!how.holds(stored.entity)) continue;
-    await how.clear(stored).catch((error: unknown) => {
-      if (!(error instanceof StaleVersion)) throw error;
-    });
-  }
+  // Every commit settled before the step answers (a failure is thrown once the others have landed or failed).
+  const settled = await Promise.allSettled(
+    listed.map(async ({ at, createdMicros, stored }) => {
+      if (!stored) {
+        // A create in flight holds its posting before its commit lands; one this old never will.
+        if (nowMs - createdMicros / 1000 > CLEARING_GRACE_MS) await how.drop(at);
+        return;
+      }
+      if (!how.holds(stored.entity)) return;
+      await how.clear(stored).catch((error: unknown) => {
+        if (!(error instanceof StaleVersion)) throw error;
+      });
+    }),
+  );
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
   return listed.length > 0;
 }
 
