@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handler as clearingFunction } from '#functions/organization-clearing.ts';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { createKey } from '#lib/accounts/key-making.ts';
 import { getClearing } from '#lib/data/organizations/clearing.ts';
 import { CLEARING_STEP } from '#lib/organizations/clearing.ts';
@@ -201,6 +202,31 @@ describe('organization on contacts', () => {
     expect(cleared.body.data.organization).toBeNull();
     const updates = await events(mine.account, ['contact.updated']);
     expect(updates.map((e) => e.data.object.organization)).toEqual([globex, null]);
+  });
+});
+
+describe('organization on contacts of the account file', () => {
+  it("apply makes a contact with its domain's organization, and a later apply keeps the one it has", async () => {
+    const { account, call, organization } = await setUp();
+    const acme = await organization('Acme', ['acme.example']);
+    const globex = await organization('Globex', ['globex.example']);
+    const file = (firstName: string) => ({
+      slug: account.slug,
+      name: `Test ${account.slug}`,
+      plan: 'pro',
+      rate_limit_per_minute: 1_000_000,
+      contacts: [{ email: 'ann@acme.example', first_name: firstName }],
+    });
+    await applyAccountFile(file('Ann'));
+    const [made] = (await call('GET', '/api/contacts?email=ann%40acme.example')).body.data;
+    expect(made.organization).toEqual(acme);
+    expect((await call('PATCH', `/api/contacts/${made.uuid}`, { organization_id: globex.id })).status).toBe(
+      200,
+    );
+    // The file names no organization: renaming the contact in it leaves the one the API gave it.
+    await applyAccountFile(file('Anna'));
+    const after = (await call('GET', `/api/contacts/${made.uuid}`)).body.data;
+    expect(after).toMatchObject({ first_name: 'Anna', organization: globex });
   });
 });
 
