@@ -503,6 +503,83 @@ const declared = [
     scope: 'keys:manage',
     tableActions: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
   },
+  // People (decisions.md, "People: agents, teams and organizations"): reads from the current configuration (Query
+  // when the container's copy is older than the account's configuration version) and least-busy's agent cells;
+  // writes read the configuration as stored and commit with their events (PutItem, UpdateItem and DeleteItem in
+  // the transaction; UpdateItem: the id, the events' places, the configuration version; DeleteItem: releasing an
+  // Idempotency-Key).
+  {
+    name: 'listAgents',
+    method: 'GET',
+    path: '/api/agents',
+    entry: 'functions/agents-list.ts',
+    scope: 'agents:read',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'createAgent',
+    method: 'POST',
+    path: '/api/agents',
+    entry: 'functions/agents-create.ts',
+    scope: 'agents:write',
+    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  {
+    name: 'getAgent',
+    method: 'GET',
+    path: '/api/agents/{agent}',
+    entry: 'functions/agents-get.ts',
+    scope: 'agents:read',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'updateAgent',
+    method: 'PATCH',
+    path: '/api/agents/{agent}',
+    entry: 'functions/agents-update.ts',
+    scope: 'agents:write',
+    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  {
+    name: 'listTeams',
+    method: 'GET',
+    path: '/api/teams',
+    entry: 'functions/teams-list.ts',
+    scope: 'agents:read',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'createTeam',
+    method: 'POST',
+    path: '/api/teams',
+    entry: 'functions/teams-create.ts',
+    scope: 'agents:write',
+    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  {
+    name: 'getTeam',
+    method: 'GET',
+    path: '/api/teams/{team}',
+    entry: 'functions/teams-get.ts',
+    scope: 'agents:read',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'updateTeam',
+    method: 'PATCH',
+    path: '/api/teams/{team}',
+    entry: 'functions/teams-update.ts',
+    scope: 'agents:write',
+    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  {
+    name: 'deleteTeam',
+    method: 'DELETE',
+    path: '/api/teams/{team}',
+    entry: 'functions/teams-delete.ts',
+    scope: 'agents:write',
+    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
   // The contract (decisions.md, "Contract"): public, and away from the store.
   {
     name: 'getOpenApi',

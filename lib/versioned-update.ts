@@ -77,6 +77,20 @@ function versionedChange<E, T>(
 }
 
 /**
+ * A versioned update's read, begun at once, beside what the caller awaits before the update (the current account
+ * configuration, which waits for the request's rate count): the update's first read takes it, a retry reads again.
+ */
+export function firstReadBeside<T>(read: () => Promise<T>): () => Promise<T> {
+  let first: Promise<T> | undefined = read();
+  first.catch(() => {}); // awaited by the update's first read; unused when what came before it threw
+  return () => {
+    const next = first ?? read();
+    first = undefined;
+    return next;
+  };
+}
+
+/**
  * A PATCH of a versioned entity (tickets, deals, contacts), as decisions.md has it: read (404), If-Match
  * against the ETag (412), the change applied; a change that changes nothing writes nothing and answers the
  * entity as it is; the write is guarded by the version read. Another update landing in between: with If-Match,

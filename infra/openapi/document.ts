@@ -12,6 +12,12 @@ import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
 import { CreateOrganizationSchema, UpdateOrganizationSchema } from '#lib/organizations/schemas.ts';
+import {
+  CreateAgentSchema,
+  CreateTeamSchema,
+  UpdateAgentSchema,
+  UpdateTeamSchema,
+} from '#lib/people/schemas.ts';
 import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation/wire-form.ts';
@@ -78,6 +84,19 @@ const definitions: Record<string, v.GenericSchema> = {
   ApiKeyWithSecret: answers.ApiKeyWithSecret,
   CreateApiKeyRequest: CreateKeySchema,
   RotateApiKeyRequest: RotateKeySchema,
+  Agent: answers.Agent,
+  AgentPage: answers.AgentPage,
+  CreateAgentRequest: CreateAgentSchema,
+  UpdateAgentRequest: UpdateAgentSchema,
+  Team: answers.Team,
+  TeamPage: answers.TeamPage,
+  CreateTeamRequest: CreateTeamSchema,
+  UpdateTeamRequest: UpdateTeamSchema,
+  AgentCreatedEvent: answers.AgentCreatedEvent,
+  AgentUpdatedEvent: answers.AgentUpdatedEvent,
+  TeamCreatedEvent: answers.TeamCreatedEvent,
+  TeamUpdatedEvent: answers.TeamUpdatedEvent,
+  TeamDeletedEvent: answers.TeamDeletedEvent,
 };
 
 /** The answers among them (declared in ./schemas.ts), which the lint's request-side rules leave alone. */
@@ -411,6 +430,11 @@ export function openApiDocument(version: string) {
         description: "Customers' companies, known by their domains (never a free-mail or disposable one).",
       },
       { name: 'Pipelines', description: 'Pipelines and their stages, and the board.' },
+      {
+        name: 'Agents',
+        description: 'The people who work the tickets: their status, capacity and open tickets.',
+      },
+      { name: 'Teams', description: 'Teams of agents, which categories route tickets to.' },
       { name: 'Events', description: 'Every change, in order, to read from a cursor.' },
       { name: 'Webhooks', description: 'Endpoints that receive the events, signed (Standard Webhooks).' },
       { name: 'Trash', description: 'Deleted tickets, deals and contacts, until they are purged (30 days).' },

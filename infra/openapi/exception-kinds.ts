@@ -47,7 +47,7 @@ export const markedKinds = {
   accountScopedId: {
     rules: ['owasp:api1:2023-no-numeric-ids'],
     reason:
-      "The small integer id of an agent, a pipeline or a stage of the caller's own account file (as the " +
+      "The small integer id of an agent, a team, a pipeline or a stage of the caller's own account (as the " +
       "Laravel API it replaces does), or of one of its organizations: every lookup is scoped to the key's " +
       "account, so another account's ids name nothing. Tickets and deals themselves are addressed by uuid or " +
       'reference.',

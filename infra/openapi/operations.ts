@@ -15,6 +15,14 @@ import {
   OrganizationListQueryParams,
   UpdateOrganizationSchema,
 } from '#lib/organizations/schemas.ts';
+import {
+  AgentListQueryParams,
+  CreateAgentSchema,
+  CreateTeamSchema,
+  TeamListQueryParams,
+  UpdateAgentSchema,
+  UpdateTeamSchema,
+} from '#lib/people/schemas.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { MESSAGE_ID_PATTERN } from '#lib/tickets/messages/message.ts';
 import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
@@ -29,6 +37,7 @@ import {
 } from '#lib/webhooks/schemas.ts';
 import type { OperationExceptions } from './exception-kinds.ts';
 import {
+  AgentPage,
   ApiKeyCreated,
   ApiKeyList,
   ApiKeyRevoked,
@@ -44,17 +53,20 @@ import {
   InboundMailPage,
   MessageCreated,
   MessagePage,
+  OneAgent,
   OneContact,
   OneDeal,
   OneEvent,
   OneMessage,
   OneOrganization,
+  OneTeam,
   OneTicket,
   OneWebhook,
   OrganizationPage,
   PipelineBoard,
   PipelineList,
   Restored,
+  TeamPage,
   TicketCreated,
   TicketDeleted,
   TicketPage,
@@ -84,6 +96,8 @@ export interface Operation {
     | 'Contacts'
     | 'Organizations'
     | 'Pipelines'
+    | 'Agents'
+    | 'Teams'
     | 'Trash'
     | 'Erasures'
     | 'Events'
@@ -188,6 +202,12 @@ const ERASURE_PARAM = {
     schema: v.pipe(v.string(), v.maxLength(27), v.regex(/^ers_\d{13}[0-9a-f]{10}$/)),
   },
 };
+
+const idParam = (name: string, description: string) => ({
+  [name]: { description, schema: v.pipe(v.string(), v.maxLength(15), v.regex(/^\d{1,15}$/)) },
+});
+const AGENT_PARAM = idParam('agent', "The agent's id.");
+const TEAM_PARAM = idParam('team', "The team's id.");
 
 const KEY_PARAM = {
   key: {
@@ -738,6 +758,100 @@ export const operations: Record<RouteName, Operation> = {
     conflict:
       'the key was rotated already (`This key has already been rotated (to <id>): rotate that one.`); the same ' +
       'Idempotency-Key as the rotation answers its 201 again.',
+  },
+  listAgents: {
+    summary: 'List agents',
+    description:
+      "The account's agents by id, from a cursor (`after`, an agent's id), filtered by team, `active` and " +
+      '`status` (an away or offline agent whose `status_until` has passed is available). Each with its open ' +
+      'tickets, exact.',
+    tag: 'Agents',
+    query: AgentListQueryParams,
+    ok: { status: 200, description: 'One page of agents and the cursor of the next.', body: AgentPage },
+    exceptions: { accountScopedId: ['team_id'] },
+  },
+  createAgent: {
+    summary: 'Create an agent',
+    description:
+      'An agent with its e-mail (free in the account, compared case-insensitively) and name; `active` defaults ' +
+      'to true, `status` to available, `capacity` to null (no limit). Writes agent.created (and team.updated for ' +
+      'each team it joins).',
+    tag: 'Agents',
+    body: CreateAgentSchema,
+    ok: { status: 201, description: 'The agent.', body: OneAgent, etag: true },
+    exceptions: { freeText: ['name'] },
+  },
+  getAgent: {
+    summary: 'Get an agent',
+    tag: 'Agents',
+    pathParams: AGENT_PARAM,
+    ok: { status: 200, description: 'The agent and its version.', body: OneAgent, etag: true },
+    statuses: [404],
+  },
+  updateAgent: {
+    summary: 'Update an agent',
+    description:
+      'Changes the fields sent. `team_ids` is the whole list (at most 30 memberships change in one request); a ' +
+      '`status` sent without `status_until` has no end; `active: false` retires the agent (agents are never ' +
+      'deleted). Writes agent.updated (and team.updated for each team it joins or leaves).',
+    tag: 'Agents',
+    pathParams: AGENT_PARAM,
+    body: UpdateAgentSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The agent after the change.', body: OneAgent, etag: true },
+    statuses: [404, 412],
+    exceptions: { freeText: ['name'] },
+  },
+  listTeams: {
+    summary: 'List teams',
+    description: "The account's teams by id, from a cursor (`after`, a team's id), each with its agents.",
+    tag: 'Teams',
+    query: TeamListQueryParams,
+    ok: { status: 200, description: 'One page of teams and the cursor of the next.', body: TeamPage },
+  },
+  createTeam: {
+    summary: 'Create a team',
+    description:
+      'A team with its name (free in the account, compared case-insensitively) and, optionally, its agents (at ' +
+      'most 30). Writes team.created (and agent.updated for each agent that joins).',
+    tag: 'Teams',
+    body: CreateTeamSchema,
+    ok: { status: 201, description: 'The team.', body: OneTeam, etag: true },
+    exceptions: { freeText: ['name'] },
+  },
+  getTeam: {
+    summary: 'Get a team',
+    tag: 'Teams',
+    pathParams: TEAM_PARAM,
+    ok: { status: 200, description: 'The team and its version.', body: OneTeam, etag: true },
+    statuses: [404],
+  },
+  updateTeam: {
+    summary: 'Update a team',
+    description:
+      'Renames the team, or sets its agents (`agent_ids`, the whole list: at most 30 join or leave in one ' +
+      'request). Writes team.updated (and agent.updated for each agent that joins or leaves).',
+    tag: 'Teams',
+    pathParams: TEAM_PARAM,
+    body: UpdateTeamSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The team after the change.', body: OneTeam, etag: true },
+    statuses: [404, 412],
+    exceptions: { freeText: ['name'] },
+  },
+  deleteTeam: {
+    summary: 'Delete a team',
+    description:
+      'Deletes the team; its agents leave it in the same change. Writes team.deleted (and agent.updated for each ' +
+      'of its agents).',
+    tag: 'Teams',
+    pathParams: TEAM_PARAM,
+    ifMatch: true,
+    ok: { status: 200, description: 'The team as it was.', body: OneTeam },
+    statuses: [404, 412],
+    conflict:
+      'a category routes to the team (`The team is the default team of the category <slug>: …`), or it has ' +
+      'more than 30 agents (take them out of it first).',
   },
   getOpenApi: {
     summary: 'This document',

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { PRIORITIES } from '#lib/accounts/types.ts';
+import { AGENT_STATUSES, PRIORITIES } from '#lib/accounts/types.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { ENDPOINT_ID_PATTERN } from '#lib/data/webhooks/endpoint-ids.ts';
 import { INBOUND_OUTCOMES } from '#lib/email/outcomes.ts';
@@ -617,6 +617,67 @@ export const ContactErasedEvent = v.pipe(
   }),
   v.title('ContactErasedEvent'),
 );
+/** People (decisions.md, "People: agents, teams and organizations"). */
+const idList = (what: string) =>
+  v.pipe(v.array(id), v.description(`${what}, in ascending order: one membership, seen from either side.`));
+const nextCursor = v.pipe(
+  v.nullable(v.pipe(v.string(), v.regex(/^\d+$/))),
+  v.description('Pass as `after` for the next page (the last id of this one); null on the last page.'),
+);
+
+export const Agent = v.pipe(
+  v.strictObject({
+    id,
+    email: v.string(),
+    name: v.string(),
+    active: v.pipe(v.boolean(), v.description('False: retired (agents are never deleted).')),
+    team_ids: idList("The agent's teams"),
+    status: v.pipe(
+      v.picklist(AGENT_STATUSES),
+      v.description('An away or offline agent whose `status_until` has passed reads as available.'),
+    ),
+    status_until: v.pipe(
+      nullable(timestamp),
+      v.description('When an away or offline status ends; null: never.'),
+    ),
+    capacity: v.pipe(
+      nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000))),
+      v.description('The most open tickets automatic assignment gives the agent; null: no limit.'),
+    ),
+    open_tickets: v.pipe(count, v.description('Its tickets in open, pending or in_progress, exact.')),
+    created_at: timestamp,
+    updated_at: timestamp,
+  }),
+  v.title('Agent'),
+);
+export const OneAgent = v.strictObject({ data: Agent });
+export const AgentPage = v.pipe(
+  v.strictObject({ data: v.array(Agent), next_cursor: nextCursor }),
+  v.title('AgentPage'),
+);
+
+export const Team = v.pipe(
+  v.strictObject({
+    id,
+    name: v.string(),
+    agent_ids: idList("The team's agents"),
+    created_at: timestamp,
+    updated_at: timestamp,
+  }),
+  v.title('Team'),
+);
+export const OneTeam = v.strictObject({ data: Team });
+export const TeamPage = v.pipe(
+  v.strictObject({ data: v.array(Team), next_cursor: nextCursor }),
+  v.title('TeamPage'),
+);
+
+export const AgentCreatedEvent = eventSchema('agent.created', Agent, 'AgentCreatedEvent', false);
+export const AgentUpdatedEvent = eventSchema('agent.updated', Agent, 'AgentUpdatedEvent', true);
+export const TeamCreatedEvent = eventSchema('team.created', Team, 'TeamCreatedEvent', false);
+export const TeamUpdatedEvent = eventSchema('team.updated', Team, 'TeamUpdatedEvent', true);
+export const TeamDeletedEvent = eventSchema('team.deleted', Team, 'TeamDeletedEvent', false);
+
 export const Event = v.pipe(
   v.union([
     ContactErasedEvent,
@@ -635,6 +696,11 @@ export const Event = v.pipe(
     DealUpdatedEvent,
     ContactCreatedEvent,
     ContactUpdatedEvent,
+    AgentCreatedEvent,
+    AgentUpdatedEvent,
+    TeamCreatedEvent,
+    TeamUpdatedEvent,
+    TeamDeletedEvent,
     OrganizationCreatedEvent,
     OrganizationUpdatedEvent,
     OrganizationDeletedEvent,

@@ -8,6 +8,7 @@ import {
   putConfigEntities,
   reserveIds,
 } from '#lib/data/accounts/accounts.ts';
+import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
 import {
   createContact,
   findContactsByEmail,
@@ -18,10 +19,12 @@ import { openDealCounts } from '#lib/data/deals/deals.ts';
 import { claimAddresses, findAccountIdByAddress } from '#lib/data/mail/addresses.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { organizationOfAddress } from '#lib/organizations/refs.ts';
+import { applyPeople } from '#lib/people/apply-people.ts';
 import { now } from '#lib/time.ts';
 import { AccountFileInvalid, parseAccountFile } from './account-file.ts';
 import { accountState } from './account-state.ts';
 import { checkAccountFile } from './check-account-file.ts';
+import { forgetAccountConfig } from './config-cache.ts';
 import { createKey } from './key-making.ts';
 import { mergeAccount, newIdCounts } from './merge-account.ts';
 import { EVERY_SCOPE } from './scopes.ts';
@@ -68,7 +71,14 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
 
   if (!existing) await createAccount(merged.config.account);
   else if (merged.accountChanged) await putAccount(merged.config.account);
-  await putConfigEntities(id, merged.changed);
+  // Agents and teams as the API writes them (their natural keys, versions and events); then what routes to them.
+  const people = await applyPeople(
+    id,
+    existing ?? { ...merged.config, teams: [], agents: [], versions: {} },
+    merged.config,
+  );
+  const settings = merged.changed.filter((e) => e.type !== 'team' && e.type !== 'agent');
+  await putConfigEntities(id, settings);
   await claimAddresses(id, merged.config.account.email?.addresses ?? []);
   // Each contact's change writes its event, as an API change does (its GET shows its open deals).
   for (const made of merged.newContacts) {
@@ -92,6 +102,11 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
     );
   }
 
+  // Every container's next request reads the changed configuration again (lib/accounts/config-cache.ts).
+  if (merged.accountChanged || people.commits > 0 || settings.length > 0) {
+    forgetAccountConfig(id);
+    await moveConfigVersion(id);
+  }
   const key =
     !existing || options.newKey ? await createKey(id, { name: 'apply', scopes: [EVERY_SCOPE] }) : undefined;
   return accountState(merged.config, key?.api_key, merged.contacts);

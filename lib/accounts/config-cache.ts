@@ -1,11 +1,20 @@
 import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
+import { readConfigVersion } from '#lib/data/accounts/config-version.ts';
+import { requestRate } from '#lib/data/requests/rate-limit.ts';
 import { LruMap } from '#lib/lru.ts';
 import { nowMillis } from '#lib/time.ts';
 import type { AccountConfig } from './types.ts';
 
 /**
- * Account configuration cached in the container, so a warm create reads no settings. An operator's change
- * (admin apply) is seen within CONFIG_CACHE_SECONDS (decisions: at most 60 s).
+ * Account configuration cached in the container, so a warm create reads no settings. Two readings
+ * (docs/decisions.md, "Settings seen at once"):
+ * - getAccountConfig: current. A cached configuration serves only while it is at least as new as the account's
+ *   configuration version (lib/data/accounts/config-version.ts), which an API request has from its rate count (no
+ *   call more; the request's first reads run beside it) and anything else reads (one GetItem). So a change of
+ *   agents or teams, through the API or `apply`, is seen by every request begun after it answered.
+ * - getCachedAccountConfig: up to CONFIG_CACHE_SECONDS old, no wait: for what only `apply` changes and a request
+ *   must not wait on (the ticket prefix of a reference, pipelines and stages, the account's addresses).
+ * Either way an entry lives at most CONFIG_CACHE_SECONDS: the bound when a version move was lost to a crash.
  */
 export const CONFIG_CACHE_SECONDS = 30;
 
@@ -18,17 +27,56 @@ export const CONFIG_CACHE_MAX_ACCOUNTS = 500;
 
 interface Entry {
   expiresAt: number;
+  /** The configuration version known before the load began: the load holds every change up to it. */
+  version: number;
   config: Promise<AccountConfig | undefined>;
 }
 
 const cache = new LruMap<string, Entry>(CONFIG_CACHE_MAX_ACCOUNTS);
 
-export function getAccountConfig(accountId: string): Promise<AccountConfig | undefined> {
-  const now = nowMillis();
+/** The account's configuration as it is now: every change answered before this call began is in it. */
+export async function getAccountConfig(accountId: string): Promise<AccountConfig | undefined> {
+  const version = await currentVersion(accountId);
+  const hit = live(accountId);
+  if (hit && hit.version >= version) return hit.config;
+  return load(accountId, version);
+}
+
+/** The account's configuration as cached: at most CONFIG_CACHE_SECONDS old (for settings only `apply` changes). */
+export function getCachedAccountConfig(accountId: string): Promise<AccountConfig | undefined> {
+  const hit = live(accountId);
+  return hit ? hit.config : load(accountId, 0);
+}
+
+/** Forgets the account's cached configuration (after this container changed it: read again at once). */
+export function forgetAccountConfig(accountId: string): void {
+  cache.delete(accountId);
+}
+
+/** The version an API request's rate count read back, or (outside one) the version as stored. */
+async function currentVersion(accountId: string): Promise<number> {
+  const rate = requestRate();
+  if (!rate) return readConfigVersion(accountId);
+  // The count is of the caller's account. A refused or failed count is the request's answer whatever it reads (429,
+  // 503): what is cached will do.
+  const outcome = await rate.eager.catch(() => undefined);
+  return outcome?.allowed ? outcome.configVersion : 0;
+}
+
+function live(accountId: string): Entry | undefined {
   const hit = cache.get(accountId);
-  if (hit && hit.expiresAt > now) return hit.config;
-  const entry = { expiresAt: now + CONFIG_CACHE_SECONDS * 1000, config: loadAccountConfig(accountId) };
-  cache.set(accountId, entry);
+  return hit && hit.expiresAt > nowMillis() ? hit : undefined;
+}
+
+function load(accountId: string, version: number): Promise<AccountConfig | undefined> {
+  const entry = {
+    expiresAt: nowMillis() + CONFIG_CACHE_SECONDS * 1000,
+    version,
+    config: loadAccountConfig(accountId),
+  };
+  // A slower load of an older version never replaces a newer one.
+  const held = live(accountId);
+  if (!held || held.version <= version) cache.set(accountId, entry);
   // A failed load is forgotten, unless a newer load has taken its place since.
   entry.config.catch(() => {
     if (cache.get(accountId) === entry) cache.delete(accountId);

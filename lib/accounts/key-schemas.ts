@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ISO_TIME_WITH_OFFSET, nowMicros, parseInstant } from '#lib/time.ts';
+import { futureTime, futureTimeWire } from '#lib/validation/time-fields.ts';
 import { wire } from '#lib/validation/wire-form.ts';
 import { optionalField, requiredSet, requiredText } from '#lib/validation.ts';
 import { EVERY_SCOPE, SCOPES } from './scopes.ts';
@@ -11,27 +11,7 @@ export const MAX_ROTATION_OVERLAP_SECONDS = 604_800;
 
 const GRANTS = [...SCOPES, EVERY_SCOPE] as const;
 
-/** The longest ISO 8601 time taken (lib/time.ts, ISO_TIME_WITH_OFFSET). */
-const MAX_TIME_LENGTH = 35;
-
-const expiresAt = optionalField(
-  v.pipe(
-    v.string('The expires at field must be a string.'),
-    v.maxLength(
-      MAX_TIME_LENGTH,
-      `The expires at field must not be greater than ${MAX_TIME_LENGTH} characters.`,
-    ),
-    // A time that names no real instant (2027-02-30, 24:00) is refused, never rolled over.
-    v.check(
-      (s) => parseInstant(s) !== undefined,
-      'The expires at field must be an ISO 8601 time with an offset, such as 2027-01-31T00:00:00.000000Z.',
-    ),
-    // Epoch microseconds: kept as sent, `.123456` too (the API's times have six digits).
-    v.transform((s) => parseInstant(s) as number),
-    v.check((us) => us > nowMicros(), 'The expires at field must be a time in the future.'),
-  ),
-  v.pipe(v.string(), v.maxLength(MAX_TIME_LENGTH), v.regex(ISO_TIME_WITH_OFFSET)),
-);
+const expiresAt = optionalField(futureTime('expires_at'), futureTimeWire);
 
 /** The `createApiKey` route. */
 export const CreateKeySchema = v.object({

@@ -4,13 +4,13 @@ import type { Timestamp } from '#lib/time.ts';
 import type { AccountFile } from './account-file.ts';
 import { DEFAULT_CATEGORIES, DEFAULT_TICKET_PREFIX } from './defaults.ts';
 import { countNewStages, mergePipelines, pipelineInputs } from './merge-pipelines.ts';
-import { countNew, emailKey, mergeBy, nameKey, slugKey } from './natural-keys.ts';
+import { countNew, emailKey, idsNamed, mergeBy, nameKey, slugKey } from './natural-keys.ts';
 import type { Account, AccountConfig, BusinessHours, Contact, Sequence, SlaPolicy } from './types.ts';
 
 /**
  * The account a file describes, merged into what the account already has: no I/O, so the rules of `apply`
- * (operations.md) are tested without DynamoDB. What the file omits is left as it is; matched entities keep
- * their ids (natural-keys.ts); new ones take the ids reserved for them.
+ * (operations.md) are tested without DynamoDB. What the file omits is left as it is (an agent's `active` and
+ * teams too, and what only the API sets); matched entities keep their ids (natural-keys.ts), new ones take theirs.
  */
 
 export type IdCounts = Partial<Record<Sequence, number>>;
@@ -62,17 +62,19 @@ export function mergeAccount(
   const next = sequenceCursor(allocation.firstIds);
 
   const teams = mergeBy(existing?.teams ?? [], file.teams ?? [], nameKey, (t, old) => ({
+    ...old,
     id: old?.id ?? next('team'),
     name: t.name,
   }));
   const teamId = (name: string) => teams.find((t) => nameKey(t) === name.toLowerCase())?.id ?? null;
 
   const agents = mergeBy(existing?.agents ?? [], file.agents ?? [], emailKey, (a, old) => ({
+    ...old,
     id: old?.id ?? next('agent'),
     email: a.email,
     name: a.name,
-    active: a.active ?? true,
-    teamIds: (a.teams ?? []).map((name) => teamId(name)).filter((id): id is number => id !== null),
+    active: a.active ?? old?.active ?? true,
+    teamIds: a.teams ? idsNamed(teams, a.teams) : (old?.teamIds ?? []),
   }));
 
   const categories = mergeBy(existing?.categories ?? [], categoryInputs(file), slugKey, (c, old) => ({

@@ -27,3 +27,9 @@ export function mergeBy<Old extends { id: number }, In>(
   }
   return [...result.values()].sort((a, b) => a.id - b.id);
 }
+
+/** The ids of the entities `names` name (case-insensitively), each once, ascending; a name of none is skipped. */
+export function idsNamed(entities: { id: number; name: string }[], names: string[]): number[] {
+  const byName = new Map(entities.map((e) => [nameKey(e), e.id]));
+  return [...new Set(names.flatMap((n) => byName.get(n.toLowerCase()) ?? []))].sort((x, y) => x - y);
+}

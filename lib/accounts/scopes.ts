@@ -15,6 +15,8 @@ export const SCOPES = [
   'email:read',
   'erasures:write',
   'keys:manage',
+  'agents:read',
+  'agents:write',
   'organizations:read',
   'organizations:write',
 ] as const;

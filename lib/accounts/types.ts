@@ -63,17 +63,35 @@ export interface Account {
   updatedAt: Timestamp;
 }
 
+/**
+ * People (decisions.md, "People: agents, teams and organizations"). The times, and an agent's status and capacity,
+ * are absent on items an account file wrote before people were resources (lib/people/present.ts reads them so).
+ */
 export interface Team {
   id: number;
   name: string;
+  createdAt?: Timestamp;
+  updatedAt?: Timestamp;
 }
+
+export const AGENT_STATUSES = ['available', 'away', 'offline'] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 export interface Agent {
   id: number;
   email: string;
   name: string;
   active: boolean;
+  /** The one record of membership: a team's agents are the agents naming it here. */
   teamIds: number[];
+  /** Absent: available. */
+  status?: AgentStatus;
+  /** When an away or offline status ends (the agent then reads as available); null: until changed. */
+  statusUntil?: Timestamp | null;
+  /** The most open tickets automatic assignment gives the agent (1..10,000); null or absent: no limit. */
+  capacity?: number | null;
+  createdAt?: Timestamp;
+  updatedAt?: Timestamp;
 }
 
 export interface Category {
@@ -123,7 +141,15 @@ export interface AccountConfig {
   agents: Agent[];
   categories: Category[];
   pipelines: Pipeline[];
+  /**
+   * The versions of its agents and teams as read from the store (their ETags), by `agent#<id>` and `team#<id>`;
+   * absent in a configuration not read from the store (an account file's merge).
+   */
+  versions?: Record<string, number>;
 }
+
+/** How AccountConfig.versions names an agent's or a team's version. */
+export const versionKey = (type: 'agent' | 'team', id: number) => `${type}#${id}`;
 
 /** Integer id sequences kept per account. */
 export const SEQUENCES = [

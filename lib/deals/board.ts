@@ -1,4 +1,4 @@
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import { BOARD, parseBoardCell } from '#lib/data/deals/deal-index.ts';
 import { getDealStats } from '#lib/data/deals/deals.ts';
 import { addDecimal, percentOf } from '#lib/decimal.ts';
@@ -12,7 +12,7 @@ import { NotFound } from '#lib/errors.ts';
  */
 export async function pipelineBoard(accountId: string, ref: string) {
   const id = /^\d{1,10}$/.test(ref) ? Number(ref) : undefined;
-  const [config, stats] = await Promise.all([getAccountConfig(accountId), getDealStats(accountId)]);
+  const [config, stats] = await Promise.all([getCachedAccountConfig(accountId), getDealStats(accountId)]);
   const pipeline = id === undefined ? undefined : config?.pipelines.find((p) => p.id === id);
   if (!pipeline) throw new NotFound();
 

@@ -1,4 +1,4 @@
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
 import { presentContact } from '#lib/contacts/present.ts';
@@ -31,7 +31,7 @@ export async function createDeal(
   attach?: (deal: Deal) => CommitAttachment,
 ): Promise<Deal> {
   const input = parseInput(CreateDealSchema, body);
-  const config = await getAccountConfig(accountId);
+  const config = await getCachedAccountConfig(accountId);
   if (!config) throw new NotFound();
   const { pipeline, stage } = resolveStage(config, input) ?? defaultStage(config);
 

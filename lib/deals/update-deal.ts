@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Contact } from '#lib/accounts/types.ts';
 import { updateDeal as writeDeal } from '#lib/data/deals/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
@@ -40,7 +40,7 @@ export async function updateDeal(
   options: UpdateDealOptions = {},
 ): Promise<UpdatedDeal> {
   const input = parseInput(UpdateDealSchema, body);
-  const config = await getAccountConfig(accountId);
+  const config = await getCachedAccountConfig(accountId);
   if (!config) throw new NotFound();
   const target = resolveStage(config, input);
   let contact: Contact | undefined;

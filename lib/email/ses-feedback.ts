@@ -1,5 +1,5 @@
 import type { SNSEvent } from 'aws-lambda';
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import { findAccountIdByAddress } from '#lib/data/mail/addresses.ts';
 import { suppressAddress } from '#lib/data/outbox.ts';
 import { logMail } from '#lib/log.ts';
@@ -45,7 +45,7 @@ export async function receiveSesFeedback(notification: SesNotification): Promise
   const accountId = source ? await findAccountIdByAddress(splitAddress(source).base) : undefined;
   if (!accountId) return 'ignored';
   if (type !== 'Bounce' && type !== 'Complaint') return 'ignored';
-  const own = new Set((await getAccountConfig(accountId))?.account.email?.addresses ?? []);
+  const own = new Set((await getCachedAccountConfig(accountId))?.account.email?.addresses ?? []);
   const named = tokensOfRecipients(accountId, own, [source]).find((t) => t.mail !== undefined);
   if (!named) {
     logMail('feedback unverified', { accountId, type });

@@ -1,7 +1,15 @@
 /** The event types (decisions.md, "Events"), and the one reading of a type pattern (the feed's and webhooks'). */
 
 /** The resources that have events, and what happens to them. */
-export const EVENT_RESOURCES = ['ticket', 'deal', 'contact', 'message', 'organization'] as const;
+export const EVENT_RESOURCES = [
+  'ticket',
+  'deal',
+  'contact',
+  'message',
+  'agent',
+  'team',
+  'organization',
+] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 /**
  * Messages are written once and never change (decisions.md, "Conversations"): `message.created`, and for a
@@ -18,6 +26,12 @@ export const EVENT_TYPES = [
   ...(['ticket', 'deal', 'contact'] as const).flatMap((r) => [`${r}.deleted`, `${r}.restored`]),
   // An erasure's end (lib/erasures/job.ts): the uuids of what it changed, nothing personal.
   'contact.erased',
+  // People (lib/people/): agents are never deleted (retired with `active: false`); teams are.
+  'agent.created',
+  'agent.updated',
+  'team.created',
+  'team.updated',
+  'team.deleted',
   // Organizations (lib/organizations/organizations.ts): deleted for good, never to the trash.
   'organization.created',
   'organization.updated',

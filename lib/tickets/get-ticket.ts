@@ -1,4 +1,4 @@
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import { getTicketByNumber, getTicketByUuid } from '#lib/data/tickets/tickets.ts';
 import { NotFound } from '#lib/errors.ts';
 import { withCurrentOrganization } from '#lib/organizations/refs.ts';
@@ -25,7 +25,7 @@ export async function findTicket(accountId: string, ref: string): Promise<Versio
   }
   const reference = /^([a-z]{2,10})-(\d{1,15})$/.exec(id);
   if (!reference) return undefined;
-  const config = await getAccountConfig(accountId);
+  const config = await getCachedAccountConfig(accountId);
   if (!config || reference[1] !== config.account.ticketPrefix.toLowerCase()) return undefined;
   return getTicketByNumber(accountId, Number(reference[2]));
 }

@@ -10,7 +10,7 @@ import { organizationOfId, withCurrentName } from '#lib/organizations/refs.ts';
 import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
-import { updateVersioned, type Versioned } from '#lib/versioned-update.ts';
+import { firstReadBeside, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { breachEvents, withLostBreaches } from './breaches.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
@@ -39,6 +39,8 @@ export async function updateTicket(
   options: UpdateOptions = {},
 ): Promise<Versioned<Ticket>> {
   const input = parseInput(UpdateTicketSchema, body);
+  // The current configuration waits for the request's rate count: the ticket's first read runs beside it.
+  const read = firstReadBeside(() => findTicket(accountId, ref));
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const changes = resolveReferences(config, input);
@@ -52,7 +54,7 @@ export async function updateTicket(
   let lost: ClockState[] = [];
   const updated = await updateVersioned({
     read: async () => {
-      const [found, named] = await Promise.all([findTicket(accountId, ref), organization]);
+      const [found, named] = await Promise.all([read(), organization]);
       if (named !== undefined) changes.organization = named;
       // A ticket keeping its organization is written (and answered) with its name as it is now.
       return found && named === undefined ? withCurrentName(accountId, found) : found;

@@ -346,8 +346,8 @@ describe('organizations', () => {
     });
     expect(events[2]?.data.object).toEqual(patched.body.data);
     // All in one feed shard, the one its id names, so the feed keeps them in commit order whatever they hold.
-    expect(new Set(events.map((e) => eventShardOfObject(e.data.object))).size).toBe(1);
-    const renamed = (i: number) => eventShardOfObject({ ...org, name: `Hooli ${i}` });
+    expect(new Set(events.map((e) => eventShardOfObject(e.data.object, e.type))).size).toBe(1);
+    const renamed = (i: number) => eventShardOfObject({ ...org, name: `Hooli ${i}` }, 'organization.updated');
     expect(new Set(Array.from({ length: 16 }, (_, i) => renamed(i)))).toEqual(new Set([renamed(0)]));
     // Webhook endpoints may subscribe to them as to every event type.
     const hook = await call('POST', '/api/webhooks', {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { handler as updateAgent } from '#functions/agents-update.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as getTicket } from '#functions/tickets-get.ts';
 import { handler as listTickets } from '#functions/tickets-list.ts';
@@ -11,7 +12,7 @@ import { createdEvent } from '#lib/events/drafts.ts';
 import { createOrganization } from '#lib/organizations/organizations.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
+import { callerOf, lambdaContext, proxyEvent, routeEvent, ticketEvent } from '#test/support/events.ts';
 import { withFault } from '#test/support/faults.ts';
 import { countRoundTrips, fewestRoundTrips } from '#test/support/round-trips.ts';
 
@@ -74,6 +75,33 @@ describe('DynamoDB round trips per request', () => {
     const replay = await countRoundTrips(() => post('rt-0'));
     expect(replay.result.headers?.['Idempotent-Replayed']).toBe('true');
     expect(replay.roundTrips, replay.calls.join(', ')).toBe(1);
+  });
+
+  /**
+   * The settings are current (lib/accounts/config-cache.ts): a change of an agent moves the account's configuration
+   * version, which the next create's rate count reads back, and that create alone reads the settings again (one
+   * Query, one round more); the one after it is back to 3.
+   */
+  it('a create after an agent changed reads the settings once more, and only that create', async () => {
+    const { account, post } = await setUp('round_robin');
+    const caller = callerOf(account);
+    const patch = await updateAgent(
+      routeEvent('PATCH', '/api/agents/{agent}', { agent: String(account.agents[1]?.id) }, caller, {
+        active: false,
+      }),
+      lambdaContext,
+    );
+    expect(patch.statusCode, patch.body).toBe(200);
+    const after = await countRoundTrips(post);
+    expect(JSON.parse(after.result.body).ticket.assignee.email).toBe('a@desk.test');
+    expect(
+      after.calls.filter((c) => c === 'Query'),
+      after.calls.join(', '),
+    ).toHaveLength(1);
+    expect(after.roundTrips, after.calls.join(', ')).toBeLessThanOrEqual(4);
+    const next = await fewestRoundTrips(post);
+    expect(next.calls, next.calls.join(', ')).not.toContain('Query');
+    expect(next.roundTrips, next.calls.join(', ')).toBeLessThanOrEqual(3);
   });
 
   it('create with least-busy takes at most 3', async () => {

@@ -99,6 +99,10 @@ const BASE_BODIES: Record<string, Record<string, unknown>> = {
   createWebhook: { url: 'http://127.0.0.1:4599/hooks', events: ['ticket.*'] },
   updateWebhook: { description: 'Hostile' },
   redeliverWebhook: { since: '2026-11-24T00:00:00Z' },
+  createAgent: { email: 'hostile@desk.test', name: 'Hostile' },
+  updateAgent: { name: 'Hostile again' },
+  createTeam: { name: 'Hostile' },
+  updateTeam: { name: 'Hostile again' },
   createOrganization: { name: 'Hostile' },
   updateOrganization: { name: 'Hostile again' },
 };
@@ -118,12 +122,21 @@ export interface Things {
   organization: string;
   /** A live key (the one rotate names). */
   key: string;
+  agent: string;
+  team: string;
   asset: string;
   /**
    * What the DELETE routes name instead: another ticket, deal, endpoint, key and organization, deleted once (then 404), so that
    * the object every other route names stays (a request refused for its body names a live object: 400 or 422).
    */
-  doomed: { ticket: string; deal: string; webhook: string; key: string; organization: string };
+  doomed: {
+    ticket: string;
+    deal: string;
+    webhook: string;
+    key: string;
+    team: string;
+    organization: string;
+  };
 }
 
 export async function makeThings(gateway: Gateway, key: string): Promise<Things> {
@@ -135,11 +148,14 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
   const events = await call('GET', '/api/events?limit=1');
   const newKey = () => call('POST', '/api/keys', { name: 'Hostile', scopes: ['tickets:read'] });
   const apiKey = await newKey();
+  const agent = await call('POST', '/api/agents', { email: 'thing@desk.test', name: 'Thing' });
+  const team = await call('POST', '/api/teams', { name: 'Thing' });
   const doomed = {
     ticket: (await call('POST', '/api/tickets', BASE_BODIES.createTicket)).body.ticket.reference,
     deal: (await call('POST', '/api/deals', BASE_BODIES.createDeal)).body.data.uuid,
     webhook: (await call('POST', '/api/webhooks', BASE_BODIES.createWebhook)).body.data.id,
     key: (await newKey()).body.data.id,
+    team: String((await call('POST', '/api/teams', { name: 'Doomed' })).body.data.id),
     organization: String(
       (await call('POST', '/api/organizations', { name: 'Doomed organization' })).body.data.id,
     ),
@@ -153,6 +169,8 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     webhook: webhook.body.data.id,
     organization: String(organization.body.data.id),
     key: apiKey.body.data.id,
+    agent: String(agent.body.data.id),
+    team: String(team.body.data.id),
     asset: 'swagger-ui.css',
     doomed,
   };

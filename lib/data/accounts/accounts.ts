@@ -1,16 +1,17 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type {
-  Account,
-  AccountConfig,
-  Agent,
-  Category,
-  Pipeline,
-  Sequence,
-  Team,
+import {
+  type Account,
+  type AccountConfig,
+  type Agent,
+  type Category,
+  type Pipeline,
+  type Sequence,
+  type Team,
+  versionKey,
 } from '#lib/accounts/types.ts';
 import { accountKeys, configKeys } from '../keys.ts';
 import { batchPutAll, dynamo, getItem, queryAll, tableName } from '../store/client.ts';
-import { entityOf } from '../store/items.ts';
+import { ATTR, entityOf } from '../store/items.ts';
 import { transact } from '../store/transact.ts';
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
@@ -30,7 +31,9 @@ export async function loadAccountConfig(accountId: string): Promise<AccountConfi
     agents: [],
     categories: [],
     pipelines: [],
+    versions: {},
   };
+  const versions = config.versions as Record<string, number>;
   const items = await queryAll({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
@@ -44,9 +47,11 @@ export async function loadAccountConfig(accountId: string): Promise<AccountConfi
         break;
       case 'team':
         config.teams.push(entityOf<Team>(item));
+        versions[versionKey('team', Number(item.id))] = versionOf(item);
         break;
       case 'agent':
         config.agents.push(entityOf<Agent>(item));
+        versions[versionKey('agent', Number(item.id))] = versionOf(item);
         break;
       case 'category':
         config.categories.push(entityOf<Category>(item));
@@ -58,6 +63,9 @@ export async function loadAccountConfig(accountId: string): Promise<AccountConfi
   }
   return config.account ? (config as AccountConfig) : undefined;
 }
+
+/** An item's version (its ETag's number): items an account file wrote before versions existed are at 1. */
+const versionOf = (item: Record<string, unknown>) => Number(item[ATTR.version] ?? 1);
 
 /** Pipelines of an account, ordered by id (their sort key), in one Query. */
 export async function listPipelineItems(accountId: string): Promise<Pipeline[]> {

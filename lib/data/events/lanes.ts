@@ -34,22 +34,22 @@ export const eventShardOfCreation = (createdUs: number) => hash(String(createdUs
 
 /**
  * The shard every event of an object goes to: its creation time's (an ordered uuid carries it, so a create knows
- * its shard before its uuid exists), else its uuid's; an object known by an integer id alone (an organization) its
- * id's; else (tests' drafts) its text's. A message goes with its ticket (`ticket_uuid`): a conversation's events
- * share one shard, so the feed keeps the conversation's order, and a message's event stays in commit order with
- * its ticket's.
+ * its shard before its uuid exists), else its uuid's; an object known by an integer id alone (an agent, a team, an organization)
+ * by its resource and id, given the event's `type`, so all its events take rising places in one lane; else (tests'
+ * drafts) its text's. A message goes with its ticket (`ticket_uuid`): a conversation's events share one shard, so
+ * the feed keeps the conversation's order, and a message's event stays in commit order with its ticket's.
  */
-export function eventShardOfObject(object: unknown): number {
+export function eventShardOfObject(object: unknown, type?: string): number {
   const field = (name: string) =>
     typeof object === 'object' && object !== null && name in object
       ? String((object as Record<string, unknown>)[name])
       : undefined;
   const uuid = field('uuid') ?? field('ticket_uuid');
-  if (uuid === undefined) {
-    const id = (object as { id?: unknown } | null)?.id;
-    if (Number.isInteger(id)) return hash(`id#${id}`) % EVENT_SHARDS;
-    return hash(JSON.stringify(object) ?? '') % EVENT_SHARDS;
+  const id = field('id');
+  if (uuid === undefined && type !== undefined && id !== undefined) {
+    return hash(`${type.slice(0, type.indexOf('.'))}#${id}`) % EVENT_SHARDS;
   }
+  if (uuid === undefined) return hash(JSON.stringify(object) ?? '') % EVENT_SHARDS;
   const parts = uuidParts(uuid);
   return parts ? eventShardOfCreation(parts.createdMicros) : hash(uuid) % EVENT_SHARDS;
 }

@@ -70,7 +70,7 @@ export async function takeEventPlaces(
   const takenAt: number[] = [];
   const wanted = new Map<number, number[]>();
   for (const [i, draft] of drafts.entries()) {
-    const shard = eventShardOfObject(draft.object);
+    const shard = eventShardOfObject(draft.object, draft.type);
     const own = pools.get(shard)?.shift();
     if (own) {
       seqs[i] = own.seq;

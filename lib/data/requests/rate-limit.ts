@@ -1,6 +1,7 @@
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { inExemptScope, type RateCount, requestScope } from '#lib/request-scope.ts';
+import { configVersionOf } from '../accounts/config-version.ts';
 import { accountKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
 import { isConditionFailure, itemOnConditionFailure } from '../store/errors.ts';
@@ -36,6 +37,11 @@ export interface RateOutcome {
   count: number;
   /** Epoch seconds at which the minute ends. */
   resetAt: number;
+  /**
+   * The account's configuration version the count read back (../accounts/config-version.ts): what the request's
+   * cached configuration must be at least as new as (0 on a refused count, which reads no configuration).
+   */
+  configVersion: number;
 }
 
 const MINUTE_SHIFT = 2 ** 20;
@@ -77,12 +83,19 @@ function rateParts(minute: number, limit: number, reset: boolean): RateParts {
   };
 }
 
-function outcomeOf(minute: number, limit: number, value: unknown, allowed: boolean): RateOutcome {
+function outcomeOf(
+  minute: number,
+  limit: number,
+  value: unknown,
+  allowed: boolean,
+  configVersion = 0,
+): RateOutcome {
   return {
     allowed,
     limit,
     count: allowed ? Number(value) - minute * MINUTE_SHIFT : limit,
     resetAt: (minute + 1) * 60,
+    configVersion,
   };
 }
 
@@ -116,11 +129,13 @@ async function countRequest(accountId: string, window: RateWindow): Promise<Rate
       ExpressionAttributeNames: parts.names,
       ExpressionAttributeValues: parts.values,
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      ReturnValues: 'UPDATED_NEW',
+      // The whole item (three numbers): the count, and the configuration's version beside it, for free.
+      ReturnValues: 'ALL_NEW',
     };
     try {
       const { Attributes = {} } = await rateExempt(() => dynamo.send(new UpdateCommand(input)));
-      return outcomeOf(minute, window.limit, Attributes[parts.names['#rcur'] as string], true);
+      const count = Attributes[parts.names['#rcur'] as string];
+      return outcomeOf(minute, window.limit, count, true, configVersionOf(Attributes));
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const item = itemOnConditionFailure(error) ?? {};

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import { type InboundRecord, putInbound } from '#lib/data/mail/inbound.ts';
 import { attachmentKey } from '#lib/data/mail-store.ts';
 import { addressHash, personRefAddresses } from '#lib/erasures/address-hash.ts';
@@ -81,7 +81,7 @@ async function countBytes(content: Readable): Promise<number> {
  */
 async function senderRef(accountId: string, entry: InboundRecord): Promise<string | undefined> {
   if (entry.ticketUuid || !entry.from) return undefined;
-  const own = (await getAccountConfig(accountId))?.account.email?.addresses ?? [];
+  const own = (await getCachedAccountConfig(accountId))?.account.email?.addresses ?? [];
   const [sender] = personRefAddresses([entry.from], own);
   return sender && addressHash(accountId, sender);
 }

@@ -11,7 +11,7 @@ import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros, nowMillis, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
-import { updateVersioned } from '#lib/versioned-update.ts';
+import { firstReadBeside, updateVersioned } from '#lib/versioned-update.ts';
 import { breachEvents } from '../breaches.ts';
 import { conversationOf } from '../conversation.ts';
 import { findTicket } from '../get-ticket.ts';
@@ -99,6 +99,8 @@ export async function postParsedMessage(
   const author = input.author ?? 'agent';
   const visibility = input.visibility ?? 'public';
   refuseCombinations(input, author, visibility);
+  // The current configuration waits for the request's rate count: the ticket's first read runs beside it.
+  const read = firstReadBeside(() => findTicket(accountId, ref));
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const writer: Writer = { author, visibility, agent: namedAgent(config, input.agent_id) };
@@ -107,7 +109,7 @@ export async function postParsedMessage(
   // The breaches the message would lose (a new next-reply cycle after a late reply): written in its commit.
   let lost: ClockState[] = [];
   const updated = await updateVersioned<Ticket>({
-    read: () => findTicket(accountId, ref),
+    read,
     apply: (before) => {
       lost = [];
       if (before.status === 'closed') {

@@ -1,0 +1,35 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { accountKeys } from '../keys.ts';
+import { dynamo, getItem, tableName } from '../store/client.ts';
+
+/**
+ * The version of an account's configuration (docs/decisions.md, "Settings seen at once"): a number on the account's
+ * rate item, which every API request already updates and reads back (lib/data/requests/rate-limit.ts), so a
+ * request learns the current version at no cost and a container reloads its cached configuration when it moved.
+ * Every change of agents or teams (the API's and `apply`'s) moves it once its commit landed: a request begun after
+ * the change answered sees the new version, and a load begun after that sees the change. A crash between the
+ * commit and the move leaves the change to the cache's lifetime (30 s), as before the version existed.
+ */
+export const CONFIG_VERSION_ATTRIBUTE = 'cfg';
+
+/** The version as an item read holds it (an account never changed since: 0). */
+export const configVersionOf = (item: Record<string, unknown> | undefined): number =>
+  Number(item?.[CONFIG_VERSION_ATTRIBUTE] ?? 0);
+
+/** Moves the version on, after a change of the configuration committed. */
+export async function moveConfigVersion(accountId: string): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: accountKeys.rate(accountId),
+      UpdateExpression: 'ADD #cfg :one',
+      ExpressionAttributeNames: { '#cfg': CONFIG_VERSION_ATTRIBUTE },
+      ExpressionAttributeValues: { ':one': 1 },
+    }),
+  );
+}
+
+/** The current version, read (outside an API request, which has it from its rate count). */
+export async function readConfigVersion(accountId: string): Promise<number> {
+  return configVersionOf(await getItem(accountKeys.rate(accountId)));
+}
