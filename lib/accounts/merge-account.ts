@@ -12,7 +12,6 @@ import type { Account, AccountConfig, BusinessHours, Contact, Sequence, SlaPolic
  * (operations.md) are tested without DynamoDB. What the file omits is left as it is (an agent's `active` and
  * teams too, and what only the API sets); matched entities keep their ids (natural-keys.ts), new ones take theirs.
  */
-
 export type IdCounts = Partial<Record<Sequence, number>>;
 
 /** What the merge cannot decide itself: ids, the time, and uuids of new contacts. */
@@ -180,8 +179,7 @@ function mergeContacts(
       phone: c.phone ?? null,
       createdAt: old?.createdAt ?? timestamp,
       updatedAt: old?.updatedAt ?? old?.createdAt ?? timestamp,
-      // The file does not name organizations: a contact keeps the one the API or its domain gave it.
-      ...(old?.organization ? { organization: old.organization } : {}),
+      ...(old?.organization ? { organization: old.organization } : {}), // the file names none: kept
     };
     if (!old) {
       newContacts.push(contact);

@@ -62,6 +62,10 @@ export async function createTicketFrom(
 ): Promise<Ticket> {
   const { attach } = options;
   refuseOversizedTicket(input, options.oversizedField);
+  // The requester's contact and its domain's organization, read beside the configuration (which waits for the
+  // request's rate count); the contact's own organization, when it names one, beside the number.
+  const requester = requesterOf(accountId, input.requester_email);
+  requester.catch(() => undefined);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const { account } = config;
@@ -69,17 +73,11 @@ export async function createTicketFrom(
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
   // from it); kept by a retry after a lost race (its place in every list stays).
-  // The organization: the contact's, else the domain's claim, read beside the contact; the contact's own (only
-  // when it names one) beside the number, which waits for the rate count anyway: no round trip more.
   const [{ number, cursor, place, createdUs }, [{ contact, organization }, openWork]] =
     await reserveTicketNumber(
       accountId,
       method === 'round_robin' ? candidateSetName(candidates) : undefined,
-      () =>
-        Promise.all([
-          requesterOf(accountId, input.requester_email),
-          method === 'least_busy' ? getOpenWork(accountId) : undefined,
-        ]),
+      () => Promise.all([requester, method === 'least_busy' ? getOpenWork(accountId) : undefined]),
     );
 
   let busy = openWork;

@@ -41,13 +41,13 @@ export async function updateTicket(
   const input = parseInput(UpdateTicketSchema, body);
   // The current configuration waits for the request's rate count: the ticket's first read runs beside it.
   const read = firstReadBeside(() => findTicket(accountId, ref));
-  const config = await getAccountConfig(accountId);
-  if (!config) throw new NotFound();
-  const changes = resolveReferences(config, input);
   // The organization named (a 422 when it is not the account's), read beside the ticket's first read.
   const organization =
     input.organization_id !== undefined ? organizationOfId(accountId, input.organization_id) : undefined;
   organization?.catch(() => undefined);
+  const config = await getAccountConfig(accountId);
+  if (!config) throw new NotFound();
+  const changes = resolveReferences(config, input);
 
   // The breaches the change would lose (a passed due time moved by a priority or category change): written in
   // its commit (lib/tickets/breaches.ts, withLostBreaches).
