@@ -170,6 +170,27 @@ export const emailInboundQueueWorker = {
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
+/** How long one clearing run may go on (polling every 2 s meanwhile); its timeout leaves 30 s beyond. */
+export const CLEARING_RUN_MS = 50_000;
+
+/**
+ * Scheduled every minute, runs the organization clearing runner (lib/organizations/clearing-runner.ts) for most of
+ * the minute, so a deletion's tickets and contacts are cleared within 60 seconds: the clearings' due index (Query on
+ * gsi2), a clearing (GetItem), an organization's postings (Query) and each ticket or contact (GetItem), its open
+ * deals (Query), each clearing commit (a transaction of the entity's Put, its postings' Put and Delete, counter and
+ * block UpdateItems, the event's place), a posting no entity holds (DeleteItem), the clearing's postponement
+ * (UpdateItem) and end (DeleteItem); beside a commit, the directory entries of dimensions new to the container
+ * (BatchWriteItem).
+ */
+export const organizationClearingWorker = {
+  name: 'organizationClearing',
+  entry: 'functions/organization-clearing.ts',
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  indexQueries: ['gsi2'],
+  timeoutSeconds: 80,
+  keyHashSecret: true,
+} as const satisfies WorkerDefinition;
+
 export const workers: readonly WorkerDefinition[] = [
   webhookStreamWorker,
   webhookDueWorker,
@@ -179,4 +200,5 @@ export const workers: readonly WorkerDefinition[] = [
   emailInboundWorker,
   emailInboundQueueWorker,
   erasureWorker,
+  organizationClearingWorker,
 ];

@@ -3,6 +3,7 @@ import type {
   emailInboundWorker,
   emailOutboxWorker,
   erasureWorker,
+  organizationClearingWorker,
   purgeWorker,
   slaBreachesWorker,
   webhookDueWorker,
@@ -18,7 +19,8 @@ export type WorkerName =
   | typeof purgeWorker.name
   | typeof emailInboundWorker.name
   | typeof emailInboundQueueWorker.name
-  | typeof erasureWorker.name;
+  | typeof erasureWorker.name
+  | typeof organizationClearingWorker.name;
 
 /**
  * Every difference between environments, in one typed object (`npx cdk deploy -c stage=<name>`).
@@ -116,6 +118,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       // The event source mapping's pollers start at 5 batches at once: 5 lets them run without throttles.
       emailInboundQueue: 5,
       erasures: 2,
+      organizationClearing: 2,
     },
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
     // deliveries/s at a 200 ms receiver).
@@ -160,6 +163,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       emailInbound: 20,
       emailInboundQueue: 20,
       erasures: 2,
+      organizationClearing: 2,
     },
     // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms
     // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a

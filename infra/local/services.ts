@@ -25,6 +25,7 @@ export async function loadModules() {
     { folderSender, smtpSender },
     { runErasures },
     { folderMailEraser },
+    { runClearings },
   ] = await Promise.all([
     import('#lib/accounts/apply-account.ts'),
     import('#lib/data/accounts/accounts.ts'),
@@ -37,10 +38,12 @@ export async function loadModules() {
     import('#lib/email/senders.ts'),
     import('#lib/erasures/runner.ts'),
     import('#lib/data/mail-store.ts'),
+    import('#lib/organizations/clearing-runner.ts'),
   ]);
   return {
     ...{ applyAccountFile, findAccountIdBySlug, LocalGateway, startWebhookDispatcher, runBreaches },
     ...{ startMailServer, runPurges, runOutbox, folderSender, smtpSender, runErasures, folderMailEraser },
+    runClearings,
   };
 }
 export type Modules = Awaited<ReturnType<typeof loadModules>>;
@@ -110,9 +113,11 @@ export async function startService(
     stopped,
     mail: modules.folderMailEraser(mailDir),
   });
+  // Deleted organizations (docs/decisions.md, "People"): their tickets and contacts cleared, a bounded step at a time.
+  const clearings = modules.runClearings(Number.POSITIVE_INFINITY, { stopped });
   return {
     ...{ baseUrl, server, dispatcher, mail, mailDir, relay, sentDir, sender },
-    runners: [breaches, purges, outbox, erasures],
+    runners: [breaches, purges, outbox, erasures, clearings],
     stopRunners: () => {
       runnersStopped = true;
     },

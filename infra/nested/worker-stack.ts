@@ -2,6 +2,7 @@ import { Duration, NestedStack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import {
   erasureWorker,
+  organizationClearingWorker,
   PURGE_EVERY_MINUTES,
   purgeWorker,
   slaBreachesWorker,
@@ -21,7 +22,8 @@ export interface WorkerStackProps extends StageParts {
 
 /**
  * The background workers (a nested stack of the stage): the webhook dispatcher (the table's stream and the due
- * runners' schedules invoke it) and the scheduled runners: service-level breaches, the trash's purge, erasures.
+ * runners' schedules invoke it) and the scheduled runners: service-level breaches, the trash's purge, erasures,
+ * organization clearings.
  * The mail workers are the mail's (MailStack).
  */
 export class WorkerStack extends NestedStack {
@@ -29,6 +31,7 @@ export class WorkerStack extends NestedStack {
   readonly breaches: ScheduledRunner;
   readonly purge: ScheduledRunner;
   readonly erasures: ScheduledRunner;
+  readonly organizationClearing: ScheduledRunner;
   /** Its functions, by their names in functions/workers.ts. */
   readonly functions: Readonly<Record<string, DeskpipeFunction>>;
 
@@ -86,12 +89,26 @@ export class WorkerStack extends NestedStack {
       reservedConcurrency: config.workerConcurrency.erasures,
     });
     props.mail.grantErase(this.erasures.function);
+    // A deleted organization's tickets and contacts (decisions.md, "People"): every minute, for most of it.
+    this.organizationClearing = new ScheduledRunner(this, 'OrganizationClearing', {
+      ...runnerDefaults(props),
+      worker: organizationClearingWorker,
+      description:
+        'Clears deleted organizations from their tickets and contacts (functions/organization-clearing.ts), each minute.',
+      slug: 'organization-clearing',
+      everyMinutes: 1,
+      notRunningAfter: Duration.minutes(15),
+      notRunningMeans:
+        'The organization clearing runner did not run for 15 minutes: deleted organizations stay on tickets. See docs/deploy.md#organization-clearing-not-running.',
+      reservedConcurrency: config.workerConcurrency.organizationClearing,
+    });
     this.functions = {
       [webhookStreamWorker.name]: this.webhooks.streamFunction,
       [webhookDueWorker.name]: this.webhooks.dueFunction,
       [slaBreachesWorker.name]: this.breaches.function,
       [purgeWorker.name]: this.purge.function,
       [erasureWorker.name]: this.erasures.function,
+      [organizationClearingWorker.name]: this.organizationClearing.function,
     };
   }
 }

@@ -48,8 +48,9 @@ export const markedKinds = {
     rules: ['owasp:api1:2023-no-numeric-ids'],
     reason:
       "The small integer id of an agent, a team, a pipeline or a stage of the caller's own account (as the " +
-      "Laravel API it replaces does): every lookup is scoped to the key's account, so another account's ids " +
-      'name nothing. Tickets and deals themselves are addressed by uuid or reference.',
+      "Laravel API it replaces does), or of one of its organizations: every lookup is scoped to the key's " +
+      "account, so another account's ids name nothing. Tickets and deals themselves are addressed by uuid or " +
+      'reference.',
   },
 } as const satisfies Record<string, ExceptionKind>;
 

@@ -79,6 +79,15 @@ const ticketTimes = {
 
 const assignee = nullable(v.strictObject({ id, name: v.string(), email: v.string() }));
 const team = nullable(v.strictObject({ id, name: v.string() }));
+/** A ticket's or contact's organization: its id and its name as it is now (decisions.md). */
+const organization = v.pipe(
+  nullable(v.strictObject({ id, name: v.string() })),
+  v.description(
+    "Set when it is made from the requester's contact, else from the organization owning the address's domain " +
+      '(none for a free-mail address); kept when the domains change; `organization_id` in a PATCH changes it. ' +
+      "The name is the organization's current one.",
+  ),
+);
 
 export const Ticket = v.pipe(
   v.strictObject({
@@ -99,6 +108,7 @@ export const Ticket = v.pipe(
     }),
     assignee,
     team,
+    organization,
     parent_uuid: nullable(uuid),
     ...ticketTimes,
   }),
@@ -115,6 +125,7 @@ export const ListedTicket = v.pipe(
     }),
     assignee,
     team,
+    organization,
     ...ticketTimes,
   }),
   v.title('ListedTicket'),
@@ -447,6 +458,7 @@ export const Contact = v.pipe(
     full_name: v.string(),
     email: v.string(),
     phone: nullable(v.string()),
+    organization,
     created_at: timestamp,
     updated_at: timestamp,
     open_deals_count: count,

@@ -18,6 +18,7 @@ import {
 import { openDealCounts } from '#lib/data/deals/deals.ts';
 import { claimAddresses, findAccountIdByAddress } from '#lib/data/mail/addresses.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
+import { organizationOfAddress } from '#lib/organizations/refs.ts';
 import { applyPeople } from '#lib/people/apply-people.ts';
 import { now } from '#lib/time.ts';
 import { AccountFileInvalid, parseAccountFile } from './account-file.ts';
@@ -80,7 +81,10 @@ export async function applyAccountFile(raw: unknown, options: ApplyOptions = {})
   await putConfigEntities(id, settings);
   await claimAddresses(id, merged.config.account.email?.addresses ?? []);
   // Each contact's change writes its event, as an API change does (its GET shows its open deals).
-  for (const contact of merged.newContacts) {
+  for (const made of merged.newContacts) {
+    // A new contact's organization: its address's domain's (decisions.md).
+    const organization = await organizationOfAddress(id, made.email);
+    const contact = organization ? { ...made, organization } : made;
     await createContact(id, contact, createdEvent('contact', presentContact(contact, 0)));
   }
   const openDeals = merged.changedContacts.length

@@ -12,7 +12,6 @@ import type { Account, AccountConfig, BusinessHours, Contact, Sequence, SlaPolic
  * (operations.md) are tested without DynamoDB. What the file omits is left as it is (an agent's `active` and
  * teams too, and what only the API sets); matched entities keep their ids (natural-keys.ts), new ones take theirs.
  */
-
 export type IdCounts = Partial<Record<Sequence, number>>;
 
 /** What the merge cannot decide itself: ids, the time, and uuids of new contacts. */
@@ -180,6 +179,7 @@ function mergeContacts(
       phone: c.phone ?? null,
       createdAt: old?.createdAt ?? timestamp,
       updatedAt: old?.updatedAt ?? old?.createdAt ?? timestamp,
+      ...(old?.organization ? { organization: old.organization } : {}), // the file names none: kept
     };
     if (!old) {
       newContacts.push(contact);

@@ -127,6 +127,11 @@ export interface Contact {
   createdAt: Timestamp;
   /** Changed by every write that changes the contact (contacts from before it existed: their createdAt). */
   updatedAt?: Timestamp;
+  /**
+   * Its organization, set when it is made from its address's domain (decisions.md), shown as it is now
+   * (lib/organizations/refs.ts). Absent: none.
+   */
+  organization?: { id: number; name: string } | null;
 }
 
 /** Everything an account is configured with; small, read in one query and cacheable. */

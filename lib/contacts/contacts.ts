@@ -10,6 +10,13 @@ import { openDealCounts } from '#lib/data/deals/deals.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
+import {
+  organizationOfId,
+  withCurrentName,
+  withCurrentOrganization,
+  withCurrentOrganizations,
+} from '#lib/organizations/refs.ts';
+import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { type ListUrl, paginate, withinReadBudget } from '#lib/pagination.ts';
 import { searchWords } from '#lib/search.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
@@ -30,9 +37,13 @@ export async function findContact(accountId: string, ref: string): Promise<Versi
   return UUID.test(uuid) ? getContactByUuid(accountId, uuid) : undefined;
 }
 
+/** A contact with its open deals, and its organization under its name as it is now (both read at once). */
 async function withOpenDeals(accountId: string, stored: Versioned<Contact>): Promise<ContactView> {
-  const counts = await openDealCounts(accountId, [stored.entity.id]);
-  return { ...stored, openDeals: counts.get(stored.entity.id) ?? 0 };
+  const [counts, entity] = await Promise.all([
+    openDealCounts(accountId, [stored.entity.id]),
+    withCurrentOrganization(accountId, stored.entity),
+  ]);
+  return { ...stored, entity, openDeals: counts.get(stored.entity.id) ?? 0 };
 }
 
 /** The `getContact` route: by uuid; unknown, malformed and other accounts' contacts are 404. */
@@ -57,14 +68,20 @@ export async function updateContact(
   } = {},
 ): Promise<ContactView> {
   const input = parseInput(UpdateContactSchema, body);
+  // The organization named (a 422 when it is not the account's), read beside the contact's first read.
+  const organization =
+    input.organization_id !== undefined ? organizationOfId(accountId, input.organization_id) : undefined;
+  organization?.catch(() => undefined);
+  let named: OrganizationRef | null | undefined;
   let openDeals: Promise<Map<number, number>> | undefined;
   const updated = await updateVersioned<Contact>({
     read: async () => {
-      const stored = await findContact(accountId, ref);
-      if (stored) openDeals ??= openDealCounts(accountId, [stored.entity.id]);
-      return stored;
+      const [found, target] = await Promise.all([findContact(accountId, ref), organization]);
+      named = target;
+      if (found) openDeals ??= openDealCounts(accountId, [found.entity.id]);
+      return found && target === undefined ? withCurrentName(accountId, found) : found;
     },
-    apply: (before) => applyContactChange(before, input, nowMicros()),
+    apply: (before) => applyContactChange(before, input, nowMicros(), named),
     write: async (before, after, version) => {
       const count = (await openDeals)?.get(after.id) ?? 0;
       try {
@@ -97,8 +114,15 @@ export async function updateContact(
   return { ...updated, openDeals: counts?.get(updated.entity.id) ?? 0 };
 }
 
-export function applyContactChange(before: Contact, input: UpdateContactInput, nowUs: number): Contact {
+export function applyContactChange(
+  before: Contact,
+  input: UpdateContactInput,
+  nowUs: number,
+  organization?: OrganizationRef | null,
+): Contact {
   const after: Contact = { ...before };
+  if (organization === null) delete after.organization;
+  else if (organization !== undefined) after.organization = organization;
   if (input.first_name !== undefined) after.firstName = input.first_name;
   if (input.last_name !== undefined) after.lastName = input.last_name;
   if (input.phone !== undefined) after.phone = input.phone;
@@ -117,12 +141,16 @@ export async function listContacts(accountId: string, query: ContactListQuery, a
       limit: query.perPage,
     }),
   );
-  const counts = await openDealCounts(
-    accountId,
-    entities.map((c) => c.id),
-  );
+  // Open deals, and organizations under their names as they are now, read at once.
+  const [counts, shown] = await Promise.all([
+    openDealCounts(
+      accountId,
+      entities.map((c) => c.id),
+    ),
+    withCurrentOrganizations(accountId, entities),
+  ]);
   return paginate(
-    entities.map((c) => presentContact(c, counts.get(c.id) ?? 0)),
+    shown.map((c) => presentContact(c, counts.get(c.id) ?? 0)),
     total,
     query,
     at,

@@ -11,6 +11,7 @@ export function presentContact(c: Contact, openDeals: number) {
     full_name: fullName(c.firstName, c.lastName),
     email: c.email,
     phone: c.phone,
+    organization: c.organization ?? null,
     created_at: c.createdAt,
     updated_at: c.updatedAt ?? c.createdAt,
     open_deals_count: openDeals,

@@ -9,6 +9,7 @@ import {
   recognisedBy,
 } from '#lib/list-params.ts';
 import type { PageRequest } from '#lib/pagination.ts';
+import { nullableId } from '#lib/tickets/schemas.ts';
 import { clearableText, someField, sometimes } from '#lib/validation/patch-fields.ts';
 import { parseInput, requiredEmail, requiredText } from '#lib/validation.ts';
 
@@ -18,6 +19,7 @@ const UpdateContactFields = v.object({
   last_name: clearableText('last_name', 255),
   phone: clearableText('phone', 64),
   email: sometimes(requiredEmail('email')),
+  organization_id: nullableId('organization_id'),
 });
 
 export const UpdateContactSchema = v.pipe(UpdateContactFields, someField(UpdateContactFields));

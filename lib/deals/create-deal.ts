@@ -9,6 +9,7 @@ import { type CommitAttachment, completionCommit } from '#lib/data/requests/idem
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
 import { Conflict, NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
+import { organizationOfAddress } from '#lib/organizations/refs.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { defaultStage, type PipelineStage, resolveStage } from './pipeline-stage.ts';
@@ -36,7 +37,11 @@ export async function createDeal(
 
   // The contact is looked up beside the request's rate count; then the deal's number and its event's place (and a
   // new contact's id and its event's place) are taken in one update, which had to wait for the count anyway.
-  const existing = await findContactByEmail(accountId, input.contact_email);
+  // A new contact's organization (its address's domain's) is read beside it: no round trip more.
+  const [existing, organization] = await Promise.all([
+    findContactByEmail(accountId, input.contact_email),
+    organizationOfAddress(accountId, input.contact_email),
+  ]);
   if (!existing && input.contact_first_name === undefined) {
     throw ValidationFailed.field(
       'contact_first_name',
@@ -92,6 +97,7 @@ export async function createDeal(
     phone: input.contact_phone ?? null,
     createdAt: formatTimestamp(createdUs),
     updatedAt: formatTimestamp(createdUs),
+    ...(organization ? { organization } : {}),
   };
   const deal = dealFor(contact);
   try {

@@ -13,7 +13,7 @@ import {
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { deleteVersioned, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { presentOrganization } from './present.ts';
@@ -159,9 +159,11 @@ export async function deleteOrganization(
         version: stored.version + 1,
       };
       const attach = options.attach?.(stored.entity);
-      await removeOrganization(accountId, stored, { attach, event }).catch((error) => {
-        throw answerOf(error);
-      });
+      await removeOrganization(accountId, stored, { attach, event, deletedMs: nowMillis() }).catch(
+        (error) => {
+          throw answerOf(error);
+        },
+      );
     },
     ifMatch: options.ifMatch,
     changedMessage: CHANGED,

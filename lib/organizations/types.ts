@@ -25,3 +25,9 @@ export const MAX_EXTERNAL_ID_LENGTH = 255;
 
 /** A name as names are compared for uniqueness: case-insensitively, in one Unicode form (NFC). */
 export const comparedName = (name: string) => name.normalize('NFC').toLowerCase();
+
+/** An organization as a ticket or contact names it: its id, and its name (shown as it is now: ./refs.ts). */
+export interface OrganizationRef {
+  id: number;
+  name: string;
+}

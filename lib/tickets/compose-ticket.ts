@@ -1,6 +1,7 @@
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Account, Agent, Category, Contact, Priority, Team } from '#lib/accounts/types.ts';
 import { newTicketUuid } from '#lib/data/tickets/tickets.ts';
+import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { conversationAtCreate } from './conversation.ts';
 import type { CreateTicketInput } from './schemas.ts';
@@ -18,6 +19,8 @@ export interface TicketParts {
   team: Team | null;
   assignee: Agent | undefined;
   contact: Contact | undefined;
+  /** The requester's organization (lib/organizations/refs.ts, organizationOfRequester). */
+  organization?: OrganizationRef | null;
 }
 
 /** The ticket that a create with these decisions stores (pure: also used by the benchmark's bulk loader). */
@@ -48,6 +51,8 @@ export function composeTicket(p: TicketParts): Ticket {
     },
     assignee: p.assignee ? { id: p.assignee.id, name: p.assignee.name, email: p.assignee.email } : null,
     team: p.team ? { id: p.team.id, name: p.team.name } : null,
+    // Kept only when there is one: a ticket without one stores (and pays for) no attribute.
+    ...(p.organization ? { organization: p.organization } : {}),
     parentUuid: null,
     customFields: p.input.custom_fields ?? {},
     tags: [],

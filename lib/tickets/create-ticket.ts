@@ -14,6 +14,7 @@ import {
 } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
+import { organizationOfAddress, organizationOfRequester } from '#lib/organizations/refs.ts';
 import { nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, needsOpenWork, pickAssignee, pickCondition } from './assignment.ts';
@@ -62,6 +63,10 @@ export async function createTicketFrom(
 ): Promise<Ticket> {
   const { attach } = options;
   refuseOversizedTicket(input, options.oversizedField);
+  // The requester's contact and its domain's organization, read beside the configuration (which waits for the
+  // request's rate count); the contact's own organization, when it names one, beside the number.
+  const requester = requesterOf(accountId, input.requester_email);
+  requester.catch(() => undefined);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const { account } = config;
@@ -69,15 +74,16 @@ export async function createTicketFrom(
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
   // from it); kept by a retry after a lost race (its place in every list stays).
-  const [{ number, cursor, place, createdUs }, [contact, openWork]] = await reserveTicketNumber(
-    accountId,
-    method === 'round_robin' ? candidateSetName(candidates) : undefined,
-    () =>
-      Promise.all([
-        findContactByEmail(accountId, input.requester_email),
-        method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
-      ]),
-  );
+  const [{ number, cursor, place, createdUs }, [{ contact, organization }, openWork]] =
+    await reserveTicketNumber(
+      accountId,
+      method === 'round_robin' ? candidateSetName(candidates) : undefined,
+      () =>
+        Promise.all([
+          requester,
+          method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
+        ]),
+    );
 
   let busy = openWork;
   let busyCondition: BusyCondition | undefined; // the last conditioned pick: a lost race reads its agent again
@@ -95,6 +101,7 @@ export async function createTicketFrom(
         team,
         assignee,
         contact,
+        organization,
         priority,
       });
       const ticket: Ticket = {
@@ -127,6 +134,15 @@ export async function createTicketFrom(
       },
     },
   );
+}
+
+/** The requester's contact and organization (organizationOfRequester), its domain's claim read beside the contact. */
+async function requesterOf(accountId: string, email: string) {
+  const byDomain = organizationOfAddress(accountId, email);
+  // Settled here too: when the contact names its own organization, the domain's answer is not awaited.
+  byDomain.catch(() => undefined);
+  const contact = await findContactByEmail(accountId, email);
+  return { contact, organization: await organizationOfRequester(accountId, contact, byDomain) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import { getTicketByNumber, getTicketByUuid } from '#lib/data/tickets/tickets.ts';
 import { NotFound } from '#lib/errors.ts';
+import { withCurrentOrganization } from '#lib/organizations/refs.ts';
 import type { Versioned } from '#lib/versioned-update.ts';
 import type { Ticket } from './types.ts';
 
@@ -11,7 +12,10 @@ import type { Ticket } from './types.ts';
 export async function getTicket(accountId: string, ref: string): Promise<Versioned<Ticket>> {
   const found = await findTicket(accountId, ref);
   if (!found) throw new NotFound();
-  return found;
+  // Its organization under its name as it is now (one read more, only when it has one).
+  return found.entity.organization
+    ? { ...found, entity: await withCurrentOrganization(accountId, found.entity) }
+    : found;
 }
 
 export async function findTicket(accountId: string, ref: string): Promise<Versioned<Ticket> | undefined> {

@@ -39,6 +39,7 @@ export const ListQueryParams = v.object({
   status: param('status', picked('status', TICKET_STATUSES)),
   priority: param('priority', picked('priority', PRIORITIES)),
   assignee_id: param('assignee_id', wholeNumber('assignee_id', 1), wholeNumberWire(1)),
+  organization_id: param('organization_id', wholeNumber('organization_id', 1), wholeNumberWire(1)),
   requester_email: param('requester_email', maxText('requester_email', 254)),
   search: param('search', maxText('search', 255)),
   sla: param('sla', picked('sla', ['breached'] as const)),
@@ -116,6 +117,7 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
     ...(q.status ? { status: q.status } : {}),
     ...(q.priority ? { priority: q.priority } : {}),
     ...(q.assignee_id !== undefined ? { assigneeId: q.assignee_id } : {}),
+    ...(q.organization_id !== undefined ? { organizationId: q.organization_id } : {}),
     // Compared as addresses are held: an internationalized domain in either form finds the requester.
     ...(q.requester_email !== undefined
       ? { requesterEmail: canonicalAddress(q.requester_email) ?? q.requester_email }

@@ -45,6 +45,7 @@ export function presentCreatedTicket(t: Ticket) {
     },
     assignee: t.assignee,
     team: t.team,
+    organization: t.organization ?? null,
     parent_uuid: t.parentUuid,
     ...timestamps(t),
   };
@@ -61,6 +62,7 @@ export function presentListedTicket(t: Ticket) {
     },
     assignee: t.assignee,
     team: t.team,
+    organization: t.organization ?? null,
     ...timestamps(t),
   };
 }

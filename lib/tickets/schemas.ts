@@ -139,7 +139,7 @@ export const CreateTicketSchema = v.pipe(
 export type CreateTicketInput = v.InferOutput<typeof CreateTicketSchema>;
 
 /** An id a PATCH may set or clear: an integer as the create takes it, naming an entity (≥ 1). */
-const nullableId = (field: string) => {
+export const nullableId = (field: string) => {
   const notId = `The ${attribute(field)} field must be an integer or null.`;
   return clearable(
     v.pipe(
@@ -186,6 +186,7 @@ const UpdateTicketFields = v.object({
   ),
   assignee_id: nullableId('assignee_id'),
   team_id: nullableId('team_id'),
+  organization_id: nullableId('organization_id'),
   category_id: nullableId('category_id'),
   category_slug: clearableText('category_slug', 255),
   subject: sometimes(requiredText('subject', 255)),

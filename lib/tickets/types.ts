@@ -1,4 +1,5 @@
 import type { Priority } from '#lib/accounts/types.ts';
+import type { OrganizationRef } from '#lib/organizations/types.ts';
 import type { Timestamp } from '#lib/time.ts';
 import type { KeptClocks, SlaBreaches, SlaTargets } from './sla-clocks.ts';
 
@@ -35,6 +36,11 @@ export interface Ticket {
   };
   assignee: { id: number; name: string; email: string } | null;
   team: { id: number; name: string } | null;
+  /**
+   * The requester's organization, set at creation (decisions.md): its name as when the ticket was last written,
+   * shown as it is now (lib/organizations/refs.ts). Absent on tickets stored before organizations: none.
+   */
+  organization?: OrganizationRef | null;
   parentUuid: string | null;
   customFields: Record<string, CustomFieldValue>;
   tags: string[];
@@ -95,6 +101,7 @@ export interface TicketFilter {
   status?: TicketStatus;
   priority?: Priority;
   assigneeId?: number;
+  organizationId?: number;
   requesterEmail?: string;
   /** `sla=breached`: a clock's breach was written and the clock is still running. */
   slaBreached?: boolean;

@@ -6,6 +6,8 @@ import { UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
+import { organizationOfId, withCurrentName } from '#lib/organizations/refs.ts';
+import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { firstReadBeside, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
@@ -39,6 +41,10 @@ export async function updateTicket(
   const input = parseInput(UpdateTicketSchema, body);
   // The current configuration waits for the request's rate count: the ticket's first read runs beside it.
   const read = firstReadBeside(() => findTicket(accountId, ref));
+  // The organization named (a 422 when it is not the account's), read beside the ticket's first read.
+  const organization =
+    input.organization_id !== undefined ? organizationOfId(accountId, input.organization_id) : undefined;
+  organization?.catch(() => undefined);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const changes = resolveReferences(config, input);
@@ -47,7 +53,12 @@ export async function updateTicket(
   // its commit (lib/tickets/breaches.ts, withLostBreaches).
   let lost: ClockState[] = [];
   const updated = await updateVersioned({
-    read,
+    read: async () => {
+      const [found, named] = await Promise.all([read(), organization]);
+      if (named !== undefined) changes.organization = named;
+      // A ticket keeping its organization is written (and answered) with its name as it is now.
+      return found && named === undefined ? withCurrentName(accountId, found) : found;
+    },
     apply: (before) => {
       if (before.status === 'closed') {
         throw ValidationFailed.field('status', 'A closed ticket cannot be changed.');
@@ -88,6 +99,7 @@ export async function updateTicket(
 }
 
 interface ResolvedChanges {
+  organization?: OrganizationRef | null;
   assignee?: Ticket['assignee'];
   team?: Ticket['team'];
   category?: Category | null;
@@ -141,6 +153,8 @@ export function applyChange(
   if (input.tags !== undefined) after.tags = input.tags;
   if (changes.assignee !== undefined) after.assignee = changes.assignee;
   if (changes.team !== undefined) after.team = changes.team;
+  if (changes.organization === null) delete after.organization;
+  else if (changes.organization !== undefined) after.organization = changes.organization;
   if (changes.category !== undefined) {
     after.category = changes.category && {
       id: changes.category.id,

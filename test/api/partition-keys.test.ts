@@ -10,7 +10,14 @@ import { handler as streamHandler } from '#functions/webhooks-stream.ts';
 import { startMailServer } from '#infra/local/mail.ts';
 import { createKey } from '#lib/accounts/key-making.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
-import { erasureKeys, outboxKeys, ticketKeys, trashKeys, webhookDeliveryKeys } from '#lib/data/keys.ts';
+import {
+  erasureKeys,
+  organizationKeys,
+  outboxKeys,
+  ticketKeys,
+  trashKeys,
+  webhookDeliveryKeys,
+} from '#lib/data/keys.ts';
 import { dynamo } from '#lib/data/store/client.ts';
 import { getDelivery } from '#lib/data/webhook-deliveries.ts';
 import { runErasure } from '#lib/erasures/job.ts';
@@ -124,7 +131,7 @@ const addressItem = (entry: Written) =>
 
 /**
  * Keys derived from an item's own ids that hold neither: the due families' partitions (`TICKET_DUE#<n>`,
- * `EMAIL_DUE#<n>`, `PURGE_DUE#<n>`, `ERASURE_DUE#<n>`, `WEBHOOK_DUE#<n>`) and the erasure ledger's listing
+ * `EMAIL_DUE#<n>`, `PURGE_DUE#<n>`, `ERASURE_DUE#<n>`, `WEBHOOK_DUE#<n>`, `ORGANIZATION_CLEARING_DUE#<n>`) and the erasure ledger's listing
  * (`ERASURE_LEDGERS#<n>`), each one of DUE_SHARDS (16) partitions chosen by a hash of the item's account and own id
  * (lib/data/webhooks/due-shards.ts). Such a key is not one an account can heat: an account's entries spread over all
  * 16 by their ids, so its share of any one is 1/16 of its own entries, and no write of one account lands on a
@@ -141,6 +148,9 @@ const derivedKeys: Record<string, (accountId: string, item: ItemKey) => string |
   WEBHOOK_DUE: (acc, item) =>
     item.sk.startsWith('ENDPOINT#') ? webhookDeliveryKeys.due(acc, item.sk.slice(9), 0).gsi2pk : undefined,
   ERASURE_LEDGERS: (acc, item) => erasureKeys.ledger(acc, item.sk).gsi2pk,
+  // A clearing's sort key is `CLEARING#<id>`: the id is its digits.
+  ORGANIZATION_CLEARING_DUE: (acc, item) =>
+    organizationKeys.clearingDue(acc, Number(item.sk.replace(/^\D+/, '')), 0).gsi2pk,
 };
 
 /** Whether a family's key depends on the ids at all: 64 items of 64 accounts give more than one key. */
@@ -327,6 +337,7 @@ const KINDS = [
   'pk API_KEYS',
   'gsi1pk API_KEY_ID',
   'pk ORGANIZATIONS',
+  'gsi2pk ORGANIZATION_CLEARING_DUE',
 ];
 
 describe('partition keys', () => {

@@ -2,6 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
+import { createOrganization } from '#lib/organizations/organizations.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { capacityTicketBody, capacityUpdate } from '#test/support/capacity-shapes.ts';
 import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/events.ts';
@@ -109,5 +110,26 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
   it('stays within its write units', () => {
     expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(122);
     expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(85);
+  });
+});
+
+describe("what an organization's ticket writes more (issue 41)", () => {
+  it("a create whose requester's domain an organization owns: its posting, counter and blocks, no more", async () => {
+    account = await createTestAccount({
+      agents: Array.from({ length: 8 }, (_, i) => ({ email: `agent${i}@units.test`, name: `Agent ${i}` })),
+      auto_assignment: { enabled: true, method: 'round_robin' },
+      categories: [{ slug: 'invoices', name: 'Invoices' }],
+      sla_policies: [{ name: 'All', resolution_minutes: 480 }],
+    });
+    await createOrganization(account.accountId, { name: 'Client', domains: ['client.test'] });
+    for (let i = 0; i < 8; i++) tickets.push(((await create(i + 10)).ticket as { uuid: string }).uuid);
+    const created = await measureItemWrites(() => create(100), [account.accountId]);
+    const organizationItems = created.filter(
+      (w) => / \/ organization#/.test(w.shape) || /organization#/.test(w.shape),
+    );
+    console.log(
+      `create with an organization: ${created.length} items, ${units(created)} WU; its organization's: ${shapes(organizationItems).join(', ')} (${units(organizationItems)} WU)`,
+    );
+    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(122 + 6);
   });
 });

@@ -31,6 +31,7 @@ describe('POST /api/tickets', () => {
       'requester',
       'assignee',
       'team',
+      'organization',
       'parent_uuid',
       'custom_fields',
       'tags',

@@ -74,6 +74,7 @@ describe('GET /api/tickets pagination', () => {
       'requester',
       'assignee',
       'team',
+      'organization',
       'custom_fields',
       'tags',
       'due_at',

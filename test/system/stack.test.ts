@@ -5,10 +5,12 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { authorizerTableActions, holdsKeyHashSecret, routes } from '#functions/routes.ts';
 import {
+  CLEARING_RUN_MS,
   emailInboundQueueWorker,
   emailInboundWorker,
   emailOutboxWorker,
   erasureWorker,
+  organizationClearingWorker,
   PURGE_EVERY_MINUTES,
   PURGE_RUN_MS,
   purgeWorker,
@@ -357,6 +359,14 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
     });
+    // The organization clearing runner that stopped running: no invocation in 15 minutes.
+    expect(byName[`deskpipe-${stage}-organization-clearing-not-running`]).toMatchObject({
+      MetricName: 'Invocations',
+      Period: 900,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
     // The outbox that stopped running: no invocation in 5 minutes (replies are not mailed).
     expect(byName[`deskpipe-${stage}-email-outbox-not-running`]).toMatchObject({
       MetricName: 'Invocations',
@@ -386,7 +396,7 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       Threshold: QUIET_WAIT_ALARM_SECONDS,
       ComparisonOperator: 'GreaterThanThreshold',
     });
-    expect(alarms).toHaveLength(12 + 2 * (routes.length + 1 + workers.length));
+    expect(alarms).toHaveLength(13 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
@@ -528,6 +538,7 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
   for (const [runner, schedule] of [
     [slaBreachesWorker, 'rate(1 minute)'],
     [purgeWorker, `rate(${PURGE_EVERY_MINUTES} minutes)`],
+    [organizationClearingWorker, 'rate(1 minute)'],
   ] as const) {
     it(`runs ${runner.name} on its schedule (${schedule}), once (a missed run is made up by the next), within its timeout`, () => {
       const fn = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${runner.name}"`);
@@ -546,6 +557,9 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
       });
     });
   }
+  it('lets the organization clearing run end before its timeout', () => {
+    expect(CLEARING_RUN_MS + 30_000).toBeLessThanOrEqual(organizationClearingWorker.timeoutSeconds * 1000);
+  });
   it('lets the purge run end before its timeout, and the next start after it', () => {
     expect(PURGE_RUN_MS + 30_000).toBeLessThanOrEqual(purgeWorker.timeoutSeconds * 1000);
     expect(purgeWorker.timeoutSeconds).toBeLessThan(PURGE_EVERY_MINUTES * 60);

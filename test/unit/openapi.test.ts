@@ -69,6 +69,7 @@ describe('the OpenAPI document', () => {
       'status',
       'priority',
       'assignee_id',
+      'organization_id',
       'requester_email',
       'search',
       'sla',

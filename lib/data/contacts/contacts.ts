@@ -8,7 +8,7 @@ import { contactKeys } from '../keys.ts';
 import { batchGetAll, getItem, tableName } from '../store/client.ts';
 import { entityOf, type Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { contactItemKey, contacts } from './contact-index.ts';
+import { contactDimension, contactItemKey, contacts } from './contact-index.ts';
 
 /**
  * Contacts in the store: the contact item kept by the index engine (lib/data/contacts/contact-index.ts), and its e-mail
@@ -179,4 +179,17 @@ export async function getContactById(accountId: string, id: number): Promise<Ver
 export async function getStoredContacts(accountId: string, ids: number[]): Promise<Versioned<Contact>[]> {
   const items = await batchGetAll([...new Set(ids)].map((id) => contactItemKey(accountId, id)));
   return items.map((item) => storedOf<Contact>(item));
+}
+
+/** A page of an organization's contacts, oldest first, each as stored (as organizationTickets, for contacts). */
+export function organizationContacts(accountId: string, organizationId: number, limit: number) {
+  return contacts.oldestListed(accountId, contactDimension.organization(organizationId), {
+    after: null,
+    limit,
+  });
+}
+
+/** Deletes an organization's posting no contact holds (as dropOrganizationTicket). */
+export function dropOrganizationContact(accountId: string, organizationId: number, at: string) {
+  return contacts.dropPosting(accountId, contactDimension.organization(organizationId), at);
 }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { padId } from './sort.ts';
+import type { IndexName } from '../store/table.ts';
+import { dueShardOf } from '../webhooks/due-shards.ts';
+import { dueMs, padId } from './sort.ts';
 
 /**
  * Organizations (docs/data-model.md, "Organizations"): one partition per account holding its organizations by id
@@ -28,4 +30,21 @@ export const organizationKeys = {
     pk: partition(accountId),
     sk: `NAME#${createHash('sha256').update(comparedName).digest('hex')}`,
   }),
+  /**
+   * A deleted organization's clearing (its tickets' and contacts' `organization` set to null by the clearing
+   * runner, lib/organizations/clearing.ts): an item beside the claims until it is done, with its due entry in gsi2
+   * (keys only, one of DUE_SHARDS partitions, sorted by when it is next due), which the runner reads, never a Scan.
+   */
+  clearing: (accountId: string, id: number) => ({ pk: partition(accountId), sk: `CLEARING#${padId(id)}` }),
+  clearingDue: (accountId: string, id: number, atMs: number) => ({
+    gsi2pk: `ORGANIZATION_CLEARING_DUE#${dueShardOf(accountId, String(id))}`,
+    gsi2sk: `${dueMs(atMs)}#${accountId}#${id}`,
+  }),
+  clearingDuePartition: (shard: number) => `ORGANIZATION_CLEARING_DUE#${shard}`,
+  clearingDueIndex: 'gsi2' as IndexName,
+  clearingDueBefore: (atMs: number) => `${dueMs(atMs + 1)}#`,
+  parseClearingDue: (sk: string) => {
+    const [, accountId, id] = sk.split('#');
+    return { accountId: accountId ?? '', id: Number(id) };
+  },
 };

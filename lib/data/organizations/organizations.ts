@@ -2,11 +2,12 @@ import type { Organization } from '#lib/organizations/types.ts';
 import { commitWithEvents, type EventDraft } from '../events.ts';
 import { organizationKeys } from '../keys.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
-import { getItem, queryAll, tableName } from '../store/client.ts';
+import { batchGetAll, getItem, queryAll, tableName } from '../store/client.ts';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '../store/errors.ts';
 import { ATTR, entityOf, type Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 import { claimChanges, claimsTakenIn, OrganizationClaimsTaken } from './claims.ts';
+import { clearingAction } from './clearing.ts';
 
 /**
  * Organizations in the store (docs/data-model.md, "Organizations"): an item per organization in its account's
@@ -34,6 +35,17 @@ export async function getOrganization(
 ): Promise<Versioned<Organization> | undefined> {
   const item = await getItem(organizationKeys.organization(accountId, id));
   return item ? versionedOf(item) : undefined;
+}
+
+/**
+ * Organizations by id, as stored now (one BatchGet of the distinct ids; a deleted one is missing): what a page of
+ * tickets or contacts reads to show each one's organization under its current name.
+ */
+export async function getOrganizations(accountId: string, ids: number[]): Promise<Organization[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const items = await batchGetAll(unique.map((id) => organizationKeys.organization(accountId, id)));
+  return items.map((item) => entityOf<Organization>(item));
 }
 
 /** The organization holding a domain (lower-case ASCII): one GetItem of its claim, which holds a copy of it. */
@@ -151,11 +163,14 @@ export async function updateOrganization(
   return version + 1;
 }
 
-/** Deletes an organization as read (its version unmoved), freeing its name and domains. */
+/**
+ * Deletes an organization as read (its version unmoved), freeing its name and domains, and writes its clearing
+ * (./clearing.ts), due at once: its tickets and contacts are cleared by the clearing runner.
+ */
 export async function deleteOrganization(
   accountId: string,
   stored: Versioned<Organization>,
-  options: { attach?: CommitAttachment | undefined; event: EventDraft },
+  options: { attach?: CommitAttachment | undefined; event: EventDraft; deletedMs: number },
 ): Promise<void> {
   const { entity, version } = stored;
   const actions: CommitAction[] = [
@@ -174,6 +189,7 @@ export async function deleteOrganization(
       refused: (held) => (held ? new StaleVersion() : new OrganizationGone()),
     },
     ...claimChanges(accountId, entity, undefined),
+    clearingAction(accountId, entity.id, options.deletedMs),
   ];
   await write(accountId, actions, { ...options, retry: false });
 }

@@ -55,6 +55,14 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     { queue: ['status', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
     { queue: ['priority', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
     { queue: ['status', 'priority', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
+    // Organizations are many, and their ids the service's own: a counter item each, readable in keys (as a deal's
+    // contact). A ticket without one writes nothing more.
+    {
+      name: 'organization',
+      values: (t) => (t.organization ? [String(t.organization.id)] : []),
+      bounded: false,
+      readable: true,
+    },
     // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/owed-breaches.ts); the
     // breach commit puts the ticket in, the reply or resolution that completes the clock takes it out.
     { name: 'sla', values: (t) => (isBreached(t) ? ['breached'] : []), bounded: true },
@@ -87,6 +95,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     status: q.status ? [q.status] : [],
     priority: q.priority ? [q.priority] : [],
     assignee: q.assigneeId !== undefined ? [String(q.assigneeId)] : [],
+    organization: q.organizationId !== undefined ? [String(q.organizationId)] : [],
     email: q.requesterEmail !== undefined ? [q.requesterEmail.toLowerCase()] : [],
     sla: q.slaBreached ? ['breached'] : [],
     cf: q.customFields.map(([key, text]) => customFieldValue(key, text)),
@@ -125,6 +134,7 @@ export const dimension = {
   status: (status: TicketStatus) => named({ status }),
   priority: (priority: Priority) => named({ priority }),
   assignee: (assigneeId: number) => named({ assigneeId }),
+  organization: (organizationId: number) => named({ organizationId }),
   email: (accountId: string, requesterEmail: string) => named({ requesterEmail }, accountId),
   customField: (accountId: string, key: string, text: string) =>
     named({ customFields: [[key, text]] }, accountId),

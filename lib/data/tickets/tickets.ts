@@ -8,7 +8,7 @@ import { statsAttribute } from '../index/stats-cells.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
 import type { Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { AGENT, tickets } from './ticket-index.ts';
+import { AGENT, dimension, tickets } from './ticket-index.ts';
 
 /**
  * Tickets in the store: the ticket index (lib/data/tickets/ticket-index.ts) declares how they are listed; the engine
@@ -190,4 +190,17 @@ export async function commitBreaches(
   events: EventDraft[],
 ): Promise<number> {
   return tickets.update(accountId, change, { events });
+}
+
+/**
+ * A page of an organization's tickets, oldest first, each as stored (undefined: a posting no ticket holds, a
+ * create in flight or a failed one's orphan): the clearing runner's finder (lib/organizations/clearing.ts).
+ */
+export function organizationTickets(accountId: string, organizationId: number, limit: number) {
+  return tickets.oldestListed(accountId, dimension.organization(organizationId), { after: null, limit });
+}
+
+/** Deletes an organization's posting no ticket holds (organizationTickets found it, old enough to be an orphan). */
+export function dropOrganizationTicket(accountId: string, organizationId: number, at: string) {
+  return tickets.dropPosting(accountId, dimension.organization(organizationId), at);
 }

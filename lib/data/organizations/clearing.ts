@@ -1,0 +1,92 @@
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
+import { organizationKeys } from '../keys.ts';
+import { dynamo, getItem, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import type { CommitAction } from '../store/transact.ts';
+
+/**
+ * A deleted organization's clearing (docs/data-model.md, "Organizations"): an item written in the deletion's own
+ * transaction, so a deletion that commits is always cleared, holding the deletion's time and a due entry in gsi2
+ * that the clearing runner reads (lib/organizations/clearing-runner.ts). The runner moves the entry on when a step
+ * fails or the deletion is too recent to close, and deletes the item once nothing names the organization.
+ */
+
+export interface Clearing {
+  accountId: string;
+  id: number;
+  /** When the organization was deleted (epoch ms). */
+  deletedMs: number;
+}
+
+/** The clearing item of a deletion, due at once: one Put in the deletion's transaction. */
+export function clearingAction(accountId: string, id: number, deletedMs: number): CommitAction {
+  return {
+    what: 'organization_clearing',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...organizationKeys.clearing(accountId, id),
+          ...organizationKeys.clearingDue(accountId, id, deletedMs),
+          type: 'organization_clearing',
+          id,
+          deletedMs,
+        },
+      },
+    },
+  };
+}
+
+/** The clearings due at `nowMs`: a window of the due index, a page a shard from where the last ended (dueWindow). */
+export async function dueClearingWindow(
+  nowMs: number,
+  cursors: DueCursors,
+  perShard?: number,
+): Promise<{ entries: { accountId: string; id: number }[]; more: boolean }> {
+  const window = await dueWindow(
+    {
+      indexName: organizationKeys.clearingDueIndex,
+      partition: organizationKeys.clearingDuePartition,
+      before: organizationKeys.clearingDueBefore(nowMs),
+    },
+    ALL_DUE_SHARDS,
+    cursors,
+    perShard,
+  );
+  return {
+    entries: window.entries.map((e) => organizationKeys.parseClearingDue(e.gsi2sk)),
+    more: window.more,
+  };
+}
+
+/** The clearing of a deleted organization, or undefined once it is done (strongly consistent). */
+export async function getClearing(accountId: string, id: number): Promise<Clearing | undefined> {
+  const item = await getItem(organizationKeys.clearing(accountId, id));
+  return item ? { accountId, id, deletedMs: Number(item.deletedMs) } : undefined;
+}
+
+/** Moves a clearing's due entry to `atMs` (a failed step, or a deletion too recent to close); gone: nothing. */
+export async function postponeClearing(accountId: string, id: number, atMs: number): Promise<void> {
+  const due = organizationKeys.clearingDue(accountId, id, atMs);
+  await dynamo
+    .send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: organizationKeys.clearing(accountId, id),
+        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}
+
+/** The clearing done: its item and due entry deleted. */
+export async function finishClearing(accountId: string, id: number): Promise<void> {
+  await dynamo.send(
+    new DeleteCommand({ TableName: tableName(), Key: organizationKeys.clearing(accountId, id) }),
+  );
+}
