@@ -22,8 +22,11 @@ export interface ListQuery extends TicketFilter {
   page: number;
   perPage: number;
   search?: string;
-  /** `sort=due`: soonest uncompleted service-level due time first (decisions.md, "Reply-based service levels"). */
-  sort?: 'due';
+  /**
+   * `sort=due`: soonest uncompleted service-level due time first (decisions.md, "Reply-based service levels");
+   * `sort=queue`: a queue's order (lib/tickets/queue-order.ts), kept for `assignee=unassigned` lists only.
+   */
+  sort?: 'due' | 'queue';
   /** The recognised parameters as sent, in order, for the pagination links. */
   linkParams: [string, string][];
 }
@@ -39,11 +42,24 @@ export const ListQueryParams = v.object({
   status: param('status', picked('status', TICKET_STATUSES)),
   priority: param('priority', picked('priority', PRIORITIES)),
   assignee_id: param('assignee_id', wholeNumber('assignee_id', 1), wholeNumberWire(1)),
+  assignee: param('assignee', picked('assignee', ['unassigned'] as const)),
+  team_id: param(
+    'team_id',
+    v.pipe(
+      v.string(),
+      v.check(
+        (s) => s === 'none' || /^[1-9]\d{0,14}$/.test(s),
+        'The team id field must be an integer or none.',
+      ),
+      v.transform((s) => (s === 'none' ? ('none' as const) : Number(s))),
+    ),
+    v.union([v.literal('none'), wholeNumberWire(1)]),
+  ),
   organization_id: param('organization_id', wholeNumber('organization_id', 1), wholeNumberWire(1)),
   requester_email: param('requester_email', maxText('requester_email', 254)),
   search: param('search', maxText('search', 255)),
   sla: param('sla', picked('sla', ['breached'] as const)),
-  sort: param('sort', picked('sort', ['due'] as const)),
+  sort: param('sort', picked('sort', ['due', 'queue'] as const)),
   bare_custom_fields: v.optional(
     v.pipe(
       v.array(v.string()),
@@ -100,6 +116,21 @@ export const ListQuerySchema = v.pipe(
     }),
   ),
   ListQueryParams,
+  // A queue is the unassigned tickets of a team: team_id and sort=queue are kept for those lists only.
+  v.forward(
+    v.check(
+      (q) => q.team_id === undefined || q.assignee === 'unassigned',
+      'The team id filter needs assignee=unassigned.',
+    ),
+    ['team_id'],
+  ),
+  v.forward(
+    v.check(
+      (q) => q.sort !== 'queue' || q.assignee === 'unassigned',
+      'The queue sort needs assignee=unassigned.',
+    ),
+    ['sort'],
+  ),
 );
 
 export function parseListQuery(query: Record<string, string[]>): ListQuery {
@@ -117,6 +148,9 @@ export function parseListQuery(query: Record<string, string[]>): ListQuery {
     ...(q.status ? { status: q.status } : {}),
     ...(q.priority ? { priority: q.priority } : {}),
     ...(q.assignee_id !== undefined ? { assigneeId: q.assignee_id } : {}),
+    ...(q.assignee === 'unassigned'
+      ? { unassigned: q.team_id === undefined ? {} : { teamId: q.team_id } }
+      : {}),
     ...(q.organization_id !== undefined ? { organizationId: q.organization_id } : {}),
     // Compared as addresses are held: an internationalized domain in either form finds the requester.
     ...(q.requester_email !== undefined

@@ -92,6 +92,11 @@ export function customFieldText(value: CustomFieldValue): string {
 }
 
 /** Whether a ticket counts toward its assignee's open work (least-busy assignment). */
+/** Waiting in a queue: unassigned and in open, pending or in_progress (what an agent would take on). */
+export function isWaiting(ticket: Pick<Ticket, 'assignee' | 'status'>): boolean {
+  return ticket.assignee === null && BUSY_STATUSES.includes(ticket.status);
+}
+
 export function isOpenWork(ticket: Pick<Ticket, 'assignee' | 'status'>): boolean {
   return ticket.assignee !== null && BUSY_STATUSES.includes(ticket.status);
 }
@@ -101,6 +106,11 @@ export interface TicketFilter {
   status?: TicketStatus;
   priority?: Priority;
   assigneeId?: number;
+  /**
+   * `assignee=unassigned`: no assignee; with `teamId`, of that team (`team_id=none`: of none). A team's queue
+   * (decisions.md, "People"): `sort=queue` lists it in the order it is served.
+   */
+  unassigned?: { teamId?: number | 'none' };
   organizationId?: number;
   requesterEmail?: string;
   /** `sla=breached`: a clock's breach was written and the clock is still running. */

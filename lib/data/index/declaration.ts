@@ -42,6 +42,12 @@ export interface IndexDeclaration<E, F> {
    * the entity's own commit (keys.ts, indexKeys().sorted; list-sorted.ts reads them).
    */
   sorts?: Record<string, (entity: E) => string>;
+  /**
+   * Sorts kept in the named dimensions only (name → dimension names), not in `all` nor the other bounded ones: an
+   * order that only one dimension's lists ask for (a team's queue: `sort=queue` in `waiting`) costs no sorted
+   * posting in every other dimension of every entity. A sort not named here is kept in all of them.
+   */
+  sortedIn?: Record<string, readonly string[]>;
   /** The order key a uuid names (default: the one newOrderedUuid wrote into it). */
   keyOfUuid?(uuid: string): string | undefined;
 }

@@ -22,8 +22,11 @@ export interface Index<E, F = unknown> {
   /** The dimensions an entity is listed under, as the account's keys name them (dimensions.ts). */
   dimensionsOf(accountId: string, entity: E): string[];
   isStatsDimension(dim: string): boolean;
-  /** Whether a dimension keeps sorted postings (IndexDeclaration.sorts): `all` and the bounded ones, not queues. */
-  isSortedDimension(dim: string): boolean;
+  /**
+   * Whether a dimension keeps sorted postings (IndexDeclaration.sorts): `all` and the bounded ones, not queues;
+   * with a sort, of that sort (IndexDeclaration.sortedIn).
+   */
+  isSortedDimension(dim: string, sort?: string): boolean;
   /** Its search terms as written (the entity item's `t`); keys name each by keyedTerm. */
   termsOf(entity: E): SearchTerms;
   /** The stats cell an attribute is kept in (stats-cells.ts, statsCellOf). */
@@ -45,8 +48,10 @@ export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E,
     dimensionsOf: (accountId, entity) =>
       dimensionsOf(declaration as IndexDeclaration<E, unknown>, accountId, entity),
     isStatsDimension: (dim) => isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
-    isSortedDimension: (dim) =>
-      !isQueueDimension(dim) && isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
+    isSortedDimension: (dim, sort) =>
+      !isQueueDimension(dim) &&
+      isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim) &&
+      sortKeptIn(declaration.sortedIn?.[sort ?? ''], dim),
     termsOf: (entity) => declaration.search?.(entity) ?? { prefixes: [] },
     statsCellOf: (attribute) => statsCellOf(declaration as IndexDeclaration<E, unknown>, attribute),
     statsFamilies: statsFamilies(declaration as IndexDeclaration<E, unknown>),
@@ -118,13 +123,20 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
     })),
     sortedPostings: Object.entries(declaration.sorts ?? {}).flatMap(([sort, sortValue]) => {
       const value = sortValue(entity);
-      return bounded.filter(index.isSortedDimension).map((d) => ({
-        ...keys.sorted(accountId, sort, d, value, orderKey),
-        type: `${types.posting}_sorted`,
-      }));
+      return bounded
+        .filter((d) => index.isSortedDimension(d, sort))
+        .map((d) => ({
+          ...keys.sorted(accountId, sort, d, value, orderKey),
+          type: `${types.posting}_sorted`,
+        }));
     }),
     blocks: dims
       .filter(hasBlocks)
       .map((d) => ({ key: keys.block(accountId, d, number), packed: packOrderKey(orderKey) })),
   };
+}
+
+/** Whether a sort kept in `only` (IndexDeclaration.sortedIn; undefined: everywhere) is kept in dimension `dim`. */
+function sortKeptIn(only: readonly string[] | undefined, dim: string): boolean {
+  return only === undefined || only.includes(dim.includes('#') ? dim.slice(0, dim.indexOf('#')) : dim);
 }

@@ -42,7 +42,8 @@ export async function findSortedPage<E, F>(
   const single = dims[0];
   if (
     words.length === 0 &&
-    (dims.length === 0 || (dims.length === 1 && single && ix.isSortedDimension(single)))
+    ((dims.length === 0 && ix.isSortedDimension(ALL, sort)) ||
+      (dims.length === 1 && single && ix.isSortedDimension(single, sort)))
   ) {
     const dim = single ?? ALL;
     if (offset + limit > budget) throw new ReadBudgetExceeded('page');
@@ -68,7 +69,7 @@ export async function findSortedPage<E, F>(
   if (total <= offset) return { total, entities: [] };
   const wanted = index.declaration.filter(q.filter);
   const bounded = Object.entries(wanted).flatMap(([name, values]) =>
-    values.map((v) => dimensionName(name, v)).filter((d) => ix.isSortedDimension(d)),
+    values.map((v) => dimensionName(name, v)).filter((d) => ix.isSortedDimension(d, sort)),
   );
   const counts = bounded.length > 0 ? await getDimensionCounts(ix, accountId, bounded) : {};
   const source = bounded.sort((a, b) => (counts[a] ?? 0) - (counts[b] ?? 0))[0];

@@ -1,6 +1,7 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
 import { isBreached, nextDueUs } from '#lib/tickets/owed-breaches.ts';
+import { queueSortValue } from '#lib/tickets/queue-order.ts';
 import { dueSortValue } from '#lib/tickets/sla-clocks.ts';
 import {
   customFieldText,
@@ -55,6 +56,14 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     { queue: ['status', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
     { queue: ['priority', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
     { queue: ['status', 'priority', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
+    // Unassigned tickets by team (`none`: without one) and all of them (`any`): a team's queue is one bounded
+    // dimension, so `assignee=unassigned&team_id=…&sort=queue` reads O(per_page) of its own sorted postings
+    // (IndexDeclaration.sortedIn) and its total from the counts cell. An assigned ticket writes nothing more.
+    {
+      name: 'waiting',
+      values: (t) => (t.assignee ? [] : ['any', t.team ? String(t.team.id) : 'none']),
+      bounded: true,
+    },
     // Organizations are many, and their ids the service's own: a counter item each, readable in keys (as a deal's
     // contact). A ticket without one writes nothing more.
     {
@@ -89,12 +98,15 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   // runner reads (lib/tickets/breaches.ts).
   due: (t) => nextDueUs(t),
   // `sort=due`: soonest uncompleted due time first, none last, then newest first (lib/data/index/list.ts).
-  sorts: { due: (t) => dueSortValue(t) },
+  // `sort=queue`: the order a queue is served in (lib/tickets/queue-order.ts), kept in `waiting` only.
+  sorts: { due: (t) => dueSortValue(t), queue: (t) => queueSortValue(t) },
+  sortedIn: { queue: ['waiting'] },
   search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.erased ? '' : t.requester.email),
   filter: (q) => ({
     status: q.status ? [q.status] : [],
     priority: q.priority ? [q.priority] : [],
     assignee: q.assigneeId !== undefined ? [String(q.assigneeId)] : [],
+    waiting: q.unassigned ? [String(q.unassigned.teamId ?? 'any')] : [],
     organization: q.organizationId !== undefined ? [String(q.organizationId)] : [],
     email: q.requesterEmail !== undefined ? [q.requesterEmail.toLowerCase()] : [],
     sla: q.slaBreached ? ['breached'] : [],

@@ -14,6 +14,7 @@ export async function sweepSorted<E>(run: ReindexRun<E>, dimension: DimensionPro
   const { name } = dimension;
   const sorts = Object.entries(index.declaration.sorts ?? {}).sort(([x], [y]) => x.localeCompare(y));
   for (const [sort, sortValue] of sorts) {
+    if (!index.isSortedDimension(name, sort)) continue;
     if (dimension.sort !== undefined && sort < dimension.sort) continue;
     if (dimension.sort !== sort) Object.assign(dimension, { sort, after: undefined });
     const pages = pagesOf(keys.sortedPartition(accountId, sort, name), () => dimension.after, {
