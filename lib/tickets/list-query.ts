@@ -24,7 +24,7 @@ export interface ListQuery extends TicketFilter {
   search?: string;
   /**
    * `sort=due`: soonest uncompleted service-level due time first (decisions.md, "Reply-based service levels");
-   * `sort=queue`: a queue's order (lib/tickets/queue-order.ts), kept for `assignee=unassigned` lists only.
+   * `sort=queue`: a queue's order (types.ts, queueSortValue), kept for `assignee=unassigned` lists only.
    */
   sort?: 'due' | 'queue';
   /** The recognised parameters as sent, in order, for the pagination links. */

@@ -1,11 +1,11 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
 import { isBreached, nextDueUs } from '#lib/tickets/owed-breaches.ts';
-import { queueSortValue } from '#lib/tickets/queue-order.ts';
 import { dueSortValue } from '#lib/tickets/sla-clocks.ts';
 import {
   customFieldText,
   isOpenWork,
+  queueSortValue,
   type Ticket,
   type TicketFilter,
   type TicketStatus,
@@ -98,7 +98,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   // runner reads (lib/tickets/breaches.ts).
   due: (t) => nextDueUs(t),
   // `sort=due`: soonest uncompleted due time first, none last, then newest first (lib/data/index/list.ts).
-  // `sort=queue`: the order a queue is served in (lib/tickets/queue-order.ts), kept in `waiting` only.
+  // `sort=queue`: the order a queue is served in (lib/tickets/types.ts, queueSortValue), kept in `waiting` only.
   sorts: { due: (t) => dueSortValue(t), queue: (t) => queueSortValue(t) },
   sortedIn: { queue: ['waiting'] },
   search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.erased ? '' : t.requester.email),
