@@ -14,6 +14,7 @@ export * from './keys/index/order.ts';
 export { BLOCK_SPREAD, COUNTER_SHARDS, NUMBERS_PER_BLOCK } from './keys/index/postings.ts';
 export * from './keys/mail.ts';
 export * from './keys/organizations.ts';
+export * from './keys/queue.ts';
 export { padId } from './keys/sort.ts';
 export * from './keys/tickets.ts';
 export * from './keys/trash.ts';

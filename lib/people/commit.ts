@@ -5,9 +5,11 @@ import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
 import { AgentEmailTaken, TeamNameTaken, writePeople } from '#lib/data/people/people.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
+import { freedAction } from '#lib/data/tickets/freed.ts';
 import { getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { logError } from '#lib/log.ts';
+import { freedByAgentChange } from '#lib/tickets/queue.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { MAX_MEMBERSHIP_CHANGES, type PeopleState, type PlannedPeople } from './plan.ts';
 
@@ -52,7 +54,7 @@ export async function commitPeople(
 ): Promise<void> {
   try {
     await writePeople(accountId, planned.writes, {
-      attach: completionCommit(attachment),
+      attach: [...completionCommit(attachment), ...freedByPeople(accountId, planned)],
       events: planned.events,
     });
   } catch (error) {
@@ -146,3 +148,16 @@ export const movesBetween = (before: readonly number[], after: readonly number[]
 /** An agent's or a team's version in a configuration read from the store. */
 export const versionIn = (config: AccountConfig, type: 'agent' | 'team', id: number) =>
   config.versions?.[versionKey(type, id)] ?? 1;
+
+/**
+ * The freed entries of the agents a change may free (back, more room, a team joined; at an away status's end), in
+ * the change's transaction: the queue's next ticket follows (lib/tickets/queue.ts).
+ */
+function freedByPeople(accountId: string, planned: PlannedPeople) {
+  const nowUs = nowMicros();
+  return planned.writes.flatMap((w) => {
+    if (w.type !== 'agent') return [];
+    const at = freedByAgentChange(w.before, w.after, nowUs);
+    return at === undefined ? [] : [freedAction(accountId, w.after.id, at)];
+  });
+}

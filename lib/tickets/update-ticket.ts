@@ -3,6 +3,7 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { UpdateTooLarge } from '#lib/data/store/errors.ts';
+import { freedAction } from '#lib/data/tickets/freed.ts';
 import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
@@ -14,6 +15,7 @@ import { firstReadBeside, updateVersioned, type Versioned } from '#lib/versioned
 import { breachEvents, withLostBreaches } from './breaches.ts';
 import { findTicket } from './get-ticket.ts';
 import { presentCreatedTicket } from './present.ts';
+import { freedByTicketChange } from './queue.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
 import { retargeted } from './sla.ts';
 import type { ClockState } from './sla-clocks.ts';
@@ -75,6 +77,9 @@ export async function updateTicket(
           before,
           after,
           version,
+          // An agent this change may free takes the queue's next ticket (lib/tickets/queue.ts): their freed
+          // entry, in this commit, so a change that lands is always followed by their turn.
+          items: freedItems(accountId, freedByTicketChange(before, after)),
           // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
           attachment: options.attach?.({ entity: after, version: version + 1 }),
           event: [
@@ -200,4 +205,9 @@ function statusMove(before: Ticket, status: TicketStatus, now: string): Partial<
   if (status === 'resolved') return { status, resolvedAt: now };
   if (status === 'closed') return { status, closedAt: now, resolvedAt: before.resolvedAt ?? now };
   return { status, resolvedAt: null };
+}
+
+/** The freed entry of the agent a change frees, due at once (none: nothing). */
+export function freedItems(accountId: string, agentId: number | undefined) {
+  return agentId === undefined ? [] : [freedAction(accountId, agentId, Math.floor(nowMicros() / 1000))];
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { queuePass, runQueue } from '#lib/tickets/queue-runner.ts';
 import { agentsFile } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
+import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { peopleAccount } from '#test/support/people.ts';
 import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
@@ -66,5 +68,111 @@ describe('sort=queue', () => {
     expect((await call('GET', '/api/tickets?team_id=1')).status).toBe(422);
     expect((await call('GET', '/api/tickets?sort=queue')).status).toBe(422);
     expect((await call('GET', '/api/tickets?assignee=someone')).status).toBe(422);
+  });
+});
+
+describe('the hand-over', () => {
+  async function setUp(capacity: number | null) {
+    const people = await peopleAccount(gateway, {
+      auto_assignment: { enabled: true, method: 'round_robin' },
+      agents: [{ email: 'a@desk.test', name: 'A' }],
+    });
+    const { account, call } = people;
+    const agent = account.agents[0]?.id as number;
+    const set = async (body: Record<string, unknown>) => {
+      const answer = await call('PATCH', `/api/agents/${agent}`, body);
+      expect(answer.status, answer.text).toBe(200);
+    };
+    await set({ capacity });
+    const ticket = async (uuid: string) =>
+      (await call('GET', `/api/tickets/${uuid}`)).body.data as Listed & {
+        assignee: { id: number } | null;
+      };
+    const queued = async () =>
+      ((await call('GET', '/api/tickets?assignee=unassigned&sort=queue')).body.meta.total as number) ?? 0;
+    return { ...people, agent, set, ticket, queued };
+  }
+
+  async function running<T>(work: () => Promise<T>): Promise<T> {
+    let stopped = false;
+    const run = runQueue(Number.POSITIVE_INFINITY, { stopped: () => stopped });
+    try {
+      return await work();
+    } finally {
+      stopped = true;
+      await clock().advance(1_000);
+      await run;
+    }
+  }
+
+  it('a ticket waits while the agent is away and is theirs within 60 s of their coming back, urgent first', async () => {
+    const { account, agent, set, ticket, queued } = await setUp(1);
+    await set({ status: 'away' });
+    const low = await create(account.apiKey, { priority: 'low' });
+    await clock().advance(1_000);
+    const urgent = await create(account.apiKey, { priority: 'urgent' });
+    await running(async () => {
+      await clock().advance(120_000);
+      expect((await ticket(low.uuid)).assignee).toBeNull();
+      await set({ status: 'available' });
+      await clock().advanceUntil(async () => (await ticket(urgent.uuid)).assignee?.id === agent, {
+        within: 60_000,
+        label: 'the urgent ticket handed to the agent back',
+      });
+      // One at a time until at capacity: the low one waits.
+      await clock().advance(10_000);
+      expect((await ticket(low.uuid)).assignee).toBeNull();
+      expect(await queued()).toBe(1);
+    });
+  });
+
+  it('a ticket resolved frees its agent, who takes the next', async () => {
+    const { account, agent, set, ticket } = await setUp(1);
+    const first = await create(account.apiKey, {});
+    expect((await ticket(first.uuid)).assignee?.id).toBe(agent);
+    const waiting = await create(account.apiKey, {});
+    expect((await ticket(waiting.uuid)).assignee).toBeNull();
+    await running(async () => {
+      const resolved = await gateway.call('PATCH', `/api/tickets/${first.uuid}`, {
+        key: account.apiKey,
+        body: { status: 'resolved' },
+      });
+      expect(resolved.status, resolved.text).toBe(200);
+      await clock().advanceUntil(async () => (await ticket(waiting.uuid)).assignee?.id === agent, {
+        within: 60_000,
+        label: 'the waiting ticket handed to the freed agent',
+      });
+    });
+    void set;
+  });
+
+  it('takes tickets one at a time until at capacity', async () => {
+    const { account, set, queued } = await setUp(3);
+    await set({ status: 'away' });
+    for (let i = 0; i < 5; i++) await create(account.apiKey, {});
+    await set({ status: 'available' });
+    clock();
+    await queuePass();
+    expect(await queued()).toBe(2);
+  });
+
+  it('a lost answer around the hand-over assigns each ticket once', async () => {
+    const { account, agent, set, queued, events } = await setUp(2);
+    await set({ status: 'away' });
+    for (let i = 0; i < 3; i++) await create(account.apiKey, {});
+    await set({ status: 'available' });
+    clock();
+    await withFault(
+      { operation: 'TransactWriteItems', after: 'TransactWriteItems', mode: 'lost-answer' },
+      () => queuePass(),
+    );
+    await queuePass();
+    expect(await queued()).toBe(1);
+    const shown = await gateway.call('GET', `/api/agents/${agent}`, { key: account.apiKey });
+    expect(shown.body.data.open_tickets).toBe(2);
+    const handed = (await events()).filter(
+      (e: { type: string; data: { previous?: { assignee?: unknown } } }) => e.type === 'ticket.updated',
+    );
+    expect(handed).toHaveLength(2);
   });
 });

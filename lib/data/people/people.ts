@@ -56,7 +56,8 @@ export async function writePeople(
 export function peopleActionCount(writes: PeopleWrite[]): number {
   return writes.reduce((n, w) => {
     const { take, release } = keysOf(w, (k) => ({ pk: k, sk: k }));
-    return n + 1 + take.length + release.length + MAX_EVENT_ACTIONS;
+    // An agent's write may carry its queue's freed entry (lib/people/commit.ts): one Put more.
+    return n + 1 + take.length + release.length + MAX_EVENT_ACTIONS + (w.type === 'agent' ? 1 : 0);
   }, 0);
 }
 

@@ -129,6 +129,8 @@ export interface TicketUpdate {
   event: EventDraft | EventDraft[];
   /** Written in the commit before the events: items the change adds beside the ticket (a message). */
   items?: CommitAction[] | undefined;
+  /** Checked on the new assignee's cell in the commit (the queue's hand-over: still below their capacity). */
+  busyCondition?: BusyCondition | undefined;
 }
 
 /**
@@ -144,6 +146,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     {
       attach: [...(update.items ?? []), ...completionCommit(update.attachment)],
       events: Array.isArray(update.event) ? update.event : [update.event],
+      statsCondition: update.busyCondition && busyCondition(update.busyCondition),
     },
   );
 }

@@ -1,0 +1,77 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
+import { queueKeys } from '../keys.ts';
+import { dynamo, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import type { CommitAction } from '../store/transact.ts';
+
+/**
+ * The queue's freed entries (docs/decisions.md, "The queue"): a Put in the transaction of the change that may
+ * free an agent (a ticket of theirs resolved or reassigned, their status back, their capacity raised, a team
+ * joined), due at once or when an away status ends; the queue runner serves the agent and deletes the entry, so a
+ * change that commits is always followed by the agent's turn at the queue, and a crash before the delete by
+ * another.
+ */
+export function freedAction(accountId: string, agentId: number, atMs: number): CommitAction {
+  return {
+    what: 'queue_freed',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...queueKeys.freed(accountId, agentId),
+          ...queueKeys.freedDue(accountId, agentId, atMs),
+          type: 'queue_freed',
+        },
+      },
+    },
+  };
+}
+
+export interface FreedEntry {
+  accountId: string;
+  agentId: number;
+  /** The entry's due sort key as read: its delete is conditional on it (a later freeing is kept). */
+  gsi2sk: string;
+}
+
+/** The freed entries due at `nowMs`: a window of the due index, a page a shard from where the last ended. */
+export async function dueFreedWindow(
+  nowMs: number,
+  cursors: DueCursors,
+  perShard?: number,
+): Promise<{ entries: FreedEntry[]; more: boolean }> {
+  const window = await dueWindow(
+    {
+      indexName: queueKeys.freedDueIndex,
+      partition: queueKeys.freedDuePartition,
+      before: queueKeys.freedDueBefore(nowMs),
+    },
+    ALL_DUE_SHARDS,
+    cursors,
+    perShard,
+  );
+  return {
+    entries: window.entries.map((e) => ({ ...queueKeys.parseFreedDue(e.gsi2sk), gsi2sk: e.gsi2sk })),
+    more: window.more,
+  };
+}
+
+/**
+ * The agent served: the entry deleted, unless a change freed them again since it was read (its due key moved: the
+ * new entry stays for the next pass, which serves what that change freed).
+ */
+export async function finishFreed(entry: FreedEntry): Promise<void> {
+  await dynamo
+    .send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: queueKeys.freed(entry.accountId, entry.agentId),
+        ConditionExpression: 'gsi2sk = :sk',
+        ExpressionAttributeValues: { ':sk': entry.gsi2sk },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}

@@ -1,0 +1,140 @@
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
+import { type FreedEntry, finishFreed } from '#lib/data/tickets/freed.ts';
+import {
+  findTicketPage,
+  getAgentOpenWork,
+  getTicketByUuid,
+  updateTicketItems,
+} from '#lib/data/tickets/tickets.ts';
+import { updatedEvent } from '#lib/events/drafts.ts';
+import { logError } from '#lib/log.ts';
+import { statusAt } from '#lib/people/present.ts';
+import { nowMicros, parseTimestamp } from '#lib/time.ts';
+import { candidatesFor, isAvailable, pickCondition } from './assignment.ts';
+import { presentCreatedTicket } from './present.ts';
+import { isOpenWork, isWaiting, queueSortValue, type Ticket } from './types.ts';
+import { applyChange } from './update-ticket.ts';
+
+/**
+ * The queue's hand-over (decisions.md, "People"; docs/decisions.md, "The queue"): when an agent may have freed
+ * up, a freed entry names them (lib/data/tickets/freed.ts); the queue runner serves each: the head of the queues
+ * they may take from, one ticket at a time, until they are full or the queues are empty.
+ */
+
+/** The agent a ticket's change may free: its assignee, whose open work it leaves (resolved, closed, reassigned). */
+export function freedByTicketChange(before: Ticket, after: Ticket | undefined): number | undefined {
+  if (!before.assignee || !isOpenWork(before)) return undefined;
+  if (after && isOpenWork(after) && after.assignee?.id === before.assignee.id) return undefined;
+  return before.assignee.id;
+}
+
+/**
+ * When an agent's change may free them (epoch ms), or undefined: at once when they are, after it, active and
+ * available and were not, or have more room, or joined a team; at the end of an away or offline status that has
+ * one (the agent comes back then without another change).
+ */
+export function freedByAgentChange(
+  before: Agent | undefined,
+  after: Agent,
+  nowUs: number,
+): number | undefined {
+  if (!after.active) return undefined;
+  const nowAvailable = isAvailable(after, nowUs);
+  if (!nowAvailable) {
+    const until = statusAt(after, nowUs).statusUntil;
+    return until ? Math.ceil(parseTimestamp(until) / 1000) : undefined;
+  }
+  if (!before || !isAvailable(before, nowUs)) return Math.floor(nowUs / 1000);
+  const room = (a: Agent) => a.capacity ?? Number.POSITIVE_INFINITY;
+  const joined = after.teamIds.some((t) => !before.teamIds.includes(t));
+  return room(after) > room(before) || joined ? Math.floor(nowUs / 1000) : undefined;
+}
+
+/** Most tickets an agent takes in one turn (the next pass goes on: their entry stays). */
+const TURN_LIMIT = 50;
+/** Failed commits in a row (a race lost) before the turn gives up and leaves the entry for the next pass. */
+const FAILURES_LIMIT = 5;
+
+/**
+ * One agent's turn: while they are active, available and below their capacity, the head of their queues goes to
+ * them in a commit guarded by the ticket's version and their cell (pickCondition), with its `ticket.updated`.
+ * Every round reads afresh (the agent's open work, the heads): a lost answer, a race or a crash never hands a
+ * ticket twice, since a ticket handed out is no longer at any head and the cell counts it. Answers how many it gave.
+ */
+export async function serveFreed(entry: FreedEntry): Promise<number> {
+  const { accountId, agentId } = entry;
+  let given = 0;
+  let failures = 0;
+  while (given < TURN_LIMIT) {
+    const config = await getAccountConfig(accountId);
+    const agent = config?.agents.find((a) => a.id === agentId);
+    if (!config || !agent || !isAvailable(agent, nowMicros())) break;
+    const [open, head] = await Promise.all([
+      getAgentOpenWork(accountId, agentId),
+      queueHead(accountId, config, agent),
+    ]);
+    if ((agent.capacity != null && open >= agent.capacity) || !head) break;
+    try {
+      await handOver(accountId, config, agent, head, open);
+      given++;
+      failures = 0;
+    } catch (error) {
+      if (++failures >= FAILURES_LIMIT) throw error;
+      logError(error);
+    }
+  }
+  if (given < TURN_LIMIT) await finishFreed(entry);
+  return given;
+}
+
+/**
+ * The next ticket the agent may take: the head of each queue they are a candidate of (each team of theirs, and the
+ * account's, tickets without a team), the first in queue order. A team's ticket is theirs to take only when the
+ * account's method would have them among its candidates (candidatesFor: the team rule, its fallback).
+ */
+async function queueHead(accountId: string, config: AccountConfig, agent: Agent) {
+  const nowUs = nowMicros();
+  const teams: (number | 'none')[] = [...agent.teamIds, 'none'];
+  const heads = await Promise.all(
+    teams.map(async (teamId) => {
+      const candidates = candidatesFor(config, teamId === 'none' ? null : teamId, nowUs);
+      if (!candidates.some((c) => c.id === agent.id)) return undefined;
+      const page = await findTicketPage(accountId, {
+        filter: { unassigned: { teamId }, customFields: [] },
+        words: [],
+        offset: 0,
+        limit: 1,
+        sort: 'queue',
+      });
+      const ticket = page.tickets[0];
+      return ticket && isWaiting(ticket) ? ticket : undefined;
+    }),
+  );
+  return heads
+    .filter((t): t is Ticket => t !== undefined)
+    .sort((a, b) => (queueSortValue(a) < queueSortValue(b) ? -1 : 1))[0];
+}
+
+/** The head to the agent, guarded by the version of the ticket read and the agent's cell. */
+async function handOver(accountId: string, config: AccountConfig, agent: Agent, head: Ticket, open: number) {
+  const stored = await getTicketByUuid(accountId, head.uuid);
+  if (!stored || !isWaiting(stored.entity)) throw new Error(`ticket ${head.uuid} left the queue meanwhile`);
+  const before = stored.entity;
+  const assignee = { id: agent.id, name: agent.name, email: agent.email };
+  const after = applyChange(before, { assignee_id: agent.id }, { assignee }, config, nowMicros());
+  const condition = pickCondition('round_robin', agent, { [agent.id]: open });
+  await updateTicketItems({
+    accountId,
+    before,
+    after,
+    version: stored.version,
+    busyCondition: condition,
+    event: updatedEvent(
+      'ticket',
+      presentCreatedTicket(before),
+      presentCreatedTicket(after),
+      stored.version + 1,
+    ),
+  });
+}
