@@ -191,6 +191,26 @@ export const organizationClearingWorker = {
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
+/** How long one queue run may go on (polling every 2 s meanwhile); its timeout leaves 30 s beyond. */
+export const QUEUE_RUN_MS = 50_000;
+
+/**
+ * Scheduled every minute, runs the queue runner (lib/tickets/queue-runner.ts) for most of the minute, so an agent
+ * who frees up takes the queue's next ticket within 60 seconds: the freed entries' due index (Query on gsi2), the
+ * configuration (GetItem, Query), the agent's cell and a queue's head (Query), the ticket (GetItem), each hand-over
+ * commit (a transaction of the ticket's Put, its postings' Put and Delete, counter and block UpdateItems, the
+ * event's place), the freed entry's end (DeleteItem); beside a commit, the directory entries of dimensions new to
+ * the container (BatchWriteItem).
+ */
+export const ticketQueueWorker = {
+  name: 'ticketQueue',
+  entry: 'functions/ticket-queue.ts',
+  tableActions: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  indexQueries: ['gsi2'],
+  timeoutSeconds: 80,
+  keyHashSecret: true,
+} as const satisfies WorkerDefinition;
+
 export const workers: readonly WorkerDefinition[] = [
   webhookStreamWorker,
   webhookDueWorker,
@@ -201,4 +221,5 @@ export const workers: readonly WorkerDefinition[] = [
   emailInboundQueueWorker,
   erasureWorker,
   organizationClearingWorker,
+  ticketQueueWorker,
 ];

@@ -6,6 +6,7 @@ import type {
   organizationClearingWorker,
   purgeWorker,
   slaBreachesWorker,
+  ticketQueueWorker,
   webhookDueWorker,
   webhookStreamWorker,
 } from '#functions/workers.ts';
@@ -20,7 +21,8 @@ export type WorkerName =
   | typeof emailInboundWorker.name
   | typeof emailInboundQueueWorker.name
   | typeof erasureWorker.name
-  | typeof organizationClearingWorker.name;
+  | typeof organizationClearingWorker.name
+  | typeof ticketQueueWorker.name;
 
 /**
  * Every difference between environments, in one typed object (`npx cdk deploy -c stage=<name>`).
@@ -119,6 +121,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       emailInboundQueue: 5,
       erasures: 2,
       organizationClearing: 2,
+      ticketQueue: 2,
     },
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
     // deliveries/s at a 200 ms receiver).
@@ -164,6 +167,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       emailInboundQueue: 20,
       erasures: 2,
       organizationClearing: 2,
+      ticketQueue: 2,
     },
     // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms
     // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a

@@ -26,6 +26,7 @@ export async function loadModules() {
     { runErasures },
     { folderMailEraser },
     { runClearings },
+    { runQueue },
   ] = await Promise.all([
     import('#lib/accounts/apply-account.ts'),
     import('#lib/data/accounts/accounts.ts'),
@@ -39,11 +40,13 @@ export async function loadModules() {
     import('#lib/erasures/runner.ts'),
     import('#lib/data/mail-store.ts'),
     import('#lib/organizations/clearing-runner.ts'),
+    import('#lib/tickets/queue-runner.ts'),
   ]);
   return {
     ...{ applyAccountFile, findAccountIdBySlug, LocalGateway, startWebhookDispatcher, runBreaches },
     ...{ startMailServer, runPurges, runOutbox, folderSender, smtpSender, runErasures, folderMailEraser },
     runClearings,
+    runQueue,
   };
 }
 export type Modules = Awaited<ReturnType<typeof loadModules>>;
@@ -115,9 +118,11 @@ export async function startService(
   });
   // Deleted organizations (docs/decisions.md, "People"): their tickets and contacts cleared, a bounded step at a time.
   const clearings = modules.runClearings(Number.POSITIVE_INFINITY, { stopped });
+  // The queue (docs/decisions.md, "The queue"): an agent who frees up takes the queue's next tickets.
+  const queue = modules.runQueue(Number.POSITIVE_INFINITY, { stopped });
   return {
     ...{ baseUrl, server, dispatcher, mail, mailDir, relay, sentDir, sender },
-    runners: [breaches, purges, outbox, erasures, clearings],
+    runners: [breaches, purges, outbox, erasures, clearings, queue],
     stopRunners: () => {
       runnersStopped = true;
     },

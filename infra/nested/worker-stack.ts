@@ -6,6 +6,7 @@ import {
   PURGE_EVERY_MINUTES,
   purgeWorker,
   slaBreachesWorker,
+  ticketQueueWorker,
   webhookDueWorker,
   webhookStreamWorker,
 } from '#functions/workers.ts';
@@ -32,6 +33,7 @@ export class WorkerStack extends NestedStack {
   readonly purge: ScheduledRunner;
   readonly erasures: ScheduledRunner;
   readonly organizationClearing: ScheduledRunner;
+  readonly ticketQueue: ScheduledRunner;
   /** Its functions, by their names in functions/workers.ts. */
   readonly functions: Readonly<Record<string, DeskpipeFunction>>;
 
@@ -102,6 +104,18 @@ export class WorkerStack extends NestedStack {
         'The organization clearing runner did not run for 15 minutes: deleted organizations stay on tickets. See docs/deploy.md#organization-clearing-not-running.',
       reservedConcurrency: config.workerConcurrency.organizationClearing,
     });
+    // The queue (decisions.md, "People"): an agent who frees up takes the next waiting tickets, every minute.
+    this.ticketQueue = new ScheduledRunner(this, 'TicketQueue', {
+      ...runnerDefaults(props),
+      worker: ticketQueueWorker,
+      description: 'Hands queued tickets to agents who freed up (functions/ticket-queue.ts), each minute.',
+      slug: 'ticket-queue',
+      everyMinutes: 1,
+      notRunningAfter: Duration.minutes(15),
+      notRunningMeans:
+        'The queue runner did not run for 15 minutes: queued tickets wait for freed agents. See docs/deploy.md#ticket-queue-not-running.',
+      reservedConcurrency: config.workerConcurrency.ticketQueue,
+    });
     this.functions = {
       [webhookStreamWorker.name]: this.webhooks.streamFunction,
       [webhookDueWorker.name]: this.webhooks.dueFunction,
@@ -109,6 +123,7 @@ export class WorkerStack extends NestedStack {
       [purgeWorker.name]: this.purge.function,
       [erasureWorker.name]: this.erasures.function,
       [organizationClearingWorker.name]: this.organizationClearing.function,
+      [ticketQueueWorker.name]: this.ticketQueue.function,
     };
   }
 }

@@ -19,7 +19,9 @@ import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
+import { freedByTicketChange } from '#lib/tickets/queue.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
+import { freedItems } from '#lib/tickets/update-ticket.ts';
 
 /** The three types that are deleted into the trash and restored from it, each as its deletion needs it. */
 
@@ -47,7 +49,15 @@ export const deletable: { [T in TrashType]: Deletable<never> } = {
     uuidOf: (t: Ticket) => t.uuid,
     title: (t: Ticket) => t.subject,
     show: async (_accountId: string, t: Ticket) => presentCreatedTicket(t),
-    write: deleteTicket,
+    // A deleted ticket leaves its agent's open work: their freed entry in the deletion's commit (the queue).
+    write: (accountId, stored, facts, options) =>
+      deleteTicket(accountId, stored, facts, {
+        ...options,
+        attach: [
+          ...(options.attach ?? []),
+          ...freedItems(accountId, freedByTicketChange(stored.entity, undefined)),
+        ],
+      }),
   } satisfies Deletable<Ticket>,
   deal: {
     find: findDeal,

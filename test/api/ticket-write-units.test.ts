@@ -109,7 +109,9 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
 
   it('stays within its write units', () => {
     expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(122);
-    expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(85);
+    // 85 before the queue: an update that moves a ticket off its agent writes their freed entry (+2, the queue's
+    // hand-over: docs/capacity.md, "The queue's listing").
+    expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(87);
   });
 });
 

@@ -14,7 +14,9 @@ import {
   PURGE_EVERY_MINUTES,
   PURGE_RUN_MS,
   purgeWorker,
+  QUEUE_RUN_MS,
   slaBreachesWorker,
+  ticketQueueWorker,
   webhookDueWorker,
   webhookStreamWorker,
   workers,
@@ -367,6 +369,14 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
     });
+    // The queue runner that stopped running: no invocation in 15 minutes (queued tickets wait).
+    expect(byName[`deskpipe-${stage}-ticket-queue-not-running`]).toMatchObject({
+      MetricName: 'Invocations',
+      Period: 900,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
     // The outbox that stopped running: no invocation in 5 minutes (replies are not mailed).
     expect(byName[`deskpipe-${stage}-email-outbox-not-running`]).toMatchObject({
       MetricName: 'Invocations',
@@ -396,7 +406,7 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       Threshold: QUIET_WAIT_ALARM_SECONDS,
       ComparisonOperator: 'GreaterThanThreshold',
     });
-    expect(alarms).toHaveLength(13 + 2 * (routes.length + 1 + workers.length));
+    expect(alarms).toHaveLength(14 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
@@ -539,6 +549,7 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
     [slaBreachesWorker, 'rate(1 minute)'],
     [purgeWorker, `rate(${PURGE_EVERY_MINUTES} minutes)`],
     [organizationClearingWorker, 'rate(1 minute)'],
+    [ticketQueueWorker, 'rate(1 minute)'],
   ] as const) {
     it(`runs ${runner.name} on its schedule (${schedule}), once (a missed run is made up by the next), within its timeout`, () => {
       const fn = logicalId('AWS::Lambda::Function', `deskpipe-${stage}-${runner.name}"`);
@@ -559,6 +570,9 @@ describe.each(STAGES)('webhook dispatcher for %s', (stage) => {
   }
   it('lets the organization clearing run end before its timeout', () => {
     expect(CLEARING_RUN_MS + 30_000).toBeLessThanOrEqual(organizationClearingWorker.timeoutSeconds * 1000);
+  });
+  it('lets the queue run end before its timeout', () => {
+    expect(QUEUE_RUN_MS + 30_000).toBeLessThanOrEqual(ticketQueueWorker.timeoutSeconds * 1000);
   });
   it('lets the purge run end before its timeout, and the next start after it', () => {
     expect(PURGE_RUN_MS + 30_000).toBeLessThanOrEqual(purgeWorker.timeoutSeconds * 1000);
