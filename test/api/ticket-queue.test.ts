@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { queuePass, runQueue } from '#lib/tickets/queue-runner.ts';
+import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { withFault } from '#test/support/faults.ts';
@@ -174,5 +175,29 @@ describe('the hand-over', () => {
       (e: { type: string; data: { previous?: { assignee?: unknown } } }) => e.type === 'ticket.updated',
     );
     expect(handed).toHaveLength(2);
+  });
+
+  it('an away status with an end: the agent takes the queue when it passes, with no change', async () => {
+    const { account, agent, set, ticket } = await setUp(null);
+    await set({ status: 'away', status_until: formatTimestamp(clock().nowUs() + 5 * 60_000_000) });
+    const waiting = await create(account.apiKey, {});
+    expect((await ticket(waiting.uuid)).assignee).toBeNull();
+    await running(() =>
+      clock().advanceUntil(async () => (await ticket(waiting.uuid)).assignee?.id === agent, {
+        within: 6 * 60_000,
+        label: 'the ticket handed over once the away status ended',
+      }),
+    );
+  });
+
+  it('a deleted ticket frees its agent, who takes the next', async () => {
+    const { account, agent, ticket, call } = await setUp(1);
+    const first = await create(account.apiKey, {});
+    const waiting = await create(account.apiKey, {});
+    expect((await ticket(waiting.uuid)).assignee).toBeNull();
+    expect((await call('DELETE', `/api/tickets/${first.uuid}`)).status).toBe(200);
+    clock();
+    await queuePass();
+    expect((await ticket(waiting.uuid)).assignee?.id).toBe(agent);
   });
 });
