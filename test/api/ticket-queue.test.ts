@@ -157,25 +157,27 @@ describe('the hand-over', () => {
     expect(await queued()).toBe(2);
   });
 
-  it('a lost answer around the hand-over assigns each ticket once', async () => {
-    const { account, agent, set, queued, events } = await setUp(2);
-    await set({ status: 'away' });
-    for (let i = 0; i < 3; i++) await create(account.apiKey, {});
-    await set({ status: 'available' });
-    clock();
-    await withFault(
-      { operation: 'TransactWriteItems', after: 'TransactWriteItems', mode: 'lost-answer' },
-      () => queuePass(),
-    );
-    await queuePass();
-    expect(await queued()).toBe(1);
-    const shown = await gateway.call('GET', `/api/agents/${agent}`, { key: account.apiKey });
-    expect(shown.body.data.open_tickets).toBe(2);
-    const handed = (await events()).filter(
-      (e: { type: string; data: { previous?: { assignee?: unknown } } }) => e.type === 'ticket.updated',
-    );
-    expect(handed).toHaveLength(2);
-  });
+  it.each(['lost-answer', 'refused'] as const)(
+    'a store fault (%s) at a hand-over assigns each ticket once',
+    async (mode) => {
+      const { account, agent, set, queued, events } = await setUp(2);
+      await set({ status: 'away' });
+      for (let i = 0; i < 3; i++) await create(account.apiKey, {});
+      await set({ status: 'available' });
+      clock();
+      await withFault({ operation: 'TransactWriteItems', after: 'TransactWriteItems', mode }, () =>
+        queuePass(),
+      );
+      await queuePass();
+      expect(await queued()).toBe(1);
+      const shown = await gateway.call('GET', `/api/agents/${agent}`, { key: account.apiKey });
+      expect(shown.body.data.open_tickets).toBe(2);
+      const handed = (await events()).filter(
+        (e: { type: string; data: { previous?: { assignee?: unknown } } }) => e.type === 'ticket.updated',
+      );
+      expect(handed).toHaveLength(2);
+    },
+  );
 
   it('an away status with an end: the agent takes the queue when it passes, with no change', async () => {
     const { account, agent, set, ticket } = await setUp(null);
