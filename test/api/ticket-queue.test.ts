@@ -202,4 +202,18 @@ describe('the hand-over', () => {
     await queuePass();
     expect((await ticket(waiting.uuid)).assignee?.id).toBe(agent);
   });
+
+  it("an agent who joins a team takes the team's queue", async () => {
+    const { account, call } = await peopleAccount(gateway, teamFile);
+    const [t1, a] = account.agents.map((x) => x.id);
+    await call('PATCH', `/api/agents/${t1}`, { status: 'away' });
+    const waiting = await create(account.apiKey, { category_slug: 'bug' });
+    expect(waiting.assignee).toBeNull();
+    const teamId = ((await call('GET', '/api/teams')).body.data as { id: number }[])[0]?.id;
+    const joined = await call('PATCH', `/api/agents/${a}`, { team_ids: [teamId] });
+    expect(joined.status, joined.text).toBe(200);
+    clock();
+    await queuePass();
+    expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee?.id).toBe(a);
+  });
 });
