@@ -1,5 +1,5 @@
 import type { DueCursors } from '#lib/data/index/due.ts';
-import { dueFreedWindow } from '#lib/data/tickets/freed.ts';
+import { dueFreedWindow, postponeFreed } from '#lib/data/tickets/freed.ts';
 import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
@@ -8,12 +8,14 @@ import { serveFreed } from './queue.ts';
 /**
  * The queue runner (decisions.md, "People": a freed agent takes the queue's next ticket within 60 seconds): passes
  * over the freed entries due (gsi2 `QUEUE_FREED_DUE#<shard>`, never a Scan), QUEUE_BATCH of them a pass shared
- * round-robin by account (fairShare), each agent served in turn (./queue.ts, serveFreed). A turn that fails leaves
- * its entry, which the next pass serves again from what the store holds. `npm start` runs it beside the breach
+ * round-robin by account (fairShare), each agent served in turn (./queue.ts, serveFreed). A turn that fails moves
+ * its entry RETRY_MS on, and that pass serves the agent again from what the store holds. `npm start` runs it beside the breach
  * runner; deployed, a scheduled worker runs it every minute (functions/workers.ts).
  */
 export const QUEUE_POLL_MS = 2_000;
 const QUEUE_BATCH = 20;
+/** How far a failed turn moves its entry on. */
+const RETRY_MS = 5_000;
 
 /** One pass; `more` when more was due than the batch (the next pass starts at once). */
 export async function queuePass(
@@ -34,6 +36,7 @@ export async function queuePass(
         } catch (error) {
           failed++;
           logError(error);
+          await postponeFreed(entry, nowMillis() + RETRY_MS).catch(logError);
         }
       }
     }),

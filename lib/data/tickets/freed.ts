@@ -1,4 +1,4 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
 import { queueKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
@@ -69,6 +69,27 @@ export async function finishFreed(entry: FreedEntry): Promise<void> {
         Key: queueKeys.freed(entry.accountId, entry.agentId),
         ConditionExpression: 'gsi2sk = :sk',
         ExpressionAttributeValues: { ':sk': entry.gsi2sk },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}
+
+/**
+ * A turn that failed: the entry moved to `atMs`, unless a change freed the agent again since it was read (that
+ * entry is due at once and kept), so one failing agent is not served again at every pass.
+ */
+export async function postponeFreed(entry: FreedEntry, atMs: number): Promise<void> {
+  const due = queueKeys.freedDue(entry.accountId, entry.agentId, atMs);
+  await dynamo
+    .send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: queueKeys.freed(entry.accountId, entry.agentId),
+        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+        ConditionExpression: 'gsi2sk = :read',
+        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk, ':read': entry.gsi2sk },
       }),
     )
     .catch((error: unknown) => {
