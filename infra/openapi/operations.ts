@@ -246,7 +246,7 @@ export const operations: Record<RouteName, Operation> = {
     exceptions: {
       // requester_email is an exact match, not checked as an address.
       freeText: ['requester_email', 'search', 'custom_fields'],
-      accountScopedId: ['assignee_id', 'organization_id'],
+      accountScopedId: ['assignee_id', 'team_id', 'organization_id'],
     },
   },
   getTicket: {
