@@ -69,6 +69,8 @@ describe('the OpenAPI document', () => {
       'status',
       'priority',
       'assignee_id',
+      'assignee',
+      'team_id',
       'organization_id',
       'requester_email',
       'search',
