@@ -1,9 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type AccountConfig, type Agent, type Team, versionKey } from '#lib/accounts/types.ts';
 import type { EventDraft } from '#lib/data/events.ts';
+import type { HandBackPart } from '#lib/data/people/handbacks.ts';
 import type { PeopleWrite } from '#lib/data/people/people.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp } from '#lib/time.ts';
+import { handBackParts } from './handback.ts';
 import { membersOf, presentAgent, presentTeam } from './present.ts';
 
 /**
@@ -35,6 +37,8 @@ export interface PlannedPeople {
   events: EventDraft[];
   /** The configuration once the change committed (with its versions). */
   next: AccountConfig;
+  /** The open tickets the change hands back (./handback.ts), written as one hand-back item in its commit. */
+  handBack: HandBackPart[];
 }
 
 /**
@@ -104,7 +108,12 @@ export function planPeople(state: PeopleState, change: PeopleChange): PlannedPeo
     teams: [...teams.values()].sort((a, b) => a.id - b.id),
     versions: nextVersions(config.versions ?? {}, writes),
   };
-  return { writes, events: eventsOf(state, next, writes), next };
+  return {
+    writes,
+    events: eventsOf(state, next, writes),
+    next,
+    handBack: handBackParts(oldAgents, changedAgents),
+  };
 }
 
 /** An agent as written: `updatedAt` now; a new one with its defaults and `createdAt` (an account file gives neither). */

@@ -39,10 +39,13 @@ export type PeopleWrite =
 export async function writePeople(
   accountId: string,
   writes: PeopleWrite[],
-  options: { attach?: CommitAction[] | undefined; events: EventDraft[] },
+  options: { attach?: CommitAction[] | undefined; events: EventDraft[]; handBack?: CommitAction | undefined },
 ): Promise<void> {
   await writePlan({
-    fixed: writes.flatMap((w) => actionsOf(accountId, w)),
+    fixed: [
+      ...writes.flatMap((w) => actionsOf(accountId, w)),
+      ...(options.handBack ? [options.handBack] : []),
+    ],
     additions: [],
     attached: options.attach ?? [],
     events: options.events.length ? { accountId, drafts: options.events, reserved: [] } : undefined,
