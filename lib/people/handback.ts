@@ -1,7 +1,8 @@
 import type { Agent } from '#lib/accounts/types.ts';
-import { getHandBack, type HandBackPart, saveHandBack } from '#lib/data/people/handbacks.ts';
+import { getHandBack, type HandBack, type HandBackPart, saveHandBack } from '#lib/data/people/handbacks.ts';
+import { getStoredAgent } from '#lib/data/people/people.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
-import { agentTickets, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
+import { agentTickets, getAgentOpenWork, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { commitFollowUp } from '#lib/tickets/follow-up-update.ts';
 import { BUSY_STATUSES, type Ticket } from '#lib/tickets/types.ts';
 
@@ -40,6 +41,8 @@ export async function handBackStep(accountId: string, id: string): Promise<'more
   if (!handBack) return 'done';
   const [part, ...rest] = handBack.parts;
   if (!part) return (await saveHandBack(handBack, [])) ? 'done' : 'lost';
+  // Undone meanwhile (the agent active again, or back in the team): their tickets are theirs again.
+  if (!stillOwed(part, await getStoredAgent(accountId, part.agent))) return save(handBack, rest);
   const status = BUSY_STATUSES[part.step] ?? 'open';
   const listed = await agentTickets(accountId, part.agent, status, {
     after: part.after,
@@ -56,10 +59,31 @@ export async function handBackStep(accountId: string, id: string): Promise<'more
       ? { ...part, after: last.at }
       : part.step + 1 < BUSY_STATUSES.length
         ? { ...part, step: part.step + 1, after: null }
-        : undefined;
-  const parts = next ? [next, ...rest] : rest;
+        : await sweepAgain(accountId, part);
+  return save(handBack, next ? [next, ...rest] : rest);
+}
+
+async function save(handBack: HandBack, parts: HandBackPart[]): Promise<'more' | 'done' | 'lost'> {
   if (!(await saveHandBack(handBack, parts))) return 'lost';
   return parts.length > 0 ? 'more' : 'done';
+}
+
+const stillOwed = (part: HandBackPart, agent: Agent | undefined) =>
+  agent !== undefined && (part.team === null ? !agent.active : !agent.teamIds.includes(part.team));
+
+/** Sweeps of a retirement at most: each finds what moved between statuses behind the last, or a late create. */
+const MAX_ROUNDS = 3;
+
+/**
+ * A retirement's sweep is done when the agent's open work (least-busy's cell, exact) is 0; else a ticket moved
+ * between open statuses behind the sweep (pending back to open), or a create that read the agent before the
+ * retirement landed after it: the sweep begins again, MAX_ROUNDS times at most. A team's has no count to check.
+ */
+async function sweepAgain(accountId: string, part: HandBackPart): Promise<HandBackPart | undefined> {
+  const rounds = (part.rounds ?? 0) + 1;
+  if (part.team !== null || rounds >= MAX_ROUNDS) return undefined;
+  if ((await getAgentOpenWork(accountId, part.agent)) === 0) return undefined;
+  return { ...part, step: 0, after: null, rounds };
 }
 
 const owed = (part: HandBackPart, ticket: Ticket) =>

@@ -116,6 +116,20 @@ describe('handing back an agent’s open tickets', () => {
     expect(await d.unassignedEvents()).toEqual([kept.uuid]);
   });
 
+  it('a retirement undone before the runner has been keeps the agent’s tickets', async () => {
+    const d = await setUp();
+    const ann = await d.agent({ email: 'ann@desk.test', name: 'Ann' });
+    const bob = await d.agent({ email: 'bob@desk.test', name: 'Bob' });
+    const kept = await d.ticket(ann.id, 'open');
+    const handed = await d.ticket(bob.id, 'open');
+    clock();
+    expect((await d.call('PATCH', `/api/agents/${ann.id}`, { active: false })).status).toBe(200);
+    expect((await d.call('PATCH', `/api/agents/${ann.id}`, { active: true })).status).toBe(200);
+    expect((await d.call('PATCH', `/api/agents/${bob.id}`, { active: false })).status).toBe(200);
+    await runUntil(async () => (await d.assigneeOf(handed.uuid)) === null, "Bob's ticket handed back");
+    expect(await d.assigneeOf(kept.uuid)).toBe(ann.id);
+  });
+
   it('a crash midway (the answer of a commit lost) is resumed: each ticket unassigned once', async () => {
     const d = await setUp();
     const ann = await d.agent({ email: 'ann@desk.test', name: 'Ann' });

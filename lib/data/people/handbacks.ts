@@ -21,6 +21,8 @@ export interface HandBackPart {
   /** The open status being swept (an index of the open statuses) and the last order key read in it. */
   step: number;
   after: string | null;
+  /** Sweeps of a retirement begun again because the agent's open work was not 0 at the end of one. */
+  rounds?: number;
 }
 
 export interface HandBack {
