@@ -174,9 +174,11 @@ export const emailInboundQueueWorker = {
 export const CLEARING_RUN_MS = 50_000;
 
 /**
- * Scheduled every minute, runs the organization clearing runner (lib/organizations/clearing-runner.ts) for most of
- * the minute, so a deletion's tickets and contacts are cleared within 60 seconds: the clearings' due index (Query on
- * gsi2), a clearing (GetItem), an organization's postings (Query) and each ticket or contact (GetItem), its open
+ * Scheduled every minute, runs the people follow-ups runner (lib/organizations/clearing-runner.ts: organization
+ * clearings and hand-backs, lib/people/handback-runner.ts) for most of the minute, so a deletion's tickets and
+ * contacts are cleared, and a retired agent's or team leaver's open tickets unassigned, within 60 seconds: the
+ * clearings' and hand-backs' due indexes (Query on gsi2), a hand-back (GetItem) and its progress (UpdateItem,
+ * DeleteItem), an agent's status-and-assignee queue (Query), a clearing (GetItem), an organization's postings (Query) and each ticket or contact (GetItem), its open
  * deals (Query), each clearing commit (a transaction of the entity's Put, its postings' Put and Delete, counter and
  * block UpdateItems, the event's place), a posting no entity holds (DeleteItem), the clearing's postponement
  * (UpdateItem) and end (DeleteItem); beside a commit, the directory entries of dimensions new to the container

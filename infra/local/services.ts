@@ -116,7 +116,8 @@ export async function startService(
     stopped,
     mail: modules.folderMailEraser(mailDir),
   });
-  // Deleted organizations (docs/decisions.md, "People"): their tickets and contacts cleared, a bounded step at a time.
+  // The people follow-ups (docs/decisions.md, "People"): deleted organizations cleared from their tickets and
+  // contacts, retired agents' and team leavers' open tickets handed back, a bounded step at a time.
   const clearings = modules.runClearings(Number.POSITIVE_INFINITY, { stopped });
   // The queue (docs/decisions.md, "The queue"): an agent who frees up takes the queue's next tickets.
   const queue = modules.runQueue(Number.POSITIVE_INFINITY, { stopped });

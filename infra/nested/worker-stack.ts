@@ -96,12 +96,12 @@ export class WorkerStack extends NestedStack {
       ...runnerDefaults(props),
       worker: organizationClearingWorker,
       description:
-        'Clears deleted organizations from their tickets and contacts (functions/organization-clearing.ts), each minute.',
+        "Clears deleted organizations from their tickets and contacts and hands back retired agents' open tickets (functions/organization-clearing.ts), each minute.",
       slug: 'organization-clearing',
       everyMinutes: 1,
       notRunningAfter: Duration.minutes(15),
       notRunningMeans:
-        'The organization clearing runner did not run for 15 minutes: deleted organizations stay on tickets. See docs/deploy.md#organization-clearing-not-running.',
+        'The organization clearing runner did not run for 15 minutes: deleted organizations stay on tickets, retired agents keep theirs. See docs/deploy.md#organization-clearing-not-running.',
       reservedConcurrency: config.workerConcurrency.organizationClearing,
     });
     // The queue (decisions.md, "People"): an agent who frees up takes the next waiting tickets, every minute.

@@ -791,7 +791,7 @@ export const operations: Record<RouteName, Operation> = {
   updateAgent: {
     summary: 'Update an agent',
     description:
-      'Changes the fields sent. `team_ids` is the whole list (at most 30 memberships change in one request); a ' +
+      'Changes the fields sent. `team_ids` is the whole list (at most 23 memberships change in one request); a ' +
       '`status` sent without `status_until` has no end; `active: false` retires the agent (agents are never ' +
       'deleted). Writes agent.updated (and team.updated for each team it joins or leaves).',
     tag: 'Agents',
@@ -813,7 +813,7 @@ export const operations: Record<RouteName, Operation> = {
     summary: 'Create a team',
     description:
       'A team with its name (free in the account, compared case-insensitively) and, optionally, its agents (at ' +
-      'most 30). Writes team.created (and agent.updated for each agent that joins).',
+      'most 23). Writes team.created (and agent.updated for each agent that joins).',
     tag: 'Teams',
     body: CreateTeamSchema,
     ok: { status: 201, description: 'The team.', body: OneTeam, etag: true },
@@ -851,7 +851,7 @@ export const operations: Record<RouteName, Operation> = {
     statuses: [404, 412],
     conflict:
       'a category routes to the team (`The team is the default team of the category <slug>: …`), or it has ' +
-      'more than 30 agents (take them out of it first).',
+      'more than 23 agents (take them out of it first).',
   },
   getOpenApi: {
     summary: 'This document',

@@ -8,6 +8,7 @@ export * from './keys/accounts.ts';
 export * from './keys/api-keys.ts';
 export * from './keys/erasures.ts';
 export * from './keys/events.ts';
+export * from './keys/handbacks.ts';
 export * from './keys/idempotency.ts';
 export * from './keys/index/entity.ts';
 export * from './keys/index/order.ts';

@@ -5,8 +5,9 @@ import {
   getClearing,
   postponeClearing,
 } from '#lib/data/organizations/clearing.ts';
-import { fairShare } from '#lib/fair-share.ts';
+import { duePass } from '#lib/due-pass.ts';
 import { logError } from '#lib/log.ts';
+import { handBackPass } from '#lib/people/handback-runner.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { CLEARING_GRACE_MS, clearingStep } from './clearing.ts';
 
@@ -16,8 +17,10 @@ import { CLEARING_GRACE_MS, clearingStep } from './clearing.ts';
  * `ORGANIZATION_CLEARING_DUE#<shard>`, never a Scan), CLEARING_BATCH of them a pass shared round-robin by account
  * (fairShare), each taken up to STEPS_PER_PASS bounded steps (./clearing.ts). A clearing that finds nothing left is
  * closed once its deletion is CLEARING_GRACE_MS old (until then it is due again at that time); a step that fails
- * moves it RETRY_MS on, and the next pass goes on from what the store holds. `npm start` runs it beside the purge
- * and the erasure runner; deployed, a scheduled worker runs it every minute (functions/workers.ts).
+ * moves it RETRY_MS on, and the next pass goes on from what the store holds. The run also passes over the
+ * hand-backs (lib/people/handback-runner.ts): one "people follow-ups" runner, the same shape of bounded work from
+ * a due index, one schedule and one alarm. `npm start` runs it beside the purge and the erasure runner; deployed,
+ * a scheduled worker runs it every minute (functions/workers.ts).
  */
 export const CLEARING_POLL_MS = 2_000;
 const CLEARING_BATCH = 20;
@@ -29,50 +32,47 @@ export async function clearingPass(
   options: { cursors?: DueCursors } = {},
 ): Promise<{ cleared: number; failed: number; more: boolean }> {
   const window = await dueClearingWindow(nowMillis(), options.cursors ?? new Map());
-  const due = fairShare(window.entries, (entry) => entry.accountId, CLEARING_BATCH);
-  let cleared = 0;
-  let failed = 0;
-  let more = window.more || window.entries.length > due.length;
-  await Promise.all(
-    due.map(async ({ accountId, id }) => {
-      try {
-        const clearing = await getClearing(accountId, id);
-        if (!clearing) return;
-        for (let steps = 0; steps < STEPS_PER_PASS; steps++) {
-          if ((await clearingStep(accountId, id, nowMillis())) === 'more') continue;
-          const closes = clearing.deletedMs + CLEARING_GRACE_MS;
-          if (nowMillis() >= closes) {
-            await finishClearing(accountId, id);
-            cleared++;
-          } else await postponeClearing(accountId, id, closes);
-          return;
-        }
-        more = true;
-      } catch (error) {
-        failed++;
-        logError(error);
-        await postponeClearing(accountId, id, nowMillis() + RETRY_MS).catch(logError);
+  const pass = await duePass(window, CLEARING_BATCH, {
+    work: async ({ accountId, id }) => {
+      const clearing = await getClearing(accountId, id);
+      if (!clearing) return 'done';
+      for (let steps = 0; steps < STEPS_PER_PASS; steps++) {
+        if ((await clearingStep(accountId, id, nowMillis())) === 'more') continue;
+        const closes = clearing.deletedMs + CLEARING_GRACE_MS;
+        if (nowMillis() >= closes) await finishClearing(accountId, id);
+        else await postponeClearing(accountId, id, closes);
+        return 'done';
       }
-    }),
-  );
-  return { cleared, failed, more };
+      return 'more';
+    },
+    postpone: ({ accountId, id }) => postponeClearing(accountId, id, nowMillis() + RETRY_MS),
+  });
+  return { cleared: pass.done, failed: pass.failed, more: pass.more };
 }
 
-/** Passes until `until` (epoch ms) or until `stopped()`; with `untilDrained`, also once nothing is due. */
+/**
+ * Passes of both people follow-ups (organization clearings and hand-backs: lib/people/handback-runner.ts) until
+ * `until` (epoch ms) or until `stopped()`; with `untilDrained`, also once nothing is due.
+ */
 export async function runClearings(
   until: number,
   options: { pollMs?: number; stopped?: () => boolean; untilDrained?: boolean } = {},
-): Promise<{ passes: number; cleared: number }> {
-  const totals = { passes: 0, cleared: 0 };
-  // The run's place in the due index, from one pass to the next: a backlog is read a page further each pass.
+): Promise<{ passes: number; cleared: number; handedBack: number }> {
+  const totals = { passes: 0, cleared: 0, handedBack: 0 };
+  // The run's place in each due index, from one pass to the next: a backlog is read a page further each pass.
   const cursors: DueCursors = new Map();
+  const handBackCursors: DueCursors = new Map();
   while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
-      const pass = await clearingPass({ cursors });
+      const [pass, handBacks] = await Promise.all([
+        clearingPass({ cursors }),
+        handBackPass({ cursors: handBackCursors }),
+      ]);
       totals.passes++;
       totals.cleared += pass.cleared;
-      more = pass.more;
+      totals.handedBack += handBacks.done;
+      more = pass.more || handBacks.more;
     } catch (error) {
       logError(error);
     }

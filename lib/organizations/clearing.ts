@@ -5,9 +5,9 @@ import { dropOrganizationContact, organizationContacts, updateContact } from '#l
 import { openDealCounts } from '#lib/data/deals/deals.ts';
 import type { Listed } from '#lib/data/index/oldest.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
-import { dropOrganizationTicket, organizationTickets, updateTicketItems } from '#lib/data/tickets/tickets.ts';
+import { dropOrganizationTicket, organizationTickets } from '#lib/data/tickets/tickets.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
-import { presentCreatedTicket } from '#lib/tickets/present.ts';
+import { commitFollowUp } from '#lib/tickets/follow-up-update.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 
@@ -85,16 +85,11 @@ async function clearPage<E>(
 }
 
 /** A ticket without its organization, in one commit guarded by the version read, with its `ticket.updated`. */
-async function clearTicket(accountId: string, stored: { entity: Ticket; version: number }) {
-  const { entity: before, version } = stored;
-  const after: Ticket = { ...before, updatedAt: formatTimestamp(nowMicros()) };
-  delete after.organization;
-  await updateTicketItems({
-    accountId,
-    before,
-    after,
-    version,
-    event: updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
+function clearTicket(accountId: string, stored: { entity: Ticket; version: number }) {
+  return commitFollowUp(accountId, stored, (ticket) => {
+    const after = { ...ticket };
+    delete after.organization;
+    return after;
   });
 }
 

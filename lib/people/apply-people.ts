@@ -45,7 +45,10 @@ export async function applyPeople(
     for (const entity of todo) {
       const grown = { teams: [...chunk.teams, ...entity.teams], agents: [...chunk.agents, ...entity.agents] };
       const plan = planPeople(state, grown);
-      if (planned && peopleActionCount(plan.writes) > MAX_TRANSACTION_ITEMS) {
+      if (
+        planned &&
+        peopleActionCount(plan.writes) + (plan.handBack.length > 0 ? 1 : 0) > MAX_TRANSACTION_ITEMS
+      ) {
         await commitChunk(accountId, planned);
         commits++;
         state = { config: planned.next, busy, nowUs: nowMicros() };

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { forgetAccountConfig } from '#lib/accounts/config-cache.ts';
 import { type AccountConfig, type Agent, type Team, versionKey } from '#lib/accounts/types.ts';
 import { loadAccountConfig, reserveIds } from '#lib/data/accounts/accounts.ts';
 import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
+import { handBackAction } from '#lib/data/people/handbacks.ts';
 import { AgentEmailTaken, TeamNameTaken, writePeople } from '#lib/data/people/people.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
@@ -10,7 +12,7 @@ import { getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { logError } from '#lib/log.ts';
 import { freedByAgentChange } from '#lib/tickets/queue.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { MAX_MEMBERSHIP_CHANGES, type PeopleState, type PlannedPeople } from './plan.ts';
 
 /** What the people routes share: reading what a change decides on, committing it, and their refusals. */
@@ -56,6 +58,16 @@ export async function commitPeople(
     await writePeople(accountId, planned.writes, {
       attach: [...completionCommit(attachment), ...freedByPeople(accountId, planned)],
       events: planned.events,
+      // What it hands back, due at once: the runner unassigns the tickets (lib/people/handback.ts).
+      handBack:
+        planned.handBack.length > 0
+          ? handBackAction(
+              accountId,
+              `${nowMicros()}-${randomUUID().slice(0, 8)}`,
+              planned.handBack,
+              nowMillis(),
+            )
+          : undefined,
     });
   } catch (error) {
     if (error instanceof AgentEmailTaken) throw ValidationFailed.field('email', EMAIL_TAKEN);

@@ -1,9 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type AccountConfig, type Agent, type Team, versionKey } from '#lib/accounts/types.ts';
 import type { EventDraft } from '#lib/data/events.ts';
+import type { HandBackPart } from '#lib/data/people/handbacks.ts';
 import type { PeopleWrite } from '#lib/data/people/people.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp } from '#lib/time.ts';
+import { handBackParts } from './handback.ts';
 import { membersOf, presentAgent, presentTeam } from './present.ts';
 
 /**
@@ -35,14 +37,17 @@ export interface PlannedPeople {
   events: EventDraft[];
   /** The configuration once the change committed (with its versions). */
   next: AccountConfig;
+  /** The open tickets the change hands back (./handback.ts), written as one hand-back item in its commit. */
+  handBack: HandBackPart[];
 }
 
 /**
  * The most agents (for a team) or teams (for an agent) one request may move in or out: the change then fits one
- * transaction (a write takes its item and its event's two actions, a renamed one two natural keys more: 30 such and
- * the renamed entity are 96 actions, with an Idempotency-Key's kept answer).
+ * transaction of 100 actions. An agent moved takes its item, its event's two actions and, joining, its queue's freed
+ * entry (4); the team takes as many, two name items more when renamed, the hand-back item and a kept answer: 23 × 4
+ * + 8 = 100. (30 before the queue's freed entries: a team PATCH moving 30 agents in then answered 500.)
  */
-export const MAX_MEMBERSHIP_CHANGES = 30;
+export const MAX_MEMBERSHIP_CHANGES = 23;
 
 export function planPeople(state: PeopleState, change: PeopleChange): PlannedPeople {
   const { config, nowUs } = state;
@@ -104,7 +109,12 @@ export function planPeople(state: PeopleState, change: PeopleChange): PlannedPeo
     teams: [...teams.values()].sort((a, b) => a.id - b.id),
     versions: nextVersions(config.versions ?? {}, writes),
   };
-  return { writes, events: eventsOf(state, next, writes), next };
+  return {
+    writes,
+    events: eventsOf(state, next, writes),
+    next,
+    handBack: handBackParts(oldAgents, changedAgents),
+  };
 }
 
 /** An agent as written: `updatedAt` now; a new one with its defaults and `createdAt` (an account file gives neither). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createKey } from '#lib/accounts/key-making.ts';
+import { MAX_MEMBERSHIP_CHANGES } from '#lib/people/plan.ts';
 import { useGateway } from '#test/support/http.ts';
 import { type AgentShown, peopleAccount, type TeamShown } from '#test/support/people.ts';
 
@@ -210,8 +211,34 @@ describe('teams', () => {
     expect(created.status).toBe(422);
     expect((await mine.call('GET', '/api/teams')).body.data).toEqual([billing]);
     expect((await theirs.call('GET', `/api/agents/${their.id}`)).body.data.team_ids).toEqual([]);
-    const ids = Array.from({ length: 31 }, (_, i) => i + 1);
+    const ids = Array.from({ length: MAX_MEMBERSHIP_CHANGES + 1 }, (_, i) => i + 1);
     const tooMany = await mine.call('PATCH', `/api/teams/${billing.id}`, { agent_ids: ids });
     expect(tooMany.status).toBe(422);
+  });
+
+  it('moves the most memberships one request may, in and out, renamed and with an Idempotency-Key: one transaction', async () => {
+    // The worst case the limit is for: each agent moved writes its item, its event and (in) its queue's freed entry
+    // or (out) its share of the hand-back; the team is renamed (two name items) and its answer kept.
+    const { call, agent, team } = await setUp();
+    const agents: AgentShown[] = [];
+    for (let i = 0; i < MAX_MEMBERSHIP_CHANGES; i++)
+      agents.push(await agent({ email: `m${i}@desk.test`, name: `Member ${i}` }));
+    const crew = await team({ name: 'Crew' });
+    const moved = await call(
+      'PATCH',
+      `/api/teams/${crew.id}`,
+      { name: 'Crew in', agent_ids: agents.map((a) => a.id) },
+      { 'Idempotency-Key': 'all-in' },
+    );
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.data.agent_ids).toHaveLength(MAX_MEMBERSHIP_CHANGES);
+    const out = await call(
+      'PATCH',
+      `/api/teams/${crew.id}`,
+      { name: 'Crew out', agent_ids: [] },
+      { 'Idempotency-Key': 'all-out' },
+    );
+    expect(out.status, out.text).toBe(200);
+    expect(out.body.data.agent_ids).toEqual([]);
   });
 });

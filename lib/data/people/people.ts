@@ -2,9 +2,9 @@ import type { Agent, Team } from '#lib/accounts/types.ts';
 import { type EventDraft, MAX_EVENT_ACTIONS } from '../events.ts';
 import { writePlan } from '../index/write-plan.ts';
 import { configKeys, peopleKeys } from '../keys.ts';
-import { tableName } from '../store/client.ts';
+import { getItem, tableName } from '../store/client.ts';
 import { ConcurrentWrite, StaleVersion } from '../store/errors.ts';
-import { ATTR } from '../store/items.ts';
+import { ATTR, entityOf } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 
 /**
@@ -30,6 +30,12 @@ export class TeamNameTaken extends Error {
   }
 }
 
+/** One agent as stored (strongly consistent: one GetItem), or undefined. */
+export async function getStoredAgent(accountId: string, id: number): Promise<Agent | undefined> {
+  const item = await getItem(configKeys.agent(accountId, id));
+  return item ? entityOf<Agent>(item) : undefined;
+}
+
 /** One agent's or team's change: `version` as read (0: a new one); a team's `after` undefined: deleted. */
 export type PeopleWrite =
   | { type: 'agent'; before: Agent | undefined; version: number; after: Agent }
@@ -39,10 +45,13 @@ export type PeopleWrite =
 export async function writePeople(
   accountId: string,
   writes: PeopleWrite[],
-  options: { attach?: CommitAction[] | undefined; events: EventDraft[] },
+  options: { attach?: CommitAction[] | undefined; events: EventDraft[]; handBack?: CommitAction | undefined },
 ): Promise<void> {
   await writePlan({
-    fixed: writes.flatMap((w) => actionsOf(accountId, w)),
+    fixed: [
+      ...writes.flatMap((w) => actionsOf(accountId, w)),
+      ...(options.handBack ? [options.handBack] : []),
+    ],
     additions: [],
     attached: options.attach ?? [],
     events: options.events.length ? { accountId, drafts: options.events, reserved: [] } : undefined,

@@ -1,4 +1,4 @@
-import type { Ticket, TicketFilter } from '#lib/tickets/types.ts';
+import type { Ticket, TicketFilter, TicketStatus } from '#lib/tickets/types.ts';
 import type { EventDraft, ReservedPlaces } from '../events.ts';
 import type { StatsCondition } from '../index/commit-actions.ts';
 import type { DueCursors } from '../index/due.ts';
@@ -206,4 +206,17 @@ export function organizationTickets(accountId: string, organizationId: number, l
 /** Deletes an organization's posting no ticket holds (organizationTickets found it, old enough to be an orphan). */
 export function dropOrganizationTicket(accountId: string, organizationId: number, at: string) {
   return tickets.dropPosting(accountId, dimension.organization(organizationId), at);
+}
+
+/**
+ * A page of an agent's tickets in one status, oldest first after `after` (an order key), each as stored: the
+ * hand-back's finder (lib/people/handback.ts), read from the status-and-assignee queue.
+ */
+export function agentTickets(
+  accountId: string,
+  agentId: number,
+  status: TicketStatus,
+  page: { after: string | null; limit: number },
+) {
+  return tickets.oldestListed(accountId, dimension.queue(status, undefined, agentId), page);
 }

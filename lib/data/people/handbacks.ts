@@ -1,0 +1,131 @@
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
+import { handBackKeys } from '../keys.ts';
+import { dynamo, getItem, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
+import type { CommitAction } from '../store/transact.ts';
+
+/**
+ * A hand-back (docs/data-model.md, "People"): an item written in the people change's own transaction (a retirement,
+ * agents leaving teams, a team's deletion), so a change that commits always hands back, naming each agent and the
+ * team left (null: every team, a retirement) with where its sweep of the agent's open tickets is (`step`: which open
+ * status, `after`: the last order key read). The runner (lib/people/handback-runner.ts) moves it on a step at a
+ * time, each save guarded by the item's `rev`, so two overlapping runs never both move it; it is deleted once every
+ * agent's sweep is done.
+ */
+
+export interface HandBackPart {
+  agent: number;
+  /** The team the agent left, or null: every team (retired). */
+  team: number | null;
+  /** The open status being swept (an index of the open statuses) and the last order key read in it. */
+  step: number;
+  after: string | null;
+  /** Sweeps of a retirement begun again because the agent's open work was not 0 at the end of one. */
+  rounds?: number;
+}
+
+export interface HandBack {
+  accountId: string;
+  id: string;
+  parts: HandBackPart[];
+  rev: number;
+}
+
+/** The hand-back item of a people change, due at once: one Put in the change's transaction. */
+export function handBackAction(
+  accountId: string,
+  id: string,
+  parts: HandBackPart[],
+  atMs: number,
+): CommitAction {
+  return {
+    what: 'hand_back',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...handBackKeys.handBack(accountId, id),
+          ...handBackKeys.due(accountId, id, atMs),
+          type: 'hand_back',
+          id,
+          parts,
+          rev: 0,
+        },
+      },
+    },
+  };
+}
+
+/** The hand-backs due at `nowMs`: a window of the due index, a page a shard from where the last ended (dueWindow). */
+export async function dueHandBackWindow(
+  nowMs: number,
+  cursors: DueCursors,
+): Promise<{ entries: { accountId: string; id: string }[]; more: boolean }> {
+  const window = await dueWindow(
+    {
+      indexName: handBackKeys.dueIndex,
+      partition: handBackKeys.duePartition,
+      before: handBackKeys.dueBefore(nowMs),
+    },
+    ALL_DUE_SHARDS,
+    cursors,
+  );
+  return { entries: window.entries.map((e) => handBackKeys.parseDue(e.gsi2sk)), more: window.more };
+}
+
+/** A hand-back as stored (strongly consistent), or undefined once it is done. */
+export async function getHandBack(accountId: string, id: string): Promise<HandBack | undefined> {
+  const item = await getItem(handBackKeys.handBack(accountId, id));
+  if (!item) return undefined;
+  return { accountId, id, parts: item.parts as HandBackPart[], rev: Number(item.rev) };
+}
+
+/**
+ * Saves a hand-back's progress at the revision read: false when another run moved it first (this one stops, the
+ * other goes on). No part left: the item is deleted.
+ */
+export async function saveHandBack(handBack: HandBack, parts: HandBackPart[]): Promise<boolean> {
+  const Key = handBackKeys.handBack(handBack.accountId, handBack.id);
+  const guard = { ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': handBack.rev } };
+  try {
+    if (parts.length === 0) await dynamo.send(new DeleteCommand({ TableName: tableName(), Key, ...guard }));
+    else {
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key,
+          UpdateExpression: 'SET parts = :parts, rev = :next',
+          ...guard,
+          ExpressionAttributeValues: {
+            ...guard.ExpressionAttributeValues,
+            ':parts': parts,
+            ':next': handBack.rev + 1,
+          },
+        }),
+      );
+    }
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Moves a hand-back's due entry to `atMs` (a step that failed); gone: nothing. */
+export async function postponeHandBack(accountId: string, id: string, atMs: number): Promise<void> {
+  const due = handBackKeys.due(accountId, id, atMs);
+  await dynamo
+    .send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: handBackKeys.handBack(accountId, id),
+        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+}

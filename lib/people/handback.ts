@@ -1,0 +1,116 @@
+import type { Agent } from '#lib/accounts/types.ts';
+import { getHandBack, type HandBack, type HandBackPart, saveHandBack } from '#lib/data/people/handbacks.ts';
+import { getStoredAgent } from '#lib/data/people/people.ts';
+import { StaleVersion } from '#lib/data/store/errors.ts';
+import { agentTickets, getAgentOpenWork, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
+import { commitFollowUp } from '#lib/tickets/follow-up-update.ts';
+import { BUSY_STATUSES, type Ticket } from '#lib/tickets/types.ts';
+
+/**
+ * Handing back an agent's open tickets (decisions.md, "People": a retirement, or leaving a team, unassigns each of
+ * their open, pending and in_progress tickets within 60 seconds, each with its own `ticket.updated`). The people
+ * change writes a hand-back naming each agent and the team left (lib/data/people/handbacks.ts); a step reads one
+ * page of an agent's tickets in one open status (the status-and-assignee queue, oldest first, from where the last
+ * step ended) and unassigns each that is still theirs (of the team left, when one was), each in its own commit
+ * guarded by the version read, then saves where it got to. The ticket index has no team dimension: a team's
+ * tickets are the agent's, kept by their `team`. Re-assignment of what is handed back is the queue's.
+ */
+
+/** Tickets a step reads. */
+export const HAND_BACK_STEP = 25;
+
+/** What a change of agents owes: a retirement every team's tickets, a team left (by an active agent) its own. */
+export function handBackParts(before: ReadonlyMap<number, Agent>, after: readonly Agent[]): HandBackPart[] {
+  return after.flatMap((agent): HandBackPart[] => {
+    const was = before.get(agent.id);
+    if (!was?.active) return [];
+    if (!agent.active) return [{ agent: agent.id, team: null, step: 0, after: null }];
+    return was.teamIds
+      .filter((t) => !agent.teamIds.includes(t))
+      .map((team) => ({ agent: agent.id, team, step: 0, after: null }));
+  });
+}
+
+/**
+ * One step of a hand-back: `done` once no part is left (the item deleted), `lost` when another run saved it first
+ * (it goes on), `more` otherwise. A commit that failed is thrown once the page's others have settled; the step's
+ * place is not saved, so the next reads the page again and finds what landed no longer the agent's.
+ */
+export async function handBackStep(accountId: string, id: string): Promise<'more' | 'done' | 'lost'> {
+  const handBack = await getHandBack(accountId, id);
+  if (!handBack) return 'done';
+  const [part, ...rest] = handBack.parts;
+  if (!part) return (await saveHandBack(handBack, [])) ? 'done' : 'lost';
+  // Undone meanwhile (the agent active again, or back in the team): their tickets are theirs again.
+  if (!stillOwed(part, await getStoredAgent(accountId, part.agent))) return save(handBack, rest);
+  const status = BUSY_STATUSES[part.step] ?? 'open';
+  const listed = await agentTickets(accountId, part.agent, status, {
+    after: part.after,
+    limit: HAND_BACK_STEP,
+  });
+  const settled = await Promise.allSettled(
+    listed.map(({ at, stored }) => (stored ? handBackTicket(accountId, part, at, stored) : undefined)),
+  );
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const last = listed.at(-1);
+  const next: HandBackPart | undefined =
+    listed.length === HAND_BACK_STEP && last
+      ? { ...part, after: last.at }
+      : part.step + 1 < BUSY_STATUSES.length
+        ? { ...part, step: part.step + 1, after: null }
+        : await sweepAgain(accountId, part);
+  return save(handBack, next ? [next, ...rest] : rest);
+}
+
+async function save(handBack: HandBack, parts: HandBackPart[]): Promise<'more' | 'done' | 'lost'> {
+  if (!(await saveHandBack(handBack, parts))) return 'lost';
+  return parts.length > 0 ? 'more' : 'done';
+}
+
+const stillOwed = (part: HandBackPart, agent: Agent | undefined) =>
+  agent !== undefined && (part.team === null ? !agent.active : !agent.teamIds.includes(part.team));
+
+/** Sweeps of a retirement at most: each finds what moved between statuses behind the last, or a late create. */
+const MAX_ROUNDS = 3;
+
+/**
+ * A retirement's sweep is done when the agent's open work (least-busy's cell, exact) is 0; else a ticket moved
+ * between open statuses behind the sweep (pending back to open), or a create that read the agent before the
+ * retirement landed after it: the sweep begins again, MAX_ROUNDS times at most. A team's has no count to check.
+ */
+async function sweepAgain(accountId: string, part: HandBackPart): Promise<HandBackPart | undefined> {
+  const rounds = (part.rounds ?? 0) + 1;
+  if (part.team !== null || rounds >= MAX_ROUNDS) return undefined;
+  if ((await getAgentOpenWork(accountId, part.agent)) === 0) return undefined;
+  return { ...part, step: 0, after: null, rounds };
+}
+
+const owed = (part: HandBackPart, ticket: Ticket) =>
+  ticket.assignee?.id === part.agent &&
+  BUSY_STATUSES.includes(ticket.status) &&
+  (part.team === null || ticket.team?.id === part.team);
+
+/**
+ * Unassigns a ticket still owed, at the version read. Another change landing first (a reply, a status) is read
+ * again and tried once more; a ticket reassigned meanwhile, or no longer open, is left alone.
+ */
+async function handBackTicket(
+  accountId: string,
+  part: HandBackPart,
+  at: string,
+  stored: { entity: Ticket; version: number },
+): Promise<void> {
+  let current: { entity: Ticket; version: number } | undefined = stored;
+  for (let attempt = 0; current && owed(part, current.entity) && attempt < 3; attempt++) {
+    try {
+      await commitFollowUp(accountId, current, (ticket) => ({ ...ticket, assignee: null }));
+      return;
+    } catch (error) {
+      if (!(error instanceof StaleVersion)) throw error;
+      current = await getTicketByOrderKey(accountId, at);
+    }
+  }
+  // Still owed after three lost races: the step fails, and the next reads the page again.
+  if (current && owed(part, current.entity)) throw new StaleVersion();
+}

@@ -1,0 +1,26 @@
+import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
+import { updatedEvent } from '#lib/events/drafts.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { presentCreatedTicket } from './present.ts';
+import type { Ticket } from './types.ts';
+
+/**
+ * A change a runner makes to a ticket after the fact (an organization's clearing, a hand-back): the ticket as
+ * `change` makes it, `updated_at` now, in one commit guarded by the version read (StaleVersion when another change
+ * landed first), with its `ticket.updated`.
+ */
+export async function commitFollowUp(
+  accountId: string,
+  stored: { entity: Ticket; version: number },
+  change: (ticket: Ticket) => Ticket,
+): Promise<void> {
+  const { entity: before, version } = stored;
+  const after: Ticket = { ...change(before), updatedAt: formatTimestamp(nowMicros()) };
+  await updateTicketItems({
+    accountId,
+    before,
+    after,
+    version,
+    event: updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
+  });
+}
