@@ -12,8 +12,10 @@ import { createKey } from '#lib/accounts/key-making.ts';
 import { LOCAL_STAGE, STAGE_VARIABLE } from '#lib/config/stage.ts';
 import {
   erasureKeys,
+  handBackKeys,
   organizationKeys,
   outboxKeys,
+  queueKeys,
   ticketKeys,
   trashKeys,
   webhookDeliveryKeys,
@@ -151,6 +153,9 @@ const derivedKeys: Record<string, (accountId: string, item: ItemKey) => string |
   // A clearing's sort key is `CLEARING#<id>`: the id is its digits.
   ORGANIZATION_CLEARING_DUE: (acc, item) =>
     organizationKeys.clearingDue(acc, Number(item.sk.replace(/^\D+/, '')), 0).gsi2pk,
+  // A freed entry's sort key is the agent's padded id; a hand-back's `HANDBACK#<id>`.
+  QUEUE_FREED_DUE: (acc, item) => queueKeys.freedDue(acc, Number(item.sk.replace(/\D+/g, '')), 0).gsi2pk,
+  HANDBACK_DUE: (acc, item) => handBackKeys.due(acc, item.sk.replace(/^HANDBACK#/, ''), 0).gsi2pk,
 };
 
 /** Whether a family's key depends on the ids at all: 64 items of 64 accounts give more than one key. */
@@ -278,6 +283,21 @@ async function apiKeys(call: Call, key: string, accountId: string) {
   await createKey(accountId, { name: 'second', scopes: ['tickets:read'] });
 }
 
+/** An agent made (its queue's freed entry), given a ticket and retired (a hand-back owed). */
+async function people(call: Call, key: string) {
+  const made = await call('POST', '/api/agents', { key, body: { email: 'keys@desk.test', name: 'Keys' } });
+  expect(made.status, made.text).toBe(201);
+  const ticket = await call('POST', '/api/tickets', {
+    key,
+    body: { subject: 'Held', description: 'd', requester_email: 'held@example.com' },
+  });
+  expect(ticket.status, ticket.text).toBe(201);
+  const path = `/api/tickets/${ticket.body.ticket.uuid}`;
+  expect((await call('PATCH', path, { key, body: { assignee_id: made.body.data.id } })).status).toBe(200);
+  const retired = await call('PATCH', `/api/agents/${made.body.data.id}`, { key, body: { active: false } });
+  expect(retired.status, retired.text).toBe(200);
+}
+
 /** An organization made, changed (a domain swapped, renamed) and deleted: its item and its claims. */
 async function organizations(call: Call, key: string) {
   const made = await call('POST', '/api/organizations', {
@@ -338,6 +358,10 @@ const KINDS = [
   'gsi1pk API_KEY_ID',
   'pk ORGANIZATIONS',
   'gsi2pk ORGANIZATION_CLEARING_DUE',
+  'pk QUEUE_FREED',
+  'gsi2pk QUEUE_FREED_DUE',
+  'pk HANDBACKS',
+  'gsi2pk HANDBACK_DUE',
 ];
 
 describe('partition keys', () => {
@@ -371,6 +395,7 @@ describe('partition keys', () => {
     await deletionsAndErasure(gateway.call, key, account.accountId, late);
     await apiKeys(gateway.call, key, account.accountId);
     await organizations(gateway.call, key);
+    await people(gateway.call, key);
     await webhookDelivery(account, hook, String(registered.body.data.id));
 
     const shapes = new Map<string, number>();
