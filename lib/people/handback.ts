@@ -1,9 +1,10 @@
 import type { Agent } from '#lib/accounts/types.ts';
 import { getHandBack, type HandBack, type HandBackPart, saveHandBack } from '#lib/data/people/handbacks.ts';
 import { getStoredAgent } from '#lib/data/people/people.ts';
-import { StaleVersion } from '#lib/data/store/errors.ts';
+import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
 import { agentTickets, getAgentOpenWork, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { commitFollowUp } from '#lib/tickets/follow-up-update.ts';
+import { reassignmentOf } from '#lib/tickets/queue.ts';
 import { BUSY_STATUSES, type Ticket } from '#lib/tickets/types.ts';
 
 /**
@@ -11,9 +12,10 @@ import { BUSY_STATUSES, type Ticket } from '#lib/tickets/types.ts';
  * their open, pending and in_progress tickets within 60 seconds, each with its own `ticket.updated`). The people
  * change writes a hand-back naming each agent and the team left (lib/data/people/handbacks.ts); a step reads one
  * page of an agent's tickets in one open status (the status-and-assignee queue, oldest first, from where the last
- * step ended) and unassigns each that is still theirs (of the team left, when one was), each in its own commit
+ * step ended) and hands back each that is still theirs (of the team left, when one was): to whom the account's
+ * method picks when automatic assignment is on, else unassigned (to wait in its queue), each in its own commit
  * guarded by the version read, then saves where it got to. The ticket index has no team dimension: a team's
- * tickets are the agent's, kept by their `team`. Re-assignment of what is handed back is the queue's.
+ * tickets are the agent's, kept by their `team`.
  */
 
 /** Tickets a step reads. */
@@ -92,7 +94,8 @@ const owed = (part: HandBackPart, ticket: Ticket) =>
   (part.team === null || ticket.team?.id === part.team);
 
 /**
- * Unassigns a ticket still owed, at the version read. Another change landing first (a reply, a status) is read
+ * Hands back a ticket still owed, at the version read: to whom the account's method picks (reassignmentOf), else
+ * unassigned. Another change landing first (a reply, a status) is read
  * again and tried once more; a ticket reassigned meanwhile, or no longer open, is left alone.
  */
 async function handBackTicket(
@@ -104,10 +107,14 @@ async function handBackTicket(
   let current: { entity: Ticket; version: number } | undefined = stored;
   for (let attempt = 0; current && owed(part, current.entity) && attempt < 3; attempt++) {
     try {
-      await commitFollowUp(accountId, current, (ticket) => ({ ...ticket, assignee: null }));
+      // Re-assigned by the account's method when automatic assignment is on, else (or nobody qualifying) unassigned.
+      const next = await reassignmentOf(accountId, current.entity, part.agent);
+      const assignee = next?.assignee ?? null;
+      await commitFollowUp(accountId, current, (ticket) => ({ ...ticket, assignee }), next?.condition);
       return;
     } catch (error) {
-      if (!(error instanceof StaleVersion)) throw error;
+      // Another change first, or the new assignee's cell no longer what the pick saw: read again, decide again.
+      if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
       current = await getTicketByOrderKey(accountId, at);
     }
   }

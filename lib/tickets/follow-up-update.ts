@@ -1,4 +1,4 @@
-import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
+import { type BusyCondition, updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { presentCreatedTicket } from './present.ts';
@@ -7,12 +7,14 @@ import type { Ticket } from './types.ts';
 /**
  * A change a runner makes to a ticket after the fact (an organization's clearing, a hand-back): the ticket as
  * `change` makes it, `updated_at` now, in one commit guarded by the version read (StaleVersion when another change
- * landed first), with its `ticket.updated`.
+ * landed first), with its `ticket.updated`; `busyCondition`, what a new assignee's cell must still hold (a
+ * hand-back's re-assignment, as a create's pick: ConcurrentWrite when it no longer does).
  */
 export async function commitFollowUp(
   accountId: string,
   stored: { entity: Ticket; version: number },
   change: (ticket: Ticket) => Ticket,
+  busyCondition?: BusyCondition,
 ): Promise<void> {
   const { entity: before, version } = stored;
   const after: Ticket = { ...change(before), updatedAt: formatTimestamp(nowMicros()) };
@@ -21,6 +23,7 @@ export async function commitFollowUp(
     before,
     after,
     version,
+    busyCondition,
     event: updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
   });
 }

@@ -1,9 +1,11 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import { type FreedEntry, finishFreed } from '#lib/data/tickets/freed.ts';
+import { takeCursor } from '#lib/data/tickets/sequences.ts';
 import {
   findTicketPage,
   getAgentOpenWork,
+  getOpenWork,
   getTicketByUuid,
   updateTicketItems,
 } from '#lib/data/tickets/tickets.ts';
@@ -11,7 +13,14 @@ import { updatedEvent } from '#lib/events/drafts.ts';
 import { logError } from '#lib/log.ts';
 import { statusAt } from '#lib/people/present.ts';
 import { nowMicros, parseTimestamp } from '#lib/time.ts';
-import { candidatesFor, isAvailable, pickCondition } from './assignment.ts';
+import {
+  candidateSetName,
+  candidatesFor,
+  isAvailable,
+  needsOpenWork,
+  pickAssignee,
+  pickCondition,
+} from './assignment.ts';
 import { presentCreatedTicket } from './present.ts';
 import { isOpenWork, isWaiting, queueSortValue, type Ticket } from './types.ts';
 import { applyChange } from './update-ticket.ts';
@@ -137,4 +146,30 @@ async function handOver(accountId: string, config: AccountConfig, agent: Agent, 
       stored.version + 1,
     ),
   });
+}
+
+/**
+ * Who takes a ticket handed back (decisions.md, "People": each is unassigned "and re-assigned by the account's
+ * method when automatic assignment is on"): the account's method over the ticket's candidates as they stand now
+ * (candidatesFor: the team rule and its fallback), the agent it leaves never among them; with the condition its
+ * commit checks on the new agent's cell, as a create's. Undefined when assignment is off or nobody qualifies: the
+ * ticket is unassigned and waits in its team's queue.
+ */
+export async function reassignmentOf(accountId: string, ticket: Ticket, leaving: number) {
+  const config = await getAccountConfig(accountId);
+  const assignment = config?.account.autoAssignment;
+  if (!config || !assignment?.enabled) return undefined;
+  const candidates = candidatesFor(config, ticket.team?.id ?? null, nowMicros()).filter(
+    (a) => a.id !== leaving,
+  );
+  if (candidates.length === 0) return undefined;
+  const { method } = assignment;
+  const [busy, cursor] = await Promise.all([
+    needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
+    method === 'round_robin' ? takeCursor(accountId, candidateSetName(candidates)) : undefined,
+  ]);
+  const agent = pickAssignee(method, candidates, { cursor, busy });
+  if (!agent) return undefined;
+  const assignee = { id: agent.id, name: agent.name, email: agent.email };
+  return { assignee, condition: pickCondition(method, agent, busy) };
 }

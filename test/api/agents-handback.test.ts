@@ -79,6 +79,39 @@ describe('handing back an agent’s open tickets', () => {
     expect((await d.unassignedEvents()).sort()).toEqual(open.map((t) => t.uuid).sort());
   });
 
+  it('with automatic assignment on, re-assigns what it hands back by the account’s method, or leaves it waiting', async () => {
+    const d = await setUp({ auto_assignment: { enabled: true, method: 'round_robin' } });
+    const ann = await d.agent({ email: 'ann@desk.test', name: 'Ann' });
+    const bob = await d.agent({ email: 'bob@desk.test', name: 'Bob' });
+    const cara = await d.agent({ email: 'cara@desk.test', name: 'Cara', capacity: 10 });
+    const owned = [];
+    for (const status of ['open', 'pending', 'in_progress', 'open'])
+      owned.push(await d.ticket(ann.id, status));
+    clock();
+    expect((await d.call('PATCH', `/api/agents/${ann.id}`, { active: false })).status).toBe(200);
+    await runUntil(
+      async () => (await tickets.list(d.key, `assignee_id=${ann.id}`)).total === 0,
+      'the tickets handed over',
+    );
+    // Round-robin over the two others: two each, none unassigned, one ticket.updated each from Ann to the new one.
+    const now = await Promise.all(owned.map((t) => d.assigneeOf(t.uuid)));
+    expect(now.filter((id) => id === bob.id)).toHaveLength(2);
+    expect(now.filter((id) => id === cara.id)).toHaveLength(2);
+    const { events } = await readFeedToEnd(gateway.call, d.key, { types: ['ticket.updated'], limit: 100 });
+    const previousAssignee = (e: (typeof events)[number]) =>
+      (e.data.previous as { assignee?: { id: number } | null } | undefined)?.assignee?.id;
+    const handed = events.filter((e) => previousAssignee(e) === ann.id);
+    expect(handed.map((e) => e.data.object.uuid).sort()).toEqual(owned.map((t) => t.uuid).sort());
+
+    // Nobody left who qualifies (Bob away, Cara full at 1): handed back unassigned, waiting in the queue.
+    const dan = await d.agent({ email: 'dan@desk.test', name: 'Dan' });
+    const held = await d.ticket(dan.id, 'open');
+    expect((await d.call('PATCH', `/api/agents/${bob.id}`, { status: 'away' })).status).toBe(200);
+    expect((await d.call('PATCH', `/api/agents/${cara.id}`, { capacity: 1 })).status).toBe(200);
+    expect((await d.call('PATCH', `/api/agents/${dan.id}`, { active: false })).status).toBe(200);
+    await runUntil(async () => (await d.assigneeOf(held.uuid)) === null, 'the ticket handed back');
+  });
+
   it('leaving one team hands back only that team’s tickets (agent team_ids, team agent_ids, a deletion)', async () => {
     const d = await setUp();
     const [a, b, c] = [await d.team({ name: 'A' }), await d.team({ name: 'B' }), await d.team({ name: 'C' })];
