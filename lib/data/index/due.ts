@@ -1,5 +1,6 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
 import { DUE_SHARDS } from '../webhooks/due-shards.ts';
 import type { Index } from './items.ts';
 
@@ -152,4 +153,27 @@ export async function dueEntityWindow<E>(
     perShard,
   );
   return { entries: window.entries.map((entry) => keys.parseDue(entry.gsi2sk)), more: window.more };
+}
+
+/**
+ * Moves the due entry of the item at `key` (a runner's step that failed, a piece of work not yet to be closed) to
+ * `due`; an item gone meanwhile (its work finished) is left gone: nothing is written.
+ */
+export async function moveDueEntry(
+  key: { pk: string; sk: string },
+  due: { gsi2pk: string; gsi2sk: string },
+): Promise<void> {
+  await dynamo
+    .send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
 }

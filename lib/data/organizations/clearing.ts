@@ -1,8 +1,7 @@
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindow, moveDueEntry } from '../index/due.ts';
 import { organizationKeys } from '../keys.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
-import { isConditionFailure } from '../store/errors.ts';
 import type { CommitAction } from '../store/transact.ts';
 
 /**
@@ -68,20 +67,10 @@ export async function getClearing(accountId: string, id: number): Promise<Cleari
 
 /** Moves a clearing's due entry to `atMs` (a failed step, or a deletion too recent to close); gone: nothing. */
 export async function postponeClearing(accountId: string, id: number, atMs: number): Promise<void> {
-  const due = organizationKeys.clearingDue(accountId, id, atMs);
-  await dynamo
-    .send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: organizationKeys.clearing(accountId, id),
-        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error;
-    });
+  await moveDueEntry(
+    organizationKeys.clearing(accountId, id),
+    organizationKeys.clearingDue(accountId, id, atMs),
+  );
 }
 
 /** The clearing done: its item and due entry deleted. */

@@ -1,5 +1,5 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindow, moveDueEntry } from '../index/due.ts';
 import { handBackKeys } from '../keys.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
@@ -114,18 +114,5 @@ export async function saveHandBack(handBack: HandBack, parts: HandBackPart[]): P
 
 /** Moves a hand-back's due entry to `atMs` (a step that failed); gone: nothing. */
 export async function postponeHandBack(accountId: string, id: string, atMs: number): Promise<void> {
-  const due = handBackKeys.due(accountId, id, atMs);
-  await dynamo
-    .send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: handBackKeys.handBack(accountId, id),
-        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error;
-    });
+  await moveDueEntry(handBackKeys.handBack(accountId, id), handBackKeys.due(accountId, id, atMs));
 }
