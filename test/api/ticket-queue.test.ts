@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { commit } from '#lib/data/store/transact.ts';
+import { dueFreedWindow, finishFreed, freedAction } from '#lib/data/tickets/freed.ts';
 import { queuePass, runQueue } from '#lib/tickets/queue-runner.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile } from '#test/support/accounts.ts';
@@ -125,6 +127,23 @@ describe('the hand-over', () => {
       expect((await ticket(low.uuid)).assignee).toBeNull();
       expect(await queued()).toBe(1);
     });
+  });
+
+  it('a freeing in the same millisecond as the one being served is kept: the runner deletes only what it read', async () => {
+    // The lost wake-up a fresh-clone run met in the test below: the runner served the agent's entry from their
+    // creation (full: nothing to take) while a ticket of theirs was resolved at the same clock time, and its delete of
+    // the entry it had read removed the resolution's.
+    const { account } = await setUp(1);
+    const at = clock().nowMs() + 1;
+    await commit([freedAction(account.accountId, 77, at)]);
+    const [read] = (await dueFreedWindow(at, new Map())).entries.filter((e) => e.agentId === 77);
+    if (!read) throw new Error('the freed entry was not read');
+    await commit([freedAction(account.accountId, 77, at)]);
+    await finishFreed(read);
+    const after = (await dueFreedWindow(at, new Map())).entries.filter((e) => e.agentId === 77);
+    expect(after).toHaveLength(1);
+    await finishFreed(after[0] as (typeof after)[number]);
+    expect((await dueFreedWindow(at, new Map())).entries.filter((e) => e.agentId === 77)).toEqual([]);
   });
 
   it('a ticket resolved frees its agent, who takes the next', async () => {

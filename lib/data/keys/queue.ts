@@ -10,9 +10,13 @@ import { dueMs, padId } from './sort.ts';
  */
 export const queueKeys = {
   freed: (accountId: string, agentId: number) => ({ pk: `QUEUE_FREED#${accountId}`, sk: padId(agentId) }),
-  freedDue: (accountId: string, agentId: number, atMs: number) => ({
+  /**
+   * `mark`: the freeing's own (lib/data/tickets/freed.ts): two freeings in one millisecond (two changes at once, a
+   * clock standing still) differ by it, so the runner's delete of the one it read never removes the other.
+   */
+  freedDue: (accountId: string, agentId: number, atMs: number, mark = '') => ({
     gsi2pk: `QUEUE_FREED_DUE#${dueShardOf(accountId, String(agentId))}`,
-    gsi2sk: `${dueMs(atMs)}#${accountId}#${agentId}`,
+    gsi2sk: `${dueMs(atMs)}#${accountId}#${agentId}#${mark}`,
   }),
   freedDuePartition: (shard: number) => `QUEUE_FREED_DUE#${shard}`,
   freedDueIndex: 'gsi2' as IndexName,

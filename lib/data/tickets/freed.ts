@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
 import { queueKeys } from '../keys.ts';
@@ -20,13 +21,20 @@ export function freedAction(accountId: string, agentId: number, atMs: number): C
         TableName: tableName(),
         Item: {
           ...queueKeys.freed(accountId, agentId),
-          ...queueKeys.freedDue(accountId, agentId, atMs),
+          ...queueKeys.freedDue(accountId, agentId, atMs, freeingMark()),
           type: 'queue_freed',
         },
       },
     },
   };
 }
+
+/**
+ * A freeing's own mark in its due key: the runner deletes (or moves) the entry it read only while its key is still
+ * the one read. Without it a freeing in the same millisecond as the one the runner was serving had the same key, and
+ * the runner's delete removed it: the agent's new room was never served (a test of the queue once failed so).
+ */
+const freeingMark = () => randomBytes(6).toString('hex');
 
 export interface FreedEntry {
   accountId: string;
@@ -81,7 +89,7 @@ export async function finishFreed(entry: FreedEntry): Promise<void> {
  * entry is due at once and kept), so one failing agent is not served again at every pass.
  */
 export async function postponeFreed(entry: FreedEntry, atMs: number): Promise<void> {
-  const due = queueKeys.freedDue(entry.accountId, entry.agentId, atMs);
+  const due = queueKeys.freedDue(entry.accountId, entry.agentId, atMs, freeingMark());
   await dynamo
     .send(
       new UpdateCommand({
