@@ -1,5 +1,5 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindowOf } from '../index/due.ts';
 import { erasureKeys } from '../keys.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
@@ -131,17 +131,7 @@ export async function dueErasureWindow(
   cursors: DueCursors,
   perShard?: number,
 ): Promise<{ entries: { accountId: string; id: string }[]; more: boolean }> {
-  const window = await dueWindow(
-    {
-      indexName: erasureKeys.dueIndex,
-      partition: erasureKeys.duePartition,
-      before: erasureKeys.dueBefore(nowMs),
-    },
-    ALL_DUE_SHARDS,
-    cursors,
-    perShard,
-  );
-  return { entries: window.entries.map((e) => erasureKeys.parseDue(e.gsi2sk)), more: window.more };
+  return dueWindowOf(erasureKeys, nowMs, ALL_DUE_SHARDS, cursors, perShard);
 }
 
 /** Takes an erasure out of the due index until `atMs` (a step that failed waits before it is tried again). */

@@ -137,15 +137,25 @@ async function dueWindowPage(
   return page.Items ?? [];
 }
 
-/** dueWindow of an indexed entity's due entries (IndexDeclaration.due), read back as the entities they name. */
-export async function dueEntityWindow<E>(
-  index: Index<E>,
+/** A due family's keys: its index, a shard's partition, the bound of what is due at a time, a sort key read back. */
+export interface DueKeys<T> {
+  dueIndex: string;
+  duePartition: (shard: number) => string;
+  dueBefore: (nowMs: number) => string;
+  parseDue: (gsi2sk: string) => T;
+}
+
+/**
+ * dueWindow of one due family, each entry read back from its sort key: the one reading of every runner's window
+ * (breaches, purges, erasures, clearings, hand-backs, the queue's freed agents).
+ */
+export async function dueWindowOf<T>(
+  keys: DueKeys<T>,
   nowMs: number,
   shards: readonly number[],
   cursors: DueCursors,
   perShard?: number,
-): Promise<{ entries: DueEntity[]; more: boolean }> {
-  const { keys } = index;
+): Promise<{ entries: T[]; more: boolean }> {
   const window = await dueWindow(
     { indexName: keys.dueIndex, partition: keys.duePartition, before: keys.dueBefore(nowMs) },
     shards,
@@ -153,6 +163,17 @@ export async function dueEntityWindow<E>(
     perShard,
   );
   return { entries: window.entries.map((entry) => keys.parseDue(entry.gsi2sk)), more: window.more };
+}
+
+/** dueWindow of an indexed entity's due entries (IndexDeclaration.due), read back as the entities they name. */
+export function dueEntityWindow<E>(
+  index: Index<E>,
+  nowMs: number,
+  shards: readonly number[],
+  cursors: DueCursors,
+  perShard?: number,
+): Promise<{ entries: DueEntity[]; more: boolean }> {
+  return dueWindowOf(index.keys, nowMs, shards, cursors, perShard);
 }
 
 /**

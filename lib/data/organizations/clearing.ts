@@ -1,5 +1,5 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_DUE_SHARDS, type DueCursors, dueWindow, moveDueEntry } from '../index/due.ts';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindowOf, moveDueEntry } from '../index/due.ts';
 import { organizationKeys } from '../keys.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
 import type { CommitAction } from '../store/transact.ts';
@@ -43,20 +43,13 @@ export async function dueClearingWindow(
   cursors: DueCursors,
   perShard?: number,
 ): Promise<{ entries: { accountId: string; id: number }[]; more: boolean }> {
-  const window = await dueWindow(
-    {
-      indexName: organizationKeys.clearingDueIndex,
-      partition: organizationKeys.clearingDuePartition,
-      before: organizationKeys.clearingDueBefore(nowMs),
-    },
-    ALL_DUE_SHARDS,
-    cursors,
-    perShard,
-  );
-  return {
-    entries: window.entries.map((e) => organizationKeys.parseClearingDue(e.gsi2sk)),
-    more: window.more,
+  const keys = {
+    dueIndex: organizationKeys.clearingDueIndex,
+    duePartition: organizationKeys.clearingDuePartition,
+    dueBefore: organizationKeys.clearingDueBefore,
+    parseDue: organizationKeys.parseClearingDue,
   };
+  return dueWindowOf(keys, nowMs, ALL_DUE_SHARDS, cursors, perShard);
 }
 
 /** The clearing of a deleted organization, or undefined once it is done (strongly consistent). */

@@ -1,5 +1,5 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_DUE_SHARDS, type DueCursors, dueWindow, moveDueEntry } from '../index/due.ts';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindowOf, moveDueEntry } from '../index/due.ts';
 import { handBackKeys } from '../keys.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
@@ -62,16 +62,7 @@ export async function dueHandBackWindow(
   nowMs: number,
   cursors: DueCursors,
 ): Promise<{ entries: { accountId: string; id: string }[]; more: boolean }> {
-  const window = await dueWindow(
-    {
-      indexName: handBackKeys.dueIndex,
-      partition: handBackKeys.duePartition,
-      before: handBackKeys.dueBefore(nowMs),
-    },
-    ALL_DUE_SHARDS,
-    cursors,
-  );
-  return { entries: window.entries.map((e) => handBackKeys.parseDue(e.gsi2sk)), more: window.more };
+  return dueWindowOf(handBackKeys, nowMs, ALL_DUE_SHARDS, cursors);
 }
 
 /** A hand-back as stored (strongly consistent), or undefined once it is done. */

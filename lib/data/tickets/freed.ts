@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ALL_DUE_SHARDS, type DueCursors, dueWindow } from '../index/due.ts';
+import { ALL_DUE_SHARDS, type DueCursors, dueWindowOf } from '../index/due.ts';
 import { queueKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
@@ -49,20 +49,13 @@ export async function dueFreedWindow(
   cursors: DueCursors,
   perShard?: number,
 ): Promise<{ entries: FreedEntry[]; more: boolean }> {
-  const window = await dueWindow(
-    {
-      indexName: queueKeys.freedDueIndex,
-      partition: queueKeys.freedDuePartition,
-      before: queueKeys.freedDueBefore(nowMs),
-    },
-    ALL_DUE_SHARDS,
-    cursors,
-    perShard,
-  );
-  return {
-    entries: window.entries.map((e) => ({ ...queueKeys.parseFreedDue(e.gsi2sk), gsi2sk: e.gsi2sk })),
-    more: window.more,
+  const keys = {
+    dueIndex: queueKeys.freedDueIndex,
+    duePartition: queueKeys.freedDuePartition,
+    dueBefore: queueKeys.freedDueBefore,
+    parseDue: (gsi2sk: string) => ({ ...queueKeys.parseFreedDue(gsi2sk), gsi2sk }),
   };
+  return dueWindowOf(keys, nowMs, ALL_DUE_SHARDS, cursors, perShard);
 }
 
 /**
