@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AccountConfig } from '#lib/accounts/types.ts';
+import type { AccountConfig, Agent, Team } from '#lib/accounts/types.ts';
 import { IndexTotals } from '#lib/data/index/totals.ts';
 import { accountKeys } from '#lib/data/keys.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
@@ -60,6 +60,9 @@ export const SEED = {
     (['low', 'medium', 'high', 'urgent'] as const)[i % 4] as 'low' | 'medium' | 'high' | 'urgent',
 };
 
+/** Where seeded ticket `i` goes: its team and assignee (undefined: unassigned, waiting in its team's queue). */
+export type SeedPlacement = (i: number) => { team: Team | null; assignee: Agent | undefined };
+
 export class TicketSeeder {
   private seeded = 0;
   /** Counters, blocks and stats of every ticket so far, and the blocks this call touched (written whole). */
@@ -70,6 +73,8 @@ export class TicketSeeder {
   constructor(
     private readonly accountId: string,
     private readonly config: AccountConfig,
+    /** By default no team, and round the account's active agents. */
+    private readonly placement?: SeedPlacement,
   ) {
     this.totals = new IndexTotals(tickets.index, accountId);
   }
@@ -107,8 +112,7 @@ export class TicketSeeder {
         createdUs,
         priority: SEED.priority(i),
         category: undefined,
-        team: null,
-        assignee: agents[i % agents.length],
+        ...(this.placement?.(i) ?? { team: null, assignee: agents[i % agents.length] }),
         contact: undefined,
       });
       const status = SEED.status(i);
@@ -119,7 +123,7 @@ export class TicketSeeder {
       if (status === 'closed') ticket.closedAt = at;
       const items = tickets.items(this.accountId, ticket);
       queue.push(items.entity, ...items.boundedPostings, ...(items.numberTerm ? [items.numberTerm] : []));
-      queue.push(...items.prefixTerms);
+      queue.push(...items.prefixTerms, ...items.sortedPostings);
       queue.push(...items.unbounded.map((u) => u.posting));
       this.totals.add(items);
       for (const b of items.blocks) this.touchedBlocks.add(keyString(b.key));
