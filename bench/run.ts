@@ -34,6 +34,9 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * (bench/trash.ts), to bench/runs/results-trash.json (docs/capacity.md quotes it; never published).
  * `-- --erasure [--quick]`: the erasure of a person with 10, 100 and 1,000 tickets (bench/erasure.ts), to
  * bench/runs/results-erasure.json (docs/capacity.md quotes it; never published).
+ * `-- --people [--quick]`: an agent list page at 100 and 1,000 agents, a team's queue page at 1k, 10k and 100k
+ * tickets (--quick: to 10k), the write units of a hand-over and of a hand-back (bench/people.ts), to
+ * bench/runs/results-people.json (docs/capacity.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -76,6 +79,7 @@ try {
   else if (process.argv.includes('--email')) await (await import('./email.ts')).runEmailOnly(options);
   else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
   else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
+  else if (process.argv.includes('--people')) await (await import('./people.ts')).runPeopleOnly(options);
   else if (process.argv.includes('--erasure')) await (await import('./erasure.ts')).runErasureOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
