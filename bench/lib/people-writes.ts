@@ -103,9 +103,10 @@ export async function handOverCost() {
     expectOk(updateTicket(ticketEvent('PATCH', held.uuid, caller, { status: 'resolved' }), lambdaContext)),
   );
   const pass = await costOf('queue runner pass: one hand-over', accountId, () => queuePass());
-  const after = await expectOk(getTicket(ticketEvent('GET', waiting.uuid, caller), lambdaContext));
-  log(`  the waiting ticket's assignee now: ${JSON.stringify(after.ticket ?? after.data)}`.slice(0, 200));
-  return { resolve, pass };
+  const shown = await expectOk(getTicket(ticketEvent('GET', waiting.uuid, caller), lambdaContext));
+  const handedTo = ((shown.ticket ?? shown.data) as { assignee: { id: number } | null }).assignee?.id;
+  if (handedTo !== ann) throw new Error('hand-over: the pass measured did not hand the waiting ticket over');
+  return { resolve, pass, handedTo };
 }
 
 /**
