@@ -75,7 +75,16 @@ const declared = [
     entry: 'functions/tickets-create.ts',
     scope: 'tickets:write',
     // BatchWriteItem: the marked items of the largest tickets; DeleteItem: releasing an Idempotency-Key.
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
+    // ConditionCheckItem: the ticket's team (its category's default) still there.
+    tableActions: [
+      'Query',
+      'GetItem',
+      'UpdateItem',
+      'PutItem',
+      'BatchWriteItem',
+      'DeleteItem',
+      'ConditionCheckItem',
+    ],
   },
   {
     name: 'listTickets',
@@ -100,7 +109,16 @@ const declared = [
     entry: 'functions/tickets-update.ts',
     scope: 'tickets:write',
     // BatchWriteItem/BatchGetItem: marked items of the largest updates; DeleteItem: releasing an Idempotency-Key.
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+    // ConditionCheckItem: a team the ticket moves into still there.
+    tableActions: [
+      'Query',
+      'GetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+      'ConditionCheckItem',
+    ],
   },
   // A ticket's conversation (decisions.md, "Conversations"). A message commits with its ticket's change (as
   // PATCH) or creates a follow-up (as POST /api/tickets).
@@ -120,7 +138,16 @@ const declared = [
     path: '/api/tickets/{ticket}/messages',
     entry: 'functions/messages-create.ts',
     scope: 'tickets:write',
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+    // ConditionCheckItem: a follow-up's team (its category's default) still there.
+    tableActions: [
+      'Query',
+      'GetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+      'ConditionCheckItem',
+    ],
   },
   {
     name: 'listMessages',
@@ -578,7 +605,8 @@ const declared = [
     path: '/api/teams/{team}',
     entry: 'functions/teams-delete.ts',
     scope: 'agents:write',
-    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
+    // ConditionCheckItem: the team's open tickets still none (its cell in the ticket index).
+    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem', 'ConditionCheckItem'],
   },
   // The contract (decisions.md, "Contract"): public, and away from the store.
   {

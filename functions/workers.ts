@@ -148,7 +148,16 @@ export const erasureWorker = {
 export const emailInboundWorker = {
   name: 'emailInbound',
   entry: 'functions/email-inbound.ts',
-  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  // ConditionCheckItem: a new ticket's team (its category's default) still there.
+  tableActions: [
+    'Query',
+    'GetItem',
+    'PutItem',
+    'UpdateItem',
+    'DeleteItem',
+    'BatchWriteItem',
+    'ConditionCheckItem',
+  ],
   indexQueries: [],
   timeoutSeconds: 120,
   keyHashSecret: true,
@@ -164,7 +173,16 @@ export const emailInboundWorker = {
 export const emailInboundQueueWorker = {
   name: 'emailInboundQueue',
   entry: 'functions/email-inbound-queue.ts',
-  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  // ConditionCheckItem: a new ticket's team (its category's default) still there.
+  tableActions: [
+    'Query',
+    'GetItem',
+    'PutItem',
+    'UpdateItem',
+    'DeleteItem',
+    'BatchWriteItem',
+    'ConditionCheckItem',
+  ],
   indexQueries: [],
   timeoutSeconds: 60,
   keyHashSecret: true,

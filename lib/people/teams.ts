@@ -1,6 +1,7 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent, Team } from '#lib/accounts/types.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import { getTeamOpenTickets, teamWithoutOpenTickets } from '#lib/data/tickets/tickets.ts';
 import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH, updateVersioned } from '#lib/versioned-update.ts';
@@ -139,8 +140,10 @@ export async function updateTeam(
 }
 
 /**
- * `DELETE /api/teams/{team}`: refused (409) while a category routes to it; its agents leave it in the same commit
- * (at most MAX_MEMBERSHIP_CHANGES of them: a bigger team is emptied first). Answers the team as it was.
+ * `DELETE /api/teams/{team}`: refused (409) while a category routes to it or it has open tickets (open, pending or
+ * in_progress, assigned or waiting: its cell in the ticket index, read beside the people and checked again in the
+ * commit, so a ticket entering the team meanwhile refuses it); its agents leave it in the same commit (at most
+ * MAX_MEMBERSHIP_CHANGES of them: a bigger team is emptied first). Answers the team as it was.
  */
 export async function deleteTeam(
   accountId: string,
@@ -157,7 +160,7 @@ export async function deleteTeam(
   const id = pathId(ref);
   if (id === undefined) throw new NotFound();
   return retryPeople(async () => {
-    const state = await readPeople(accountId);
+    const [state, open] = await Promise.all([readPeople(accountId), getTeamOpenTickets(accountId, id)]);
     const team = state.config.teams.find((t) => t.id === id);
     if (!team) throw new NotFound();
     const version = versionIn(state.config, 'team', id);
@@ -169,6 +172,11 @@ export async function deleteTeam(
         `The team is the default team of the ${routing.length === 1 ? 'category' : 'categories'} ${routing.join(', ')}: give ${routing.length === 1 ? 'it' : 'them'} another default team first.`,
       );
     }
+    if (open > 0) {
+      throw new Refused(
+        `The team has ${open} open ${open === 1 ? 'ticket' : 'tickets'} (open, pending or in progress): resolve ${open === 1 ? 'it' : 'them'} or move ${open === 1 ? 'it' : 'them'} to another team first.`,
+      );
+    }
     const members = membersOf(state.config.agents, id);
     if (members.length > MAX_MEMBERSHIP_CHANGES) {
       throw new Refused(
@@ -176,7 +184,9 @@ export async function deleteTeam(
       );
     }
     const shown = { ...shownIn(state.config, team), version: version + 1 };
-    await commitPeople(accountId, planPeople(state, { deletedTeams: [id] }), options.attach?.(shown));
+    await commitPeople(accountId, planPeople(state, { deletedTeams: [id] }), options.attach?.(shown), {
+      conditions: [teamWithoutOpenTickets(accountId, id)],
+    });
     return shown;
   });
 }

@@ -5,10 +5,13 @@ import type { DueCursors } from '../index/due.ts';
 import type { PageQuery } from '../index/list.ts';
 import { newOrderedUuid } from '../index/order-key.ts';
 import { statsAttribute } from '../index/stats-cells.ts';
+import { teamThere } from '../people/people.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
+import { tableName } from '../store/client.ts';
+import { StaleVersion } from '../store/errors.ts';
 import type { Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { AGENT, dimension, tickets } from './ticket-index.ts';
+import { AGENT, dimension, TEAM, tickets } from './ticket-index.ts';
 
 /**
  * Tickets in the store: the ticket index (lib/data/tickets/ticket-index.ts) declares how they are listed; the engine
@@ -47,6 +50,42 @@ export async function getAgentOpenWork(accountId: string, agentId: number): Prom
   return (await tickets.statsCell(accountId, AGENT.family, String(agentId))).counters[BUSY]?.[agentId] ?? 0;
 }
 
+const TEAM_OPEN = 'open';
+
+/** A team's open, pending and in-progress tickets, from its own cell (one Query of one small item). */
+export async function getTeamOpenTickets(accountId: string, teamId: number): Promise<number> {
+  return (await tickets.statsCell(accountId, TEAM.family, String(teamId))).counters[TEAM_OPEN]?.[teamId] ?? 0;
+}
+
+/**
+ * A team's deletion's condition: its cell still counts no open ticket (none written yet counts none). Every ticket
+ * entering the team's open work writes that cell in its own commit, so a create or a move that lands first
+ * refuses the deletion (StaleVersion: it reads again and answers the 409), and one that lands after it is refused
+ * by its own condition on the team's item (teamEntered).
+ */
+export function teamWithoutOpenTickets(accountId: string, teamId: number): CommitAction {
+  return {
+    what: 'team_open_tickets',
+    action: {
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: tickets.index.keys.statsCell(accountId, TEAM.family, String(teamId), undefined),
+        ConditionExpression: 'attribute_not_exists(#a) OR #a = :none',
+        ExpressionAttributeNames: { '#a': statsAttribute.counter(TEAM_OPEN, String(teamId)) },
+        ExpressionAttributeValues: { ':none': 0 },
+      },
+    },
+    refused: () => new StaleVersion(),
+  };
+}
+
+/**
+ * The condition of a ticket's commit that puts it in a team (a create into one, a team change): the team is still
+ * there (TeamGone), so a team deleted after the change decided never gets a ticket.
+ */
+const teamEntered = (accountId: string, before: Ticket | undefined, after: Ticket): CommitAction[] =>
+  after.team && after.team.id !== before?.team?.id ? [teamThere(accountId, after.team.id)] : [];
+
 /**
  * A guarantee of automatic assignment, checked in the create transaction on the chosen agent's cell, so two creates
  * cannot both take an agent's last free place: least-busy, the agent's open work is still what the pick saw
@@ -71,12 +110,17 @@ export interface TicketWrite {
 
 /**
  * Writes a ticket so that every reader sees all of it or none of it (docs/data-model.md, "All or nothing"). A
- * create lost to a concurrent one (a conflict, or the assignment's condition no longer holding) is a ConcurrentWrite.
+ * create lost to a concurrent one (a conflict, or the assignment's condition no longer holding) is a ConcurrentWrite;
+ * one into a team deleted since it decided is TeamGone.
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
-    attach: [...(write.moreItems ?? []), ...completionCommit(write.attachment)],
+    attach: [
+      ...teamEntered(write.accountId, undefined, write.ticket),
+      ...(write.moreItems ?? []),
+      ...completionCommit(write.attachment),
+    ],
     events: [write.event, ...(write.moreEvents ?? [])],
     reserved: write.place,
   });
@@ -135,8 +179,8 @@ export interface TicketUpdate {
 
 /**
  * Applies a ticket's change and moves its index with it, in one transaction guarded by the version (StaleVersion
- * when another update landed first; UpdateTooLarge when its removals alone pass one transaction). Answers the
- * new version.
+ * when another update landed first; UpdateTooLarge when its removals alone pass one transaction; TeamGone when it
+ * moves the ticket into a team deleted since). Answers the new version.
  */
 export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   const { accountId, before, after, version } = update;
@@ -144,7 +188,11 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     accountId,
     { before, after, version },
     {
-      attach: [...(update.items ?? []), ...completionCommit(update.attachment)],
+      attach: [
+        ...teamEntered(accountId, before, after),
+        ...(update.items ?? []),
+        ...completionCommit(update.attachment),
+      ],
       events: Array.isArray(update.event) ? update.event : [update.event],
       statsCondition: update.busyCondition && busyCondition(update.busyCondition),
     },
