@@ -75,16 +75,7 @@ const declared = [
     entry: 'functions/tickets-create.ts',
     scope: 'tickets:write',
     // BatchWriteItem: the marked items of the largest tickets; DeleteItem: releasing an Idempotency-Key.
-    // ConditionCheckItem: the ticket's team (its category's default) still there.
-    tableActions: [
-      'Query',
-      'GetItem',
-      'UpdateItem',
-      'PutItem',
-      'BatchWriteItem',
-      'DeleteItem',
-      'ConditionCheckItem',
-    ],
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
   },
   {
     name: 'listTickets',
@@ -109,16 +100,7 @@ const declared = [
     entry: 'functions/tickets-update.ts',
     scope: 'tickets:write',
     // BatchWriteItem/BatchGetItem: marked items of the largest updates; DeleteItem: releasing an Idempotency-Key.
-    // ConditionCheckItem: a team the ticket moves into still there.
-    tableActions: [
-      'Query',
-      'GetItem',
-      'UpdateItem',
-      'PutItem',
-      'DeleteItem',
-      'BatchWriteItem',
-      'ConditionCheckItem',
-    ],
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
   },
   // A ticket's conversation (decisions.md, "Conversations"). A message commits with its ticket's change (as
   // PATCH) or creates a follow-up (as POST /api/tickets).
@@ -138,16 +120,7 @@ const declared = [
     path: '/api/tickets/{ticket}/messages',
     entry: 'functions/messages-create.ts',
     scope: 'tickets:write',
-    // ConditionCheckItem: a follow-up's team (its category's default) still there.
-    tableActions: [
-      'Query',
-      'GetItem',
-      'UpdateItem',
-      'PutItem',
-      'DeleteItem',
-      'BatchWriteItem',
-      'ConditionCheckItem',
-    ],
+    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
   },
   {
     name: 'listMessages',
@@ -605,8 +578,7 @@ const declared = [
     path: '/api/teams/{team}',
     entry: 'functions/teams-delete.ts',
     scope: 'agents:write',
-    // ConditionCheckItem: the team's open tickets still none (its cell in the ticket index).
-    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem', 'ConditionCheckItem'],
+    tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
   // The contract (decisions.md, "Contract"): public, and away from the store.
   {

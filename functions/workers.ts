@@ -148,16 +148,7 @@ export const erasureWorker = {
 export const emailInboundWorker = {
   name: 'emailInbound',
   entry: 'functions/email-inbound.ts',
-  // ConditionCheckItem: a new ticket's team (its category's default) still there.
-  tableActions: [
-    'Query',
-    'GetItem',
-    'PutItem',
-    'UpdateItem',
-    'DeleteItem',
-    'BatchWriteItem',
-    'ConditionCheckItem',
-  ],
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: [],
   timeoutSeconds: 120,
   keyHashSecret: true,
@@ -173,16 +164,7 @@ export const emailInboundWorker = {
 export const emailInboundQueueWorker = {
   name: 'emailInboundQueue',
   entry: 'functions/email-inbound-queue.ts',
-  // ConditionCheckItem: a new ticket's team (its category's default) still there.
-  tableActions: [
-    'Query',
-    'GetItem',
-    'PutItem',
-    'UpdateItem',
-    'DeleteItem',
-    'BatchWriteItem',
-    'ConditionCheckItem',
-  ],
+  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: [],
   timeoutSeconds: 60,
   keyHashSecret: true,

@@ -858,7 +858,7 @@ export const operations: Record<RouteName, Operation> = {
     conflict:
       'a category routes to the team (`The team is the default team of the category <slug>: …`), it has open ' +
       'tickets (open, pending or in progress, assigned or not: `The team has <n> open tickets (open, pending or ' +
-      'in progress): …`), or it has more than 23 agents (take them out of it first).',
+      'in progress): …`), or it has more than 15 agents (take them out of it first).',
   },
   getOpenApi: {
     summary: 'This document',

@@ -1,7 +1,8 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent, Team } from '#lib/accounts/types.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
-import { getTeamOpenTickets, teamWithoutOpenTickets } from '#lib/data/tickets/tickets.ts';
+import { MAX_TRANSACTION_ITEMS } from '#lib/data/store/transact.ts';
+import { readTeamOpenTickets, TEAM_CLOSE_ACTIONS, teamClosed } from '#lib/data/tickets/tickets.ts';
 import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH, updateVersioned } from '#lib/versioned-update.ts';
@@ -140,10 +141,21 @@ export async function updateTeam(
 }
 
 /**
+ * The most agents a team's deletion takes out of it in its one transaction: the team's own actions (its item, its
+ * name item, its event's two: 4), the hand-back item and a kept answer (2), the team's cell closed
+ * (TEAM_CLOSE_ACTIONS: 32, one a shard) and each agent with its event and its queue's freed entry (an away agent's:
+ * 4), so 15 × 4 + 38 = 98 of 100. A bigger team is emptied first.
+ */
+export const MAX_DELETED_TEAM_MEMBERS = Math.min(
+  MAX_MEMBERSHIP_CHANGES,
+  Math.floor((MAX_TRANSACTION_ITEMS - 6 - TEAM_CLOSE_ACTIONS) / 4),
+);
+
+/**
  * `DELETE /api/teams/{team}`: refused (409) while a category routes to it or it has open tickets (open, pending or
- * in_progress, assigned or waiting: its cell in the ticket index, read beside the people and checked again in the
- * commit, so a ticket entering the team meanwhile refuses it); its agents leave it in the same commit (at most
- * MAX_MEMBERSHIP_CHANGES of them: a bigger team is emptied first). Answers the team as it was.
+ * in_progress, assigned or waiting: its cell in the ticket index, read beside the people and closed in the commit,
+ * so a ticket entering the team meanwhile refuses it, and one after it is refused); its agents leave it in the same
+ * commit (at most MAX_DELETED_TEAM_MEMBERS of them). Answers the team as it was.
  */
 export async function deleteTeam(
   accountId: string,
@@ -160,7 +172,8 @@ export async function deleteTeam(
   const id = pathId(ref);
   if (id === undefined) throw new NotFound();
   return retryPeople(async () => {
-    const [state, open] = await Promise.all([readPeople(accountId), getTeamOpenTickets(accountId, id)]);
+    const [state, cell] = await Promise.all([readPeople(accountId), readTeamOpenTickets(accountId, id)]);
+    const open = cell.total;
     const team = state.config.teams.find((t) => t.id === id);
     if (!team) throw new NotFound();
     const version = versionIn(state.config, 'team', id);
@@ -178,14 +191,14 @@ export async function deleteTeam(
       );
     }
     const members = membersOf(state.config.agents, id);
-    if (members.length > MAX_MEMBERSHIP_CHANGES) {
+    if (members.length > MAX_DELETED_TEAM_MEMBERS) {
       throw new Refused(
-        `The team has ${members.length} agents: take them out of it first (at most ${MAX_MEMBERSHIP_CHANGES} can leave with its deletion).`,
+        `The team has ${members.length} agents: take them out of it first (at most ${MAX_DELETED_TEAM_MEMBERS} can leave with its deletion).`,
       );
     }
     const shown = { ...shownIn(state.config, team), version: version + 1 };
     await commitPeople(accountId, planPeople(state, { deletedTeams: [id] }), options.attach?.(shown), {
-      conditions: [teamWithoutOpenTickets(accountId, id)],
+      conditions: teamClosed(accountId, cell),
     });
     return shown;
   });

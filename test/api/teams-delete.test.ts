@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { dynamo } from '#lib/data/store/client.ts';
+import { MAX_DELETED_TEAM_MEMBERS } from '#lib/people/teams.ts';
 import { useGateway } from '#test/support/http.ts';
 import { peopleAccount, type TeamShown } from '#test/support/people.ts';
 import { beforeCallOnce } from '#test/support/store-hooks.ts';
@@ -22,6 +24,36 @@ const writesTicketOf = (accountId: string, teamId: number) => (input: Record<str
       String(a.Put.Item.pk).includes(accountId) &&
       (a.Put.Item.team as { id?: number } | null)?.id === teamId,
   );
+
+/** The items (`pk sk`) every TransactWriteItems call made while `work` ran names. */
+async function transactedItems(work: () => Promise<unknown>): Promise<Set<string>> {
+  const items = new Set<string>();
+  const name = `transactedItems${Math.random()}`;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        const actions = (args as { input: { TransactItems: Record<string, Record<string, unknown>>[] } })
+          .input.TransactItems;
+        for (const a of actions) {
+          const { Key, Item } = Object.values(a)[0] as {
+            Key?: Record<string, unknown>;
+            Item?: Record<string, unknown>;
+          };
+          const key = Key ?? Item ?? {};
+          items.add(`${key.pk} ${key.sk}`);
+        }
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    await work();
+  } finally {
+    dynamo.middlewareStack.remove(name);
+  }
+  return items;
+}
 
 async function setUp(file: Record<string, unknown> = {}) {
   const people = await peopleAccount(gateway, file);
@@ -61,6 +93,10 @@ describe('deleting a team with open tickets', () => {
     }
     const deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
     expect(deleted.status, deleted.text).toBe(200);
+    // A resolved ticket of the deleted team reopened (it enters no team: it keeps the one it had) is not refused.
+    const reopened = await tickets.patch(d.key, made[3].uuid, { status: 'open' });
+    expect(reopened.status, reopened.text).toBe(200);
+    expect(await d.teamOf(made[3].uuid)).toBe(billing.id);
   });
 
   it('a ticket moved out of the team, or deleted, no longer holds it', async () => {
@@ -121,6 +157,43 @@ describe('deleting a team with open tickets', () => {
     expect(created.status, created.text).toBe(409);
     expect(created.headers.get('retry-after')).toBe('1');
     expect((await tickets.list(d.key, '')).total).toBe(0);
+  });
+
+  it('two creates into one team write no item in common: no per-team item every create of a busy team meets', async () => {
+    const file = {
+      teams: [{ name: 'Billing' }],
+      categories: [{ slug: 'refunds', name: 'Refunds', default_team: 'Billing' }],
+    };
+    const d = await setUp(file);
+    const billing = await d.teamNamed('Billing');
+    // A first create makes what only the account's first ticket in the team makes (the directory's entries).
+    await tickets.create(d.key, { category_slug: 'refunds' });
+    const [first, second] = [
+      await transactedItems(() => tickets.create(d.key, { category_slug: 'refunds' })),
+      await transactedItems(() => tickets.create(d.key, { category_slug: 'refunds' })),
+    ];
+    const common = [...first].filter((item) => second.has(item));
+    expect(common).toEqual([]);
+    expect((await tickets.list(d.key, `assignee=unassigned&team_id=${billing.id}`)).total).toBe(3);
+  });
+
+  it('a team of the most agents its deletion may take out, each away (its queue’s freed entry), goes in one transaction; one more is a 409', async () => {
+    // The worst case the bound is for: each agent leaving writes its item, its event and its freed entry (an away
+    // agent's, due when it is back); the team's cell closed, one action a shard; the answer kept.
+    const d = await setUp();
+    const crew = await d.team({ name: 'Crew' });
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    for (let i = 0; i <= MAX_DELETED_TEAM_MEMBERS; i++) {
+      const body = { email: `m${i}@desk.test`, name: `M ${i}`, status: 'away', status_until: until };
+      await d.agent({ ...body, team_ids: [crew.id] });
+    }
+    const tooMany = await d.call('DELETE', `/api/teams/${crew.id}`);
+    expect(tooMany.status, tooMany.text).toBe(409);
+    expect(tooMany.body.message).toContain(`at most ${MAX_DELETED_TEAM_MEMBERS} can leave`);
+    const last = ((await d.call('GET', `/api/teams/${crew.id}`)).body.data as TeamShown).agent_ids.at(-1);
+    expect((await d.call('PATCH', `/api/agents/${last}`, { team_ids: [] })).status).toBe(200);
+    const deleted = await d.call('DELETE', `/api/teams/${crew.id}`, undefined, { 'Idempotency-Key': 'crew' });
+    expect(deleted.status, deleted.text).toBe(200);
   });
 
   it('three moves into the team racing its deletion, six rounds: a ticket is in the team exactly when the team is left', async () => {

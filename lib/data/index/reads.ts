@@ -118,7 +118,7 @@ export async function getStatsCell<E>(
 }
 
 /** A stats cell's items: its shards (a sharded family), or its one item. */
-async function readCell<E>(
+export async function readCell<E>(
   index: Index<E>,
   accountId: string,
   cell: { family: string; value: string; sharded: boolean },

@@ -30,30 +30,14 @@ export class TeamNameTaken extends Error {
   }
 }
 
-/** The team a ticket's commit puts the ticket in was deleted (teamThere): nothing was written. */
+/**
+ * The team a ticket's commit puts the ticket's open work in was deleted (its cell closed: lib/data/tickets/tickets.ts,
+ * teamClosed): nothing was written.
+ */
 export class TeamGone extends Error {
   constructor() {
     super('The team was deleted');
   }
-}
-
-/**
- * A ticket commit's condition that the team it puts the ticket in is still there: the team's deletion deletes that
- * item in its own transaction, on the condition that the team has no open ticket (lib/data/tickets/tickets.ts,
- * teamWithoutOpenTickets); whichever of the two lands second is refused.
- */
-export function teamThere(accountId: string, teamId: number): CommitAction {
-  return {
-    what: 'ticket_team',
-    action: {
-      ConditionCheck: {
-        TableName: tableName(),
-        Key: configKeys.team(accountId, teamId),
-        ConditionExpression: 'attribute_exists(pk)',
-      },
-    },
-    refused: () => new TeamGone(),
-  };
 }
 
 /** One agent as stored (strongly consistent: one GetItem), or undefined. */

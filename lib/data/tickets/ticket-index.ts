@@ -25,12 +25,14 @@ export const AGENT = { family: 'agent', sharded: false };
 
 /**
  * A team's cell: its open, pending and in-progress tickets, assigned or waiting (decisions.md, "People": a team
- * that has open tickets is not deleted), one small item per team, unsharded so that the team's deletion can
- * condition on it (lib/data/people/people.ts). Written only when a ticket enters or leaves a team's open work (a
- * create into a team, a resolution, a reopen, a team change, a deletion or restore), never by a change between
- * open statuses nor by a reply.
+ * that has open tickets is not deleted). Sharded as the counts are, so that no item is met by every create into a
+ * busy team (a change adds to its own shard); closable, so that the team's deletion closes it (every shard still
+ * as read, summing to none, and marked) and a ticket entering the team after it is refused on its own shard
+ * (lib/data/index/closed-cells.ts). Written only when a ticket enters or leaves a team's open work (a create into a
+ * team, a resolution, a reopen, a team change, a deletion or restore), never by a change between open statuses
+ * nor by a reply.
  */
-export const TEAM = { family: 'team', sharded: false };
+export const TEAM = { family: 'team', sharded: true, closable: true } as const;
 
 /**
  * An agent's queues (its tickets of each status, each priority, each of both): a cell per agent beside its `agent`

@@ -1,17 +1,18 @@
 import type { Ticket, TicketFilter, TicketStatus } from '#lib/tickets/types.ts';
 import type { EventDraft, ReservedPlaces } from '../events.ts';
+import type { CellReading } from '../index/closed-cells.ts';
 import type { StatsCondition } from '../index/commit-actions.ts';
 import type { DueCursors } from '../index/due.ts';
 import type { PageQuery } from '../index/list.ts';
 import { newOrderedUuid } from '../index/order-key.ts';
 import { statsAttribute } from '../index/stats-cells.ts';
-import { teamThere } from '../people/people.ts';
+import { COUNTER_SHARDS } from '../keys.ts';
+import { TeamGone } from '../people/people.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
-import { tableName } from '../store/client.ts';
 import { StaleVersion } from '../store/errors.ts';
 import type { Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { AGENT, dimension, TEAM, tickets } from './ticket-index.ts';
+import { AGENT, dimension, tickets } from './ticket-index.ts';
 
 /**
  * Tickets in the store: the ticket index (lib/data/tickets/ticket-index.ts) declares how they are listed; the engine
@@ -51,40 +52,36 @@ export async function getAgentOpenWork(accountId: string, agentId: number): Prom
 }
 
 const TEAM_OPEN = 'open';
+const teamOpen = (teamId: number) => statsAttribute.counter(TEAM_OPEN, String(teamId));
 
-/** A team's open, pending and in-progress tickets, from its own cell (one Query of one small item). */
-export async function getTeamOpenTickets(accountId: string, teamId: number): Promise<number> {
-  return (await tickets.statsCell(accountId, TEAM.family, String(teamId))).counters[TEAM_OPEN]?.[teamId] ?? 0;
+/**
+ * A team's open, pending and in-progress tickets, shard by shard (one Query of its cell's at most COUNTER_SHARDS
+ * small items): what its deletion decides on and then closes (teamClosed).
+ */
+export function readTeamOpenTickets(accountId: string, teamId: number): Promise<CellReading> {
+  return tickets.readCellAttribute(accountId, teamOpen(teamId));
 }
 
 /**
- * A team's deletion's condition: its cell still counts no open ticket (none written yet counts none). Every ticket
- * entering the team's open work writes that cell in its own commit, so a create or a move that lands first
- * refuses the deletion (StaleVersion: it reads again and answers the 409), and one that lands after it is refused
- * by its own condition on the team's item (teamEntered).
+ * A team's deletion's part of its commit (COUNTER_SHARDS actions): the team's cell still as read (`reading`
+ * counted none) and closed. A ticket that entered the team's open work since moved one of its shards and refuses
+ * the deletion (StaleVersion: it reads again and answers the 409); one that commits after it is refused on its own
+ * shard's mark (TeamGone). No item is written by every ticket entering the team: each adds to its own shard.
  */
-export function teamWithoutOpenTickets(accountId: string, teamId: number): CommitAction {
-  return {
-    what: 'team_open_tickets',
-    action: {
-      ConditionCheck: {
-        TableName: tableName(),
-        Key: tickets.index.keys.statsCell(accountId, TEAM.family, String(teamId), undefined),
-        ConditionExpression: 'attribute_not_exists(#a) OR #a = :none',
-        ExpressionAttributeNames: { '#a': statsAttribute.counter(TEAM_OPEN, String(teamId)) },
-        ExpressionAttributeValues: { ':none': 0 },
-      },
-    },
-    refused: () => new StaleVersion(),
-  };
+export function teamClosed(accountId: string, reading: CellReading): CommitAction[] {
+  return tickets.closeCell(accountId, reading, () => new StaleVersion());
 }
 
+/** The actions teamClosed takes, which a deletion's transaction holds beside its own (lib/people/teams.ts). */
+export const TEAM_CLOSE_ACTIONS = COUNTER_SHARDS;
+
 /**
- * The condition of a ticket's commit that puts it in a team (a create into one, a team change): the team is still
- * there (TeamGone), so a team deleted after the change decided never gets a ticket.
+ * A commit that puts a ticket in a team (a create into one, a team change) is refused on a deleted team's closed cell
+ * (TeamGone), so a team deleted after the change decided never gets an open ticket. A ticket that keeps its team
+ * (a resolved one reopened, a restore) is not: it counts in the deleted team's cell, which nothing reads any more.
  */
-const teamEntered = (accountId: string, before: Ticket | undefined, after: Ticket): CommitAction[] =>
-  after.team && after.team.id !== before?.team?.id ? [teamThere(accountId, after.team.id)] : [];
+const teamEntered = (before: Ticket | undefined, after: Ticket) =>
+  after.team && after.team.id !== before?.team?.id ? () => new TeamGone() : undefined;
 
 /**
  * A guarantee of automatic assignment, checked in the create transaction on the chosen agent's cell, so two creates
@@ -116,12 +113,9 @@ export interface TicketWrite {
 export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
-    attach: [
-      ...teamEntered(write.accountId, undefined, write.ticket),
-      ...(write.moreItems ?? []),
-      ...completionCommit(write.attachment),
-    ],
+    attach: [...(write.moreItems ?? []), ...completionCommit(write.attachment)],
     events: [write.event, ...(write.moreEvents ?? [])],
+    closed: teamEntered(undefined, write.ticket),
     reserved: write.place,
   });
 }
@@ -188,12 +182,9 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     accountId,
     { before, after, version },
     {
-      attach: [
-        ...teamEntered(accountId, before, after),
-        ...(update.items ?? []),
-        ...completionCommit(update.attachment),
-      ],
+      attach: [...(update.items ?? []), ...completionCommit(update.attachment)],
       events: Array.isArray(update.event) ? update.event : [update.event],
+      closed: teamEntered(before, after),
       statsCondition: update.busyCondition && busyCondition(update.busyCondition),
     },
   );
