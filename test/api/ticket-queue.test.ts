@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commit } from '#lib/data/store/transact.ts';
 import { dueFreedWindow, finishFreed, freedAction } from '#lib/data/tickets/freed.ts';
+import { handBackPass } from '#lib/people/handback-runner.ts';
 import { queuePass, runQueue } from '#lib/tickets/queue-runner.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile } from '#test/support/accounts.ts';
@@ -237,5 +238,27 @@ describe('the hand-over', () => {
     clock();
     await queuePass();
     expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee?.id).toBe(a);
+  });
+  it('an agent whose tickets a team leaving handed back takes the queue they still serve', async () => {
+    // people-model.test.ts found it (seed 4): the hand-back unassigned the leaver's team tickets but wrote no freed
+    // entry, so the leaver, below capacity again, never took the account's queue.
+    const { account, call } = await peopleAccount(gateway, {
+      ...teamFile,
+      agents: [{ email: 't1@desk.test', name: 'T1', teams: ['Tech'] }],
+    });
+    const agent = account.agents[0]?.id as number;
+    expect((await call('PATCH', `/api/agents/${agent}`, { capacity: 1 })).status).toBe(200);
+    const mine = await create(account.apiKey, { category_slug: 'bug' });
+    expect(mine.assignee?.id).toBe(agent);
+    const waiting = await create(account.apiKey, { priority: 'urgent' });
+    // The runner at rest first: the agent's own freeings (their creation) served, full.
+    clock();
+    await queuePass();
+    expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee).toBeNull();
+    expect((await call('PATCH', `/api/agents/${agent}`, { team_ids: [] })).status).toBe(200);
+    while ((await handBackPass()).more);
+    await queuePass();
+    expect((await call('GET', `/api/tickets/${mine.uuid}`)).body.data.assignee).toBeNull();
+    expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee?.id).toBe(agent);
   });
 });
