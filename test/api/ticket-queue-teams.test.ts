@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { queuePass, runQueue } from '#lib/tickets/queue-runner.ts';
+import { queuePass } from '#lib/tickets/queue-runner.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
 import { peopleAccount } from '#test/support/people.ts';
+import { whileQueueRuns } from '#test/support/queue.ts';
 import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
 
 /**
@@ -47,18 +48,6 @@ async function setUp() {
   return { ...people, t1, a, b, patch, ticket, resolve };
 }
 
-async function running<T>(work: () => Promise<T>): Promise<T> {
-  let stopped = false;
-  const run = runQueue(Number.POSITIVE_INFINITY, { stopped: () => stopped });
-  try {
-    return await work();
-  } finally {
-    stopped = true;
-    await clock().advance(1_000);
-    await run;
-  }
-}
-
 describe('the queue of a team with no active agent', () => {
   it('a ticket waiting for a team whose only agent is then retired goes to a freed account agent within 60 s, once', async () => {
     const { account, t1, a, b, patch, ticket, resolve, call, events } = await setUp();
@@ -72,7 +61,7 @@ describe('the queue of a team with no active agent', () => {
     const waiting = await create(account.apiKey, { category_slug: 'bug' });
     expect(waiting.assignee).toBeNull();
     await patch(t1, { active: false });
-    await running(async () => {
+    await whileQueueRuns(clock, async () => {
       // Both freed at once: the ticket is one of theirs, exactly once.
       await Promise.all(held.map((t) => resolve(t.uuid)));
       await clock().advanceUntil(async () => (await ticket(waiting.uuid)).assignee !== null, {
