@@ -25,9 +25,10 @@ import { type AgentShown, peopleAccount } from '#test/support/people.ts';
  * runner serves freed agents in never matters and the model is exact, but for one choice the contract leaves open:
  * a page of a hand-back is handed back at once (docs/decisions.md, "Handing back"), so its picks land in some
  * order; the model finds the order that gives what the service shows, each pick least-busy as the earlier ones
- * left the agents, and fails when there is none. One documented gap is modelled as such (docs/decisions.md, "The queue", "Not done in this slice"): the
- * queue of a team with no active agent (whose tickets the team rule gives to the account's agents) is not reached
- * by a hand-over.
+ * left the agents, and fails when there is none. A freed agent takes from every queue whose tickets the
+ * team rule gives them, a team's with no active agent too. One documented gap is modelled as such (docs/decisions.md,
+ * "The queue", "Not done in this slice"): a team losing its last active agent wakes nobody, so its tickets may wait
+ * beside an idle agent until one frees up; the promise that nobody waits beside room leaves those out.
  */
 const gateway = useGateway();
 const clock = useManualClock();
@@ -158,8 +159,11 @@ class Model {
   static queueOrder = (a: MTicket, b: MTicket) =>
     PRIORITIES.indexOf(a.priority) - PRIORITIES.indexOf(b.priority) || a.seq - b.seq;
 
-  /** A waiting ticket's queue an agent may take from: no team, or a team of theirs (the gap: not a fallback team). */
-  takesFrom = (a: MAgent, t: MTicket) => t.team === null || a.teams.includes(t.team);
+  /** A waiting ticket an agent may take: one whose candidates (the team rule, a fallback team's too) include them. */
+  takesFrom = (a: MAgent, t: MTicket) => this.candidates(t.team).some((c) => c.id === a.id);
+  /** A team with no active agent: its tickets are the account's agents', but losing its last one wakes nobody. */
+  agentless = (team: number | null) =>
+    team !== null && !this.agents.some((a) => a.active && a.teams.includes(team));
 
   /** An agent who may have freed up takes the head of their queues, one at a time, until full or none waits. */
   serve(id: number) {
@@ -233,7 +237,7 @@ class Model {
   /** The decisions.md promise the model must itself keep: nobody waits while an agent who may take it has room. */
   idleBesideWaiting(): string[] {
     return this.live()
-      .filter(this.waiting)
+      .filter((t) => this.waiting(t) && !this.agentless(t.team))
       .flatMap((t) =>
         this.agents
           .filter((a) => this.available(a) && this.hasRoom(a) && this.takesFrom(a, t))
