@@ -6,7 +6,15 @@ import { type DueCursors, dueEntityWindow } from './due.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
-import { getByNumber, getByUuid, getDimensionCounts, getStats, getStatsCell, getStored } from './reads.ts';
+import {
+  getByNumber,
+  getByUuid,
+  getDimensionCounts,
+  getStats,
+  getStatsCell,
+  getStatsCells,
+  getStored,
+} from './reads.ts';
 import { reindexAccount } from './reindex/account.ts';
 import type { ReindexOptions } from './reindex/run.ts';
 import { planDelete, planRestore, type Trashed, type TrashFacts } from './trash.ts';
@@ -76,6 +84,9 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     /** A commit's part that closes a cell as read: every shard unchanged since, and marked closed. */
     closeCell: (accountId: string, reading: CellReading, refused: () => Error) =>
       closeCell(index, accountId, reading, refused),
+    /** Cells of an unsharded family by their values, summed (one BatchGetItem: a page of agents' cells). */
+    statsCells: (accountId: string, family: string, values: string[]) =>
+      getStatsCells(index, accountId, family, values),
     counts: (accountId: string, dimensions: string[]) => getDimensionCounts(index, accountId, dimensions),
     /**
      * Rebuilds the account's index from its entities as stored, page by page, continuing a run that stopped

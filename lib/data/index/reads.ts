@@ -117,6 +117,24 @@ export async function getStatsCell<E>(
   return statsOf(await readCell(index, accountId, { family, value, sharded: declared.sharded }));
 }
 
+/**
+ * Several cells of an unsharded family (agents' cells of a page of agents), summed together: one BatchGetItem of
+ * their keys, so the read is the page's size, not the family's (a Query of the family reads every agent's).
+ */
+export async function getStatsCells<E>(
+  index: Index<E>,
+  accountId: string,
+  family: string,
+  values: string[],
+): Promise<Stats> {
+  const declared = index.statsFamilies.find((f) => f.family === family);
+  if (!declared || declared.sharded) throw new Error(`no unsharded stats family ${family}`);
+  if (values.length === 0) return statsOf([]);
+  return statsOf(
+    await batchGetAll(values.map((value) => index.keys.statsCell(accountId, family, value, undefined))),
+  );
+}
+
 /** A stats cell's items: its shards (a sharded family), or its one item. */
 export async function readCell<E>(
   index: Index<E>,

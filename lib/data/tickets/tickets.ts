@@ -46,6 +46,12 @@ export async function getOpenWork(accountId: string): Promise<Record<string, num
   return (await tickets.stats(accountId, [AGENT.family])).counters[BUSY] ?? {};
 }
 
+/** These agents' open work (a page of an agent list): their cells only, one BatchGetItem, whatever the account's size. */
+export async function getOpenWorkOf(accountId: string, agentIds: number[]): Promise<Record<string, number>> {
+  const cells = await tickets.statsCells(accountId, AGENT.family, agentIds.map(String));
+  return cells.counters[BUSY] ?? {};
+}
+
 /** One agent's open work, from its own cell (one Query of one small item: what a lost pick reads again). */
 export async function getAgentOpenWork(accountId: string, agentId: number): Promise<number> {
   return (await tickets.statsCell(accountId, AGENT.family, String(agentId))).counters[BUSY]?.[agentId] ?? 0;
