@@ -2,7 +2,7 @@ import { COUNTER_SHARDS } from '../keys.ts';
 import { tableName } from '../store/client.ts';
 import type { CommitAction } from '../store/transact.ts';
 import type { Index } from './items.ts';
-import { readCell } from './reads.ts';
+import { readCell } from './stats-reads.ts';
 
 /**
  * Closing a stats cell (StatsFamily.closable): a commit that must not land while a cell counts anything (a team's

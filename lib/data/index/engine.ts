@@ -6,17 +6,10 @@ import { type DueCursors, dueEntityWindow } from './due.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
-import {
-  getByNumber,
-  getByUuid,
-  getDimensionCounts,
-  getStats,
-  getStatsCell,
-  getStatsCells,
-  getStored,
-} from './reads.ts';
+import { getByNumber, getByUuid, getStored } from './reads.ts';
 import { reindexAccount } from './reindex/account.ts';
 import type { ReindexOptions } from './reindex/run.ts';
+import { getDimensionCounts, getStats, getStatsCell, getStatsCells } from './stats-reads.ts';
 import { planDelete, planRestore, type Trashed, type TrashFacts } from './trash.ts';
 import { writePlan } from './write-plan.ts';
 
