@@ -514,7 +514,8 @@ const declared = [
     path: '/api/agents',
     entry: 'functions/agents-list.ts',
     scope: 'agents:read',
-    tableActions: ['Query', 'UpdateItem'],
+    // BatchGetItem: the page's agent cells.
+    tableActions: ['Query', 'UpdateItem', 'BatchGetItem'],
   },
   {
     name: 'createAgent',

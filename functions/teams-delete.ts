@@ -3,7 +3,7 @@ import { httpHandler } from '#lib/http/handler.ts';
 import { versionedAnswer } from '#lib/http/versioned-answer.ts';
 import { deleteTeam, findTeam } from '#lib/people/teams.ts';
 
-/** DELETE /api/teams/{team}: its agents leave it; refused while a category routes to it. */
+/** DELETE /api/teams/{team}: its agents leave it; refused while a category routes to it or it has open tickets. */
 export const handler = httpHandler(
   {
     route: route('deleteTeam'),

@@ -289,6 +289,7 @@ function failures(route: RouteDefinition, op: Operation) {
       description:
         (STATUS_TEXT[status] ?? String(status)) +
         (status === 422 && op.readBudget ? READ_BUDGET_TEXT : '') +
+        (status === 409 && op.retriedConflict ? ` Or, as well with Retry-After: ${op.retriedConflict}` : '') +
         (status === 409 && op.conflict ? ` Or, without Retry-After: ${op.conflict}` : ''),
       // A route's own 409 (op.conflict) does not succeed by retrying: no Retry-After then.
       headers: headersOf(

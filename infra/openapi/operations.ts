@@ -135,6 +135,8 @@ export interface Operation {
   readonly statuses?: readonly (404 | 412)[];
   /** The route's own 409 besides the Idempotency-Key's (no Retry-After: sending it again does not help). */
   readonly conflict?: string;
+  /** The route's own 409 that sending it again resolves (with Retry-After, as the Idempotency-Key's). */
+  readonly retriedConflict?: string;
   /** Request headers of this route's own. */
   readonly ifMatch?: boolean;
   /** Body fields and query parameters the Spectral lint leaves alone, by kind (./exception-kinds.ts says why). */
@@ -234,6 +236,9 @@ export const operations: Record<RouteName, Operation> = {
     body: CreateTicketSchema,
     ok: { status: 201, description: 'The ticket, as stored.', body: TicketCreated },
     exceptions: { freeText: ['subject', 'description', 'requester_name', 'category_slug', 'custom_fields'] },
+    retriedConflict:
+      "the team of the ticket's category was deleted while the ticket was being created (`The team of the " +
+      "ticket's category was deleted while the ticket was being created: send it again.`).",
   },
   listTickets: {
     summary: 'List tickets',
@@ -842,16 +847,18 @@ export const operations: Record<RouteName, Operation> = {
   deleteTeam: {
     summary: 'Delete a team',
     description:
-      'Deletes the team; its agents leave it in the same change. Writes team.deleted (and agent.updated for each ' +
-      'of its agents).',
+      'Deletes the team; its agents leave it in the same change. Refused while it has open tickets (a ticket ' +
+      'moved into it as it is deleted is refused instead: 422 on team_id). Writes team.deleted (and ' +
+      'agent.updated for each of its agents).',
     tag: 'Teams',
     pathParams: TEAM_PARAM,
     ifMatch: true,
     ok: { status: 200, description: 'The team as it was.', body: OneTeam },
     statuses: [404, 412],
     conflict:
-      'a category routes to the team (`The team is the default team of the category <slug>: …`), or it has ' +
-      'more than 23 agents (take them out of it first).',
+      'a category routes to the team (`The team is the default team of the category <slug>: …`), it has open ' +
+      'tickets (open, pending or in progress, assigned or not: `The team has <n> open tickets (open, pending or ' +
+      'in progress): …`), or it has more than 15 agents (take them out of it first).',
   },
   getOpenApi: {
     summary: 'This document',

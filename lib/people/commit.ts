@@ -7,6 +7,7 @@ import { handBackAction } from '#lib/data/people/handbacks.ts';
 import { AgentEmailTaken, TeamNameTaken, writePeople } from '#lib/data/people/people.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
+import type { CommitAction } from '#lib/data/store/transact.ts';
 import { freedAction } from '#lib/data/tickets/freed.ts';
 import { getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
@@ -45,18 +46,22 @@ export const retryPeople = <T>(attempt: () => Promise<T>) =>
 /**
  * Writes a planned change in one transaction with its events (and a kept answer), then moves the configuration's
  * version so that every container's next request reads it (lib/accounts/config-cache.ts). A natural key another
- * holds is the 422 it is. The change has landed once the transaction has: a failure to move the version is logged,
+ * holds is the 422 it is; `conditions` are checked in the same transaction (a deleted team's open tickets). The change has landed once the transaction has: a failure to move the version is logged,
  * and leaves the change to the cache's lifetime elsewhere.
  */
 export async function commitPeople(
   accountId: string,
   planned: PlannedPeople,
   attachment?: CommitAttachment,
-  options: { moveVersion?: boolean } = {},
+  options: { moveVersion?: boolean; conditions?: CommitAction[] } = {},
 ): Promise<void> {
   try {
     await writePeople(accountId, planned.writes, {
-      attach: [...completionCommit(attachment), ...freedByPeople(accountId, planned)],
+      attach: [
+        ...(options.conditions ?? []),
+        ...completionCommit(attachment),
+        ...freedByPeople(accountId, planned),
+      ],
       events: planned.events,
       // What it hands back, due at once: the runner unassigns the tickets (lib/people/handback.ts).
       handBack:

@@ -2,10 +2,12 @@ import type { Agent } from '#lib/accounts/types.ts';
 import { getHandBack, type HandBack, type HandBackPart, saveHandBack } from '#lib/data/people/handbacks.ts';
 import { getStoredAgent } from '#lib/data/people/people.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
+import { markFreed } from '#lib/data/tickets/freed.ts';
 import { agentTickets, getAgentOpenWork, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { commitFollowUp } from '#lib/tickets/follow-up-update.ts';
 import { reassignmentOf } from '#lib/tickets/queue.ts';
 import { BUSY_STATUSES, type Ticket } from '#lib/tickets/types.ts';
+import { nowMicros } from '#lib/time.ts';
 
 /**
  * Handing back an agent's open tickets (decisions.md, "People": a retirement, or leaving a team, unassigns each of
@@ -62,6 +64,10 @@ export async function handBackStep(accountId: string, id: string): Promise<'more
       : part.step + 1 < BUSY_STATUSES.length
         ? { ...part, step: part.step + 1, after: null }
         : await sweepAgain(accountId, part);
+  // A team left, all of it handed back: the agent, still active and maybe below capacity again, takes the queues
+  // they still serve (decisions.md: an agent a reassignment frees takes the queue's next). Before the place is
+  // saved, so a crash between them writes it again when the step runs again.
+  if (!next && part.team !== null) await markFreed(accountId, part.agent, Math.floor(nowMicros() / 1000));
   return save(handBack, next ? [next, ...rest] : rest);
 }
 

@@ -1,6 +1,8 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent, Team } from '#lib/accounts/types.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
+import { MAX_TRANSACTION_ITEMS } from '#lib/data/store/transact.ts';
+import { readTeamOpenTickets, TEAM_CLOSE_ACTIONS, teamClosed } from '#lib/data/tickets/tickets.ts';
 import { NotFound, PreconditionFailed, Refused, ValidationFailed } from '#lib/errors.ts';
 import { parseInput } from '#lib/validation.ts';
 import { etagOf, ifMatchHolds, MAX_IF_MATCH_LENGTH, updateVersioned } from '#lib/versioned-update.ts';
@@ -139,8 +141,21 @@ export async function updateTeam(
 }
 
 /**
- * `DELETE /api/teams/{team}`: refused (409) while a category routes to it; its agents leave it in the same commit
- * (at most MAX_MEMBERSHIP_CHANGES of them: a bigger team is emptied first). Answers the team as it was.
+ * The most agents a team's deletion takes out of it in its one transaction: the team's own actions (its item, its
+ * name item, its event's two: 4), the hand-back item and a kept answer (2), the team's cell closed
+ * (TEAM_CLOSE_ACTIONS: 32, one a shard) and each agent with its event and its queue's freed entry (an away agent's:
+ * 4), so 15 × 4 + 38 = 98 of 100. A bigger team is emptied first.
+ */
+export const MAX_DELETED_TEAM_MEMBERS = Math.min(
+  MAX_MEMBERSHIP_CHANGES,
+  Math.floor((MAX_TRANSACTION_ITEMS - 6 - TEAM_CLOSE_ACTIONS) / 4),
+);
+
+/**
+ * `DELETE /api/teams/{team}`: refused (409) while a category routes to it or it has open tickets (open, pending or
+ * in_progress, assigned or waiting: its cell in the ticket index, read beside the people and closed in the commit,
+ * so a ticket entering the team meanwhile refuses it, and one after it is refused); its agents leave it in the same
+ * commit (at most MAX_DELETED_TEAM_MEMBERS of them). Answers the team as it was.
  */
 export async function deleteTeam(
   accountId: string,
@@ -157,7 +172,8 @@ export async function deleteTeam(
   const id = pathId(ref);
   if (id === undefined) throw new NotFound();
   return retryPeople(async () => {
-    const state = await readPeople(accountId);
+    const [state, cell] = await Promise.all([readPeople(accountId), readTeamOpenTickets(accountId, id)]);
+    const open = cell.total;
     const team = state.config.teams.find((t) => t.id === id);
     if (!team) throw new NotFound();
     const version = versionIn(state.config, 'team', id);
@@ -169,14 +185,21 @@ export async function deleteTeam(
         `The team is the default team of the ${routing.length === 1 ? 'category' : 'categories'} ${routing.join(', ')}: give ${routing.length === 1 ? 'it' : 'them'} another default team first.`,
       );
     }
-    const members = membersOf(state.config.agents, id);
-    if (members.length > MAX_MEMBERSHIP_CHANGES) {
+    if (open > 0) {
       throw new Refused(
-        `The team has ${members.length} agents: take them out of it first (at most ${MAX_MEMBERSHIP_CHANGES} can leave with its deletion).`,
+        `The team has ${open} open ${open === 1 ? 'ticket' : 'tickets'} (open, pending or in progress): resolve ${open === 1 ? 'it' : 'them'} or move ${open === 1 ? 'it' : 'them'} to another team first.`,
+      );
+    }
+    const members = membersOf(state.config.agents, id);
+    if (members.length > MAX_DELETED_TEAM_MEMBERS) {
+      throw new Refused(
+        `The team has ${members.length} agents: take them out of it first (at most ${MAX_DELETED_TEAM_MEMBERS} can leave with its deletion).`,
       );
     }
     const shown = { ...shownIn(state.config, team), version: version + 1 };
-    await commitPeople(accountId, planPeople(state, { deletedTeams: [id] }), options.attach?.(shown));
+    await commitPeople(accountId, planPeople(state, { deletedTeams: [id] }), options.attach?.(shown), {
+      conditions: teamClosed(accountId, cell),
+    });
     return shown;
   });
 }

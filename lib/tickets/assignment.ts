@@ -28,6 +28,20 @@ export function candidatesFor(config: AccountConfig, teamId: number | null, nowU
   return (ofTeam.length > 0 ? ofTeam : active).filter((a) => isAvailable(a, nowUs));
 }
 
+/**
+ * The queues whose tickets the agent may take now, by the same rule as a create (candidatesFor includes them): each
+ * team of theirs, each team with no active agent at all (the team rule's fallback to the account), and the account's
+ * own (null: tickets without a team). A team with an active agent they are not part of never has them among its
+ * candidates, so only those two kinds of team are asked, from the configuration alone: no scan of the tickets.
+ */
+export function queuesFor(config: AccountConfig, agent: Agent, nowUs: number): (number | null)[] {
+  const staffed = new Set(config.agents.filter((a) => a.active).flatMap((a) => a.teamIds));
+  const teams = config.teams.map((t) => t.id).filter((id) => agent.teamIds.includes(id) || !staffed.has(id));
+  return [...teams, null].filter((teamId) =>
+    candidatesFor(config, teamId, nowUs).some((c) => c.id === agent.id),
+  );
+}
+
 /** Whether a pick among `candidates` needs the agents' open work: least-busy always, the others for a capacity. */
 export function needsOpenWork(method: AssignmentMethod, candidates: readonly Agent[]): boolean {
   return method === 'least_busy' || candidates.some((a) => a.capacity != null);

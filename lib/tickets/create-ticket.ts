@@ -2,6 +2,7 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
+import { TeamGone } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
@@ -12,7 +13,7 @@ import {
   insertTicket,
   reserveTicketNumber,
 } from '#lib/data/tickets/tickets.ts';
-import { NotFound, ValidationFailed } from '#lib/errors.ts';
+import { Conflict, NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { organizationOfAddress, organizationOfRequester } from '#lib/organizations/refs.ts';
 import { nowMicros } from '#lib/time.ts';
@@ -118,6 +119,10 @@ export async function createTicketFrom(
         moreEvents: options.moreEvents?.(ticket),
         moreItems: options.moreItems?.(ticket),
         place,
+      }).catch((error: unknown) => {
+        // Its category's default team deleted since the create read it (the category routed elsewhere first).
+        if (error instanceof TeamGone) throw new Conflict(TEAM_GONE);
+        throw error;
       });
       return ticket;
     },
@@ -135,6 +140,9 @@ export async function createTicketFrom(
     },
   );
 }
+
+const TEAM_GONE =
+  "The team of the ticket's category was deleted while the ticket was being created: send it again.";
 
 /** The requester's contact and organization (organizationOfRequester), its domain's claim read beside the contact. */
 async function requesterOf(accountId: string, email: string) {

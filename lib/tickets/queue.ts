@@ -20,6 +20,7 @@ import {
   needsOpenWork,
   pickAssignee,
   pickCondition,
+  queuesFor,
 } from './assignment.ts';
 import { presentCreatedTicket } from './present.ts';
 import { isOpenWork, isWaiting, queueSortValue, type Ticket } from './types.ts';
@@ -98,19 +99,16 @@ export async function serveFreed(entry: FreedEntry): Promise<number> {
 }
 
 /**
- * The next ticket the agent may take: the head of each queue they are a candidate of (each team of theirs, and the
- * account's, tickets without a team), the first in queue order. A team's ticket is theirs to take only when the
- * account's method would have them among its candidates (candidatesFor: the team rule, its fallback).
+ * The next ticket the agent may take: the head of each queue the account's method would have them among the
+ * candidates of (queuesFor: their teams, the teams with no active agent, which fall back to the account, and the
+ * account's own queue), the first in queue order across them (most urgent, then oldest).
  */
 async function queueHead(accountId: string, config: AccountConfig, agent: Agent) {
-  const nowUs = nowMicros();
-  const teams: (number | 'none')[] = [...agent.teamIds, 'none'];
+  const queues = queuesFor(config, agent, nowMicros());
   const heads = await Promise.all(
-    teams.map(async (teamId) => {
-      const candidates = candidatesFor(config, teamId === 'none' ? null : teamId, nowUs);
-      if (!candidates.some((c) => c.id === agent.id)) return undefined;
+    queues.map(async (teamId) => {
       const page = await findTicketPage(accountId, {
-        filter: { unassigned: { teamId }, customFields: [] },
+        filter: { unassigned: { teamId: teamId ?? 'none' }, customFields: [] },
         words: [],
         offset: 0,
         limit: 1,

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Category } from '#lib/accounts/types.ts';
+import { TeamGone } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { freedAction } from '#lib/data/tickets/freed.ts';
@@ -88,6 +89,8 @@ export async function updateTicket(
           ],
         });
       } catch (error) {
+        // The team named was deleted since this change read it: as the same request sent now would answer.
+        if (error instanceof TeamGone) throw ValidationFailed.field('team_id', TEAM_INVALID);
         if (error instanceof UpdateTooLarge) {
           throw ValidationFailed.field(
             input.custom_fields ? 'custom_fields' : 'subject',
@@ -102,6 +105,8 @@ export async function updateTicket(
   });
   return updated;
 }
+
+const TEAM_INVALID = 'The selected team id is invalid.';
 
 interface ResolvedChanges {
   organization?: OrganizationRef | null;
@@ -122,7 +127,7 @@ function resolveReferences(config: AccountConfig, input: UpdateTicketInput): Res
   }
   if (input.team_id !== undefined) {
     const team = input.team_id === null ? null : config.teams.find((t) => t.id === input.team_id);
-    if (team === undefined) throw ValidationFailed.field('team_id', 'The selected team id is invalid.');
+    if (team === undefined) throw ValidationFailed.field('team_id', TEAM_INVALID);
     changes.team = team && { id: team.id, name: team.name };
   }
   if (input.category_id !== undefined) {

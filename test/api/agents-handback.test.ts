@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { runClearings } from '#lib/organizations/clearing-runner.ts';
 import { HAND_BACK_STEP } from '#lib/people/handback.ts';
 import { handBackPass } from '#lib/people/handback-runner.ts';
@@ -112,7 +113,7 @@ describe('handing back an agent’s open tickets', () => {
     await runUntil(async () => (await d.assigneeOf(held.uuid)) === null, 'the ticket handed back');
   });
 
-  it('leaving one team hands back only that team’s tickets (agent team_ids, team agent_ids, a deletion)', async () => {
+  it('leaving one team hands back only that team’s tickets (agent team_ids, team agent_ids); a deletion is refused', async () => {
     const d = await setUp();
     const [a, b, c] = [await d.team({ name: 'A' }), await d.team({ name: 'B' }), await d.team({ name: 'C' })];
     const ann = await d.agent({ email: 'ann@desk.test', name: 'Ann', team_ids: [a.id, b.id, c.id] });
@@ -126,13 +127,63 @@ describe('handing back an agent’s open tickets', () => {
     expect((await d.call('PATCH', `/api/teams/${b.id}`, { agent_ids: [] })).status).toBe(200);
     await runUntil(async () => (await d.assigneeOf(ofB.uuid)) === null, "team B's ticket handed back");
     expect(await d.assigneeOf(ofC.uuid)).toBe(ann.id);
-    expect((await d.call('DELETE', `/api/teams/${c.id}`)).status).toBe(200);
-    await runUntil(
-      async () => (await d.assigneeOf(ofC.uuid)) === null,
-      "deleted team C's ticket handed back",
-    );
+    // A team with an open ticket is not deleted (test/api/teams-delete.test.ts): nothing to hand back.
+    expect((await d.call('DELETE', `/api/teams/${c.id}`)).status).toBe(409);
+    expect(await d.assigneeOf(ofC.uuid)).toBe(ann.id);
     expect(await d.assigneeOf(noTeam.uuid)).toBe(ann.id);
-    expect((await d.unassignedEvents()).sort()).toEqual([ofA.uuid, ofB.uuid, ofC.uuid].sort());
+    expect((await d.unassignedEvents()).sort()).toEqual([ofA.uuid, ofB.uuid].sort());
+  });
+
+  it('leaving a team with more of its tickets than a step holds: none of them left the agent’s, by the lists’ exact totals', async () => {
+    const file = {
+      auto_assignment: { enabled: true, method: 'round_robin' },
+      teams: [{ name: 'A' }, { name: 'B' }],
+      agents: [{ email: 'ann@desk.test', name: 'Ann', teams: ['A', 'B'] }],
+      categories: [
+        { slug: 'a', name: 'For A', default_team: 'A' },
+        { slug: 'b', name: 'For B', default_team: 'B' },
+      ],
+    };
+    const d = await setUp(file);
+    const [ann] = (await d.call('GET', '/api/agents')).body.data;
+    const teams = (await d.call('GET', '/api/teams')).body.data as { id: number; name: string }[];
+    const idOf = (name: string) => teams.find((t) => t.name === name)?.id as number;
+    const [a, b] = [idOf('A'), idOf('B')];
+    // Interleaved (every fifth is B's), so each step's page holds both teams' tickets: A's take three steps.
+    const count = 90;
+    const ofA = count - count / 5;
+    const bodies = Array.from({ length: count }, (_, i) =>
+      ticketBody({ category_slug: i % 5 === 4 ? 'b' : 'a' }),
+    );
+    const seeded = await seedTickets(d.account.accountId, bodies);
+    // Some of each team's in each open status: every status's sweep is walked.
+    const statusAt = (i: number) => (i >= 10 ? 'open' : i % 2 ? 'pending' : 'in_progress');
+    for (const [i, t] of seeded.slice(0, 10).entries())
+      await tickets.update(d.key, t.uuid, { status: statusAt(i) });
+    const { slug } = d.account;
+    // Handed back unassigned (to wait in A's queue), not re-assigned.
+    await applyAccountFile({
+      ...{ slug, name: `Test ${slug}`, plan: 'pro', ...file },
+      auto_assignment: { enabled: false },
+    });
+    const total = async (query: string) => (await tickets.list(d.key, query)).total;
+    expect(await total(`assignee_id=${ann.id}`)).toBe(bodies.length);
+    clock();
+    expect((await d.call('PATCH', `/api/agents/${ann.id}`, { team_ids: [b] })).status).toBe(200);
+    await runUntil(
+      async () => (await total(`assignee=unassigned&team_id=${a}`)) === ofA,
+      "team A's tickets handed back",
+    );
+    // The agent keeps exactly B's, in each status; A's all wait in A's queue, each with its event.
+    const byStatus = (team: number) => (status: string) =>
+      seeded.filter((t, i) => t.team?.id === team && statusAt(i) === status).length;
+    for (const status of ['open', 'pending', 'in_progress']) {
+      expect(await total(`assignee_id=${ann.id}&status=${status}`), status).toBe(byStatus(b)(status));
+    }
+    expect(byStatus(a)('pending')).toBeGreaterThan(0);
+    expect((await d.call('GET', `/api/agents/${ann.id}`)).body.data.open_tickets).toBe(bodies.length - ofA);
+    expect(await total(`assignee=unassigned&team_id=${b}`)).toBe(0);
+    expect((await d.unassignedEvents()).length).toBe(ofA);
   });
 
   it('a ticket reassigned to someone else meanwhile is left alone', async () => {

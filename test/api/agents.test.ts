@@ -5,9 +5,12 @@ import { createKey } from '#lib/accounts/key-making.ts';
 import { putConfigEntities } from '#lib/data/accounts/accounts.ts';
 import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { agentsFile } from '#test/support/accounts.ts';
 import { later } from '#test/support/api-keys.ts';
 import { useGateway } from '#test/support/http.ts';
 import { type AgentShown, peopleAccount } from '#test/support/people.ts';
+import { countRoundTrips } from '#test/support/round-trips.ts';
+import { seedTickets } from '#test/support/ticket-seeder.ts';
 
 /**
  * Agents as API resources (decisions.md, "People: agents, teams and organizations"): create, read, change, list
@@ -314,6 +317,30 @@ describe('agents', () => {
     await call('PATCH', `/api/tickets/${t2}`, { status: 'resolved' });
     expect((await call('GET', `/api/agents/${ann.id}`)).body.data.open_tickets).toBe(1);
     expect((await call('GET', '/api/agents')).body.data[0].open_tickets).toBe(1);
+  });
+});
+
+describe('an agent list page reads its own agents only', () => {
+  it("reads the page's agent cells, not every agent's: as many items at 60 agents as at 2", async () => {
+    const { call, account } = await setUp({
+      agents: agentsFile(60),
+      auto_assignment: { enabled: true, method: 'round_robin' },
+    });
+    // A ticket each (round-robin): every agent has a cell of open work.
+    await seedTickets(
+      account.accountId,
+      Array.from({ length: 60 }, () => ({
+        subject: 'S',
+        description: 'D',
+        requester_email: 'r@client.test',
+      })),
+    );
+    await call('GET', '/api/agents?limit=2'); // the configuration cached, as on a warm container
+    const page = await countRoundTrips(() => call('GET', '/api/agents?limit=2'));
+    expect(page.result.body.data).toHaveLength(2);
+    expect(page.result.body.data[0].open_tickets).toBe(1);
+    // The caller's key and its account (two GetItems) and the page's two cells: not the 60 agents' cells.
+    expect(page.itemsRead, page.calls.join(', ')).toBeLessThanOrEqual(4);
   });
 });
 

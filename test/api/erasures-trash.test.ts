@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { getErasureProgress } from '#lib/data/erasures.ts';
-import { dynamo } from '#lib/data/store/client.ts';
 import { getTrashed } from '#lib/data/trash/trash.ts';
 import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { useTestAccount } from '#test/support/accounts.ts';
 import { personNamed, type TestPerson } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';
+import { beforeCallOnce } from '#test/support/store-hooks.ts';
 
 /**
  * An erasure and the trash racing it (decisions.md, "Erasing a person"): a restore landing while the job purges
@@ -18,34 +18,6 @@ const account = useTestAccount();
 
 const call = (method: string, path: string, body?: unknown) =>
   gateway.call(method, path, { key: account.apiKey, ...(body === undefined ? {} : { body }) });
-
-/**
- * A hook on the service's DynamoDB client: before the first call of `command` whose input names `needle`, runs
- * `work` once (its own calls pass unhooked). Answers a remover.
- */
-let hook: { command: string; needle: string; work: () => Promise<unknown> } | undefined;
-let installed = false;
-function hookOnce(command: string, needle: string, work: () => Promise<unknown>): void {
-  if (!installed) {
-    installed = true;
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        const h = hook;
-        if (
-          h &&
-          context.commandName === h.command &&
-          JSON.stringify((args as { input?: unknown }).input).includes(h.needle)
-        ) {
-          hook = undefined;
-          await h.work();
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'erasureTrashRace', priority: 'low' },
-    );
-  }
-  hook = { command, needle, work };
-}
 
 async function trashedTicketOf(p: TestPerson): Promise<string> {
   const made = await call('POST', '/api/tickets', {
@@ -106,7 +78,7 @@ describe('an erasure racing the trash', () => {
     let restore: { status: number } | undefined;
     let listed: { purge_at: string } | undefined;
     // Just before the purge deletes the trash item (its last move): the restore, and the trash list.
-    hookOnce('DeleteItemCommand', uuid, async () => {
+    beforeCallOnce('DeleteItemCommand', uuid, async () => {
       restore = await call('POST', `/api/trash/${uuid}/restore`, {});
       const trash = await call('GET', '/api/trash?type=ticket&limit=100');
       listed = trash.body.data.find((t: { uuid: string }) => t.uuid === uuid);
@@ -124,7 +96,7 @@ describe('an erasure racing the trash', () => {
     const id = await startErasure(p);
     await stepUntil(id, 'trash');
     let restore: { status: number } | undefined;
-    hookOnce('GetItemCommand', uuid, async () => {
+    beforeCallOnce('GetItemCommand', uuid, async () => {
       restore = await call('POST', `/api/trash/${uuid}/restore`, {});
     });
     await runErasure(account.accountId, id);

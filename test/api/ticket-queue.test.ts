@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { commit } from '#lib/data/store/transact.ts';
 import { dueFreedWindow, finishFreed, freedAction } from '#lib/data/tickets/freed.ts';
-import { queuePass, runQueue } from '#lib/tickets/queue-runner.ts';
+import { handBackPass } from '#lib/people/handback-runner.ts';
+import { queuePass } from '#lib/tickets/queue-runner.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { peopleAccount } from '#test/support/people.ts';
+import { whileQueueRuns } from '#test/support/queue.ts';
 import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
 
 /**
@@ -96,25 +98,13 @@ describe('the hand-over', () => {
     return { ...people, agent, set, ticket, queued };
   }
 
-  async function running<T>(work: () => Promise<T>): Promise<T> {
-    let stopped = false;
-    const run = runQueue(Number.POSITIVE_INFINITY, { stopped: () => stopped });
-    try {
-      return await work();
-    } finally {
-      stopped = true;
-      await clock().advance(1_000);
-      await run;
-    }
-  }
-
   it('a ticket waits while the agent is away and is theirs within 60 s of their coming back, urgent first', async () => {
     const { account, agent, set, ticket, queued } = await setUp(1);
     await set({ status: 'away' });
     const low = await create(account.apiKey, { priority: 'low' });
     await clock().advance(1_000);
     const urgent = await create(account.apiKey, { priority: 'urgent' });
-    await running(async () => {
+    await whileQueueRuns(clock, async () => {
       await clock().advance(120_000);
       expect((await ticket(low.uuid)).assignee).toBeNull();
       await set({ status: 'available' });
@@ -152,7 +142,7 @@ describe('the hand-over', () => {
     expect((await ticket(first.uuid)).assignee?.id).toBe(agent);
     const waiting = await create(account.apiKey, {});
     expect((await ticket(waiting.uuid)).assignee).toBeNull();
-    await running(async () => {
+    await whileQueueRuns(clock, async () => {
       const resolved = await gateway.call('PATCH', `/api/tickets/${first.uuid}`, {
         key: account.apiKey,
         body: { status: 'resolved' },
@@ -206,7 +196,7 @@ describe('the hand-over', () => {
     // Four and a half of the five minutes at once (no runner is waiting on the clock yet; stepping them through its
     // 2 s polls took ~15 s of this file), then the runner from before the end to within a minute after it.
     clock().jumpTo(clock().nowMs() + 270_000);
-    await running(() =>
+    await whileQueueRuns(clock, () =>
       clock().advanceUntil(async () => (await ticket(waiting.uuid)).assignee?.id === agent, {
         within: 90_000,
         label: 'the ticket handed over once the away status ended',
@@ -237,5 +227,27 @@ describe('the hand-over', () => {
     clock();
     await queuePass();
     expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee?.id).toBe(a);
+  });
+  it('an agent whose tickets a team leaving handed back takes the queue they still serve', async () => {
+    // people-model.test.ts found it (seed 4): the hand-back unassigned the leaver's team tickets but wrote no freed
+    // entry, so the leaver, below capacity again, never took the account's queue.
+    const { account, call } = await peopleAccount(gateway, {
+      ...teamFile,
+      agents: [{ email: 't1@desk.test', name: 'T1', teams: ['Tech'] }],
+    });
+    const agent = account.agents[0]?.id as number;
+    expect((await call('PATCH', `/api/agents/${agent}`, { capacity: 1 })).status).toBe(200);
+    const mine = await create(account.apiKey, { category_slug: 'bug' });
+    expect(mine.assignee?.id).toBe(agent);
+    const waiting = await create(account.apiKey, { priority: 'urgent' });
+    // The runner at rest first: the agent's own freeings (their creation) served, full.
+    clock();
+    await queuePass();
+    expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee).toBeNull();
+    expect((await call('PATCH', `/api/agents/${agent}`, { team_ids: [] })).status).toBe(200);
+    while ((await handBackPass()).more);
+    await queuePass();
+    expect((await call('GET', `/api/tickets/${mine.uuid}`)).body.data.assignee).toBeNull();
+    expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee?.id).toBe(agent);
   });
 });

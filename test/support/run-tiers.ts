@@ -20,6 +20,14 @@ interface Finished {
 const root = join(dirname(new URL(import.meta.url).pathname), '..', '..');
 const vitest = join(root, 'node_modules', '.bin', 'vitest');
 const started = Date.now();
+/**
+ * V8's compile cache for every Node process of the run (vitest's workers, tsc, the `npm start` the system tests
+ * start): each test file runs in a fresh worker that loads the same modules (the AWS SDK, the handlers), and
+ * without the cache each compiles them again. Measured on 20 api files: 78.6 s of user CPU without it, 69-71 s
+ * with it (the first files fill it; a fresh clone starts empty). Kept under node_modules: never committed.
+ */
+const compileCache =
+  process.env.NODE_COMPILE_CACHE ?? join(root, 'node_modules', '.cache', 'node-compile-cache');
 const seconds = () => Math.round((Date.now() - started) / 1000);
 
 /** A command of the project's own bins, its output to this terminal or to `logFile`. */
@@ -30,7 +38,11 @@ function run(
 ): { done: Promise<Finished>; stop: () => void } {
   const child = spawn(command, args, {
     stdio: logFile ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-    env: { ...process.env, ...(logFile ? { FORCE_COLOR: process.stdout.isTTY ? '1' : '0' } : {}) },
+    env: {
+      ...process.env,
+      NODE_COMPILE_CACHE: compileCache,
+      ...(logFile ? { FORCE_COLOR: process.stdout.isTTY ? '1' : '0' } : {}),
+    },
   });
   if (logFile) {
     const log = createWriteStream(logFile);

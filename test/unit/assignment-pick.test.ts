@@ -2,7 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import { ASSIGNMENT_METHODS } from '#lib/accounts/types.ts';
-import { candidatesFor, needsOpenWork, pickAssignee, pickCondition } from '#lib/tickets/assignment.ts';
+import {
+  candidatesFor,
+  needsOpenWork,
+  pickAssignee,
+  pickCondition,
+  queuesFor,
+} from '#lib/tickets/assignment.ts';
 import { formatTimestamp } from '#lib/time.ts';
 
 /**
@@ -47,7 +53,10 @@ function build(s: Scenario) {
     capacity: a.capacity,
   }));
   const busy = Object.fromEntries(agents.map((a, i) => [a.id, s.agents[i]?.busy ?? 0]));
-  const config = { agents } as unknown as AccountConfig;
+  const config = {
+    agents,
+    teams: [1, 2, 3].map((id) => ({ id, name: `T${id}` })),
+  } as unknown as AccountConfig;
   return { agents, busy, config };
 }
 
@@ -103,6 +112,21 @@ describe('the assignment pick over random agent states', () => {
         );
         const pick = pickAssignee('round_robin', candidates, { cursor: s.cursor, busy });
         expect(pick).toBe(candidates[(s.cursor - 1) % candidates.length]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("the queue hand-over's queues of an agent are exactly those whose candidates include them", () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const { agents, config } = build(s);
+        for (const agent of agents) {
+          const expected = [1, 2, 3, null].filter((q) =>
+            candidatesFor(config, q, NOW_US).some((c) => c.id === agent.id),
+          );
+          expect(new Set(queuesFor(config, agent, NOW_US))).toEqual(new Set(expected));
+        }
       }),
       { numRuns: 300 },
     );

@@ -4,6 +4,7 @@ import { tableName } from '../store/client.ts';
 import { ConcurrentWrite } from '../store/errors.ts';
 import { ATTR, type ItemKey, keyString } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
+import { CLOSED } from './closed-cells.ts';
 import type { Index } from './items.ts';
 
 /**
@@ -47,7 +48,9 @@ export const addToCounter = (key: ItemKey, delta: number): CommitAction => ({
  * The stats cells' part of a commit: each cell a change moves gets one UpdateItem that ADDs its deltas (+1
  * entering a count, −1 leaving it; an amount entering or leaving a sum), sent as exact decimals; a sharded
  * cell on the change's shard, an unsharded one on its item. The condition goes on its attribute's cell (a
- * ConditionCheck when the change does not move that cell).
+ * ConditionCheck when the change does not move that cell). Given `closed`, a change entering a cell of a closable
+ * family (adding a positive amount) is conditioned on its shard not being closed (closed-cells.ts), and refused
+ * with that error if it is.
  */
 export function statsActions<E>(
   index: Index<E>,
@@ -55,8 +58,9 @@ export function statsActions<E>(
   deltas: [attribute: string, delta: string][],
   shard: number,
   condition?: StatsCondition,
+  closed?: () => Error,
 ): CommitAction[] {
-  const cells = new Map<string, { key: ItemKey; moves: [string, string][] }>();
+  const cells = new Map<string, { key: ItemKey; moves: [string, string][]; entering: boolean }>();
   const keyOf = (attribute: string) => {
     const { family, value } = index.statsCellOf(attribute);
     return index.keys.statsCell(accountId, family.family, value, family.sharded ? shard : undefined);
@@ -64,8 +68,10 @@ export function statsActions<E>(
   for (const [attribute, delta] of deltas) {
     if (isZeroDecimal(delta)) continue;
     const key = keyOf(attribute);
-    const cell = cells.get(keyString(key)) ?? { key, moves: [] };
+    const cell = cells.get(keyString(key)) ?? { key, moves: [], entering: false };
     cell.moves.push([attribute, delta]);
+    cell.entering ||=
+      closed !== undefined && index.statsCellOf(attribute).family.closable === true && !delta.startsWith('-');
     cells.set(keyString(key), cell);
   }
   const conditionKey = condition && keyOf(condition.attribute);
@@ -74,15 +80,23 @@ export function statsActions<E>(
   }
   // The stats condition (least-busy) no longer holds: decide again.
   const refused = () => new ConcurrentWrite();
-  const actions: CommitAction[] = [...cells.values()].map(({ key, moves }) => {
+  const actions: CommitAction[] = [...cells.values()].map(({ key, moves, entering }) => {
     const conditioned = condition && conditionKey && keyString(conditionKey) === keyString(key);
+    // A closable family's cells are never where a stats condition goes: one refusal names one cause.
+    if (conditioned && entering) throw new Error(`a condition on a closable cell: ${condition.attribute}`);
     const names: Record<string, string> = conditioned ? { '#a': condition.attribute } : {};
     const values: Record<string, unknown> = conditioned ? { ...condition.values } : {};
+    if (entering) names['#closed'] = CLOSED;
     const adds = moves.map(([attribute, delta], i) => {
       names[`#c${i}`] = attribute;
       values[`:d${i}`] = NumberValue.from(delta);
       return `#c${i} :d${i}`;
     });
+    const expression = conditioned
+      ? condition.expression
+      : entering
+        ? 'attribute_not_exists(#closed)'
+        : undefined;
     return {
       what: 'stats',
       action: {
@@ -92,10 +106,10 @@ export function statsActions<E>(
           UpdateExpression: `ADD ${adds.join(', ')}`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
-          ...(conditioned ? { ConditionExpression: condition.expression } : {}),
+          ...(expression ? { ConditionExpression: expression } : {}),
         },
       },
-      ...(conditioned ? { refused } : {}),
+      ...(conditioned ? { refused } : entering && closed ? { refused: closed } : {}),
     };
   });
   if (condition && conditionKey && !cells.has(keyString(conditionKey))) {

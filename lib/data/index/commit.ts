@@ -24,6 +24,11 @@ export interface WriteOptions {
   attach?: CommitAction[] | undefined;
   /** The change's events, written in its commit (lib/data/events.ts). */
   events?: EventDraft[] | undefined;
+  /**
+   * A change entering a closed stats cell (closed-cells.ts: a deleted team's) is refused with this error; without
+   * it, closed cells are not looked at (a restore brings an entity back as it was).
+   */
+  closed?: (() => Error) | undefined;
   /** Places a create took for its events with its number. */
   reserved?: ReservedPlaces | undefined;
   /** The version a create writes (1; a restore's: the version its deletion gave, plus one). */
@@ -49,7 +54,14 @@ export function planCreate<E>(
   const items = entityItems(index, accountId, entity, options.version ?? 1);
   // Consecutive creates (consecutive numbers) add to different shards.
   const shard = index.declaration.order(entity).number % COUNTER_SHARDS;
-  const stats = statsActions(index, accountId, items.statsAdds, shard, options.statsCondition);
+  const stats = statsActions(
+    index,
+    accountId,
+    items.statsAdds,
+    shard,
+    options.statsCondition,
+    options.closed,
+  );
   const fixed: CommitAction[] = [
     {
       what: index.types.entity,
@@ -109,7 +121,14 @@ export function planUpdate<E>(
   for (const [a, amount] of before.statsAdds)
     statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', negateDecimal(amount)));
   for (const [a, amount] of after.statsAdds) statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', amount));
-  const stats = statsActions(index, accountId, [...statsDelta], shard, options.statsCondition);
+  const stats = statsActions(
+    index,
+    accountId,
+    [...statsDelta],
+    shard,
+    options.statsCondition,
+    options.closed,
+  );
 
   const bounded = diff(before.boundedPostings, after.boundedPostings);
   // A sorted posting moves when the sort value or the dimension changes (at most a few: bounded dimensions only).

@@ -110,6 +110,11 @@ export interface StatsCounter<E> {
 export interface StatsFamily {
   family: string;
   sharded: boolean;
+  /**
+   * Its cells can be closed (closed-cells.ts: a team's deletion closes the team's cell), and a change entering a
+   * closed cell is refused when its commit asks (WriteOptions.closed).
+   */
+  closable?: true;
 }
 
 export interface SearchTerms {

@@ -1,13 +1,15 @@
 import type { Versioned } from '../store/items.ts';
+import { type CellReading, closeCell, readCellAttribute } from './closed-cells.ts';
 import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './commit.ts';
 import type { IndexDeclaration } from './declaration.ts';
 import { type DueCursors, dueEntityWindow } from './due.ts';
 import { defineIndex, entityItems } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
-import { getByNumber, getByUuid, getDimensionCounts, getStats, getStatsCell, getStored } from './reads.ts';
+import { getByNumber, getByUuid, getStored } from './reads.ts';
 import { reindexAccount } from './reindex/account.ts';
 import type { ReindexOptions } from './reindex/run.ts';
+import { getDimensionCounts, getStats, getStatsCell, getStatsCells } from './stats-reads.ts';
 import { planDelete, planRestore, type Trashed, type TrashFacts } from './trash.ts';
 import { writePlan } from './write-plan.ts';
 
@@ -69,6 +71,15 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     /** One stats cell summed (a family's cell of one value: an agent's). */
     statsCell: (accountId: string, family: string, value: string) =>
       getStatsCell(index, accountId, family, value),
+    /** One attribute of its stats cell, shard by shard, to close the cell on (closed-cells.ts). */
+    readCellAttribute: (accountId: string, attribute: string) =>
+      readCellAttribute(index, accountId, attribute),
+    /** A commit's part that closes a cell as read: every shard unchanged since, and marked closed. */
+    closeCell: (accountId: string, reading: CellReading, refused: () => Error) =>
+      closeCell(index, accountId, reading, refused),
+    /** Cells of an unsharded family by their values, summed (one BatchGetItem: a page of agents' cells). */
+    statsCells: (accountId: string, family: string, values: string[]) =>
+      getStatsCells(index, accountId, family, values),
     counts: (accountId: string, dimensions: string[]) => getDimensionCounts(index, accountId, dimensions),
     /**
      * Rebuilds the account's index from its entities as stored, page by page, continuing a run that stopped

@@ -4,7 +4,7 @@ import { planIntersection, planWithinBudget } from './intersection-plan.ts';
 import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
 import { postingsAmong, queryBlocks, queryTerm } from './order-key-reads.ts';
-import { getDimensionCounts } from './reads.ts';
+import { getDimensionCounts } from './stats-reads.ts';
 
 /**
  * The packed keys of every entity that several dimensions, or search words, name. The counters (beside the words'

@@ -8,7 +8,8 @@ import type { Index } from './items.ts';
 import type { PageQuery } from './list.ts';
 import { unpackOrderKey } from './order-key.ts';
 import { queryPostings } from './order-key-reads.ts';
-import { getByOrderKeys, getDimensionCounts } from './reads.ts';
+import { getByOrderKeys } from './reads.ts';
+import { getDimensionCounts } from './stats-reads.ts';
 
 /**
  * The most entities a sorted list reads to order a filter's matches itself (below), when no bounded dimension it

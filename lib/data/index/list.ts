@@ -7,7 +7,8 @@ import type { Index } from './items.ts';
 import { findSortedPage } from './list-sorted.ts';
 import { unpackOrderKey } from './order-key.ts';
 import { queryPostings } from './order-key-reads.ts';
-import { getByOrderKeys, getDimensionCounts, newest } from './reads.ts';
+import { getByOrderKeys, newest } from './reads.ts';
+import { getDimensionCounts } from './stats-reads.ts';
 
 /** What a list asks for: filters, search words (every one must match), and the window of the page. */
 export interface PageQuery<F> {

@@ -30,6 +30,16 @@ export class TeamNameTaken extends Error {
   }
 }
 
+/**
+ * The team a ticket's commit puts the ticket's open work in was deleted (its cell closed: lib/data/tickets/tickets.ts,
+ * teamClosed): nothing was written.
+ */
+export class TeamGone extends Error {
+  constructor() {
+    super('The team was deleted');
+  }
+}
+
 /** One agent as stored (strongly consistent: one GetItem), or undefined. */
 export async function getStoredAgent(accountId: string, id: number): Promise<Agent | undefined> {
   const item = await getItem(configKeys.agent(accountId, id));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ALL_DUE_SHARDS, type DueCursors, dueWindowOf } from '../index/due.ts';
 import { queueKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
@@ -14,20 +14,25 @@ import type { CommitAction } from '../store/transact.ts';
  * another.
  */
 export function freedAction(accountId: string, agentId: number, atMs: number): CommitAction {
-  return {
-    what: 'queue_freed',
-    action: {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...queueKeys.freed(accountId, agentId),
-          ...queueKeys.freedDue(accountId, agentId, atMs, freeingMark()),
-          type: 'queue_freed',
-        },
-      },
-    },
-  };
+  return { what: 'queue_freed', action: { Put: freedPut(accountId, agentId, atMs) } };
 }
+
+/**
+ * A freeing of its own, after the work that freed the agent committed: a hand-back's team part, whose tickets each
+ * left the agent in a commit of their own (lib/people/handback.ts), frees them once when it ends.
+ */
+export async function markFreed(accountId: string, agentId: number, atMs: number): Promise<void> {
+  await dynamo.send(new PutCommand(freedPut(accountId, agentId, atMs)));
+}
+
+const freedPut = (accountId: string, agentId: number, atMs: number) => ({
+  TableName: tableName(),
+  Item: {
+    ...queueKeys.freed(accountId, agentId),
+    ...queueKeys.freedDue(accountId, agentId, atMs, freeingMark()),
+    type: 'queue_freed',
+  },
+});
 
 /**
  * A freeing's own mark in its due key: the runner deletes (or moves) the entry it read only while its key is still

@@ -3,6 +3,7 @@ import { emailTerms, textWords, usefulTerms } from '#lib/search.ts';
 import { isBreached, nextDueUs } from '#lib/tickets/owed-breaches.ts';
 import { dueSortValue } from '#lib/tickets/sla-clocks.ts';
 import {
+  BUSY_STATUSES,
   customFieldText,
   isOpenWork,
   queueSortValue,
@@ -21,6 +22,17 @@ import { COUNTS } from '../index/stats-cells.ts';
  * names it), so no item grows with the agents and the least-busy pick reads one partition.
  */
 export const AGENT = { family: 'agent', sharded: false };
+
+/**
+ * A team's cell: its open, pending and in-progress tickets, assigned or waiting (decisions.md, "People": a team
+ * that has open tickets is not deleted). Sharded as the counts are, so that no item is met by every create into a
+ * busy team (a change adds to its own shard); closable, so that the team's deletion closes it (every shard still
+ * as read, summing to none, and marked) and a ticket entering the team after it is refused on its own shard
+ * (lib/data/index/closed-cells.ts). Written only when a ticket enters or leaves a team's open work (a create into a
+ * team, a resolution, a reopen, a team change, a deletion or restore), never by a change between open statuses
+ * nor by a reply.
+ */
+export const TEAM = { family: 'team', sharded: true, closable: true } as const;
 
 /**
  * An agent's queues (its tickets of each status, each priority, each of both): a cell per agent beside its `agent`
@@ -93,6 +105,8 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   // agent's ticket count in the agent's own item.
   statsCounters: {
     busy: { adds: (t) => (t.assignee && isOpenWork(t) ? { [t.assignee.id]: 1 } : {}), in: AGENT },
+    // A team's open tickets, assigned or not: what its deletion conditions on.
+    open: { adds: (t) => (t.team && BUSY_STATUSES.includes(t.status) ? { [t.team.id]: 1 } : {}), in: TEAM },
   },
   // The soonest service-level due time still to watch: the ticket's entry in the due index, which the breach
   // runner reads (lib/tickets/breaches.ts).

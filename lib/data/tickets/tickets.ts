@@ -5,10 +5,12 @@ import type { DueCursors } from '../index/due.ts';
 import type { PageQuery } from '../index/list.ts';
 import { newOrderedUuid } from '../index/order-key.ts';
 import { statsAttribute } from '../index/stats-cells.ts';
+import { TeamGone } from '../people/people.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
 import type { Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { AGENT, dimension, tickets } from './ticket-index.ts';
+import { BUSY } from './counts.ts';
+import { dimension, tickets } from './ticket-index.ts';
 
 /**
  * Tickets in the store: the ticket index (lib/data/tickets/ticket-index.ts) declares how they are listed; the engine
@@ -20,32 +22,15 @@ export { reserveTicketNumber } from './sequences.ts';
 /** A new ticket's uuid: its creation time and number, so the uuid names its item (one GetItem by uuid). */
 export const newTicketUuid = (createdUs: number, number: number) => newOrderedUuid(createdUs, number);
 
-export interface TicketStats {
-  /** Exact ticket counts of the bounded dimensions (`all`, `status#open`, `priority#high`, `assignee#3`). */
-  counts: Record<string, number>;
-  /** Open, pending and in-progress tickets per agent id. */
-  busy: Record<string, number>;
-}
-
-export async function getTicketStats(accountId: string): Promise<TicketStats> {
-  const { counts, counters } = await tickets.stats(accountId);
-  return { counts, busy: counters[BUSY] ?? {} };
-}
-
-const BUSY = 'busy';
+export * from './counts.ts';
 
 /**
- * Each agent's open work (least-busy's pick): the agent cells only, one Query of an item per agent (~85 B: ~21 read
- * units at 1,000 agents), not the counts cell's shards beside them.
+ * A commit that puts a ticket in a team (a create into one, a team change) is refused on a deleted team's closed cell
+ * (TeamGone), so a team deleted after the change decided never gets an open ticket. A ticket that keeps its team
+ * (a resolved one reopened, a restore) is not: it counts in the deleted team's cell, which nothing reads any more.
  */
-export async function getOpenWork(accountId: string): Promise<Record<string, number>> {
-  return (await tickets.stats(accountId, [AGENT.family])).counters[BUSY] ?? {};
-}
-
-/** One agent's open work, from its own cell (one Query of one small item: what a lost pick reads again). */
-export async function getAgentOpenWork(accountId: string, agentId: number): Promise<number> {
-  return (await tickets.statsCell(accountId, AGENT.family, String(agentId))).counters[BUSY]?.[agentId] ?? 0;
-}
+const teamEntered = (before: Ticket | undefined, after: Ticket) =>
+  after.team && after.team.id !== before?.team?.id ? () => new TeamGone() : undefined;
 
 /**
  * A guarantee of automatic assignment, checked in the create transaction on the chosen agent's cell, so two creates
@@ -71,13 +56,15 @@ export interface TicketWrite {
 
 /**
  * Writes a ticket so that every reader sees all of it or none of it (docs/data-model.md, "All or nothing"). A
- * create lost to a concurrent one (a conflict, or the assignment's condition no longer holding) is a ConcurrentWrite.
+ * create lost to a concurrent one (a conflict, or the assignment's condition no longer holding) is a ConcurrentWrite;
+ * one into a team deleted since it decided is TeamGone.
  */
 export async function insertTicket(write: TicketWrite): Promise<void> {
   await tickets.create(write.accountId, write.ticket, {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
     attach: [...(write.moreItems ?? []), ...completionCommit(write.attachment)],
     events: [write.event, ...(write.moreEvents ?? [])],
+    closed: teamEntered(undefined, write.ticket),
     reserved: write.place,
   });
 }
@@ -135,8 +122,8 @@ export interface TicketUpdate {
 
 /**
  * Applies a ticket's change and moves its index with it, in one transaction guarded by the version (StaleVersion
- * when another update landed first; UpdateTooLarge when its removals alone pass one transaction). Answers the
- * new version.
+ * when another update landed first; UpdateTooLarge when its removals alone pass one transaction; TeamGone when it
+ * moves the ticket into a team deleted since). Answers the new version.
  */
 export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   const { accountId, before, after, version } = update;
@@ -146,6 +133,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     {
       attach: [...(update.items ?? []), ...completionCommit(update.attachment)],
       events: Array.isArray(update.event) ? update.event : [update.event],
+      closed: teamEntered(before, after),
       statsCondition: update.busyCondition && busyCondition(update.busyCondition),
     },
   );

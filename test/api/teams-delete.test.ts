@@ -1,0 +1,220 @@
+import { describe, expect, it } from 'vitest';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
+import { dynamo } from '#lib/data/store/client.ts';
+import { MAX_DELETED_TEAM_MEMBERS } from '#lib/people/teams.ts';
+import { useGateway } from '#test/support/http.ts';
+import { peopleAccount, type TeamShown } from '#test/support/people.ts';
+import { beforeCallOnce } from '#test/support/store-hooks.ts';
+import { ticketsThrough } from '#test/support/tickets.ts';
+
+/**
+ * Deleting a team that still has open tickets (decisions.md, "People": open, pending or in_progress, assigned or
+ * not) is a 409 naming them, and writes nothing; a ticket given the team while the deletion lands never points at
+ * the deleted team: whichever commits second is refused.
+ */
+const gateway = useGateway();
+const tickets = ticketsThrough(gateway);
+type Answer = Awaited<ReturnType<typeof gateway.call>>;
+
+/** A transaction that writes a ticket item of the account naming `teamId`. */
+const writesTicketOf = (accountId: string, teamId: number) => (input: Record<string, unknown>) =>
+  (input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[]).some(
+    (a) =>
+      a.Put?.Item?.type === 'ticket' &&
+      String(a.Put.Item.pk).includes(accountId) &&
+      (a.Put.Item.team as { id?: number } | null)?.id === teamId,
+  );
+
+/** The items (`pk sk`) every TransactWriteItems call made while `work` ran names. */
+async function transactedItems(work: () => Promise<unknown>): Promise<Set<string>> {
+  const items = new Set<string>();
+  const name = `transactedItems${Math.random()}`;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        const actions = (args as { input: { TransactItems: Record<string, Record<string, unknown>>[] } })
+          .input.TransactItems;
+        for (const a of actions) {
+          const { Key, Item } = Object.values(a)[0] as {
+            Key?: Record<string, unknown>;
+            Item?: Record<string, unknown>;
+          };
+          const key = Key ?? Item ?? {};
+          items.add(`${key.pk} ${key.sk}`);
+        }
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    await work();
+  } finally {
+    dynamo.middlewareStack.remove(name);
+  }
+  return items;
+}
+
+async function setUp(file: Record<string, unknown> = {}) {
+  const people = await peopleAccount(gateway, file);
+  const key = people.account.apiKey;
+  const teamNamed = async (name: string) =>
+    ((await people.call('GET', '/api/teams')).body.data as TeamShown[]).find(
+      (t) => t.name === name,
+    ) as TeamShown;
+  const teamOf = async (uuid: string) => (await tickets.current(key, uuid)).ticket.team?.id ?? null;
+  return { ...people, key, teamNamed, teamOf };
+}
+
+describe('deleting a team with open tickets', () => {
+  it('open, pending, in_progress (assigned or waiting) are a 409 naming them, nothing written; resolved ones are not', async () => {
+    const d = await setUp();
+    const billing = await d.team({ name: 'Billing' });
+    const ann = await d.agent({ email: 'ann@desk.test', name: 'Ann', team_ids: [billing.id] });
+    const made = await Promise.all([0, 1, 2, 3].map(() => tickets.create(d.key)));
+    const bodies = [
+      { team_id: billing.id, status: 'open' },
+      { team_id: billing.id, status: 'pending', assignee_id: ann.id },
+      { team_id: billing.id, status: 'in_progress', assignee_id: ann.id },
+      { team_id: billing.id, status: 'resolved', assignee_id: ann.id },
+    ];
+    for (const [i, t] of made.entries()) await tickets.update(d.key, t.uuid, bodies[i]);
+    const before = (await d.call('GET', `/api/teams/${billing.id}`)).body.data;
+
+    for (const open of made.slice(0, 3)) {
+      const events = (await d.events()).length;
+      const refused = await d.call('DELETE', `/api/teams/${billing.id}`);
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body.message).toMatch(/The team has \d open tickets? /);
+      expect((await d.call('GET', `/api/teams/${billing.id}`)).body.data).toEqual(before);
+      expect((await d.call('GET', `/api/agents/${ann.id}`)).body.data.team_ids).toEqual([billing.id]);
+      expect((await d.events()).length).toBe(events);
+      await tickets.update(d.key, open.uuid, { status: 'closed' });
+    }
+    const deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    // A resolved ticket of the deleted team reopened (it enters no team: it keeps the one it had) is not refused.
+    const reopened = await tickets.patch(d.key, made[3].uuid, { status: 'open' });
+    expect(reopened.status, reopened.text).toBe(200);
+    expect(await d.teamOf(made[3].uuid)).toBe(billing.id);
+  });
+
+  it('a ticket moved out of the team, or deleted, no longer holds it', async () => {
+    const d = await setUp();
+    const [billing, sales] = [await d.team({ name: 'Billing' }), await d.team({ name: 'Sales' })];
+    const [moved, trashed] = [await tickets.create(d.key), await tickets.create(d.key)];
+    await tickets.update(d.key, moved.uuid, { team_id: billing.id });
+    await tickets.update(d.key, trashed.uuid, { team_id: billing.id });
+    expect((await d.call('DELETE', `/api/teams/${billing.id}`)).status).toBe(409);
+    await tickets.update(d.key, moved.uuid, { team_id: sales.id });
+    expect((await d.call('DELETE', `/api/tickets/${trashed.uuid}`)).status).toBe(200);
+    expect((await d.call('DELETE', `/api/teams/${billing.id}`)).status).toBe(200);
+    expect((await d.call('DELETE', `/api/teams/${sales.id}`)).status).toBe(409);
+  });
+
+  it('a ticket moved into the team while its deletion lands: the deletion first refuses the move (422)', async () => {
+    const d = await setUp();
+    const billing = await d.team({ name: 'Billing' });
+    const ticket = await tickets.create(d.key);
+    // The move decided (the team exists); before its commit, the deletion, which sees no open ticket, lands.
+    let deleted: Answer | undefined;
+    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
+      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
+    });
+    const moved = await tickets.patch(d.key, ticket.uuid, { team_id: billing.id });
+    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(moved.status, moved.text).toBe(422);
+    expect(moved.body.errors).toEqual({ team_id: ['The selected team id is invalid.'] });
+    expect(await d.teamOf(ticket.uuid)).toBeNull();
+  });
+
+  it('a ticket created into the team (its category’s default) while its deletion lands is refused; never in a deleted team', async () => {
+    const file = {
+      teams: [{ name: 'Billing' }, { name: 'Sales' }],
+      categories: [{ slug: 'refunds', name: 'Refunds', default_team: 'Billing' }],
+    };
+    const d = await setUp(file);
+    const billing = await d.teamNamed('Billing');
+    // The create decided on Billing (its category's default); before its commit, the category is routed to Sales
+    // and Billing deleted (no open ticket yet).
+    let deleted: Answer | undefined;
+    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
+      const { slug } = d.account;
+      const routed = { slug: 'refunds', name: 'Refunds', default_team: 'Sales' };
+      await applyAccountFile({ slug, name: `Test ${slug}`, plan: 'pro', ...file, categories: [routed] });
+      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
+    });
+    const created = await gateway.call('POST', '/api/tickets', {
+      key: d.key,
+      body: {
+        subject: 'Refund',
+        description: 'Please',
+        requester_email: 'c@client.test',
+        category_slug: 'refunds',
+      },
+    });
+    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(created.status, created.text).toBe(409);
+    expect(created.headers.get('retry-after')).toBe('1');
+    expect((await tickets.list(d.key, '')).total).toBe(0);
+  });
+
+  it('two creates into one team write no item in common: no per-team item every create of a busy team meets', async () => {
+    const file = {
+      teams: [{ name: 'Billing' }],
+      categories: [{ slug: 'refunds', name: 'Refunds', default_team: 'Billing' }],
+    };
+    const d = await setUp(file);
+    const billing = await d.teamNamed('Billing');
+    // A first create makes what only the account's first ticket in the team makes (the directory's entries).
+    await tickets.create(d.key, { category_slug: 'refunds' });
+    const [first, second] = [
+      await transactedItems(() => tickets.create(d.key, { category_slug: 'refunds' })),
+      await transactedItems(() => tickets.create(d.key, { category_slug: 'refunds' })),
+    ];
+    const common = [...first].filter((item) => second.has(item));
+    expect(common).toEqual([]);
+    expect((await tickets.list(d.key, `assignee=unassigned&team_id=${billing.id}`)).total).toBe(3);
+  });
+
+  it('a team of the most agents its deletion may take out, each away (its queue’s freed entry), goes in one transaction; one more is a 409', async () => {
+    // The worst case the bound is for: each agent leaving writes its item, its event and its freed entry (an away
+    // agent's, due when it is back); the team's cell closed, one action a shard; the answer kept.
+    const d = await setUp();
+    const crew = await d.team({ name: 'Crew' });
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    for (let i = 0; i <= MAX_DELETED_TEAM_MEMBERS; i++) {
+      const body = { email: `m${i}@desk.test`, name: `M ${i}`, status: 'away', status_until: until };
+      await d.agent({ ...body, team_ids: [crew.id] });
+    }
+    const tooMany = await d.call('DELETE', `/api/teams/${crew.id}`);
+    expect(tooMany.status, tooMany.text).toBe(409);
+    expect(tooMany.body.message).toContain(`at most ${MAX_DELETED_TEAM_MEMBERS} can leave`);
+    const last = ((await d.call('GET', `/api/teams/${crew.id}`)).body.data as TeamShown).agent_ids.at(-1);
+    expect((await d.call('PATCH', `/api/agents/${last}`, { team_ids: [] })).status).toBe(200);
+    const deleted = await d.call('DELETE', `/api/teams/${crew.id}`, undefined, { 'Idempotency-Key': 'crew' });
+    expect(deleted.status, deleted.text).toBe(200);
+  });
+
+  it('three moves into the team racing its deletion, six rounds: a ticket is in the team exactly when the team is left', async () => {
+    const d = await setUp();
+    for (let round = 0; round < 6; round++) {
+      const team = await d.team({ name: `Team ${round}` });
+      const made = await Promise.all([0, 1, 2].map(() => tickets.create(d.key)));
+      const [deleted, ...moves] = await Promise.all([
+        d.call('DELETE', `/api/teams/${team.id}`),
+        ...made.map((t) => tickets.patch(d.key, t.uuid, { team_id: team.id })),
+      ]);
+      const inTeam = await Promise.all(made.map(async (t) => (await d.teamOf(t.uuid)) === team.id));
+      const exists = (await d.call('GET', `/api/teams/${team.id}`)).status === 200;
+      expect([200, 409], deleted?.text).toContain(deleted?.status);
+      expect(exists).toBe(deleted?.status === 409);
+      for (const [i, move] of moves.entries()) {
+        expect([200, 422], move.text).toContain(move.status);
+        expect(inTeam[i]).toBe(move.status === 200);
+        if (!exists) expect(inTeam[i]).toBe(false);
+      }
+      if (exists) expect(inTeam.some(Boolean)).toBe(true);
+    }
+  });
+});
