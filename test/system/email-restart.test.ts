@@ -26,6 +26,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(services.map((s) => s.stop()));
+  // This file tests the restart, not the shutdown (webhooks-store-stall does): a store a failed run left is reaped.
+  for (const pid of services.flatMap((service) => javaPids(service.dynamoPort))) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
   await relay?.stop();
   rmSync(root, { recursive: true, force: true });
 });
@@ -126,24 +132,36 @@ describe('npm start killed while mail arrives and replies leave', () => {
 
     const second = await startService(env);
     services.push(second);
+    /** Every ticket's subject, counted; undefined when a page is not a 200 (a 503 on a loaded machine: asked again). */
     const subjects = async () => {
       const counts = new Map<string, number>();
       for (let page = 1; ; page++) {
         const r = await fetch(`${second.baseUrl}/api/tickets?per_page=100&page=${page}`, {
           headers: { Authorization: `Bearer ${key}` },
         });
+        if (r.status !== 200) {
+          lastRefusal = `${r.status} ${await r.text()}`;
+          return undefined;
+        }
         const body = (await r.json()) as { data: { subject: string }[] };
         for (const t of body.data) counts.set(t.subject, (counts.get(t.subject) ?? 0) + 1);
         if (body.data.length < 100) return counts;
       }
     };
+    let lastRefusal = 'none';
     let counts = new Map<string, number>();
     await waitFor(
       async () => {
-        counts = await subjects();
-        return accepted.every((s) => counts.has(s));
+        const seen = await subjects();
+        if (seen) counts = seen;
+        return seen !== undefined && accepted.every((s) => counts.has(s));
       },
-      { timeout: 60_000, interval: 500, label: 'every accepted mail a ticket' },
+      {
+        timeout: 60_000,
+        interval: 500,
+        label: 'every accepted mail a ticket',
+        context: () => `the last page refused: ${lastRefusal}\n${second.tail()}`,
+      },
     );
     console.log(
       `${accepted.length} mails accepted before the kill, ${sent} tried; ${counts.size} tickets after`,
