@@ -46,8 +46,14 @@ async function applyAccount(file: Record<string, unknown>): Promise<string> {
   return (JSON.parse(stdout) as { api_key: string }).api_key;
 }
 
+/** A GET, asked again after a 503 (the store too slow for the request's deadline on a loaded machine), as a client. */
 const get = async (key: string, path: string) => {
-  const r = await fetch(`${service.baseUrl}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+  const send = () => fetch(`${service.baseUrl}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+  let r = await send();
+  for (let i = 0; r.status === 503 && i < 20; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100 + 100 * i));
+    r = await send();
+  }
   expect(r.status, path).toBe(200);
   return ((await r.json()) as { data: Record<string, unknown>[] }).data;
 };
