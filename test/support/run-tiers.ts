@@ -1,9 +1,10 @@
 /**
  * `npm test`: typecheck, lint and every tier, in the least wall time this machine allows (docs/testing.md, "How
  * `npm test` runs"). The system tier's serial part (processes, stores killed, real-time bounds: one file at a
- * time) mostly waits: alone it used one of the two cores. So it starts at once, in a vitest of its own, while the
- * typecheck, the lint and then the parallel tiers (unit, api and the sweeps, two files at once) use the rest. Its
- * output is held and printed after theirs, so each run reads as one report; the exit code is the worst of all.
+ * time) mostly waits: alone it used one of the two cores. So it starts at once, in a vitest of its own, beside the
+ * parallel tiers (unit, api and the sweeps, two files at once) and the typecheck and the lint. The checks' and the
+ * serial part's output is held and printed after the parallel tiers', so each run reads as one report; the exit
+ * code is the worst of all.
  *
  * Run by the Node the project brings (type stripping, no loader): node test/support/run-tiers.ts.
  */
@@ -59,32 +60,42 @@ function run(
 const folder = mkdtempSync(join(tmpdir(), 'deskpipe-tiers-'));
 const serialLog = join(folder, 'system.log');
 const serial = run(vitest, ['run', '--project', 'system'], serialLog);
+const parallel = run(vitest, ['run', '--project', 'unit', '--project', 'api', '--project', 'system-sweeps']);
 
-let code = 0;
-for (const [command, args] of [
-  ['npm', ['run', '--silent', 'typecheck']],
-  ['npm', ['run', '--silent', 'lint']],
-] as const) {
-  code = (await run(command, [...args]).done).code;
-  if (code !== 0) break;
-}
-let parallel: Finished | undefined;
-if (code === 0) {
-  parallel = await run(vitest, ['run', '--project', 'unit', '--project', 'api', '--project', 'system-sweeps'])
-    .done;
-} else {
+/**
+ * The typecheck and the lint beside the tests, not before them: one core's work that filled ~30 s of wall before
+ * the first test file started, where the tests leave a core idle now and then (a file waiting on its store, the
+ * last files of a part). Their output is held and printed after the tests'; either failing stops the tests.
+ */
+const checks = (async () => {
+  const logs: string[] = [];
+  for (const [name, args] of [
+    ['typecheck', ['run', '--silent', 'typecheck']],
+    ['lint', ['run', '--silent', 'lint']],
+  ] as const) {
+    const log = join(folder, `${name}.log`);
+    const { code } = await run('npm', [...args], log).done;
+    logs.push(`\n── npm run ${name}: ${code === 0 ? 'passed' : 'FAILED'} ──\n${readFileSync(log, 'utf8')}`);
+    if (code !== 0) return { code, logs };
+  }
+  return { code: 0, logs };
+})();
+const checked = await checks;
+if (checked.code !== 0) {
+  parallel.stop();
   serial.stop();
 }
-const system = await serial.done;
+const [tested, system] = await Promise.all([parallel.done, serial.done]);
 
+for (const log of checked.logs) process.stdout.write(log);
 process.stdout.write(
   `\n── the system tier's serial part (vitest --project system), run beside the rest ──\n`,
 );
 process.stdout.write(readFileSync(serialLog, 'utf8'));
 rmSync(folder, { recursive: true, force: true });
-if (parallel)
-  process.stdout.write(
-    `\nnpm test: unit, api and sweeps ${parallel.code === 0 ? 'passed' : 'FAILED'} (done at ${parallel.seconds} s); ` +
-      `the system tier's serial part ${system.code === 0 ? 'passed' : 'FAILED'} (done at ${system.seconds} s)\n`,
-  );
-process.exit(code || parallel?.code || system.code);
+process.stdout.write(
+  `\nnpm test: typecheck and lint ${checked.code === 0 ? 'passed' : 'FAILED'}; ` +
+    `unit, api and sweeps ${tested.code === 0 ? 'passed' : 'FAILED'} (done at ${tested.seconds} s); ` +
+    `the system tier's serial part ${system.code === 0 ? 'passed' : 'FAILED'} (done at ${system.seconds} s)\n`,
+);
+process.exit(checked.code || tested.code || system.code);
