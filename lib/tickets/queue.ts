@@ -1,6 +1,6 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
-import { type FreedEntry, finishFreed } from '#lib/data/tickets/freed.ts';
+import { type FreedEntry, finishFreed, postponeFreed } from '#lib/data/tickets/freed.ts';
 import { takeCursor } from '#lib/data/tickets/sequences.ts';
 import {
   findTicketPage,
@@ -51,14 +51,17 @@ export function freedByAgentChange(
 ): number | undefined {
   if (!after.active) return undefined;
   const nowAvailable = isAvailable(after, nowUs);
-  if (!nowAvailable) {
-    const until = statusAt(after, nowUs).statusUntil;
-    return until ? Math.ceil(parseTimestamp(until) / 1000) : undefined;
-  }
+  if (!nowAvailable) return comesBackAt(after, nowUs);
   if (!before || !isAvailable(before, nowUs)) return Math.floor(nowUs / 1000);
   const room = (a: Agent) => a.capacity ?? Number.POSITIVE_INFINITY;
   const joined = after.teamIds.some((t) => !before.teamIds.includes(t));
   return room(after) > room(before) || joined ? Math.floor(nowUs / 1000) : undefined;
+}
+
+/** When an active agent's away or offline status ends (epoch ms), or undefined when it has no end. */
+function comesBackAt(agent: Agent, nowUs: number): number | undefined {
+  const until = statusAt(agent, nowUs).statusUntil;
+  return agent.active && until ? Math.ceil(parseTimestamp(until) / 1000) : undefined;
 }
 
 /** Most tickets an agent takes in one turn (the next pass goes on: their entry stays). */
@@ -76,10 +79,15 @@ export async function serveFreed(entry: FreedEntry): Promise<number> {
   const { accountId, agentId } = entry;
   let given = 0;
   let failures = 0;
+  let back: number | undefined;
   while (given < TURN_LIMIT) {
     const config = await getAccountConfig(accountId);
     const agent = config?.agents.find((a) => a.id === agentId);
-    if (!config || !agent || !isAvailable(agent, nowMicros())) break;
+    if (!config || !agent) break;
+    if (!isAvailable(agent, nowMicros())) {
+      back = comesBackAt(agent, nowMicros());
+      break;
+    }
     const [open, head] = await Promise.all([
       getAgentOpenWork(accountId, agentId),
       queueHead(accountId, config, agent),
@@ -94,7 +102,10 @@ export async function serveFreed(entry: FreedEntry): Promise<number> {
       logError(error);
     }
   }
-  if (given < TURN_LIMIT) await finishFreed(entry);
+  // Away until a time: the entry waits for it. Another freeing (a hand-back's, a ticket's: due at once) may have
+  // replaced the one due when the status ends, and deleting it here left nothing to wake the agent back.
+  if (back !== undefined) await postponeFreed(entry, back);
+  else if (given < TURN_LIMIT) await finishFreed(entry);
   return given;
 }
 

@@ -250,4 +250,30 @@ describe('the hand-over', () => {
     expect((await call('GET', `/api/tickets/${mine.uuid}`)).body.data.assignee).toBeNull();
     expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee?.id).toBe(agent);
   });
+
+  it('an agent away until a time who leaves a team takes the queue when the away status ends', async () => {
+    // The hand-back's freeing (due at once) replaced the one due at the away status's end; the runner then found the
+    // agent away and deleted it, and nothing woke them when they came back.
+    const { account, call } = await peopleAccount(gateway, {
+      ...teamFile,
+      agents: [{ email: 't1@desk.test', name: 'T1', teams: ['Tech'] }],
+    });
+    const agent = account.agents[0]?.id as number;
+    const back = clock().nowMs() + 5 * 60_000;
+    const away = await call('PATCH', `/api/agents/${agent}`, {
+      status: 'away',
+      status_until: formatTimestamp(back * 1000),
+      team_ids: [],
+    });
+    expect(away.status, away.text).toBe(200);
+    const waiting = await create(account.apiKey, {});
+    expect(waiting.assignee).toBeNull();
+    clock();
+    while ((await handBackPass()).more);
+    await queuePass();
+    expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee).toBeNull();
+    clock().jumpTo(back + 1_000);
+    await queuePass();
+    expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee?.id).toBe(agent);
+  });
 });

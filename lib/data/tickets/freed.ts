@@ -83,8 +83,8 @@ export async function finishFreed(entry: FreedEntry): Promise<void> {
 }
 
 /**
- * A turn that failed: the entry moved to `atMs`, unless a change freed the agent again since it was read (that
- * entry is due at once and kept), so one failing agent is not served again at every pass.
+ * The entry moved to `atMs`, unless a change freed the agent again since it was read (that entry is kept): a turn
+ * that failed, so one failing agent is not served again at every pass, or an agent away until `atMs`.
  */
 export async function postponeFreed(entry: FreedEntry, atMs: number): Promise<void> {
   const due = queueKeys.freedDue(entry.accountId, entry.agentId, atMs, freeingMark());
