@@ -1,11 +1,12 @@
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import type { AccountConfig, Category } from '#lib/accounts/types.ts';
+import { forgetAccountConfig, getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { Account, AccountConfig, Category, Contact } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
+import { type TicketReservation, takeCursor } from '#lib/data/tickets/sequences.ts';
 import {
   type BusyCondition,
   getAgentOpenWork,
@@ -16,6 +17,7 @@ import {
 import { Conflict, NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { organizationOfAddress, organizationOfRequester } from '#lib/organizations/refs.ts';
+import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { candidateSetName, candidatesFor, needsOpenWork, pickAssignee, pickCondition } from './assignment.ts';
@@ -62,7 +64,6 @@ export async function createTicketFrom(
   input: CreateTicketInput,
   options: CreateOptions = {},
 ): Promise<Ticket> {
-  const { attach } = options;
   refuseOversizedTicket(input, options.oversizedField);
   // The requester's contact and its domain's organization, read beside the configuration (which waits for the
   // request's rate count); the contact's own organization, when it names one, beside the number.
@@ -70,41 +71,82 @@ export async function createTicketFrom(
   requester.catch(() => undefined);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
-  const { account } = config;
-  const { category, priority, team, candidates, method } = createDecisions(config, input);
+  const decided = { account: config.account, ...createDecisions(config, input) };
+  const { candidates, method } = decided;
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
   // from it); kept by a retry after a lost race (its place in every list stays).
-  const [{ number, cursor, place, createdUs }, [{ contact, organization }, openWork]] =
-    await reserveTicketNumber(
-      accountId,
-      method === 'round_robin' ? candidateSetName(candidates) : undefined,
-      () =>
-        Promise.all([
-          requester,
-          method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
-        ]),
-    );
+  const [{ number, cursor, place, createdUs }, [{ contact, organization }, busy]] = await reserveTicketNumber(
+    accountId,
+    method === 'round_robin' ? candidateSetName(candidates) : undefined,
+    () =>
+      Promise.all([
+        requester,
+        method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
+      ]),
+  );
+  const taken = { number, place, createdUs, contact, organization };
+  return commitCreate(accountId, input, options, { ...decided, ...taken, cursor, busy }).catch(
+    async (error: unknown) => {
+      if (!(error instanceof TeamGone)) throw error;
+      // Its category's default team deleted since the create read the configuration (the category routed
+      // elsewhere first): decided again on the configuration as it is now, once, with the same number.
+      const again = await decideAgain(accountId, input);
+      return commitCreate(accountId, input, options, { ...again, ...taken }).catch((lost: unknown) => {
+        if (lost instanceof TeamGone) throw new Conflict(TEAM_GONE);
+        throw lost;
+      });
+    },
+  );
+}
 
-  let busy = openWork;
+/** The create's decisions, the number and what was read beside it: all its commit needs. */
+type CreatePlan = ReturnType<typeof createDecisions> &
+  Omit<TicketReservation, 'cursor'> & {
+    account: Account;
+    contact: Contact | undefined;
+    organization: OrganizationRef | null;
+    /** The candidate set's round-robin cursor. */
+    cursor: number | undefined;
+    /** The agents' open work, when the method or a capacity needs it. */
+    busy: Record<string, number> | undefined;
+  };
+
+/**
+ * The decisions made again after a commit refused for a team gone: the cached configuration forgotten (inside a
+ * request it is as new as the request's rate count, which came before the deletion), read again, and the
+ * round-robin cursor and open work of the candidates as they now are.
+ */
+async function decideAgain(accountId: string, input: CreateTicketInput) {
+  forgetAccountConfig(accountId);
+  const config = await getAccountConfig(accountId);
+  if (!config) throw new NotFound();
+  const decided = { account: config.account, ...createDecisions(config, input) };
+  const { candidates, method } = decided;
+  const [cursor, busy] = await Promise.all([
+    method === 'round_robin' ? takeCursor(accountId, candidateSetName(candidates)) : 0,
+    method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
+  ]);
+  return { ...decided, cursor, busy };
+}
+
+/** The ticket composed and committed; a lost race with a concurrent create decides the assignee again. */
+async function commitCreate(
+  accountId: string,
+  input: CreateTicketInput,
+  options: CreateOptions,
+  plan: CreatePlan,
+): Promise<Ticket> {
+  const { attach } = options;
+  const { candidates, method, cursor } = plan;
+  let busy = plan.busy;
   let busyCondition: BusyCondition | undefined; // the last conditioned pick: a lost race reads its agent again
   let lostPick = false;
   return retryOnConflict(
     async () => {
       const assignee = method && pickAssignee(method, candidates, { cursor, busy, spread: lostPick });
       busyCondition = method && assignee && pickCondition(method, assignee, busy);
-      const composed = composeTicket({
-        account,
-        input,
-        number,
-        createdUs,
-        category,
-        team,
-        assignee,
-        contact,
-        organization,
-        priority,
-      });
+      const composed = composeTicket({ ...plan, input, assignee });
       const ticket: Ticket = {
         ...composed,
         ...(options.parentUuid ? { parentUuid: options.parentUuid } : {}),
@@ -118,11 +160,7 @@ export async function createTicketFrom(
         event: createdEvent('ticket', presentCreatedTicket(ticket)),
         moreEvents: options.moreEvents?.(ticket),
         moreItems: options.moreItems?.(ticket),
-        place,
-      }).catch((error: unknown) => {
-        // Its category's default team deleted since the create read it (the category routed elsewhere first).
-        if (error instanceof TeamGone) throw new Conflict(TEAM_GONE);
-        throw error;
+        place: plan.place,
       });
       return ticket;
     },

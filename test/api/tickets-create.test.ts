@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
+import { beforeCallOnce } from '#test/support/store-hooks.ts';
 import { type FieldRule, sharedTicketRules } from '#test/support/ticket-rules.ts';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -129,6 +131,40 @@ describe('POST /api/tickets', () => {
       body: { ...valid, category_slug: 'billing' },
     });
     expect(response.body.ticket.team).toEqual({ id: account.teams[0]?.id, name: 'Billing' });
+  });
+
+  it('a create whose category’s team is deleted before its commit twice answers 409 Retry-After, nothing written', async () => {
+    // Once, the create decides again on the configuration as it now is (test/api/teams-delete.test.ts); a second
+    // loss is answered as before: sent again, it takes the category's team as it then is.
+    const file = {
+      teams: [{ name: 'Billing' }, { name: 'Sales' }, { name: 'Support' }],
+      categories: [{ slug: 'refunds', name: 'Refunds', default_team: 'Billing' }],
+    };
+    const account = await createTestAccount(file);
+    const [billing, sales] = account.teams.map((t) => t.id);
+    const ticketInto = (teamId: number | undefined) => (input: Record<string, unknown>) =>
+      (input.TransactItems as { Put?: { Item?: Record<string, unknown> } }[]).some(
+        (a) => a.Put?.Item?.type === 'ticket' && (a.Put.Item.team as { id?: number } | null)?.id === teamId,
+      );
+    const reroute = async (from: number | undefined, to: string) => {
+      const { slug } = account;
+      const routed = { slug: 'refunds', name: 'Refunds', default_team: to };
+      await applyAccountFile({ slug, name: `Test ${slug}`, plan: 'pro', ...file, categories: [routed] });
+      const deleted = await gateway.call('DELETE', `/api/teams/${from}`, { key: account.apiKey });
+      expect(deleted.status, deleted.text).toBe(200);
+    };
+    beforeCallOnce('TransactWriteItemsCommand', ticketInto(billing), async () => {
+      await reroute(billing, 'Sales');
+      beforeCallOnce('TransactWriteItemsCommand', ticketInto(sales), () => reroute(sales, 'Support'));
+    });
+    const response = await gateway.call('POST', '/api/tickets', {
+      key: account.apiKey,
+      body: { ...valid, category_slug: 'refunds' },
+    });
+    expect(response.status, response.text).toBe(409);
+    expect(response.headers.get('retry-after')).toBe('1');
+    const list = await gateway.call('GET', '/api/tickets', { key: account.apiKey });
+    expect(list.body.meta.total).toBe(0);
   });
 
   const failures: FieldRule[] = [
