@@ -20,7 +20,7 @@ import { freedByTicketChange } from './queue.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
 import { retargeted } from './sla.ts';
 import type { ClockState } from './sla-clocks.ts';
-import type { Ticket, TicketStatus } from './types.ts';
+import { BUSY_STATUSES, type Ticket, type TicketStatus } from './types.ts';
 
 export interface UpdateOptions {
   /** The If-Match header as sent, if any. */
@@ -147,6 +147,21 @@ function resolveReferences(config: AccountConfig, input: UpdateTicketInput): Res
   return changes;
 }
 
+/**
+ * A ticket moved back into open work (open, pending, in_progress: from resolved or closed, or restored from the
+ * trash) whose team was deleted meanwhile goes to the account's queue (no team): its team's queue is nobody's
+ * (queuesFor lists the configuration's teams) and the deleted team holds no open ticket (docs/decisions.md).
+ */
+export function reopenedIntoGoneTeam(
+  before: Pick<Ticket, 'status'> | undefined,
+  after: Pick<Ticket, 'status' | 'team'>,
+  config: Pick<AccountConfig, 'teams'>,
+): boolean {
+  const reopened = BUSY_STATUSES.includes(after.status) && !(before && BUSY_STATUSES.includes(before.status));
+  const team = after.team;
+  return reopened && team != null && !config.teams.some((t) => t.id === team.id);
+}
+
 /** The ticket after the change (pure): fields, status timestamps, SLA, updated_at when anything changed. */
 export function applyChange(
   before: Ticket,
@@ -189,6 +204,7 @@ export function applyChange(
   if (input.status !== undefined && input.status !== before.status) {
     Object.assign(after, statusMove(before, input.status, now));
   }
+  if (reopenedIntoGoneTeam(before, after, config)) after.team = null;
   // Every running clock's due time is counted again from its own start with the new policy's targets; a clock
   // completed by now (the status above applied) keeps its own.
   const changed =

@@ -1,3 +1,4 @@
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { ContactTaken } from '#lib/data/contacts/contacts.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
@@ -12,6 +13,8 @@ import {
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { NotFound, Refused } from '#lib/errors.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
+import { reopenedIntoGoneTeam } from '#lib/tickets/update-ticket.ts';
 import { nowMicros } from '#lib/time.ts';
 import { contactOf, type Deletable, deletable } from './deletable.ts';
 
@@ -51,8 +54,9 @@ export async function restoreObject(
   return retryOnConflict(
     async () => {
       const now = nowMicros();
-      const trashed = await findTrashed(accountId, ref, now);
-      if (!trashed) throw new NotFound();
+      const found = await findTrashed(accountId, ref, now);
+      if (!found) throw new NotFound();
+      const trashed = await asRestored(accountId, found);
       const type = trashed.type as TrashType;
       options.needScope?.(type);
       const ops = deletable[type] as unknown as Deletable<unknown>;
@@ -80,6 +84,18 @@ export async function restoreObject(
     },
     { retryable: (error) => error instanceof ConcurrentWrite },
   );
+}
+
+/**
+ * What a restore puts back: the object as deleted, but a ticket of open work whose team was deleted while it was in
+ * the trash, which comes back in the account's queue (no team), as a reopened one does (reopenedIntoGoneTeam).
+ */
+async function asRestored(accountId: string, trashed: Trashed<unknown>): Promise<Trashed<unknown>> {
+  if (trashed.type !== 'ticket') return trashed;
+  const ticket = trashed.entity as Ticket;
+  const config = await getAccountConfig(accountId);
+  if (!config || !reopenedIntoGoneTeam(undefined, ticket, config)) return trashed;
+  return { ...trashed, entity: { ...ticket, team: null } };
 }
 
 /** The object as its GET will answer it once restored (a contact has no deals: it had none when deleted). */

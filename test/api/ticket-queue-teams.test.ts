@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { applyAccountFile } from '#lib/accounts/apply-account.ts';
 import { queuePass } from '#lib/tickets/queue-runner.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -47,6 +48,16 @@ async function setUp() {
   };
   return { ...people, t1, a, b, patch, ticket, resolve };
 }
+
+/** Ops deleted, its category routed to no team first. */
+async function deleteOps(account: { slug: string }, call: Call, ops: number) {
+  const { slug } = account;
+  const categories = [file.categories[0], { slug: 'ops', name: 'Ops', default_team: null }];
+  await applyAccountFile({ slug, name: `Test ${slug}`, plan: 'pro', ...file, categories });
+  const deleted = await call('DELETE', `/api/teams/${ops}`);
+  expect(deleted.status, deleted.text).toBe(200);
+}
+type Call = Awaited<ReturnType<typeof setUp>>['call'];
 
 describe('the queue of a team with no active agent', () => {
   it('a ticket waiting for a team whose only agent is then retired goes to a freed account agent within 60 s, once', async () => {
@@ -112,5 +123,46 @@ describe('the queue of a team with no active agent', () => {
     expect((await ticket(urgentTech.uuid)).assignee?.id).toBe(a);
     expect((await ticket(oldOps.uuid)).assignee?.id).toBe(a);
     expect((await ticket(newer.uuid)).assignee).toBeNull();
+  });
+
+  it('a resolved ticket of a team deleted since, reopened, waits in the account’s queue and a freed agent takes it', async () => {
+    const { account, t1, a, b, patch, ticket, resolve, call, events } = await setUp();
+    await patch(t1, { status: 'away' });
+    await patch(a, { status: 'away' });
+    await patch(b, { status: 'away' });
+    // Ops has no agent: its ticket falls back to the account's, all away: it waits, unassigned.
+    const made = await create(account.apiKey, { category_slug: 'ops' });
+    expect(made.assignee).toBeNull();
+    const ops = made.team?.id as number;
+    await resolve(made.uuid);
+    await deleteOps(account, call, ops);
+    const reopened = await call('PATCH', `/api/tickets/${made.uuid}`, { status: 'open' });
+    expect(reopened.status, reopened.text).toBe(200);
+    expect(reopened.body.ticket.team).toBeNull();
+    const reopening = (await events()).filter(
+      (e) =>
+        e.type === 'ticket.updated' && e.data.object.uuid === made.uuid && e.data.object.status === 'open',
+    );
+    expect(reopening.map((e) => (e.data.previous as { team?: { id: number } }).team?.id)).toEqual([ops]);
+    expect(reopening[0]?.data.object.team).toBeNull();
+    const queued = await call('GET', '/api/tickets?assignee=unassigned&team_id=none&sort=queue');
+    expect((queued.body.data as Shown[]).map((t) => t.uuid)).toEqual([made.uuid]);
+    await patch(a, { status: 'available' });
+    clock();
+    await queuePass();
+    expect((await ticket(made.uuid)).assignee?.id).toBe(a);
+  });
+  it('an open ticket restored from the trash after its team was deleted waits in the account’s queue', async () => {
+    const { account, t1, a, b, patch, call } = await setUp();
+    for (const agent of [t1, a, b]) await patch(agent, { status: 'away' });
+    const made = await create(account.apiKey, { category_slug: 'ops' });
+    expect(made.assignee).toBeNull();
+    expect((await call('DELETE', `/api/tickets/${made.uuid}`)).status).toBe(200);
+    await deleteOps(account, call, made.team?.id as number);
+    const restored = await call('POST', `/api/trash/${made.uuid}/restore`, {});
+    expect(restored.status, restored.text).toBe(200);
+    expect(restored.body.data.team).toBeNull();
+    const queued = await call('GET', '/api/tickets?assignee=unassigned&team_id=none&sort=queue');
+    expect((queued.body.data as Shown[]).map((t) => t.uuid)).toEqual([made.uuid]);
   });
 });

@@ -27,7 +27,9 @@ export * from './counts.ts';
 /**
  * A commit that puts a ticket in a team (a create into one, a team change) is refused on a deleted team's closed cell
  * (TeamGone), so a team deleted after the change decided never gets an open ticket. A ticket that keeps its team
- * (a resolved one reopened, a restore) is not: it counts in the deleted team's cell, which nothing reads any more.
+ * (a resolved one reopened, a restore) is not: one of a team already deleted goes to no team (reopenedIntoGoneTeam,
+ * lib/tickets/update-ticket.ts); one whose team is deleted while it is reopened counts in the deleted team's cell,
+ * which nothing reads any more.
  */
 const teamEntered = (before: Ticket | undefined, after: Ticket) =>
   after.team && after.team.id !== before?.team?.id ? () => new TeamGone() : undefined;
