@@ -130,6 +130,25 @@ describe('deleting a team with open tickets', () => {
     expect(await d.teamOf(ticket.uuid)).toBeNull();
   });
 
+  it('a ticket moved into the team while its deletion is held: the move first refuses the deletion (409)', async () => {
+    const d = await setUp();
+    const billing = await d.team({ name: 'Billing' });
+    // Shards that hold values (a ticket entered and left): the deletion conditions them on what it read.
+    const [left, ticket] = [await tickets.create(d.key), await tickets.create(d.key)];
+    await tickets.update(d.key, left.uuid, { team_id: billing.id, status: 'resolved' });
+    // The deletion decided (no open ticket); before its commit (the one closing the cell), the move lands.
+    let moved: Answer | undefined;
+    beforeCallOnce('TransactWriteItemsCommand', 'SET #closed = :closed', async () => {
+      moved = await tickets.patch(d.key, ticket.uuid, { team_id: billing.id });
+    });
+    const deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
+    expect(moved?.status, moved?.text).toBe(200);
+    expect(deleted.status, deleted.text).toBe(409);
+    expect(deleted.body.message).toContain('The team has 1 open ticket ');
+    expect(await d.teamOf(ticket.uuid)).toBe(billing.id);
+    expect((await d.call('GET', `/api/teams/${billing.id}`)).status).toBe(200);
+  });
+
   it('a deleted team stays closed through a reindex of the account: a move decided before both is still refused', async () => {
     const d = await setUp();
     const billing = await d.team({ name: 'Billing' });
