@@ -1,5 +1,6 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent, Team } from '#lib/accounts/types.ts';
+import { peopleActionCount } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { MAX_TRANSACTION_ITEMS } from '#lib/data/store/transact.ts';
 import { readTeamOpenTickets, TEAM_CLOSE_ACTIONS, teamClosed } from '#lib/data/tickets/tickets.ts';
@@ -18,7 +19,7 @@ import {
   type Shown,
   versionIn,
 } from './commit.ts';
-import { MAX_MEMBERSHIP_CHANGES, type PeopleState, planPeople } from './plan.ts';
+import { MAX_MEMBERSHIP_CHANGES, type PeopleState, type PlannedPeople, planPeople } from './plan.ts';
 import { membersOf, presentTeam, type TeamView } from './present.ts';
 import { CreateTeamSchema, type CursorQuery, pathId, UpdateTeamSchema } from './schemas.ts';
 
@@ -141,15 +142,18 @@ export async function updateTeam(
 }
 
 /**
- * The most agents a team's deletion takes out of it in its one transaction: the team's own actions (its item, its
- * name item, its event's two: 4), the hand-back item and a kept answer (2), the team's cell closed
- * (TEAM_CLOSE_ACTIONS: 32, one a shard) and each agent with its event and its queue's freed entry (an away agent's:
- * 4), so 15 × 4 + 38 = 98 of 100. A bigger team is emptied first.
+ * The most agents a team's deletion takes out of it in its one transaction, as documented (OpenAPI, decisions.md):
+ * exactly what deleteTeam's check (fitsOneTransaction) allows, since peopleActionCount counts every agent with its
+ * queue's freed entry (an away agent's): 15 × 4 + 4 (the team) + 2 (hand-back, kept answer) + 32 (the cell) = 98
+ * of 100, 16 would be 102 (test/api/teams-delete.test.ts checks both). A bigger team is emptied first.
  */
-export const MAX_DELETED_TEAM_MEMBERS = Math.min(
-  MAX_MEMBERSHIP_CHANGES,
-  Math.floor((MAX_TRANSACTION_ITEMS - 6 - TEAM_CLOSE_ACTIONS) / 4),
-);
+export const MAX_DELETED_TEAM_MEMBERS = 15;
+
+/** Whether a deletion's plan, its hand-back and a kept answer, and its cell closed fit one transaction. */
+function fitsOneTransaction(plan: PlannedPeople): boolean {
+  const handBackAndKept = (plan.handBack.length > 0 ? 1 : 0) + 1;
+  return peopleActionCount(plan.writes) + handBackAndKept + TEAM_CLOSE_ACTIONS <= MAX_TRANSACTION_ITEMS;
+}
 
 /**
  * `DELETE /api/teams/{team}`: refused (409) while a category routes to it or it has open tickets (open, pending or
@@ -191,13 +195,14 @@ export async function deleteTeam(
       );
     }
     const members = membersOf(state.config.agents, id);
-    if (members.length > MAX_DELETED_TEAM_MEMBERS) {
+    const plan = planPeople(state, { deletedTeams: [id] });
+    if (members.length > MAX_MEMBERSHIP_CHANGES || !fitsOneTransaction(plan)) {
       throw new Refused(
         `The team has ${members.length} agents: take them out of it first (at most ${MAX_DELETED_TEAM_MEMBERS} can leave with its deletion).`,
       );
     }
     const shown = { ...shownIn(state.config, team), version: version + 1 };
-    await commitPeople(accountId, planPeople(state, { deletedTeams: [id] }), options.attach?.(shown), {
+    await commitPeople(accountId, plan, options.attach?.(shown), {
       conditions: teamClosed(accountId, cell),
     });
     return shown;

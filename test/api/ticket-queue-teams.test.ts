@@ -99,9 +99,13 @@ describe('the queue of a team with no active agent', () => {
     await patch(b, { active: false });
     const waiting = await create(account.apiKey, { category_slug: 'bug' });
     expect(waiting.assignee).toBeNull();
+    // The control: a ticket of no team, which the freed agent may take, waits beside it.
+    const noTeam = await create(account.apiKey, {});
+    expect(noTeam.assignee).toBeNull();
     await patch(a, { status: 'available' });
     clock();
     await queuePass();
+    expect((await ticket(noTeam.uuid)).assignee?.id).toBe(a);
     expect((await ticket(waiting.uuid)).assignee).toBeNull();
   });
 

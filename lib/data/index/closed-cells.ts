@@ -1,5 +1,6 @@
 import { COUNTER_SHARDS } from '../keys.ts';
 import { tableName } from '../store/client.ts';
+import { ATTR } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 import type { Index } from './items.ts';
 import { readCell } from './stats-reads.ts';
@@ -15,9 +16,6 @@ import { readCell } from './stats-reads.ts';
  * Each shard is conditioned on its value as read, not on 0: an entity adds to its create's shard and takes away
  * from a random one when it leaves, so shards of a cell summing to 0 are not each 0.
  */
-
-/** The attribute a closed shard carries (no `:`: no stats attribute, readers never sum it). */
-export const CLOSED = 'closed';
 
 /** One attribute of a cell as read: its total, and each shard's value (undefined: no item or no attribute). */
 export interface CellReading {
@@ -62,7 +60,7 @@ export function closeCell<E>(
         Key: index.keys.statsCell(accountId, family.family, value, family.sharded ? shard : undefined),
         UpdateExpression: 'SET #closed = :closed',
         ConditionExpression: seen === undefined ? 'attribute_not_exists(#a)' : '#a = :seen',
-        ExpressionAttributeNames: { '#a': reading.attribute, '#closed': CLOSED },
+        ExpressionAttributeNames: { '#a': reading.attribute, '#closed': ATTR.closed },
         ExpressionAttributeValues: { ':closed': true, ...(seen === undefined ? {} : { ':seen': seen }) },
       },
     },

@@ -4,7 +4,6 @@ import { tableName } from '../store/client.ts';
 import { ConcurrentWrite } from '../store/errors.ts';
 import { ATTR, type ItemKey, keyString } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { CLOSED } from './closed-cells.ts';
 import type { Index } from './items.ts';
 
 /**
@@ -86,7 +85,7 @@ export function statsActions<E>(
     if (conditioned && entering) throw new Error(`a condition on a closable cell: ${condition.attribute}`);
     const names: Record<string, string> = conditioned ? { '#a': condition.attribute } : {};
     const values: Record<string, unknown> = conditioned ? { ...condition.values } : {};
-    if (entering) names['#closed'] = CLOSED;
+    if (entering) names['#closed'] = ATTR.closed;
     const adds = moves.map(([attribute, delta], i) => {
       names[`#c${i}`] = attribute;
       values[`:d${i}`] = NumberValue.from(delta);

@@ -114,17 +114,12 @@ export function planUpdate<E>(
   const before = entityItems(index, accountId, change.before);
   const after = entityItems(index, accountId, change.after, newVersion);
 
-  // The stats cells: minus what the entity added before, plus what it adds after (counts and sums), exactly,
-  // on a shard of its own choosing (updates have no consecutive numbers to spread them).
+  // On a shard of its own choosing (updates have no consecutive numbers to spread them).
   const shard = randomInt(COUNTER_SHARDS);
-  const statsDelta = new Map<string, string>();
-  for (const [a, amount] of before.statsAdds)
-    statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', negateDecimal(amount)));
-  for (const [a, amount] of after.statsAdds) statsDelta.set(a, addDecimal(statsDelta.get(a) ?? '0', amount));
   const stats = statsActions(
     index,
     accountId,
-    [...statsDelta],
+    statsDelta(before, after),
     shard,
     options.statsCondition,
     options.closed,
@@ -151,24 +146,7 @@ export function planUpdate<E>(
   );
 
   const fixed: CommitAction[] = [
-    {
-      what: index.types.entity,
-      action: {
-        Put: {
-          TableName: tableName(),
-          Item: after.entity,
-          // Entities written before versions existed have none: they are at version 1. An entity deleted
-          // meanwhile has no item at all: the change is refused, never a write that brings it back.
-          ConditionExpression:
-            change.version === 1
-              ? 'attribute_exists(pk) AND (attribute_not_exists(#v) OR #v = :version)'
-              : '#v = :version',
-          ExpressionAttributeNames: { '#v': ATTR.version },
-          ExpressionAttributeValues: { ':version': change.version },
-        },
-      },
-      refused: () => new StaleVersion(),
-    },
+    versionedPut(index.types.entity, after.entity, change.version),
     ...stats,
     ...unboundedPostings.removed.map((p) => addToCounter(counterOf(p, before.unbounded), -1)),
     ...unboundedPostings.added.map((p) => addToCounter(counterOf(p, after.unbounded), 1)),
@@ -192,6 +170,40 @@ export function planUpdate<E>(
     directory: directoryPlan(index, accountId, enteredDimensions(index, accountId, change)),
     attached: options.attach ?? [],
     events: eventsOf(accountId, options),
+  };
+}
+
+/**
+ * The stats cells' changes of an update: minus what the entity added before, plus what it adds after (counts and
+ * sums), exactly.
+ */
+function statsDelta(before: EntityItems, after: EntityItems): [string, string][] {
+  const delta = new Map<string, string>();
+  for (const [a, amount] of before.statsAdds)
+    delta.set(a, addDecimal(delta.get(a) ?? '0', negateDecimal(amount)));
+  for (const [a, amount] of after.statsAdds) delta.set(a, addDecimal(delta.get(a) ?? '0', amount));
+  return [...delta];
+}
+
+/** The entity's item put, guarded by the version read. */
+function versionedPut(what: string, item: Record<string, unknown>, version: number): CommitAction {
+  return {
+    what,
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: item,
+        // Entities written before versions existed have none: they are at version 1. An entity deleted
+        // meanwhile has no item at all: the change is refused, never a write that brings it back.
+        ConditionExpression:
+          version === 1
+            ? 'attribute_exists(pk) AND (attribute_not_exists(#v) OR #v = :version)'
+            : '#v = :version',
+        ExpressionAttributeNames: { '#v': ATTR.version },
+        ExpressionAttributeValues: { ':version': version },
+      },
+    },
+    refused: () => new StaleVersion(),
   };
 }
 

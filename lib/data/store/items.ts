@@ -17,6 +17,8 @@ export const ATTR = {
   count: 'n',
   /** How many times erasures rewrote the item (a message, event, kept answer, inbound entry): their guard. */
   erasureRewrites: 'erw',
+  /** Marks a closed stats cell's shard (index/closed-cells.ts; no `:`: no stats attribute, readers never sum it). */
+  closed: 'closed',
 } as const;
 
 /** An entity as read, with its version (ATTR.version: the number its ETag names). */

@@ -107,6 +107,7 @@ describe('automatic assignment under racing creates', () => {
       await moveConfigVersion(account.accountId);
       const tickets = await racingCreates(account.apiKey, 40);
       const assigned = tickets.map((t) => t.assignee?.id as number);
+      expect(assigned.every(Number.isInteger), method).toBe(true);
       expect(new Set(assigned).size, method).toBe(40);
       expect(
         assigned.filter((id) => full.has(id)),
