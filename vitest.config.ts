@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+import { LongestTiersFirst } from './test/support/sequencer.ts';
 import { STORE_WORKERS } from './test/support/store-workers.ts';
 
 // A test file outside the tier folders would be run by no tier: refuse to start rather than skip it silently.
@@ -41,6 +42,8 @@ export default defineConfig({
     env: { LOG_LEVEL: 'silent', AWS_REGION: 'local', ERASURE_INDEX_SETTLE_MS: '10' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // The sweeps' long files first, then the api and unit tiers' (test/support/sequencer.ts says why).
+    sequence: { sequencer: LongestTiersFirst },
     pool: 'forks',
     projects: [
       {
