@@ -185,24 +185,27 @@ function statsDelta(before: EntityItems, after: EntityItems): [string, string][]
   return [...delta];
 }
 
+/**
+ * The condition that an entity's item is still at the version read. Entities written before versions existed have
+ * none: they are at version 1. An entity deleted meanwhile has no item at all: the change is refused, never a write
+ * that brings it back.
+ */
+export function versionGuard(version: number) {
+  return {
+    ConditionExpression:
+      version === 1
+        ? 'attribute_exists(pk) AND (attribute_not_exists(#v) OR #v = :version)'
+        : '#v = :version',
+    ExpressionAttributeNames: { '#v': ATTR.version },
+    ExpressionAttributeValues: { ':version': version },
+  };
+}
+
 /** The entity's item put, guarded by the version read. */
 function versionedPut(what: string, item: Record<string, unknown>, version: number): CommitAction {
   return {
     what,
-    action: {
-      Put: {
-        TableName: tableName(),
-        Item: item,
-        // Entities written before versions existed have none: they are at version 1. An entity deleted
-        // meanwhile has no item at all: the change is refused, never a write that brings it back.
-        ConditionExpression:
-          version === 1
-            ? 'attribute_exists(pk) AND (attribute_not_exists(#v) OR #v = :version)'
-            : '#v = :version',
-        ExpressionAttributeNames: { '#v': ATTR.version },
-        ExpressionAttributeValues: { ':version': version },
-      },
-    },
+    action: { Put: { TableName: tableName(), Item: item, ...versionGuard(version) } },
     refused: () => new StaleVersion(),
   };
 }

@@ -8,7 +8,7 @@ import { isConditionFailure, StaleVersion } from '../store/errors.ts';
 import { ATTR, type Versioned } from '../store/items.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS } from '../store/transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
-import { eventsOf, planCreate, type WriteOptions } from './commit.ts';
+import { eventsOf, planCreate, versionGuard, type WriteOptions } from './commit.ts';
 import { addToCounter, remove, statsActions } from './commit-actions.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
@@ -129,13 +129,7 @@ export function planDelete<E extends { uuid: string }>(
         Delete: {
           TableName: tableName(),
           Key: index.keys.item(accountId, index.orderKeyOf(entity)),
-          // Entities written before versions existed have none: they are at version 1.
-          ConditionExpression:
-            version === 1
-              ? 'attribute_exists(pk) AND (attribute_not_exists(#v) OR #v = :version)'
-              : '#v = :version',
-          ExpressionAttributeNames: { '#v': ATTR.version },
-          ExpressionAttributeValues: { ':version': version },
+          ...versionGuard(version),
         },
       },
       refused: () => new StaleVersion(),
