@@ -86,6 +86,10 @@ export default defineConfig({
           // races): no process, no real-time bound, so two at once, each worker on its own store.
           name: 'system-sweeps',
           include: ['test/system/sweeps/**/*.test.ts'],
+          // Loads and races of hundreds of requests: a test's own bound, when it has one, is on what it counts;
+          // 30 s of wall is passed by a 1,000-agent race beside a second test run (two side-by-side runs, load
+          // 11-14: three sweeps timed out at 30 s, one at its 120 s, each passing alone in a third of it).
+          testTimeout: 240_000,
           env: testStoreTimeout,
           ...storeTier,
           sequence: { groupOrder: 0 },

@@ -257,5 +257,5 @@ describe('handing back an agent’s open tickets', () => {
     );
     expect((await d.call('GET', `/api/agents/${ann.id}`)).body.data.open_tickets).toBe(0);
     expect((await tickets.list(d.key, 'assignee=unassigned')).total).toBe(SEEDED);
-  });
+  }, 120_000);
 });

@@ -131,7 +131,7 @@ describe('a create survives a failure of any of its store calls', () => {
     const { positions, exercised } = await exerciseTicket('heavy', {});
     expect(positions).toBeGreaterThanOrEqual(6);
     expect(exercised).toBe(positions * 2);
-  }, 120_000);
+  }, 240_000);
 
   it('least-busy assignment', async () => {
     const { positions, exercised } = await exerciseTicket('plain', {
