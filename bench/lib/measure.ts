@@ -78,7 +78,7 @@ export function measurer(floor: Floor, iterations: number) {
       withinBudget: timing.p50 <= budgetMs,
     };
     log(
-      `  ${name.padEnd(44)} p50 ${String(result.p50).padStart(7)} ms  p99 ${String(result.p99).padStart(7)} ms  RT ${result.roundTrips}  read ${result.itemsRead}  written ${result.itemsWritten}  budget ${budgetMs} ms ${result.withinBudget ? 'ok' : 'MISSED'}`,
+      `  ${name.padEnd(44)} p50 ${String(result.p50).padStart(7)} ms  p99 ${String(result.p99).padStart(7)} ms  RT ${result.roundTrips}  read ${result.itemsRead} (${result.capacity} RU)  written ${result.itemsWritten}  budget ${budgetMs} ms ${result.withinBudget ? 'ok' : 'MISSED'}`,
     );
     return result;
   };

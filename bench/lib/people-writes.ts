@@ -25,7 +25,7 @@ import { StoreCalls } from './store-calls.ts';
  */
 let calls: StoreCalls | undefined;
 
-async function expectOk(answer: Promise<APIGatewayProxyResult>): Promise<Record<string, unknown>> {
+export async function expectOk(answer: Promise<APIGatewayProxyResult>): Promise<Record<string, unknown>> {
   const result = await answer;
   if (result.statusCode >= 300)
     throw new Error(`bench request answered ${result.statusCode}: ${result.body}`);
@@ -65,7 +65,7 @@ async function costOf(name: string, accountId: string, work: () => Promise<unkno
   return cost;
 }
 
-const agentEvent = (accountId: string, id: number, body: Record<string, unknown>) =>
+export const agentEvent = (accountId: string, id: number, body: Record<string, unknown>) =>
   routeEvent('PATCH', '/api/agents/{agent}', { agent: String(id) }, callerOf({ accountId }), body);
 
 /**

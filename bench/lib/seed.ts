@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AccountConfig, Agent, Team } from '#lib/accounts/types.ts';
+import type { AccountConfig } from '#lib/accounts/types.ts';
 import { IndexTotals } from '#lib/data/index/totals.ts';
 import { accountKeys } from '#lib/data/keys.ts';
 import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
@@ -60,8 +60,13 @@ export const SEED = {
     (['low', 'medium', 'high', 'urgent'] as const)[i % 4] as 'low' | 'medium' | 'high' | 'urgent',
 };
 
-/** Where seeded ticket `i` goes: its team and assignee (undefined: unassigned, waiting in its team's queue). */
-export type SeedPlacement = (i: number) => { team: Team | null; assignee: Agent | undefined };
+/** Ticket i's fields as POST /api/tickets takes them (the people bench creates its tickets so, with a priority). */
+export const seedFields = (i: number) => ({
+  subject: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}${i <= 5 ? ` ${SEED.rareWord}` : ''}`,
+  description: 'Seeded for the benchmark.',
+  requester_email: SEED.email(i),
+  custom_fields: { plan: SEED.plan(i), tier: SEED.tier(i) },
+});
 
 export class TicketSeeder {
   private seeded = 0;
@@ -73,8 +78,6 @@ export class TicketSeeder {
   constructor(
     private readonly accountId: string,
     private readonly config: AccountConfig,
-    /** By default no team, and round the account's active agents. */
-    private readonly placement?: SeedPlacement,
   ) {
     this.totals = new IndexTotals(tickets.index, accountId);
   }
@@ -102,17 +105,13 @@ export class TicketSeeder {
       const i = number;
       const ticket = composeTicket({
         account: this.config.account,
-        input: {
-          subject: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}${i <= 5 ? ` ${SEED.rareWord}` : ''}`,
-          description: 'Seeded for the benchmark.',
-          requester_email: SEED.email(i),
-          custom_fields: { plan: SEED.plan(i), tier: SEED.tier(i) },
-        },
+        input: seedFields(i),
         number,
         createdUs,
         priority: SEED.priority(i),
         category: undefined,
-        ...(this.placement?.(i) ?? { team: null, assignee: agents[i % agents.length] }),
+        team: null,
+        assignee: agents[i % agents.length],
         contact: undefined,
       });
       const status = SEED.status(i);
