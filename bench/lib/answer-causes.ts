@@ -24,9 +24,17 @@ type Input = Record<string, unknown>;
 
 function failureOf(command: string, error: unknown, input: Input, accountId: string): string {
   const name = (error as { name?: string }).name ?? 'Error';
-  const key = (input.Key ?? input.Item) as { pk?: string; sk?: string } | undefined;
+  const key = (input.Key ?? input.Item ?? firstOfBatch(input)) as { pk?: string; sk?: string } | undefined;
   const shape = key?.pk ? ` ${generalised(shapeOf({ pk: key.pk, sk: String(key.sk) }, [accountId]))}` : '';
   return `${command.replace(/Command$/, '')}: ${name}${shape}`;
+}
+
+/** A BatchWriteItem's first item (its put's item or its delete's key): which of the plain writes it was. */
+function firstOfBatch(input: Input): unknown {
+  const requests = Object.values((input.RequestItems ?? {}) as Record<string, Input[]>)[0]?.[0];
+  const put = requests?.PutRequest as Input | undefined;
+  const remove = requests?.DeleteRequest as Input | undefined;
+  return put?.Item ?? remove?.Key;
 }
 
 const generalised = (shape: string) => shape.replace(/#\d+$/, '#<n>').replace(/ \d+$/, ' <n>');
