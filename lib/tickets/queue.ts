@@ -159,13 +159,17 @@ async function handOver(accountId: string, config: AccountConfig, agent: Agent, 
 
 /**
  * Who takes a ticket handed back (decisions.md, "People": each is unassigned "and re-assigned by the account's
- * method when automatic assignment is on"): the account's method over the ticket's candidates as they stand now
- * (candidatesFor: the team rule and its fallback), the agent it leaves never among them; with the condition its
- * commit checks on the new agent's cell, as a create's. Undefined when assignment is off or nobody qualifies: the
- * ticket is unassigned and waits in its team's queue.
+ * method when automatic assignment is on"): the account's method over the ticket's candidates in `config` (the
+ * configuration the hand-back's step read, current then: candidatesFor, the team rule and its fallback), the agent it
+ * leaves never among them; with the condition its commit checks on the new agent's cell, as a create's. Undefined
+ * when assignment is off or nobody qualifies: the ticket is unassigned and waits in its team's queue.
  */
-export async function reassignmentOf(accountId: string, ticket: Ticket, leaving: number) {
-  const config = await getAccountConfig(accountId);
+export async function reassignmentOf(
+  accountId: string,
+  config: AccountConfig | undefined,
+  ticket: Ticket,
+  leaving: number,
+) {
   const assignment = config?.account.autoAssignment;
   if (!config || !assignment?.enabled) return undefined;
   const candidates = candidatesFor(config, ticket.team?.id ?? null, nowMicros()).filter(
