@@ -118,6 +118,8 @@ function turnWindow(entry: FreedEntry, config: AccountConfig) {
   const agentless = agentlessTeams(config);
   const { seed, after, left } = entry.rotation;
   const asked = agentlessWindow(agentless, seed, after);
+  // Every one asked (20 or fewer now, even in a rotation begun with more): nothing left to ask.
+  if (asked.length >= agentless.length) return { asked, rest: 0 };
   return { asked, rest: (left ?? agentless.length) - asked.length };
 }
 
