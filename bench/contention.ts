@@ -5,9 +5,10 @@ import { callerOf, lambdaContext, proxyEvent, ticketEvent } from '#test/support/
 import { shapeOf } from '#test/support/item-sizes.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
 import { benchAccount } from './lib/account.ts';
+import { answerCauses } from './lib/answer-causes.ts';
 import { log } from './lib/measure.ts';
 import { runPart } from './lib/part.ts';
-import { round } from './lib/stats.ts';
+import { percentile, round } from './lib/stats.ts';
 
 /**
  * One account's goodput under DynamoDB's transaction conflicts (issue 27): `writers` concurrent loops, each
@@ -28,12 +29,23 @@ export interface ContentionResult {
   updates: number;
   /** Answers 503 (the service gave up after its conflict retries or its deadline). */
   unavailable: number;
+  /** Why each 503 came (bench/lib/answer-causes.ts): the last store failure, commits cancelled, seconds taken. */
+  unavailableCauses: { cause: string; answers: number }[];
   /** Any other answer that is not 2xx (none expected). */
   otherFailures: number;
+  /** How long an answer took, ms: what a 503 at the request's 8.5 s deadline is the tail of. */
+  answerMs: { p50: number; p99: number; max: number };
   /** TransactWriteItems calls sent, cancelled by a conflict, and single writes refused by one. */
   transactions: number;
   conflicts: number;
   writesRefused: number;
+  /**
+   * Store calls of the changes sent (landed or not) per change landed, the wasted work of conflicts included: all
+   * of them (a cancelled transaction is a round trip on DynamoDB), and those that reached the store (the wrapper
+   * cancels before it).
+   */
+  callsPerChange: number;
+  storeCallsPerChange: number;
   /** Conflicts per change landed: how many extra transactions a landed change cost. */
   conflictsPerChange: number;
   /** The kinds of item the conflicts were on (test/support/item-sizes.ts, shapeOf), most first: where they are. */
@@ -95,6 +107,8 @@ export async function measureContention(options: {
         counts: { transactions: 0, cancelled: 0, writesRefused: 0, contested: new Map() },
         uninstall: () => {},
       };
+  const causes = answerCauses(account.accountId);
+  const answerMs: number[] = [];
   let sent = 0;
   const started = performance.now();
   const end = started + options.seconds * 1000;
@@ -104,7 +118,9 @@ export async function measureContention(options: {
         while (performance.now() < end) {
           const n = sent++;
           const isCreate = n % 3 === 0;
-          const answer = await (isCreate ? create(n) : update(n));
+          const sentAt = performance.now();
+          const answer = await causes.traced(() => (isCreate ? create(n) : update(n)));
+          answerMs.push(performance.now() - sentAt);
           if (answer.statusCode < 300) counts[isCreate ? 'creates' : 'updates']++;
           else if (answer.statusCode === 503) counts.unavailable++;
           else counts.otherFailures++;
@@ -113,6 +129,7 @@ export async function measureContention(options: {
     );
   } finally {
     wrapper.uninstall();
+    causes.uninstall();
   }
   const elapsed = (performance.now() - started) / 1000;
   const landed = counts.creates + counts.updates;
@@ -123,11 +140,24 @@ export async function measureContention(options: {
     agents: options.agents,
     landedPerSecond: round(landed / elapsed),
     ...counts,
+    answerMs: answerTimes(answerMs),
+    unavailableCauses: [...causes.causes].map(([cause, answers]) => ({ cause, answers })),
     transactions: wrapper.counts.transactions,
     conflicts: wrapper.counts.cancelled,
     writesRefused: wrapper.counts.writesRefused,
+    callsPerChange: round(landed > 0 ? causes.sent.calls / landed : 0),
+    storeCallsPerChange: round(landed > 0 ? (causes.sent.calls - causes.sent.refused) / landed : 0),
     conflictsPerChange: round(landed > 0 ? wrapper.counts.cancelled / landed : 0),
     contested: contestedShapes(wrapper.counts.contested, account.accountId),
+  };
+}
+
+function answerTimes(ms: number[]) {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return {
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted.at(-1) ?? 0),
   };
 }
 
@@ -150,6 +180,8 @@ export async function runContentionOnly(options: {
   endpoint: string;
   seconds: number;
   numberedFrom?: number | undefined;
+  /** Only this many writers (16 and 64 by default). */
+  writers?: number | undefined;
 }): Promise<void> {
   await runPart({
     file: 'results-contention.json',
@@ -158,7 +190,7 @@ export async function runContentionOnly(options: {
     floorCalls: 50,
     measure: async () => {
       const runs: ContentionResult[] = [];
-      for (const writers of [16, 64]) {
+      for (const writers of options.writers ? [options.writers] : [16, 64]) {
         for (const conflicts of [false, true]) {
           const result = await measureContention({
             writers,
@@ -169,8 +201,9 @@ export async function runContentionOnly(options: {
             slug: `contention-${writers}-${conflicts ? 'dynamodb' : 'local'}`,
           });
           for (const c of result.contested) log(`      contested: ${c.shape} ${c.conflicts}`);
+          for (const c of result.unavailableCauses) log(`      503: ${c.answers} × ${c.cause}`);
           log(
-            `  ${String(writers).padStart(2)} writers, ${conflicts ? 'conflicts as DynamoDB' : 'DynamoDB Local as is '}: ${result.landedPerSecond} changes/s landed (${result.creates} creates, ${result.updates} updates), ${result.conflicts} conflicts (${result.conflictsPerChange} a change), ${result.unavailable} answers 503`,
+            `  ${String(writers).padStart(2)} writers, ${conflicts ? 'conflicts as DynamoDB' : 'DynamoDB Local as is '}: ${result.landedPerSecond} changes/s landed (${result.creates} creates, ${result.updates} updates), ${result.conflicts} conflicts (${result.conflictsPerChange} a change), ${result.callsPerChange} calls a change (${result.storeCallsPerChange} reaching the store), ${result.unavailable} answers 503; answers p50 ${result.answerMs.p50} ms, p99 ${result.answerMs.p99} ms, max ${result.answerMs.max} ms`,
           );
           runs.push(result);
         }

@@ -9,7 +9,7 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * `-- --webhooks`: the webhook dispatcher only (bench/webhook-suite.ts), to bench/runs/results-webhooks.json.
  * bench/runs/ is git-ignored: `npm run bench:publish` makes a run's files the committed ones docs/ cite.
  * `-- --capacity`: every item each kind of change writes, its real size and write units (bench/capacity.ts), to
- * bench/runs/results-capacity.json; `-- --contention [--seconds N] [--numbered-from N]`: one account's goodput at 16 and 64
+ * bench/runs/results-capacity.json; `-- --contention [--seconds N] [--numbered-from N] [--writers N]`: one account's goodput at 16 and 64
  * concurrent writers, as DynamoDB Local is and with DynamoDB's transaction conflicts given back
  * (bench/contention.ts; `--numbered-from`: its tickets numbered from N, as a large account's), to
  * bench/runs/results-contention.json (docs/capacity.md quotes both; never published).
@@ -58,6 +58,7 @@ try {
       ...options,
       seconds: Number(argAfter('--seconds') ?? 10),
       numberedFrom: argAfter('--numbered-from') ? Number(argAfter('--numbered-from')) : undefined,
+      writers: argAfter('--writers') ? Number(argAfter('--writers')) : undefined,
     });
   else if (process.argv.includes('--messages'))
     await (await import('./messages.ts')).runMessagesOnly(options);

@@ -115,7 +115,7 @@ export const ERASURE_RUN_MS = 50_000;
 /**
  * Scheduled every minute, runs the erasure runner (lib/erasures/runner.ts) until no erasure has steps to go: the
  * erasures' due index and the object references (Query on gsi2), the trash lists (Query on gsi1), the person's
- * postings, messages and copies (Query, GetItem), the objects' commits (transactions of Put, Update, Delete and
+ * postings, messages and copies (Query, GetItem; a page of postings' tickets by BatchGetItem), the objects' commits (transactions of Put, Update, Delete and
  * ConditionCheck items), copies put again (PutItem), the progress saves (UpdateItem, PutItem), deletes (DeleteItem;
  * a trashed object's purge and the address's leftovers by BatchWriteItem). Its role also rewrites the mail
  * bucket's raw mail and attachments, and removes those of a ticket it purges (infra/constructs/mail-receiving.ts,
@@ -127,6 +127,7 @@ export const erasureWorker = {
   tableActions: [
     'Query',
     'GetItem',
+    'BatchGetItem',
     'PutItem',
     'UpdateItem',
     'DeleteItem',
@@ -178,7 +179,8 @@ export const CLEARING_RUN_MS = 50_000;
  * clearings and hand-backs, lib/people/handback-runner.ts) for most of the minute, so a deletion's tickets and
  * contacts are cleared, and a retired agent's or team leaver's open tickets unassigned, within 60 seconds: the
  * clearings' and hand-backs' due indexes (Query on gsi2), a hand-back (GetItem) and its progress (UpdateItem,
- * DeleteItem), an agent's status-and-assignee queue (Query), a clearing (GetItem), an organization's postings (Query) and each ticket or contact (GetItem), its open
+ * DeleteItem), an agent's status-and-assignee queue (Query), a clearing (GetItem), an organization's postings (Query),
+ * the tickets or contacts of a page of postings (BatchGetItem), an agent (GetItem), a ticket read again (GetItem), its open
  * deals (Query), each clearing commit (a transaction of the entity's Put, its postings' Put and Delete, counter and
  * block UpdateItems, the event's place), a posting no entity holds (DeleteItem), the clearing's postponement
  * (UpdateItem) and end (DeleteItem); beside a commit, the directory entries of dimensions new to the container
@@ -187,7 +189,7 @@ export const CLEARING_RUN_MS = 50_000;
 export const organizationClearingWorker = {
   name: 'organizationClearing',
   entry: 'functions/organization-clearing.ts',
-  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  tableActions: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: ['gsi2'],
   timeoutSeconds: 80,
   keyHashSecret: true,

@@ -9,6 +9,7 @@ import { type CommitAttachment, completionCommit } from '#lib/data/requests/idem
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
 import { freedAction } from '#lib/data/tickets/freed.ts';
+import { wakeTeamsAction } from '#lib/data/tickets/team-wake.ts';
 import { getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { logError } from '#lib/log.ts';
@@ -168,13 +169,33 @@ export const versionIn = (config: AccountConfig, type: 'agent' | 'team', id: num
 
 /**
  * The freed entries of the agents a change may free (back, more room, a team joined; at an away status's end), in
- * the change's transaction: the queue's next ticket follows (lib/tickets/queue.ts).
+ * the change's transaction: the queue's next ticket follows (lib/tickets/queue.ts). And the team wake, when it
+ * leaves teams with no active agent: their waiting tickets go to the account's agents with room at once
+ * (lib/tickets/team-wake.ts), one Update however many teams.
  */
 function freedByPeople(accountId: string, planned: PlannedPeople) {
   const nowUs = nowMicros();
-  return planned.writes.flatMap((w) => {
+  const freed = planned.writes.flatMap((w) => {
     if (w.type !== 'agent') return [];
     const at = freedByAgentChange(w.before, w.after, nowUs);
     return at === undefined ? [] : [freedAction(accountId, w.after.id, at)];
   });
+  const agentless = leftWithoutAgent(planned);
+  return agentless.length > 0 ? [...freed, wakeTeamsAction(accountId, agentless, nowMillis())] : freed;
+}
+
+/**
+ * The teams an active agent of the change left (retired, or out of the team) that have no active agent after it
+ * (and still exist). An apply counts the wake's Update in the room its transactions take (./apply-people.ts).
+ */
+export function leftWithoutAgent(planned: PlannedPeople): number[] {
+  const left = new Set(
+    planned.writes.flatMap((w) =>
+      w.type === 'agent' && w.before?.active
+        ? w.before.teamIds.filter((t) => !(w.after.active && w.after.teamIds.includes(t)))
+        : [],
+    ),
+  );
+  const staffed = new Set(planned.next.agents.filter((a) => a.active).flatMap((a) => a.teamIds));
+  return planned.next.teams.map((t) => t.id).filter((id) => left.has(id) && !staffed.has(id));
 }

@@ -1,4 +1,5 @@
-import type { Agent } from '#lib/accounts/types.ts';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import { getHandBack, type HandBack, type HandBackPart, saveHandBack } from '#lib/data/people/handbacks.ts';
 import { getStoredAgent } from '#lib/data/people/people.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
@@ -48,12 +49,16 @@ export async function handBackStep(accountId: string, id: string): Promise<'more
   // Undone meanwhile (the agent active again, or back in the team): their tickets are theirs again.
   if (!stillOwed(part, await getStoredAgent(accountId, part.agent))) return save(handBack, rest);
   const status = BUSY_STATUSES[part.step] ?? 'open';
-  const listed = await agentTickets(accountId, part.agent, status, {
-    after: part.after,
-    limit: HAND_BACK_STEP,
-  });
+  // The configuration once a step, beside its page (not once a ticket: one GetItem of its version each): the
+  // step's re-assignments see the agents as they were when it began, as a create's see them when it began.
+  const [listed, config] = await Promise.all([
+    agentTickets(accountId, part.agent, status, { after: part.after, limit: HAND_BACK_STEP }),
+    getAccountConfig(accountId),
+  ]);
   const settled = await Promise.allSettled(
-    listed.map(({ at, stored }) => (stored ? handBackTicket(accountId, part, at, stored) : undefined)),
+    listed.map(({ at, stored }) =>
+      stored ? handBackTicket(accountId, config, part, at, stored) : undefined,
+    ),
   );
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
@@ -106,6 +111,7 @@ const owed = (part: HandBackPart, ticket: Ticket) =>
  */
 async function handBackTicket(
   accountId: string,
+  config: AccountConfig | undefined,
   part: HandBackPart,
   at: string,
   stored: { entity: Ticket; version: number },
@@ -114,7 +120,7 @@ async function handBackTicket(
   for (let attempt = 0; current && owed(part, current.entity) && attempt < 3; attempt++) {
     try {
       // Re-assigned by the account's method when automatic assignment is on, else (or nobody qualifying) unassigned.
-      const next = await reassignmentOf(accountId, current.entity, part.agent);
+      const next = await reassignmentOf(accountId, config, current.entity, part.agent);
       const assignee = next?.assignee ?? null;
       await commitFollowUp(accountId, current, (ticket) => ({ ...ticket, assignee }), next?.condition);
       return;

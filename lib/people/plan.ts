@@ -45,7 +45,9 @@ export interface PlannedPeople {
  * The most agents (for a team) or teams (for an agent) one request may move in or out: the change then fits one
  * transaction of 100 actions. An agent moved takes its item, its event's two actions and, joining, its queue's freed
  * entry (4); the team takes as many, two name items more when renamed, the hand-back item and a kept answer: 23 × 4
- * + 8 = 100. (30 before the queue's freed entries: a team PATCH moving 30 agents in then answered 500.)
+ * + 8 = 100. (30 before the queue's freed entries: a team PATCH moving 30 agents in then answered 500.) A change
+ * that leaves teams with no active agent adds the team wake's one Update; it moves someone out, whose share holds
+ * no freed entry, so it fits the same count.
  */
 export const MAX_MEMBERSHIP_CHANGES = 23;
 

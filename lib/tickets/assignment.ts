@@ -33,12 +33,47 @@ export function candidatesFor(config: AccountConfig, teamId: number | null, nowU
  * team of theirs, each team with no active agent at all (the team rule's fallback to the account), and the account's
  * own (null: tickets without a team). A team with an active agent they are not part of never has them among its
  * candidates, so only those two kinds of team are asked, from the configuration alone: no scan of the tickets.
+ * `window` keeps the agentless teams a turn asks (agentlessWindow: at most AGENTLESS_HEADS of them).
  */
-export function queuesFor(config: AccountConfig, agent: Agent, nowUs: number): (number | null)[] {
-  const staffed = new Set(config.agents.filter((a) => a.active).flatMap((a) => a.teamIds));
-  const teams = config.teams.map((t) => t.id).filter((id) => agent.teamIds.includes(id) || !staffed.has(id));
-  return [...teams, null].filter((teamId) =>
+export function queuesFor(
+  config: AccountConfig,
+  agent: Agent,
+  nowUs: number,
+  window: (agentless: number[]) => number[] = (all) => all,
+): (number | null)[] {
+  const agentless = agentlessTeams(config);
+  const own = config.teams
+    .map((t) => t.id)
+    .filter((id) => agent.teamIds.includes(id) && !agentless.includes(id));
+  return [...own, ...window(agentless), null].filter((teamId) =>
     candidatesFor(config, teamId, nowUs).some((c) => c.id === agent.id),
+  );
+}
+
+/** The teams with no active agent at all, in ascending id order (their tickets are the account's agents'). */
+export function agentlessTeams(config: AccountConfig): number[] {
+  const staffed = new Set(config.agents.filter((a) => a.active).flatMap((a) => a.teamIds));
+  return config.teams
+    .map((t) => t.id)
+    .filter((id) => !staffed.has(id))
+    .sort((a, b) => a - b);
+}
+
+/** The most agentless teams' queue heads an agent's turn asks (docs/capacity.md, "The queue's listing"). */
+export const AGENTLESS_HEADS = 20;
+
+/**
+ * The agentless teams (ascending ids) a turn asks: all of them up to AGENTLESS_HEADS; beyond, the AGENTLESS_HEADS
+ * after `after` (by id, wrapping round), or, starting afresh, from the `seed`-th (a random team of the freeing's own):
+ * no team is always last, and a turn that finds nothing in its window leaves the next one to the next turn.
+ */
+export function agentlessWindow(agentless: readonly number[], seed: number, after?: number): number[] {
+  if (agentless.length <= AGENTLESS_HEADS) return [...agentless];
+  const next = after === undefined ? -1 : agentless.findIndex((id) => id > after);
+  const start = after === undefined ? seed % agentless.length : next < 0 ? 0 : next;
+  return Array.from(
+    { length: AGENTLESS_HEADS },
+    (_, i) => agentless[(start + i) % agentless.length] as number,
   );
 }
 

@@ -4,11 +4,13 @@ import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { serveFreed } from './queue.ts';
+import { serveWake } from './team-wake.ts';
 
 /**
  * The queue runner (decisions.md, "People": a freed agent takes the queue's next ticket within 60 seconds): passes
  * over the freed entries due (gsi2 `QUEUE_FREED_DUE#<shard>`, never a Scan), QUEUE_BATCH of them a pass shared
- * round-robin by account (fairShare), each agent served in turn (./queue.ts, serveFreed). A turn that fails moves
+ * round-robin by account (fairShare), each agent served in turn (./queue.ts, serveFreed), and the account's team
+ * wake, when a change left teams with no active agent (./team-wake.ts, serveWake). A turn that fails moves
  * its entry RETRY_MS on, and that pass serves the agent again from what the store holds. `npm start` runs it beside the breach
  * runner; deployed, a scheduled worker runs it every minute (functions/workers.ts).
  */
@@ -32,7 +34,8 @@ export async function queuePass(
     [...byAccount.values()].map(async (entries) => {
       for (const entry of entries) {
         try {
-          assigned += await serveFreed(entry);
+          const { agentId } = entry;
+          assigned += await (agentId === null ? serveWake(entry) : serveFreed({ ...entry, agentId }));
         } catch (error) {
           failed++;
           logError(error);

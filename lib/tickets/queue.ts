@@ -2,18 +2,12 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import { type FreedEntry, finishFreed, postponeFreed } from '#lib/data/tickets/freed.ts';
 import { takeCursor } from '#lib/data/tickets/sequences.ts';
-import {
-  findTicketPage,
-  getAgentOpenWork,
-  getOpenWork,
-  getTicketByUuid,
-  updateTicketItems,
-} from '#lib/data/tickets/tickets.ts';
-import { updatedEvent } from '#lib/events/drafts.ts';
-import { logError } from '#lib/log.ts';
+import { getAgentOpenWork, getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { statusAt } from '#lib/people/present.ts';
-import { nowMicros, parseTimestamp } from '#lib/time.ts';
+import { nowMicros, nowMillis, parseTimestamp } from '#lib/time.ts';
 import {
+  agentlessTeams,
+  agentlessWindow,
   candidateSetName,
   candidatesFor,
   isAvailable,
@@ -22,9 +16,8 @@ import {
   pickCondition,
   queuesFor,
 } from './assignment.ts';
-import { presentCreatedTicket } from './present.ts';
-import { isOpenWork, isWaiting, queueSortValue, type Ticket } from './types.ts';
-import { applyChange } from './update-ticket.ts';
+import { handedOver, queueHeadOf } from './hand-over.ts';
+import { isOpenWork, queueSortValue, type Ticket } from './types.ts';
 
 /**
  * The queue's hand-over (decisions.md, "People"; docs/decisions.md, "The queue"): when an agent may have freed
@@ -66,20 +59,22 @@ function comesBackAt(agent: Agent, nowUs: number): number | undefined {
 
 /** Most tickets an agent takes in one turn (the next pass goes on: their entry stays). */
 const TURN_LIMIT = 50;
-/** Failed commits in a row (a race lost) before the turn gives up and leaves the entry for the next pass. */
-const FAILURES_LIMIT = 5;
 
 /**
  * One agent's turn: while they are active, available and below their capacity, the head of their queues goes to
  * them in a commit guarded by the ticket's version and their cell (pickCondition), with its `ticket.updated`.
  * Every round reads afresh (the agent's open work, the heads): a lost answer, a race or a crash never hands a
- * ticket twice, since a ticket handed out is no longer at any head and the cell counts it. Answers how many it gave.
+ * ticket twice, since a ticket handed out is no longer at any head and the cell counts it. The agentless teams it
+ * asks are one window of them (turnWindow); queues empty and room left with teams still to ask, the entry moves on
+ * to the next window for the next pass. Answers how many it gave.
  */
-export async function serveFreed(entry: FreedEntry): Promise<number> {
+export async function serveFreed(entry: FreedEntry & { agentId: number }): Promise<number> {
   const { accountId, agentId } = entry;
   let given = 0;
   let failures = 0;
   let back: number | undefined;
+  let window: { asked: number[]; rest: number } | undefined;
+  let emptied = false;
   while (given < TURN_LIMIT) {
     const config = await getAccountConfig(accountId);
     const agent = config?.agents.find((a) => a.id === agentId);
@@ -88,91 +83,95 @@ export async function serveFreed(entry: FreedEntry): Promise<number> {
       back = comesBackAt(agent, nowMicros());
       break;
     }
+    window ??= turnWindow(entry, config);
+    const asked = window.asked;
     const [open, head] = await Promise.all([
       getAgentOpenWork(accountId, agentId),
-      queueHead(accountId, config, agent),
+      queueHead(accountId, config, agent, (agentless) => asked.filter((id) => agentless.includes(id))),
     ]);
-    if ((agent.capacity != null && open >= agent.capacity) || !head) break;
-    try {
-      await handOver(accountId, config, agent, head, open);
+    if (agent.capacity != null && open >= agent.capacity) break;
+    if (!head) {
+      emptied = true;
+      break;
+    }
+    const condition = pickCondition('round_robin', agent, { [agent.id]: open });
+    if (await handedOver(accountId, config, agent, head, condition, ++failures)) {
       given++;
       failures = 0;
-    } catch (error) {
-      if (++failures >= FAILURES_LIMIT) throw error;
-      logError(error);
     }
   }
   // Away until a time: the entry waits for it. Another freeing (a hand-back's, a ticket's: due at once) may have
   // replaced the one due when the status ends, and deleting it here left nothing to wake the agent back.
   if (back !== undefined) await postponeFreed(entry, back);
-  else if (given < TURN_LIMIT) await finishFreed(entry);
+  else if (emptied && window && window.rest > 0) {
+    const after = window.asked.at(-1);
+    await postponeFreed(entry, nowMillis(), { seed: entry.rotation.seed, after, left: window.rest });
+  } else if (given < TURN_LIMIT) await finishFreed(entry);
   return given;
 }
 
 /**
- * The next ticket the agent may take: the head of each queue the account's method would have them among the
- * candidates of (queuesFor: their teams, the teams with no active agent, which fall back to the account, and the
- * account's own queue), the first in queue order across them (most urgent, then oldest).
+ * The agentless teams a turn asks (agentlessWindow: at most AGENTLESS_HEADS, from where the entry's rotation is),
+ * and how many of the rotation are still to ask after them.
  */
-async function queueHead(accountId: string, config: AccountConfig, agent: Agent) {
-  const queues = queuesFor(config, agent, nowMicros());
-  const heads = await Promise.all(
-    queues.map(async (teamId) => {
-      const page = await findTicketPage(accountId, {
-        filter: { unassigned: { teamId: teamId ?? 'none' }, customFields: [] },
-        words: [],
-        offset: 0,
-        limit: 1,
-        sort: 'queue',
-      });
-      const ticket = page.tickets[0];
-      return ticket && isWaiting(ticket) ? ticket : undefined;
-    }),
-  );
+function turnWindow(entry: FreedEntry, config: AccountConfig) {
+  const agentless = agentlessTeams(config);
+  const { seed, after, left } = entry.rotation;
+  const asked = agentlessWindow(agentless, seed, after);
+  // Every one asked (20 or fewer now, even in a rotation begun with more): nothing left to ask.
+  if (asked.length >= agentless.length) return { asked, rest: 0 };
+  return { asked, rest: (left ?? agentless.length) - asked.length };
+}
+
+/**
+ * The next ticket the agent may take: the head of each queue the account's method would have them among the
+ * candidates of (queuesFor: their teams, a window of the teams with no active agent, which fall back to the
+ * account, and the account's own queue), the first in queue order across them (most urgent, then oldest).
+ */
+async function queueHead(
+  accountId: string,
+  config: AccountConfig,
+  agent: Agent,
+  window: (agentless: number[]) => number[],
+) {
+  const queues = queuesFor(config, agent, nowMicros(), window);
+  const heads = await Promise.all(queues.map((teamId) => queueHeadOf(accountId, teamId)));
   return heads
     .filter((t): t is Ticket => t !== undefined)
     .sort((a, b) => (queueSortValue(a) < queueSortValue(b) ? -1 : 1))[0];
 }
 
-/** The head to the agent, guarded by the version of the ticket read and the agent's cell. */
-async function handOver(accountId: string, config: AccountConfig, agent: Agent, head: Ticket, open: number) {
-  const stored = await getTicketByUuid(accountId, head.uuid);
-  if (!stored || !isWaiting(stored.entity)) throw new Error(`ticket ${head.uuid} left the queue meanwhile`);
-  const before = stored.entity;
-  const assignee = { id: agent.id, name: agent.name, email: agent.email };
-  const after = applyChange(before, { assignee_id: agent.id }, { assignee }, config, nowMicros());
-  const condition = pickCondition('round_robin', agent, { [agent.id]: open });
-  await updateTicketItems({
-    accountId,
-    before,
-    after,
-    version: stored.version,
-    busyCondition: condition,
-    event: updatedEvent(
-      'ticket',
-      presentCreatedTicket(before),
-      presentCreatedTicket(after),
-      stored.version + 1,
-    ),
-  });
+/**
+ * Who takes a ticket handed back (decisions.md, "People": each is unassigned "and re-assigned by the account's
+ * method when automatic assignment is on"): the account's method over the ticket's candidates in `config` (the
+ * configuration the hand-back's step read, current then: candidatesFor, the team rule and its fallback), the agent it
+ * leaves never among them; with the condition its commit checks on the new agent's cell, as a create's. Undefined
+ * when assignment is off or nobody qualifies: the ticket is unassigned and waits in its team's queue.
+ */
+export async function reassignmentOf(
+  accountId: string,
+  config: AccountConfig | undefined,
+  ticket: Ticket,
+  leaving: number,
+) {
+  if (!config?.account.autoAssignment?.enabled) return undefined;
+  return methodPick(accountId, config, ticket.team?.id ?? null, leaving);
 }
 
 /**
- * Who takes a ticket handed back (decisions.md, "People": each is unassigned "and re-assigned by the account's
- * method when automatic assignment is on"): the account's method over the ticket's candidates as they stand now
- * (candidatesFor: the team rule and its fallback), the agent it leaves never among them; with the condition its
- * commit checks on the new agent's cell, as a create's. Undefined when assignment is off or nobody qualifies: the
- * ticket is unassigned and waits in its team's queue.
+ * The account's method over a team's candidates below their capacity as they stand now (candidatesFor; `leaving`
+ * never among them), with the condition its commit checks on the agent's cell, as a create's; undefined when
+ * nobody qualifies.
  */
-export async function reassignmentOf(accountId: string, ticket: Ticket, leaving: number) {
-  const config = await getAccountConfig(accountId);
-  const assignment = config?.account.autoAssignment;
-  if (!config || !assignment?.enabled) return undefined;
-  const candidates = candidatesFor(config, ticket.team?.id ?? null, nowMicros()).filter(
-    (a) => a.id !== leaving,
-  );
+export async function methodPick(
+  accountId: string,
+  config: AccountConfig,
+  teamId: number | null,
+  leaving?: number,
+) {
+  const candidates = candidatesFor(config, teamId, nowMicros()).filter((a) => a.id !== leaving);
   if (candidates.length === 0) return undefined;
-  const { method } = assignment;
+  const { method } = config.account.autoAssignment;
   const [busy, cursor] = await Promise.all([
     needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
     method === 'round_robin' ? takeCursor(accountId, candidateSetName(candidates)) : undefined,
@@ -180,5 +179,5 @@ export async function reassignmentOf(accountId: string, ticket: Ticket, leaving:
   const agent = pickAssignee(method, candidates, { cursor, busy });
   if (!agent) return undefined;
   const assignee = { id: agent.id, name: agent.name, email: agent.email };
-  return { assignee, condition: pickCondition(method, agent, busy) };
+  return { agent, assignee, condition: pickCondition(method, agent, busy) };
 }

@@ -20,6 +20,7 @@ import { freedByTicketChange } from './queue.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
 import { retargeted } from './sla.ts';
 import type { ClockState } from './sla-clocks.ts';
+import { againIfTeamGone } from './team-gone.ts';
 import { BUSY_STATUSES, type Ticket, type TicketStatus } from './types.ts';
 
 export interface UpdateOptions {
@@ -33,13 +34,29 @@ export interface UpdateOptions {
  * The `updateTicket` route. Reads the ticket (1 round trip by uuid, 2 by reference), applies the change
  * (status rules, SLA, references checked against the account) and writes ticket and index in one transaction
  * guarded by the version read (1 round trip). Another update landing in between: with If-Match, 412; without,
- * the change is applied again to the ticket as it now is. A change that changes nothing writes nothing.
+ * the change is applied again to the ticket as it now is. A change that changes nothing writes nothing. One that
+ * met its team's deletion is decided again (againIfTeamGone).
  */
 export async function updateTicket(
   accountId: string,
   ref: string,
   body: unknown,
   options: UpdateOptions = {},
+): Promise<Versioned<Ticket>> {
+  return againIfTeamGone(accountId, () => updateTicketOnce(accountId, ref, body, options)).catch(
+    (error: unknown) => {
+      // The team named was deleted since this change read it: as the same request sent now would answer.
+      if (error instanceof TeamGone) throw ValidationFailed.field('team_id', TEAM_INVALID);
+      throw error;
+    },
+  );
+}
+
+async function updateTicketOnce(
+  accountId: string,
+  ref: string,
+  body: unknown,
+  options: UpdateOptions,
 ): Promise<Versioned<Ticket>> {
   const input = parseInput(UpdateTicketSchema, body);
   // The current configuration waits for the request's rate count: the ticket's first read runs beside it.
@@ -89,8 +106,6 @@ export async function updateTicket(
           ],
         });
       } catch (error) {
-        // The team named was deleted since this change read it: as the same request sent now would answer.
-        if (error instanceof TeamGone) throw ValidationFailed.field('team_id', TEAM_INVALID);
         if (error instanceof UpdateTooLarge) {
           throw ValidationFailed.field(
             input.custom_fields ? 'custom_fields' : 'subject',

@@ -20,8 +20,8 @@ import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
 const gateway = useGateway();
 const tickets = ticketsThrough(gateway);
 const clock = useManualClock({ lazy: true });
-/** The issue asks for 5,000; seeded and handed back they take ~75 s on this machine, over the file's budget. */
-const SEEDED = 500;
+/** An agent's open tickets at retirement (issue 41): seeded, then handed back (docs/testing.md says what they cost). */
+const SEEDED = 5_000;
 
 async function setUp(file: Record<string, unknown> = {}) {
   const people = await peopleAccount(gateway, file);
@@ -235,15 +235,17 @@ describe('handing back an agent’s open tickets', () => {
     expect((await d.unassignedEvents()).sort()).toEqual(made.map((t) => t.uuid).sort());
   });
 
-  it('500 open tickets (5,000 take ~75 s here): the PATCH answers in one request’s time, every one handed back, the counts exact', async () => {
+  it('5,000 open tickets: the PATCH answers in one request’s time; a crash midway resumes; every one handed back once with its event, the counts exact', async () => {
     const d = await setUp({
       auto_assignment: { enabled: true, method: 'round_robin' },
       agents: [{ email: 'ann@desk.test', name: 'Ann' }],
     });
     const ann = (await d.call('GET', '/api/agents')).body.data[0];
     const bodies = Array.from({ length: SEEDED }, () => ticketBody());
-    await seedTickets(d.account.accountId, bodies);
+    // The lists' items only: the hand-back reads its queue, the checks lists, totals and events (ticket-seeder.ts).
+    const seeded = await seedTickets(d.account.accountId, bodies, { listsOnly: true });
     expect((await d.call('GET', `/api/agents/${ann.id}`)).body.data.open_tickets).toBe(SEEDED);
+    const owned = async () => (await tickets.list(d.key, `assignee_id=${ann.id}`)).total;
     clock();
     const retired = await withFault(undefined, () =>
       d.call('PATCH', `/api/agents/${ann.id}`, { active: false }),
@@ -251,11 +253,28 @@ describe('handing back an agent’s open tickets', () => {
     expect(retired.result.status).toBe(200);
     // One request's time: its round trips do not grow with the tickets handed back.
     expect(retired.operations.length).toBeLessThan(20);
-    await runUntil(
-      async () => (await tickets.list(d.key, `assignee_id=${ann.id}`)).total === 0,
-      'the seeded tickets handed back',
+    // A pass hands back its share, each ticket at two store calls (its event's place, its commit) and a share of its
+    // step's (the page's tickets in one BatchGetItem, the configuration once): 4.2 before, a GetItem of the ticket
+    // and one of the configuration's version each.
+    const first = await withFault(undefined, () => handBackPass());
+    expect(first.result.more).toBe(true);
+    const handed = SEEDED - (await owned());
+    expect(handed).toBeGreaterThan(0);
+    expect(first.operations.length / handed).toBeLessThan(2.5);
+    // Midway: the next pass's first commit lands and its answer is lost (the runner dies there, as far as it knows).
+    // Postponed by the failure, the hand-back is resumed from what the store holds.
+    const crashed = await withFault({ operation: 'TransactWriteItems', mode: 'lost-answer' }, () =>
+      handBackPass(),
     );
+    expect(crashed.result.failed).toBe(1);
+    const left = await owned();
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(SEEDED);
+    await runUntil(async () => (await owned()) === 0, 'the seeded tickets handed back');
     expect((await d.call('GET', `/api/agents/${ann.id}`)).body.data.open_tickets).toBe(0);
     expect((await tickets.list(d.key, 'assignee=unassigned')).total).toBe(SEEDED);
-  }, 120_000);
+    // Each ticket once, each with its event: the crash's commit too, never twice.
+    expect((await d.unassignedEvents()).sort()).toEqual(seeded.map((t) => t.uuid).sort());
+    // ~140 s alone on this machine (docs/testing.md); two files at once under `npm test` take up to twice that.
+  }, 420_000);
 });

@@ -130,6 +130,43 @@ describe('deleting a team with open tickets', () => {
     expect(await d.teamOf(ticket.uuid)).toBeNull();
   });
 
+  it('a resolved ticket of the team reopened while its deletion lands decides again: in no team, never in the deleted one', async () => {
+    const d = await setUp();
+    const billing = await d.team({ name: 'Billing' });
+    const ticket = await tickets.create(d.key);
+    await tickets.update(d.key, ticket.uuid, { team_id: billing.id, status: 'resolved' });
+    // The reopen decided (the team exists, so the ticket keeps it); before its commit, the deletion, which sees no
+    // open ticket, lands.
+    let deleted: Answer | undefined;
+    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
+      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
+    });
+    const reopened = await tickets.patch(d.key, ticket.uuid, { status: 'open' });
+    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(reopened.status, reopened.text).toBe(200);
+    expect(reopened.body.ticket.team).toBeNull();
+    expect(await d.teamOf(ticket.uuid)).toBeNull();
+  });
+
+  it('a requester’s message reopening the team’s resolved ticket while its deletion lands: posted, the ticket in no team', async () => {
+    const d = await setUp();
+    const billing = await d.team({ name: 'Billing' });
+    const ticket = await tickets.create(d.key);
+    await tickets.update(d.key, ticket.uuid, { team_id: billing.id, status: 'resolved' });
+    let deleted: Answer | undefined;
+    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
+      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
+    });
+    const posted = await d.call('POST', `/api/tickets/${ticket.uuid}/messages`, {
+      body: 'It broke again.',
+      author: 'requester',
+    });
+    expect(posted.status, posted.text).toBe(201);
+    expect(deleted?.status, deleted?.text).toBe(200);
+    const after = (await tickets.current(d.key, ticket.uuid)).ticket;
+    expect([after.status, after.team]).toEqual(['open', null]);
+  });
+
   it('a ticket moved into the team while its deletion is held: the move first refuses the deletion (409)', async () => {
     const d = await setUp();
     const billing = await d.team({ name: 'Billing' });

@@ -18,11 +18,12 @@ export type FaultMode = 'lost-request' | 'lost-answer' | 'conflict' | 'refused';
 
 /**
  * The call that fails: the `at`th of the work, or the first of `operation` (`TransactWriteItems`); with `after`,
- * the first of `operation` once a call of `after` was made (`UpdateItem` after the `TransactWriteItems`).
+ * the first of `operation` once a call of `after` was made (`UpdateItem` after the `TransactWriteItems`); with
+ * `times`, the first `times` calls of `operation` in a row (a hot item's losing streak).
  */
 type Plan = (
-  | { at: number; operation?: undefined; after?: undefined }
-  | { at?: undefined; operation: string; after?: string }
+  | { at: number; operation?: undefined; after?: undefined; times?: undefined }
+  | { at?: undefined; operation: string; after?: string; times?: number }
 ) & {
   mode: FaultMode;
 };
@@ -81,8 +82,9 @@ function install(): void {
         (plan.operation ? plan.operation === operation && (!plan.after || run.afterSeen) : plan.at === n);
       if (!plan || !failing) return next(args);
       const { mode } = plan;
-      // An operation's first call only: the calls after it run as they would.
-      if (plan.operation) run.plan = undefined;
+      // An operation's first call only (its first `times`): the calls after it run as they would.
+      if (plan.operation)
+        run.plan = (plan.times ?? 1) > 1 ? { ...plan, times: (plan.times ?? 1) - 1 } : undefined;
       if (mode !== 'lost-answer') throw injectedError(mode);
       await next(args);
       throw injectedError(mode);

@@ -43,7 +43,18 @@ export interface SeedOptions {
    * lists, totals and search do not count them.
    */
   entitiesOnly?: boolean;
+  /**
+   * Only what lists and their totals read: the tickets, their postings, blocks, counters and stats cells, not their
+   * search terms nor their sorted postings (~9 items a ticket instead of ~22). Search, a ticket by its number and
+   * `sort=due` / `sort=queue` do not find them; a change of one (its commit deletes what it was never given, and
+   * puts its new sorted postings) leaves the lists exact. For a backlog whose runner and checks read lists and
+   * totals only (test/api/agents-handback.test.ts's 5,000 tickets).
+   */
+  listsOnly?: boolean;
 }
+
+/** The item types listsOnly leaves out (lib/data/index/items.ts names them: terms, sorted postings). */
+const NOT_LISTED = new Set([tickets.index.types.term, `${tickets.index.types.posting}_sorted`]);
 
 /** Seeds `bodies` (as POST /api/tickets takes them) as an account's first tickets; answers them, in order. */
 export async function seedTickets(
@@ -107,32 +118,39 @@ export async function seedTickets(
     await Promise.all(chunks(own, Math.ceil(own.length / 8) || 1).map((group) => batchPutAll(group)));
     return seeded;
   }
-  const groups = chunks(items.all(), Math.ceil(items.size / 8) || 1);
+  const written = options.listsOnly
+    ? items.all().filter((item) => !NOT_LISTED.has(String(item.type)))
+    : items.all();
+  const groups = chunks(written, Math.ceil(written.length / 8) || 1);
   await Promise.all(groups.map((group) => batchPutAll(group)));
   rememberDirectoryEntries([...items.directoryEntries]);
   return seeded;
 }
 
 /**
- * Each round-robin ticket's cursor (undefined for the others), taken as its create takes it: one UpdateItem each
- * (16 at once), and the cursors of each candidate set handed out in ticket order, as one after another would.
+ * Each round-robin ticket's cursor (undefined for the others), as its create takes it: each candidate set's
+ * cursors in one UpdateItem (takeCursor's `count`: the same counter moved by as many), handed out in ticket
+ * order, as one create after another would take them.
  */
 async function roundRobinCursors(
   accountId: string,
   sets: (string | undefined)[],
 ): Promise<(number | undefined)[]> {
-  const taken = new Map<string, number[]>();
-  const pending = sets.flatMap((set) => (set === undefined ? [] : [set]));
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      for (let set = pending.pop(); set !== undefined; set = pending.pop()) {
-        const cursor = await takeCursor(accountId, set);
-        taken.set(set, [...(taken.get(set) ?? []), cursor]);
-      }
-    }),
+  const counts = new Map<string, number>();
+  for (const set of sets) if (set !== undefined) counts.set(set, (counts.get(set) ?? 0) + 1);
+  const next = new Map(
+    await Promise.all(
+      [...counts].map(
+        async ([set, count]) => [set, (await takeCursor(accountId, set, count)) - count + 1] as const,
+      ),
+    ),
   );
-  for (const cursors of taken.values()) cursors.sort((a, b) => b - a);
-  return sets.map((set) => (set === undefined ? undefined : taken.get(set)?.pop()));
+  return sets.map((set) => {
+    if (set === undefined) return undefined;
+    const cursor = next.get(set) as number;
+    next.set(set, cursor + 1);
+    return cursor;
+  });
 }
 
 /** The items a series of creates leaves, each key once: puts as put, ADDs summed (numbers) or joined (sets). */

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
+import { retryingRead } from '#test/support/retries.ts';
 import { type Service, startService } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 
@@ -48,14 +49,9 @@ async function applyAccount(file: Record<string, unknown>): Promise<string> {
 
 /** A GET, asked again after a 503 (the store too slow for the request's deadline on a loaded machine), as a client. */
 const get = async (key: string, path: string) => {
-  const send = () => fetch(`${service.baseUrl}${path}`, { headers: { Authorization: `Bearer ${key}` } });
-  let r = await send();
-  for (let i = 0; r.status === 503 && i < 20; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100 + 100 * i));
-    r = await send();
-  }
+  const r = await retryingRead(`${service.baseUrl}${path}`, key);
   expect(r.status, path).toBe(200);
-  return ((await r.json()) as { data: Record<string, unknown>[] }).data;
+  return (JSON.parse(r.text) as { data: Record<string, unknown>[] }).data;
 };
 
 const send = (mail: SendMailOptions) =>

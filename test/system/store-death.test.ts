@@ -6,6 +6,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { localClient } from '#infra/local/dynamodb-local.ts';
 import { checkAnswer } from '#test/support/contract.ts';
+import { retrying, retryingRead, WRITE_AGAIN } from '#test/support/retries.ts';
 import { javaPids, type Service, startService } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 
@@ -84,18 +85,14 @@ describe('npm start when its store dies', () => {
       });
       statuses.push(response.status);
       expect(Date.now() - started, 'a request never hangs').toBeLessThan(15_000);
-      return response.status;
+      return { status: response.status, headers: response.headers };
     };
     /** A client that retries with its key until the ticket is acknowledged. */
     const client = async (tag: string, heavy: boolean) => {
-      for (let attempt = 0; attempt < 400; attempt++) {
-        const status = await post(tag, heavy);
-        if (status === 201) return tag;
-        // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
-        expect([503, 409, 429]).toContain(status);
-        await new Promise((resolve) => setTimeout(resolve, status === 429 ? 1000 : 100));
-      }
-      throw new Error(`${tag} never succeeded`);
+      // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
+      const { status } = await retrying(() => post(tag, heavy), WRITE_AGAIN, 400);
+      expect(status, `${tag} acknowledged`).toBe(201);
+      return tag;
     };
 
     const tags: string[] = [];
@@ -141,17 +138,9 @@ describe('npm start when its store dies', () => {
     /** A list read as a client reads it: a 429 (the clients' writes took the minute's budget) waits its Retry-After. */
     const get = async (query: string) => {
       const path = `/api/tickets?per_page=100&${query}`;
-      const send = () => fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${apiKey}` } });
-      let response = await send();
-      for (let i = 0; (response.status === 429 || response.status === 503) && i < 10; i++) {
-        const wait = Math.min(Number(response.headers.get('retry-after') ?? 1), 10);
-        await response.text();
-        await new Promise((resolve) => setTimeout(resolve, wait * 1000));
-        response = await send();
-      }
-      const text = await response.text();
-      checkAnswer({ method: 'GET', path, status: response.status, headers: response.headers, text });
-      expect(response.status).toBe(200);
+      const { status, headers, text } = await retryingRead(`${base}${path}`, apiKey);
+      checkAnswer({ method: 'GET', path, status, headers, text });
+      expect(status).toBe(200);
       return JSON.parse(text) as { meta: { total: number }; data: unknown[] };
     };
     expect(tags.length).toBeGreaterThanOrEqual(4); // every worker got at least one ticket through

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { retrying, WRITE_AGAIN } from '#test/support/retries.ts';
 import { javaPids, type Service, startService } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 import { type Receiver, startReceiver } from '#test/support/webhooks.ts';
@@ -76,19 +77,21 @@ describe('npm start delivering webhooks when its store stalls', () => {
         ms: performance.now() - t0,
         stalled,
       });
-      return { status: response.status, text, body: text ? JSON.parse(text) : undefined };
+      return {
+        status: response.status,
+        headers: response.headers,
+        text,
+        body: text ? JSON.parse(text) : undefined,
+      };
     };
     /** One change, sent with its Idempotency-Key until acknowledged (503: the store stalled; 409: the key's claim). */
     const untilDone = async (method: string, path: string, body: unknown, done: number) => {
       const idempotencyKey = `k${randomBytes(6).toString('hex')}`;
-      for (let attempt = 0; attempt < 300; attempt++) {
-        const r = await call(method, path, body, { 'Idempotency-Key': idempotencyKey });
-        if (r.status === done) return r;
-        // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
-        expect([503, 409, 429], r.text).toContain(r.status);
-        await new Promise((resolve) => setTimeout(resolve, r.status === 429 ? 1000 : 100));
-      }
-      throw new Error(`${method} ${path} never succeeded`);
+      const send = () => call(method, path, body, { 'Idempotency-Key': idempotencyKey });
+      // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
+      const r = await retrying(send, WRITE_AGAIN, 300);
+      expect(r.status, r.text).toBe(done);
+      return r;
     };
     /** The feed after `after`, read to its end. */
     const feed = async (after: string | null) => {

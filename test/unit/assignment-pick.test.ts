@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import { ASSIGNMENT_METHODS } from '#lib/accounts/types.ts';
 import {
+  AGENTLESS_HEADS,
+  agentlessWindow,
   candidatesFor,
   needsOpenWork,
   pickAssignee,
@@ -128,6 +130,28 @@ describe('the assignment pick over random agent states', () => {
           expect(new Set(queuesFor(config, agent, NOW_US))).toEqual(new Set(expected));
         }
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("an agent's turns ask at most AGENTLESS_HEADS agentless teams each, and every one within ceil(n / 20) turns", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 500 }), { maxLength: 90 }),
+        fc.nat(),
+        (ids, seed) => {
+          const agentless = [...ids].sort((a, b) => a - b);
+          const asked = new Set<number>();
+          let after: number | undefined;
+          for (let turn = 0; turn < Math.max(1, Math.ceil(agentless.length / AGENTLESS_HEADS)); turn++) {
+            const window = agentlessWindow(agentless, seed, after);
+            expect(window.length).toBe(Math.min(AGENTLESS_HEADS, agentless.length));
+            for (const id of window) asked.add(id);
+            after = window.at(-1);
+          }
+          expect(asked).toEqual(new Set(agentless));
+        },
+      ),
       { numRuns: 300 },
     );
   });

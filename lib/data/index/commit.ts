@@ -8,6 +8,7 @@ import { ATTR, keyString } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 import { removeFromBlock, type WritePlan } from './additions.ts';
 import { addToCounter, put, remove, type StatsCondition, statsActions } from './commit-actions.ts';
+import type { SearchTerms } from './declaration.ts';
 import { directoryPlan } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
 
@@ -111,8 +112,10 @@ export function planUpdate<E>(
   options: WriteOptions = {},
 ): WritePlan {
   const newVersion = change.version + 1;
-  const before = entityItems(index, accountId, change.before);
-  const after = entityItems(index, accountId, change.after, newVersion);
+  // Terms unchanged (most changes: a status, an assignee), none of them is written or removed: not keyed at all.
+  const prefixTerms = !samePrefixes(index.termsOf(change.before), index.termsOf(change.after));
+  const before = entityItems(index, accountId, change.before, 1, { prefixTerms });
+  const after = entityItems(index, accountId, change.after, newVersion, { prefixTerms });
 
   // On a shard of its own choosing (updates have no consecutive numbers to spread them).
   const shard = randomInt(COUNTER_SHARDS);
@@ -215,6 +218,9 @@ function enteredDimensions<E>(index: Index<E>, accountId: string, change: Entity
   const before = new Set(index.dimensionsOf(accountId, change.before));
   return index.dimensionsOf(accountId, change.after).filter((d) => !before.has(d));
 }
+
+const samePrefixes = (a: SearchTerms, b: SearchTerms) =>
+  a.prefixes.length === b.prefixes.length && a.prefixes.every((term, i) => term === b.prefixes[i]);
 
 /** Items in `from` and not in `to` (removed), and the other way round (added), by key. */
 function diff<T extends { pk?: unknown; sk?: unknown }>(from: T[], to: T[]) {

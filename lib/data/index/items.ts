@@ -85,12 +85,23 @@ export interface EntityItems {
   sortedPostings: Record<string, unknown>[];
 }
 
-export function entityItems<E>(index: Index<E>, accountId: string, entity: E, version = 1): EntityItems {
+/**
+ * `prefixTerms: false`: none of its prefix terms (an update whose terms are those it had: their keys, an HMAC a
+ * character each, are most of the CPU of a ticket's items).
+ */
+export function entityItems<E>(
+  index: Index<E>,
+  accountId: string,
+  entity: E,
+  version = 1,
+  options: { prefixTerms?: boolean } = {},
+): EntityItems {
   const { keys, types, declaration } = index;
   const orderKey = index.orderKeyOf(entity);
   const { number } = declaration.order(entity);
   const dims = index.dimensionsOf(accountId, entity);
   const terms = index.termsOf(entity);
+  const prefixes = options.prefixTerms === false ? [] : terms.prefixes;
   const bounded = dims.filter(index.isStatsDimension);
   const posting = (d: string) => ({ ...keys.posting(accountId, d, orderKey), type: types.posting });
   const counters = Object.entries(declaration.statsCounters ?? {}).flatMap(([name, counter]) =>
@@ -117,7 +128,7 @@ export function entityItems<E>(index: Index<E>, accountId: string, entity: E, ve
       terms.number === undefined
         ? undefined
         : { ...keys.numberTerm(accountId, terms.number, orderKey), type: types.term },
-    prefixTerms: terms.prefixes.map((t) => ({
+    prefixTerms: prefixes.map((t) => ({
       ...keys.prefixTerm(accountId, keyedTerm(accountId, t), orderKey),
       type: types.term,
     })),

@@ -1,9 +1,9 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { orderKeys } from '../keys.ts';
-import { dynamo, tableName } from '../store/client.ts';
+import { batchGetAll, dynamo, tableName } from '../store/client.ts';
 import type { Versioned } from '../store/items.ts';
 import type { Index } from './items.ts';
-import { getStored } from './reads.ts';
+import { storedOf } from './reads.ts';
 
 /**
  * A dimension's entities oldest first, as its postings list them: the finder of a caller that works through a
@@ -27,11 +27,14 @@ export interface ListedPage {
   /** A posting's `at` to start after, or null: from the oldest. */
   after: string | null;
   limit: number;
-  /** Whether each posting's entity is read (one strongly consistent GetItem each, at once); true unless false. */
+  /** Whether the postings' entities are read (strongly consistent, one BatchGetItem); true unless false. */
   read?: boolean;
 }
 
-/** A page of a dimension's postings, oldest first: one keys-only Query, then each entity's GetItem at once. */
+/**
+ * A page of a dimension's postings, oldest first: one keys-only Query, then the page's entities in one BatchGetItem
+ * (a GetItem each cost a hand-back's step 25 calls where one does: docs/capacity.md, "People").
+ */
 export async function oldestListed<E>(
   index: Index<E>,
   accountId: string,
@@ -54,8 +57,14 @@ export async function oldestListed<E>(
   );
   const keys = (Items ?? []).map((i) => String(i.sk)).filter((sk) => !index.keys.isCounterSort(sk));
   const stored =
-    page.read === false ? [] : await Promise.all(keys.map((k) => getStored<E>(index, accountId, k)));
-  return keys.map((at, i) => ({ at, createdMicros: orderKeys.parts(at).createdMicros, stored: stored[i] }));
+    page.read === false ? new Map<string, Versioned<E>>() : await entitiesAt(index, accountId, keys);
+  return keys.map((at) => ({ at, createdMicros: orderKeys.parts(at).createdMicros, stored: stored.get(at) }));
+}
+
+/** The entities these order keys name, as stored, by order key (none read for no key). */
+async function entitiesAt<E>(index: Index<E>, accountId: string, keys: string[]) {
+  const items = keys.length > 0 ? await batchGetAll(keys.map((k) => index.keys.item(accountId, k))) : [];
+  return new Map(items.map((item) => [String(item.sk), storedOf<E>(item)]));
 }
 
 /** Deletes a posting by its place (`at`): one no entity holds, which still names its dimension's value. */

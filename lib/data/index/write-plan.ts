@@ -1,7 +1,12 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
 import { batchDeleteAll, batchPutAll, dynamo, tableName } from '../store/client.ts';
-import { ConcurrentWrite, isConditionFailure, isTransactionConflict } from '../store/errors.ts';
+import {
+  ConcurrentWrite,
+  isConditionFailure,
+  isTransactionConflict,
+  retryOnConflict,
+} from '../store/errors.ts';
 import { ATTR } from '../store/items.ts';
 import { commit } from '../store/transact.ts';
 import { cutPlan, putUnconfirmed, type WritePlan } from './additions.ts';
@@ -10,8 +15,15 @@ import { rememberDirectoryEntries } from './directory.ts';
 /** Writing a planned commit (commit.ts plans it): the marked additions first, the events' places, the commit. */
 
 /**
- * Writes a plan: its marked additions, then its commit. A conflict, on the commit or on a marked block key
- * (block items other commits hold too), is a ConcurrentWrite; a failed condition throws what its action names.
+ * Writes a plan: its marked additions, then its commit. A commit cancelled by a conflict wrote nothing: the same
+ * commit is sent again after a backoff (retryOnConflict, until the request's deadline), with the read, the plan and
+ * the events' places it has, as if its first send had arrived later. Every action of a commit is either guarded by
+ * a condition (the version read, least-busy's count, a free place) or relative (ADD, a set's ADD or DELETE, a put
+ * of the entity's own item), so a late send is as right as a first one, and a condition that no longer holds
+ * refuses it (the caller decides again). A lost attempt so costs one transaction, where deciding again from the
+ * start cost a read, a take and a close of places and the planning (docs/capacity.md, "Contention, measured"). A
+ * conflict on a marked block key (block items other commits hold too) is a ConcurrentWrite; a failed condition
+ * throws what its action names.
  */
 export async function writePlan(plan: WritePlan): Promise<void> {
   // A write that takes its event places now (an update) puts the plain directory entries beside that call.
@@ -31,7 +43,8 @@ export async function writePlan(plan: WritePlan): Promise<void> {
     if (taken.status === 'rejected') throw taken.reason;
     places = taken.value;
     if (early.status === 'rejected') throw early.reason;
-    await commit([...cut.commit, ...(places?.actions ?? [])]);
+    const actions = [...cut.commit, ...(places?.actions ?? [])];
+    await retryOnConflict(() => commit(actions));
     rememberDirectoryEntries(cut.directory);
   } catch (error) {
     // The commit did not land, or may not have: its places are closed (a landed event keeps its place).

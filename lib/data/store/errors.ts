@@ -165,14 +165,35 @@ export class ReadBudgetExceeded extends Error {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** How often a write that lost to a concurrent one is decided again (each attempt waits a little longer). */
-export const MAX_CONFLICT_ATTEMPTS = 25;
+/**
+ * How often a write that lost to a concurrent one is decided again, at most: within a request its deadline ends
+ * the tries first (~8 s of the backoff below); outside one (a runner) this bounds them.
+ */
+export const MAX_CONFLICT_ATTEMPTS = 64;
+/** The first backoff window after a conflict; it doubles with each conflict up to CONFLICT_BACKOFF_CAP_MS. */
+const CONFLICT_BACKOFF_BASE_MS = 8;
+/**
+ * The widest window: several times a transaction's hold (~20 ms on DynamoDB; a round trip to a loaded DynamoDB
+ * Local in the contention bench), so that the writers that lost on one hot item spread their next tries over it.
+ */
+const CONFLICT_BACKOFF_CAP_MS = 256;
 
 /**
- * Runs `attempt` until it does not throw a retryable error (by default: a transaction conflict), with a
- * short random backoff; `beforeRetry` may refresh what the next attempt decides on. Still losing after
- * MAX_CONFLICT_ATTEMPTS, or with the request's deadline passed: 503 (the account is too busy right now;
- * nothing was written).
+ * The pause after the `attempt`th conflict in a row: full jitter, anywhere in a window that doubles (8, 16 … 256
+ * ms). Writers that lost together do not try again together, and a hot item's losers come back at the rate it
+ * serves them rather than in a burst that cancels most of them again (each cancelled attempt re-reads and takes
+ * event places for nothing).
+ */
+export function conflictBackoffMs(attempt: number): number {
+  const window = Math.min(CONFLICT_BACKOFF_CAP_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (attempt - 1));
+  return Math.random() * window;
+}
+
+/**
+ * Runs `attempt` until it does not throw a retryable error (by default: a transaction conflict), pausing
+ * conflictBackoffMs between tries; `beforeRetry` may refresh what the next attempt decides on. Still losing
+ * when the request's deadline would pass during the pause (or after MAX_CONFLICT_ATTEMPTS): 503 (the account is
+ * too busy right now; nothing was written).
  */
 export async function retryOnConflict<T>(
   attempt: () => Promise<T>,
@@ -184,7 +205,7 @@ export async function retryOnConflict<T>(
       return await attempt();
     } catch (error) {
       if (!retryable(error)) throw error;
-      const backoff = Math.random() * 5 * n;
+      const backoff = conflictBackoffMs(n);
       if (n >= MAX_CONFLICT_ATTEMPTS || timeLeftMs() <= backoff)
         throw new ServiceUnavailable(1, { cause: error });
       await pause(backoff);

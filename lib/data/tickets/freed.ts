@@ -39,13 +39,43 @@ const freedPut = (accountId: string, agentId: number, atMs: number) => ({
  * the one read. Without it a freeing in the same millisecond as the one the runner was serving had the same key, and
  * the runner's delete removed it: the agent's new room was never served (a test of the queue once failed so).
  */
-const freeingMark = () => randomBytes(6).toString('hex');
+export const freeingMark = () => randomBytes(6).toString('hex');
+
+/**
+ * Where an agent's turn is in the agentless teams it asks, a window at a time (lib/tickets/assignment.ts,
+ * agentlessWindow): `seed` from the freeing's mark (a fresh rotation starts at a random team), `after` the last
+ * team a turn asked and `left` how many were still to ask then, kept in the mark of an entry a turn moved on.
+ */
+export interface Rotation {
+  seed: number;
+  after?: number;
+  left?: number;
+}
 
 export interface FreedEntry {
   accountId: string;
-  agentId: number;
+  /** null: the account's team wake (./team-wake.ts). */
+  agentId: number | null;
   /** The entry's due sort key as read: its delete is conditional on it (a later freeing is kept). */
   gsi2sk: string;
+  rotation: Rotation;
+}
+
+function rotationOf(mark: string): Rotation {
+  const [hex = '', after, left] = mark.split('~');
+  const seed = Number.parseInt(hex.slice(0, 8), 16) || 0;
+  return after === undefined ? { seed } : { seed, after: Number(after), left: Number(left) };
+}
+
+/** The entry's item, and its due key at `atMs` with a new mark (and a rotation's place). */
+const keyOf = (entry: FreedEntry) =>
+  entry.agentId === null ? queueKeys.wake(entry.accountId) : queueKeys.freed(entry.accountId, entry.agentId);
+function dueOf(entry: FreedEntry, atMs: number, rotation?: Rotation) {
+  const place = rotation?.after === undefined ? '' : `~${rotation.after}~${rotation.left ?? 0}`;
+  const mark = `${freeingMark()}${place}`;
+  return entry.agentId === null
+    ? queueKeys.wakeDue(entry.accountId, atMs, mark)
+    : queueKeys.freedDue(entry.accountId, entry.agentId, atMs, mark);
 }
 
 /** The freed entries due at `nowMs`: a window of the due index, a page a shard from where the last ended. */
@@ -58,7 +88,10 @@ export async function dueFreedWindow(
     dueIndex: queueKeys.freedDueIndex,
     duePartition: queueKeys.freedDuePartition,
     dueBefore: queueKeys.freedDueBefore,
-    parseDue: (gsi2sk: string) => ({ ...queueKeys.parseFreedDue(gsi2sk), gsi2sk }),
+    parseDue: (gsi2sk: string) => {
+      const { accountId, agentId, mark } = queueKeys.parseFreedDue(gsi2sk);
+      return { accountId, agentId, gsi2sk, rotation: rotationOf(mark) };
+    },
   };
   return dueWindowOf(keys, nowMs, ALL_DUE_SHARDS, cursors, perShard);
 }
@@ -72,7 +105,7 @@ export async function finishFreed(entry: FreedEntry): Promise<void> {
     .send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: queueKeys.freed(entry.accountId, entry.agentId),
+        Key: keyOf(entry),
         ConditionExpression: 'gsi2sk = :sk',
         ExpressionAttributeValues: { ':sk': entry.gsi2sk },
       }),
@@ -84,15 +117,16 @@ export async function finishFreed(entry: FreedEntry): Promise<void> {
 
 /**
  * The entry moved to `atMs`, unless a change freed the agent again since it was read (that entry is kept): a turn
- * that failed, so one failing agent is not served again at every pass, or an agent away until `atMs`.
+ * that failed, so one failing agent is not served again at every pass, an agent away until `atMs`, or a turn that
+ * asked one window of the agentless teams and leaves the next to the next pass (`rotation`).
  */
-export async function postponeFreed(entry: FreedEntry, atMs: number): Promise<void> {
-  const due = queueKeys.freedDue(entry.accountId, entry.agentId, atMs, freeingMark());
+export async function postponeFreed(entry: FreedEntry, atMs: number, rotation?: Rotation): Promise<void> {
+  const due = dueOf(entry, atMs, rotation);
   await dynamo
     .send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: queueKeys.freed(entry.accountId, entry.agentId),
+        Key: keyOf(entry),
         UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
         ConditionExpression: 'gsi2sk = :read',
         ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk, ':read': entry.gsi2sk },

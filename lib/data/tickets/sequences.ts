@@ -90,16 +90,19 @@ const cursorDigest = (roundRobinSet: string) =>
   createHash('sha256').update(roundRobinSet).digest('base64url').slice(0, 16);
 const CURSOR_TTL_SECONDS = 90 * 24 * 60 * 60;
 
-/** The next round-robin cursor of a candidate set (a create takes one; so does the tests' bulk seeder). */
-export async function takeCursor(accountId: string, roundRobinSet: string): Promise<number> {
+/**
+ * The next round-robin cursor of a candidate set (a create takes one); with `count`, that many in one UpdateItem,
+ * answering the last of them (the tests' bulk seeder takes a set's cursors so: last - count + 1 … last).
+ */
+export async function takeCursor(accountId: string, roundRobinSet: string, count = 1): Promise<number> {
   const { Attributes } = await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
       Key: accountKeys.roundRobin(accountId, cursorDigest(roundRobinSet)),
-      UpdateExpression: 'ADD #cursor :one SET #expires = :expires',
+      UpdateExpression: 'ADD #cursor :count SET #expires = :expires',
       ExpressionAttributeNames: { '#cursor': 'cursor', '#expires': table.ttlAttribute },
       ExpressionAttributeValues: {
-        ':one': 1,
+        ':count': count,
         ':expires': Math.floor(nowMillis() / 1000) + CURSOR_TTL_SECONDS,
       },
       ReturnValues: 'UPDATED_NEW',

@@ -25,14 +25,14 @@ export const newTicketUuid = (createdUs: number, number: number) => newOrderedUu
 export * from './counts.ts';
 
 /**
- * A commit that puts a ticket in a team (a create into one, a team change) is refused on a deleted team's closed cell
- * (TeamGone), so a team deleted after the change decided never gets an open ticket. A ticket that keeps its team
- * (a resolved one reopened, a restore) is not: one of a team already deleted goes to no team (reopenedIntoGoneTeam,
- * lib/tickets/update-ticket.ts); one whose team is deleted while it is reopened counts in the deleted team's cell,
- * which nothing reads any more.
+ * A commit that adds a ticket to a team's open work (a create into one, a team change, a resolved one reopened) is
+ * refused on a deleted team's closed cell (TeamGone): only a cell the commit adds to is conditioned (statsActions),
+ * so a change that leaves the ticket's open work where it was meets no condition. A team deleted after the change
+ * decided never gets an open ticket: the change decides again on the configuration as it is now (a reopen: to no
+ * team, reopenedIntoGoneTeam in lib/tickets/update-ticket.ts). A restore of a team's ticket deleted meanwhile goes to
+ * no team as it reads the configuration (lib/trash/restore.ts).
  */
-const teamEntered = (before: Ticket | undefined, after: Ticket) =>
-  after.team && after.team.id !== before?.team?.id ? () => new TeamGone() : undefined;
+const teamEntered = (after: Ticket) => (after.team ? () => new TeamGone() : undefined);
 
 /**
  * A guarantee of automatic assignment, checked in the create transaction on the chosen agent's cell, so two creates
@@ -66,7 +66,7 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
     statsCondition: write.busyCondition && busyCondition(write.busyCondition),
     attach: [...(write.moreItems ?? []), ...completionCommit(write.attachment)],
     events: [write.event, ...(write.moreEvents ?? [])],
-    closed: teamEntered(undefined, write.ticket),
+    closed: teamEntered(write.ticket),
     reserved: write.place,
   });
 }
@@ -125,7 +125,7 @@ export interface TicketUpdate {
 /**
  * Applies a ticket's change and moves its index with it, in one transaction guarded by the version (StaleVersion
  * when another update landed first; UpdateTooLarge when its removals alone pass one transaction; TeamGone when it
- * moves the ticket into a team deleted since). Answers the new version.
+ * adds the ticket to the open work of a team deleted since). Answers the new version.
  */
 export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   const { accountId, before, after, version } = update;
@@ -135,7 +135,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     {
       attach: [...(update.items ?? []), ...completionCommit(update.attachment)],
       events: Array.isArray(update.event) ? update.event : [update.event],
-      closed: teamEntered(before, after),
+      closed: teamEntered(after),
       statsCondition: update.busyCondition && busyCondition(update.busyCondition),
     },
   );

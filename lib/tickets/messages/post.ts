@@ -17,6 +17,7 @@ import { conversationOf } from '../conversation.ts';
 import { findTicket } from '../get-ticket.ts';
 import { presentCreatedTicket } from '../present.ts';
 import type { ClockState } from '../sla-clocks.ts';
+import { againIfTeamGone } from '../team-gone.ts';
 import type { Ticket } from '../types.ts';
 import { createFollowUp } from './follow-up.ts';
 import { descriptionMessage, type MailFields, type Message, messageId, presentMessage } from './message.ts';
@@ -90,11 +91,21 @@ export async function postMessage(
  * A message of checked input: the route's, and a mail's (lib/email/receive/existing-ticket.ts), which goes through
  * the same status rules, clocks and follow-ups.
  */
-export async function postParsedMessage(
+export function postParsedMessage(
   accountId: string,
   ref: string,
   input: CreateMessageInput,
   options: PostOptions = {},
+): Promise<MessagePosted> {
+  // A requester's reopen that met its team's deletion: decided again on the configuration as it is now.
+  return againIfTeamGone(accountId, () => postOnce(accountId, ref, input, options));
+}
+
+async function postOnce(
+  accountId: string,
+  ref: string,
+  input: CreateMessageInput,
+  options: PostOptions,
 ): Promise<MessagePosted> {
   const author = input.author ?? 'agent';
   const visibility = input.visibility ?? 'public';

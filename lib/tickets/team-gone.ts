@@ -1,0 +1,19 @@
+import { forgetAccountConfig } from '#lib/accounts/config-cache.ts';
+import { TeamGone } from '#lib/data/people/people.ts';
+
+/**
+ * A ticket change decided on a configuration that named the ticket's team, whose commit met the team's deletion
+ * (TeamGone: the team's open-work cell closed, lib/data/tickets/tickets.ts): a reopen by a PATCH or by a requester's
+ * message of a resolved ticket that keeps its team. Decided again, once, on the configuration as it is now: the
+ * reopen goes to no team (reopenedIntoGoneTeam, ./update-ticket.ts), a team named is a 422 as the same request sent
+ * now would answer. Nothing of the first attempt was written (its transaction was refused whole).
+ */
+export async function againIfTeamGone<T>(accountId: string, change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (error) {
+    if (!(error instanceof TeamGone)) throw error;
+    forgetAccountConfig(accountId);
+    return change();
+  }
+}
