@@ -20,8 +20,13 @@ import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
 const gateway = useGateway();
 const tickets = ticketsThrough(gateway);
 const clock = useManualClock({ lazy: true });
-/** An agent's open tickets at retirement (issue 41): seeded, then handed back (docs/testing.md says what they cost). */
-const SEEDED = 5_000;
+/**
+ * An agent's open tickets at retirement: seeded, then handed back. 1,500 in `npm test` (more than a pass hands
+ * back); issue 41's 5,000 with `HANDBACK_TICKETS=5000 npx vitest run test/api/agents-handback.test.ts` (~145 s
+ * alone): at 5,000 the file's 93 s of CPU is more than the suite's 8 minutes on two cores can carry
+ * (docs/testing.md, "The 5,000-ticket hand-back").
+ */
+const SEEDED = Number(process.env.HANDBACK_TICKETS ?? 1_500);
 
 async function setUp(file: Record<string, unknown> = {}) {
   const people = await peopleAccount(gateway, file);
@@ -235,7 +240,7 @@ describe('handing back an agent’s open tickets', () => {
     expect((await d.unassignedEvents()).sort()).toEqual(made.map((t) => t.uuid).sort());
   });
 
-  it('5,000 open tickets: the PATCH answers in one request’s time; a crash midway resumes; every one handed back once with its event, the counts exact', async () => {
+  it(`${SEEDED.toLocaleString('en')} open tickets: the PATCH answers in one request’s time; a crash midway resumes; every one handed back once with its event, the counts exact`, async () => {
     const d = await setUp({
       auto_assignment: { enabled: true, method: 'round_robin' },
       agents: [{ email: 'ann@desk.test', name: 'Ann' }],
@@ -275,6 +280,6 @@ describe('handing back an agent’s open tickets', () => {
     expect((await tickets.list(d.key, 'assignee=unassigned')).total).toBe(SEEDED);
     // Each ticket once, each with its event: the crash's commit too, never twice.
     expect((await d.unassignedEvents()).sort()).toEqual(seeded.map((t) => t.uuid).sort());
-    // ~140 s alone on this machine (docs/testing.md); two files at once under `npm test` take up to twice that.
+    // At 5,000 ~140 s alone on this machine (docs/testing.md); two files at once take up to twice that.
   }, 420_000);
 });
