@@ -7,6 +7,7 @@ import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { peopleAccount } from '#test/support/people.ts';
 import { queuesAsked } from '#test/support/queue.ts';
+import { beforeCallOnce } from '#test/support/store-hooks.ts';
 import { ticketBody, ticketsThrough } from '#test/support/tickets.ts';
 
 /**
@@ -192,5 +193,41 @@ describe('the agentless teams an agent’s turn asks', () => {
     const second = await queuesAsked(account.accountId, () => queuePass());
     expect(second.size).toBeLessThanOrEqual(21);
     expect(await waiting()).toBe(0);
+  });
+});
+
+describe('a team wake racing other changes', () => {
+  it('two passes serving the wake at once, agents of capacity 1: each takes one ticket, none twice, one still waits', async () => {
+    const s = await threeWaitingForTech(async ({ a, b, patch }) => {
+      await patch(`/api/agents/${a}`, { capacity: 1 });
+      await patch(`/api/agents/${b}`, { capacity: 1 });
+    });
+    await s.patch(`/api/agents/${s.t1}`, { active: false });
+    await Promise.all([queuePass(), queuePass()]);
+    const taken = await s.assignees();
+    expect(taken.filter((id) => id === s.a)).toHaveLength(1);
+    expect(taken.filter((id) => id === s.b)).toHaveLength(1);
+    expect(taken.filter((id) => id === null)).toHaveLength(1);
+    expect([await s.open(s.a), await s.open(s.b)]).toEqual([1, 1]);
+    expect((await s.updates()).sort()).toEqual([0, 1, 1]);
+  });
+
+  it('the team’s agent back while its wake hands out: the hand-over in flight lands, the rest wait for the team', async () => {
+    const s = await threeWaitingForTech();
+    await s.patch(`/api/agents/${s.t1}`, { active: false });
+    const [first] = (await s.call('GET', `/api/tickets?assignee=unassigned&team_id=${s.tech}&sort=queue`))
+      .body.data as { uuid: string }[];
+    beforeCallOnce('TransactWriteItemsCommand', first?.uuid as string, () =>
+      s.patch(`/api/agents/${s.t1}`, { active: true }),
+    );
+    await queuePass();
+    const taken = await s.assignees();
+    expect(taken.filter((id) => id !== null)).toHaveLength(1);
+    expect(await s.updates()).toEqual(taken.map((id) => (id === null ? 0 : 1)));
+    expect(await s.wakes()).toEqual([]);
+    // T1 (away) is Tech's again: its tickets wait for them, not for the account's agents.
+    await clock().advance(60_000);
+    await queuePass();
+    expect((await s.assignees()).filter((id) => id !== null)).toHaveLength(1);
   });
 });
