@@ -5,7 +5,7 @@ import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/
 import { MAX_TRANSACTION_ITEMS } from '#lib/data/store/transact.ts';
 import { getOpenWork } from '#lib/data/tickets/tickets.ts';
 import { nowMicros } from '#lib/time.ts';
-import { commitPeople, leftWithoutAgent } from './commit.ts';
+import { commitPeople, teamsLeft } from './commit.ts';
 import { type PeopleState, type PlannedPeople, planPeople } from './plan.ts';
 
 /**
@@ -46,7 +46,7 @@ export async function applyPeople(
       const grown = { teams: [...chunk.teams, ...entity.teams], agents: [...chunk.agents, ...entity.agents] };
       const plan = planPeople(state, grown);
       // Beside the writes, the hand-back item and the team wake's Update, when the change has them.
-      const beside = (plan.handBack.length > 0 ? 1 : 0) + (leftWithoutAgent(plan).length > 0 ? 1 : 0);
+      const beside = (plan.handBack.length > 0 ? 1 : 0) + (teamsLeft(plan).length > 0 ? 1 : 0);
       if (planned && peopleActionCount(plan.writes) + beside > MAX_TRANSACTION_ITEMS) {
         await commitChunk(accountId, planned);
         commits++;

@@ -169,9 +169,9 @@ export const versionIn = (config: AccountConfig, type: 'agent' | 'team', id: num
 
 /**
  * The freed entries of the agents a change may free (back, more room, a team joined; at an away status's end), in
- * the change's transaction: the queue's next ticket follows (lib/tickets/queue.ts). And the team wake, when it
- * leaves teams with no active agent: their waiting tickets go to the account's agents with room at once
- * (lib/tickets/team-wake.ts), one Update however many teams.
+ * the change's transaction: the queue's next ticket follows (lib/tickets/queue.ts). And the team wake, when an active
+ * agent leaves teams: those left with no active agent have their waiting tickets go to the account's agents with
+ * room at once (lib/tickets/team-wake.ts), one Update however many teams.
  */
 function freedByPeople(accountId: string, planned: PlannedPeople) {
   const nowUs = nowMicros();
@@ -180,15 +180,19 @@ function freedByPeople(accountId: string, planned: PlannedPeople) {
     const at = freedByAgentChange(w.before, w.after, nowUs);
     return at === undefined ? [] : [freedAction(accountId, w.after.id, at)];
   });
-  const agentless = leftWithoutAgent(planned);
-  return agentless.length > 0 ? [...freed, wakeTeamsAction(accountId, agentless, nowMillis())] : freed;
+  const left = teamsLeft(planned);
+  return left.length > 0 ? [...freed, wakeTeamsAction(accountId, left, nowMillis())] : freed;
 }
 
 /**
- * The teams an active agent of the change left (retired, or out of the team) that have no active agent after it
- * (and still exist). An apply counts the wake's Update in the room its transactions take (./apply-people.ts).
+ * The teams an active agent of the change left (retired, or out of the team) that still exist, staffed after it or
+ * not: the wake's runner serves only those it finds with no active agent (serveTeam). Two changes at once may each
+ * read the other's agent still active (two retirements write no item in common: a retirement does not write its
+ * teams), so a change that woke only the teams it left agentless as it read them left a team whose last two agents
+ * retired together asleep, its tickets waiting while others had room. An `apply` counts the wake's Update in the
+ * room its transactions take (./apply-people.ts).
  */
-export function leftWithoutAgent(planned: PlannedPeople): number[] {
+export function teamsLeft(planned: PlannedPeople): number[] {
   const left = new Set(
     planned.writes.flatMap((w) =>
       w.type === 'agent' && w.before?.active
@@ -196,6 +200,5 @@ export function leftWithoutAgent(planned: PlannedPeople): number[] {
         : [],
     ),
   );
-  const staffed = new Set(planned.next.agents.filter((a) => a.active).flatMap((a) => a.teamIds));
-  return planned.next.teams.map((t) => t.id).filter((id) => left.has(id) && !staffed.has(id));
+  return planned.next.teams.map((t) => t.id).filter((id) => left.has(id));
 }

@@ -231,3 +231,37 @@ describe('a team wake racing other changes', () => {
     expect((await s.assignees()).filter((id) => id !== null)).toHaveLength(1);
   });
 });
+
+describe('a team’s last two agents retired at once', () => {
+  it('each change read the other still active: the team is left with none all the same, and its tickets are handed out', async () => {
+    const { account, call } = await peopleAccount(gateway, {
+      ...file,
+      agents: [
+        { email: 't1@desk.test', name: 'T1', teams: ['Tech'] },
+        { email: 't2@desk.test', name: 'T2', teams: ['Tech'] },
+        { email: 'a@desk.test', name: 'A' },
+      ],
+    });
+    const [t1, t2, a] = account.agents.map((x) => x.id) as [number, number, number];
+    const patch = async (id: number, body: Record<string, unknown>) => {
+      const answer = await call('PATCH', `/api/agents/${id}`, body);
+      expect(answer.status, answer.text).toBe(200);
+    };
+    await patch(t1, { status: 'away' });
+    await patch(t2, { status: 'away' });
+    const waiting = [await create(account.apiKey, { category_slug: 'bug' })];
+    waiting.push(await create(account.apiKey, { category_slug: 'bug' }));
+    clock();
+    await queuePass();
+    // T1's retirement decided (T2 active: Tech keeps an agent); before its commit, T2's, which reads T1 active.
+    beforeCallOnce('TransactWriteItemsCommand', 't1@desk.test', () => patch(t2, { active: false }));
+    await patch(t1, { active: false });
+    const active = async (id: number) => (await call('GET', `/api/agents/${id}`)).body.data.active;
+    expect([await active(t1), await active(t2)]).toEqual([false, false]);
+    await queuePass();
+    const assignees = await Promise.all(
+      waiting.map(async (t) => (await call('GET', `/api/tickets/${t.uuid}`)).body.data.assignee?.id ?? null),
+    );
+    expect(assignees).toEqual([a, a]);
+  });
+});
