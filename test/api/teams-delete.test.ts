@@ -298,3 +298,71 @@ describe('deleting a team with open tickets', () => {
     }
   });
 });
+
+type FeedEvent = { type: string; data: { object: { uuid?: string }; version: number } };
+
+/** A ticket of Billing, resolved (so Billing may be deleted), and the feed's `ticket.updated` of a ticket. */
+async function resolvedInBilling() {
+  const d = await setUp();
+  const billing = await d.team({ name: 'Billing' });
+  const ticket = await tickets.create(d.key);
+  await tickets.update(d.key, ticket.uuid, { team_id: billing.id, status: 'resolved' });
+  const updatesOf = async (uuid: string) =>
+    ((await d.events()) as FeedEvent[]).filter(
+      (e) => e.type === 'ticket.updated' && e.data.object.uuid === uuid,
+    );
+  return { ...d, billing, ticket, updatesOf };
+}
+
+/**
+ * A reopen that meets its team's deletion is decided again (lib/tickets/team-gone.ts): with an Idempotency-Key and
+ * If-Match, the attempt decided again is the request's one answer (kept once, one event), and the If-Match of the
+ * version first read still holds (the refused attempt wrote nothing). Every commit of a ticket with a team is
+ * conditioned on its cell (teamEntered); one that does not reopen a deleted team's resolved ticket enters none.
+ */
+describe("a reopen that meets its team's deletion, decided again", () => {
+  it('with an Idempotency-Key and If-Match: 200 in no team, the same answer to the retry, one event', async () => {
+    const d = await resolvedInBilling();
+    const { etag } = await tickets.current(d.key, d.ticket.uuid);
+    let deleted: number | undefined;
+    beforeCallOnce(
+      'TransactWriteItemsCommand',
+      writesTicketOf(d.account.accountId, d.billing.id),
+      async () => {
+        deleted = (await d.call('DELETE', `/api/teams/${d.billing.id}`)).status;
+      },
+    );
+    const headers = { 'Idempotency-Key': 'reopen-1', 'If-Match': etag as string };
+    const reopened = await tickets.patch(d.key, d.ticket.uuid, { status: 'open' }, headers);
+    expect(deleted).toBe(200);
+    expect(reopened.status, reopened.text).toBe(200);
+    expect(reopened.body.ticket).toMatchObject({ status: 'open', team: null });
+    const again = await tickets.patch(d.key, d.ticket.uuid, { status: 'open' }, headers);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toEqual(reopened.body);
+    expect(again.headers.get('etag')).toBe(reopened.headers.get('etag'));
+    const updates = await d.updatesOf(d.ticket.uuid);
+    // The resolution, then the reopen once.
+    expect(updates.map((e) => e.data.version)).toEqual([2, 3]);
+    const now = await tickets.current(d.key, d.ticket.uuid);
+    expect([now.ticket.status, now.ticket.team, now.etag]).toEqual(['open', null, '"3"']);
+  });
+
+  it("a deleted team's resolved ticket changed without a reopen (priority, an agent's note) keeps the team, not refused", async () => {
+    const d = await resolvedInBilling();
+    expect((await d.call('DELETE', `/api/teams/${d.billing.id}`)).status).toBe(200);
+    const changed = await tickets.patch(d.key, d.ticket.uuid, { priority: 'high' });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.ticket).toMatchObject({ status: 'resolved', priority: 'high' });
+    expect(changed.body.ticket.team?.id).toBe(d.billing.id);
+    const ann = await d.agent({ email: 'ann@desk.test', name: 'Ann' });
+    const note = await d.call('POST', `/api/tickets/${d.ticket.uuid}/messages`, {
+      body: 'Internal only.',
+      visibility: 'internal',
+      agent_id: ann.id,
+    });
+    expect(note.status, note.text).toBe(201);
+    const now = (await tickets.current(d.key, d.ticket.uuid)).ticket;
+    expect([now.status, now.team?.id]).toEqual(['resolved', d.billing.id]);
+  });
+});
