@@ -15,6 +15,7 @@ import { ConcurrentWrite } from '../store/errors.ts';
 import { ATTR, type Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 import { tickets } from '../tickets/ticket-index.ts';
+import { teamEntered } from '../tickets/tickets.ts';
 
 export type { Trashed, TrashFacts } from '../index/trash.ts';
 /**
@@ -162,7 +163,8 @@ export async function holdTrashed(
 
 /**
  * Restores what a trash item holds, through its type's engine: a contact takes its e-mail again (ContactTaken
- * when another contact holds it now); a deal needs its contact out of the trash (ContactInTrash).
+ * when another contact holds it now); a deal needs its contact out of the trash (ContactInTrash); an open ticket
+ * enters its team's open work as a create does, refused on a deleted team's closed cell (TeamGone).
  */
 export async function restoreTrashed(
   accountId: string,
@@ -192,6 +194,7 @@ export async function restoreTrashed(
     engine.planRestore(accountId, trashed as Trashed<{ uuid: string }>, nowMicros, {
       attach: [...extra, ...(options.attach ?? [])],
       events: [options.event],
+      closed: type === 'ticket' ? teamEntered(trashed.entity as Ticket) : undefined,
     }),
   );
 }
