@@ -8,7 +8,7 @@ import type { EventDraft } from '../events.ts';
 import { filterDimensions } from '../index/dimensions.ts';
 import type { IndexedEntity } from '../index/engine.ts';
 import { makeUnrestorable, NotInTrash, type Trashed, type TrashFacts, trashedOf } from '../index/trash.ts';
-import { writePlan } from '../index/write-plan.ts';
+import { type CleanupFailed, writePlan } from '../index/write-plan.ts';
 import { COUNTER_SHARDS, trashKeys } from '../keys.ts';
 import { getItem, queryAll, tableName } from '../store/client.ts';
 import { ConcurrentWrite } from '../store/errors.ts';
@@ -38,6 +38,11 @@ export class ContactInTrash extends Error {
 export interface DeleteOptions {
   attach?: CommitAction[] | undefined;
   event: EventDraft;
+  /**
+   * A deletion's search terms that did not fit its commit are deleted after it (planDelete): a failure of that is
+   * given here, the deletion having landed (the purge deletes what was left).
+   */
+  onCleanupFailure?: ((error: CleanupFailed) => void) | undefined;
 }
 
 const engineOf = {
@@ -54,6 +59,7 @@ export async function deleteTicket(
 ): Promise<void> {
   await writePlan(
     tickets.planDelete(accountId, stored, facts, { attach: options.attach, events: [options.event] }),
+    options,
   );
 }
 
@@ -65,6 +71,7 @@ export async function deleteDeal(
 ): Promise<void> {
   await writePlan(
     deals.planDelete(accountId, stored, facts, { attach: options.attach, events: [options.event] }),
+    options,
   );
 }
 
@@ -135,6 +142,7 @@ export async function deleteContact(
       attach: [releaseEmail(accountId, stored.entity), ...unmoved, ...(options.attach ?? [])],
       events: [options.event],
     }),
+    options,
   );
 }
 
