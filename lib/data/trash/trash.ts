@@ -38,10 +38,7 @@ export class ContactInTrash extends Error {
 export interface DeleteOptions {
   attach?: CommitAction[] | undefined;
   event: EventDraft;
-  /**
-   * A deletion's search terms that did not fit its commit are deleted after it (planDelete): a failure of that is
-   * given here, the deletion having landed (the purge deletes what was left).
-   */
+  /** A failure to delete the search terms that did not fit the landed commit (writePlan): the purge's to finish. */
   onCleanupFailure?: ((error: CleanupFailed) => void) | undefined;
 }
 
