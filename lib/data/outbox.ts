@@ -33,5 +33,6 @@ export {
   type OutboxEntry,
   type OutboxOutcome,
   recordOutbox,
+  releaseOwnClaims,
 } from './outbox/sending.ts';
 export { isSuppressed, liftSuppression, suppressAddress } from './outbox/suppressions.ts';

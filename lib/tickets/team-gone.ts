@@ -4,9 +4,10 @@ import { TeamGone } from '#lib/data/people/people.ts';
 /**
  * A ticket change decided on a configuration that named the ticket's team, whose commit met the team's deletion
  * (TeamGone: the team's open-work cell closed, lib/data/tickets/tickets.ts): a reopen by a PATCH or by a requester's
- * message of a resolved ticket that keeps its team. Decided again, once, on the configuration as it is now: the
- * reopen goes to no team (reopenedIntoGoneTeam, ./update-ticket.ts), a team named is a 422 as the same request sent
- * now would answer. Nothing of the first attempt was written (its transaction was refused whole).
+ * message of a resolved ticket that keeps its team, a restore of an open one from the trash. Decided again, once, on
+ * the configuration as it is now: the reopen or the restore goes to no team (reopenedIntoGoneTeam,
+ * ./update-ticket.ts), a team named is a 422 as the same request sent now would answer. Nothing of the first attempt
+ * was written (its transaction was refused whole).
  */
 export async function againIfTeamGone<T>(accountId: string, change: () => Promise<T>): Promise<T> {
   try {

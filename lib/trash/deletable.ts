@@ -3,11 +3,10 @@ import type { Contact } from '#lib/accounts/types.ts';
 import { findContact } from '#lib/contacts/contacts.ts';
 import { presentContact } from '#lib/contacts/present.ts';
 import { getStoredContacts } from '#lib/data/contacts/contacts.ts';
-import type { EventDraft } from '#lib/data/events.ts';
-import type { completionCommit } from '#lib/data/requests/idempotency.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import {
   type ContactDeals,
+  type DeleteOptions,
   deleteContact,
   deleteDeal,
   deleteTicket,
@@ -36,7 +35,7 @@ export interface Deletable<E> {
     accountId: string,
     stored: Versioned<E>,
     facts: TrashFacts,
-    options: { attach?: ReturnType<typeof completionCommit>; event: EventDraft; deals: ContactDeals },
+    options: DeleteOptions & { deals: ContactDeals },
   ): Promise<void>;
 }
 

@@ -4,6 +4,7 @@ import { type CommitAttachment, completionCommit } from '#lib/data/requests/idem
 import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
 import { readContactDeals, type TrashFacts, type TrashType } from '#lib/data/trash/trash.ts';
 import { NotFound, PreconditionFailed, Refused } from '#lib/errors.ts';
+import { logError } from '#lib/log.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { checkIfMatchLength, etagOf, ifMatchHolds } from '#lib/versioned-update.ts';
 import { type Deletable, deletable } from './deletable.ts';
@@ -85,6 +86,8 @@ export async function deleteObject(
           attach: completionCommit(options.attach?.(deleted)),
           event,
           deals,
+          // The deletion landed: its answer is 200 (a 503 would have a client send it again), the failure logged.
+          onCleanupFailure: logError,
         });
       } catch (error) {
         if (error instanceof StaleVersion && ifMatch !== undefined) throw new PreconditionFailed(CHANGED);

@@ -13,6 +13,7 @@ import {
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { NotFound, Refused } from '#lib/errors.ts';
+import { againIfTeamGone } from '#lib/tickets/team-gone.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { reopenedIntoGoneTeam } from '#lib/tickets/update-ticket.ts';
 import { nowMicros } from '#lib/time.ts';
@@ -25,6 +26,11 @@ export interface Restored {
   type: TrashType;
   object: Record<string, unknown>;
   version: number;
+}
+
+export interface RestoreOptions {
+  needScope?: ((type: TrashType) => void) | undefined;
+  attach?: ((restored: Restored) => CommitAttachment) | undefined;
 }
 
 /** What a restore names: an object of the account in the trash, not past its purge time (else undefined). */
@@ -41,49 +47,50 @@ export async function findTrashed(
 
 /**
  * The `restoreTrash` route: the trash item (404 when none, or past its purge time), the scope of its type
- * (`needScope`, checked before anything is written), then one commit that puts the object back as it was.
+ * (`needScope`, checked before anything is written), then one commit that puts the object back as it was. An open
+ * ticket whose team's deletion landed between the configuration's read and the commit (TeamGone) is decided again
+ * on the configuration as it is now: it comes back with no team (asRestored, againIfTeamGone).
  */
 export async function restoreObject(
   accountId: string,
   ref: string,
-  options: {
-    needScope?: ((type: TrashType) => void) | undefined;
-    attach?: ((restored: Restored) => CommitAttachment) | undefined;
-  } = {},
+  options: RestoreOptions = {},
 ): Promise<Restored> {
-  return retryOnConflict(
-    async () => {
-      const now = nowMicros();
-      const found = await findTrashed(accountId, ref, now);
-      if (!found) throw new NotFound();
-      const trashed = await asRestored(accountId, found);
-      const type = trashed.type as TrashType;
-      options.needScope?.(type);
-      const ops = deletable[type] as unknown as Deletable<unknown>;
-      const restored: Restored = {
-        type,
-        object: await shownRestored(accountId, type, trashed, ops),
-        version: trashed.version + 1,
-      };
-      try {
-        await restoreTrashed(accountId, trashed, now, {
-          attach: completionCommit(options.attach?.(restored)),
-          event: { type: `${type}.restored`, object: restored.object, version: restored.version },
-        });
-      } catch (error) {
-        if (error instanceof NotInTrash) throw new NotFound();
-        if (error instanceof ContactInTrash) {
-          throw new Refused("The deal's contact is in the trash: restore the contact first.");
-        }
-        if (error instanceof ContactTaken) {
-          throw new Refused('Another contact has this e-mail now: the contact cannot be restored.');
-        }
-        throw error;
-      }
-      return restored;
-    },
-    { retryable: (error) => error instanceof ConcurrentWrite },
-  );
+  return retryOnConflict(() => againIfTeamGone(accountId, () => restoreOnce(accountId, ref, options)), {
+    retryable: (error) => error instanceof ConcurrentWrite,
+  });
+}
+
+/** One restore: the trash item read, the object as it comes back decided, and its commit. */
+async function restoreOnce(accountId: string, ref: string, options: RestoreOptions): Promise<Restored> {
+  const now = nowMicros();
+  const found = await findTrashed(accountId, ref, now);
+  if (!found) throw new NotFound();
+  const trashed = await asRestored(accountId, found);
+  const type = trashed.type as TrashType;
+  options.needScope?.(type);
+  const ops = deletable[type] as unknown as Deletable<unknown>;
+  const restored: Restored = {
+    type,
+    object: await shownRestored(accountId, type, trashed, ops),
+    version: trashed.version + 1,
+  };
+  try {
+    await restoreTrashed(accountId, trashed, now, {
+      attach: completionCommit(options.attach?.(restored)),
+      event: { type: `${type}.restored`, object: restored.object, version: restored.version },
+    });
+  } catch (error) {
+    if (error instanceof NotInTrash) throw new NotFound();
+    if (error instanceof ContactInTrash) {
+      throw new Refused("The deal's contact is in the trash: restore the contact first.");
+    }
+    if (error instanceof ContactTaken) {
+      throw new Refused('Another contact has this e-mail now: the contact cannot be restored.');
+    }
+    throw error;
+  }
+  return restored;
 }
 
 /**

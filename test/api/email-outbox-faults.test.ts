@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { getMessageItem } from '#lib/data/tickets/messages.ts';
-import { OUTBOX_CLAIM_MS, outboxPass } from '#lib/email/outbox.ts';
+import { OUTBOX_CLAIM_MS, outboxPass, runOutbox } from '#lib/email/outbox.ts';
 import { createTicket } from '#lib/tickets/create-ticket.ts';
 import type { Message } from '#lib/tickets/messages/message.ts';
 import { postMessage } from '#lib/tickets/messages/post.ts';
+import { nowMillis } from '#lib/time.ts';
 import { agentsFile, useTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
@@ -91,5 +92,27 @@ describe('the outbox under store faults', () => {
     // Nothing left due.
     await clock().advance(OUTBOX_CLAIM_MS + 1);
     expect((await pass()).read).toBe(0);
+  });
+
+  it('a named runner that died holding a claim takes it back when it runs again, not when the claim ends', async () => {
+    const { customer, message } = await queuedReply(1_000);
+    const owner = `npm-start:${randomBytes(4).toString('hex')}`;
+    // The runner dies between the send and its record: the mail went, the claim stays, its entry at the claim's end.
+    const died = () => Promise.reject(new Error('killed'));
+    await outboxPass({ sender: mail.relay, owner, afterSend: died, onError: () => undefined });
+    const copies = () => mail.sink.mails.filter((m) => m.recipients.includes(customer));
+    expect(copies()).toHaveLength(1);
+    // Another runner does not take it (the claim is live), nor does a run of another name.
+    await runOutbox(nowMillis(), { sender: mail.relay, owner: 'npm-start:another' });
+    expect((await pass()).counts.sent).toBe(0);
+    // Started again under its name: released at once (the run's first step), sent again with its Message-ID.
+    await runOutbox(nowMillis(), { sender: mail.relay, owner });
+    await outboxPass({ sender: mail.relay, owner, onError: () => undefined });
+    expect(copies().map((m) => m.header('message-id'))).toEqual([
+      `<${message.email?.message_id}>`,
+      `<${message.email?.message_id}>`,
+    ]);
+    const stored = await getMessageItem<Message>(account.accountId, message.ticketUuid, message.number);
+    expect(stored?.email?.delivery).toMatchObject({ status: 'sent' });
   });
 });

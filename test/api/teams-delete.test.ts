@@ -167,6 +167,30 @@ describe('deleting a team with open tickets', () => {
     expect([after.status, after.team]).toEqual(['open', null]);
   });
 
+  it('an open ticket of the team restored from the trash while its deletion lands decides again: in no team, the deletion done', async () => {
+    const d = await setUp();
+    const billing = await d.team({ name: 'Billing' });
+    const ticket = await tickets.create(d.key);
+    await tickets.update(d.key, ticket.uuid, { team_id: billing.id });
+    const trashed = await d.call('DELETE', `/api/tickets/${ticket.uuid}`);
+    expect(trashed.status, trashed.text).toBe(200);
+    // The restore decided (the team exists, so the ticket comes back in it); before its commit, the deletion, which
+    // sees no open ticket, lands.
+    let deleted: Answer | undefined;
+    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
+      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
+    });
+    const restored = await d.call('POST', `/api/trash/${ticket.uuid}/restore`, {});
+    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(restored.status, restored.text).toBe(200);
+    expect(restored.body.data.team).toBeNull();
+    const after = (await tickets.current(d.key, ticket.uuid)).ticket;
+    expect([after.status, after.team]).toEqual(['open', null]);
+    expect((await d.call('GET', `/api/teams/${billing.id}`)).status).toBe(404);
+    const restoredEvent = (await d.events()).find((e) => e.type === 'ticket.restored');
+    expect(restoredEvent?.data.object.team).toBeNull();
+  });
+
   it('a ticket moved into the team while its deletion is held: the move first refuses the deletion (409)', async () => {
     const d = await setUp();
     const billing = await d.team({ name: 'Billing' });

@@ -7,17 +7,19 @@ import { folderMailStore } from '#infra/local/mail.ts';
 import { createKey } from '#lib/accounts/key-making.ts';
 import { contacts } from '#lib/data/contacts/contact-index.ts';
 import { deals } from '#lib/data/deals/deal-index.ts';
-import { messageKeys } from '#lib/data/keys.ts';
+import { indexKeys, messageKeys } from '#lib/data/keys.ts';
 import { queryInbound } from '#lib/data/mail/inbound.ts';
 import { findMailId, receivedMailId } from '#lib/data/mail/message-ids.ts';
 import { ackItem } from '#lib/data/outbox.ts';
 import { queryAll, tableName } from '#lib/data/store/client.ts';
+import { ATTR } from '#lib/data/store/items.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { duePurges, purgeOne } from '#lib/data/trash/purge.ts';
 import { outboxPass } from '#lib/email/outbox.ts';
 import { receiveMail } from '#lib/email/receive.ts';
 import type { Sender } from '#lib/email/senders.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { withFault } from '#test/support/faults.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 import { entityItemsOf, indexSnapshot, trashItemsOf } from '#test/support/index-snapshot.ts';
@@ -31,6 +33,10 @@ import { ticketBody } from '#test/support/tickets.ts';
  * was (the index snapshot equals the one before the deletion).
  */
 const gateway = useGateway();
+
+/** The API as one key calls it: a method, a path and a body (none: no body). */
+const callWith = (key: string) => (method: string, path: string, body?: unknown) =>
+  gateway.call(method, path, { key, ...(body === undefined ? {} : { body }) });
 
 /** The index is exactly what the live entities say: a rebuild from them changes nothing a reader sees. */
 async function expectRecounted(entity: 'TICKET' | 'DEAL' | 'CONTACT', accountId: string) {
@@ -153,12 +159,52 @@ describe('tickets: delete, trash, restore', () => {
   });
 });
 
+describe('a deletion whose search terms do not fit its commit', () => {
+  it('answers 200 when deleting the rest after its commit fails: out of lists and search, the rest purged with it', async () => {
+    const account = await createTestAccount();
+    const call = callWith(account.apiKey);
+    const empty = await indexSnapshot('TICKET', account.accountId);
+    // 80 two-letter words, none a prefix of another: more search terms than the deletion's commit holds.
+    const words = Array.from({ length: 80 }, (_, i) =>
+      String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26)),
+    );
+    const made = await call('POST', '/api/tickets', ticketBody({ subject: words.join(' ') }));
+    expect(made.status, made.text).toBe(201);
+    const { uuid } = made.body.ticket;
+
+    // The commit lands; the BatchWriteItem after it, deleting the terms it did not hold (marked before it), fails.
+    const { result: deleted, operations } = await withFault(
+      { operation: 'BatchWriteItem', after: 'TransactWriteItems', mode: 'lost-request' },
+      () => call('DELETE', `/api/tickets/${uuid}`),
+    );
+    expect(operations.slice(operations.lastIndexOf('TransactWriteItems'))).toContain('BatchWriteItem');
+    expect(deleted.status, deleted.text).toBe(200);
+
+    expect((await trashItemsOf(account.accountId)).map((i) => i.uuid)).toEqual([uuid]);
+    expect((await call('GET', `/api/tickets/${uuid}`)).status).toBe(404);
+    for (const query of ['', `search=${words[0]}`, `search=${words[79]}`]) {
+      const page = await call('GET', `/api/tickets?${query}`);
+      expect(page.status, query).toBe(200);
+      expect([page.body.data, page.body.meta.total], query).toEqual([[], 0]);
+    }
+    // What was left: terms marked unconfirmed (readers skip them), which the ticket's purge deletes.
+    const terms = new Set(indexKeys('TICKET').termsPartitions(account.accountId));
+    const left = Object.entries(await indexSnapshot('TICKET', account.accountId)).filter(([item]) =>
+      terms.has(item.split(' ')[0] as string),
+    );
+    expect(left.length).toBeGreaterThan(0);
+    const marks = left.map(([, values]) => (values as Record<string, unknown>)[ATTR.unconfirmed]);
+    expect(new Set(marks)).toEqual(new Set([1]));
+    const purgeAt = Date.parse(deleted.body.data.purge_at);
+    expect(await purgeOne(account.accountId, uuid, purgeAt * 1000 + 1000)).toBeDefined();
+    expect(await indexSnapshot('TICKET', account.accountId)).toEqual(empty);
+  });
+});
+
 describe('deals and contacts: delete, trash, restore', () => {
   it('board sums and open_deals_count follow; a contact with deals is a 409; a deal waits for its contact', async () => {
     const account = await createTestAccount();
-    const key = account.apiKey;
-    const call = (method: string, path: string, body?: unknown) =>
-      gateway.call(method, path, { key, ...(body === undefined ? {} : { body }) });
+    const call = callWith(account.apiKey);
     const contact = {
       contact_email: 'nora@client.test',
       contact_first_name: 'Nora',

@@ -16,19 +16,21 @@ export const READ_AGAIN = [503, 429] as const;
 /**
  * Sends until the answer is none of `again` (at most `tries` sends), waiting between tries as the contract's client
  * does (docs/decisions.md, "Failures and retries"): a 429's Retry-After (at most 10 s), otherwise 100 ms more each
- * try up to 1 s. Real time between tries: the system tier's, never the api tier's (which keeps no real timers).
+ * try up to `longestWaitMs` (1 s; the stall and death tests' clients keep trying every 100 ms, to see the store
+ * back at once). Real time between tries: the system tier's, never the api tier's (which keeps no real timers).
  */
 export async function retrying<A extends Answered>(
   send: () => Promise<A>,
   again: readonly number[],
   tries = 30,
+  longestWaitMs = 1000,
 ): Promise<A> {
   let answer = await send();
   for (let i = 1; again.includes(answer.status) && i < tries; i++) {
     const wait =
       answer.status === 429
         ? Math.min(Number(answer.headers.get('retry-after') ?? 1), 10) * 1000
-        : Math.min(100 * i, 1000);
+        : Math.min(100 * i, longestWaitMs);
     await new Promise((resolve) => setTimeout(resolve, wait));
     answer = await send();
   }

@@ -90,7 +90,7 @@ describe('npm start when its store dies', () => {
     /** A client that retries with its key until the ticket is acknowledged. */
     const client = async (tag: string, heavy: boolean) => {
       // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
-      const { status } = await retrying(() => post(tag, heavy), WRITE_AGAIN, 400);
+      const { status } = await retrying(() => post(tag, heavy), WRITE_AGAIN, 400, 100);
       expect(status, `${tag} acknowledged`).toBe(201);
       return tag;
     };

@@ -83,7 +83,7 @@ describe('npm start when its store stalls', () => {
         return r;
       };
       // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
-      const r = await retrying(send, WRITE_AGAIN, 200);
+      const r = await retrying(send, WRITE_AGAIN, 200, 100);
       expect(r.status, r.text).toBe(done);
       return r;
     };

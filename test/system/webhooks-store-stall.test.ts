@@ -89,7 +89,7 @@ describe('npm start delivering webhooks when its store stalls', () => {
       const idempotencyKey = `k${randomBytes(6).toString('hex')}`;
       const send = () => call(method, path, body, { 'Idempotency-Key': idempotencyKey });
       // 429: the demo account past its edge burst (docs/decisions.md, "Rate limits"), its Retry-After 1 s.
-      const r = await retrying(send, WRITE_AGAIN, 300);
+      const r = await retrying(send, WRITE_AGAIN, 300, 100);
       expect(r.status, r.text).toBe(done);
       return r;
     };

@@ -27,7 +27,7 @@ export interface WriteOptions {
   events?: EventDraft[] | undefined;
   /**
    * A change entering a closed stats cell (closed-cells.ts: a deleted team's) is refused with this error; without
-   * it, closed cells are not looked at (a restore brings an entity back as it was).
+   * it, closed cells are not looked at.
    */
   closed?: (() => Error) | undefined;
   /** Places a create took for its events with its number. */

@@ -23,9 +23,14 @@ import { rememberDirectoryEntries } from './directory.ts';
  * refuses it (the caller decides again). A lost attempt so costs one transaction, where deciding again from the
  * start cost a read, a take and a close of places and the planning (docs/capacity.md, "Contention, measured"). A
  * conflict on a marked block key (block items other commits hold too) is a ConcurrentWrite; a failed condition
- * throws what its action names.
+ * throws what its action names. After the commit, the index items a deletion marked (`removedAround`) are
+ * deleted; a failure of that is given to `onCleanupFailure` when there is one (the change landed: its caller
+ * answers for it as landed), else thrown (an erasure's: lib/data/erasures/contact.ts).
  */
-export async function writePlan(plan: WritePlan): Promise<void> {
+export async function writePlan(
+  plan: WritePlan,
+  options: { onCleanupFailure?: ((error: CleanupFailed) => void) | undefined } = {},
+): Promise<void> {
   // A write that takes its event places now (an update) puts the plain directory entries beside that call.
   const cut = cutPlan(plan, { early: plan.events !== undefined && plan.events.reserved.length === 0 });
   let places: EventPlaces | undefined;
@@ -54,7 +59,28 @@ export async function writePlan(plan: WritePlan): Promise<void> {
   }
   // The entity no longer holds them: readers already skip them; the purge deletes again what a crash left here.
   if (plan.removedAround?.length) {
-    await batchDeleteAll(plan.removedAround.map((item) => ({ pk: item.pk, sk: item.sk })));
+    const left = plan.removedAround.length;
+    await batchDeleteAll(plan.removedAround.map((item) => ({ pk: item.pk, sk: item.sk }))).catch(
+      (error: unknown) => {
+        // The change landed: a failure here is the caller's to report, not the change's (unless it asks so).
+        if (!options.onCleanupFailure) throw error;
+        options.onCleanupFailure(new CleanupFailed(left, error));
+      },
+    );
+  }
+}
+
+/**
+ * The deletion after a landed commit of index items its entity no longer holds (WritePlan.removedAround) failed:
+ * they stay marked unconfirmed, which readers skip, until the purge of the entity's trash item deletes them.
+ */
+export class CleanupFailed extends Error {
+  constructor(left: number, cause: unknown) {
+    const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    super(`${left} index items a landed change no longer holds were left for the purge (${reason})`, {
+      cause,
+    });
+    this.name = 'CleanupFailed';
   }
 }
 

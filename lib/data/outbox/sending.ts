@@ -85,6 +85,48 @@ export async function claimOutbox(
   }
 }
 
+/**
+ * Releases what `owner` still claims (due at once again): a runner named after its data folder (`npm start`) that
+ * crashed finds its claims' entries at the claims' ends (claimOutbox moves them there), past a window of mail due
+ * now, so it reads the due index up to `untilMs` (now and the longest claim) and moves each entry it still holds
+ * back to `nowMs`, conditional on the claim being its own and live. The next pass claims and sends them (the same
+ * Message-ID). One round trip a shard, one UpdateItem a claim released; answers how many.
+ */
+export async function releaseOwnClaims(
+  owner: string,
+  nowMs: number,
+  untilMs: number,
+  shards: readonly number[],
+): Promise<number> {
+  const { entries } = await dueOutbox(untilMs, shards, new Map());
+  const released = await Promise.all(
+    entries.map((entry) =>
+      dynamo
+        .send(
+          new UpdateCommand({
+            TableName: tableName(),
+            Key: entry.key,
+            UpdateExpression: 'SET gsi2sk = :sk',
+            ConditionExpression: `${O.owner} = :owner AND ${O.until} >= :now`,
+            ExpressionAttributeValues: {
+              ':owner': owner,
+              ':now': nowMs,
+              ':sk': outboxKeys.due(entry.accountId, entry.key, nowMs).gsi2sk,
+            },
+          }),
+        )
+        .then(
+          () => 1,
+          (error: unknown) => {
+            if (isConditionFailure(error)) return 0;
+            throw error;
+          },
+        ),
+    ),
+  );
+  return released.reduce((a, b) => a + b, 0);
+}
+
 /** The claim was lost before the outcome was written (it ran out and another runner holds the mail). */
 export class ClaimLost extends Error {
   constructor() {

@@ -29,10 +29,11 @@ export * from './counts.ts';
  * refused on a deleted team's closed cell (TeamGone): only a cell the commit adds to is conditioned (statsActions),
  * so a change that leaves the ticket's open work where it was meets no condition. A team deleted after the change
  * decided never gets an open ticket: the change decides again on the configuration as it is now (a reopen: to no
- * team, reopenedIntoGoneTeam in lib/tickets/update-ticket.ts). A restore of a team's ticket deleted meanwhile goes to
- * no team as it reads the configuration (lib/trash/restore.ts).
+ * team, reopenedIntoGoneTeam in lib/tickets/update-ticket.ts). A restore of an open ticket is such a commit too
+ * (lib/data/trash/trash.ts): one whose team was deleted before it read the configuration goes to no team, one whose
+ * team's deletion lands before its commit is refused and decides again (lib/trash/restore.ts).
  */
-const teamEntered = (after: Ticket) => (after.team ? () => new TeamGone() : undefined);
+export const teamEntered = (after: Ticket) => (after.team ? () => new TeamGone() : undefined);
 
 /**
  * A guarantee of automatic assignment, checked in the create transaction on the chosen agent's cell, so two creates

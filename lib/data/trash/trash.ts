@@ -8,13 +8,14 @@ import type { EventDraft } from '../events.ts';
 import { filterDimensions } from '../index/dimensions.ts';
 import type { IndexedEntity } from '../index/engine.ts';
 import { makeUnrestorable, NotInTrash, type Trashed, type TrashFacts, trashedOf } from '../index/trash.ts';
-import { writePlan } from '../index/write-plan.ts';
+import { type CleanupFailed, writePlan } from '../index/write-plan.ts';
 import { COUNTER_SHARDS, trashKeys } from '../keys.ts';
 import { getItem, queryAll, tableName } from '../store/client.ts';
 import { ConcurrentWrite } from '../store/errors.ts';
 import { ATTR, type Versioned } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 import { tickets } from '../tickets/ticket-index.ts';
+import { teamEntered } from '../tickets/tickets.ts';
 
 export type { Trashed, TrashFacts } from '../index/trash.ts';
 /**
@@ -37,6 +38,8 @@ export class ContactInTrash extends Error {
 export interface DeleteOptions {
   attach?: CommitAction[] | undefined;
   event: EventDraft;
+  /** A failure to delete the search terms that did not fit the landed commit (writePlan): the purge's to finish. */
+  onCleanupFailure?: ((error: CleanupFailed) => void) | undefined;
 }
 
 const engineOf = {
@@ -53,6 +56,7 @@ export async function deleteTicket(
 ): Promise<void> {
   await writePlan(
     tickets.planDelete(accountId, stored, facts, { attach: options.attach, events: [options.event] }),
+    options,
   );
 }
 
@@ -64,6 +68,7 @@ export async function deleteDeal(
 ): Promise<void> {
   await writePlan(
     deals.planDelete(accountId, stored, facts, { attach: options.attach, events: [options.event] }),
+    options,
   );
 }
 
@@ -134,6 +139,7 @@ export async function deleteContact(
       attach: [releaseEmail(accountId, stored.entity), ...unmoved, ...(options.attach ?? [])],
       events: [options.event],
     }),
+    options,
   );
 }
 
@@ -162,7 +168,8 @@ export async function holdTrashed(
 
 /**
  * Restores what a trash item holds, through its type's engine: a contact takes its e-mail again (ContactTaken
- * when another contact holds it now); a deal needs its contact out of the trash (ContactInTrash).
+ * when another contact holds it now); a deal needs its contact out of the trash (ContactInTrash); an open ticket
+ * enters its team's open work as a create does, refused on a deleted team's closed cell (TeamGone).
  */
 export async function restoreTrashed(
   accountId: string,
@@ -192,6 +199,7 @@ export async function restoreTrashed(
     engine.planRestore(accountId, trashed as Trashed<{ uuid: string }>, nowMicros, {
       attach: [...extra, ...(options.attach ?? [])],
       events: [options.event],
+      closed: type === 'ticket' ? teamEntered(trashed.entity as Ticket) : undefined,
     }),
   );
 }

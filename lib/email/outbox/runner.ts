@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { ALL_DUE_SHARDS, type DueCursors } from '#lib/data/index/due.ts';
-import { dueOutbox, type OutboxEntry } from '#lib/data/outbox.ts';
+import { dueOutbox, type OutboxEntry, releaseOwnClaims } from '#lib/data/outbox.ts';
 import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { emailSendRate, SendPace } from './pace.ts';
-import { type OutboxRunOptions, type SendOutcome, sendOne } from './send.ts';
+import { OUTBOX_CLAIM_MS, type OutboxRunOptions, type SendOutcome, sendOne } from './send.ts';
 
 /**
  * The outbox runner's passes: a window of the mail due read, a batch of it shared between the accounts due
@@ -82,6 +82,14 @@ export async function outboxPass(options: OutboxRunOptions): Promise<OutboxPass>
   return { read: due.length, counts, more: left && !ended && counts.skipped < due.length };
 }
 
+async function releaseOwnClaimsOf(options: OutboxRunOptions & { owner: string }): Promise<void> {
+  const now = nowMillis();
+  const claimMs = options.claimMs ?? OUTBOX_CLAIM_MS;
+  await releaseOwnClaims(options.owner, now, now + claimMs, options.shards ?? ALL_DUE_SHARDS).catch(
+    options.onError ?? logError,
+  );
+}
+
 /**
  * Passes until `until` or `stopped()`: at once again while more is due, else every `pollMs` (default 250). One pace
  * for the run (EMAIL_SEND_RATE unless `pace` is given) and one place in the due index, from pass to pass.
@@ -94,6 +102,9 @@ export async function runOutbox(
   const owner = options.owner ?? `outbox-${randomBytes(6).toString('hex')}`;
   const pace = options.pace ?? new SendPace(emailSendRate());
   const cursors: DueCursors = options.cursors ?? new Map();
+  // A runner with a lasting name (npm start's, after its data folder) takes back at once what it claimed before a
+  // crash, not when those claims end (releaseOwnClaims).
+  if (options.owner) await releaseOwnClaimsOf({ ...options, owner: options.owner });
   while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
