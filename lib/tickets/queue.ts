@@ -78,7 +78,8 @@ export async function serveFreed(entry: FreedEntry & { agentId: number }): Promi
   while (given < TURN_LIMIT) {
     const config = await getAccountConfig(accountId);
     const agent = config?.agents.find((a) => a.id === agentId);
-    if (!config || !agent) break;
+    // Automatic assignment off (or the agent gone): the queue gives nobody a ticket; the entry is done.
+    if (!config?.account.autoAssignment?.enabled || !agent) break;
     if (!isAvailable(agent, nowMicros())) {
       back = comesBackAt(agent, nowMicros());
       break;

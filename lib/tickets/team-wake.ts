@@ -1,4 +1,4 @@
-import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { forgetAccountConfig, getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { type FreedEntry, finishFreed } from '#lib/data/tickets/freed.ts';
 import { getTeamWake, wakeServed } from '#lib/data/tickets/team-wake.ts';
 import { nowMillis } from '#lib/time.ts';
@@ -22,6 +22,9 @@ const WAKE_HEADS = 25;
 export async function serveWake(entry: FreedEntry): Promise<number> {
   const wake = await getTeamWake(entry.accountId);
   if (!wake) return 0;
+  // The configuration as stored, not a cached copy: one older than the change that woke a team (another container's,
+  // its version move lost) would show the team still staffed, and the wake would drop it for good.
+  forgetAccountConfig(entry.accountId);
   // As stored: a change since the due index was read moved its key, and is served with it.
   const read = { ...entry, gsi2sk: wake.gsi2sk };
   const turn = { given: 0, heads: 0, failures: 0 };
@@ -55,6 +58,8 @@ async function serveTeam(
   for (;;) {
     if (turn.heads >= WAKE_HEADS) return 'more';
     const config = await getAccountConfig(accountId);
+    // Automatic assignment off: the queue gives nobody a ticket (decisions.md, "People"); the wake ends.
+    if (config && !config.account.autoAssignment?.enabled) return 'nobody';
     if (!config || !agentlessTeams(config).includes(teamId)) return 'served';
     turn.heads++;
     const head = await queueHeadOf(accountId, teamId);

@@ -77,9 +77,9 @@ describe('sort=queue', () => {
 });
 
 describe('the hand-over', () => {
-  async function setUp(capacity: number | null) {
+  async function setUp(capacity: number | null, automatic = true) {
     const people = await peopleAccount(gateway, {
-      auto_assignment: { enabled: true, method: 'round_robin' },
+      auto_assignment: { enabled: automatic, method: 'round_robin' },
       agents: [{ email: 'a@desk.test', name: 'A' }],
     });
     const { account, call } = people;
@@ -115,6 +115,18 @@ describe('the hand-over', () => {
       // One at a time until at capacity: the low one waits.
       await clock().advance(10_000);
       expect((await ticket(low.uuid)).assignee).toBeNull();
+      expect(await queued()).toBe(1);
+    });
+  });
+
+  it('with automatic assignment off, the queue gives an agent coming back nothing: the tickets wait for a hand', async () => {
+    const { account, set, ticket, queued } = await setUp(null, false);
+    await set({ status: 'away' });
+    const waiting = await create(account.apiKey, { priority: 'urgent' });
+    await whileQueueRuns(clock, async () => {
+      await set({ status: 'available' });
+      await clock().advance(120_000);
+      expect((await ticket(waiting.uuid)).assignee).toBeNull();
       expect(await queued()).toBe(1);
     });
   });
