@@ -16,7 +16,13 @@ import {
 import { intEnv, requireEnv } from '#lib/config/env.ts';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { timeLeftMs } from '#lib/request-scope.ts';
-import { isRefusedAsInvalid, isStoreUnavailable, isTransactionConflict, StoreRefused } from './errors.ts';
+import {
+  conflictBackoffMs,
+  isRefusedAsInvalid,
+  isStoreUnavailable,
+  isTransactionConflict,
+  StoreRefused,
+} from './errors.ts';
 import { chunks } from './items.ts';
 import { localStoreConfig } from './local-store.ts';
 
@@ -144,7 +150,7 @@ export async function scanAll(input: ScanCommandInput): Promise<Record<string, u
 }
 
 /**
- * Items by key, strongly consistent: chunks of 100 in parallel, unprocessed keys asked again. `projection`
+ * Items by key, strongly consistent: chunks of 100 in parallel, unprocessed keys asked again after a pause. `projection`
  * reads only those attributes (names without placeholders).
  */
 export async function batchGetAll(
@@ -155,7 +161,8 @@ export async function batchGetAll(
     chunks(keys, 100).map(async (group) => {
       const found: Record<string, unknown>[] = [];
       let pending: Record<string, unknown>[] | undefined = group;
-      while (pending && pending.length > 0) {
+      for (let asked = 0; pending && pending.length > 0; asked++) {
+        if (asked > 0) await leftOverPause(asked);
         const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await dynamo.send(
           new BatchGetCommand({
             RequestItems: {
@@ -176,6 +183,14 @@ export async function batchGetAll(
   return groups.flat();
 }
 
+/**
+ * Before asking again for what a batch left unprocessed (DynamoDB throttled part of it): a full-jitter pause that
+ * widens with each time (conflictBackoffMs), as AWS advises, rather than asking a throttled partition again at once
+ * in a loop. Real time: the store's, not the clock tests advance.
+ */
+const leftOverPause = (times: number) =>
+  new Promise((resolve) => setTimeout(resolve, conflictBackoffMs(times)));
+
 /** Puts items (no conditions): chunks of 25, one after another, unprocessed items sent again. */
 export async function batchPutAll(items: Record<string, unknown>[]): Promise<void> {
   await batchWriteAll(items.map((Item) => ({ PutRequest: { Item } })));
@@ -189,7 +204,8 @@ export async function batchDeleteAll(keys: Record<string, unknown>[]): Promise<v
 async function batchWriteAll(all: Record<string, unknown>[]): Promise<void> {
   for (const group of chunks(all, 25)) {
     let requests: Record<string, unknown>[] | undefined = group;
-    while (requests && requests.length > 0) {
+    for (let sent = 0; requests && requests.length > 0; sent++) {
+      if (sent > 0) await leftOverPause(sent);
       const { UnprocessedItems }: BatchWriteCommandOutput = await dynamo.send(
         new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }),
       );
