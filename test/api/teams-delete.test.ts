@@ -68,6 +68,21 @@ async function setUp(file: Record<string, unknown> = {}) {
   return { ...people, key, teamNamed, teamOf };
 }
 
+/**
+ * Holds the next commit of a ticket of `teamId` until the team's DELETE has landed: a change decided while the team
+ * existed meets its deletion. Answers the DELETE's answer once it has run.
+ */
+function deletedAtTicketCommit(
+  d: Awaited<ReturnType<typeof setUp>>,
+  teamId: number,
+): () => Answer | undefined {
+  let deleted: Answer | undefined;
+  beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, teamId), async () => {
+    deleted = await d.call('DELETE', `/api/teams/${teamId}`);
+  });
+  return () => deleted;
+}
+
 describe('deleting a team with open tickets', () => {
   it('open, pending, in_progress (assigned or waiting) are a 409 naming them, nothing written; resolved ones are not', async () => {
     const d = await setUp();
@@ -119,12 +134,9 @@ describe('deleting a team with open tickets', () => {
     const billing = await d.team({ name: 'Billing' });
     const ticket = await tickets.create(d.key);
     // The move decided (the team exists); before its commit, the deletion, which sees no open ticket, lands.
-    let deleted: Answer | undefined;
-    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
-      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
-    });
+    const deleted = deletedAtTicketCommit(d, billing.id);
     const moved = await tickets.patch(d.key, ticket.uuid, { team_id: billing.id });
-    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(deleted()?.status, deleted()?.text).toBe(200);
     expect(moved.status, moved.text).toBe(422);
     expect(moved.body.errors).toEqual({ team_id: ['The selected team id is invalid.'] });
     expect(await d.teamOf(ticket.uuid)).toBeNull();
@@ -137,12 +149,9 @@ describe('deleting a team with open tickets', () => {
     await tickets.update(d.key, ticket.uuid, { team_id: billing.id, status: 'resolved' });
     // The reopen decided (the team exists, so the ticket keeps it); before its commit, the deletion, which sees no
     // open ticket, lands.
-    let deleted: Answer | undefined;
-    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
-      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
-    });
+    const deleted = deletedAtTicketCommit(d, billing.id);
     const reopened = await tickets.patch(d.key, ticket.uuid, { status: 'open' });
-    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(deleted()?.status, deleted()?.text).toBe(200);
     expect(reopened.status, reopened.text).toBe(200);
     expect(reopened.body.ticket.team).toBeNull();
     expect(await d.teamOf(ticket.uuid)).toBeNull();
@@ -153,16 +162,13 @@ describe('deleting a team with open tickets', () => {
     const billing = await d.team({ name: 'Billing' });
     const ticket = await tickets.create(d.key);
     await tickets.update(d.key, ticket.uuid, { team_id: billing.id, status: 'resolved' });
-    let deleted: Answer | undefined;
-    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
-      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
-    });
+    const deleted = deletedAtTicketCommit(d, billing.id);
     const posted = await d.call('POST', `/api/tickets/${ticket.uuid}/messages`, {
       body: 'It broke again.',
       author: 'requester',
     });
     expect(posted.status, posted.text).toBe(201);
-    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(deleted()?.status, deleted()?.text).toBe(200);
     const after = (await tickets.current(d.key, ticket.uuid)).ticket;
     expect([after.status, after.team]).toEqual(['open', null]);
   });
@@ -176,12 +182,9 @@ describe('deleting a team with open tickets', () => {
     expect(trashed.status, trashed.text).toBe(200);
     // The restore decided (the team exists, so the ticket comes back in it); before its commit, the deletion, which
     // sees no open ticket, lands.
-    let deleted: Answer | undefined;
-    beforeCallOnce('TransactWriteItemsCommand', writesTicketOf(d.account.accountId, billing.id), async () => {
-      deleted = await d.call('DELETE', `/api/teams/${billing.id}`);
-    });
+    const deleted = deletedAtTicketCommit(d, billing.id);
     const restored = await d.call('POST', `/api/trash/${ticket.uuid}/restore`, {});
-    expect(deleted?.status, deleted?.text).toBe(200);
+    expect(deleted()?.status, deleted()?.text).toBe(200);
     expect(restored.status, restored.text).toBe(200);
     expect(restored.body.data.team).toBeNull();
     const after = (await tickets.current(d.key, ticket.uuid)).ticket;
