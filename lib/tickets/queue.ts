@@ -106,7 +106,9 @@ export async function serveFreed(entry: FreedEntry & { agentId: number }): Promi
   if (back !== undefined) await postponeFreed(entry, back);
   else if (emptied && window && window.rest > 0) {
     const after = window.asked.at(-1);
-    await postponeFreed(entry, nowMillis(), { seed: entry.rotation.seed, after, left: window.rest });
+    await postponeFreed(entry, nowMillis(), {
+      rotation: { seed: entry.rotation.seed, after, left: window.rest },
+    });
   } else if (given < TURN_LIMIT) await finishFreed(entry);
   return given;
 }
@@ -155,14 +157,13 @@ export async function reassignmentOf(
   ticket: Ticket,
   leaving: number,
 ) {
-  if (!config?.account.autoAssignment?.enabled) return undefined;
-  return methodPick(accountId, config, ticket.team?.id ?? null, leaving);
+  return config && methodPick(accountId, config, ticket.team?.id ?? null, leaving);
 }
 
 /**
  * The account's method over a team's candidates below their capacity as they stand now (candidatesFor; `leaving`
  * never among them), with the condition its commit checks on the agent's cell, as a create's; undefined when
- * nobody qualifies.
+ * automatic assignment is off (the queue and a hand-back pick nobody then) or nobody qualifies.
  */
 export async function methodPick(
   accountId: string,
@@ -170,6 +171,7 @@ export async function methodPick(
   teamId: number | null,
   leaving?: number,
 ) {
+  if (!config.account.autoAssignment?.enabled) return undefined;
   const candidates = candidatesFor(config, teamId, nowMicros()).filter((a) => a.id !== leaving);
   if (candidates.length === 0) return undefined;
   const { method } = config.account.autoAssignment;

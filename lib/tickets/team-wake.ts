@@ -1,6 +1,6 @@
 import { forgetAccountConfig, getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { type FreedEntry, finishFreed } from '#lib/data/tickets/freed.ts';
-import { getTeamWake, wakeServed } from '#lib/data/tickets/team-wake.ts';
+import { type FreedEntry, finishFreed, postponeFreed } from '#lib/data/tickets/freed.ts';
+import { getTeamWake } from '#lib/data/tickets/team-wake.ts';
 import { nowMillis } from '#lib/time.ts';
 import { agentlessTeams } from './assignment.ts';
 import { handedOver, queueHeadOf } from './hand-over.ts';
@@ -41,7 +41,7 @@ export async function serveWake(entry: FreedEntry): Promise<number> {
   // Every team served: deleted; else the served ones out and due again at once (both only as read: a change since
   // added teams, and the next pass serves them all).
   if (served.length === wake.teams.length) await finishFreed(read);
-  else await wakeServed(read, served, nowMillis());
+  else await postponeFreed(read, nowMillis(), { served });
   return turn.given;
 }
 
@@ -58,12 +58,11 @@ async function serveTeam(
   for (;;) {
     if (turn.heads >= WAKE_HEADS) return 'more';
     const config = await getAccountConfig(accountId);
-    // Automatic assignment off: the queue gives nobody a ticket (decisions.md, "People"); the wake ends.
-    if (config && !config.account.autoAssignment?.enabled) return 'nobody';
     if (!config || !agentlessTeams(config).includes(teamId)) return 'served';
     turn.heads++;
     const head = await queueHeadOf(accountId, teamId);
     if (!head) return 'served';
+    // Nobody with room, or automatic assignment off (the queue gives nobody a ticket then): the wake ends.
     const pick = await methodPick(accountId, config, teamId);
     if (!pick) return 'nobody';
     if (await handedOver(accountId, config, pick.agent, head, pick.condition, ++turn.failures)) {

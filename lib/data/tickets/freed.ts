@@ -117,19 +117,30 @@ export async function finishFreed(entry: FreedEntry): Promise<void> {
 
 /**
  * The entry moved to `atMs`, unless a change freed the agent again since it was read (that entry is kept): a turn
- * that failed, so one failing agent is not served again at every pass, an agent away until `atMs`, or a turn that
- * asked one window of the agentless teams and leaves the next to the next pass (`rotation`).
+ * that failed, so one failing agent is not served again at every pass, an agent away until `atMs`, a turn that
+ * asked one window of the agentless teams and leaves the next to the next pass (`rotation`), or a team wake's turn
+ * that served some of its teams (`served`, taken out of its set: ./team-wake.ts).
  */
-export async function postponeFreed(entry: FreedEntry, atMs: number, rotation?: Rotation): Promise<void> {
-  const due = dueOf(entry, atMs, rotation);
+export async function postponeFreed(
+  entry: FreedEntry,
+  atMs: number,
+  moved: { rotation?: Rotation; served?: readonly number[] } = {},
+): Promise<void> {
+  const due = dueOf(entry, atMs, moved.rotation);
+  const served = moved.served ?? [];
   await dynamo
     .send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keyOf(entry),
-        UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+        UpdateExpression: `SET gsi2pk = :pk, gsi2sk = :sk${served.length > 0 ? ' DELETE teams :served' : ''}`,
         ConditionExpression: 'gsi2sk = :read',
-        ExpressionAttributeValues: { ':pk': due.gsi2pk, ':sk': due.gsi2sk, ':read': entry.gsi2sk },
+        ExpressionAttributeValues: {
+          ':pk': due.gsi2pk,
+          ':sk': due.gsi2sk,
+          ':read': entry.gsi2sk,
+          ...(served.length > 0 ? { ':served': new Set(served) } : {}),
+        },
       }),
     )
     .catch((error: unknown) => {

@@ -1,9 +1,7 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queueKeys } from '../keys.ts';
-import { dynamo, getItem, tableName } from '../store/client.ts';
-import { isConditionFailure } from '../store/errors.ts';
+import { getItem, tableName } from '../store/client.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { type FreedEntry, freeingMark } from './freed.ts';
+import { freeingMark } from './freed.ts';
 
 /**
  * The team wake (docs/decisions.md, "The queue"; docs/data-model.md, "The queue"): one item per account,
@@ -11,8 +9,9 @@ import { type FreedEntry, freeingMark } from './freed.ts';
  * a change left with no active agent (their tickets fall back to the account's agents). The change adds its teams
  * to the set in its own transaction, one Update however many teams it leaves so (a set union: two changes at once
  * both keep theirs) and moves the due key to now with a mark of its own; the queue runner hands their waiting
- * tickets out (lib/tickets/team-wake.ts) and takes the teams it served out of the set, or deletes the item, only
- * while the due key is still the one it read, so a team a change added since is never lost.
+ * tickets out (lib/tickets/team-wake.ts) and takes the teams it served out of the set (postponeFreed's `served`),
+ * or deletes the item (finishFreed), only while the due key is still the one it read, so a team a change added since
+ * is never lost.
  */
 export function wakeTeamsAction(accountId: string, teamIds: readonly number[], atMs: number): CommitAction {
   const due = queueKeys.wakeDue(accountId, atMs, freeingMark());
@@ -43,30 +42,4 @@ export async function getTeamWake(
   if (!item) return undefined;
   const teams = [...((item.teams as Set<number> | undefined) ?? [])].map(Number).sort((a, b) => a - b);
   return { teams, gsi2sk: String(item.gsi2sk) };
-}
-
-/**
- * A turn's progress: the teams it served out of the set and the wake due again at `atMs`, only while its due key is
- * the one read (a change since added teams and is due at once: the next pass serves them all again).
- */
-export async function wakeServed(entry: FreedEntry, served: readonly number[], atMs: number): Promise<void> {
-  const due = queueKeys.wakeDue(entry.accountId, atMs, freeingMark());
-  await dynamo
-    .send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: queueKeys.wake(entry.accountId),
-        UpdateExpression: `SET gsi2pk = :pk, gsi2sk = :sk${served.length > 0 ? ' DELETE teams :served' : ''}`,
-        ConditionExpression: 'gsi2sk = :read',
-        ExpressionAttributeValues: {
-          ':pk': due.gsi2pk,
-          ':sk': due.gsi2sk,
-          ':read': entry.gsi2sk,
-          ...(served.length > 0 ? { ':served': new Set(served) } : {}),
-        },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error;
-    });
 }
