@@ -269,6 +269,7 @@ describe('bad lines', () => {
         ticket({ id: 't-4', tags: Array.from({ length: 1000 }, (_, i) => `t${i}`) }),
         ticket({ id: 't-5', messages: [message({}), message({ created_at: '1969-12-31T23:59:59Z' })] }),
         `{"type":"ticket","id":"t-6","subject":"${'y'.repeat(20_000)}"}`,
+        ticket({ id: 't-8', custom_fields: { Plan: 'pro', constructor: 'x' } }),
         '{"type":"ticket","id":"t-7","subject":"caf',
       ].join('\n'),
     ),
@@ -300,7 +301,8 @@ describe('bad lines', () => {
       ['t-4', expect.stringMatching(/^line 9: tags: Invalid length: Expected <=50/)],
       ['t-5', 'line 10: messages.1.created_at: before 1970-01-01'],
       ['t-6', 'line 11: longer than the limit of 12000 bytes (20041)'],
-      ['t-7', 'line 12: not UTF-8'],
+      ['t-8', 'line 12: custom_fields: constructor: a reserved key'],
+      ['t-7', 'line 13: not UTF-8'],
     ]);
     expect(all.tickets.errors.every((e) => e.type === 'tickets')).toBe(true);
     for (const phase of ['agents', 'teams', 'organizations'] as const) {
@@ -341,8 +343,8 @@ describe('lines and reads', () => {
     expect(reads[0]?.[0]).toBe(Number(from.split(':')[0]));
   });
 
-  it('reads a CRLF file as the same records, and error rows with the same line numbers', async () => {
-    const crlf = readFileSync(EXAMPLE, 'utf8').replaceAll('\n', '\r\n');
+  it('reads a CRLF file (with a byte-order mark) as the same records, and lines as long', async () => {
+    const crlf = `\uFEFF${readFileSync(EXAMPLE, 'utf8').replaceAll('\n', '\r\n')}`;
     const expected = await readAll(() => fileBytes(EXAMPLE));
     const read = await readAll(() => memoryBytes(crlf).source, SMALL);
     for (const phase of IMPORT_PHASES) {

@@ -122,22 +122,36 @@ const MessageLine = v.pipe(
 
 const TAG = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(64));
 
-const customFields = v.pipe(
-  v.optional(
-    v.record(
-      v.string(),
+/** Keys JavaScript's objects keep for themselves: a map would drop them silently, so they are refused. */
+const RESERVED_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+const customFields = v.optional(
+  v.pipe(
+    v.unknown(),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const value = dataset.value;
+      if (typeof value !== 'object' || value === null) return;
+      const reserved = Object.keys(value).find((key) => RESERVED_KEYS.includes(customFieldKey(key)));
+      if (reserved !== undefined) addIssue({ message: `${reserved}: a reserved key` });
+    }),
+    v.optional(
       v.nullable(
-        v.union([v.pipe(v.string(), v.maxLength(1024)), v.pipe(v.number(), v.finite()), v.boolean()]),
+        v.record(
+          v.string(),
+          v.nullable(
+            v.union([v.pipe(v.string(), v.maxLength(1024)), v.pipe(v.number(), v.finite()), v.boolean()]),
+          ),
+        ),
       ),
     ),
-    {},
+    v.transform((fields) =>
+      Object.entries(fields ?? {}).map(([key, value]) => [customFieldKey(key), value] as const),
+    ),
+    v.maxLength(50),
+    v.check((entries) => entries.every(([key]) => key !== ''), 'a key with no letter or digit'),
+    v.transform((entries) => Object.fromEntries(entries)),
   ),
-  v.maxEntries(50),
-  v.transform((fields) =>
-    Object.entries(fields).map(([key, value]) => [customFieldKey(key), value] as const),
-  ),
-  v.check((entries) => entries.every(([key]) => key !== ''), 'a key with no letter or digit'),
-  v.transform((entries) => Object.fromEntries(entries)),
+  {},
 );
 
 export const TicketLine = v.object({

@@ -34,7 +34,9 @@ export const NDJSON_LIMITS: NdjsonLimits = {
   pageLines: 500,
   pageBytes: 4 * 1024 * 1024,
   readBytes: 1024 * 1024,
-  maxLineBytes: 1024 * 1024,
+  // A line is a ticket with its whole conversation: 1 MiB would refuse a ticket past ~15 bodies of the API's
+  // largest (65,536 characters), 16 MiB holds hundreds; one line is the most a page holds beyond its 4 MiB.
+  maxLineBytes: 16 * 1024 * 1024,
 };
 
 export function ndjsonSource(bytes: ByteSource, limits: NdjsonLimits = NDJSON_LIMITS): ImportSourceReader {
