@@ -2,7 +2,12 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeSourceConnections, SourceAuthFailed } from '#lib/imports/http.ts';
 import type { ImportedTicket, ImportPhase, ImportRecord, SourcePage } from '#lib/imports/records.ts';
 import { type FreshdeskSourceOptions, freshdeskSource } from '#lib/imports/sources/freshdesk.ts';
-import { mapPriority, mapStatus, mapTicket } from '#lib/imports/sources/freshdesk-map.ts';
+import {
+  customFieldLabels,
+  mapPriority,
+  mapStatus,
+  mapTicket,
+} from '#lib/imports/sources/freshdesk-ticket-map.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { startFreshdeskServer } from '#test/support/vendors/freshdesk.ts';
 import { freshdeskData } from '#test/support/vendors/freshdesk-data.ts';
@@ -278,9 +283,41 @@ describe('the Freshdesk mapping', () => {
     });
   });
 
+  it("keys a nested field's levels by their own labels (its dependent_fields)", () => {
+    const fields = [
+      { name: 'status', label: 'Status', default: true },
+      {
+        name: 'cf_country',
+        label: 'Country',
+        default: false,
+        type: 'nested_field',
+        dependent_fields: [
+          { name: 'cf_state', label: 'State / Province', level: 2 },
+          { name: 'cf_city', label: 'City', level: 3 },
+        ],
+      },
+    ];
+    expect(customFieldLabels(fields)).toEqual({
+      cf_country: 'Country',
+      cf_state: 'State / Province',
+      cf_city: 'City',
+    });
+  });
+
+  it('a ticket deleted between the list and its own read is an error row, the rest read', async () => {
+    await start({ data: freshdeskData({ count: 3, sharedRun: 0 }) });
+    // The ticket fields, the list, then ticket 1's own read: gone.
+    server?.faults.push(null, null, { status: 404, body: { code: 'not_found' } });
+    const { records, errors } = await readPhase('tickets');
+    expect(ticketsOf(records).map((t) => t.sourceId)).toEqual(['2', '3']);
+    expect(errors).toEqual([
+      { type: 'tickets', sourceId: '1', reason: 'the source answered HTTP 404 for /api/v2/tickets/1' },
+    ]);
+  });
+
   it('a ticket that cannot be mapped is an error row, never a thrown error', () => {
     const mapped = mapTicket(
-      { ticket: { id: 7, created_at: '1969-12-31T00:00:00Z' }, attachments: [], conversations: [] },
+      { ticket: { id: 7, created_at: '1969-12-31T00:00:00Z' }, details: {}, conversations: [] },
       {},
     );
     expect(mapped).toEqual({ ok: false, reason: 'created_at or updated_at is not a time after 1970' });

@@ -22,7 +22,6 @@ import type {
 } from '#lib/imports/records.ts';
 import type { Timestamp } from '#lib/time.ts';
 import {
-  customFieldLabels,
   type FreshdeskObject,
   idOf,
   type Mapped,
@@ -30,9 +29,9 @@ import {
   mapCompany,
   mapContact,
   mapGroup,
-  mapTicket,
   membershipsOf,
 } from './freshdesk-map.ts';
+import { customFieldLabels, mapTicket } from './freshdesk-ticket-map.ts';
 
 export interface FreshdeskSourceOptions {
   /** `acme` of acme.freshdesk.com. */
@@ -52,7 +51,8 @@ export interface FreshdeskSourceOptions {
 
 /** Freshdesk's lowest paid plan's limit (Growth: 200 a minute), until an answer's `X-Ratelimit-Total` says more. */
 const PUBLISHED_PER_MINUTE = 200;
-const TICKET_INCLUDES = 'description,stats,requester';
+/** Each include costs a credit a list page; the description comes with each ticket's own read instead. */
+const TICKET_INCLUDES = 'stats,requester';
 /** The start of history: Freshdesk lists only the last 30 days' tickets without `updated_since`. */
 const EPOCH_SECONDS = 0;
 
@@ -197,17 +197,15 @@ class FreshdeskReader {
     return { since: cursor.since + 1, page: 1, seen: {} };
   }
 
-  /** A ticket with its attachments and conversations; one deleted between the list and these reads: its reason. */
+  /** A ticket with its description, attachments and conversations; one deleted since it was listed: its reason. */
   async ticket(row: FreshdeskObject, labels: Record<string, string>): Promise<ReturnType<typeof mapTicket>> {
     const id = idOf(row.id);
     if (id === null) return { ok: false, reason: 'the ticket has no id' };
     try {
       const { body } = await this.http.getJson(`/api/v2/tickets/${id}`);
       const conversations = await this.all(`/api/v2/tickets/${id}/conversations`);
-      return mapTicket(
-        { ticket: row, attachments: (body as FreshdeskObject).attachments, conversations },
-        labels,
-      );
+      const details = body && typeof body === 'object' ? (body as FreshdeskObject) : {};
+      return mapTicket({ ticket: row, details, conversations }, labels);
     } catch (error) {
       if (error instanceof SourceAnswered) return { ok: false, reason: error.message };
       throw error;
