@@ -172,12 +172,29 @@ describe('the Freshdesk source reads each phase to its end, resumed from `next` 
 
   it('tickets: more than the page cap sharing one second is an error row, and the read goes on past it', async () => {
     await start({ data: freshdeskData({ count: 14, sharedRun: 7 }) });
-    const { records, errors } = await readPhase('tickets');
+    const { pages, records, errors } = await readPhase('tickets');
     const ids = ticketsOf(records).map((t) => Number(t.sourceId));
     expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14]);
+    // The checkpoint stays small however long the window stays: at most a page of the edge's ids.
+    expect(Math.max(...pages.map((p) => p.next?.length ?? 0))).toBeLessThan(80);
     expect(errors).toContainEqual(
       expect.objectContaining({ type: 'tickets', sourceId: 'updated_at:2026-01-02T00:00:10Z' }),
     );
+  });
+
+  it('contacts: `since` given to the first page only is kept in `next`', async () => {
+    await start();
+    const since = '2026-01-02T00:00:02.000000Z';
+    const ids: string[] = [];
+    for (let from: string | null = null, first = true; first || from !== null; first = false) {
+      const page: SourcePage = await drive(
+        reader({ perPage: 1 }).page('contacts', from, first ? { since } : {}),
+      );
+      ids.push(...page.records.map((r) => (r.type === 'contacts' ? r.contact.sourceId : '')));
+      ids.push(...page.errors.map((e) => e.sourceId));
+      from = page.next;
+    }
+    expect(ids).toEqual(['1002', '1003', '1004']);
   });
 
   it('tickets: `since` reads only what changed since', async () => {

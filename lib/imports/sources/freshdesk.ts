@@ -56,9 +56,10 @@ const TICKET_INCLUDES = 'stats,requester';
 /** The start of history: Freshdesk lists only the last 30 days' tickets without `updated_since`. */
 const EPOCH_SECONDS = 0;
 
-/** A list phase's checkpoint: the page to read. */
+/** A list phase's checkpoint: the page to read (and the contacts' `_updated_since`, epoch seconds). */
 interface ListCursor {
   page: number;
+  since: number | null;
 }
 /** The tickets' checkpoint: the window's start (epoch seconds), its page, and the edge's tickets already read. */
 interface TicketCursor {
@@ -114,8 +115,10 @@ class FreshdeskReader {
       const start = since === undefined ? EPOCH_SECONDS : secondsOf(since);
       return this.tickets(decode<TicketCursor>(from, { since: start, page: 1, seen: {} }));
     }
-    const { page } = decode<ListCursor>(from, { page: 1 });
-    const query = phase === 'contacts' && since ? `&_updated_since=${freshdeskTime(secondsOf(since))}` : '';
+    // The contacts' `since` is kept in the checkpoint, as the tickets' window is: `next` alone reads on.
+    const start = phase === 'contacts' && since ? secondsOf(since) : null;
+    const { page, since: after } = decode<ListCursor>(from, { page: 1, since: start });
+    const query = after === null ? '' : `&_updated_since=${freshdeskTime(after)}`;
     const list = await this.list(`${LIST_PATHS[phase]}?per_page=${this.perPage}&page=${page}${query}`);
     const records: ImportRecord[] = [];
     const errors: ImportErrorRow[] = [];
@@ -131,7 +134,7 @@ class FreshdeskReader {
         add(row, mapCompany(row), (organization) => ({ type: 'organizations', organization }));
       if (phase === 'contacts') add(row, mapContact(row), (contact) => ({ type: 'contacts', contact }));
     }
-    return { records, errors, next: list.more ? JSON.stringify({ page: page + 1 }) : null };
+    return { records, errors, next: list.more ? JSON.stringify({ page: page + 1, since: after }) : null };
   }
 
   /** One page of a list, and whether there is another (Freshdesk's `link` header names it). */
@@ -177,18 +180,18 @@ class FreshdeskReader {
   nextWindow(cursor: TicketCursor, rows: FreshdeskObject[], errors: ImportErrorRow[]): TicketCursor {
     const times = rows.map((row) => secondsOf(String(row.updated_at))).filter((s) => Number.isFinite(s));
     const last = Math.max(cursor.since, ...times);
-    const seenFrom = (since: number, kept: Record<string, number>) => {
-      const seen = Object.fromEntries(Object.entries(kept).filter(([, at]) => at >= since));
+    if (last > cursor.since) {
+      // A new window from the last ticket's second; of that second, the tickets on this page are read.
+      const seen: Record<string, number> = {};
       for (const row of rows) {
         const id = idOf(row.id);
-        const at = secondsOf(String(row.updated_at));
-        if (id !== null && at >= since) seen[id] = at;
+        if (id !== null && secondsOf(String(row.updated_at)) === last) seen[id] = last;
       }
-      return seen;
-    };
-    if (last > cursor.since) return { since: last, page: 1, seen: seenFrom(last, cursor.seen) };
-    if (cursor.page < this.pageCap)
-      return { since: cursor.since, page: cursor.page + 1, seen: seenFrom(cursor.since, cursor.seen) };
+      return { since: last, page: 1, seen };
+    }
+    // The window stays: its pages read so far are passed by the page number, so `seen` keeps only the edge's
+    // tickets read before the window began (at most a page of them).
+    if (cursor.page < this.pageCap) return { since: cursor.since, page: cursor.page + 1, seen: cursor.seen };
     errors.push({
       type: 'tickets',
       sourceId: `updated_at:${freshdeskTime(cursor.since)}`,
