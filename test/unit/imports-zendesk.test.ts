@@ -8,6 +8,7 @@ import type {
   SourcePage,
 } from '#lib/imports/records.ts';
 import { type ZendeskSourceOptions, zendeskSource } from '#lib/imports/sources/zendesk.ts';
+import { customFieldsOf, mapTicket } from '#lib/imports/sources/zendesk-map.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { onClock } from '#test/support/vendors/server.ts';
 import {
@@ -299,5 +300,54 @@ describe('the Zendesk source against a source that misbehaves', () => {
       SourceHostRefused,
     );
     expect(zendesk.requests).toHaveLength(1);
+  });
+});
+
+describe('the Zendesk mapping', () => {
+  const context = { fieldTitles: new Map(), solvedAt: new Map(), comments: [], roles: new Map() };
+  const ticket = (more: Record<string, unknown>) =>
+    mapTicket(
+      { id: 7, created_at: '2024-02-01T09:00:00Z', updated_at: '2024-02-01T10:00:00Z', ...more },
+      context,
+    ).mapped;
+
+  it('maps every status and priority of Zendesk, and makes an error row of any other', () => {
+    const statuses = ['new', 'open', 'pending', 'hold', 'solved', 'closed'].map((status) => {
+      const mapped = ticket({ status, priority: 'normal' });
+      return 'value' in mapped ? mapped.value.status : mapped;
+    });
+    expect(statuses).toEqual(['open', 'open', 'pending', 'in_progress', 'resolved', 'closed']);
+    const priorities = ['low', 'normal', 'high', 'urgent', null, undefined].map((priority) => {
+      const mapped = ticket({ status: 'open', priority });
+      return 'value' in mapped ? mapped.value.priority : mapped;
+    });
+    expect(priorities).toEqual(['low', 'medium', 'high', 'urgent', null, null]);
+    expect(ticket({ status: 'frozen' })).toEqual({
+      error: { type: 'tickets', sourceId: '7', reason: 'unknown status frozen' },
+    });
+    expect(ticket({ status: 'open', priority: 'critical' })).toEqual({
+      error: { type: 'tickets', sourceId: '7', reason: 'unknown priority critical' },
+    });
+    expect(ticket({ status: 'deleted' })).toEqual({ skip: true });
+  });
+
+  it("keys custom fields by their field's title, leaving out fields it has no title for", () => {
+    const titles = new Map([
+      ['1', 'Order Number'],
+      ['2', '  Été / Spend (€)  '],
+      ['3', 'x'.repeat(80)],
+    ]);
+    const values = [
+      { id: 1, value: 42 },
+      { id: 2, value: null },
+      { id: 3, value: ['a', 'b'] },
+      { id: 4, value: 'no title' },
+      { id: 1.5, value: 'not an id' },
+    ];
+    expect(customFieldsOf(values, titles)).toEqual({
+      order_number: 42,
+      t_spend: null,
+      ['x'.repeat(64)]: 'a, b',
+    });
   });
 });
