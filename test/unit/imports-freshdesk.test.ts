@@ -197,6 +197,17 @@ describe('the Freshdesk source reads each phase to its end, resumed from `next` 
     expect(ids).toEqual(['1002', '1003', '1004']);
   });
 
+  it('tickets: a cap lower than the reader knows (a 400 past it) is the same error row, the read going on', async () => {
+    await start({ data: freshdeskData({ count: 14, sharedRun: 7 }), pageCap: 2 });
+    const { records, errors } = await readPhase('tickets', { pageCap: 300 });
+    expect(ticketsOf(records).map((t) => Number(t.sourceId))).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14,
+    ]);
+    expect(errors).toContainEqual(
+      expect.objectContaining({ type: 'tickets', sourceId: 'updated_at:2026-01-02T00:00:10Z' }),
+    );
+  });
+
   it('tickets: `since` reads only what changed since', async () => {
     await start();
     const { records } = await readPhase('tickets', { since: '2026-01-02T00:00:20.000000Z' });

@@ -158,9 +158,19 @@ class FreshdeskReader {
   async tickets(cursor: TicketCursor): Promise<SourcePage> {
     const labels = await this.labels();
     const query = `updated_since=${freshdeskTime(cursor.since)}&order_by=updated_at&order_type=asc`;
-    const { rows, more } = await this.list(
-      `/api/v2/tickets?${query}&per_page=${this.perPage}&page=${cursor.page}&include=${TICKET_INCLUDES}`,
-    );
+    const path = `/api/v2/tickets?${query}&per_page=${this.perPage}&page=${cursor.page}&include=${TICKET_INCLUDES}`;
+    const listed = await this.list(path).catch((error: unknown) => {
+      // A 400 past page 1: Freshdesk's cap is lower than the reader's (it answers 400 past its last page).
+      if (error instanceof SourceAnswered && error.status === 400 && cursor.page > 1) return null;
+      throw error;
+    });
+    if (listed === null) {
+      const errors = [this.pastCap(cursor)];
+      return { records: [], errors, next: JSON.stringify({ since: cursor.since + 1, page: 1, seen: {} }) };
+    }
+    // A full page may have more after it even without a `link`: a list that stops at its cap names no next page.
+    const { rows } = listed;
+    const more = listed.more || rows.length >= this.perPage;
     const records: ImportRecord[] = [];
     const errors: ImportErrorRow[] = [];
     for (const row of rows) {
@@ -192,12 +202,17 @@ class FreshdeskReader {
     // The window stays: its pages read so far are passed by the page number, so `seen` keeps only the edge's
     // tickets read before the window began (at most a page of them).
     if (cursor.page < this.pageCap) return { since: cursor.since, page: cursor.page + 1, seen: cursor.seen };
-    errors.push({
+    errors.push(this.pastCap(cursor));
+    return { since: cursor.since + 1, page: 1, seen: {} };
+  }
+
+  /** The error row of a second whose tickets fill more pages than the list gives: the rest of it is not read. */
+  pastCap(cursor: TicketCursor): ImportErrorRow {
+    return {
       type: 'tickets',
       sourceId: `updated_at:${freshdeskTime(cursor.since)}`,
-      reason: `more than ${this.pageCap} pages of tickets share this updated_at: those past the page cap were not read`,
-    });
-    return { since: cursor.since + 1, page: 1, seen: {} };
+      reason: `more tickets share this updated_at than ${cursor.page} pages hold (the list's cap): the rest were not read`,
+    };
   }
 
   /** A ticket with its description, attachments and conversations; one deleted since it was listed: its reason. */
