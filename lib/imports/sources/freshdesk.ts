@@ -51,6 +51,8 @@ export interface FreshdeskSourceOptions {
 
 /** Freshdesk's lowest paid plan's limit (Growth: 200 a minute), until an answer's `X-Ratelimit-Total` says more. */
 const PUBLISHED_PER_MINUTE = 200;
+/** The Growth plan's own limit on listing tickets and on listing contacts (20 a minute each; Pro 100). */
+const LISTS_PER_MINUTE = 20;
 /** Each include costs a credit a list page; the description comes with each ticket's own read instead. */
 const TICKET_INCLUDES = 'stats,requester';
 /** The start of history: Freshdesk lists only the last 30 days' tickets without `updated_since`. */
@@ -77,13 +79,17 @@ const LIST_PATHS = {
 } as const;
 
 export function freshdeskSource(options: FreshdeskSourceOptions): ImportSourceReader {
-  const http = new SourceHttp({
-    baseUrl: sourceBaseUrl('freshdesk', options.domain, options.env),
-    authorization: `Basic ${Buffer.from(`${options.apiKey}:X`).toString('base64')}`,
-    rateShare: options.rateShare,
-    publishedPerMinute: PUBLISHED_PER_MINUTE,
-    signal: options.signal,
-  });
+  const client = (publishedPerMinute: number, limitHeaders?: string[]) =>
+    new SourceHttp({
+      baseUrl: sourceBaseUrl('freshdesk', options.domain, options.env),
+      authorization: `Basic ${Buffer.from(`${options.apiKey}:X`).toString('base64')}`,
+      rateShare: options.rateShare,
+      publishedPerMinute,
+      limitHeaders,
+      signal: options.signal,
+    });
+  // The ticket and contact lists have their own lower limit, which no answer states: a client of their own.
+  const http = { api: client(PUBLISHED_PER_MINUTE), lists: client(LISTS_PER_MINUTE, []) };
   const reader = new FreshdeskReader(http, options.perPage ?? 100, options.pageCap ?? 300);
   return {
     source: 'freshdesk',
@@ -105,7 +111,7 @@ class FreshdeskReader {
   #labels: Record<string, string> | undefined;
 
   constructor(
-    readonly http: SourceHttp,
+    readonly http: { api: SourceHttp; lists: SourceHttp },
     readonly perPage: number,
     readonly pageCap: number,
   ) {}
@@ -139,7 +145,8 @@ class FreshdeskReader {
 
   /** One page of a list, and whether there is another (Freshdesk's `link` header names it). */
   async list(path: string): Promise<{ rows: FreshdeskObject[]; more: boolean }> {
-    const { body, headers } = await this.http.getJson(path);
+    const limited = /^\/api\/v2\/(tickets|contacts)\?/.test(path);
+    const { body, headers } = await (limited ? this.http.lists : this.http.api).getJson(path);
     if (!Array.isArray(body)) throw new Error(`Freshdesk answered ${path} with something other than a list`);
     return { rows: body as FreshdeskObject[], more: /rel="?next"?/.test(headers.get('link') ?? '') };
   }
@@ -220,7 +227,7 @@ class FreshdeskReader {
     const id = idOf(row.id);
     if (id === null) return { ok: false, reason: 'the ticket has no id' };
     try {
-      const { body } = await this.http.getJson(`/api/v2/tickets/${id}`);
+      const { body } = await this.http.api.getJson(`/api/v2/tickets/${id}`);
       const conversations = await this.all(`/api/v2/tickets/${id}/conversations`);
       const details = body && typeof body === 'object' ? (body as FreshdeskObject) : {};
       return mapTicket({ ticket: row, details, conversations }, labels);
@@ -231,7 +238,7 @@ class FreshdeskReader {
   }
 
   async labels(): Promise<Record<string, string>> {
-    this.#labels ??= customFieldLabels((await this.http.getJson('/api/v2/ticket_fields')).body);
+    this.#labels ??= customFieldLabels((await this.http.api.getJson('/api/v2/ticket_fields')).body);
     return this.#labels;
   }
 }
