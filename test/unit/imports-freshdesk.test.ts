@@ -7,6 +7,7 @@ import {
   mapPriority,
   mapStatus,
   mapTicket,
+  plainText,
 } from '#lib/imports/sources/freshdesk-ticket-map.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { startFreshdeskServer } from '#test/support/vendors/freshdesk.ts';
@@ -341,6 +342,14 @@ describe('the Freshdesk mapping', () => {
     expect(errors).toEqual([
       { type: 'tickets', sourceId: '1', reason: 'the source answered HTTP 404 for /api/v2/tickets/1' },
     ]);
+  });
+
+  it("a body without its text version is its HTML without the tags, a script's tags included", () => {
+    expect(plainText('Hello', '<b>Hello</b>')).toBe('Hello');
+    expect(plainText(undefined, '<div>Hi <script>alert(1)</script><img src=x onerror=y</div>')).toBe(
+      'Hi alert(1)',
+    );
+    expect(plainText(null, null)).toBe('');
   });
 
   it('a ticket that cannot be mapped is an error row, never a thrown error', () => {

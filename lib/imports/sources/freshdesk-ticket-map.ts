@@ -52,6 +52,11 @@ export function mapAttachments(attachments: unknown): ImportedAttachment[] {
   });
 }
 
+/** A body as plain text: Freshdesk's `…_text` version, else its HTML with the tags taken out (never markup). */
+export function plainText(textVersion: unknown, html: unknown): string {
+  return text(textVersion) ?? (text(html) ?? '').replace(/<[^>]*>?/g, '');
+}
+
 /**
  * A conversation as a message: `private` is an internal note; `incoming` says the customer wrote it (a contact),
  * else an agent did; `user_id` is the author. Freshdesk's API gives no e-mail Message-ID: `messageId` is null.
@@ -69,7 +74,7 @@ export function mapConversation(conversation: FreshdeskObject): Mapped<ImportedM
       author: userId
         ? { kind: conversation.incoming === true ? 'contact' : 'agent', sourceId: userId }
         : { kind: 'unknown', sourceId: null },
-      body: text(conversation.body_text) ?? text(conversation.body) ?? '',
+      body: plainText(conversation.body_text, conversation.body),
       internal: conversation.private === true,
       createdAt,
       messageId: null,
@@ -123,7 +128,7 @@ export function mapTicket(
   const description: ImportedMessage = {
     sourceId: `ticket-${sourceId}`,
     author: requesterId ? { kind: 'contact', sourceId: requesterId } : { kind: 'unknown', sourceId: null },
-    body: text(details.description_text) ?? text(details.description) ?? '',
+    body: plainText(details.description_text, details.description),
     internal: false,
     createdAt,
     messageId: null,

@@ -1,6 +1,6 @@
 /**
  * The Freshdesk import source (decisions.md, "Imports: moving a helpdesk in"): reads a helpdesk through Freshdesk's
- * API v2 with the customer's API key, one page of a phase at a time, and maps it (freshdesk-map.ts). It keeps no
+ * API v2 with the customer's API key, one page of a phase at a time, and maps it (freshdesk-map.ts, freshdesk-ticket-map.ts). It keeps no
  * state between pages but what `next` carries (and a cache of the ticket fields' labels), so a reader made again
  * from a checkpoint reads on.
  *
