@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeSourceConnections, SourceAuthFailed } from '#lib/imports/http.ts';
 import type { ImportedTicket, ImportPhase, ImportRecord, SourcePage } from '#lib/imports/records.ts';
 import { type FreshdeskSourceOptions, freshdeskSource } from '#lib/imports/sources/freshdesk.ts';
+import { mapAgent } from '#lib/imports/sources/freshdesk-map.ts';
 import {
   customFieldLabels,
   mapPriority,
@@ -350,6 +351,16 @@ describe('the Freshdesk mapping', () => {
       'Hi alert(1)',
     );
     expect(plainText(null, null)).toBe('');
+  });
+
+  it('an agent marked deactivated is inactive even with an active contact', () => {
+    const contact = { active: true, email: 'gone@acme.test', name: 'Gone' };
+    expect(mapAgent({ id: 5, deactivated: true, contact }, new Map())).toMatchObject({
+      value: { active: false },
+    });
+    expect(mapAgent({ id: 5, deactivated: false, contact }, new Map())).toMatchObject({
+      value: { active: true },
+    });
   });
 
   it('a ticket that cannot be mapped is an error row, never a thrown error', () => {

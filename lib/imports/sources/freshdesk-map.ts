@@ -62,8 +62,8 @@ export function mapAgent(agent: FreshdeskObject, teams: Map<string, string[]>): 
       sourceId,
       email,
       name: text(contact.name) || email,
-      // An agent whose contact is not active (deactivated, or never verified) is imported inactive.
-      active: contact.active === true,
+      // An agent deactivated, or whose contact is not active (never verified), is imported inactive.
+      active: contact.active === true && agent.deactivated !== true,
       teamSourceIds: teams.get(sourceId) ?? [],
     },
   };
