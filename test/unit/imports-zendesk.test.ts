@@ -9,6 +9,7 @@ import type {
 } from '#lib/imports/records.ts';
 import { type ZendeskSourceOptions, zendeskSource } from '#lib/imports/sources/zendesk.ts';
 import { customFieldsOf, mapTicket } from '#lib/imports/sources/zendesk-map.ts';
+import { formatTimestamp } from '#lib/time.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { onClock } from '#test/support/vendors/server.ts';
 import {
@@ -239,6 +240,14 @@ describe('the Zendesk source, each phase read to its end from its checkpoints', 
     const { records } = await readPhase('tickets', { since: '2024-02-04T00:00:00.000000Z' });
     expect(tickets(records).map((t) => t.sourceId)).toEqual(['1004', '1005', '1006']);
     expect(zendesk.requests[0]?.path).toMatch(/start_time=1707004800&/);
+
+    // Zendesk refuses a start_time within the last minute: a since that recent starts two minutes back.
+    zendesk.requests.length = 0;
+    const nowSeconds = Math.floor(clockNow().nowMs() / 1000);
+    await readPhase('contacts', { since: formatTimestamp(clockNow().nowUs() - 5_000_000) });
+    expect(zendesk.requests[0]?.path).toBe(
+      `/api/v2/incremental/users/cursor.json?start_time=${nowSeconds - 120}`,
+    );
   });
 });
 
