@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeSourceConnections, SourceAuthFailed, SourceHostRefused } from '#lib/imports/http.ts';
+import {
+  closeSourceConnections,
+  SourceAuthFailed,
+  SourceHostRefused,
+  SourceUnavailable,
+} from '#lib/imports/http.ts';
 import type {
   ImportErrorRow,
   ImportedTicket,
@@ -299,6 +304,19 @@ describe('the Zendesk source against a source that misbehaves', () => {
       '503',
     ]);
     expect(zendesk.requests).toHaveLength(5);
+  });
+
+  it('pauses (SourceUnavailable) on a page without what the API documents, never taking it for the end', async () => {
+    for (const [phase, body] of [
+      ['teams', { meta: { has_more: false } }],
+      ['teams', { groups: [], meta: { has_more: true }, links: {} }],
+      ['tickets', { tickets: [], after_cursor: null }],
+      ['tickets', { tickets: [], end_of_stream: false, after_cursor: '' }],
+    ] as const) {
+      zendesk.faults.push({ status: 200, body });
+      const read = onClock(clockNow(), source().page(phase, null, {}));
+      await expect(read, JSON.stringify(body)).rejects.toBeInstanceOf(SourceUnavailable);
+    }
   });
 
   it("refuses a next page on another host than the source's, sending nothing there", async () => {
