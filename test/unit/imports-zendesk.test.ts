@@ -306,6 +306,17 @@ describe('the Zendesk source against a source that misbehaves', () => {
     expect(zendesk.requests).toHaveLength(5);
   });
 
+  it('makes an error row of a ticket whose comments answer 404 (deleted between two reads), and reads on', async () => {
+    delete zendesk.data.comments['1002'];
+    const { records, errors } = await readPhase('tickets');
+    expect(tickets(records).map((t) => t.sourceId)).toEqual(['1001', '1003', '1004', '1005', '1006']);
+    expect(errors).toContainEqual({
+      type: 'tickets',
+      sourceId: '1002',
+      reason: 'its comments could not be read (HTTP 404)',
+    });
+  });
+
   it('pauses (SourceUnavailable) on a page without what the API documents, never taking it for the end', async () => {
     for (const [phase, body] of [
       ['teams', { meta: { has_more: false } }],
