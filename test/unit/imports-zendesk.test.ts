@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeSourceConnections, SourceAuthFailed, SourceHostRefused } from '#lib/imports/http.ts';
+import {
+  closeSourceConnections,
+  SourceAuthFailed,
+  SourceHostRefused,
+  SourceUnavailable,
+} from '#lib/imports/http.ts';
 import type {
   ImportErrorRow,
   ImportedTicket,
@@ -9,6 +14,7 @@ import type {
 } from '#lib/imports/records.ts';
 import { type ZendeskSourceOptions, zendeskSource } from '#lib/imports/sources/zendesk.ts';
 import { customFieldsOf, mapTicket } from '#lib/imports/sources/zendesk-map.ts';
+import { formatTimestamp } from '#lib/time.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { onClock } from '#test/support/vendors/server.ts';
 import {
@@ -239,6 +245,14 @@ describe('the Zendesk source, each phase read to its end from its checkpoints', 
     const { records } = await readPhase('tickets', { since: '2024-02-04T00:00:00.000000Z' });
     expect(tickets(records).map((t) => t.sourceId)).toEqual(['1004', '1005', '1006']);
     expect(zendesk.requests[0]?.path).toMatch(/start_time=1707004800&/);
+
+    // Zendesk refuses a start_time within the last minute: a since that recent starts two minutes back.
+    zendesk.requests.length = 0;
+    const nowSeconds = Math.floor(clockNow().nowMs() / 1000);
+    await readPhase('contacts', { since: formatTimestamp(clockNow().nowUs() - 5_000_000) });
+    expect(zendesk.requests[0]?.path).toBe(
+      `/api/v2/incremental/users/cursor.json?start_time=${nowSeconds - 120}`,
+    );
   });
 });
 
@@ -290,6 +304,30 @@ describe('the Zendesk source against a source that misbehaves', () => {
       '503',
     ]);
     expect(zendesk.requests).toHaveLength(5);
+  });
+
+  it('makes an error row of a ticket whose comments answer 404 (deleted between two reads), and reads on', async () => {
+    delete zendesk.data.comments['1002'];
+    const { records, errors } = await readPhase('tickets');
+    expect(tickets(records).map((t) => t.sourceId)).toEqual(['1001', '1003', '1004', '1005', '1006']);
+    expect(errors).toContainEqual({
+      type: 'tickets',
+      sourceId: '1002',
+      reason: 'its comments could not be read (HTTP 404)',
+    });
+  });
+
+  it('pauses (SourceUnavailable) on a page without what the API documents, never taking it for the end', async () => {
+    for (const [phase, body] of [
+      ['teams', { meta: { has_more: false } }],
+      ['teams', { groups: [], meta: { has_more: true }, links: {} }],
+      ['tickets', { tickets: [], after_cursor: null }],
+      ['tickets', { tickets: [], end_of_stream: false, after_cursor: '' }],
+    ] as const) {
+      zendesk.faults.push({ status: 200, body });
+      const read = onClock(clockNow(), source().page(phase, null, {}));
+      await expect(read, JSON.stringify(body)).rejects.toBeInstanceOf(SourceUnavailable);
+    }
   });
 
   it("refuses a next page on another host than the source's, sending nothing there", async () => {

@@ -6,9 +6,8 @@ import type {
   ImportSourceReader,
   SourcePage,
 } from '#lib/imports/records.ts';
-import { parseInstant, type Timestamp } from '#lib/time.ts';
+import type { Timestamp } from '#lib/time.ts';
 import {
-  asObject,
   asObjects,
   idOf,
   type Mapped,
@@ -18,6 +17,7 @@ import {
   mapTeam,
   mapTicket,
 } from './zendesk-map.ts';
+import { exportPage, listAll, listPage, startTime } from './zendesk-pages.ts';
 
 /**
  * The Zendesk source (docs/imports.md, "Zendesk"): each phase a stream of pages of Zendesk's REST API, read with
@@ -118,26 +118,6 @@ async function readList(
   return page;
 }
 
-async function listPage(http: SourceHttp, url: string, key: string) {
-  const body = asObject((await http.getJson(url)).body);
-  const hasMore = asObject(body?.meta)?.has_more === true;
-  const next = hasMore ? asObject(body?.links)?.next : null;
-  return { items: asObjects(body?.[key]), next: typeof next === 'string' ? next : null, body };
-}
-
-/** Every page of a list (a few: group memberships, ticket fields, a ticket's comments), and its sideloaded users. */
-async function listAll(http: SourceHttp, first: string, key: string) {
-  const items: Json[] = [];
-  const users: Json[] = [];
-  for (let url: string | null = first; url !== null; ) {
-    const page = await listPage(http, url, key);
-    items.push(...page.items);
-    users.push(...asObjects(page.body?.users));
-    url = page.next;
-  }
-  return { items, users };
-}
-
 async function readAgents(clients: Clients, from: string | null): Promise<SourcePage> {
   const first = `/api/v2/users?role[]=agent&role[]=admin&page[size]=${LIST_PAGE}`;
   const { items, next } = await listPage(clients.api, from ?? first, 'users');
@@ -158,21 +138,6 @@ async function readAgents(clients: Clients, from: string | null): Promise<Source
       agent,
     }));
   return page;
-}
-
-/** Seconds since the epoch of `since` (the exports' start_time); 0: everything. */
-function startTime(since: Timestamp | undefined): number {
-  const us = since === undefined ? undefined : parseInstant(since);
-  return us === undefined ? 0 : Math.floor(us / 1_000_000);
-}
-
-/** A page of an incremental cursor export, and the path of the next (null at `end_of_stream`). */
-async function exportPage(http: SourceHttp, url: string, key: string, path: string, params: string) {
-  const body = asObject((await http.getJson(url)).body);
-  const cursor = body?.after_cursor;
-  const ended = body?.end_of_stream !== false || typeof cursor !== 'string' || cursor === '';
-  const next = ended ? null : `${path}?cursor=${encodeURIComponent(cursor)}${params}`;
-  return { items: asObjects(body?.[key]), next, body };
 }
 
 async function readContacts(clients: Clients, from: string | null, since: Timestamp | undefined) {
@@ -223,7 +188,7 @@ async function commentsOf(http: SourceHttp, ticket: Json, errors: ImportErrorRow
   const id = idOf(ticket.id);
   if (!id) return { comments: [], roles: new Map<string, string>() };
   try {
-    const url = `/api/v2/tickets/${encodeURIComponent(id)}/comments.json?page[size]=${LIST_PAGE}&include=users`;
+    const url = `/api/v2/tickets/${encodeURIComponent(id)}/comments.json?page[size]=${LIST_PAGE}&include=users&include_inline_images=true`;
     const { items, users } = await listAll(http, url, 'comments');
     const roles = new Map<string, string>();
     for (const user of users) if (typeof user.role === 'string') roles.set(idOf(user.id) ?? '', user.role);

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { clock } from '#lib/time.ts';
-import { parkOnClock } from '#test/support/clock.ts';
+import { type ManualClock, parkOnClock } from '#test/support/clock.ts';
 
 /**
  * A local server speaking a vendor's API for the import sources' tests (127.0.0.1, port 0): a route answers each
@@ -85,11 +85,7 @@ export async function startVendorServer(route: Route): Promise<VendorServer> {
 }
 
 /** Runs `work` to its end on the manual clock: moves the clock from waiter to waiter until it settles. */
-export async function onClock<T>(
-  manual: { advanceUntil: <R>(done: () => R, o: { within: number }) => Promise<unknown> },
-  work: Promise<T>,
-  within = 60 * 60_000,
-): Promise<T> {
+export async function onClock<T>(manual: ManualClock, work: Promise<T>, within = 60 * 60_000): Promise<T> {
   let outcome: { value: T } | { error: unknown } | undefined;
   work.then(
     (value) => {
