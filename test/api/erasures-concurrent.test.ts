@@ -14,7 +14,7 @@ import { addressHash } from '#lib/erasures/address-hash.ts';
 import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { holding, personNamed, type TestPerson, textsOf, tracesOf } from '#test/support/erasures.ts';
+import { holding, itemTexts, personNamed, type TestPerson, tracesOf } from '#test/support/erasures.ts';
 import { useGateway } from '#test/support/http.ts';
 
 /**
@@ -92,10 +92,8 @@ async function ticketTexts(uuid: string) {
     const item = await getItem({ pk: ref.pk, sk: ref.sk });
     if (item) items.push(item);
   }
-  return items.map((item, i) => ({
-    key: String(item.sk ?? i),
-    text: textsOf(item).join('\u0001').toLowerCase(),
-  }));
+  // As stored, packed events read unpacked (lib/data/store/packed.ts).
+  return itemTexts(items);
 }
 
 describe('erasures racing each other and the mail', () => {

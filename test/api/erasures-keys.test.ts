@@ -11,6 +11,7 @@ import { runErasure } from '#lib/erasures/job.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
+import { CAPACITY_DESCRIPTION } from '#test/support/capacity-shapes.ts';
 import {
   holding,
   itemTexts,
@@ -100,7 +101,8 @@ describe('an erasure and the index keys', () => {
       const base = await writePerson(gateway, key, agent, p, p === person ? 'p' : 'c');
       const fielded = await call('POST', '/api/tickets', {
         subject: `Callback for ${p.first} ${p.last} on ${p.phone}`,
-        description: `Reach ${localPart(p)} at ${p.email}`,
+        // Long enough to be stored packed (lib/data/store/packed.ts), as a real mail's text is.
+        description: `Reach ${localPart(p)} at ${p.email}. ${CAPACITY_DESCRIPTION}`,
         requester_email: p.email,
         requester_name: `${p.first} ${p.last}`,
         custom_fields: fieldsOf(p),
@@ -140,6 +142,14 @@ describe('an erasure and the index keys', () => {
     const items = await tableItems();
     const before = itemTexts(items);
     for (const text of traces(person)) expect(holding(before, [text]), text).not.toEqual([]);
+    // Their events and their ticket's description are among them, stored packed (lib/data/store/packed.ts): the
+    // check reads those unpacked.
+    const packed = new Set(
+      items.filter((i) => i.enc !== undefined || i.zp !== undefined).map((i) => `${i.pk} ${i.sk}`),
+    );
+    const packedHolding = holding(before, [`Reach ${localPart(person)}`]).filter((k) => packed.has(k));
+    expect(packedHolding.some((k) => k.startsWith('EVENTS#'))).toBe(true);
+    expect(packedHolding.some((k) => k.startsWith('TICKETS#'))).toBe(true);
     expect(holding(keyTexts(items), [...traces(person), ...traces(control)])).toEqual([]);
     // The dimensions of the person's ticket values, as the person's tickets stand before the erasure.
     const personDims = new Set<string>();

@@ -14,7 +14,14 @@ import { erasureStep, runErasure } from '#lib/erasures/job.ts';
 import { replayErasures } from '#lib/erasures/replay.ts';
 import { formatTimestamp } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { holding, personNamed, type TestPerson, textsOf, tracesOf } from '#test/support/erasures.ts';
+import {
+  holding,
+  personNamed,
+  readable,
+  type TestPerson,
+  textsOf,
+  tracesOf,
+} from '#test/support/erasures.ts';
 import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
@@ -320,7 +327,11 @@ async function storedTexts(s: Scene): Promise<{ key: string; text: string }[]> {
       KeyConditionExpression: 'gsi2pk = :pk',
       ExpressionAttributeValues: { ':pk': objectRefKeys.partition(accountId, uuid) },
     });
-    for (const r of refs) add(`ref ${r.pk} ${r.sk}`, await getItem({ pk: String(r.pk), sk: String(r.sk) }));
+    for (const r of refs) {
+      const item = await getItem({ pk: String(r.pk), sk: String(r.sk) });
+      // An event as its text (stored packed: lib/data/store/packed.ts).
+      add(`ref ${r.pk} ${r.sk}`, item && readable(item));
+    }
   }
   for (const e of (await readFeedToEnd(gateway.call, s.account.apiKey)).events) add(`event ${e.id}`, e);
   const inbound = await queryAll({

@@ -1,5 +1,8 @@
 import { expect } from 'vitest';
+import { bodyOf, eventText } from '#lib/data/events.ts';
+import { eventKeys } from '#lib/data/keys.ts';
 import { scanAll, tableName } from '#lib/data/store/client.ts';
+import { ATTR, entityOf } from '#lib/data/store/items.ts';
 import type { Gateway } from './http.ts';
 
 /**
@@ -109,10 +112,42 @@ export async function tableItems(): Promise<Record<string, unknown>[]> {
   return scanAll({ TableName: tableName() });
 }
 export function itemTexts(items: Record<string, unknown>[]): { key: string; text: string }[] {
+  const unpacked = unpackedEvents(items);
   return items.map((item) => ({
     key: `${item.pk} ${item.sk}`,
-    text: textsOf(item).join('\u0001').toLowerCase(),
+    text: textsOf(unpacked.get(item) ?? item)
+      .join('\u0001')
+      .toLowerCase(),
   }));
+}
+
+/**
+ * Items stored packed (lib/data/store/packed.ts) as their text: an entity's packed fields, and an event's head
+ * (`enc`) with its parts' bytes joined and unpacked, its parts then holding nothing of their own. Without it a
+ * person's text in a packed description or event would go unseen by the checks.
+ */
+function unpackedEvents(items: Record<string, unknown>[]): Map<Record<string, unknown>, unknown> {
+  const out = new Map<Record<string, unknown>, unknown>();
+  for (const item of items.filter((i) => Array.isArray(i[ATTR.packed]))) out.set(item, readable(item));
+  for (const head of items.filter((i) => i.enc !== undefined)) {
+    const parts = items
+      .filter((i) => i.pk === head.pk && String(i.sk).startsWith(`${head.sk}#`))
+      .sort((a, b) => eventKeys.parse(String(a.sk)).part - eventKeys.parse(String(b.sk)).part);
+    out.set(head, readable(head, parts));
+    for (const part of parts) out.set(part, { ...part, body: '' });
+  }
+  return out;
+}
+
+/** One item as its texts read (an event head with its `parts`, when it has any): unpacked where it is packed. */
+export function readable(
+  item: Record<string, unknown>,
+  parts: Record<string, unknown>[] = [],
+): Record<string, unknown> {
+  if (item.enc !== undefined)
+    return { ...item, body: eventText(item, [item, ...parts].map(bodyOf)).toString('utf8') };
+  if (Array.isArray(item[ATTR.packed])) return { ...item, ...entityOf<Record<string, unknown>>(item) };
+  return item;
 }
 
 /** Every item by its keys alone (the table's and its indexes'), lower-cased: what no person's text may be part of. */

@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { PART_BYTES, placeItems } from '../events.ts';
+import { bodyOf, eventText, placeItems, storedEventText } from '../events.ts';
 import { eventKeys } from '../keys.ts';
 import { outboxUnchanged } from '../outbox.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
@@ -125,17 +125,18 @@ export async function rewriteEvent(
     const items = (await placeItems(accountId, seq)).filter((i) => i.pk === key.pk);
     const head = items[0];
     if (!head || head.type !== eventKeys.itemType.event) return false;
-    const text = Buffer.concat(
-      items.map((i) => Buffer.from((i.body as Uint8Array | undefined) ?? [])),
-    ).toString('utf8');
+    const text = eventText(head, items.map(bodyOf)).toString('utf8');
     const next = rewrite(text);
     if (next === undefined || next === text) return false;
-    const bytes = Buffer.from(next, 'utf8');
-    const parts: Buffer[] = [];
-    for (let at = 0; at < bytes.length; at += PART_BYTES) parts.push(bytes.subarray(at, at + PART_BYTES));
-    const { parts: _oldParts, ...rest } = head;
+    const { parts, enc } = storedEventText(Buffer.from(next, 'utf8'));
+    const { parts: _oldParts, enc: _oldEnc, ...rest } = head;
     const headPut = rewrittenPut(
-      { ...rest, body: parts[0], ...(parts.length > 1 ? { parts: parts.length } : {}) },
+      {
+        ...rest,
+        body: parts[0],
+        ...(enc ? { enc } : {}),
+        ...(parts.length > 1 ? { parts: parts.length } : {}),
+      },
       head,
     );
     try {

@@ -6,7 +6,7 @@ import { headStarts, type LaneState, laneStates, pageTarget } from './feed-lanes
 import { settleLanes } from './feed-settle.ts';
 import { readSlots, type Slot, type SlotsRead } from './feed-slots.ts';
 import { placeOfEventId } from './ids.ts';
-import { bodyOf, live, placeItems } from './item.ts';
+import { bodyOf, eventText, live, placeItems } from './item.ts';
 import type { EventRecord } from './shapes.ts';
 
 /**
@@ -157,7 +157,7 @@ function servePlaces(page: Page, slots: Slot[], settledBelow: number, query: Fee
       if (page.examined === 0 && cursorable && typeof slot.item.id === 'string') page.last = slot.item.id;
       continue;
     }
-    const record = JSON.parse(Buffer.concat(slot.parts).toString('utf8')) as EventRecord;
+    const record = JSON.parse(eventText(slot.item, slot.parts).toString('utf8')) as EventRecord;
     page.examined++;
     page.last = record.id;
     page.from = slot.seq + 1;
@@ -182,5 +182,5 @@ export async function getEventBody(accountId: string, id: string): Promise<Buffe
   if (seq === undefined) return undefined;
   const [head, ...parts] = await placeItems(accountId, seq);
   if (!head || head.type !== eventKeys.itemType.event || head.id !== id || !live(head)) return undefined;
-  return Buffer.concat([head, ...parts].map(bodyOf));
+  return eventText(head, [head, ...parts].map(bodyOf));
 }

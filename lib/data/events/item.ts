@@ -2,6 +2,7 @@ import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import { objectRefKeys } from '../keys/erasures.ts';
 import { eventKeys } from '../keys/events.ts';
 import { queryAll, tableName } from '../store/client.ts';
+import { PACKED_ENCODING, pack, unpack } from '../store/packed.ts';
 import { eventId } from './ids.ts';
 import type { EventDraft, EventRecord } from './shapes.ts';
 
@@ -26,9 +27,31 @@ export const live = (item: Record<string, unknown>) =>
 /** How long ago the item's place was taken (or its void written for it). */
 export const age = (item: Record<string, unknown>) => nowMillis() - Number(item.at);
 
-/** An event item's (or part's) bytes of the event's JSON text. */
+/** An event item's (or part's) stored bytes: of the event's JSON text, packed when its head says so. */
 export const bodyOf = (item: Record<string, unknown>) =>
   item.body instanceof Uint8Array ? Buffer.from(item.body) : Buffer.alloc(0);
+
+/**
+ * An event's JSON text from its head and the stored bytes of its head and parts, in order: unpacked when the head
+ * says it was packed (`enc`; lib/data/store/packed.ts), as it is otherwise (events written before packing, or
+ * too short to gain from it).
+ */
+export function eventText(head: Record<string, unknown>, bodies: Buffer[]): Buffer {
+  const stored = Buffer.concat(bodies);
+  return head.enc === PACKED_ENCODING ? unpack(stored) : stored;
+}
+
+/**
+ * An event's JSON text as stored: packed when that shortens it, cut in parts of PART_BYTES; `enc` for its head
+ * (absent: as it is).
+ */
+export function storedEventText(text: Buffer): { parts: Buffer[]; enc?: typeof PACKED_ENCODING } {
+  const packed = pack(text);
+  const bytes = packed ?? text;
+  const parts: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += PART_BYTES) parts.push(bytes.subarray(at, at + PART_BYTES));
+  return packed ? { parts, enc: PACKED_ENCODING } : { parts };
+}
 
 /**
  * A place's items: the event (or void) and its parts, in order. One Query of its shard's partition.
@@ -67,9 +90,7 @@ export function eventItems(
       version: draft.version,
     },
   };
-  const text = Buffer.from(JSON.stringify(record), 'utf8');
-  const parts: Buffer[] = [];
-  for (let at = 0; at < text.length; at += PART_BYTES) parts.push(text.subarray(at, at + PART_BYTES));
+  const { parts, enc } = storedEventText(Buffer.from(JSON.stringify(record), 'utf8'));
   const expires_at = Math.floor(takenUs / 1e6) + EVENT_RETENTION_SECONDS;
   const head = {
     ...eventKeys.place(accountId, seq),
@@ -81,6 +102,7 @@ export function eventItems(
     // The object's reference (keys only): an erasure finds the events of an object by it, never by a Scan.
     ...refOfEvent(accountId, draft, eventKeys.sort(seq)),
     body: parts[0],
+    ...(enc ? { enc } : {}),
     ...(parts.length > 1 ? { parts: parts.length } : {}),
   };
   const rest = parts.slice(1).map((part, i) => ({

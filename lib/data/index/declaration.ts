@@ -50,6 +50,11 @@ export interface IndexDeclaration<E, F> {
   sortedIn?: Record<string, readonly string[]>;
   /** The order key a uuid names (default: the one newOrderedUuid wrote into it). */
   keyOfUuid?(uuid: string): string | undefined;
+  /**
+   * Text fields stored packed when long (lib/data/store/packed.ts): every write of the entity's item costs its
+   * size, and a ticket's item is mostly its description. Read back as they were (store/items.ts, entityOf).
+   */
+  packed?: readonly string[];
 }
 
 export interface DimensionDeclaration<E> {

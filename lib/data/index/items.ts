@@ -1,5 +1,5 @@
 import { type IndexKeys, indexKeys, orderKeys } from '../keys.ts';
-import { ATTR, type ItemKey } from '../store/items.ts';
+import { ATTR, type ItemKey, packedFields } from '../store/items.ts';
 import type { IndexDeclaration, SearchTerms, StatsFamily } from './declaration.ts';
 import { dimensionsOf, hasBlocks, isQueueDimension } from './dimensions.ts';
 import { keyedTerm } from './keyed.ts';
@@ -116,7 +116,7 @@ export function entityItems<E>(
       ...keys.item(accountId, orderKey),
       ...(due === undefined ? {} : keys.due(accountId, orderKey, due)),
       type: types.entity,
-      ...entity,
+      ...packedFields(entity as Record<string, unknown>, declaration.packed),
       // Its terms are not kept on it (`t`, before issue 40: ~130 bytes a ticket, on every write of the item): a
       // marked term is checked against the terms its texts give now (order-key-reads.ts, holdsTerm).
       [ATTR.version]: version,

@@ -1,3 +1,4 @@
+import { pack, unpack } from './packed.ts';
 import { table } from './table.ts';
 
 /**
@@ -19,6 +20,8 @@ export const ATTR = {
   erasureRewrites: 'erw',
   /** Marks a closed stats cell's shard (index/closed-cells.ts; no `:`: no stats attribute, readers never sum it). */
   closed: 'closed',
+  /** The entity's fields stored packed (a list of their names; packed.ts): entityOf gives them back as text. */
+  packed: 'zp',
 } as const;
 
 /** An entity as read, with its version (ATTR.version: the number its ETag names). */
@@ -40,13 +43,45 @@ const LAYOUT_ATTRIBUTES = new Set<string>([
   ...Object.values(ATTR),
 ]);
 
-/** Strips the layout attributes from an item, leaving the entity as the domain knows it. */
+/**
+ * Strips the layout attributes from an item, leaving the entity as the domain knows it: its packed fields
+ * (ATTR.packed) as the text they were.
+ */
 export function entityOf<T>(item: Record<string, unknown>): T {
   const entity: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(item)) {
     if (!LAYOUT_ATTRIBUTES.has(name)) entity[name] = value;
   }
+  const packed = item[ATTR.packed];
+  if (Array.isArray(packed)) {
+    for (const name of packed) {
+      const value = entity[name];
+      if (value instanceof Uint8Array) entity[name] = unpack(value).toString('utf8');
+    }
+  }
   return entity as T;
+}
+
+/**
+ * An entity's attributes with the `fields` named stored packed where that shortens them (packed.ts), and
+ * ATTR.packed naming those: what its item holds of it.
+ */
+export function packedFields(
+  entity: Record<string, unknown>,
+  fields: readonly string[] = [],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...entity };
+  const names: string[] = [];
+  for (const name of fields) {
+    const value = entity[name];
+    const packed = typeof value === 'string' ? pack(Buffer.from(value, 'utf8')) : undefined;
+    if (packed) {
+      out[name] = packed;
+      names.push(name);
+    }
+  }
+  if (names.length > 0) out[ATTR.packed] = names;
+  return out;
 }
 
 /** An item's primary key. */

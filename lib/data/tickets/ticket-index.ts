@@ -115,6 +115,8 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   // `sort=queue`: the order a queue is served in (lib/tickets/types.ts, queueSortValue), kept in `waiting` only.
   sorts: { due: (t) => dueSortValue(t), queue: (t) => queueSortValue(t) },
   sortedIn: { queue: ['waiting'] },
+  // A ticket's item is mostly its description: stored packed when that shortens it (lib/data/store/packed.ts).
+  packed: ['description'],
   search: (t) => ticketTerms(t.subject, t.reference, t.number, t.requester.erased ? '' : t.requester.email),
   filter: (q) => ({
     status: q.status ? [q.status] : [],
