@@ -27,6 +27,12 @@ const ticketCommon = {
   priority: v.picklist(PRIORITIES),
   category: nullable(v.strictObject({ name: v.string(), slug: v.string() })),
   channel: v.picklist(CHANNELS),
+  imported_from: v.pipe(
+    nullable(v.strictObject({ source: v.string(), id: v.string(), import_id: v.string() })),
+    v.description(
+      'Where an imported ticket came from: the source, its id there and the import that created it; null otherwise.',
+    ),
+  ),
 };
 
 const clock = nullable(

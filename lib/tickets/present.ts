@@ -13,6 +13,9 @@ function common(t: Ticket) {
     priority: t.priority,
     category: t.category ? { name: t.category.name, slug: t.category.slug } : null,
     channel: t.channel,
+    imported_from: t.importedFrom
+      ? { source: t.importedFrom.source, id: t.importedFrom.id, import_id: t.importedFrom.importId }
+      : null,
   };
 }
 

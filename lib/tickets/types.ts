@@ -69,12 +69,28 @@ export interface Ticket {
   slaBreaches?: SlaBreaches | null;
   /** The reply clocks a priority or category change found completed, with their due times (history). */
   slaKept?: KeptClocks | null;
+  /** An imported ticket (lib/imports/tickets.ts): the source, its id there, the import that created it. */
+  importedFrom?: ImportedFrom;
+  /** The description's author when not the requester (an imported ticket opened by an agent or the system). */
+  descriptionAuthor?: {
+    type: 'agent' | 'requester' | 'system';
+    agentId: number | null;
+    name: string | null;
+    email: string | null;
+  };
   /** A ticket opened by e-mail: its description's mail fields (lib/tickets/messages/message.ts, MailFields). */
   descriptionEmail?: {
     email: Record<string, unknown>;
     attachments: Record<string, unknown>[];
     source?: { inboundId: string; rawKey: string };
   };
+}
+
+/** Where an imported object came from (decisions.md, "Imports"): `imported_from` in the API. */
+export interface ImportedFrom {
+  source: string;
+  id: string;
+  importId: string;
 }
 
 /** A cycle of the next-reply clock: started by a requester's message, completed by the agent's next reply. */
