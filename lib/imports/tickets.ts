@@ -6,6 +6,7 @@ import { TeamGone } from '#lib/data/people/people.ts';
 import { ConcurrentWrite, StaleVersion, UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { NotFound } from '#lib/errors.ts';
 import { MAX_TICKET_JSON_BYTES } from '#lib/tickets/create-ticket.ts';
+import { MAX_MESSAGE_BODY } from '#lib/tickets/messages/message.ts';
 import { recordDigest } from './digest.ts';
 import type { ImportErrorRow, ImportedTicket, ImportRecord } from './records.ts';
 import { type ResolvedTicket, readPageRefs, resolveTicket } from './ticket-refs.ts';
@@ -86,19 +87,29 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
 
 const byCreation = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** A message id given twice in one ticket: the first kept, the others error rows (a key names one message). */
+/**
+ * A message id given twice in one ticket: the first kept, the others error rows (a key names one message). A
+ * message's body past MAX_MESSAGE_BODY (the API's own limit, and what keeps a message one item): cut there, with an
+ * error row (the description is bounded with the ticket: oversized).
+ */
 function withUniqueMessages(ticket: ImportedTicket, errors: ImportErrorRow[]): ImportedTicket {
   const seen = new Set<string>();
-  const messages = ticket.messages.filter((m) => {
-    if (!seen.has(m.sourceId)) return seen.add(m.sourceId);
-    errors.push({
-      type: 'messages',
-      sourceId: m.sourceId,
-      reason: 'The message id is given twice in its ticket',
-    });
-    return false;
+  const messages = ticket.messages.flatMap((m, i) => {
+    if (seen.has(m.sourceId)) {
+      errors.push({
+        type: 'messages',
+        sourceId: m.sourceId,
+        reason: 'The message id is given twice in its ticket',
+      });
+      return [];
+    }
+    seen.add(m.sourceId);
+    if (i === 0 || m.body.length <= MAX_MESSAGE_BODY) return [m];
+    const reason = `The body was cut to ${MAX_MESSAGE_BODY} characters`;
+    errors.push({ type: 'messages', sourceId: m.sourceId, reason });
+    return [{ ...m, body: m.body.slice(0, MAX_MESSAGE_BODY) }];
   });
-  return messages.length === ticket.messages.length ? ticket : { ...ticket, messages };
+  return { ...ticket, messages };
 }
 
 /** A ticket too large for one item (MAX_TICKET_JSON_BYTES, as a create refuses it). */

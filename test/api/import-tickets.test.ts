@@ -264,6 +264,29 @@ describe('importing tickets', () => {
   });
 });
 
+describe('a long conversation', () => {
+  it('is written over several commits, whole, and found unchanged after', async () => {
+    const a = await account();
+    const messages = Array.from({ length: 45 }, (_, k) => (k % 2 ? agentSays : msg)(`l-m${k}`, 50 - k / 10));
+    messages[44] = { ...(messages[44] as ImportedMessage), body: 'x'.repeat(70_000) };
+    const long = ticket('501', 50, { messages });
+    const first = await writeTickets(ctxOf(a), page(long));
+    expect(first.counts.messages).toMatchObject({ created: 45 });
+    expect(first.errors).toEqual([
+      { type: 'messages', sourceId: 'l-m44', reason: expect.stringContaining('cut') },
+    ]);
+    const [shown] = (await listed(a)).data as Json[];
+    const conversation = await messagesOf(a, shown?.uuid);
+    expect(conversation.map((m) => m.body)).toEqual([
+      ...messages.slice(0, 44).map((m) => m.body),
+      'x'.repeat(65_536),
+    ]);
+    expect(conversation.at(-1)?.created_at).toBe(messages.at(-1)?.createdAt);
+    const again = await writeTickets(ctxOf(a), page(long));
+    expect(again.counts.tickets).toMatchObject({ unchanged: 1 });
+  });
+});
+
 describe('throughput', () => {
   it('writes pages of 50 tickets with 5 messages each (the figure in docs/imports.md)', async () => {
     const a = await account();
