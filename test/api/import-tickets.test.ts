@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MailServer, startMailServer } from '#infra/local/mail.ts';
+import { reserveIds } from '#lib/data/accounts/accounts.ts';
+import { createContact, newContactUuid } from '#lib/data/contacts/contacts.ts';
 import { claimSourceKey } from '#lib/data/imports/source-keys.ts';
 import { OUTBOX_ATTR } from '#lib/data/outbox/item.ts';
 import { scanAll, tableName } from '#lib/data/store/client.ts';
@@ -261,6 +263,59 @@ describe('importing tickets', () => {
     expect(created).toBe(6);
     expect((x.counts.tickets?.unchanged ?? 0) + (y.counts.tickets?.unchanged ?? 0)).toBe(6);
     expect((await listed(a)).meta.total).toBe(6);
+  });
+});
+
+describe('people by their source keys', () => {
+  it('files the requester as the contact its key names, with its team and organization', async () => {
+    const a = await account();
+    const id = (await reserveIds(a.accountId, { contact: 1 })).contact as number;
+    const contact = await createContact(
+      a.accountId,
+      {
+        ...{ id, uuid: newContactUuid(id), email: 'Rita@Customer.test', firstName: 'Rita', lastName: 'Req' },
+        ...{ phone: '+15550100', createdAt: ago(500) },
+      },
+      { type: 'contact.created', object: {}, version: 1 },
+    );
+    const org = await gateway.call('POST', '/api/organizations', {
+      key: a.apiKey,
+      body: { name: 'Customer Inc' },
+    });
+    expect(org.status, org.text).toBe(201);
+    const team = await gateway.call('POST', '/api/teams', { key: a.apiKey, body: { name: 'Billing' } });
+    expect(team.status, team.text).toBe(201);
+    const key = (type: 'contacts' | 'organizations' | 'teams', sourceId: string, objectId: string | number) =>
+      claimSourceKey(
+        a.accountId,
+        { source: 'zendesk', type, sourceId },
+        { objectId, importId: 'imp_people', digest: 'd' },
+      );
+    await commit([
+      key('contacts', 'c7', contact.uuid),
+      key('organizations', 'o1', org.body.data.id),
+      key('teams', 'g1', team.body.data.id),
+    ]);
+    const record = ticket('601', 5, {
+      requester: { sourceId: 'c7', email: null },
+      organizationSourceId: 'o1',
+      teamSourceId: 'g1',
+      messages: [msg('601-m1', 5, { author: { kind: 'contact', sourceId: 'c7' } }), agentSays('601-m2', 4)],
+    });
+    const written = await writeTickets(ctxOf(a), page(record));
+    expect(written.errors).toEqual([]);
+    const [shown] = (await listed(a)).data as Json[];
+    const one = (await get(a, `/api/tickets/${shown?.uuid}`)).data as Json;
+    expect(one).toMatchObject({
+      requester: { email: 'Rita@Customer.test', name: 'Rita Req', phone: '+15550100', contact_id: id },
+      team: { id: team.body.data.id, name: 'Billing' },
+      organization: { id: org.body.data.id, name: 'Customer Inc' },
+    });
+    expect((await messagesOf(a, one.uuid)).map((m) => [m.author.type, m.author.email])).toEqual([
+      ['requester', 'Rita@Customer.test'],
+      ['agent', 'agent1@desk.test'],
+    ]);
+    expect((await listed(a, `&organization_id=${org.body.data.id}`)).meta.total).toBe(1);
   });
 });
 
