@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Account } from '#lib/accounts/types.ts';
 import { newTicketUuid } from '#lib/data/tickets/tickets.ts';
 import { formatReference } from '#lib/tickets/compose-ticket.ts';
-import { type ConversationState, conversationAfter } from '#lib/tickets/conversation.ts';
+import { type ConversationState, conversationAfter, conversationOf } from '#lib/tickets/conversation.ts';
 import { descriptionMessage, type Message, messageId } from '#lib/tickets/messages/message.ts';
 import { breachesDue, withBreaches } from '#lib/tickets/owed-breaches.ts';
 import { serviceLevelOf } from '#lib/tickets/sla.ts';
@@ -56,21 +56,24 @@ export function composeImported(p: ComposeImport): ComposedImport {
   const first = record.messages[0];
   const firstAuthor = resolved.authors[0];
   const { dueAt, slaTargets } = serviceLevelOf(p.account, { priority, categorySlug: null, createdUs });
-  let state: ConversationState = {
-    lastMessageAt: record.createdAt,
-    waitingSince: null,
-    firstReplyAt: null,
-    replyCycle: null,
-  };
+  // A ticket found again goes on from its conversation as stored (messages posted here since stay counted): only
+  // the messages it lacks (numbered after its last) are folded in; a new one starts before its description.
+  const storedCount = before ? (before.messageCount ?? 1) : 0;
+  let state: ConversationState = before
+    ? conversationOf(before)
+    : { lastMessageAt: record.createdAt, waitingSince: null, firstReplyAt: null, replyCycle: null };
   const messages: Message[] = [];
   record.messages.forEach((m, i) => {
     const author = resolved.authors[i] ?? { type: 'system', agentId: null, name: null, email: null };
     const visibility = i > 0 && m.internal ? 'internal' : 'public';
     // The description is written at the ticket's creation, whatever time its comment carries.
     const createdAt = i === 0 ? record.createdAt : m.createdAt;
-    state = conversationAfter(state, { author: author.type, visibility, createdAt });
-    if (i === 0) return;
     const n = p.numbers[i] as number;
+    if (n > storedCount) {
+      const after = conversationAfter(state, { author: author.type, visibility, createdAt });
+      state = { ...after, lastMessageAt: latest(state.lastMessageAt, createdAt) };
+    }
+    if (i === 0) return;
     messages.push({
       id: importedMessageId(uuid, n, m.sourceId),
       number: n,
@@ -83,7 +86,7 @@ export function composeImported(p: ComposeImport): ComposedImport {
       ...(m.messageId ? { email: importedEmail(m.messageId, author, record.subject), attachments: [] } : {}),
     });
   });
-  if (record.messages.length === 0) state = { ...state, waitingSince: record.createdAt };
+  if (!before && record.messages.length === 0) state = { ...state, waitingSince: record.createdAt };
   const described =
     firstAuthor && (firstAuthor.type !== 'requester' || firstAuthor.email !== resolved.requester.email);
   const ticket: Ticket = {
@@ -145,6 +148,8 @@ function importedEmail(messageId: string, author: Message['author'], subject: st
     quoted_text_removed: false,
   };
 }
+
+const latest = (a: string, b: string) => (a > b ? a : b);
 
 /** The description's message id (its source key names it). */
 export const descriptionId = (ticket: Ticket) => descriptionMessage(ticket).id;

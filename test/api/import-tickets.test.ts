@@ -187,26 +187,36 @@ describe('importing tickets', () => {
     expect(again.counts.tickets).toMatchObject({ unchanged: 3, created: 0, updated: 0 });
     expect(again.counts.messages).toMatchObject({ unchanged: 8, created: 0 });
 
+    // A note posted here after the import stays, and the source's new message is numbered after it.
+    const note = await gateway.call('POST', `/api/tickets/${shown.get('Subject 102')?.uuid}/messages`, {
+      key: a.apiKey,
+      body: { body: 'Local note', visibility: 'internal', agent_id: a.agentIds[1] },
+    });
+    expect(note.status, note.text).toBe(201);
     const changed = { ...open, status: 'pending' as const, messages: [...open.messages, msg('102-m3', 1)] };
     const updated = await writeTickets(ctxOf(a), page(changed, solved));
     expect(updated.counts.tickets).toMatchObject({ updated: 1, unchanged: 1 });
     expect(updated.counts.messages).toMatchObject({ created: 1, unchanged: 7 });
     const after = (await bySubject(a)).get('Subject 102') as Json;
     expect(after).toMatchObject({ status: 'pending', reference: 'IM-000003', waiting_since: ago(1) });
+    expect(after.last_message_at > ago(1)).toBe(true); // the local note, posted now
     expect((await messagesOf(a, after.uuid)).map((m) => m.body)).toEqual([
       'body of 102-m1',
       'body of 102-m2',
+      'Local note',
       'body of 102-m3',
     ]);
     expect((await listed(a)).meta.total).toBe(3);
     const feed = await readFeedToEnd(gateway.call, a.apiKey, { types: ['ticket.*', 'message.*'] });
-    // 3 tickets and 5 messages created; then 1 message created and 1 ticket updated: each with import_id.
-    expect(feed.events.map((e) => e.type).sort()).toEqual([
+    // 3 tickets and 5 messages created; then 1 message created and 1 ticket updated: each with import_id. The
+    // note posted here (its message and the ticket's update) has none.
+    const imported = feed.events.filter((e) => (e as Json).import_id === 'imp_test');
+    expect(imported.map((e) => e.type).sort()).toEqual([
       ...Array(6).fill('message.created'),
       ...Array(3).fill('ticket.created'),
       'ticket.updated',
     ]);
-    expect(feed.events.every((e) => (e as Json).import_id === 'imp_test')).toBe(true);
+    expect(feed.events.length - imported.length).toBe(2);
   });
 
   it('is silent: no outbox, no breach event for a past due time; a late answer shows its breach; validate writes nothing', async () => {
