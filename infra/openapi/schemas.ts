@@ -520,9 +520,23 @@ const previous = v.pipe(
 );
 const version = v.pipe(id, v.description("The object's version after the change: the number in its ETag."));
 
-/** One event type's schema: `data.object` is the resource as its GET answers it after the change. */
+const importId = v.optional(
+  v.pipe(
+    v.string(),
+    v.description(
+      "Only on an import's changes: the import's id (webhook endpoints receive none of these events; docs/imports.md).",
+    ),
+  ),
+);
+
+/**
+ * One event type's schema: `data.object` is the resource as its GET answers it after the change; `data.import_id` on
+ * an import's changes.
+ */
 function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
-  const data = updated ? v.strictObject({ object, previous, version }) : v.strictObject({ object, version });
+  const data = updated
+    ? v.strictObject({ object, previous, import_id: importId, version })
+    : v.strictObject({ object, import_id: importId, version });
   return v.pipe(
     v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, data }),
     v.title(title),
