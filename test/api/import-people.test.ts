@@ -151,6 +151,14 @@ describe('import: writing people', () => {
     expect(after.agents.find((a) => a.id === ann?.id)?.name).toBe('Ann Lee');
     expect(after.orgs.map((o) => o.domains)).toEqual([['acme.example', 'acme.test']]);
     expect(after.contacts.map((c) => [c.id, c.phone])).toEqual([[made.contacts[0]?.id, '+1 555 0100']]);
+    // Each answer shows where it came from (null on what the import did not make).
+    const shown = async (path: string) =>
+      (await gateway.call('GET', path, { key: account.apiKey })).body.data;
+    const from = (id: string) => ({ source: 'zendesk', id, import_id: 'imp_1' });
+    expect((await shown(`/api/agents/${ann?.id}`)).imported_from).toEqual(from('11'));
+    expect((await shown(`/api/teams/${billing?.id}`)).imported_from).toEqual(from('g1'));
+    expect((await shown(`/api/organizations/${made.orgs[0]?.id}`)).imported_from).toEqual(from('o1'));
+    expect((await shown(`/api/contacts/${made.contacts[0]?.uuid}`)).imported_from).toEqual(from('c1'));
     // Each imported change's event carries the import's id.
     const events = (await readFeedToEnd(gateway.call, account.apiKey)).events;
     const imported = events.filter((e) => /^(agent|team|organization|contact)\./.test(e.type));
