@@ -50,7 +50,10 @@ export async function writeAgents(
   await writeEach(ctx, agents, written, {
     type: 'agents',
     sourceIdOf: (a) => a.sourceId,
-    check: (a) => ({ ...a, ...parseInput(CreateAgentSchema, { email: a.email, name: a.name }) }),
+    check: (a) => {
+      const { email, name } = parseInput(CreateAgentSchema, { email: a.email, name: a.name });
+      return { ...a, email, name };
+    },
     reread: async () => {
       state = await readPeople(ctx.accountId);
     },

@@ -98,7 +98,7 @@ export async function writeTeams(
   await writeEach(ctx, teams, written, {
     type: 'teams',
     sourceIdOf: (t) => t.sourceId,
-    check: (t) => ({ ...t, ...parseInput(CreateTeamSchema, { name: t.name }) }),
+    check: (t) => ({ ...t, name: parseInput(CreateTeamSchema, { name: t.name }).name }),
     reread: async () => {
       state = await readPeople(ctx.accountId);
     },
