@@ -18,7 +18,7 @@ import { useGateway } from '#test/support/http.ts';
 const gateway = useGateway();
 
 const page = (
-  over: { agentName?: string; orgDomains?: string[]; contactPhone?: string } = {},
+  over: { agentName?: string; orgDomains?: string[]; contactPhone?: string; bobTeams?: string[] } = {},
 ): ImportRecord[] => [
   {
     type: 'agents',
@@ -37,7 +37,7 @@ const page = (
       email: 'bob@acme.example',
       name: 'Bob',
       active: false,
-      teamSourceIds: ['g1', 'g2'],
+      teamSourceIds: over.bobTeams ?? ['g1', 'g2'],
     },
   },
   { type: 'teams', team: { sourceId: 'g1', name: 'Billing' } },
@@ -126,7 +126,10 @@ describe('import: writing people', () => {
       }),
     ]);
 
+    const table = async () => JSON.stringify(await scanAll({ TableName: tableName() }));
+    const unchangedFrom = await table();
     const again = await writePeople(ctxOf(acc, 'imp_2'), page());
+    expect(await table(), 'an unchanged run writes nothing').toBe(unchangedFrom);
     expect(again.counts).toEqual({
       agents: tally({ source: 2, unchanged: 2 }),
       teams: tally({ source: 2, unchanged: 2 }),
@@ -137,10 +140,15 @@ describe('import: writing people', () => {
 
     const changed = await writePeople(
       ctxOf(acc, 'imp_3'),
-      page({ agentName: 'Ann Lee', orgDomains: ['acme.example', 'acme.test'], contactPhone: '+1 555 0100' }),
+      page({
+        agentName: 'Ann Lee',
+        orgDomains: ['acme.example', 'acme.test'],
+        contactPhone: '+1 555 0100',
+        bobTeams: ['g1'],
+      }),
     );
     expect(changed.counts).toEqual({
-      agents: tally({ source: 2, updated: 1, unchanged: 1 }),
+      agents: tally({ source: 2, updated: 2 }),
       teams: tally({ source: 2, unchanged: 2 }),
       organizations: tally({ source: 1, updated: 1 }),
       contacts: tally({ source: 1, updated: 1 }),
@@ -149,6 +157,8 @@ describe('import: writing people', () => {
     const after = await people(acc);
     expect(after.agents).toHaveLength(made.agents.length);
     expect(after.agents.find((a) => a.id === ann?.id)?.name).toBe('Ann Lee');
+    // Bob left Support at the source: he leaves it here.
+    expect(after.agents.find((a) => a.id === bob?.id)?.teamIds).toEqual([billing?.id]);
     expect(after.orgs.map((o) => o.domains)).toEqual([['acme.example', 'acme.test']]);
     expect(after.contacts.map((c) => [c.id, c.phone])).toEqual([[made.contacts[0]?.id, '+1 555 0100']]);
     // Each answer shows where it came from (null on what the import did not make).
