@@ -213,6 +213,28 @@ describe('import: writing people', () => {
     expect(again.counts.agents).toEqual(tally({ source: 1, unchanged: 1 }));
   });
 
+  it('a team takes in more pending members than one commit holds', async () => {
+    const acc = (await createTestAccount()).accountId;
+    const agents: ImportRecord[] = Array.from({ length: 25 }, (_, i) => ({
+      type: 'agents',
+      agent: {
+        sourceId: `a${i}`,
+        email: `a${i}@acme.example`,
+        name: `A ${i}`,
+        active: true,
+        teamSourceIds: ['g9'],
+      },
+    }));
+    const written = await writePeople(ctxOf(acc, 'imp_t'), [
+      ...agents,
+      { type: 'teams', team: { sourceId: 'g9', name: 'Everyone' } },
+    ]);
+    expect(written.counts.teams).toEqual(tally({ source: 1, created: 1 }));
+    const config = await loadAccountConfig(acc);
+    const team = config?.teams.find((t) => t.name === 'Everyone');
+    expect(config?.agents.filter((a) => team && a.teamIds.includes(team.id))).toHaveLength(25);
+  });
+
   it('two runs racing on one page create each object once', async () => {
     const acc = (await createTestAccount()).accountId;
     const [a, b] = await Promise.all([
