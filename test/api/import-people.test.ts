@@ -161,6 +161,19 @@ describe('import: writing people', () => {
     expect(after.agents.find((a) => a.id === bob?.id)?.teamIds).toEqual([billing?.id]);
     expect(after.orgs.map((o) => o.domains)).toEqual([['acme.example', 'acme.test']]);
     expect(after.contacts.map((c) => [c.id, c.phone])).toEqual([[made.contacts[0]?.id, '+1 555 0100']]);
+    // Changed at the source in nothing kept here (one more free-mail domain): unchanged, the key moved.
+    const same = {
+      agentName: 'Ann Lee',
+      contactPhone: '+1 555 0100',
+      bobTeams: ['g1'],
+      orgDomains: ['acme.example', 'acme.test', 'yahoo.com'],
+    };
+    const nothing = await writePeople(ctxOf(acc, 'imp_4'), page(same));
+    expect(nothing.counts.organizations).toEqual(tally({ source: 1, unchanged: 1 }));
+    expect(nothing.errors.map((e) => e.reason)).toEqual([expect.stringContaining('yahoo.com')]);
+    expect((await organizationsAfter(acc, 0, 100)).map((o) => o.updatedAt)).toEqual(
+      after.orgs.map((o) => o.updatedAt),
+    );
     // Each answer shows where it came from (null on what the import did not make).
     const shown = async (path: string) =>
       (await gateway.call('GET', path, { key: account.apiKey })).body.data;
@@ -192,7 +205,8 @@ describe('import: writing people', () => {
         },
       },
     ]);
-    expect(written.counts.agents).toEqual(tally({ source: 1, updated: 1 }));
+    // Matched, and nothing of it changed: unchanged (its key now names it).
+    expect(written.counts.agents).toEqual(tally({ source: 1, unchanged: 1 }));
     const agents = (await loadAccountConfig(acc))?.agents ?? [];
     expect(agents).toHaveLength(before.length);
     // Matched, not made: it keeps its name and state, and no imported_from (an undo leaves it).
