@@ -3,6 +3,7 @@ import { AGENT_STATUSES, PRIORITIES } from '#lib/accounts/types.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { ENDPOINT_ID_PATTERN } from '#lib/data/webhooks/endpoint-ids.ts';
 import { INBOUND_OUTCOMES } from '#lib/email/outcomes.ts';
+import { IMPORT_SOURCES } from '#lib/imports/records.ts';
 import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages/message.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
 
@@ -18,6 +19,23 @@ const nullable = <T extends v.GenericSchema>(schema: T) => v.nullable(schema);
 
 const customFieldValue = v.nullable(v.union([v.string(), v.number(), v.boolean()]));
 
+/** `imported_from` (issue 42): where an import brought the object from; null on an object made otherwise. */
+const importedFrom = v.pipe(
+  nullable(
+    v.pipe(
+      v.strictObject({
+        source: v.pipe(v.picklist(IMPORT_SOURCES), v.description("The import's source.")),
+        id: v.pipe(v.string(), v.description("The object's id at the source.")),
+        import_id: v.pipe(v.string(), v.description('The import that made it.')),
+      }),
+      v.title('ImportedFrom'),
+    ),
+  ),
+  v.description(
+    'Where an import brought it from; null when it was made otherwise (one an import found by e-mail included).',
+  ),
+);
+
 const ticketCommon = {
   uuid,
   reference: v.pipe(v.string(), v.description('The account prefix and number, e.g. TKT-000042.')),
@@ -27,12 +45,7 @@ const ticketCommon = {
   priority: v.picklist(PRIORITIES),
   category: nullable(v.strictObject({ name: v.string(), slug: v.string() })),
   channel: v.picklist(CHANNELS),
-  imported_from: v.pipe(
-    nullable(v.strictObject({ source: v.string(), id: v.string(), import_id: v.string() })),
-    v.description(
-      'Where an imported ticket came from: the source, its id there and the import that created it; null otherwise.',
-    ),
-  ),
+  imported_from: importedFrom,
 };
 
 const clock = nullable(
@@ -468,6 +481,7 @@ export const Contact = v.pipe(
     created_at: timestamp,
     updated_at: timestamp,
     open_deals_count: count,
+    imported_from: importedFrom,
   }),
   v.title('Contact'),
 );
@@ -494,6 +508,7 @@ export const Organization = v.pipe(
     external_id: nullable(v.string()),
     created_at: timestamp,
     updated_at: timestamp,
+    imported_from: importedFrom,
   }),
   v.title('Organization'),
   v.examples([
@@ -504,6 +519,7 @@ export const Organization = v.pipe(
       external_id: 'crm-1042',
       created_at: '2026-11-27T09:15:02.123456Z',
       updated_at: '2026-11-27T09:15:02.123456Z',
+      imported_from: null,
     },
   ]),
 );
@@ -535,9 +551,14 @@ const importId = v.optional(
   ),
 );
 
-/** One event type's schema: `data.object` is the resource as its GET answers it after the change. */
+/**
+ * One event type's schema: `data.object` is the resource as its GET answers it after the change; `import_id` on an
+ * import's changes (top level, as the spec has it; `data.import_id` too, as the people writers write it for now).
+ */
 function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
-  const data = updated ? v.strictObject({ object, previous, version }) : v.strictObject({ object, version });
+  const data = updated
+    ? v.strictObject({ object, previous, import_id: importId, version })
+    : v.strictObject({ object, import_id: importId, version });
   return v.pipe(
     v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, import_id: importId, data }),
     v.title(title),
@@ -662,6 +683,7 @@ export const Agent = v.pipe(
     open_tickets: v.pipe(count, v.description('Its tickets in open, pending or in_progress, exact.')),
     created_at: timestamp,
     updated_at: timestamp,
+    imported_from: importedFrom,
   }),
   v.title('Agent'),
 );
@@ -678,6 +700,7 @@ export const Team = v.pipe(
     agent_ids: idList("The team's agents"),
     created_at: timestamp,
     updated_at: timestamp,
+    imported_from: importedFrom,
   }),
   v.title('Team'),
 );

@@ -73,9 +73,11 @@ function messageParts(
   return { items, events };
 }
 
+/** A key of what this import creates (never `matched`: undo trashes it). */
 const keyRecord = (w: ImportWrite, objectId: string, digest = w.digest) => ({
   objectId,
   importId: w.importId,
+  matched: false,
   digest,
 });
 

@@ -1,4 +1,4 @@
-import { PRIORITIES, type Priority } from '#lib/accounts/types.ts';
+import { type ImportedFrom, PRIORITIES, type Priority } from '#lib/accounts/types.ts';
 import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { parseTimestamp, type Timestamp } from '#lib/time.ts';
 import type { KeptClocks, SlaBreaches, SlaTargets } from './sla-clocks.ts';
@@ -84,13 +84,6 @@ export interface Ticket {
     attachments: Record<string, unknown>[];
     source?: { inboundId: string; rawKey: string };
   };
-}
-
-/** Where an imported object came from (decisions.md, "Imports"): `imported_from` in the API. */
-export interface ImportedFrom {
-  source: string;
-  id: string;
-  importId: string;
 }
 
 /** A cycle of the next-reply clock: started by a requester's message, completed by the agent's next reply. */

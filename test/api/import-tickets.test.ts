@@ -48,7 +48,7 @@ async function account() {
       claimSourceKey(
         a.accountId,
         { source: 'zendesk', type: 'agents', sourceId: `a${i + 1}` },
-        { objectId: agent.id, importId: 'imp_people', digest: 'd' },
+        { objectId: agent.id, importId: 'imp_people', matched: false, digest: 'd' },
       ),
     ),
   );
@@ -299,7 +299,7 @@ describe('people by their source keys', () => {
       claimSourceKey(
         a.accountId,
         { source: 'zendesk', type, sourceId },
-        { objectId, importId: 'imp_people', digest: 'd' },
+        { objectId, importId: 'imp_people', matched: false, digest: 'd' },
       );
     await commit([
       key('contacts', 'c7', contact.uuid),

@@ -24,8 +24,10 @@ export interface SourceKeyRef {
 export interface SourceKeyRecord {
   /** Our object's id: an agent's, team's or organization's number, a contact's or ticket's uuid, … */
   objectId: string | number;
-  /** The import that created the object. */
+  /** The import that created the object (or, `matched`, found it). */
   importId: string;
+  /** The object was the account's before (an agent found by e-mail): undo leaves it. */
+  matched: boolean;
   /** The source record as last written (lib/imports/digest.ts). */
   digest: string;
 }
@@ -49,6 +51,7 @@ const recordOf = (item: Record<string, unknown> | undefined): SourceKeyRecord | 
         objectId: item.objectId as string | number,
         importId: String(item.importId),
         digest: String(item.digest),
+        matched: item.matched === true,
       }
     : undefined;
 
@@ -65,7 +68,7 @@ export async function findSourceKeys(
   }
   const items = await batchGetAll(
     [...byPk.keys()].map((pk) => ({ pk, sk: 'IMPORTED' })),
-    'pk, objectId, importId, digest',
+    'pk, objectId, importId, digest, matched',
   );
   const found = new Map<string, SourceKeyRecord>();
   for (const item of items) {
@@ -77,7 +80,7 @@ export async function findSourceKeys(
 }
 
 /**
- * Takes a source key for an object being created, in the object's commit: refused (SourceKeyMoved, with the key as
+ * Takes a source key for an object being created (or, `matched`, found by e-mail), in the object's commit: refused (SourceKeyMoved, with the key as
  * held) when the key exists, so the object is not created twice.
  */
 export function claimSourceKey(accountId: string, ref: SourceKeyRef, record: SourceKeyRecord): CommitAction {
@@ -89,7 +92,7 @@ export function claimSourceKey(accountId: string, ref: SourceKeyRef, record: Sou
         TableName: tableName(),
         Item: {
           ...importKeys.sourceKey(accountId, hash),
-          ...importKeys.createdBy(accountId, record.importId, ref.type, hash),
+          ...(record.matched ? {} : importKeys.createdBy(accountId, record.importId, ref.type, hash)),
           type: 'imported',
           source: ref.source,
           sourceType: ref.type,
@@ -127,4 +130,55 @@ export function touchSourceKey(
     },
     refused: (held) => new SourceKeyMoved(recordOf(held)),
   };
+}
+
+/**
+ * A team's pending members (issue 42): the agents whose source record names the team, kept beside its source key
+ * (an agent is imported before its teams), so the team's own write takes them in. Added to (or, leaving the team,
+ * taken from) in the agent's commit.
+ */
+export function pendingMember(
+  accountId: string,
+  team: SourceKeyRef,
+  agentId: number,
+  change: 'ADD' | 'DELETE',
+): CommitAction {
+  return {
+    what: 'pending_members',
+    action: {
+      Update: {
+        TableName: tableName(),
+        Key: importKeys.members(accountId, hashed(accountId, team)),
+        UpdateExpression: `${change} agentIds :id`,
+        ExpressionAttributeValues: { ':id': new Set([agentId]) },
+      },
+    },
+  };
+}
+
+/** The pending members of teams (one type `teams` of one source), by team source id. */
+export async function findPendingMembers(
+  accountId: string,
+  source: ImportSource,
+  teamSourceIds: readonly string[],
+): Promise<Map<string, number[]>> {
+  const byPk = new Map<string, string>();
+  for (const sourceId of new Set(teamSourceIds)) {
+    byPk.set(
+      importKeys.members(accountId, hashed(accountId, { source, type: 'teams', sourceId })).pk,
+      sourceId,
+    );
+  }
+  const items = await batchGetAll([...byPk.keys()].map((pk) => ({ pk, sk: 'MEMBERS' })));
+  const found = new Map<string, number[]>();
+  for (const item of items) {
+    const sourceId = byPk.get(String(item.pk));
+    const ids = item.agentIds instanceof Set ? [...item.agentIds].map(Number) : [];
+    if (sourceId !== undefined)
+      found.set(
+        sourceId,
+        ids.sort((a, b) => a - b),
+      );
+  }
+  return found;
 }

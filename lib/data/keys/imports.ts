@@ -13,6 +13,8 @@ export const importKeys = {
     pk: `IMPORTED#${accountId}#${hashed}`,
     sk: 'IMPORTED',
   }),
+  /** A team's pending members, beside its source key (lib/data/imports/source-keys.ts, pendingMember). */
+  members: (accountId: string, hashed: string) => ({ pk: `IMPORTED#${accountId}#${hashed}`, sk: 'MEMBERS' }),
   /** gsi1: the keys import `importId` created, by type. */
   createdBy: (accountId: string, importId: string, type: string, hashed: string) => ({
     gsi1pk: `IMPORT_CREATED#${accountId}#${importId}`,
