@@ -329,6 +329,25 @@ describe('people by their source keys', () => {
   });
 });
 
+describe('hostile source data', () => {
+  it('stores a 10,000-character subject, 1,000 tags 60 custom fields and a script in a comment, as given', async () => {
+    const a = await account();
+    const words = Array.from({ length: 1_500 }, (_, i) => `w${i}`).join(' ');
+    const hostile = ticket('701', 3, {
+      subject: words.slice(0, 10_000),
+      tags: Array.from({ length: 1_000 }, (_, i) => `tag${i}`),
+      customFields: Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}`, `v${i}`])),
+      messages: [msg('701-m1', 3, { body: '<script>alert(1)</script>' })],
+    });
+    const written = await writeTickets(ctxOf(a), page(hostile, ticket('702', 2)));
+    expect(written.counts.tickets).toMatchObject({ created: 2, failed: 0 });
+    const shown = await bySubject(a);
+    expect(shown.get(hostile.subject)?.tags).toHaveLength(1_000);
+    expect(shown.get(hostile.subject)?.description).toBe('<script>alert(1)</script>');
+    expect((await listed(a, '&custom_fields[f59]=v59')).meta.total).toBe(1);
+  });
+});
+
 describe('a long conversation', () => {
   it('is written over several commits, whole, and found unchanged after', async () => {
     const a = await account();
