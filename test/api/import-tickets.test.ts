@@ -183,7 +183,12 @@ describe('importing tickets', () => {
       'Subject 102',
     ]);
 
-    const again = await writeTickets(ctxOf(a), page(older, solved, open));
+    // A reply's text edited at the source changes nothing kept here: unchanged (its key's digest moved alone).
+    const edited = {
+      ...solved,
+      messages: solved.messages.map((m, i) => (i === 1 ? { ...m, body: 'edited there' } : m)),
+    };
+    const again = await writeTickets(ctxOf(a), page(older, edited, open));
     expect(again.counts.tickets).toMatchObject({ unchanged: 3, created: 0, updated: 0 });
     expect(again.counts.messages).toMatchObject({ unchanged: 8, created: 0 });
 
@@ -194,7 +199,7 @@ describe('importing tickets', () => {
     });
     expect(note.status, note.text).toBe(201);
     const changed = { ...open, status: 'pending' as const, messages: [...open.messages, msg('102-m3', 1)] };
-    const updated = await writeTickets(ctxOf(a), page(changed, solved));
+    const updated = await writeTickets(ctxOf(a), page(changed, edited));
     expect(updated.counts.tickets).toMatchObject({ updated: 1, unchanged: 1 });
     expect(updated.counts.messages).toMatchObject({ created: 1, unchanged: 7 });
     const after = (await bySubject(a)).get('Subject 102') as Json;
