@@ -281,6 +281,29 @@ describe('importing tickets', () => {
   });
 });
 
+describe('a message id given to two tickets', () => {
+  it('writes both tickets, the message with the first ticket that claims it, an error row for the other', async () => {
+    const a = await account();
+    const one = ticket('801', 6, { messages: [msg('801-m1', 6), agentSays('dup', 5)] });
+    const two = ticket('802', 4, { messages: [msg('802-m1', 4), agentSays('dup', 3), msg('802-m3', 2)] });
+    const written = await writeTickets(ctxOf(a), page(one, two));
+    expect(written.counts.tickets).toMatchObject({ created: 2 });
+    expect(written.counts.messages).toMatchObject({ source: 5, created: 4, failed: 1 });
+    expect(written.errors).toEqual([
+      { type: 'messages', sourceId: 'dup', reason: expect.stringContaining('another') },
+    ]);
+    const shown = await bySubject(a);
+    const bodies = [
+      ...(await messagesOf(a, shown.get('Subject 801')?.uuid)),
+      ...(await messagesOf(a, shown.get('Subject 802')?.uuid)),
+    ].map((m) => m.body);
+    expect(bodies.filter((b) => b === 'body of dup')).toHaveLength(1);
+    expect(bodies).toContain('body of 802-m3');
+    const again = await writeTickets(ctxOf(a), page(one, two));
+    expect(again.counts.tickets).toMatchObject({ unchanged: 2 });
+  });
+});
+
 describe('people by their source keys', () => {
   it('files the requester as the contact its key names, with its team and organization', async () => {
     const a = await account();
