@@ -2,14 +2,23 @@ import http from 'node:http';
 import https from 'node:https';
 import { ValidationFailed } from '#lib/errors.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
-import { SourceAnswered, SourceAuthFailed, SourceHostRefused, SourceUnavailable } from './source-errors.ts';
+import { attachmentUrl } from './attachment-hosts.ts';
+import { agents, closeSourceConnections, headersOf, parseJson, retryAfterMs } from './http-parts.ts';
+import {
+  SourceAnswered,
+  SourceAuthFailed,
+  SourceHostRefused,
+  SourceTooLarge,
+  SourceUnavailable,
+} from './source-errors.ts';
 
+export * from './source-errors.ts';
 export { type SourceVendor, sourceBaseUrl } from './source-url.ts';
-export { SourceAnswered, SourceAuthFailed, SourceHostRefused, SourceUnavailable };
+export { closeSourceConnections, retryAfterMs };
 
 /**
  * The one HTTP client of the import sources (spec/decisions.md, "Imports: moving a helpdesk in"): it reaches the
- * vendor's own origin only, keeps to a share of the vendor's rate limit, honours a 429's Retry-After (no request
+ * vendor's own origin only (attachments also the hosts it documents for them), keeps to a share of the vendor's rate limit, honours a 429's Retry-After (no request
  * before it has elapsed), asks again after a 5xx, a network error or a timeout with a bounded backoff, and fails at
  * once on 401/403. Every wait is on the service's clock (lib/time.ts). The credentials are a header value it sends
  * and never writes anywhere else: no error message or log line holds them.
@@ -36,27 +45,17 @@ export interface SourceHttpOptions {
    */
   maxWaitMs?: number;
   signal?: AbortSignal | undefined;
+  /** The hosts besides the origin attachments are fetched from (lib/imports/attachment-hosts.ts); none by default. */
+  attachmentHosts?: readonly string[];
 }
 
 const LIMIT_HEADERS = ['x-rate-limit', 'ratelimit-limit', 'x-ratelimit-total'];
-/** A 429 without Retry-After waits one rate window. */
-const DEFAULT_RETRY_AFTER_MS = 60_000;
-const MAX_RETRY_AFTER_MS = 60 * 60_000;
 const MAX_BACKOFF_MS = 30_000;
 /** A page of an export (1,000 tickets) is a few MB; more is not a page. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 4, timeout: 4_000 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 4, timeout: 4_000 }),
-};
-
-/** Closes the kept-alive connections (a test's end). */
-export function closeSourceConnections(): void {
-  for (const agent of Object.values(agents)) agent.destroy();
-}
-
-type Outcome = { status: number; headers: Headers; text: string } | { failure: string };
+type Outcome = { status: number; headers: Headers; body: Buffer } | { failure: string; tooLarge?: boolean };
+type Answer = { headers: Headers; body: Buffer; path: string; location?: string; json?: unknown };
 
 export class SourceHttp {
   readonly origin: string;
@@ -84,25 +83,51 @@ export class SourceHttp {
 
   /** GETs a path of the source (or a URL on its origin) and answers its JSON. */
   async getJson(pathOrUrl: string): Promise<{ body: unknown; headers: Headers }> {
-    const url = this.#resolve(pathOrUrl);
+    const answer = await this.#get(this.#resolve(pathOrUrl), MAX_BODY_BYTES, false);
+    return { body: answer.json, headers: answer.headers };
+  }
+
+  /**
+   * GETs an attachment's bytes (the same pacing, Retry-After, retries and 401/403 as getJson): from the source's
+   * origin (with the credentials) or a host of `attachmentHosts` (without them), following up to 3 redirects, each
+   * checked the same way (SourceHostRefused); past `maxBytes` (stated or read) SourceTooLarge, nothing kept.
+   */
+  async getBytes(url: string, maxBytes: number): Promise<Buffer> {
+    let target = attachmentUrl(url, this.origin, this.#options.attachmentHosts);
+    for (let hops = 0; ; hops++) {
+      const answer = await this.#get(target, maxBytes, true);
+      if (answer.location === undefined) return answer.body;
+      if (hops >= 3) throw new SourceUnavailable(`too many redirects for ${answer.path}`);
+      target = attachmentUrl(
+        new URL(answer.location, target).href,
+        this.origin,
+        this.#options.attachmentHosts,
+      );
+    }
+  }
+
+  /** One GET with its pacing and retries: a 2xx answer (or, `redirects`, a 3xx's Location). */
+  async #get(url: URL, maxBytes: number, redirects: boolean): Promise<Answer> {
     const path = `${url.pathname}${url.search}`;
     const maxTries = this.#options.maxTries ?? 5;
     let failures = 0;
     let rateLimited = 0;
     for (;;) {
       await this.#pace();
-      const outcome = await this.#send(url);
+      const outcome = await this.#send(url, maxBytes);
       this.#stopped();
       let failure: string;
-      if ('failure' in outcome) failure = outcome.failure;
-      else {
-        this.#learnLimit(outcome.headers);
-        const { status } = outcome;
+      if ('failure' in outcome) {
+        if (outcome.tooLarge) throw new SourceTooLarge(maxBytes);
+        failure = outcome.failure;
+      } else {
+        if (url.origin === this.origin) this.#learnLimit(outcome.headers);
+        const { status, headers } = outcome;
         if (status === 429) {
           rateLimited++;
           if (rateLimited > (this.#options.maxRateLimited ?? 20))
             throw new SourceUnavailable(`the source kept answering 429 for ${path}`);
-          const wait = retryAfterMs(outcome.headers.get('retry-after'), nowMillis());
+          const wait = retryAfterMs(headers.get('retry-after'), nowMillis());
           if (wait > (this.#options.maxWaitMs ?? Number.POSITIVE_INFINITY))
             throw new SourceUnavailable(
               `the source asked to wait ${wait} ms for ${path}`,
@@ -113,11 +138,15 @@ export class SourceHttp {
           continue;
         }
         if (status === 401 || status === 403) throw new SourceAuthFailed(status);
+        const location = headers.get('location') ?? undefined;
         if (status >= 200 && status < 300) {
-          const body = parseJson(outcome.text);
-          if (body !== undefined) return { body, headers: outcome.headers };
+          if (redirects) return { ...outcome, path };
+          const json = parseJson(outcome.body.toString('utf8'));
+          if (json !== undefined) return { ...outcome, path, json };
           failure = 'an answer that is not JSON';
-        } else if (status >= 500) failure = `HTTP ${status}`;
+        } else if (redirects && status >= 300 && status < 400 && location)
+          return { ...outcome, path, location };
+        else if (status >= 500) failure = `HTTP ${status}`;
         else throw new SourceAnswered(status, path);
       }
       failures++;
@@ -167,7 +196,7 @@ export class SourceHttp {
   }
 
   /** One GET, cut at the timeout (the clock's); a failure is a reason without the request's headers. */
-  #send(url: URL): Promise<Outcome> {
+  #send(url: URL, maxBytes: number): Promise<Outcome> {
     const limit = new AbortController();
     const timeoutMs = this.#options.timeoutMs ?? 30_000;
     return new Promise<Outcome>((resolve) => {
@@ -183,25 +212,29 @@ export class SourceHttp {
       const request = client.request(url, {
         method: 'GET',
         agent: agents[url.protocol as 'http:' | 'https:'],
+        // The credentials go to the source's own origin only (an attachment's other host is sent none).
         headers: {
-          authorization: this.#options.authorization,
-          accept: 'application/json',
+          ...(url.origin === this.origin ? { authorization: this.#options.authorization } : {}),
+          accept: maxBytes === MAX_BODY_BYTES ? 'application/json' : '*/*',
           'user-agent': 'deskpipe-import',
         },
       });
       request.on('response', (response) => {
         const chunks: Buffer[] = [];
         let read = 0;
+        const tooLarge = { failure: `an answer over ${maxBytes} bytes`, tooLarge: true };
+        const ok = (response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300;
+        if (ok && Number(response.headers['content-length']) > maxBytes) finish(tooLarge);
         response.on('data', (chunk: Buffer) => {
           read += chunk.length;
-          if (read > MAX_BODY_BYTES) finish({ failure: 'an answer over 64 MiB' });
+          if (read > maxBytes) finish(tooLarge);
           else chunks.push(chunk);
         });
         response.on('end', () =>
           finish({
             status: response.statusCode ?? 0,
             headers: headersOf(response.headers),
-            text: Buffer.concat(chunks).toString('utf8'),
+            body: Buffer.concat(chunks),
           }),
         );
         response.on('error', () => finish({ failure: 'the answer was cut' }));
@@ -214,29 +247,4 @@ export class SourceHttp {
       void sleep(timeoutMs, stop).then(() => finish({ failure: `no answer within ${timeoutMs} ms` }));
     });
   }
-}
-
-function headersOf(raw: http.IncomingHttpHeaders): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
-  return headers;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Retry-After in ms from `now`: delta seconds or an HTTP date; a rate window when absent or unreadable. */
-export function retryAfterMs(value: string | null, now: number): number {
-  if (value === null || value.trim() === '') return DEFAULT_RETRY_AFTER_MS;
-  const ms = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
-  if (!Number.isFinite(ms)) return DEFAULT_RETRY_AFTER_MS;
-  return Math.min(Math.max(0, Math.ceil(ms)), MAX_RETRY_AFTER_MS);
 }

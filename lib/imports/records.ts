@@ -10,6 +10,7 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import type { TicketStatus } from '#lib/tickets/types.ts';
 import type { Timestamp } from '#lib/time.ts';
+import type { SourceHttp } from './http.ts';
 
 export const IMPORT_SOURCES = ['zendesk', 'freshdesk', 'ndjson'] as const;
 export type ImportSource = (typeof IMPORT_SOURCES)[number];
@@ -142,6 +143,8 @@ export interface SourcePage {
  */
 export interface ImportSourceReader {
   readonly source: ImportSource;
+  /** The client attachments are fetched with (SourceHttp.getBytes; lib/imports/attachments.ts); none: not copied. */
+  readonly files?: SourceHttp;
   page(
     phase: ImportPhase,
     from: string | null,

@@ -41,3 +41,11 @@ export class SourceAnswered extends Error {
 export class SourceHostRefused extends Error {
   override readonly name = 'SourceHostRefused';
 }
+
+/** An attachment past the size it may have (its stated size, or the bytes read): not stored, an error row. */
+export class SourceTooLarge extends Error {
+  override readonly name = 'SourceTooLarge';
+  constructor(readonly maxBytes: number) {
+    super(`the answer passes ${maxBytes} bytes`);
+  }
+}

@@ -1,3 +1,4 @@
+import { attachmentHostsOf } from '#lib/imports/attachment-hosts.ts';
 import { SourceAnswered, SourceHttp, sourceBaseUrl } from '#lib/imports/http.ts';
 import type {
   ImportErrorRow,
@@ -69,6 +70,7 @@ export function zendeskSource(options: ZendeskSourceOptions): ImportSourceReader
     authorization: `Basic ${token}`,
     rateShare: options.rateShare,
     signal: options.signal,
+    attachmentHosts: attachmentHostsOf('zendesk', options.env),
     ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
   };
   const clients: Clients = {
@@ -78,6 +80,7 @@ export function zendeskSource(options: ZendeskSourceOptions): ImportSourceReader
   };
   return {
     source: 'zendesk',
+    files: clients.api,
     page: (phase, from, { since }) => PHASES[phase](clients, from, since ?? options.since),
   };
 }
