@@ -9,6 +9,7 @@ import { serviceLevelOf } from '#lib/tickets/sla.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import type { ImportedTicket, ImportSource } from './records.ts';
+import type { MessageFiles } from './ticket-files.ts';
 import type { ResolvedTicket } from './ticket-refs.ts';
 
 /**
@@ -32,6 +33,8 @@ export interface ComposeImport {
   /** Each source message's number in the conversation (1: the description). */
   numbers: number[];
   nowUs: number;
+  /** The messages' copied attachments and their place, by message source id (lib/imports/ticket-files.ts). */
+  files?: Map<string, MessageFiles> | undefined;
 }
 
 export interface ComposedImport {
@@ -84,6 +87,7 @@ export function composeImported(p: ComposeImport): ComposedImport {
       body: m.body,
       createdAt,
       ...(m.messageId ? { email: importedEmail(m.messageId, author, record.subject), attachments: [] } : {}),
+      ...p.files?.get(m.sourceId),
     });
   });
   if (!before && record.messages.length === 0) state = { ...state, waitingSince: record.createdAt };
@@ -117,17 +121,20 @@ export function composeImported(p: ComposeImport): ComposedImport {
     slaBreaches: before?.slaBreaches ?? null,
     importedFrom: before?.importedFrom ?? { source: p.source, id: record.sourceId, importId: p.importId },
     ...(described && firstAuthor ? { descriptionAuthor: firstAuthor } : {}),
-    ...(first?.messageId && firstAuthor
-      ? {
-          descriptionEmail: {
-            email: importedEmail(first.messageId, firstAuthor, record.subject),
-            attachments: [],
-          },
-        }
-      : {}),
+    ...descriptionFiles(p, firstAuthor),
   };
   // Clocks past their due time when the import runs are recorded as breached, silently (no event, no entry).
   return { ticket: withBreaches(ticket, breachesDue(ticket, p.nowUs)), messages };
+}
+
+/** The description's mail fields (an e-mail comment's) and its copied attachments with their place. */
+function descriptionFiles(p: ComposeImport, author: Message['author'] | undefined) {
+  const first = p.record.messages[0];
+  const files = first && p.files?.get(first.sourceId);
+  const email =
+    first?.messageId && author ? importedEmail(first.messageId, author, p.record.subject) : undefined;
+  if (!email && !files) return {};
+  return { descriptionEmail: { ...(email ? { email } : {}), attachments: [], ...files } };
 }
 
 /**

@@ -61,7 +61,7 @@ export async function createOne(
   const numbers = record.messages.map((_, i) => i + 1);
   const { ticket, messages } = composeImported({
     ...{ account: config.account, source: ctx.source, importId: ctx.importId },
-    ...{ record, resolved, number: plan.number, numbers, nowUs: nowMicros() },
+    ...{ record, resolved, number: plan.number, numbers, nowUs: nowMicros(), files: plan.files?.byMessage },
   });
   const w = writeOf(ctx, plan);
   const first = record.messages[0];
@@ -112,7 +112,7 @@ export async function updateOne(
   });
   const { ticket, messages } = composeImported({
     ...{ account: config.account, source: ctx.source, importId: ctx.importId },
-    ...{ record, resolved, before, numbers, nowUs: nowMicros() },
+    ...{ record, resolved, before, numbers, nowUs: nowMicros(), files: plan.files?.byMessage },
   });
   const fresh = messageWrites(record, messages, numbers).filter((m) => !held.has(m.sourceId));
   if (fresh.length === 0 && isDeepStrictEqual(before, ticket)) {

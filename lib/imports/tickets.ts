@@ -9,9 +9,10 @@ import { MAX_TICKET_JSON_BYTES } from '#lib/tickets/create-ticket.ts';
 import { MAX_MESSAGE_BODY } from '#lib/tickets/messages/message.ts';
 import { recordDigest } from './digest.ts';
 import type { ImportErrorRow, ImportedTicket, ImportRecord } from './records.ts';
+import { copyTicketFiles, decideTicketFiles, type TicketFiles } from './ticket-files.ts';
 import { type ResolvedTicket, readPageRefs, resolveTicket } from './ticket-refs.ts';
 import { createOne, type Outcome, updateOne } from './ticket-write.ts';
-import { countOutcome, type ImportContext, type PageWritten } from './writing.ts';
+import { countOutcome, type ImportContext, type ImportOutcome, type PageWritten } from './writing.ts';
 
 /**
  * The import writer of tickets and their conversations (issue 42; decisions.md, "Imports: moving a helpdesk in";
@@ -37,6 +38,8 @@ export interface TicketPlan {
   number?: number | undefined;
   /** Messages left out after the plan (another ticket's ids): counted failed. */
   dropped?: number | undefined;
+  /** Its attachments, copied before its commit (lib/imports/ticket-files.ts). */
+  files?: TicketFiles | undefined;
 }
 
 export async function writeTickets(ctx: ImportContext, records: ImportRecord[]): Promise<PageWritten> {
@@ -76,9 +79,16 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
     const plan = plans[i] as TicketPlan;
     countOutcome(written, 'tickets', outcome.ticket);
     for (let k = 0; k < (plan.dropped ?? 0); k++) countOutcome(written, 'messages', 'failed');
-    for (const [kind, n] of Object.entries(outcome.messages) as [keyof Outcome['messages'], number][]) {
-      for (let k = 0; k < n; k++) countOutcome(written, 'messages', kind);
+    const files = plan.files ?? decideTicketFiles(plan.record, outcome.ticket);
+    for (const [type, counts] of [
+      ['messages', outcome.messages],
+      ['attachments', files.counts],
+    ] as const) {
+      for (const [kind, n] of Object.entries(counts) as [ImportOutcome, number][]) {
+        for (let k = 0; k < n; k++) countOutcome(written, type, kind);
+      }
     }
+    written.errors.push(...files.errors);
     if ('failed' in plan.resolved) {
       written.errors.push({ type: 'tickets', sourceId: plan.record.sourceId, reason: plan.resolved.failed });
     } else if (outcome.reason) {
@@ -135,10 +145,12 @@ async function writeOne(ctx: ImportContext, config: AccountConfig, plan: TicketP
   if ('failed' in resolved) return failed(plan);
   for (let attempt = 1; ; attempt++) {
     try {
-      if (!plan.found) return await createOne(ctx, config, plan, resolved);
-      if (plan.found.digest === plan.digest) {
+      if (plan.found?.digest === plan.digest) {
         return { ticket: 'unchanged', messages: { unchanged: plan.record.messages.length } };
       }
+      if (ctx.attachments)
+        plan.files ??= await copyTicketFiles(ctx, ctx.attachments, plan.record, !plan.found);
+      if (!plan.found) return await createOne(ctx, config, plan, resolved);
       return await updateOne(ctx, config, plan, resolved);
     } catch (error) {
       if (error instanceof TeamGone) return failed(plan, 'Its team was deleted while it was imported');

@@ -7,6 +7,7 @@
  * even when two runs race or a run is retried after a crash; it writes silently (no mail, no rules, no assignment,
  * no breach of a past due time; every event carries `import_id`, and webhooks receive none of them).
  */
+import type { AttachmentCopier } from './attachments.ts';
 import type { ImportErrorRow, ImportSource, ImportType } from './records.ts';
 
 /** The job a write belongs to. `validate`: decide every outcome and error row, write nothing. */
@@ -15,6 +16,11 @@ export interface ImportContext {
   importId: string;
   source: ImportSource;
   validate: boolean;
+  /**
+   * Copies the tickets' attachments into the account's mail store (sourceAttachmentCopier of the job's source client
+   * and the mail store); absent (validate, a source without attachments): none copied, their counts still decided.
+   */
+  attachments?: AttachmentCopier | undefined;
 }
 
 /** What happened to one source record. */

@@ -78,9 +78,12 @@ export interface Ticket {
     name: string | null;
     email: string | null;
   };
-  /** A ticket opened by e-mail: its description's mail fields (lib/tickets/messages/message.ts, MailFields). */
+  /**
+   * A ticket opened by e-mail: its description's mail fields (lib/tickets/messages/message.ts, MailFields); an
+   * imported ticket's description with attachments has them here too, without `email` when it was no mail.
+   */
   descriptionEmail?: {
-    email: Record<string, unknown>;
+    email?: Record<string, unknown>;
     attachments: Record<string, unknown>[];
     source?: { inboundId: string; rawKey: string };
   };

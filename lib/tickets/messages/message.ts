@@ -33,7 +33,7 @@ export interface Message {
   createdAt: Timestamp;
   /** A message that came by e-mail (decisions.md, "The e-mail channel"): its mail's fields, as the API shows them. */
   email?: Record<string, unknown>;
-  /** Its attachments (e-mail): `[{"id", "filename", "content_type", "size"}]`. */
+  /** Its attachments (e-mail, or copied by an import): `[{"id", "filename", "content_type", "size"}]`. */
   attachments?: Record<string, unknown>[];
   /** Where its mail is kept (never shown): the raw mail and the attachments' place (lib/email/downloads.ts). */
   source?: MailSource;
@@ -96,6 +96,8 @@ export function presentMessage(m: Message) {
     channel: m.channel,
     body: m.body,
     created_at: m.createdAt,
-    ...(m.email ? { email: m.email, attachments: m.attachments ?? [] } : {}),
+    ...(m.email ? { email: m.email } : {}),
+    // An imported message that was no mail lists its copied attachments too (lib/imports/attachments.ts).
+    ...(m.email || (m.attachments?.length ?? 0) > 0 ? { attachments: m.attachments ?? [] } : {}),
   };
 }

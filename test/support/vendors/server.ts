@@ -46,8 +46,11 @@ export async function startVendorServer(route: Route): Promise<VendorServer> {
   const faults: (Fault | null)[] = [];
   const headers: Record<string, string> = {};
   const answer = (response: http.ServerResponse, { status, headers: own, body }: Answer) => {
-    response.writeHead(status, { 'content-type': 'application/json', ...headers, ...own });
-    response.end(body === undefined ? '' : JSON.stringify(body));
+    // A Buffer body is bytes as they are (an attachment's); anything else JSON.
+    const bytes = Buffer.isBuffer(body);
+    const type = bytes ? 'application/octet-stream' : 'application/json';
+    response.writeHead(status, { 'content-type': type, ...headers, ...own });
+    response.end(bytes ? body : body === undefined ? '' : JSON.stringify(body));
   };
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? '/', `http://${request.headers.host}`);

@@ -20,6 +20,8 @@ export interface ZendeskData {
   tickets: Json[];
   /** Ticket id → its comments, oldest first. */
   comments: Record<string, Json[]>;
+  /** Attachment token → its bytes, served at a comment attachment's content_url (`/attachments/token/<token>/`). */
+  files?: Record<string, Buffer>;
 }
 
 export interface ZendeskServer extends VendorServer {
@@ -64,6 +66,11 @@ function route(zendesk: ZendeskServer, url: URL): Answer {
       'users',
       roles.length ? data.users.filter((u) => roles.includes(String(u.role))) : data.users,
     );
+  }
+  const file = /^\/attachments\/token\/([^/]+)\/$/.exec(path);
+  if (file) {
+    const bytes = data.files?.[file[1] ?? ''];
+    return bytes ? { status: 200, body: bytes } : { status: 404, body: { error: 'RecordNotFound' } };
   }
   if (path === '/api/v2/groups') return list('groups', data.groups);
   if (path === '/api/v2/group_memberships') return list('group_memberships', data.groupMemberships);
