@@ -31,6 +31,8 @@ export interface TicketFiles {
 
 const TOO_LARGE = `The attachment passes ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MiB: not copied`;
 
+const NO_HOST = 'The source has no host attachments are fetched from: not copied';
+
 function reasonOf(error: unknown): string | undefined {
   if (error instanceof SourceTooLarge) return TOO_LARGE;
   if (error instanceof SourceHostRefused)
@@ -76,15 +78,25 @@ export async function copyTicketFiles(
 }
 
 /**
- * The attachments' outcome without a copy: all `failed` or `unchanged` with their ticket, else (validate, or no
- * copier) `created`, but one whose stated size passes 25 MiB, which is an error row.
+ * The attachments' outcome without a copy: all `failed` or `unchanged` with their ticket; else, validating,
+ * `created` but one whose stated size passes 25 MiB (an error row); else (a run without a copier: a source with no
+ * attachment host, the ndjson file) each an error row, never fetched.
  */
-export function decideTicketFiles(record: ImportedTicket, ticket: ImportOutcome): TicketFiles {
+export function decideTicketFiles(
+  record: ImportedTicket,
+  ticket: ImportOutcome,
+  validate: boolean,
+): TicketFiles {
   const files: TicketFiles = { byMessage: new Map(), counts: {}, errors: [] };
   for (const attachment of record.messages.flatMap((m) => m.attachments)) {
+    const reason = !validate
+      ? NO_HOST
+      : (attachment.size ?? 0) > MAX_ATTACHMENT_BYTES
+        ? TOO_LARGE
+        : undefined;
     if (ticket === 'failed' || ticket === 'unchanged') add(files, ticket);
-    else if ((attachment.size ?? 0) > MAX_ATTACHMENT_BYTES) {
-      files.errors.push({ type: 'attachments', sourceId: attachment.sourceId, reason: TOO_LARGE });
+    else if (reason) {
+      files.errors.push({ type: 'attachments', sourceId: attachment.sourceId, reason });
       add(files, 'failed');
     } else add(files, 'created');
   }

@@ -79,7 +79,7 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
     const plan = plans[i] as TicketPlan;
     countOutcome(written, 'tickets', outcome.ticket);
     for (let k = 0; k < (plan.dropped ?? 0); k++) countOutcome(written, 'messages', 'failed');
-    const files = plan.files ?? decideTicketFiles(plan.record, outcome.ticket);
+    const files = plan.files ?? decideTicketFiles(plan.record, outcome.ticket, ctx.validate);
     for (const [type, counts] of [
       ['messages', outcome.messages],
       ['attachments', files.counts],

@@ -136,6 +136,17 @@ describe('imported attachments', () => {
   it('are copied once, downloadable byte for byte; too large or elsewhere are error rows', async () => {
     const a = await createTestAccount({ ticket_prefix: 'AT' });
     const ctx = ctxOf(a);
+    // Validate: decided without a copy, nothing fetched.
+    const page = [{ type: 'tickets' as const, ticket: ticket('Fire') }];
+    const checked = await writeTickets({ ...ctx, validate: true, attachments: undefined }, page);
+    expect(checked.counts.attachments).toEqual({
+      source: 4,
+      created: 4,
+      updated: 0,
+      unchanged: 0,
+      failed: 0,
+    });
+    expect(zendesk.requests).toHaveLength(0);
     // A run stopped after copying the ticket's attachments, before its commit.
     await drive(copyTicketFiles(ctx, ctx.attachments as never, ticket('Fire'), true));
     expect([fetched('desc'), fetched('reply'), fetched('big')]).toEqual([1, 1, 1]);
@@ -195,5 +206,24 @@ describe('imported attachments', () => {
     expect(await kept(a)).toHaveLength(2);
     const after = (await gateway.call('GET', `/api/tickets/${uuid}/messages`, { key: a.apiKey })).body.data;
     expect((after as Json[])[1]?.attachments).toEqual(second.attachments);
+  });
+
+  it('without a copier (a source with no attachment host) a run makes each an error row, fetching nothing', async () => {
+    const a = await createTestAccount({ ticket_prefix: 'AN' });
+    const before = zendesk.requests.length;
+    const ctx = { ...ctxOf(a), attachments: undefined };
+    const written = await writeTickets(ctx, [{ type: 'tickets', ticket: ticket('Fire') }]);
+    expect(written.counts.tickets).toMatchObject({ created: 1 });
+    expect(written.counts.attachments).toEqual({
+      source: 4,
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      failed: 4,
+    });
+    expect(written.errors.filter((e) => e.type === 'attachments').map((e) => e.reason)).toEqual(
+      Array(4).fill('The source has no host attachments are fetched from: not copied'),
+    );
+    expect(zendesk.requests.length).toBe(before);
   });
 });
