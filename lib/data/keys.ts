@@ -10,6 +10,7 @@ export * from './keys/erasures.ts';
 export * from './keys/events.ts';
 export * from './keys/handbacks.ts';
 export * from './keys/idempotency.ts';
+export * from './keys/imports.ts';
 export * from './keys/index/entity.ts';
 export * from './keys/index/order.ts';
 export { BLOCK_SPREAD, COUNTER_SHARDS, NUMBERS_PER_BLOCK } from './keys/index/postings.ts';

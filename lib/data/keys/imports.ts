@@ -1,0 +1,38 @@
+import type { IndexName } from '../store/table.ts';
+import { dueShardOf } from '../webhooks/due-shards.ts';
+import { dueMs } from './sort.ts';
+
+/**
+ * Import jobs (docs/imports.md, "Jobs"): one partition per account holding its jobs by id (`imp_` + time-ordered:
+ * the list is one Query, newest first) and the account's one active import (`ACTIVE`, naming the job: a
+ * conditional put in the create's transaction, deleted by the save that ends the job). A job's error rows are a
+ * partition of their own, keyed by the page that found them and their place in it, so a page written again after a
+ * crash writes the same keys. A job that is due (queued with its source ready, running, paused until a time) has its
+ * entry in gsi2 (keys only, one of DUE_SHARDS partitions, sorted by when it is next due), which the runner reads.
+ */
+const partition = (accountId: string) => `IMPORTS#${accountId}`;
+const JOB = 'IMPORT#';
+
+export const importKeys = {
+  partition,
+  job: (accountId: string, id: string) => ({ pk: partition(accountId), sk: `${JOB}${id}` }),
+  /** The sort key range of the jobs (newest first when read backwards), below `before` when given. */
+  jobsBelow: (before: string | null) => ({ from: JOB, to: before === null ? `${JOB}~` : `${JOB}${before}` }),
+  active: (accountId: string) => ({ pk: partition(accountId), sk: 'ACTIVE' }),
+  errorsPartition: (accountId: string, id: string) => `IMPORT_ERRORS#${accountId}#${id}`,
+  error: (accountId: string, id: string, page: number, index: number) => ({
+    pk: `IMPORT_ERRORS#${accountId}#${id}`,
+    sk: `${String(page).padStart(10, '0')}#${String(index).padStart(4, '0')}`,
+  }),
+  due: (accountId: string, id: string, atMs: number) => ({
+    gsi2pk: `IMPORT_DUE#${dueShardOf(accountId, id)}`,
+    gsi2sk: `${dueMs(atMs)}#${accountId}#${id}`,
+  }),
+  duePartition: (shard: number) => `IMPORT_DUE#${shard}`,
+  dueIndex: 'gsi2' as IndexName,
+  dueBefore: (atMs: number) => `${dueMs(atMs + 1)}#`,
+  parseDue: (sk: string) => {
+    const [, accountId, id] = sk.split('#');
+    return { accountId: accountId ?? '', id: id ?? '' };
+  },
+};
