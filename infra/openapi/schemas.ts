@@ -520,11 +520,20 @@ const previous = v.pipe(
 );
 const version = v.pipe(id, v.description("The object's version after the change: the number in its ETag."));
 
+const importId = v.optional(
+  v.pipe(
+    v.string(),
+    v.description(
+      'Present on the changes an import made (spec: "Imports"): its job id. Webhooks never receive those events.',
+    ),
+  ),
+);
+
 /** One event type's schema: `data.object` is the resource as its GET answers it after the change. */
 function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
   const data = updated ? v.strictObject({ object, previous, version }) : v.strictObject({ object, version });
   return v.pipe(
-    v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, data }),
+    v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, import_id: importId, data }),
     v.title(title),
   );
 }

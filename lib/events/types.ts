@@ -9,6 +9,7 @@ export const EVENT_RESOURCES = [
   'agent',
   'team',
   'organization',
+  'import',
 ] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 /**
@@ -36,6 +37,9 @@ export const EVENT_TYPES = [
   'organization.created',
   'organization.updated',
   'organization.deleted',
+  // An import job's end (lib/imports/): the job with its counts. The only event of an import webhooks receive.
+  'import.completed',
+  'import.failed',
 ];
 
 /** What a type pattern may be: an event type, `<resource>.*`, or `*`. */

@@ -30,6 +30,11 @@ export interface SourceHttpOptions {
   maxTries?: number;
   /** 429s answered in a row before SourceUnavailable. */
   maxRateLimited?: number;
+  /**
+   * The longest Retry-After waited inside a read; a longer one is SourceUnavailable with its `retryAtMs`, so that a
+   * bounded run (a Lambda's) pauses the job instead of sleeping through it. Default: wait any (up to an hour).
+   */
+  maxWaitMs?: number;
   signal?: AbortSignal | undefined;
 }
 
@@ -98,6 +103,11 @@ export class SourceHttp {
           if (rateLimited > (this.#options.maxRateLimited ?? 20))
             throw new SourceUnavailable(`the source kept answering 429 for ${path}`);
           const wait = retryAfterMs(outcome.headers.get('retry-after'), nowMillis());
+          if (wait > (this.#options.maxWaitMs ?? Number.POSITIVE_INFINITY))
+            throw new SourceUnavailable(
+              `the source asked to wait ${wait} ms for ${path}`,
+              nowMillis() + wait,
+            );
           // No request of this client before it: the pace's next slot is past the wait.
           this.#nextAt = Math.max(this.#nextAt, nowMillis() + wait);
           continue;

@@ -6,6 +6,16 @@
 /** The source cannot be reached now (5xx, network, timeouts past the tries, 429s past the waits): pause, resume later. */
 export class SourceUnavailable extends Error {
   override readonly name = 'SourceUnavailable';
+  /**
+   * `retryAtMs`: the source said when to ask again (a 429's Retry-After longer than the reader may wait in one run):
+   * the job pauses until then (epoch ms of the clock), rather than holding a bounded run asleep.
+   */
+  constructor(
+    message: string,
+    readonly retryAtMs?: number,
+  ) {
+    super(message);
+  }
 }
 
 /** The source refused the credentials (401/403): the job fails with this reason at once. */

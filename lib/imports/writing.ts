@@ -39,7 +39,8 @@ export const emptyCounts = (): TypeCounts => ({ source: 0, created: 0, updated: 
 
 /** Adds `outcome` of one record of `type` to `written`. */
 export function countOutcome(written: PageWritten, type: ImportType, outcome: ImportOutcome): void {
-  const counts = (written.counts[type] ??= emptyCounts());
+  const counts = written.counts[type] ?? emptyCounts();
+  written.counts[type] = counts;
   counts.source++;
   counts[outcome]++;
 }

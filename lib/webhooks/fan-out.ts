@@ -56,12 +56,16 @@ function bounded(n: number) {
   };
 }
 
-/** The event a record inserts, with its account, or undefined for every other record. */
+/**
+ * The event a record inserts, with its account, or undefined for every other record, and for an imported change's
+ * event (spec/decisions.md, "Imports": webhook endpoints receive none of those, only the job's `import.completed`
+ * or `import.failed`).
+ */
 export function insertedEvent(record: StreamRecord): { accountId: string; event: EventSummary } | undefined {
   if (record.eventName !== 'INSERT' || !record.newImage) return undefined;
   const event = eventSummaryOf(record.newImage);
   const accountId = accountOfEventItem(record.newImage);
-  return event && accountId ? { accountId, event } : undefined;
+  return event && !event.imported && accountId ? { accountId, event } : undefined;
 }
 
 export async function fanOut(records: readonly StreamRecord[]): Promise<FanOutResult> {

@@ -58,7 +58,8 @@ export async function redeliver(
   } else {
     const wants = subscribes(endpoint);
     const found = await eventsSince(accountId, request.since, MAX_REDELIVER_EVENTS * 4);
-    const wanted = found.events.filter((e) => wants(e.type));
+    // An import's changes were never sent (fan-out.ts): a redelivery by time does not send them either.
+    const wanted = found.events.filter((e) => !e.imported && wants(e.type));
     events = wanted.slice(0, MAX_REDELIVER_EVENTS);
     more = found.more || wanted.length > MAX_REDELIVER_EVENTS;
   }

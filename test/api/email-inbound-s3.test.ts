@@ -1,12 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SESEvent } from 'aws-lambda';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
-import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as routeFunction } from '#functions/email-inbound.ts';
 import { handler as processFunction } from '#functions/email-inbound-queue.ts';
@@ -29,6 +24,7 @@ import { checkAnswer } from '#test/support/contract.ts';
 import { withEnvironment } from '#test/support/environment.ts';
 import { type FakeSqs, startFakeSqs } from '#test/support/fake-sqs.ts';
 import { useGateway } from '#test/support/http.ts';
+import { type LocalS3, startLocalS3 } from '#test/support/s3.ts';
 
 /**
  * Receiving deployed, against a real S3 protocol server (s3rver, an S3 emulator on 127.0.0.1) and DynamoDB Local:
@@ -39,41 +35,21 @@ import { useGateway } from '#test/support/http.ts';
  */
 const gateway = useGateway();
 const BUCKET = 'deskpipe-test-mail';
-let s3rver: S3rver;
-let dir: string;
+let s3: LocalS3;
 let client: S3Client;
 let endpoint: string;
 let store: MailObjectStore;
 let sqs: FakeSqs;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'deskpipe-s3-'));
-  s3rver = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory: dir,
-    configureBuckets: [{ name: BUCKET, configs: [] }],
-  });
-  const address = (await s3rver.run()) as AddressInfo;
-  endpoint = `http://127.0.0.1:${address.port}`;
-  client = new S3Client({
-    endpoint,
-    region: 'eu-west-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    // s3rver predates the SDK's default checksums (aws-chunked trailers): asked for only when S3 requires one.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  s3 = await startLocalS3(BUCKET);
+  ({ client, endpoint } = s3);
   store = s3MailStore(BUCKET, client);
   sqs = await startFakeSqs();
 });
 afterAll(async () => {
   await sqs?.close();
-  client?.destroy();
-  await s3rver?.close();
-  await rm(dir, { recursive: true, force: true });
+  await s3?.stop();
 });
 
 /** What SES does for one mail: the raw bytes to `raw/<id>`, then the event of the rule's Lambda action. */

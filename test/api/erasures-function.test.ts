@@ -1,10 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/erasures.ts';
 import { ledgerEntries, putLedgerEntry } from '#lib/data/erasures.ts';
@@ -14,6 +10,7 @@ import { batchPutAll, getItem, queryAll, tableName } from '#lib/data/store/clien
 import { createTestAccount } from '#test/support/accounts.ts';
 import { withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
+import { type LocalS3, startLocalS3 } from '#test/support/s3.ts';
 
 /**
  * The erasure runner deployed (functions/erasures.ts): the scheduled function runs npm start's erasure passes until
@@ -23,35 +20,17 @@ import { useGateway } from '#test/support/http.ts';
  */
 const gateway = useGateway();
 const BUCKET = 'deskpipe-test-erase';
-let s3rver: S3rver;
-let dir: string;
+let s3: LocalS3;
 let client: S3Client;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'deskpipe-erase-s3-'));
-  s3rver = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory: join(dir, 's3'),
-    configureBuckets: [{ name: BUCKET, configs: [] }],
-  });
-  const address = (await s3rver.run()) as AddressInfo;
-  client = new S3Client({
-    endpoint: `http://127.0.0.1:${address.port}`,
-    region: 'eu-west-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-  process.env[MAIL_DIR_VARIABLE] = join(dir, 'mail');
+  s3 = await startLocalS3(BUCKET);
+  client = s3.client;
+  process.env[MAIL_DIR_VARIABLE] = join(s3.dir, 'mail');
 });
 afterAll(async () => {
   delete process.env[MAIL_DIR_VARIABLE];
-  client?.destroy();
-  await s3rver?.close();
-  await rm(dir, { recursive: true, force: true });
+  await s3?.stop();
 });
 
 const put = (key: string, body: string) =>

@@ -1,16 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import S3rver from 's3rver';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileBytes } from '#lib/data/imports/file-bytes.ts';
 import { s3Bytes } from '#lib/data/imports/s3-bytes.ts';
 import type { ByteSource } from '#lib/imports/byte-source.ts';
 import { IMPORT_PHASES, type ImportRecord } from '#lib/imports/records.ts';
 import { NDJSON_LIMITS, ndjsonSource } from '#lib/imports/sources/ndjson.ts';
+import { type LocalS3, startLocalS3 } from '#test/support/s3.ts';
 
 /**
  * An ndjson upload read from S3 by range, against a real S3 protocol server (s3rver on 127.0.0.1): each read one
@@ -19,38 +15,17 @@ import { NDJSON_LIMITS, ndjsonSource } from '#lib/imports/sources/ndjson.ts';
  */
 const BUCKET = 'deskpipe-test-imports';
 const EXAMPLE = new URL('../../examples/import.ndjson', import.meta.url).pathname;
-let s3rver: S3rver;
-let dir: string;
+let s3: LocalS3;
 let client: S3Client;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'deskpipe-s3-imports-'));
-  s3rver = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory: dir,
-    configureBuckets: [{ name: BUCKET, configs: [] }],
-  });
-  const address = (await s3rver.run()) as AddressInfo;
-  client = new S3Client({
-    endpoint: `http://127.0.0.1:${address.port}`,
-    region: 'eu-west-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    // s3rver predates the SDK's default checksums (aws-chunked trailers): asked for only when S3 requires one.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  s3 = await startLocalS3(BUCKET);
+  client = s3.client;
   await client.send(
     new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/imp_1.ndjson', Body: readFileSync(EXAMPLE) }),
   );
 });
-afterAll(async () => {
-  client?.destroy();
-  await s3rver?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => s3?.stop());
 
 async function readAll(bytes: () => ByteSource): Promise<ImportRecord[]> {
   const records: ImportRecord[] = [];

@@ -91,6 +91,15 @@ describe('SourceHttp', () => {
     expect(gaps()).toEqual([7_000, 3_000]);
   });
 
+  it('a Retry-After longer than a run may wait is SourceUnavailable with when to ask again, nothing sent before', async () => {
+    server.faults.push({ status: 429, headers: { 'Retry-After': '120' } });
+    const started = clockNow().nowMs();
+    const failed = run(client({ publishedPerMinute: 6_000, maxWaitMs: 30_000 }).getJson('/tickets'));
+    await expect(failed).rejects.toBeInstanceOf(SourceUnavailable);
+    await expect(failed).rejects.toMatchObject({ retryAtMs: started + 120_000 });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('asks again after a 5xx with a growing backoff, and gives up with SourceUnavailable after its tries', async () => {
     server.faults.push({ status: 503 }, { status: 500 });
     expect((await run(client({ publishedPerMinute: 6_000 }).getJson('/a'))).body).toEqual({ path: '/a' });

@@ -83,6 +83,7 @@ export function eventItems(
     id: eventId(seq),
     type: draft.type,
     created_at: formatTimestamp(takenUs),
+    ...(draft.importId ? { import_id: draft.importId } : {}),
     data: {
       object: draft.object,
       ...(draft.previous ? { previous: draft.previous } : {}),
@@ -103,6 +104,8 @@ export function eventItems(
     ...refOfEvent(accountId, draft, eventKeys.sort(seq)),
     body: parts[0],
     ...(enc ? { enc } : {}),
+    // An imported change's: the fan-out, which reads the item and not its body, sends it to no webhook.
+    ...(draft.importId ? { import_id: draft.importId } : {}),
     ...(parts.length > 1 ? { parts: parts.length } : {}),
   };
   const rest = parts.slice(1).map((part, i) => ({

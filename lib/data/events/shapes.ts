@@ -11,6 +11,11 @@ export interface EventDraft {
   extra?: Record<string, unknown>;
   /** The version the change gives the object (the number in its ETag). */
   version: number;
+  /**
+   * The import job whose change this is (lib/imports/): `import_id` at the event's top level, and on its item, so
+   * that webhooks never receive it (spec/decisions.md, "Imports": endpoints get the job's `import.completed` alone).
+   */
+  importId?: string | undefined;
 }
 
 /** An event as the API serves it. */
@@ -18,5 +23,7 @@ export interface EventRecord {
   id: string;
   type: string;
   created_at: string;
+  /** The import job whose change this is; absent on every other event. */
+  import_id?: string;
   data: { object: unknown; previous?: Record<string, unknown>; version: number; [field: string]: unknown };
 }

@@ -12,6 +12,8 @@ export interface EventSummary {
   type: string;
   /** Epoch ms of the place's taking (its created_at, to the millisecond). */
   at: number;
+  /** An import's change (its `import_id`): webhooks receive none of these. */
+  imported?: true;
 }
 
 /** An event item (a stream record's image, or a read item) summarised, or undefined for any other item. */
@@ -22,7 +24,12 @@ export function eventSummaryOf(item: Record<string, unknown>): EventSummary | un
     typeof item.event_type !== 'string'
   )
     return undefined;
-  return { id: item.id, type: item.event_type, at: Number(item.at) };
+  return {
+    id: item.id,
+    type: item.event_type,
+    at: Number(item.at),
+    ...(item.import_id === undefined ? {} : { imported: true as const }),
+  };
 }
 
 /** The account an event item's partition key names (the stream hands the fan-out bare items). */

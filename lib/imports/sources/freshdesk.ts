@@ -47,6 +47,8 @@ export interface FreshdeskSourceOptions {
   perPage?: number;
   /** The tickets list's last page (Freshdesk: 300). */
   pageCap?: number;
+  /** The longest Retry-After waited inside a page (SourceHttpOptions.maxWaitMs): a bounded run pauses past it. */
+  maxWaitMs?: number | undefined;
 }
 
 /** Freshdesk's lowest paid plan's limit (Growth: 200 a minute), until an answer's `X-Ratelimit-Total` says more. */
@@ -87,6 +89,7 @@ export function freshdeskSource(options: FreshdeskSourceOptions): ImportSourceRe
       publishedPerMinute,
       limitHeaders,
       signal: options.signal,
+      ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
     });
   // The ticket and contact lists have their own lower limit, which no answer states: a client of their own.
   const http = { api: client(PUBLISHED_PER_MINUTE), lists: client(LISTS_PER_MINUTE, []) };

@@ -39,6 +39,8 @@ export interface ZendeskSourceOptions {
   /** The operator's environment (IMPORT_ZENDESK_URL). */
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal | undefined;
+  /** The longest Retry-After waited inside a page (SourceHttpOptions.maxWaitMs): a bounded run pauses past it. */
+  maxWaitMs?: number | undefined;
 }
 
 /** The lowest plan's documented account limit (Team: 200 a minute) until an answer states the account's own. */
@@ -67,6 +69,7 @@ export function zendeskSource(options: ZendeskSourceOptions): ImportSourceReader
     authorization: `Basic ${token}`,
     rateShare: options.rateShare,
     signal: options.signal,
+    ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
   };
   const clients: Clients = {
     api: new SourceHttp({ ...common, publishedPerMinute: PUBLISHED_PER_MINUTE }),
