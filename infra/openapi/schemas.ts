@@ -449,6 +449,23 @@ export const PipelineBoard = v.pipe(
   v.title('PipelineBoard'),
 );
 
+/** `imported_from` (issue 42): where an import brought the object from; null on an object made otherwise. */
+const importedFrom = v.pipe(
+  nullable(
+    v.pipe(
+      v.strictObject({
+        source: v.pipe(v.picklist(['zendesk', 'freshdesk', 'ndjson']), v.description("The import's source.")),
+        id: v.pipe(v.string(), v.description("The object's id at the source.")),
+        import_id: v.pipe(v.string(), v.description('The import that made it.')),
+      }),
+      v.title('ImportedFrom'),
+    ),
+  ),
+  v.description(
+    'Where an import brought it from; null when it was made otherwise (one an import found by e-mail included).',
+  ),
+);
+
 export const Contact = v.pipe(
   v.strictObject({
     uuid,
@@ -462,6 +479,7 @@ export const Contact = v.pipe(
     created_at: timestamp,
     updated_at: timestamp,
     open_deals_count: count,
+    imported_from: importedFrom,
   }),
   v.title('Contact'),
 );
@@ -488,6 +506,7 @@ export const Organization = v.pipe(
     external_id: nullable(v.string()),
     created_at: timestamp,
     updated_at: timestamp,
+    imported_from: importedFrom,
   }),
   v.title('Organization'),
   v.examples([
@@ -498,6 +517,7 @@ export const Organization = v.pipe(
       external_id: 'crm-1042',
       created_at: '2026-11-27T09:15:02.123456Z',
       updated_at: '2026-11-27T09:15:02.123456Z',
+      imported_from: null,
     },
   ]),
 );
@@ -531,7 +551,9 @@ const importId = v.optional(
 
 /** One event type's schema: `data.object` is the resource as its GET answers it after the change. */
 function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
-  const data = updated ? v.strictObject({ object, previous, version }) : v.strictObject({ object, version });
+  const data = updated
+    ? v.strictObject({ object, previous, import_id: importId, version })
+    : v.strictObject({ object, import_id: importId, version });
   return v.pipe(
     v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, import_id: importId, data }),
     v.title(title),
@@ -656,6 +678,7 @@ export const Agent = v.pipe(
     open_tickets: v.pipe(count, v.description('Its tickets in open, pending or in_progress, exact.')),
     created_at: timestamp,
     updated_at: timestamp,
+    imported_from: importedFrom,
   }),
   v.title('Agent'),
 );
@@ -672,6 +695,7 @@ export const Team = v.pipe(
     agent_ids: idList("The team's agents"),
     created_at: timestamp,
     updated_at: timestamp,
+    imported_from: importedFrom,
   }),
   v.title('Team'),
 );

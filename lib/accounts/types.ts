@@ -72,6 +72,15 @@ export interface Team {
   name: string;
   createdAt?: Timestamp;
   updatedAt?: Timestamp;
+  /** Made by an import (issue 42): the source, its id there and the import's id. Absent: made otherwise. */
+  importedFrom?: ImportedFrom;
+}
+
+/** Where an imported object came from (the API's `imported_from`: lib/imports/imported-from.ts). */
+export interface ImportedFrom {
+  source: string;
+  id: string;
+  importId: string;
 }
 
 export const AGENT_STATUSES = ['available', 'away', 'offline'] as const;
@@ -92,6 +101,8 @@ export interface Agent {
   capacity?: number | null;
   createdAt?: Timestamp;
   updatedAt?: Timestamp;
+  /** Made by an import (issue 42). Absent: made otherwise (an agent matched by e-mail included). */
+  importedFrom?: ImportedFrom;
 }
 
 export interface Category {
@@ -132,6 +143,8 @@ export interface Contact {
    * (lib/organizations/refs.ts). Absent: none.
    */
   organization?: { id: number; name: string } | null;
+  /** Made by an import (issue 42). Absent: made otherwise. */
+  importedFrom?: ImportedFrom;
 }
 
 /** Everything an account is configured with; small, read in one query and cacheable. */

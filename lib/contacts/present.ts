@@ -1,5 +1,6 @@
 import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
+import { presentImportedFrom } from '#lib/imports/imported-from.ts';
 
 /** A contact as the API shows it (decisions.md, "Contacts"), with its open deals counted exactly. */
 export function presentContact(c: Contact, openDeals: number) {
@@ -15,5 +16,6 @@ export function presentContact(c: Contact, openDeals: number) {
     created_at: c.createdAt,
     updated_at: c.updatedAt ?? c.createdAt,
     open_deals_count: openDeals,
+    imported_from: presentImportedFrom(c.importedFrom),
   };
 }

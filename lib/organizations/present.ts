@@ -1,3 +1,4 @@
+import { presentImportedFrom } from '#lib/imports/imported-from.ts';
 import type { Organization } from './types.ts';
 
 /** An organization as the API shows it (decisions.md, "People: agents, teams and organizations"). */
@@ -9,5 +10,6 @@ export function presentOrganization(o: Organization) {
     external_id: o.externalId,
     created_at: o.createdAt,
     updated_at: o.updatedAt,
+    imported_from: presentImportedFrom(o.importedFrom),
   };
 }

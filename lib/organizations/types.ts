@@ -1,3 +1,4 @@
+import type { ImportedFrom } from '#lib/accounts/types.ts';
 import type { Timestamp } from '#lib/time.ts';
 
 /**
@@ -13,6 +14,8 @@ export interface Organization {
   externalId: string | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  /** Made by an import (issue 42). Absent: made otherwise. */
+  importedFrom?: ImportedFrom;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Agent, AgentStatus, Team } from '#lib/accounts/types.ts';
+import { presentImportedFrom } from '#lib/imports/imported-from.ts';
 import { formatTimestamp, nowMicros, parseTimestamp, type Timestamp } from '#lib/time.ts';
 
 /**
@@ -31,6 +32,7 @@ export function presentAgent(agent: Agent, openTickets: number, since: Timestamp
     open_tickets: openTickets,
     created_at: agent.createdAt ?? since,
     updated_at: agent.updatedAt ?? agent.createdAt ?? since,
+    imported_from: presentImportedFrom(agent.importedFrom),
   };
 }
 
@@ -51,6 +53,7 @@ export function presentTeam(team: Team, agentIds: number[], since: Timestamp) {
     agent_ids: agentIds,
     created_at: team.createdAt ?? since,
     updated_at: team.updatedAt ?? team.createdAt ?? since,
+    imported_from: presentImportedFrom(team.importedFrom),
   };
 }
 

@@ -41,6 +41,7 @@ describe('agents', () => {
       open_tickets: 0,
       created_at: expect.stringMatching(TIME),
       updated_at: ann.created_at,
+      imported_from: null,
     });
     const got = await call('GET', `/api/agents/${ann.id}`);
     expect(got.status).toBe(200);

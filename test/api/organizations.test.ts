@@ -54,6 +54,7 @@ describe('organizations', () => {
       external_id: 'crm-1042',
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
       updated_at: org.created_at,
+      imported_from: null,
     });
 
     const got = await call('GET', `/api/organizations/${org.id}`);

@@ -29,6 +29,7 @@ describe('teams', () => {
       agent_ids: [ann.id, bob.id],
       created_at: expect.any(String),
       updated_at: billing.created_at,
+      imported_from: null,
     });
     expect((await call('GET', `/api/teams/${billing.id}`)).body).toEqual({ data: billing });
     expect((await call('GET', `/api/agents/${ann.id}`)).body.data.team_ids).toEqual([billing.id]);

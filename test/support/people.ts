@@ -40,6 +40,7 @@ export interface AgentShown {
   open_tickets: number;
   created_at: string;
   updated_at: string;
+  imported_from: unknown;
 }
 
 export interface TeamShown {
@@ -48,4 +49,5 @@ export interface TeamShown {
   agent_ids: number[];
   created_at: string;
   updated_at: string;
+  imported_from: unknown;
 }

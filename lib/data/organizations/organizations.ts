@@ -115,6 +115,16 @@ function organizationAction(
 }
 
 /**
+ * What a change's commit takes beside its own actions: a kept answer, its event, and `actions` of the caller's in
+ * the same transaction (an import's source key: lib/data/imports/source-keys.ts).
+ */
+interface WriteOptions {
+  attach?: CommitAttachment | undefined;
+  event: EventDraft;
+  actions?: CommitAction[] | undefined;
+}
+
+/**
  * Writes one change's commit: its actions, event and kept answer. A claim held by another organization is an
  * OrganizationClaimsTaken naming every one; a conflict is decided again here for a create (its new item cannot
  * be stale), and thrown as a ConcurrentWrite for a change of a version read (its caller reads again).
@@ -122,9 +132,9 @@ function organizationAction(
 async function write(
   accountId: string,
   actions: CommitAction[],
-  options: { attach?: CommitAttachment | undefined; event: EventDraft; retry: boolean },
+  options: WriteOptions & { retry: boolean },
 ): Promise<void> {
-  const all = [...actions, ...completionCommit(options.attach)];
+  const all = [...actions, ...(options.actions ?? []), ...completionCommit(options.attach)];
   const once = async () => {
     try {
       await commitWithEvents(accountId, all, [options.event]);
@@ -142,7 +152,7 @@ async function write(
 export async function createOrganization(
   accountId: string,
   org: Organization,
-  options: { attach?: CommitAttachment | undefined; event: EventDraft },
+  options: WriteOptions,
 ): Promise<void> {
   const actions = [organizationAction(accountId, org, 1), ...claimChanges(accountId, undefined, org)];
   await write(accountId, actions, { ...options, retry: true });
@@ -152,7 +162,7 @@ export async function createOrganization(
 export async function updateOrganization(
   accountId: string,
   change: { before: Organization; after: Organization; version: number },
-  options: { attach?: CommitAttachment | undefined; event: EventDraft },
+  options: WriteOptions,
 ): Promise<number> {
   const { before, after, version } = change;
   const actions = [

@@ -1,0 +1,184 @@
+import type { ImportSource, ImportType } from '#lib/imports/records.ts';
+import { keyedValue } from '../index/keyed.ts';
+import { importKeys } from '../keys.ts';
+import { batchGetAll, tableName } from '../store/client.ts';
+import type { CommitAction } from '../store/transact.ts';
+
+/**
+ * Source keys (issue 42; docs/imports.md, "Source keys"): how an imported object is found again by `(source, type,
+ * source id)`. One item per key, holding our object's id, the import that created it and a digest of the source
+ * record as last written (lib/imports/digest.ts): the same record again is `unchanged`, a changed one `updated`.
+ * A key is claimed in the object's own commit, on the condition that it does not exist, so two racing runs cannot
+ * both create the object; and its digest moves in the commit of the update, on the condition that it is still the
+ * digest read, so two racing updates decide again rather than both write.
+ */
+
+/** One source object, as a source names it. */
+export interface SourceKeyRef {
+  source: ImportSource;
+  type: ImportType;
+  sourceId: string;
+}
+
+/** What a source key holds. */
+export interface SourceKeyRecord {
+  /** Our object's id: an agent's, team's or organization's number, a contact's or ticket's uuid, … */
+  objectId: string | number;
+  /** The import that created the object (or, `matched`, found it). */
+  importId: string;
+  /** The object was the account's before (an agent found by e-mail): undo leaves it. */
+  matched: boolean;
+  /** The source record as last written (lib/imports/digest.ts). */
+  digest: string;
+}
+
+/** A claim or a digest move found the key other than expected (another run wrote it): decide again. */
+export class SourceKeyMoved extends Error {
+  constructor(readonly held: SourceKeyRecord | undefined) {
+    super('The source key was written by another run');
+  }
+}
+
+const hashed = (accountId: string, ref: SourceKeyRef) =>
+  keyedValue(accountId, `${ref.source}:${ref.type}:${ref.sourceId}`);
+
+const keyOf = (accountId: string, ref: SourceKeyRef) =>
+  importKeys.sourceKey(accountId, hashed(accountId, ref));
+
+const recordOf = (item: Record<string, unknown> | undefined): SourceKeyRecord | undefined =>
+  item
+    ? {
+        objectId: item.objectId as string | number,
+        importId: String(item.importId),
+        digest: String(item.digest),
+        matched: item.matched === true,
+      }
+    : undefined;
+
+/** The keys found of `sourceIds` (one type of one source), by source id; missing ones are absent. */
+export async function findSourceKeys(
+  accountId: string,
+  source: ImportSource,
+  type: ImportType,
+  sourceIds: readonly string[],
+): Promise<Map<string, SourceKeyRecord>> {
+  const byPk = new Map<string, string>();
+  for (const sourceId of new Set(sourceIds)) {
+    byPk.set(keyOf(accountId, { source, type, sourceId }).pk, sourceId);
+  }
+  const items = await batchGetAll(
+    [...byPk.keys()].map((pk) => ({ pk, sk: 'IMPORTED' })),
+    'pk, objectId, importId, digest, matched',
+  );
+  const found = new Map<string, SourceKeyRecord>();
+  for (const item of items) {
+    const sourceId = byPk.get(String(item.pk));
+    const record = recordOf(item);
+    if (sourceId !== undefined && record) found.set(sourceId, record);
+  }
+  return found;
+}
+
+/**
+ * Takes a source key for an object being created (or, `matched`, found by e-mail), in the object's commit: refused (SourceKeyMoved, with the key as
+ * held) when the key exists, so the object is not created twice.
+ */
+export function claimSourceKey(accountId: string, ref: SourceKeyRef, record: SourceKeyRecord): CommitAction {
+  const hash = hashed(accountId, ref);
+  return {
+    what: 'source_key',
+    action: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...importKeys.sourceKey(accountId, hash),
+          ...(record.matched ? {} : importKeys.createdBy(accountId, record.importId, ref.type, hash)),
+          type: 'imported',
+          source: ref.source,
+          sourceType: ref.type,
+          ...record,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+    refused: (held) => new SourceKeyMoved(recordOf(held)),
+  };
+}
+
+/**
+ * Moves a source key's digest to `digest`, in the commit of the object's update: refused (SourceKeyMoved) unless the
+ * key still holds `read`, the digest the update was decided from.
+ */
+export function touchSourceKey(
+  accountId: string,
+  ref: SourceKeyRef,
+  read: string,
+  digest: string,
+): CommitAction {
+  return {
+    what: 'source_key',
+    action: {
+      Update: {
+        TableName: tableName(),
+        Key: keyOf(accountId, ref),
+        UpdateExpression: 'SET digest = :digest',
+        ConditionExpression: 'digest = :read',
+        ExpressionAttributeValues: { ':digest': digest, ':read': read },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+    refused: (held) => new SourceKeyMoved(recordOf(held)),
+  };
+}
+
+/**
+ * A team's pending members (issue 42): the agents whose source record names the team, kept beside its source key
+ * (an agent is imported before its teams), so the team's own write takes them in. Added to (or, leaving the team,
+ * taken from) in the agent's commit.
+ */
+export function pendingMember(
+  accountId: string,
+  team: SourceKeyRef,
+  agentId: number,
+  change: 'ADD' | 'DELETE',
+): CommitAction {
+  return {
+    what: 'pending_members',
+    action: {
+      Update: {
+        TableName: tableName(),
+        Key: importKeys.members(accountId, hashed(accountId, team)),
+        UpdateExpression: `${change} agentIds :id`,
+        ExpressionAttributeValues: { ':id': new Set([agentId]) },
+      },
+    },
+  };
+}
+
+/** The pending members of teams (one type `teams` of one source), by team source id. */
+export async function findPendingMembers(
+  accountId: string,
+  source: ImportSource,
+  teamSourceIds: readonly string[],
+): Promise<Map<string, number[]>> {
+  const byPk = new Map<string, string>();
+  for (const sourceId of new Set(teamSourceIds)) {
+    byPk.set(
+      importKeys.members(accountId, hashed(accountId, { source, type: 'teams', sourceId })).pk,
+      sourceId,
+    );
+  }
+  const items = await batchGetAll([...byPk.keys()].map((pk) => ({ pk, sk: 'MEMBERS' })));
+  const found = new Map<string, number[]>();
+  for (const item of items) {
+    const sourceId = byPk.get(String(item.pk));
+    const ids = item.agentIds instanceof Set ? [...item.agentIds].map(Number) : [];
+    if (sourceId !== undefined)
+      found.set(
+        sourceId,
+        ids.sort((a, b) => a - b),
+      );
+  }
+  return found;
+}

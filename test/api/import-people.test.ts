@@ -1,0 +1,258 @@
+import { describe, expect, it } from 'vitest';
+import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
+import { findContactsByEmail } from '#lib/data/contacts/contacts.ts';
+import { organizationsAfter } from '#lib/data/organizations/organizations.ts';
+import { scanAll, tableName } from '#lib/data/store/client.ts';
+import { writePeople } from '#lib/imports/people.ts';
+import type { ImportRecord } from '#lib/imports/records.ts';
+import type { ImportContext } from '#lib/imports/writing.ts';
+import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
+import { readFeedToEnd } from '#test/support/feed.ts';
+import { useGateway } from '#test/support/http.ts';
+
+/**
+ * The people writer of imports (issue 42): agents, teams (with memberships), organizations (with domains) and
+ * contacts created, then unchanged, then updated when the source changed, never duplicated (also when two runs race
+ * on one page); an agent matched by e-mail; a free-mail domain dropped with an error row; validate writes nothing.
+ */
+const gateway = useGateway();
+
+const page = (
+  over: { agentName?: string; orgDomains?: string[]; contactPhone?: string } = {},
+): ImportRecord[] => [
+  {
+    type: 'agents',
+    agent: {
+      sourceId: '11',
+      email: 'ann@acme.example',
+      name: over.agentName ?? 'Ann',
+      active: true,
+      teamSourceIds: ['g1'],
+    },
+  },
+  {
+    type: 'agents',
+    agent: {
+      sourceId: '12',
+      email: 'bob@acme.example',
+      name: 'Bob',
+      active: false,
+      teamSourceIds: ['g1', 'g2'],
+    },
+  },
+  { type: 'teams', team: { sourceId: 'g1', name: 'Billing' } },
+  { type: 'teams', team: { sourceId: 'g2', name: 'Support' } },
+  {
+    type: 'organizations',
+    organization: { sourceId: 'o1', name: 'Acme', domains: over.orgDomains ?? ['Acme.Example', 'gmail.com'] },
+  },
+  {
+    type: 'contacts',
+    contact: {
+      sourceId: 'c1',
+      email: 'jane@acme.example',
+      name: 'Jane Q Doe',
+      phone: over.contactPhone ?? null,
+      organizationSourceId: 'o1',
+    },
+  },
+];
+
+const ctxOf = (accountId: string, importId: string, validate = false): ImportContext => ({
+  accountId,
+  importId,
+  source: 'zendesk',
+  validate,
+});
+
+const tally = (o: Partial<Record<'source' | 'created' | 'updated' | 'unchanged' | 'failed', number>>) => ({
+  source: 0,
+  created: 0,
+  updated: 0,
+  unchanged: 0,
+  failed: 0,
+  ...o,
+});
+
+async function people(accountId: string) {
+  const config = await loadAccountConfig(accountId);
+  return {
+    agents: config?.agents ?? [],
+    teams: config?.teams ?? [],
+    orgs: await organizationsAfter(accountId, 0, 100),
+    contacts: await findContactsByEmail(accountId, ['jane@acme.example']),
+  };
+}
+
+describe('import: writing people', () => {
+  it('creates each type once, then unchanged, then updated when the source changed; never duplicates', async () => {
+    const account = await createTestAccount();
+    const acc = account.accountId;
+    const first = await writePeople(ctxOf(acc, 'imp_1'), page());
+    expect(first.counts).toEqual({
+      agents: tally({ source: 2, created: 2 }),
+      teams: tally({ source: 2, created: 2 }),
+      organizations: tally({ source: 1, created: 1 }),
+      contacts: tally({ source: 1, created: 1 }),
+    });
+    expect(first.errors).toEqual([
+      { type: 'organizations', sourceId: 'o1', reason: expect.stringContaining('gmail.com is a free-mail') },
+    ]);
+    const made = await people(acc);
+    const ann = made.agents.find((a) => a.email === 'ann@acme.example');
+    const bob = made.agents.find((a) => a.email === 'bob@acme.example');
+    const billing = made.teams.find((t) => t.name === 'Billing');
+    const support = made.teams.find((t) => t.name === 'Support');
+    expect(ann).toMatchObject({
+      active: true,
+      importedFrom: { source: 'zendesk', id: '11', importId: 'imp_1' },
+    });
+    expect(bob?.active).toBe(false);
+    expect(ann?.teamIds).toEqual([billing?.id]);
+    expect(bob?.teamIds).toEqual([billing?.id, support?.id].sort((a, b) => (a ?? 0) - (b ?? 0)));
+    expect(made.orgs).toEqual([
+      expect.objectContaining({
+        name: 'Acme',
+        domains: ['acme.example'],
+        importedFrom: expect.objectContaining({ id: 'o1' }),
+      }),
+    ]);
+    expect(made.contacts).toEqual([
+      expect.objectContaining({
+        firstName: 'Jane',
+        lastName: 'Q Doe',
+        organization: { id: made.orgs[0]?.id, name: 'Acme' },
+        importedFrom: { source: 'zendesk', id: 'c1', importId: 'imp_1' },
+      }),
+    ]);
+
+    const again = await writePeople(ctxOf(acc, 'imp_2'), page());
+    expect(again.counts).toEqual({
+      agents: tally({ source: 2, unchanged: 2 }),
+      teams: tally({ source: 2, unchanged: 2 }),
+      organizations: tally({ source: 1, unchanged: 1 }),
+      contacts: tally({ source: 1, unchanged: 1 }),
+    });
+    expect(await people(acc)).toEqual(made);
+
+    const changed = await writePeople(
+      ctxOf(acc, 'imp_3'),
+      page({ agentName: 'Ann Lee', orgDomains: ['acme.example', 'acme.test'], contactPhone: '+1 555 0100' }),
+    );
+    expect(changed.counts).toEqual({
+      agents: tally({ source: 2, updated: 1, unchanged: 1 }),
+      teams: tally({ source: 2, unchanged: 2 }),
+      organizations: tally({ source: 1, updated: 1 }),
+      contacts: tally({ source: 1, updated: 1 }),
+    });
+    expect(changed.errors).toEqual([]);
+    const after = await people(acc);
+    expect(after.agents).toHaveLength(made.agents.length);
+    expect(after.agents.find((a) => a.id === ann?.id)?.name).toBe('Ann Lee');
+    expect(after.orgs.map((o) => o.domains)).toEqual([['acme.example', 'acme.test']]);
+    expect(after.contacts.map((c) => [c.id, c.phone])).toEqual([[made.contacts[0]?.id, '+1 555 0100']]);
+    // Each answer shows where it came from (null on what the import did not make).
+    const shown = async (path: string) =>
+      (await gateway.call('GET', path, { key: account.apiKey })).body.data;
+    const from = (id: string) => ({ source: 'zendesk', id, import_id: 'imp_1' });
+    expect((await shown(`/api/agents/${ann?.id}`)).imported_from).toEqual(from('11'));
+    expect((await shown(`/api/teams/${billing?.id}`)).imported_from).toEqual(from('g1'));
+    expect((await shown(`/api/organizations/${made.orgs[0]?.id}`)).imported_from).toEqual(from('o1'));
+    expect((await shown(`/api/contacts/${made.contacts[0]?.uuid}`)).imported_from).toEqual(from('c1'));
+    // Each imported change's event carries the import's id.
+    const events = (await readFeedToEnd(gateway.call, account.apiKey)).events;
+    const imported = events.filter((e) => /^(agent|team|organization|contact)\./.test(e.type));
+    expect(imported.length).toBeGreaterThanOrEqual(7);
+    for (const e of imported) expect((e.data as Record<string, unknown>).import_id).toMatch(/^imp_[13]$/);
+  });
+
+  it("matches an agent to the account's agent by e-mail, case-insensitively", async () => {
+    const account = await createTestAccount({ agents: agentsFile(1) });
+    const acc = account.accountId;
+    const before = (await loadAccountConfig(acc))?.agents ?? [];
+    const written = await writePeople(ctxOf(acc, 'imp_m'), [
+      {
+        type: 'agents',
+        agent: {
+          sourceId: '7',
+          email: 'AGENT1@Desk.Test',
+          name: 'Someone',
+          active: false,
+          teamSourceIds: [],
+        },
+      },
+    ]);
+    expect(written.counts.agents).toEqual(tally({ source: 1, updated: 1 }));
+    const agents = (await loadAccountConfig(acc))?.agents ?? [];
+    expect(agents).toHaveLength(before.length);
+    // Matched, not made: it keeps its name and state, and no imported_from (an undo leaves it).
+    expect(agents[0]).toMatchObject({ email: 'agent1@desk.test', name: 'Agent 1', active: true });
+    expect(agents[0]?.importedFrom).toBeUndefined();
+    const again = await writePeople(ctxOf(acc, 'imp_n'), [
+      {
+        type: 'agents',
+        agent: {
+          sourceId: '7',
+          email: 'AGENT1@Desk.Test',
+          name: 'Someone',
+          active: false,
+          teamSourceIds: [],
+        },
+      },
+    ]);
+    expect(again.counts.agents).toEqual(tally({ source: 1, unchanged: 1 }));
+  });
+
+  it('two runs racing on one page create each object once', async () => {
+    const acc = (await createTestAccount()).accountId;
+    const [a, b] = await Promise.all([
+      writePeople(ctxOf(acc, 'imp_a'), page()),
+      writePeople(ctxOf(acc, 'imp_b'), page()),
+    ]);
+    for (const type of ['agents', 'teams', 'organizations', 'contacts'] as const) {
+      const ca = a.counts[type];
+      const cb = b.counts[type];
+      expect((ca?.failed ?? 0) + (cb?.failed ?? 0), type).toBe(0);
+      expect((ca?.created ?? 0) + (cb?.created ?? 0), type).toBe(ca?.source);
+    }
+    const made = await people(acc);
+    expect(made.agents).toHaveLength(2);
+    expect(made.teams).toHaveLength(2);
+    expect(made.orgs).toHaveLength(1);
+    expect(made.contacts).toHaveLength(1);
+  });
+
+  it('validate decides every outcome and error row and writes nothing', async () => {
+    const acc = (await createTestAccount({ agents: agentsFile(1) })).accountId;
+    const records: ImportRecord[] = [
+      ...page(),
+      {
+        type: 'contacts',
+        contact: {
+          sourceId: 'c2',
+          email: 'not an address',
+          name: null,
+          phone: null,
+          organizationSourceId: null,
+        },
+      },
+    ];
+    const table = async () => JSON.stringify(await scanAll({ TableName: tableName() }));
+    const before = await table();
+    const validated = await writePeople(ctxOf(acc, 'imp_v', true), records);
+    expect(await table()).toBe(before);
+    expect(validated.counts).toEqual({
+      agents: tally({ source: 2, created: 2 }),
+      teams: tally({ source: 2, created: 2 }),
+      organizations: tally({ source: 1, created: 1 }),
+      contacts: tally({ source: 2, created: 1, failed: 1 }),
+    });
+    expect(validated.errors.map((e) => [e.type, e.sourceId])).toEqual([
+      ['organizations', 'o1'],
+      ['contacts', 'c2'],
+    ]);
+    // The run then makes what validate said.
+    const run = await writePeople(ctxOf(acc, 'imp_r'), records);
+    expect(run.counts).toEqual(validated.counts);
+  });
+});
