@@ -101,7 +101,12 @@ export async function releaseJob(job: ImportJob, owner: string, dueMs: number): 
 export async function endJob(
   job: ImportJob,
   owner: string,
-  end: { status: ImportStatus; completedAt: string; failure: string | null; progress: ImportJob['progress'] },
+  end: Pick<ImportJob, 'progress' | 'counts'> & {
+    status: ImportStatus;
+    completedAt: string;
+    failure: string | null;
+    startedAt: string | null;
+  },
   event: EventDraft | undefined,
 ): Promise<boolean> {
   if (!ENDED.includes(end.status)) throw new Error(`not an end: ${end.status}`);

@@ -1,0 +1,224 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UPLOAD_DIR_VARIABLE } from '#lib/data/imports/uploads.ts';
+import { importKeys } from '#lib/data/keys.ts';
+import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
+import { newSecretsKey, SECRETS_KEY_VARIABLE } from '#lib/imports/credentials.ts';
+import type { ImportRecord } from '#lib/imports/records.ts';
+import { importPass, LEASE_MS, runImports } from '#lib/imports/runner.ts';
+import type { ImportWriters, PageWriter } from '#lib/imports/writers.ts';
+import { countOutcome, type PageWritten } from '#lib/imports/writing.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
+import { readFeedToEnd } from '#test/support/feed.ts';
+import { useGateway } from '#test/support/http.ts';
+import { startZendesk, ZENDESK_EMAIL, type ZendeskServer } from '#test/support/vendors/zendesk.ts';
+
+/**
+ * The import engine and its runner (docs/imports.md, "The engine", "The runner"): an ndjson file uploaded to its
+ * URL and read to the end, a runner killed between a page's writes and its save resumed by another once its lease
+ * ran out (every record once), a cancel at the next checkpoint, a source refusing the credentials failing the job,
+ * and the credentials in no answer, event or item once the job has ended. The writers here are keyed stand-ins
+ * (a source id created once, then `unchanged`): what the engine hands them is what is under test.
+ */
+const gateway = useGateway();
+const clockNow = useManualClock({ lazy: true });
+let dir: string;
+let zendesk: ZendeskServer;
+
+beforeAll(async () => {
+  process.env[SECRETS_KEY_VARIABLE] ??= newSecretsKey();
+  dir = await mkdtemp(join(tmpdir(), 'deskpipe-import-runs-'));
+  process.env[UPLOAD_DIR_VARIABLE] = dir;
+  zendesk = await startZendesk();
+  process.env.IMPORT_ZENDESK_URL = zendesk.url;
+});
+afterAll(async () => {
+  delete process.env.IMPORT_ZENDESK_URL;
+  await zendesk?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const caller = (account: TestAccount) => (method: string, path: string, body?: unknown) =>
+  gateway.call(method, path, { key: account.apiKey, ...(body === undefined ? {} : { body }) });
+
+/** Keyed writers that remember what they created: a source id seen again is `unchanged`. */
+function keyedWriters(options: { crashOnCall?: number } = {}) {
+  const created = new Map<string, number>();
+  const calls: string[][] = [];
+  const write: PageWriter = async (_ctx, records: ImportRecord[]) => {
+    const written: PageWritten = { counts: {}, errors: [] };
+    calls.push(records.map((r) => idOf(r)));
+    for (const record of records) {
+      const key = `${record.type}:${idOf(record)}`;
+      countOutcome(written, record.type, created.has(key) ? 'unchanged' : 'created');
+      created.set(key, (created.get(key) ?? 0) + 1);
+    }
+    if (calls.length === options.crashOnCall) throw new Error('the runner died after writing this page');
+    return written;
+  };
+  const writers: ImportWriters = { people: write, tickets: write };
+  return { writers, created, calls };
+}
+
+const idOf = (r: ImportRecord) =>
+  r.type === 'agents'
+    ? r.agent.sourceId
+    : r.type === 'teams'
+      ? r.team.sourceId
+      : r.type === 'organizations'
+        ? r.organization.sourceId
+        : r.type === 'contacts'
+          ? r.contact.sourceId
+          : r.ticket.sourceId;
+
+/** An ndjson file of `n` contacts (three pages of the reader's 500 lines a phase, past 1,000). */
+const contactsFile = (n: number) =>
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ type: 'contact', id: `c-${i}`, email: `person${i}@runs.test`, name: `Person ${i}` }),
+  ).join('\n');
+
+async function startNdjson(account: TestAccount, file: string): Promise<string> {
+  const started = await caller(account)('POST', '/api/imports', { source: 'ndjson' });
+  expect(started.status, started.text).toBe(202);
+  const put = await fetch(started.body.data.upload_url, { method: 'PUT', body: file });
+  expect(put.status).toBe(200);
+  // One file, once.
+  expect((await fetch(started.body.data.upload_url, { method: 'PUT', body: file })).status).toBe(409);
+  return started.body.data.id;
+}
+
+describe('the import runner', () => {
+  it('reads an uploaded ndjson file to the end: exact counts, progress, import.completed in the feed, the account free again', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const id = await startNdjson(account, contactsFile(1_100));
+    const { writers, created } = keyedWriters();
+    await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', writers, untilDrained: true });
+    const job = (await call('GET', `/api/imports/${id}`)).body.data;
+    expect(job).toMatchObject({
+      status: 'completed',
+      phase: 'tickets',
+      failure: null,
+      progress: { done: 0, total: 0 },
+    });
+    expect(job.counts.contacts).toEqual({
+      source: 1_100,
+      created: 1_100,
+      updated: 0,
+      unchanged: 0,
+      failed: 0,
+    });
+    expect(created.size).toBe(1_100);
+    expect(job.started_at).not.toBeNull();
+    expect(job.completed_at).not.toBeNull();
+    const feed = await readFeedToEnd(gateway.call, account.apiKey);
+    const ends = feed.events.filter((e) => e.type.startsWith('import.'));
+    expect(ends.map((e) => e.type)).toEqual(['import.completed']);
+    expect(ends[0]?.data.object).toMatchObject({ id, status: 'completed', counts: job.counts });
+    expect((await call('POST', '/api/imports', { source: 'ndjson' })).status).toBe(202);
+  });
+
+  it('resumes from the checkpoint after a runner dies between a page and its save: every record once, counted once', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    const id = await startNdjson(account, contactsFile(1_100));
+    // The contacts phase's second page: written, then the runner dies before its save.
+    const dying = keyedWriters({ crashOnCall: 2 });
+    await importPass({ owner: 'runner-a', writers: dying.writers });
+    const held = await getItem(importKeys.job(account.accountId, id));
+    expect(held).toMatchObject({ owner: 'runner-a', status: 'running' });
+    // Another runner cannot take it while runner-a's lease holds.
+    const next = keyedWriters();
+    for (const [key, times] of dying.created) next.created.set(key, times);
+    await runImports(Number.POSITIVE_INFINITY, {
+      owner: 'runner-b',
+      writers: next.writers,
+      untilDrained: true,
+    });
+    expect((await caller(account)('GET', `/api/imports/${id}`)).body.data.status).toBe('running');
+    await clock.advance(LEASE_MS + 1_000);
+    await runImports(Number.POSITIVE_INFINITY, {
+      owner: 'runner-b',
+      writers: next.writers,
+      untilDrained: true,
+    });
+    const job = (await caller(account)('GET', `/api/imports/${id}`)).body.data;
+    expect(job.status).toBe('completed');
+    // Runner-b read the dead runner's unsaved page again (500 contacts, found as written), and nothing else twice.
+    expect(job.counts.contacts).toEqual({
+      source: 1_100,
+      created: 600,
+      updated: 0,
+      unchanged: 500,
+      failed: 0,
+    });
+    expect([...next.created.values()].filter((n) => n > 2)).toEqual([]);
+    expect([...next.created.values()].filter((n) => n === 2)).toHaveLength(500);
+    expect(next.created.size).toBe(1_100);
+  });
+
+  it('stops a cancelled import at its next checkpoint: what is in stays, nothing more is read; a second cancel is a 409', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const id = await startNdjson(account, contactsFile(1_100));
+    const { writers, calls } = keyedWriters();
+    // Three pages a phase: the people phases before contacts read, and the contacts' first page written.
+    await importPass({ owner: 'runner-a', writers, stepsPerJob: 10 });
+    expect(calls).toHaveLength(1);
+    const cancel = await call('POST', `/api/imports/${id}/cancel`);
+    expect(cancel.status, cancel.text).toBe(202);
+    expect(cancel.body.data.status).toBe('running');
+    const before = calls.length;
+    await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', writers, untilDrained: true });
+    expect(calls.length).toBe(before);
+    const job = (await call('GET', `/api/imports/${id}`)).body.data;
+    expect(job).toMatchObject({ status: 'cancelled', phase: 'contacts' });
+    expect(job.counts.contacts.source).toBe(500);
+    expect((await call('POST', `/api/imports/${id}/cancel`)).status).toBe(409);
+    // No event for a cancel; the account may start another.
+    const feed = await readFeedToEnd(gateway.call, account.apiKey);
+    expect(feed.events.filter((e) => e.type.startsWith('import.'))).toEqual([]);
+    expect((await call('POST', '/api/imports', { source: 'ndjson' })).status).toBe(202);
+  });
+
+  it('fails a job whose source refuses the credentials (401) at once, with the reason; the token is nowhere after', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const token = 'zd-wrong-token-93kd02';
+    const started = await call('POST', '/api/imports', {
+      source: 'zendesk',
+      subdomain: 'acme',
+      email: ZENDESK_EMAIL,
+      api_token: token,
+    });
+    expect(started.status).toBe(202);
+    const id = started.body.data.id as string;
+    const { writers, calls } = keyedWriters();
+    await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', writers, untilDrained: true });
+    const shown = await call('GET', `/api/imports/${id}`);
+    expect(shown.body.data).toMatchObject({
+      status: 'failed',
+      failure: 'the source refused the credentials (HTTP 401)',
+    });
+    expect(calls).toEqual([]);
+    const feed = await readFeedToEnd(gateway.call, account.apiKey);
+    expect(feed.events.filter((e) => e.type.startsWith('import.')).map((e) => e.type)).toEqual([
+      'import.failed',
+    ]);
+    // No credential left: not in the answers, the feed, or any item of the account's imports.
+    const items = await queryAll({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': importKeys.partition(account.accountId) },
+    });
+    expect(items.map((item) => item.sk)).toEqual([`IMPORT#${id}`]);
+    expect(items[0]?.cred).toBeUndefined();
+    for (const text of [started.text, shown.text, JSON.stringify(feed.events), JSON.stringify(items)]) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(ZENDESK_EMAIL);
+    }
+  });
+});
