@@ -2,6 +2,7 @@ import { Duration, NestedStack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import {
   erasureWorker,
+  importRunnerWorker,
   organizationClearingWorker,
   PURGE_EVERY_MINUTES,
   purgeWorker,
@@ -34,6 +35,7 @@ export class WorkerStack extends NestedStack {
   readonly erasures: ScheduledRunner;
   readonly organizationClearing: ScheduledRunner;
   readonly ticketQueue: ScheduledRunner;
+  readonly imports: ScheduledRunner;
   /** Its functions, by their names in functions/workers.ts. */
   readonly functions: Readonly<Record<string, DeskpipeFunction>>;
 
@@ -116,6 +118,18 @@ export class WorkerStack extends NestedStack {
         'The queue runner did not run for 15 minutes: queued tickets wait for freed agents. See docs/deploy.md#ticket-queue-not-running.',
       reservedConcurrency: config.workerConcurrency.ticketQueue,
     });
+    // Imports (decisions.md, "Imports"): due jobs a page at a time from their checkpoints, every minute.
+    this.imports = new ScheduledRunner(this, 'ImportRunner', {
+      ...runnerDefaults(props),
+      worker: importRunnerWorker,
+      description: 'Runs the import jobs a page at a time (functions/import-runner.ts), each minute.',
+      slug: 'import-runner',
+      everyMinutes: 1,
+      notRunningAfter: Duration.minutes(15),
+      notRunningMeans:
+        'The import runner did not run for 15 minutes: imports wait. See docs/imports.md#the-runner.',
+      reservedConcurrency: config.workerConcurrency.importRunner,
+    });
     this.functions = {
       [webhookStreamWorker.name]: this.webhooks.streamFunction,
       [webhookDueWorker.name]: this.webhooks.dueFunction,
@@ -124,6 +138,7 @@ export class WorkerStack extends NestedStack {
       [erasureWorker.name]: this.erasures.function,
       [organizationClearingWorker.name]: this.organizationClearing.function,
       [ticketQueueWorker.name]: this.ticketQueue.function,
+      [importRunnerWorker.name]: this.imports.function,
     };
   }
 }

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '#functions/import-runner.ts';
 import { UPLOAD_DIR_VARIABLE } from '#lib/data/imports/uploads.ts';
 import { importKeys } from '#lib/data/keys.ts';
 import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
@@ -220,5 +222,25 @@ describe('the import runner', () => {
       expect(text).not.toContain(token);
       expect(text).not.toContain(ZENDESK_EMAIL);
     }
+  });
+
+  it('runs deployed (functions/import-runner.ts) with the people writer: contacts created, and the same file again all unchanged', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const context = { getRemainingTimeInMillis: () => 31_000, awsRequestId: 'import-run' } as Context;
+    const counts = [];
+    for (let run = 0; run < 2; run++) {
+      const id = await startNdjson(account, contactsFile(30));
+      await handler(undefined, context);
+      const job = (await call('GET', `/api/imports/${id}`)).body.data;
+      expect(job.status).toBe('completed');
+      counts.push(job.counts.contacts);
+    }
+    expect(counts).toEqual([
+      { source: 30, created: 30, updated: 0, unchanged: 0, failed: 0 },
+      { source: 30, created: 0, updated: 0, unchanged: 30, failed: 0 },
+    ]);
+    const contacts = await call('GET', '/api/contacts?per_page=100');
+    expect(contacts.body.data).toHaveLength(30);
   });
 });
