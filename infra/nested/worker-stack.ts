@@ -118,18 +118,7 @@ export class WorkerStack extends NestedStack {
         'The queue runner did not run for 15 minutes: queued tickets wait for freed agents. See docs/deploy.md#ticket-queue-not-running.',
       reservedConcurrency: config.workerConcurrency.ticketQueue,
     });
-    // Imports (decisions.md, "Imports"): due jobs a page at a time from their checkpoints, every minute.
-    this.imports = new ScheduledRunner(this, 'ImportRunner', {
-      ...runnerDefaults(props),
-      worker: importRunnerWorker,
-      description: 'Runs the import jobs a page at a time (functions/import-runner.ts), each minute.',
-      slug: 'import-runner',
-      everyMinutes: 1,
-      notRunningAfter: Duration.minutes(15),
-      notRunningMeans:
-        'The import runner did not run for 15 minutes: imports wait. See docs/imports.md#the-runner.',
-      reservedConcurrency: config.workerConcurrency.importRunner,
-    });
+    this.imports = importRunner(this, props);
     this.functions = {
       [webhookStreamWorker.name]: this.webhooks.streamFunction,
       [webhookDueWorker.name]: this.webhooks.dueFunction,
@@ -141,4 +130,19 @@ export class WorkerStack extends NestedStack {
       [importRunnerWorker.name]: this.imports.function,
     };
   }
+}
+
+/** Imports (decisions.md, "Imports"): due jobs a page at a time from their checkpoints, every minute. */
+function importRunner(scope: Construct, props: WorkerStackProps): ScheduledRunner {
+  return new ScheduledRunner(scope, 'ImportRunner', {
+    ...runnerDefaults(props),
+    worker: importRunnerWorker,
+    description: 'Runs the import jobs a page at a time (functions/import-runner.ts), each minute.',
+    slug: 'import-runner',
+    everyMinutes: 1,
+    notRunningAfter: Duration.minutes(15),
+    notRunningMeans:
+      'The import runner did not run for 15 minutes: imports wait. See docs/imports.md#the-runner.',
+    reservedConcurrency: props.config.workerConcurrency.importRunner,
+  });
 }
