@@ -77,8 +77,7 @@ export class WorkerStack extends NestedStack {
         'The trash purge did not run for an hour: objects stay past their purge time. See docs/deploy.md#trash-purge-not-running.',
       reservedConcurrency: config.workerConcurrency.trashPurge,
     });
-    // A purged ticket's mail goes from the mail bucket with it (each account's own copies).
-    props.mail.grantPurge(this.purge.function);
+    props.mail.grantPurge(this.purge.function); // A purged ticket's mail goes with it (each account's copies).
     // Erasures (decisions.md, "Erasing a person"): every minute, until no running erasure has steps to go.
     this.erasures = new ScheduledRunner(this, 'Erasures', {
       ...runnerDefaults(props),
