@@ -3,6 +3,7 @@ import { AGENT_STATUSES, PRIORITIES } from '#lib/accounts/types.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { ENDPOINT_ID_PATTERN } from '#lib/data/webhooks/endpoint-ids.ts';
 import { INBOUND_OUTCOMES } from '#lib/email/outcomes.ts';
+import { IMPORT_SOURCES } from '#lib/imports/records.ts';
 import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages/message.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
 
@@ -454,7 +455,7 @@ const importedFrom = v.pipe(
   nullable(
     v.pipe(
       v.strictObject({
-        source: v.pipe(v.picklist(['zendesk', 'freshdesk', 'ndjson']), v.description("The import's source.")),
+        source: v.pipe(v.picklist(IMPORT_SOURCES), v.description("The import's source.")),
         id: v.pipe(v.string(), v.description("The object's id at the source.")),
         import_id: v.pipe(v.string(), v.description('The import that made it.')),
       }),

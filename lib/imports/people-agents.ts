@@ -50,7 +50,10 @@ export async function writeAgents(
   await writeEach(ctx, agents, written, {
     type: 'agents',
     sourceIdOf: (a) => a.sourceId,
-    check: (a) => ({ ...a, ...parseInput(CreateAgentSchema, { email: a.email, name: a.name }) }),
+    check: (a) => {
+      const { email, name } = parseInput(CreateAgentSchema, { email: a.email, name: a.name });
+      return { ...a, email, name };
+    },
     reread: async () => {
       state = await readPeople(ctx.accountId);
     },
@@ -62,11 +65,13 @@ export async function writeAgents(
           `The agent changes more than ${MAX_MEMBERSHIP_CHANGES} team memberships at once.`,
         );
       }
-      if (ctx.validate) return outcome;
+      // Changed at the source, but not here (a field not imported): the key moves, the agent stays as it is.
+      const changed = outcome === 'created' || planned.writes.length > 0 ? outcome : 'unchanged';
+      if (ctx.validate) return changed;
       await commitImported(ctx, planned, actions);
       commits++;
       state = { ...state, config: planned.next };
-      return outcome;
+      return changed;
     },
   });
   if (commits > 0) await moveConfigVersion(ctx.accountId).catch(logError);

@@ -72,9 +72,11 @@ export async function writeEach<R>(
             error instanceof StaleVersion ||
             error instanceof ConcurrentWrite ||
             isTransactionConflict(error);
+          // Refused while creating: another run may have made it meanwhile (its e-mail, its name held).
+          if ((!lost && found) || attempt >= ATTEMPTS) throw error;
           const again = (await find([sourceId])).get(sourceId);
           const raced = !found && again !== undefined;
-          if ((!lost && !raced) || attempt >= ATTEMPTS) throw error;
+          if (!lost && !raced) throw error;
           found = again;
           await writer.reread?.();
         }

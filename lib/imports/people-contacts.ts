@@ -15,7 +15,7 @@ import { openDealCounts } from '#lib/data/deals/deals.ts';
 import { claimSourceKey, findSourceKeys, touchSourceKey } from '#lib/data/imports/source-keys.ts';
 import { writePlan } from '#lib/data/index/write-plan.ts';
 import { getOrganizations } from '#lib/data/organizations/organizations.ts';
-import type { CommitAction } from '#lib/data/store/transact.ts';
+import { type CommitAction, commit } from '#lib/data/store/transact.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { organizationOfAddress, refOf } from '#lib/organizations/refs.ts';
 import type { OrganizationRef } from '#lib/organizations/types.ts';
@@ -53,17 +53,13 @@ export async function writeContacts(
   const write = async ({ record, ref, digest, found }: Keyed<Checked>) => {
     const stored = found ? await getContactByUuid(ctx.accountId, String(found.objectId)) : undefined;
     if (found && !stored) throw new RecordRefused('The contact it was imported as was deleted here.');
-    if (ctx.validate) return stored ? 'updated' : 'created';
     const organization = await organizationOf(record);
+    if (ctx.validate) {
+      return !stored ? 'created' : changed(stored.entity, record, organization) ? 'updated' : 'unchanged';
+    }
     if (stored && found) {
-      await update(
-        ctx,
-        stored,
-        record,
-        touchSourceKey(ctx.accountId, ref, found.digest, digest),
-        organization,
-      );
-      return 'updated';
+      const key = touchSourceKey(ctx.accountId, ref, found.digest, digest);
+      return update(ctx, stored, record, key, organization);
     }
     const id = (await reserveIds(ctx.accountId, { contact: 1 })).contact as number;
     const createdUs = nowMicros();
@@ -90,8 +86,7 @@ export async function writeContacts(
       // The account's contact of this e-mail: matched, and given the source's name, phone and organization.
       const existing = await getContactById(ctx.accountId, error.existing.id);
       if (!existing) throw error;
-      await update(ctx, existing, record, claim(existing.entity.uuid, true), organization);
-      return 'updated';
+      return update(ctx, existing, record, claim(existing.entity.uuid, true), organization);
     }
   };
   await writeEach<Checked>(ctx, contacts.map(unchecked), written, {
@@ -142,7 +137,8 @@ async function organizationsOf(
     if (!c.organizationSourceId) return organizationOfAddress(ctx.accountId, c.email);
     const key = keys.get(c.organizationSourceId);
     const org = key ? orgs.get(Number(key.objectId)) : undefined;
-    if (!org) {
+    // Validating, an organization of this run is not written yet: no row for it.
+    if (!org && !ctx.validate) {
       written.errors.push({
         type: 'contacts',
         sourceId: c.sourceId,
@@ -153,21 +149,32 @@ async function organizationsOf(
   };
 }
 
-/** Writes a contact's change to the record's fields and organization, with `key` in its commit. */
+/** The contact with the record's fields and organization; undefined when that changes nothing. */
+function changed(before: Contact, c: Checked, organization: OrganizationRef | null): Contact | undefined {
+  const next: Contact = { ...before, firstName: c.firstName, lastName: c.lastName, phone: c.phone };
+  if (organization) next.organization = organization;
+  else delete next.organization;
+  return isDeepStrictEqual(next, before) ? undefined : next;
+}
+
+/**
+ * Writes a contact's change to the record's fields and organization, with `key` in its commit; a record that changes
+ * nothing here (a field not imported changed at the source) moves the key alone, and is `unchanged`.
+ */
 async function update(
   ctx: ImportContext,
   stored: { entity: Contact; version: number },
   c: Checked,
   key: CommitAction,
   organization: OrganizationRef | null,
-): Promise<void> {
+): Promise<'updated' | 'unchanged'> {
   const before = stored.entity;
-  const next: Contact = { ...before, firstName: c.firstName, lastName: c.lastName, phone: c.phone };
-  if (organization) next.organization = organization;
-  else delete next.organization;
-  const after = isDeepStrictEqual(next, before)
-    ? before
-    : { ...next, updatedAt: formatTimestamp(nowMicros()) };
+  const next = changed(before, c, organization);
+  if (!next) {
+    await commit([key]);
+    return 'unchanged';
+  }
+  const after = { ...next, updatedAt: formatTimestamp(nowMicros()) };
   const deals = (await openDealCounts(ctx.accountId, [before.id])).get(before.id) ?? 0;
   const shown = (x: Contact) => presentContact(x, deals);
   const event = updatedEvent('contact', shown(before), shown(after), stored.version + 1);
@@ -176,4 +183,5 @@ async function update(
     { before, after, version: stored.version },
     { attach: [key], event: importEvent(event, ctx.importId) },
   );
+  return 'updated';
 }

@@ -7,6 +7,7 @@ import {
   createOrganization as storeOrganization,
   updateOrganization as writeOrganization,
 } from '#lib/data/organizations/organizations.ts';
+import { commit } from '#lib/data/store/transact.ts';
 import { domainName } from '#lib/email/addresses.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { presentOrganization } from '#lib/organizations/present.ts';
@@ -31,42 +32,30 @@ export async function writeOrganizations(
   const dropped = (sourceId: string, reason: string) =>
     written.errors.push({ type: 'organizations', sourceId, reason });
 
-  const check = (org: ImportedOrganization): ImportedOrganization => {
-    const name = org.name.trim();
-    if (name.length === 0) throw new RecordRefused('The name field is required.');
-    if (name.length > MAX_NAME_LENGTH) {
-      throw new RecordRefused(`The name field must not be greater than ${MAX_NAME_LENGTH} characters.`);
-    }
-    const domains: string[] = [];
-    for (const raw of org.domains) {
-      const domain = /[\s/\\?#@:]/.test(raw.trim()) ? undefined : domainName(raw.trim());
-      if (domain === undefined) dropped(org.sourceId, `The domain ${raw} is not a domain name: dropped.`);
-      else if (isSharedDomain(domain)) {
-        dropped(org.sourceId, `The domain ${domain} is a free-mail or disposable e-mail domain: dropped.`);
-      } else if (domains.length >= MAX_DOMAINS && !domains.includes(domain)) {
-        dropped(
-          org.sourceId,
-          `The domain ${domain} is past the ${MAX_DOMAINS} an organization has: dropped.`,
-        );
-      } else if (!domains.includes(domain)) domains.push(domain);
-    }
-    return { ...org, name, domains };
-  };
+  const check = (org: ImportedOrganization) => checkOrganization(org, dropped);
 
   const write = async ({ record, ref, digest, found }: Keyed<ImportedOrganization>) => {
     const stored = found ? await getOrganization(ctx.accountId, found.objectId as number) : undefined;
     if (found && !stored) throw new RecordRefused('The organization it was imported as was deleted here.');
-    if (ctx.validate) return stored ? 'updated' : 'created';
+    const same = (domains: string[]) =>
+      stored !== undefined &&
+      isDeepStrictEqual({ ...stored.entity, name: record.name, domains }, stored.entity);
+    if (ctx.validate) return !stored ? 'created' : same(record.domains) ? 'unchanged' : 'updated';
     const at = formatTimestamp(nowMicros());
     const id =
       stored?.entity.id ?? ((await reserveIds(ctx.accountId, { organization: 1 })).organization as number);
     let domains = record.domains;
     for (;;) {
       try {
+        if (stored && found && same(domains)) {
+          // Changed at the source, but not here (a domain dropped again): the key moves, the organization stays.
+          await commit([touchSourceKey(ctx.accountId, ref, found.digest, digest)]);
+          return 'unchanged';
+        }
         if (stored && found) {
           const before = stored.entity;
           const next = { ...before, name: record.name, domains };
-          const after = isDeepStrictEqual(next, before) ? before : { ...next, updatedAt: at };
+          const after = { ...next, updatedAt: at };
           const shown = (o: Organization) => presentOrganization(o);
           await writeOrganization(
             ctx.accountId,
@@ -122,4 +111,27 @@ export async function writeOrganizations(
     check,
     write,
   });
+}
+
+/** The record's name checked as the API checks it, and its domains read, each one it cannot keep `dropped`. */
+function checkOrganization(
+  org: ImportedOrganization,
+  dropped: (sourceId: string, reason: string) => void,
+): ImportedOrganization {
+  const name = org.name.trim();
+  if (name.length === 0) throw new RecordRefused('The name field is required.');
+  if (name.length > MAX_NAME_LENGTH) {
+    throw new RecordRefused(`The name field must not be greater than ${MAX_NAME_LENGTH} characters.`);
+  }
+  const domains: string[] = [];
+  for (const raw of org.domains) {
+    const domain = /[\s/\\?#@:]/.test(raw.trim()) ? undefined : domainName(raw.trim());
+    if (domain === undefined) dropped(org.sourceId, `The domain ${raw} is not a domain name: dropped.`);
+    else if (isSharedDomain(domain)) {
+      dropped(org.sourceId, `The domain ${domain} is a free-mail or disposable e-mail domain: dropped.`);
+    } else if (domains.length >= MAX_DOMAINS && !domains.includes(domain)) {
+      dropped(org.sourceId, `The domain ${domain} is past the ${MAX_DOMAINS} an organization has: dropped.`);
+    } else if (!domains.includes(domain)) domains.push(domain);
+  }
+  return { ...org, name, domains };
 }

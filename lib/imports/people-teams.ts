@@ -79,9 +79,11 @@ export async function writeTeams(
         matched: false,
       });
     }
-    if (ctx.validate) return known ? 'updated' : 'created';
     const pending = new Set(members.get(record.sourceId) ?? []);
     let joining = config.agents.filter((a) => pending.has(a.id) && !a.teamIds.includes(team.id));
+    // Changed at the source, but not here: the key moves, the team stays as it is.
+    const outcome = !known ? 'created' : team !== known || joining.length > 0 ? 'updated' : 'unchanged';
+    if (ctx.validate) return outcome;
     joining = await commitPart(team, team.id, joining, [key]);
     while (joining.length > 0) {
       const fresh = new Set(joining.map((a) => a.id));
@@ -92,13 +94,13 @@ export async function writeTeams(
         [],
       );
     }
-    return known ? 'updated' : 'created';
+    return outcome;
   };
 
   await writeEach(ctx, teams, written, {
     type: 'teams',
     sourceIdOf: (t) => t.sourceId,
-    check: (t) => ({ ...t, ...parseInput(CreateTeamSchema, { name: t.name }) }),
+    check: (t) => ({ ...t, name: parseInput(CreateTeamSchema, { name: t.name }).name }),
     reread: async () => {
       state = await readPeople(ctx.accountId);
     },

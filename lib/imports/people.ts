@@ -41,5 +41,7 @@ export async function writePeople(
     of('contacts').map((r) => r.contact),
     written,
   );
-  return written;
+  // A record decided again (a lost race) may have noted the same row twice.
+  const rows = new Map(written.errors.map((e) => [JSON.stringify([e.type, e.sourceId, e.reason]), e]));
+  return { counts: written.counts, errors: [...rows.values()] };
 }

@@ -18,7 +18,7 @@ import { useGateway } from '#test/support/http.ts';
 const gateway = useGateway();
 
 const page = (
-  over: { agentName?: string; orgDomains?: string[]; contactPhone?: string } = {},
+  over: { agentName?: string; orgDomains?: string[]; contactPhone?: string; bobTeams?: string[] } = {},
 ): ImportRecord[] => [
   {
     type: 'agents',
@@ -37,7 +37,7 @@ const page = (
       email: 'bob@acme.example',
       name: 'Bob',
       active: false,
-      teamSourceIds: ['g1', 'g2'],
+      teamSourceIds: over.bobTeams ?? ['g1', 'g2'],
     },
   },
   { type: 'teams', team: { sourceId: 'g1', name: 'Billing' } },
@@ -126,7 +126,10 @@ describe('import: writing people', () => {
       }),
     ]);
 
+    const table = async () => JSON.stringify(await scanAll({ TableName: tableName() }));
+    const unchangedFrom = await table();
     const again = await writePeople(ctxOf(acc, 'imp_2'), page());
+    expect(await table(), 'an unchanged run writes nothing').toBe(unchangedFrom);
     expect(again.counts).toEqual({
       agents: tally({ source: 2, unchanged: 2 }),
       teams: tally({ source: 2, unchanged: 2 }),
@@ -137,10 +140,15 @@ describe('import: writing people', () => {
 
     const changed = await writePeople(
       ctxOf(acc, 'imp_3'),
-      page({ agentName: 'Ann Lee', orgDomains: ['acme.example', 'acme.test'], contactPhone: '+1 555 0100' }),
+      page({
+        agentName: 'Ann Lee',
+        orgDomains: ['acme.example', 'acme.test'],
+        contactPhone: '+1 555 0100',
+        bobTeams: ['g1'],
+      }),
     );
     expect(changed.counts).toEqual({
-      agents: tally({ source: 2, updated: 1, unchanged: 1 }),
+      agents: tally({ source: 2, updated: 2 }),
       teams: tally({ source: 2, unchanged: 2 }),
       organizations: tally({ source: 1, updated: 1 }),
       contacts: tally({ source: 1, updated: 1 }),
@@ -149,8 +157,23 @@ describe('import: writing people', () => {
     const after = await people(acc);
     expect(after.agents).toHaveLength(made.agents.length);
     expect(after.agents.find((a) => a.id === ann?.id)?.name).toBe('Ann Lee');
+    // Bob left Support at the source: he leaves it here.
+    expect(after.agents.find((a) => a.id === bob?.id)?.teamIds).toEqual([billing?.id]);
     expect(after.orgs.map((o) => o.domains)).toEqual([['acme.example', 'acme.test']]);
     expect(after.contacts.map((c) => [c.id, c.phone])).toEqual([[made.contacts[0]?.id, '+1 555 0100']]);
+    // Changed at the source in nothing kept here (one more free-mail domain): unchanged, the key moved.
+    const same = {
+      agentName: 'Ann Lee',
+      contactPhone: '+1 555 0100',
+      bobTeams: ['g1'],
+      orgDomains: ['acme.example', 'acme.test', 'yahoo.com'],
+    };
+    const nothing = await writePeople(ctxOf(acc, 'imp_4'), page(same));
+    expect(nothing.counts.organizations).toEqual(tally({ source: 1, unchanged: 1 }));
+    expect(nothing.errors.map((e) => e.reason)).toEqual([expect.stringContaining('yahoo.com')]);
+    expect((await organizationsAfter(acc, 0, 100)).map((o) => o.updatedAt)).toEqual(
+      after.orgs.map((o) => o.updatedAt),
+    );
     // Each answer shows where it came from (null on what the import did not make).
     const shown = async (path: string) =>
       (await gateway.call('GET', path, { key: account.apiKey })).body.data;
@@ -182,7 +205,8 @@ describe('import: writing people', () => {
         },
       },
     ]);
-    expect(written.counts.agents).toEqual(tally({ source: 1, updated: 1 }));
+    // Matched, and nothing of it changed: unchanged (its key now names it).
+    expect(written.counts.agents).toEqual(tally({ source: 1, unchanged: 1 }));
     const agents = (await loadAccountConfig(acc))?.agents ?? [];
     expect(agents).toHaveLength(before.length);
     // Matched, not made: it keeps its name and state, and no imported_from (an undo leaves it).
@@ -201,6 +225,28 @@ describe('import: writing people', () => {
       },
     ]);
     expect(again.counts.agents).toEqual(tally({ source: 1, unchanged: 1 }));
+  });
+
+  it('a team takes in more pending members than one commit holds', async () => {
+    const acc = (await createTestAccount()).accountId;
+    const agents: ImportRecord[] = Array.from({ length: 25 }, (_, i) => ({
+      type: 'agents',
+      agent: {
+        sourceId: `a${i}`,
+        email: `a${i}@acme.example`,
+        name: `A ${i}`,
+        active: true,
+        teamSourceIds: ['g9'],
+      },
+    }));
+    const written = await writePeople(ctxOf(acc, 'imp_t'), [
+      ...agents,
+      { type: 'teams', team: { sourceId: 'g9', name: 'Everyone' } },
+    ]);
+    expect(written.counts.teams).toEqual(tally({ source: 1, created: 1 }));
+    const config = await loadAccountConfig(acc);
+    const team = config?.teams.find((t) => t.name === 'Everyone');
+    expect(config?.agents.filter((a) => team && a.teamIds.includes(team.id))).toHaveLength(25);
   });
 
   it('two runs racing on one page create each object once', async () => {

@@ -12,7 +12,6 @@ import {
 import { importKeys } from '#lib/data/keys.ts';
 import { queryAll, scanAll, tableName } from '#lib/data/store/client.ts';
 import { commit } from '#lib/data/store/transact.ts';
-import { recordDigest } from '#lib/imports/digest.ts';
 
 /**
  * Source keys (issue 42): an imported object found again by `(source, type, source id)`, claimed once (two racing
@@ -140,13 +139,5 @@ describe('source keys', () => {
     expect(tries.filter((t) => t.status === 'fulfilled')).toHaveLength(1);
     const winner = tries.findIndex((t) => t.status === 'fulfilled');
     expect((await findSourceKeys(acc, 'ndjson', 'agents', ['42'])).get('42')?.objectId).toBe(winner);
-  });
-
-  it('a digest is the record, whatever the order of its fields', () => {
-    expect(recordDigest({ a: 1, b: [1, { c: 'x', d: null }] })).toBe(
-      recordDigest({ b: [1, { d: null, c: 'x' }], a: 1 }),
-    );
-    expect(recordDigest({ a: 1 })).not.toBe(recordDigest({ a: 2 }));
-    expect(recordDigest({ a: 1, b: undefined })).toBe(recordDigest({ a: 1 }));
   });
 });
