@@ -19,6 +19,23 @@ const nullable = <T extends v.GenericSchema>(schema: T) => v.nullable(schema);
 
 const customFieldValue = v.nullable(v.union([v.string(), v.number(), v.boolean()]));
 
+/** `imported_from` (issue 42): where an import brought the object from; null on an object made otherwise. */
+const importedFrom = v.pipe(
+  nullable(
+    v.pipe(
+      v.strictObject({
+        source: v.pipe(v.picklist(IMPORT_SOURCES), v.description("The import's source.")),
+        id: v.pipe(v.string(), v.description("The object's id at the source.")),
+        import_id: v.pipe(v.string(), v.description('The import that made it.')),
+      }),
+      v.title('ImportedFrom'),
+    ),
+  ),
+  v.description(
+    'Where an import brought it from; null when it was made otherwise (one an import found by e-mail included).',
+  ),
+);
+
 const ticketCommon = {
   uuid,
   reference: v.pipe(v.string(), v.description('The account prefix and number, e.g. TKT-000042.')),
@@ -28,6 +45,7 @@ const ticketCommon = {
   priority: v.picklist(PRIORITIES),
   category: nullable(v.strictObject({ name: v.string(), slug: v.string() })),
   channel: v.picklist(CHANNELS),
+  imported_from: importedFrom,
 };
 
 const clock = nullable(
@@ -450,23 +468,6 @@ export const PipelineBoard = v.pipe(
   v.title('PipelineBoard'),
 );
 
-/** `imported_from` (issue 42): where an import brought the object from; null on an object made otherwise. */
-const importedFrom = v.pipe(
-  nullable(
-    v.pipe(
-      v.strictObject({
-        source: v.pipe(v.picklist(IMPORT_SOURCES), v.description("The import's source.")),
-        id: v.pipe(v.string(), v.description("The object's id at the source.")),
-        import_id: v.pipe(v.string(), v.description('The import that made it.')),
-      }),
-      v.title('ImportedFrom'),
-    ),
-  ),
-  v.description(
-    'Where an import brought it from; null when it was made otherwise (one an import found by e-mail included).',
-  ),
-);
-
 export const Contact = v.pipe(
   v.strictObject({
     uuid,
@@ -550,7 +551,10 @@ const importId = v.optional(
   ),
 );
 
-/** One event type's schema: `data.object` is the resource as its GET answers it after the change. */
+/**
+ * One event type's schema: `data.object` is the resource as its GET answers it after the change; `import_id` on an
+ * import's changes (top level, as the spec has it; `data.import_id` too, as the people writers write it for now).
+ */
 function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
   const data = updated
     ? v.strictObject({ object, previous, import_id: importId, version })

@@ -1,3 +1,4 @@
+import { presentImportedFrom } from '#lib/imports/imported-from.ts';
 import { nowMicros } from '#lib/time.ts';
 import { conversationOf } from './conversation.ts';
 import { presentSla } from './sla-clocks.ts';
@@ -13,6 +14,7 @@ function common(t: Ticket) {
     priority: t.priority,
     category: t.category ? { name: t.category.name, slug: t.category.slug } : null,
     channel: t.channel,
+    imported_from: presentImportedFrom(t.importedFrom),
   };
 }
 

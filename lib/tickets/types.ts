@@ -1,4 +1,4 @@
-import { PRIORITIES, type Priority } from '#lib/accounts/types.ts';
+import { type ImportedFrom, PRIORITIES, type Priority } from '#lib/accounts/types.ts';
 import type { OrganizationRef } from '#lib/organizations/types.ts';
 import { parseTimestamp, type Timestamp } from '#lib/time.ts';
 import type { KeptClocks, SlaBreaches, SlaTargets } from './sla-clocks.ts';
@@ -69,6 +69,15 @@ export interface Ticket {
   slaBreaches?: SlaBreaches | null;
   /** The reply clocks a priority or category change found completed, with their due times (history). */
   slaKept?: KeptClocks | null;
+  /** An imported ticket (lib/imports/tickets.ts): the source, its id there, the import that created it. */
+  importedFrom?: ImportedFrom;
+  /** The description's author when not the requester (an imported ticket opened by an agent or the system). */
+  descriptionAuthor?: {
+    type: 'agent' | 'requester' | 'system';
+    agentId: number | null;
+    name: string | null;
+    email: string | null;
+  };
   /** A ticket opened by e-mail: its description's mail fields (lib/tickets/messages/message.ts, MailFields). */
   descriptionEmail?: {
     email: Record<string, unknown>;

@@ -30,6 +30,7 @@ describe('POST /api/tickets', () => {
       'priority',
       'category',
       'channel',
+      'imported_from',
       'requester',
       'assignee',
       'team',

@@ -71,6 +71,7 @@ describe('GET /api/tickets pagination', () => {
       'priority',
       'category',
       'channel',
+      'imported_from',
       'requester',
       'assignee',
       'team',

@@ -73,7 +73,12 @@ export function descriptionMessage(ticket: Ticket): Message {
     id: messageId(1, descriptionTail(ticket.uuid)),
     number: 1,
     ticketUuid: ticket.uuid,
-    author: { type: 'requester', agentId: null, name: ticket.requester.name, email: ticket.requester.email },
+    author: ticket.descriptionAuthor ?? {
+      type: 'requester',
+      agentId: null,
+      name: ticket.requester.name,
+      email: ticket.requester.email,
+    },
     visibility: 'public',
     channel: ticket.channel,
     body: ticket.description,

@@ -1,0 +1,173 @@
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { AccountConfig } from '#lib/accounts/types.ts';
+import { reserveIds } from '#lib/data/accounts/accounts.ts';
+import { findSourceKeys, SourceKeyMoved, type SourceKeyRecord } from '#lib/data/imports/source-keys.ts';
+import { TeamGone } from '#lib/data/people/people.ts';
+import { ConcurrentWrite, StaleVersion, UpdateTooLarge } from '#lib/data/store/errors.ts';
+import { NotFound } from '#lib/errors.ts';
+import { MAX_TICKET_JSON_BYTES } from '#lib/tickets/create-ticket.ts';
+import { MAX_MESSAGE_BODY } from '#lib/tickets/messages/message.ts';
+import { recordDigest } from './digest.ts';
+import type { ImportErrorRow, ImportedTicket, ImportRecord } from './records.ts';
+import { type ResolvedTicket, readPageRefs, resolveTicket } from './ticket-refs.ts';
+import { createOne, type Outcome, updateOne } from './ticket-write.ts';
+import { countOutcome, type ImportContext, type PageWritten } from './writing.ts';
+
+/**
+ * The import writer of tickets and their conversations (issue 42; decisions.md, "Imports: moving a helpdesk in";
+ * docs/imports.md, "Writing tickets"). A page's tickets are read against their source keys in one BatchGet: a new
+ * one is created with the account's next reference (numbers taken for the page at once, in the source's creation
+ * order), its messages and their keys in its own commit; one found again is `unchanged` when its record's digest is
+ * the one its key holds, else `updated` (its fields as the source has them now, new messages appended). A key
+ * claimed or moved by another run meanwhile (two runs racing, a page written again after a crash) makes the ticket
+ * decided again on the key as it now is: never a duplicate. The page's tickets are written concurrently (bounded).
+ */
+
+/** Tickets of a page written at once. */
+export const TICKETS_AT_ONCE = 8;
+/** Decisions of one ticket made again after losing a race before the page fails. */
+const ATTEMPTS = 5;
+
+/** A ticket of the page, decided: resolved against the people it names, or failed with a reason. */
+export interface TicketPlan {
+  record: ImportedTicket;
+  digest: string;
+  resolved: ResolvedTicket | { failed: string };
+  found: SourceKeyRecord | undefined;
+  number?: number | undefined;
+}
+
+export async function writeTickets(ctx: ImportContext, records: ImportRecord[]): Promise<PageWritten> {
+  const written: PageWritten = { counts: {}, errors: [] };
+  const page = records
+    .flatMap((r) => (r.type === 'tickets' ? [withUniqueMessages(r.ticket, written.errors)] : []))
+    .sort((a, b) => byCreation(a.createdAt, b.createdAt) || byCreation(a.sourceId, b.sourceId));
+  if (page.length === 0) return written;
+  const config = await getAccountConfig(ctx.accountId);
+  if (!config) throw new NotFound();
+  const [refs, keys] = await Promise.all([
+    readPageRefs(ctx.accountId, config, ctx.source, page),
+    findSourceKeys(
+      ctx.accountId,
+      ctx.source,
+      'tickets',
+      page.map((t) => t.sourceId),
+    ),
+  ]);
+  const plans: TicketPlan[] = page.map((record) => ({
+    record,
+    digest: recordDigest(record),
+    resolved: oversized(record) ?? resolveTicket(record, refs),
+    found: keys.get(record.sourceId),
+  }));
+  const fresh = plans.filter((p) => !p.found && !('failed' in p.resolved));
+  if (!ctx.validate && fresh.length > 0) {
+    const first = (await reserveIds(ctx.accountId, { ticket: fresh.length })).ticket as number;
+    fresh.forEach((p, i) => {
+      p.number = first + i;
+    });
+  }
+  const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, (plan) =>
+    ctx.validate ? decideOnly(ctx, plan) : writeOne(ctx, config, plan),
+  );
+  for (const [i, outcome] of outcomes.entries()) {
+    const plan = plans[i] as TicketPlan;
+    countOutcome(written, 'tickets', outcome.ticket);
+    for (const [kind, n] of Object.entries(outcome.messages) as [keyof Outcome['messages'], number][]) {
+      for (let k = 0; k < n; k++) countOutcome(written, 'messages', kind);
+    }
+    if ('failed' in plan.resolved) {
+      written.errors.push({ type: 'tickets', sourceId: plan.record.sourceId, reason: plan.resolved.failed });
+    } else if (outcome.reason) {
+      written.errors.push({ type: 'tickets', sourceId: plan.record.sourceId, reason: outcome.reason });
+    } else if (outcome.ticket !== 'unchanged') written.errors.push(...plan.resolved.errors);
+  }
+  return written;
+}
+
+const byCreation = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * A message id given twice in one ticket: the first kept, the others error rows (a key names one message). A
+ * message's body past MAX_MESSAGE_BODY (the API's own limit, and what keeps a message one item): cut there, with an
+ * error row (the description is bounded with the ticket: oversized).
+ */
+function withUniqueMessages(ticket: ImportedTicket, errors: ImportErrorRow[]): ImportedTicket {
+  const seen = new Set<string>();
+  const messages = ticket.messages.flatMap((m, i) => {
+    if (seen.has(m.sourceId)) {
+      errors.push({
+        type: 'messages',
+        sourceId: m.sourceId,
+        reason: 'The message id is given twice in its ticket',
+      });
+      return [];
+    }
+    seen.add(m.sourceId);
+    if (i === 0 || m.body.length <= MAX_MESSAGE_BODY) return [m];
+    const reason = `The body was cut to ${MAX_MESSAGE_BODY} characters`;
+    errors.push({ type: 'messages', sourceId: m.sourceId, reason });
+    return [{ ...m, body: m.body.slice(0, MAX_MESSAGE_BODY) }];
+  });
+  return { ...ticket, messages };
+}
+
+/** A ticket too large for one item (MAX_TICKET_JSON_BYTES, as a create refuses it). */
+function oversized(record: ImportedTicket): { failed: string } | undefined {
+  const { subject, tags, customFields } = record;
+  const text = JSON.stringify({ subject, tags, customFields, description: record.messages[0]?.body ?? '' });
+  if (Buffer.byteLength(text, 'utf8') <= MAX_TICKET_JSON_BYTES) return undefined;
+  return { failed: 'The ticket is too large: subject, description, tags and custom fields pass 300 KB' };
+}
+
+const failed = (plan: TicketPlan, reason?: string): Outcome => ({
+  ticket: 'failed',
+  messages: { failed: plan.record.messages.length },
+  reason,
+});
+
+/** One ticket written: created, unchanged or updated, decided again on its key after a lost race. */
+async function writeOne(ctx: ImportContext, config: AccountConfig, plan: TicketPlan): Promise<Outcome> {
+  const { resolved } = plan;
+  if ('failed' in resolved) return failed(plan);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (!plan.found) return await createOne(ctx, config, plan, resolved);
+      if (plan.found.digest === plan.digest) {
+        return { ticket: 'unchanged', messages: { unchanged: plan.record.messages.length } };
+      }
+      return await updateOne(ctx, config, plan, resolved);
+    } catch (error) {
+      if (error instanceof TeamGone) return failed(plan, 'Its team was deleted while it was imported');
+      if (error instanceof UpdateTooLarge) return failed(plan, 'The change is too large for one commit');
+      const lost =
+        error instanceof SourceKeyMoved || error instanceof ConcurrentWrite || error instanceof StaleVersion;
+      if (!lost || attempt >= ATTEMPTS) throw error;
+      const { sourceId } = plan.record;
+      plan.found = (await findSourceKeys(ctx.accountId, ctx.source, 'tickets', [sourceId])).get(sourceId);
+    }
+  }
+}
+
+/** What a write would do, decided from the keys alone (validate): nothing written. */
+async function decideOnly(ctx: ImportContext, plan: TicketPlan): Promise<Outcome> {
+  const { record, found } = plan;
+  if ('failed' in plan.resolved) return failed(plan);
+  if (!found) return { ticket: 'created', messages: { created: record.messages.length } };
+  if (found.digest === plan.digest)
+    return { ticket: 'unchanged', messages: { unchanged: record.messages.length } };
+  const ids = record.messages.map((m) => m.sourceId);
+  const held = await findSourceKeys(ctx.accountId, ctx.source, 'messages', ids);
+  return { ticket: 'updated', messages: { created: ids.length - held.size, unchanged: held.size } };
+}
+
+/** `work` over `items`, at most `limit` at once; answers in the items' order. */
+async function boundedMap<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
