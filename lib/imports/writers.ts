@@ -1,5 +1,6 @@
 import { writePeople } from './people.ts';
 import type { ImportRecord } from './records.ts';
+import { writeTickets } from './tickets.ts';
 import type { ImportContext, PageWritten } from './writing.ts';
 
 /** A writer of a page's records of its types (lib/imports/writing.ts is the contract). */
@@ -11,13 +12,8 @@ export interface ImportWriters {
   tickets: PageWriter;
 }
 
-/** Until lib/imports/tickets.ts is merged (i42-tickets): a step of the ticket phase fails and is tried again. */
-const ticketsNotYet: PageWriter = async () => {
-  throw new Error('the ticket writer (lib/imports/tickets.ts) is not merged yet');
-};
-
 /** The writers the engine uses unless a caller gives its own. */
 export const IMPORT_WRITERS: ImportWriters = {
   people: (ctx, records) => writePeople(ctx, records),
-  tickets: ticketsNotYet,
+  tickets: (ctx, records) => writeTickets(ctx, records),
 };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,7 @@ import { startZendesk, ZENDESK_EMAIL, type ZendeskServer } from '#test/support/v
  */
 const gateway = useGateway();
 const clockNow = useManualClock({ lazy: true });
+const EXAMPLE = new URL('../../examples/import.ndjson', import.meta.url).pathname;
 let dir: string;
 let zendesk: ZendeskServer;
 
@@ -242,5 +244,41 @@ describe('the import runner', () => {
     ]);
     const contacts = await call('GET', '/api/contacts?per_page=100');
     expect(contacts.body.data).toHaveLength(30);
+  });
+
+  it('imports examples/import.ndjson with the writers: exact counts by type, tickets and their people there, progress done', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const id = await startNdjson(account, readFileSync(EXAMPLE, 'utf8'));
+    await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', untilDrained: true });
+    const job = (await call('GET', `/api/imports/${id}`)).body.data;
+    expect(job).toMatchObject({ status: 'completed', failure: null, progress: { done: 4, total: 4 } });
+    const created = (n: number) => ({ source: n, created: n, updated: 0, unchanged: 0, failed: 0 });
+    expect(job.counts).toMatchObject({
+      agents: created(2),
+      teams: created(2),
+      organizations: created(2),
+      contacts: created(3),
+      tickets: created(4),
+      messages: created(10),
+    });
+    const tickets = await call('GET', '/api/tickets?per_page=100');
+    expect(tickets.body.data).toHaveLength(4);
+    // The example's two messages by authors it does not hold: kept as system messages, each an error row.
+    expect((await call('GET', `/api/imports/${id}/errors`)).body).toEqual({
+      data: [
+        {
+          type: 'messages',
+          source_id: 'm-7',
+          reason: 'The author (unknown unknown) was not imported: kept as system',
+        },
+        {
+          type: 'messages',
+          source_id: 'm-9',
+          reason: 'The author (contact c-999) was not imported: kept as system',
+        },
+      ],
+      next_cursor: null,
+    });
   });
 });
