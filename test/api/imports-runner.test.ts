@@ -17,7 +17,12 @@ import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
-import { startZendesk, ZENDESK_EMAIL, type ZendeskServer } from '#test/support/vendors/zendesk.ts';
+import {
+  startZendesk,
+  ZENDESK_EMAIL,
+  ZENDESK_TOKEN,
+  type ZendeskServer,
+} from '#test/support/vendors/zendesk.ts';
 
 /**
  * The import engine and its runner (docs/imports.md, "The engine", "The runner"): an ndjson file uploaded to its
@@ -280,5 +285,32 @@ describe('the import runner', () => {
       ],
       next_cursor: null,
     });
+  });
+
+  it('pauses when the source asks to wait longer than a step may (429, Retry-After 120 s), asks nothing before then, and reads on from the checkpoint', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    const call = caller(account);
+    const body = { source: 'zendesk', subdomain: 'acme', email: ZENDESK_EMAIL, api_token: ZENDESK_TOKEN };
+    const id = (await call('POST', '/api/imports', body)).body.data.id as string;
+    const asked = zendesk.requests.length;
+    zendesk.faults.push({ status: 429, headers: { 'Retry-After': '120' } });
+    const { writers, calls } = keyedWriters();
+    await importPass({ owner: 'runner-a', writers });
+    expect((await call('GET', `/api/imports/${id}`)).body.data.status).toBe('paused');
+    const refusedAt = zendesk.requests[asked]?.at ?? 0;
+    await clock.advance(60_000);
+    await importPass({ owner: 'runner-b', writers });
+    expect(zendesk.requests).toHaveLength(asked + 1);
+    await clock.advance(61_000);
+    const run = runImports(Number.POSITIVE_INFINITY, { owner: 'runner-b', writers, untilDrained: true });
+    await clock.advance(15 * 60_000);
+    await run;
+    const job = (await call('GET', `/api/imports/${id}`)).body.data;
+    expect(job.status).toBe('completed');
+    expect(calls.length).toBeGreaterThan(0);
+    const after = zendesk.requests.slice(asked + 1);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.filter((r) => r.at < refusedAt + 120_000)).toEqual([]);
   });
 });
