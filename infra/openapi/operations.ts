@@ -641,6 +641,8 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Imports',
     body: CreateImportSchema,
     ok: { status: 202, description: 'The import, queued.', body: StartedImport },
+    // The source's secrets: whatever characters the vendor issues, kept sealed and never shown.
+    exceptions: { freeText: ['api_token', 'api_key'] },
     conflict: 'another import of the account has not ended.',
   },
   listImports: {

@@ -2,7 +2,15 @@ import * as v from 'valibot';
 import { param } from '#lib/list-params.ts';
 import { formatTimestamp, ISO_TIME_WITH_OFFSET, parseInstant, type Timestamp } from '#lib/time.ts';
 import { MAX_TIME_LENGTH } from '#lib/validation/time-fields.ts';
-import { oneOf, optionalField, parseInput, requiredEmail, requiredText } from '#lib/validation.ts';
+import {
+  oneOf,
+  optionalField,
+  parseInput,
+  requiredEmail,
+  requiredField,
+  requiredText,
+  stringRules,
+} from '#lib/validation.ts';
 import { IMPORT_SOURCES, type ImportSource } from './records.ts';
 
 /** The import routes' bodies and queries (decisions.md, "Imports: moving a helpdesk in"), with Laravel's messages. */
@@ -26,6 +34,14 @@ const rateShareRules = v.pipe(
   v.check((n: number) => n >= 0.1 && n <= 1, 'The rate share field must be between 0.1 and 1.'),
 );
 
+/** A vendor's account name (`acme` of acme.zendesk.com): its shape checked by sourceBaseUrl, with its own 422. */
+const vendorName = (field: string) =>
+  requiredField(
+    field,
+    stringRules(field, MAX_NAME_LENGTH),
+    v.pipe(v.string(), v.maxLength(MAX_NAME_LENGTH), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/)),
+  );
+
 /** What every source's body has. */
 const common = {
   source: v.picklist(IMPORT_SOURCES),
@@ -37,14 +53,14 @@ const common = {
 export const ZendeskImportSchema = v.object({
   ...common,
   source: v.literal('zendesk'),
-  subdomain: requiredText('subdomain', MAX_NAME_LENGTH),
+  subdomain: vendorName('subdomain'),
   email: requiredEmail('email'),
   api_token: requiredText('api_token', MAX_SECRET_LENGTH),
 });
 export const FreshdeskImportSchema = v.object({
   ...common,
   source: v.literal('freshdesk'),
-  domain: requiredText('domain', MAX_NAME_LENGTH),
+  domain: vendorName('domain'),
   api_key: requiredText('api_key', MAX_SECRET_LENGTH),
 });
 export const NdjsonImportSchema = v.object({ ...common, source: v.literal('ndjson') });
@@ -103,7 +119,7 @@ export const ImportErrorsQueryParams = v.object({
   after: param(
     'after',
     v.pipe(v.string(), v.regex(/^\d{10}#\d{4}$/, 'The after field must be a cursor this list gave.')),
-    v.pipe(v.string(), v.maxLength(MAX_CURSOR_LENGTH)),
+    v.pipe(v.string(), v.maxLength(MAX_CURSOR_LENGTH), v.regex(/^\d{10}#\d{4}$/)),
   ),
   limit: param(
     'limit',
@@ -133,7 +149,7 @@ export const ImportListQueryParams = v.object({
   after: param(
     'after',
     v.pipe(v.string(), v.regex(IMPORT_ID_PATTERN, 'The after field must be an import id.')),
-    v.pipe(v.string(), v.maxLength(27)),
+    v.pipe(v.string(), v.maxLength(27), v.regex(IMPORT_ID_PATTERN)),
   ),
   limit: ImportErrorsQueryParams.entries.limit,
 });
