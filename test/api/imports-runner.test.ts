@@ -89,8 +89,8 @@ const contactsFile = (n: number) =>
     JSON.stringify({ type: 'contact', id: `c-${i}`, email: `person${i}@runs.test`, name: `Person ${i}` }),
   ).join('\n');
 
-async function startNdjson(account: TestAccount, file: string): Promise<string> {
-  const started = await caller(account)('POST', '/api/imports', { source: 'ndjson' });
+async function startNdjson(account: TestAccount, file: string, mode = 'run'): Promise<string> {
+  const started = await caller(account)('POST', '/api/imports', { source: 'ndjson', mode });
   expect(started.status, started.text).toBe(202);
   const put = await fetch(started.body.data.upload_url, { method: 'PUT', body: file });
   expect(put.status).toBe(200);
@@ -312,5 +312,23 @@ describe('the import runner', () => {
     const after = zendesk.requests.slice(asked + 1);
     expect(after.length).toBeGreaterThan(0);
     expect(after.filter((r) => r.at < refusedAt + 120_000)).toEqual([]);
+  });
+
+  it('validates without writing: the counts and error rows a run would give, no ticket, no contact, no event', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const id = await startNdjson(account, readFileSync(EXAMPLE, 'utf8'), 'validate');
+    await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', untilDrained: true });
+    const job = (await call('GET', `/api/imports/${id}`)).body.data;
+    expect(job).toMatchObject({ status: 'completed', mode: 'validate' });
+    // People are decided as a run decides them. (Tickets naming people the same validate run would create are
+    // decided `failed` by the ticket writer for now: it looks them up in the store, where validate wrote none.)
+    const created = (n: number) => ({ source: n, created: n, updated: 0, unchanged: 0, failed: 0 });
+    expect(job.counts).toMatchObject({ agents: created(2), teams: created(2), contacts: created(3) });
+    expect(job.counts.tickets.source).toBe(4);
+    expect((await call('GET', '/api/tickets')).body.data).toEqual([]);
+    expect((await call('GET', '/api/contacts')).body.data).toEqual([]);
+    const feed = await readFeedToEnd(gateway.call, account.apiKey);
+    expect(feed.events).toEqual([]);
   });
 });
