@@ -13,6 +13,7 @@ import type { ImportRecord } from '#lib/imports/records.ts';
 import { importPass, LEASE_MS, runImports } from '#lib/imports/runner.ts';
 import type { ImportWriters, PageWriter } from '#lib/imports/writers.ts';
 import { countOutcome, type PageWritten } from '#lib/imports/writing.ts';
+import { sleep } from '#lib/time.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
@@ -330,5 +331,45 @@ describe('the import runner', () => {
     expect((await call('GET', '/api/contacts')).body.data).toEqual([]);
     const feed = await readFeedToEnd(gateway.call, account.apiKey);
     expect(feed.events).toEqual([]);
+  });
+
+  it('keeps its lease through a long page (a heartbeat every 20 s): no other runner takes the job meanwhile', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    const agent = {
+      type: 'agent',
+      id: 'u-1',
+      email: 'slow@runs.test',
+      name: 'Slow',
+      active: true,
+      team_ids: [],
+    };
+    const id = await startNdjson(account, JSON.stringify(agent));
+    const slow = keyedWriters();
+    let entered = () => {};
+    const writing = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const write: PageWriter = async (ctx, records) => {
+      entered();
+      await sleep(150_000);
+      return slow.writers.people(ctx, records);
+    };
+    const running = importPass({
+      owner: 'runner-a',
+      writers: { people: write, tickets: write },
+      stepsPerJob: 1,
+    });
+    // The clock moves once the page is being written (reading the file takes no time of the clock).
+    await writing;
+    await clock.advance(100_000);
+    const other = keyedWriters();
+    await importPass({ owner: 'runner-b', writers: other.writers });
+    expect(other.calls).toEqual([]);
+    expect(await getItem(importKeys.job(account.accountId, id))).toMatchObject({ owner: 'runner-a' });
+    await clock.advance(60_000);
+    await running;
+    expect(slow.calls).toEqual([['u-1']]);
+    expect((await caller(account)('GET', `/api/imports/${id}`)).body.data.phase).toBe('teams');
   });
 });
