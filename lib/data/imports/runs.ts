@@ -92,7 +92,10 @@ export async function renewLease(
 }
 
 /** What a step saves: the job's new state (the runner's lease kept, moved to `until`). */
-export type StepSave = Pick<ImportJob, 'status' | 'checkpoint' | 'counts' | 'progress' | 'startedAt'>;
+export type StepSave = Pick<
+  ImportJob,
+  'status' | 'checkpoint' | 'counts' | 'progress' | 'startedAt' | 'uploaded'
+>;
 
 /**
  * Saves a step at the revision read, under `owner`'s lease, which it moves to `untilMs`: the job as saved, or
