@@ -552,13 +552,11 @@ const importId = v.optional(
 );
 
 /**
- * One event type's schema: `data.object` is the resource as its GET answers it after the change; `import_id` on an
- * import's changes (top level, as the spec has it; `data.import_id` too, as the people writers write it for now).
+ * One event type's schema: `data.object` is the resource as its GET answers it after the change; `import_id` (top
+ * level, as the spec has it) on an import's changes.
  */
 function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
-  const data = updated
-    ? v.strictObject({ object, previous, import_id: importId, version })
-    : v.strictObject({ object, import_id: importId, version });
+  const data = updated ? v.strictObject({ object, previous, version }) : v.strictObject({ object, version });
   return v.pipe(
     v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, import_id: importId, data }),
     v.title(title),

@@ -11,8 +11,8 @@ export function presentImportedFrom(from: ImportedFrom | undefined) {
 
 export type ImportedFromView = ReturnType<typeof presentImportedFrom>;
 
-/** An event of an imported change: `import_id` beside its object (what webhook fan-out leaves out). */
-export const importEvent = (draft: EventDraft, importId: string): EventDraft => ({
-  ...draft,
-  extra: { ...draft.extra, import_id: importId },
-});
+/**
+ * An event of an imported change: `import_id` at the event's top level and on its item (spec/decisions.md,
+ * "Imports"; webhook fan-out leaves those out: lib/webhooks/fan-out.ts).
+ */
+export const importEvent = (draft: EventDraft, importId: string): EventDraft => ({ ...draft, importId });

@@ -1,5 +1,7 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { AccountConfig } from '#lib/accounts/types.ts';
-import { findSourceKeys } from '#lib/data/imports/source-keys.ts';
+import { findSourceKeys, touchSourceKey } from '#lib/data/imports/source-keys.ts';
+import { commit } from '#lib/data/store/transact.ts';
 import { getTicketByUuid } from '#lib/data/tickets/tickets.ts';
 import { descriptionMessage, type Message, numberOfMessageId } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
@@ -113,6 +115,11 @@ export async function updateOne(
     ...{ record, resolved, before, numbers, nowUs: nowMicros() },
   });
   const fresh = messageWrites(record, messages, numbers).filter((m) => !held.has(m.sourceId));
+  if (fresh.length === 0 && isDeepStrictEqual(before, ticket)) {
+    // Changed at the source in nothing kept here (a message's text edited there): the key's digest moves alone.
+    await commit([touchSourceKey(ctx.accountId, ticketRef(ctx, record), found.digest, plan.digest)]);
+    return { ticket: 'unchanged', messages: { unchanged: record.messages.length } };
+  }
   const parts = fresh.length > 0 ? chunks(fresh, MESSAGES_A_COMMIT) : [[]];
   let version = stored.version;
   let current = before;
@@ -131,5 +138,11 @@ export async function updateOne(
     messages: { created: fresh.length, unchanged: record.messages.length - fresh.length },
   };
 }
+
+const ticketRef = (ctx: ImportContext, record: ImportedTicket) => ({
+  source: ctx.source,
+  type: 'tickets' as const,
+  sourceId: record.sourceId,
+});
 
 const GONE = 'The ticket imported before was deleted here: not imported again';

@@ -35,6 +35,8 @@ export interface TicketPlan {
   resolved: ResolvedTicket | { failed: string };
   found: SourceKeyRecord | undefined;
   number?: number | undefined;
+  /** Messages left out after the plan (another ticket's ids): counted failed. */
+  dropped?: number | undefined;
 }
 
 export async function writeTickets(ctx: ImportContext, records: ImportRecord[]): Promise<PageWritten> {
@@ -73,6 +75,7 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
   for (const [i, outcome] of outcomes.entries()) {
     const plan = plans[i] as TicketPlan;
     countOutcome(written, 'tickets', outcome.ticket);
+    for (let k = 0; k < (plan.dropped ?? 0); k++) countOutcome(written, 'messages', 'failed');
     for (const [kind, n] of Object.entries(outcome.messages) as [keyof Outcome['messages'], number][]) {
       for (let k = 0; k < n; k++) countOutcome(written, 'messages', kind);
     }
@@ -145,8 +148,37 @@ async function writeOne(ctx: ImportContext, config: AccountConfig, plan: TicketP
       if (!lost || attempt >= ATTEMPTS) throw error;
       const { sourceId } = plan.record;
       plan.found = (await findSourceKeys(ctx.accountId, ctx.source, 'tickets', [sourceId])).get(sourceId);
+      if (!plan.found && error instanceof SourceKeyMoved) {
+        const reason = await withoutOthersMessages(ctx, plan, resolved);
+        if (reason) return failed(plan, reason);
+      }
     }
   }
+}
+
+/**
+ * A create refused on a message's key while its ticket's is free: the source gave another ticket's message id (a
+ * hand-made file). Those messages are left out with an error row each (counted failed), and the ticket written
+ * without them; when it is the description's, the ticket fails (answers the reason).
+ */
+async function withoutOthersMessages(ctx: ImportContext, plan: TicketPlan, resolved: ResolvedTicket) {
+  const { messages } = plan.record;
+  const ids = messages.map((m) => m.sourceId);
+  const held = await findSourceKeys(ctx.accountId, ctx.source, 'messages', ids);
+  if (held.size === 0) return undefined;
+  if (held.has(ids[0] as string)) return "Its description's message id is another ticket's message";
+  const kept = messages.map((m) => !held.has(m.sourceId));
+  for (const m of messages.filter((_, i) => !kept[i])) {
+    resolved.errors.push({
+      type: 'messages',
+      sourceId: m.sourceId,
+      reason: "The message id is another ticket's",
+    });
+  }
+  plan.record = { ...plan.record, messages: messages.filter((_, i) => kept[i]) };
+  resolved.authors = resolved.authors.filter((_, i) => kept[i]);
+  plan.dropped = (plan.dropped ?? 0) + held.size;
+  return undefined;
 }
 
 /** What a write would do, decided from the keys alone (validate): nothing written. */

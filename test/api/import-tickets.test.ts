@@ -183,7 +183,12 @@ describe('importing tickets', () => {
       'Subject 102',
     ]);
 
-    const again = await writeTickets(ctxOf(a), page(older, solved, open));
+    // A reply's text edited at the source changes nothing kept here: unchanged (its key's digest moved alone).
+    const edited = {
+      ...solved,
+      messages: solved.messages.map((m, i) => (i === 1 ? { ...m, body: 'edited there' } : m)),
+    };
+    const again = await writeTickets(ctxOf(a), page(older, edited, open));
     expect(again.counts.tickets).toMatchObject({ unchanged: 3, created: 0, updated: 0 });
     expect(again.counts.messages).toMatchObject({ unchanged: 8, created: 0 });
 
@@ -194,7 +199,7 @@ describe('importing tickets', () => {
     });
     expect(note.status, note.text).toBe(201);
     const changed = { ...open, status: 'pending' as const, messages: [...open.messages, msg('102-m3', 1)] };
-    const updated = await writeTickets(ctxOf(a), page(changed, solved));
+    const updated = await writeTickets(ctxOf(a), page(changed, edited));
     expect(updated.counts.tickets).toMatchObject({ updated: 1, unchanged: 1 });
     expect(updated.counts.messages).toMatchObject({ created: 1, unchanged: 7 });
     const after = (await bySubject(a)).get('Subject 102') as Json;
@@ -273,6 +278,29 @@ describe('importing tickets', () => {
     expect(created).toBe(6);
     expect((x.counts.tickets?.unchanged ?? 0) + (y.counts.tickets?.unchanged ?? 0)).toBe(6);
     expect((await listed(a)).meta.total).toBe(6);
+  });
+});
+
+describe('a message id given to two tickets', () => {
+  it('writes both tickets, the message with the first ticket that claims it, an error row for the other', async () => {
+    const a = await account();
+    const one = ticket('801', 6, { messages: [msg('801-m1', 6), agentSays('dup', 5)] });
+    const two = ticket('802', 4, { messages: [msg('802-m1', 4), agentSays('dup', 3), msg('802-m3', 2)] });
+    const written = await writeTickets(ctxOf(a), page(one, two));
+    expect(written.counts.tickets).toMatchObject({ created: 2 });
+    expect(written.counts.messages).toMatchObject({ source: 5, created: 4, failed: 1 });
+    expect(written.errors).toEqual([
+      { type: 'messages', sourceId: 'dup', reason: expect.stringContaining('another') },
+    ]);
+    const shown = await bySubject(a);
+    const bodies = [
+      ...(await messagesOf(a, shown.get('Subject 801')?.uuid)),
+      ...(await messagesOf(a, shown.get('Subject 802')?.uuid)),
+    ].map((m) => m.body);
+    expect(bodies.filter((b) => b === 'body of dup')).toHaveLength(1);
+    expect(bodies).toContain('body of 802-m3');
+    const again = await writeTickets(ctxOf(a), page(one, two));
+    expect(again.counts.tickets).toMatchObject({ unchanged: 2 });
   });
 });
 
