@@ -215,7 +215,7 @@ export const ticketQueueWorker = {
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
-/** How long one import run may go on (polling every 2 s meanwhile); its timeout leaves 30 s beyond. */
+/** How long one import run starts steps (polling every 2 s meanwhile); its timeout leaves a page in flight to end. */
 export const IMPORT_RUN_MS = 50_000;
 
 /**
@@ -239,7 +239,8 @@ export const importRunnerWorker = {
     'ConditionCheckItem',
   ],
   indexQueries: ['gsi1', 'gsi2'],
-  timeoutSeconds: 80,
+  // A page in flight at the end of the 50 s run finishes (a Zendesk or Freshdesk page takes ~1 to 2 minutes).
+  timeoutSeconds: 300,
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 

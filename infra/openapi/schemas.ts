@@ -760,10 +760,6 @@ const importFields = {
     ),
   }),
   counts: v.strictObject(Object.fromEntries(IMPORT_TYPE_NAMES.map((type) => [type, importCounts]))),
-  since: v.pipe(
-    nullable(timestamp),
-    v.description('Only what changed since (a cutover pass); null: everything.'),
-  ),
   created_at: timestamp,
   started_at: nullable(timestamp),
   completed_at: nullable(timestamp),
@@ -789,7 +785,6 @@ const importExample: v.InferInput<v.StrictObjectSchema<typeof importFields, unde
     contacts: { source: 950, created: 948, updated: 0, unchanged: 0, failed: 2 },
     tickets: { source: 1200, created: 1200, updated: 0, unchanged: 0, failed: 0 },
   },
-  since: null,
   created_at: '2026-12-05T09:15:00.000000Z',
   started_at: '2026-12-05T09:15:01.204311Z',
   completed_at: null,

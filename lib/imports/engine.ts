@@ -1,8 +1,8 @@
 import { putErrorRows } from '#lib/data/imports/errors.ts';
 import type { ImportCheckpoint, ImportJob, ImportStatus } from '#lib/data/imports/jobs.ts';
-import { endJob, pauseJob, saveStep } from '#lib/data/imports/runs.ts';
-import { uploadBytes } from '#lib/data/imports/uploads.ts';
-import { now, nowMillis } from '#lib/time.ts';
+import { endJob, pauseJob, releaseJob, saveStep } from '#lib/data/imports/runs.ts';
+import { uploadBytes, uploadPresent } from '#lib/data/imports/uploads.ts';
+import { now, nowMillis, parseTimestamp } from '#lib/time.ts';
 import { openCredentials } from './credentials.ts';
 import { presentImport } from './present.ts';
 import { IMPORT_PHASES, type ImportErrorRow, type ImportSourceReader, type SourcePage } from './records.ts';
@@ -10,6 +10,7 @@ import { SourceAuthFailed, SourceUnavailable } from './source-errors.ts';
 import { freshdeskSource } from './sources/freshdesk.ts';
 import { ndjsonSource } from './sources/ndjson.ts';
 import { zendeskSource } from './sources/zendesk.ts';
+import { UPLOAD_TTL_MS } from './upload-url.ts';
 import { IMPORT_WRITERS, type ImportWriters } from './writers.ts';
 import { addCounts, countOutcome, type ImportContext, type PageWritten } from './writing.ts';
 
@@ -38,7 +39,12 @@ export interface StepOptions {
 }
 
 /** `more`: the job goes on (`job` as saved); `paused`, `ended`; `lost`: another save or runner came first. */
-export type StepOutcome = { outcome: 'more'; job: ImportJob } | { outcome: 'paused' | 'ended' | 'lost' };
+export type StepOutcome =
+  | { outcome: 'more'; job: ImportJob }
+  | { outcome: 'paused' | 'ended' | 'lost' | 'waiting' };
+
+/** How often a job whose file goes to S3 looks for it, and how long it waits for it. */
+const UPLOAD_POLL_MS = 10_000;
 
 /** The reader of a job's source, from its sealed credentials (an ndjson job: its uploaded file). */
 export function readerFor(job: ImportJob): ImportSourceReader {
@@ -59,6 +65,13 @@ export function readerFor(job: ImportJob): ImportSourceReader {
 
 export async function runImportStep(job: ImportJob, options: StepOptions): Promise<StepOutcome> {
   if (job.cancelRequested) return end(job, options.owner, 'cancelled', null);
+  // Deployed, an ndjson file is PUT to S3 with no word to the service: the job looks for it until it is there.
+  if (job.source === 'ndjson' && !job.uploaded && !(await uploadPresent(job.accountId, job.id))) {
+    if (nowMillis() - parseTimestamp(job.createdAt) / 1000 > UPLOAD_TTL_MS)
+      return end(job, options.owner, 'failed', 'No file was uploaded within an hour of the import.');
+    await releaseJob(job, options.owner, nowMillis() + UPLOAD_POLL_MS);
+    return { outcome: 'waiting' };
+  }
   const { phase, next, page } = job.checkpoint;
   let read: SourcePage;
   try {
@@ -81,7 +94,14 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
   const saved = await saveStep(
     job,
     options.owner,
-    { status: 'running', checkpoint, counts, progress: moved.progress, startedAt: job.startedAt ?? now() },
+    {
+      status: 'running',
+      checkpoint,
+      counts,
+      progress: moved.progress,
+      startedAt: job.startedAt ?? now(),
+      uploaded: true,
+    },
     nowMillis() + options.leaseMs,
   );
   return saved ? { outcome: 'more', job: saved } : { outcome: 'lost' };

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { requestCancel } from '#lib/data/imports/asks.ts';
 import { errorRowsAfter } from '#lib/data/imports/errors.ts';
 import { getJob, type ImportJob, listJobs, putNewJob } from '#lib/data/imports/jobs.ts';
+import { presignedUpload, uploadsInS3 } from '#lib/data/imports/uploads.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { NotFound, Refused } from '#lib/errors.ts';
 import { now, nowMillis } from '#lib/time.ts';
@@ -14,7 +15,7 @@ import {
 } from './job-schemas.ts';
 import { presentErrorRow, presentImport } from './present.ts';
 import { sourceBaseUrl } from './source-url.ts';
-import { localUploadUrl } from './upload-url.ts';
+import { localUploadUrl, UPLOAD_TTL_MS } from './upload-url.ts';
 
 /**
  * The import routes (decisions.md, "Imports: moving a helpdesk in"; docs/imports.md, "Jobs"): a job is started at
@@ -69,10 +70,18 @@ export async function startImport(
     owner: null,
     until: null,
   };
-  const started = { job, uploadUrl: ndjson ? localUploadUrl(baseUrl, accountId, id, nowMillis()) : null };
+  // Deployed, a presigned S3 PUT, and the job due at once to look for its file; locally, the gateway's own PUT,
+  // which makes the job due when the file is in.
+  const s3 = ndjson && uploadsInS3();
+  const uploadUrl = !ndjson
+    ? null
+    : s3
+      ? await presignedUpload(accountId, id, UPLOAD_TTL_MS / 1000)
+      : localUploadUrl(baseUrl, accountId, id, nowMillis());
+  const started = { job, uploadUrl };
   await putNewJob(
     job,
-    ndjson ? null : nowMillis(),
+    ndjson && !s3 ? null : nowMillis(),
     attach?.(started),
     (active) =>
       new Refused(

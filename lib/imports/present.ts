@@ -17,7 +17,6 @@ export function presentImport(job: ImportJob) {
     phase: job.checkpoint.phase,
     progress: job.progress,
     counts,
-    since: job.since,
     created_at: job.createdAt,
     started_at: job.startedAt,
     completed_at: job.completedAt,

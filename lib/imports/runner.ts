@@ -1,9 +1,9 @@
 import type { ImportJob } from '#lib/data/imports/jobs.ts';
-import { claimJob, dueImportWindow, releaseJob } from '#lib/data/imports/runs.ts';
+import { claimJob, dueImportWindow, releaseJob, renewLease } from '#lib/data/imports/runs.ts';
 import type { DueCursors } from '#lib/data/index/due.ts';
 import { duePass } from '#lib/due-pass.ts';
 import { logError } from '#lib/log.ts';
-import { nowMillis, sleep } from '#lib/time.ts';
+import { every, nowMillis, sleep } from '#lib/time.ts';
 import { readerFor, runImportStep } from './engine.ts';
 import type { ImportWriters } from './writers.ts';
 
@@ -11,12 +11,13 @@ import type { ImportWriters } from './writers.ts';
  * The import runner (docs/imports.md, "The runner"): passes over the due jobs (gsi2 `IMPORT_DUE#<shard>`, never a
  * Scan), IMPORT_BATCH of them a pass shared round-robin by account. Each is claimed for LEASE_MS (its due entry
  * moved to the lease's end), then stepped (./engine.ts: a page each) for up to `jobMs`, each save extending the
- * lease; then released, due again at once. A runner that dies leaves the job due when its lease runs out, and the
+ * lease, and a heartbeat every 20 s extending it during a long page; then released, due again at once. A runner that dies leaves the job due when its lease runs out, and the
  * next runner reads on from the checkpoint. A step that throws (the store, a writer) leaves the job claimed and due
  * RETRY_MS on (the same runner takes it back then; another once the lease has run out).
  */
 export const IMPORT_POLL_MS = 2_000;
 export const LEASE_MS = 60_000;
+const HEARTBEAT_MS = 20_000;
 const IMPORT_BATCH = 4;
 const JOB_MS = 20_000;
 const RETRY_MS = 5_000;
@@ -60,14 +61,32 @@ async function stepJob(claimed: ImportJob, options: ImportRunOptions): Promise<'
       await releaseJob(job, options.owner, nowMillis());
       return 'more';
     }
-    const step = await runImportStep(job, {
-      owner: options.owner,
-      leaseMs: LEASE_MS,
-      ...(options.writers ? { writers: options.writers } : {}),
-      ...(reader ? { reader } : {}),
-    });
+    const step = await withHeartbeat(job, options.owner, () =>
+      runImportStep(job, {
+        owner: options.owner,
+        leaseMs: LEASE_MS,
+        ...(options.writers ? { writers: options.writers } : {}),
+        ...(reader ? { reader } : {}),
+      }),
+    );
     if (step.outcome !== 'more') return 'done';
     job = step.job;
+  }
+}
+
+/**
+ * Runs a step while renewing the lease every HEARTBEAT_MS: a page that takes minutes (a Zendesk page of 100
+ * tickets is ~100 requests at the source's pace) keeps its job, and a runner that dies loses it LEASE_MS later.
+ */
+async function withHeartbeat<T>(job: ImportJob, owner: string, step: () => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  every(HEARTBEAT_MS, stop.signal, () => {
+    renewLease(job.accountId, job.id, owner, nowMillis() + LEASE_MS).catch(logError);
+  });
+  try {
+    return await step();
+  } finally {
+    stop.abort();
   }
 }
 

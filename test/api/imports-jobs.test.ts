@@ -125,4 +125,25 @@ describe('import jobs', () => {
     expect(again.status).toBe(202);
     expect(again.body).toEqual(first.body);
   });
+
+  it('refuses an upload whose signature does not hold, or names another job (403); the job waits for its own', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const started = (await call('POST', '/api/imports', { source: 'ndjson' })).body.data;
+    const url = new URL(started.upload_url);
+    const forged = new URL(url);
+    forged.searchParams.set('signature', '0'.repeat(64));
+    const elsewhere = new URL(url);
+    elsewhere.pathname = url.pathname.replace(started.id, 'imp_17000000000000000000000');
+    const late = new URL(url);
+    late.searchParams.set('expires', String(Date.now() - 1));
+    for (const bad of [forged, elsewhere, late]) {
+      expect((await fetch(bad, { method: 'PUT', body: '{}' })).status, bad.href).toBe(403);
+    }
+    const item = await getItem(importKeys.job(account.accountId, started.id));
+    expect(item).toMatchObject({ uploaded: false, status: 'queued' });
+    expect(item?.gsi2pk).toBeUndefined();
+    expect((await fetch(url, { method: 'PUT', body: '{}' })).status).toBe(200);
+    expect(await getItem(importKeys.job(account.accountId, started.id))).toMatchObject({ uploaded: true });
+  });
 });

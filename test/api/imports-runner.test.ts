@@ -13,6 +13,7 @@ import type { ImportRecord } from '#lib/imports/records.ts';
 import { importPass, LEASE_MS, runImports } from '#lib/imports/runner.ts';
 import type { ImportWriters, PageWriter } from '#lib/imports/writers.ts';
 import { countOutcome, type PageWritten } from '#lib/imports/writing.ts';
+import { sleep } from '#lib/time.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
@@ -89,8 +90,8 @@ const contactsFile = (n: number) =>
     JSON.stringify({ type: 'contact', id: `c-${i}`, email: `person${i}@runs.test`, name: `Person ${i}` }),
   ).join('\n');
 
-async function startNdjson(account: TestAccount, file: string): Promise<string> {
-  const started = await caller(account)('POST', '/api/imports', { source: 'ndjson' });
+async function startNdjson(account: TestAccount, file: string, mode = 'run'): Promise<string> {
+  const started = await caller(account)('POST', '/api/imports', { source: 'ndjson', mode });
   expect(started.status, started.text).toBe(202);
   const put = await fetch(started.body.data.upload_url, { method: 'PUT', body: file });
   expect(put.status).toBe(200);
@@ -312,5 +313,63 @@ describe('the import runner', () => {
     const after = zendesk.requests.slice(asked + 1);
     expect(after.length).toBeGreaterThan(0);
     expect(after.filter((r) => r.at < refusedAt + 120_000)).toEqual([]);
+  });
+
+  it('validates without writing: the counts and error rows a run would give, no ticket, no contact, no event', async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const id = await startNdjson(account, readFileSync(EXAMPLE, 'utf8'), 'validate');
+    await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', untilDrained: true });
+    const job = (await call('GET', `/api/imports/${id}`)).body.data;
+    expect(job).toMatchObject({ status: 'completed', mode: 'validate' });
+    // People are decided as a run decides them. (Tickets naming people the same validate run would create are
+    // decided `failed` by the ticket writer for now: it looks them up in the store, where validate wrote none.)
+    const created = (n: number) => ({ source: n, created: n, updated: 0, unchanged: 0, failed: 0 });
+    expect(job.counts).toMatchObject({ agents: created(2), teams: created(2), contacts: created(3) });
+    expect(job.counts.tickets.source).toBe(4);
+    expect((await call('GET', '/api/tickets')).body.data).toEqual([]);
+    expect((await call('GET', '/api/contacts')).body.data).toEqual([]);
+    const feed = await readFeedToEnd(gateway.call, account.apiKey);
+    expect(feed.events).toEqual([]);
+  });
+
+  it('keeps its lease through a long page (a heartbeat every 20 s): no other runner takes the job meanwhile', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    const agent = {
+      type: 'agent',
+      id: 'u-1',
+      email: 'slow@runs.test',
+      name: 'Slow',
+      active: true,
+      team_ids: [],
+    };
+    const id = await startNdjson(account, JSON.stringify(agent));
+    const slow = keyedWriters();
+    let entered = () => {};
+    const writing = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const write: PageWriter = async (ctx, records) => {
+      entered();
+      await sleep(150_000);
+      return slow.writers.people(ctx, records);
+    };
+    const running = importPass({
+      owner: 'runner-a',
+      writers: { people: write, tickets: write },
+      stepsPerJob: 1,
+    });
+    // The clock moves once the page is being written (reading the file takes no time of the clock).
+    await writing;
+    await clock.advance(100_000);
+    const other = keyedWriters();
+    await importPass({ owner: 'runner-b', writers: other.writers });
+    expect(other.calls).toEqual([]);
+    expect(await getItem(importKeys.job(account.accountId, id))).toMatchObject({ owner: 'runner-a' });
+    await clock.advance(60_000);
+    await running;
+    expect(slow.calls).toEqual([['u-1']]);
+    expect((await caller(account)('GET', `/api/imports/${id}`)).body.data.phase).toBe('teams');
   });
 });

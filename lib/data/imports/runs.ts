@@ -59,8 +59,43 @@ export async function claimJob(
   }
 }
 
+/**
+ * Moves `owner`'s lease of a job on to `untilMs` while a long step runs (its due entry with it), without moving its
+ * revision: false when the lease is no longer this owner's.
+ */
+export async function renewLease(
+  accountId: string,
+  id: string,
+  owner: string,
+  untilMs: number,
+): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: importKeys.job(accountId, id),
+        UpdateExpression: 'SET #until = :until, gsi2sk = :sk',
+        ConditionExpression: '#owner = :owner AND attribute_exists(gsi2sk)',
+        ExpressionAttributeNames: { '#owner': 'owner', '#until': 'until' },
+        ExpressionAttributeValues: {
+          ':owner': owner,
+          ':until': untilMs,
+          ':sk': importKeys.due(accountId, id, untilMs).gsi2sk,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
 /** What a step saves: the job's new state (the runner's lease kept, moved to `until`). */
-export type StepSave = Pick<ImportJob, 'status' | 'checkpoint' | 'counts' | 'progress' | 'startedAt'>;
+export type StepSave = Pick<
+  ImportJob,
+  'status' | 'checkpoint' | 'counts' | 'progress' | 'startedAt' | 'uploaded'
+>;
 
 /**
  * Saves a step at the revision read, under `owner`'s lease, which it moves to `untilMs`: the job as saved, or
