@@ -581,6 +581,50 @@ const declared = [
     scope: 'agents:write',
     tableActions: ['Query', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
+  // Imports (decisions.md, "Imports: moving a helpdesk in"; docs/imports.md, "Jobs"): PutItem (the job, the
+  // account's active import and an Idempotency-Key's record in one transaction), GetItem and Query (a job, the
+  // account's jobs, a job's error rows), UpdateItem (a cancel; every route's rate count); DeleteItem: releasing an
+  // Idempotency-Key.
+  {
+    name: 'createImport',
+    method: 'POST',
+    path: '/api/imports',
+    entry: 'functions/imports-create.ts',
+    scope: 'imports:write',
+    tableActions: ['PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'listImports',
+    method: 'GET',
+    path: '/api/imports',
+    entry: 'functions/imports-list.ts',
+    scope: 'imports:read',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'getImport',
+    method: 'GET',
+    path: '/api/imports/{import}',
+    entry: 'functions/imports-get.ts',
+    scope: 'imports:read',
+    tableActions: ['GetItem', 'UpdateItem'],
+  },
+  {
+    name: 'cancelImport',
+    method: 'POST',
+    path: '/api/imports/{import}/cancel',
+    entry: 'functions/imports-cancel.ts',
+    scope: 'imports:write',
+    tableActions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  {
+    name: 'listImportErrors',
+    method: 'GET',
+    path: '/api/imports/{import}/errors',
+    entry: 'functions/imports-errors.ts',
+    scope: 'imports:read',
+    tableActions: ['GetItem', 'Query', 'UpdateItem'],
+  },
   // The contract (decisions.md, "Contract"): public, and away from the store.
   {
     name: 'getOpenApi',

@@ -215,6 +215,35 @@ export const ticketQueueWorker = {
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
+/** How long one import run starts steps (polling every 2 s meanwhile); its timeout leaves a page in flight to end. */
+export const IMPORT_RUN_MS = 50_000;
+
+/**
+ * Scheduled every minute, runs the import runner (lib/imports/runner.ts) for most of the minute: the jobs' due index
+ * (Query on gsi2), a job's lease and saves (UpdateItem), its error rows (BatchWriteItem), its end (a transaction of the
+ * job's Update, the active import's Delete and the event's place); and what the writers write (lib/imports/people.ts,
+ * tickets.ts: source keys, people, tickets and their index, as the API's own writes do). Scheduled rather than
+ * queue-driven: docs/imports.md, "The runner", says why.
+ */
+export const importRunnerWorker = {
+  name: 'importRunner',
+  entry: 'functions/import-runner.ts',
+  tableActions: [
+    'Query',
+    'GetItem',
+    'BatchGetItem',
+    'PutItem',
+    'UpdateItem',
+    'DeleteItem',
+    'BatchWriteItem',
+    'ConditionCheckItem',
+  ],
+  indexQueries: ['gsi1', 'gsi2'],
+  // A page in flight at the end of the 50 s run finishes (a Zendesk or Freshdesk page takes ~1 to 2 minutes).
+  timeoutSeconds: 300,
+  keyHashSecret: true,
+} as const satisfies WorkerDefinition;
+
 export const workers: readonly WorkerDefinition[] = [
   webhookStreamWorker,
   webhookDueWorker,
@@ -226,4 +255,5 @@ export const workers: readonly WorkerDefinition[] = [
   erasureWorker,
   organizationClearingWorker,
   ticketQueueWorker,
+  importRunnerWorker,
 ];

@@ -3,6 +3,7 @@ import type {
   emailInboundWorker,
   emailOutboxWorker,
   erasureWorker,
+  importRunnerWorker,
   organizationClearingWorker,
   purgeWorker,
   slaBreachesWorker,
@@ -22,7 +23,8 @@ export type WorkerName =
   | typeof emailInboundQueueWorker.name
   | typeof erasureWorker.name
   | typeof organizationClearingWorker.name
-  | typeof ticketQueueWorker.name;
+  | typeof ticketQueueWorker.name
+  | typeof importRunnerWorker.name;
 
 /**
  * Every difference between environments, in one typed object (`npx cdk deploy -c stage=<name>`).
@@ -122,6 +124,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       erasures: 2,
       organizationClearing: 2,
       ticketQueue: 2,
+      importRunner: 2,
     },
     // Two runners (8 shards each): the pool's code path as prod runs it, at a dev's load (≈ 128 slots: ~500
     // deliveries/s at a 200 ms receiver).
@@ -168,6 +171,7 @@ export const stageConfigs: Record<Stage, StageConfig> = {
       erasures: 2,
       organizationClearing: 2,
       ticketQueue: 2,
+      importRunner: 2,
     },
     // The design load is 50,000 deliveries a minute (833/s, docs/capacity.md): 8 runners × 64 slots at a 200 ms
     // receiver is 2,560 attempts/s while they run (50 s of each minute: ≈ 2,130/s on average), ≥ 1,000/s even at a

@@ -27,7 +27,7 @@ const tooLong = (field: string, max: number) =>
 const present = (field: string) => v.check((x: unknown) => x !== undefined && x !== null, required(field));
 const nullToUndefined = <T>(x: T | null | undefined): T | undefined => (x === null ? undefined : x);
 
-function stringRules(field: string, max: number) {
+export function stringRules(field: string, max: number) {
   return v.pipe(v.string(mustBeString(field)), v.maxLength(max, tooLong(field, max)));
 }
 
@@ -35,7 +35,7 @@ function stringRules(field: string, max: number) {
  * A required field. A missing key is given the value null (valibot's object schema would otherwise report
  * the key itself), so that the field's own "is required" message is the one reported.
  */
-function requiredField<TSchema extends v.GenericSchema>(
+export function requiredField<TSchema extends v.GenericSchema>(
   field: string,
   rules: TSchema,
   wireSchema: v.GenericSchema = rules,

@@ -1,5 +1,12 @@
+import { join } from 'node:path';
 import { ensureTable, isReachable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
-import { LOCAL_DATA_DIR, localSettings } from '#infra/local/environment.ts';
+import {
+  ensureImportSecretsKey,
+  LOCAL_DATA_DIR,
+  LOCAL_IMPORTS_DIR,
+  localSettings,
+} from '#infra/local/environment.ts';
+import { newSecretsKey } from '#lib/imports/credentials.ts';
 
 /**
  * `npm run --silent admin -- <command>`. Talks to the same store as `npm start` (same variables); when that
@@ -23,6 +30,9 @@ async function main(args: string[]): Promise<number> {
     await ensureTable(endpoint, settings.tableName);
     process.env.DYNAMODB_ENDPOINT = endpoint;
     process.env.TABLE_NAME = settings.tableName;
+    // `import` seals credentials with npm start's key and puts files where its runner reads them (.local/imports).
+    ensureImportSecretsKey(newSecretsKey);
+    process.env.IMPORT_UPLOAD_DIR ??= join(LOCAL_IMPORTS_DIR, 'uploads');
   }
   // Imported after the environment is settled: the data layer's client reads it when loaded.
   const { runCommand, CommandError } = await import('./commands.ts');

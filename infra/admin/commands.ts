@@ -12,6 +12,7 @@ import { replayErasures } from '#lib/erasures/replay.ts';
 import { nowMicros } from '#lib/time.ts';
 import { sdkEdgeApi } from './edge-api.ts';
 import { placeAtEdge } from './edge-keys.ts';
+import { ImportUsage, runImportCommand } from './import-command.ts';
 
 /**
  * The admin commands (README.md, "Admin command line"), independent of how the store was reached (cli.ts does
@@ -36,6 +37,11 @@ export const USAGE = `usage: npm run --silent admin -- <command>
   tickets reindex SLUG     rebuild the account's ticket index from its tickets (while it takes no writes)
   deals reindex SLUG       the same for its deals
   contacts reindex SLUG    the same for its contacts
+  import SLUG --source zendesk --subdomain S --email E --token-file F [--validate] [--since T]
+  import SLUG --source freshdesk --domain D --key-file F [--validate] [--since T]
+  import SLUG --file export.ndjson [--validate] [--since T]
+                           run an import for the account to its end (a progress bar on stderr); secrets from a
+                           file (- for stdin); Ctrl-C pauses it, the same command resumes it
   erasures replay [--ledger-from TABLE]
                            after a restore from backup, erase again every person in the erasure ledger
                            (the ledger read from TABLE, the table that was live, when given)
@@ -69,6 +75,12 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
       return revoked;
     }
   }
+  if (command === 'import') {
+    const [slug, ...options] = rest;
+    if (!slug || slug.startsWith('--')) throw new CommandError(USAGE, 2);
+    const accountId = await accountIdOf(slug);
+    return runImport(accountId, options);
+  }
   if (command === 'erasures') {
     const [action, ...extra] = rest;
     const from = extra[0] === '--ledger-from' ? extra[1] : undefined;
@@ -81,6 +93,28 @@ export async function runCommand(args: string[]): Promise<Record<string, unknown
     if (action === 'reindex' && slug && extra.length === 0) return reindex(command, await accountIdOf(slug));
   }
   throw new CommandError(USAGE, 2);
+}
+
+/** `import`: run to its end with the progress on stderr; the first Ctrl-C pauses it, a second stops at once. */
+async function runImport(accountId: string, options: string[]) {
+  let interrupted = false;
+  const onInterrupt = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write('\npausing at the next checkpoint (Ctrl-C again to stop at once)\n');
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    return await runImportCommand(accountId, options, {
+      progress: process.stderr,
+      interrupted: () => interrupted,
+    });
+  } catch (error) {
+    if (error instanceof ImportUsage) throw new CommandError(`${error.message}\n${USAGE}`, 2);
+    throw error;
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
 }
 
 async function apply(path: string, newKey: boolean) {

@@ -24,6 +24,7 @@ import { FUNCTION_TIMEOUT_MS } from '#lib/config/timeouts.ts';
 import { pickRequestId } from '#lib/http/response.ts';
 import { nowMillis } from '#lib/time.ts';
 import { EdgeThrottle } from './edge-throttle.ts';
+import { serveImportUpload } from './uploads.ts';
 
 /**
  * A local stand-in for the deployed API Gateway REST API, built from the same route table: it builds the
@@ -119,6 +120,8 @@ export class LocalGateway {
     const requestId = pickRequestId(headerValue(req, 'x-request-id'), randomUUID());
     const target = parseTarget(req.url ?? '/');
     const method = (req.method ?? 'GET').toUpperCase();
+    // An ndjson import's file, streamed to the local object store (a presigned S3 PUT deployed): no body limit.
+    if (await serveImportUpload(req, res, this.baseUrl)) return;
 
     // Like API Gateway, refuse an oversized payload at the front door, before routing.
     const body = await readBody(req);

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LOCAL_MAIL_DIR, type localSettings, ROOT } from './environment.ts';
+import { LOCAL_IMPORTS_DIR, LOCAL_MAIL_DIR, type localSettings, ROOT } from './environment.ts';
 
 /**
  * What `npm start` runs beside the store (infra/local/start.ts): the API through the local gateway, the webhook
@@ -27,6 +27,7 @@ export async function loadModules() {
     { folderMailEraser },
     { runClearings },
     { runQueue },
+    { runImports },
   ] = await Promise.all([
     import('#lib/accounts/apply-account.ts'),
     import('#lib/data/accounts/accounts.ts'),
@@ -41,12 +42,14 @@ export async function loadModules() {
     import('#lib/data/mail-store.ts'),
     import('#lib/organizations/clearing-runner.ts'),
     import('#lib/tickets/queue-runner.ts'),
+    import('#lib/imports/runner.ts'),
   ]);
   return {
     ...{ applyAccountFile, findAccountIdBySlug, LocalGateway, startWebhookDispatcher, runBreaches },
     ...{ startMailServer, runPurges, runOutbox, folderSender, smtpSender, runErasures, folderMailEraser },
     runClearings,
     runQueue,
+    runImports,
   };
 }
 export type Modules = Awaited<ReturnType<typeof loadModules>>;
@@ -121,9 +124,14 @@ export async function startService(
   const clearings = modules.runClearings(Number.POSITIVE_INFINITY, { stopped });
   // The queue (docs/decisions.md, "The queue"): an agent who frees up takes the queue's next tickets.
   const queue = modules.runQueue(Number.POSITIVE_INFINITY, { stopped });
+  // Imports (docs/imports.md, "The runner"): due jobs a page at a time; uploads in the imports folder. One runner
+  // named after that folder: after a crash it takes its own leases back at once.
+  const importsDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-imports-')) : LOCAL_IMPORTS_DIR;
+  process.env.IMPORT_UPLOAD_DIR = join(importsDir, 'uploads');
+  const imports = modules.runImports(Number.POSITIVE_INFINITY, { stopped, owner: `npm-start:${importsDir}` });
   return {
     ...{ baseUrl, server, dispatcher, mail, mailDir, relay, sentDir, sender },
-    runners: [breaches, purges, outbox, erasures, clearings, queue],
+    runners: [breaches, purges, outbox, erasures, clearings, queue, imports],
     stopRunners: () => {
       runnersStopped = true;
     },

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceUnavailable } from '#lib/errors.ts';
+import { newSecretsKey } from '#lib/imports/credentials.ts';
 import { type DynamoDbLocal, ensureTable, startDynamoDbLocal } from './dynamodb-local.ts';
-import { LOCAL_DATA_DIR, localSettings, ROOT } from './environment.ts';
+import { ensureImportSecretsKey, LOCAL_DATA_DIR, localSettings, ROOT } from './environment.ts';
 import {
   loadModules,
   type Modules,
@@ -54,6 +55,8 @@ async function main(): Promise<void> {
     await ensureTable(endpoint, settings.tableName);
     process.env.DYNAMODB_ENDPOINT = endpoint;
     process.env.TABLE_NAME = settings.tableName;
+    // Imports (docs/imports.md): the credentials' key kept in .local/, uploads beside it (in memory: a fresh folder).
+    ensureImportSecretsKey(newSecretsKey);
 
     const modules = await loadModules();
     const demo = await demoAccount(modules);

@@ -2,6 +2,7 @@ import { Duration, NestedStack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import {
   erasureWorker,
+  importRunnerWorker,
   organizationClearingWorker,
   PURGE_EVERY_MINUTES,
   purgeWorker,
@@ -34,6 +35,7 @@ export class WorkerStack extends NestedStack {
   readonly erasures: ScheduledRunner;
   readonly organizationClearing: ScheduledRunner;
   readonly ticketQueue: ScheduledRunner;
+  readonly imports: ScheduledRunner;
   /** Its functions, by their names in functions/workers.ts. */
   readonly functions: Readonly<Record<string, DeskpipeFunction>>;
 
@@ -75,8 +77,7 @@ export class WorkerStack extends NestedStack {
         'The trash purge did not run for an hour: objects stay past their purge time. See docs/deploy.md#trash-purge-not-running.',
       reservedConcurrency: config.workerConcurrency.trashPurge,
     });
-    // A purged ticket's mail goes from the mail bucket with it (each account's own copies).
-    props.mail.grantPurge(this.purge.function);
+    props.mail.grantPurge(this.purge.function); // A purged ticket's mail goes with it (each account's copies).
     // Erasures (decisions.md, "Erasing a person"): every minute, until no running erasure has steps to go.
     this.erasures = new ScheduledRunner(this, 'Erasures', {
       ...runnerDefaults(props),
@@ -116,6 +117,7 @@ export class WorkerStack extends NestedStack {
         'The queue runner did not run for 15 minutes: queued tickets wait for freed agents. See docs/deploy.md#ticket-queue-not-running.',
       reservedConcurrency: config.workerConcurrency.ticketQueue,
     });
+    this.imports = importRunner(this, props);
     this.functions = {
       [webhookStreamWorker.name]: this.webhooks.streamFunction,
       [webhookDueWorker.name]: this.webhooks.dueFunction,
@@ -124,6 +126,22 @@ export class WorkerStack extends NestedStack {
       [erasureWorker.name]: this.erasures.function,
       [organizationClearingWorker.name]: this.organizationClearing.function,
       [ticketQueueWorker.name]: this.ticketQueue.function,
+      [importRunnerWorker.name]: this.imports.function,
     };
   }
+}
+
+/** Imports (decisions.md, "Imports"): due jobs a page at a time from their checkpoints, every minute. */
+function importRunner(scope: Construct, props: WorkerStackProps): ScheduledRunner {
+  return new ScheduledRunner(scope, 'ImportRunner', {
+    ...runnerDefaults(props),
+    worker: importRunnerWorker,
+    description: 'Runs the import jobs a page at a time (functions/import-runner.ts), each minute.',
+    slug: 'import-runner',
+    everyMinutes: 1,
+    notRunningAfter: Duration.minutes(15),
+    notRunningMeans:
+      'The import runner did not run for 15 minutes: imports wait. See docs/imports.md#the-runner.',
+    reservedConcurrency: props.config.workerConcurrency.importRunner,
+  });
 }

@@ -440,6 +440,10 @@ export function openApiDocument(version: string) {
       { name: 'Webhooks', description: 'Endpoints that receive the events, signed (Standard Webhooks).' },
       { name: 'Trash', description: 'Deleted tickets, deals and contacts, until they are purged (30 days).' },
       { name: 'Erasures', description: 'Erasing a person (GDPR article 17), everywhere, in the background.' },
+      {
+        name: 'Imports',
+        description: 'Moving a helpdesk in: Zendesk, Freshdesk or a file, silently, keyed by the source ids.',
+      },
       { name: 'Keys', description: 'API keys: scopes, expiry, rotation.' },
       { name: 'Contract', description: 'This document and its page.' },
     ],

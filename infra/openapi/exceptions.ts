@@ -43,8 +43,11 @@ function bodySchema(document: Json, at: readonly string[]): string[] | undefined
   const operation = at.reduce<unknown>((node, key) => (node as Json | undefined)?.[key], document) as
     | { requestBody?: { content: { 'application/json': { schema: { $ref?: string } } } } }
     | undefined;
-  const ref = operation?.requestBody?.content['application/json'].schema.$ref;
-  return ref?.slice('#/'.length).split('/');
+  const schema = operation?.requestBody?.content['application/json'].schema;
+  if (!schema) return undefined;
+  // A body of several shapes is written inline (its oneOf), not as a component.
+  if (schema.$ref === undefined) return [...at, 'requestBody', 'content', 'application/json', 'schema'];
+  return schema.$ref.slice('#/'.length).split('/');
 }
 
 function derived(): Record<keyof typeof derivedKinds, string[][]> {
@@ -60,23 +63,35 @@ function derived(): Record<keyof typeof derivedKinds, string[][]> {
   };
 }
 
+/** A body schema's shapes: itself, or each of its `oneOf`. */
+function bodyShapes(document: Json, body: string[]): string[][] {
+  const variants = [...body, 'oneOf'];
+  if (!resolves(document, variants)) return [body];
+  const shapes: string[][] = [];
+  for (let i = 0; resolves(document, [...variants, String(i)]); i++) shapes.push([...variants, String(i)]);
+  return shapes;
+}
+
 function marked(document: Json): Record<MarkedKind, string[][]> {
   const found: Record<MarkedKind, string[][]> = { freeText: [], accountScopedId: [] };
   for (const { route, op, at } of operationsOf()) {
     const body = bodySchema(document, at);
     for (const [kind, fields] of Object.entries(op.exceptions ?? {}) as [MarkedKind, readonly string[]][]) {
       for (const field of fields) {
-        const candidates = [
-          ...(body ? [[...body, 'properties', field]] : []),
-          ['components', 'parameters', queryParameterKey(route.name, field)],
-        ].filter((segments) => resolves(document, segments));
-        if (candidates.length !== 1) {
+        // A body of one of several shapes (oneOf: createImport's, by source): the field in each shape that has it.
+        const inBody = (body ? bodyShapes(document, body) : [])
+          .map((shape) => [...shape, 'properties', field])
+          .filter((segments) => resolves(document, segments));
+        const inQuery = [['components', 'parameters', queryParameterKey(route.name, field)]].filter(
+          (segments) => resolves(document, segments),
+        );
+        if (inBody.length + inQuery.length === 0 || (inBody.length > 0 && inQuery.length > 0)) {
           throw new Error(
             `infra/openapi/operations.ts: ${route.name} marks "${field}" as ${kind}, but ` +
-              (candidates.length === 0 ? 'has no such body field or query parameter' : 'has both'),
+              (inBody.length === 0 ? 'has no such body field or query parameter' : 'has both'),
           );
         }
-        found[kind].push(candidates[0] as string[]);
+        found[kind].push(...inBody, ...inQuery);
       }
     }
   }

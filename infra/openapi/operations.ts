@@ -11,6 +11,11 @@ import { InboundListQueryParams } from '#lib/email/inbound-log.ts';
 import { CreateErasureSchema } from '#lib/erasures/erasures.ts';
 import { EventFeedQueryParams } from '#lib/events/feed.ts';
 import {
+  CreateImportSchema,
+  ImportErrorsQueryParams,
+  ImportListQueryParams,
+} from '#lib/imports/job-schemas.ts';
+import {
   CreateOrganizationSchema,
   OrganizationListQueryParams,
   UpdateOrganizationSchema,
@@ -50,6 +55,8 @@ import {
   DealUpdated,
   ErasureAnswer,
   EventFeed,
+  ImportErrorPage,
+  ImportPage,
   InboundMailPage,
   MessageCreated,
   MessagePage,
@@ -57,6 +64,7 @@ import {
   OneContact,
   OneDeal,
   OneEvent,
+  OneImport,
   OneMessage,
   OneOrganization,
   OneTeam,
@@ -66,6 +74,7 @@ import {
   PipelineBoard,
   PipelineList,
   Restored,
+  StartedImport,
   TeamPage,
   TicketCreated,
   TicketDeleted,
@@ -100,6 +109,7 @@ export interface Operation {
     | 'Teams'
     | 'Trash'
     | 'Erasures'
+    | 'Imports'
     | 'Events'
     | 'Webhooks'
     | 'Keys'
@@ -202,6 +212,13 @@ const ERASURE_PARAM = {
   erasure: {
     description: "The erasure's id (`ers_…`).",
     schema: v.pipe(v.string(), v.maxLength(27), v.regex(/^ers_\d{13}[0-9a-f]{10}$/)),
+  },
+};
+
+const IMPORT_PARAM = {
+  import: {
+    description: "The import's id (`imp_…`).",
+    schema: v.pipe(v.string(), v.maxLength(27), v.regex(/^imp_\d{13}[0-9a-f]{10}$/)),
   },
 };
 
@@ -610,6 +627,60 @@ export const operations: Record<RouteName, Operation> = {
     tag: 'Erasures',
     pathParams: ERASURE_PARAM,
     ok: { status: 200, description: 'The erasure.', body: ErasureAnswer },
+    statuses: [404],
+  },
+  createImport: {
+    summary: 'Start an import',
+    description:
+      "Starts moving a helpdesk in (Zendesk, Freshdesk, or a file in the ndjson line format): the account's one " +
+      'import at a time (a second is a 409 while one has not ended). `mode: validate` reads everything and writes ' +
+      'nothing but the job; `since` reads only what changed since then; `rate_share` (0.1 to 1, 0.5 by default) ' +
+      "is the share of the source's rate limit used. The credentials are kept encrypted only while the import " +
+      'runs and never answered. An ndjson import answers `upload_url`: PUT the file there, and it starts. Follow ' +
+      'it with `GET /api/imports/{import}`.',
+    tag: 'Imports',
+    body: CreateImportSchema,
+    ok: { status: 202, description: 'The import, queued.', body: StartedImport },
+    // The source's secrets: whatever characters the vendor issues, kept sealed and never shown.
+    exceptions: { freeText: ['api_token', 'api_key'] },
+    conflict: 'another import of the account has not ended.',
+  },
+  listImports: {
+    summary: 'List imports',
+    description: "The account's imports, newest first, `limit` at a time (1 to 100, 20 by default).",
+    tag: 'Imports',
+    query: ImportListQueryParams,
+    ok: { status: 200, description: 'Imports older than the cursor, and the next cursor.', body: ImportPage },
+  },
+  getImport: {
+    summary: 'Get an import',
+    description: "An import's status, phase, progress (in tickets) and counts by type.",
+    tag: 'Imports',
+    pathParams: IMPORT_PARAM,
+    ok: { status: 200, description: 'The import.', body: OneImport },
+    statuses: [404],
+  },
+  cancelImport: {
+    summary: 'Cancel an import',
+    description: 'The import stops at its next checkpoint (`cancelled`); what it imported stays.',
+    tag: 'Imports',
+    pathParams: IMPORT_PARAM,
+    ok: { status: 202, description: 'The import, asked to stop.', body: OneImport },
+    statuses: [404],
+    conflict: 'the import has ended.',
+  },
+  listImportErrors: {
+    summary: "List an import's error rows",
+    description:
+      'What could not be imported, and why, in the order found, `limit` at a time (1 to 100, 50 by default).',
+    tag: 'Imports',
+    pathParams: IMPORT_PARAM,
+    query: ImportErrorsQueryParams,
+    ok: {
+      status: 200,
+      description: 'Error rows after the cursor, and the next cursor.',
+      body: ImportErrorPage,
+    },
     statuses: [404],
   },
   listEvents: {

@@ -714,8 +714,140 @@ export const TeamCreatedEvent = eventSchema('team.created', Team, 'TeamCreatedEv
 export const TeamUpdatedEvent = eventSchema('team.updated', Team, 'TeamUpdatedEvent', true);
 export const TeamDeletedEvent = eventSchema('team.deleted', Team, 'TeamDeletedEvent', false);
 
+/** Imports (decisions.md, "Imports: moving a helpdesk in"): never the credentials. */
+const importCounts = v.strictObject({
+  source: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Records the source gave.')),
+  created: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  updated: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  unchanged: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  failed: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Records with an error row.')),
+});
+const IMPORT_TYPE_NAMES = [
+  'agents',
+  'teams',
+  'organizations',
+  'contacts',
+  'tickets',
+  'messages',
+  'attachments',
+];
+const importFields = {
+  id: v.pipe(v.string(), v.regex(/^imp_\d{13}[0-9a-f]{10}$/)),
+  source: v.picklist(['zendesk', 'freshdesk', 'ndjson']),
+  mode: v.pipe(
+    v.picklist(['validate', 'run']),
+    v.description('`validate` reads everything and writes nothing.'),
+  ),
+  status: v.picklist([
+    'queued',
+    'running',
+    'paused',
+    'completed',
+    'failed',
+    'cancelled',
+    'undoing',
+    'undone',
+  ]),
+  phase: v.pipe(
+    v.picklist(['agents', 'teams', 'organizations', 'contacts', 'tickets']),
+    v.description('What is being read: people first, then tickets with their messages and attachments.'),
+  ),
+  progress: v.strictObject({
+    done: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Tickets read so far.')),
+    total: v.pipe(
+      nullable(v.pipe(v.number(), v.integer(), v.minValue(0))),
+      v.description('Null until known.'),
+    ),
+  }),
+  counts: v.strictObject(Object.fromEntries(IMPORT_TYPE_NAMES.map((type) => [type, importCounts]))),
+  created_at: timestamp,
+  started_at: nullable(timestamp),
+  completed_at: nullable(timestamp),
+  failure: v.pipe(
+    nullable(v.string()),
+    v.description('Why the import failed (the source refused the credentials…).'),
+  ),
+};
+const zeroCounts = { source: 0, created: 0, updated: 0, unchanged: 0, failed: 0 };
+const importExample: v.InferInput<v.StrictObjectSchema<typeof importFields, undefined>> = {
+  id: 'imp_1764927300000a1b2c3d4e5',
+  source: 'zendesk',
+  mode: 'run',
+  status: 'running',
+  phase: 'tickets',
+  progress: { done: 1200, total: 4800 },
+  counts: {
+    teams: zeroCounts,
+    organizations: zeroCounts,
+    messages: zeroCounts,
+    attachments: zeroCounts,
+    agents: { source: 12, created: 3, updated: 0, unchanged: 9, failed: 0 },
+    contacts: { source: 950, created: 948, updated: 0, unchanged: 0, failed: 2 },
+    tickets: { source: 1200, created: 1200, updated: 0, unchanged: 0, failed: 0 },
+  },
+  created_at: '2026-12-05T09:15:00.000000Z',
+  started_at: '2026-12-05T09:15:01.204311Z',
+  completed_at: null,
+  failure: null,
+};
+export const Import = v.pipe(v.strictObject(importFields), v.title('Import'), v.examples([importExample]));
+export const OneImport = v.strictObject({ data: Import });
+export const StartedImport = v.strictObject({
+  data: v.pipe(
+    v.strictObject({
+      ...importFields,
+      upload_url: v.pipe(
+        v.optional(v.pipe(v.string(), v.url())),
+        v.description('ndjson only: PUT the file here (for an hour); the import starts once it is in.'),
+      ),
+    }),
+    v.title('StartedImport'),
+    v.examples([{ ...importExample, status: 'queued', progress: { done: 0, total: null } }]),
+  ),
+});
+export const ImportPage = v.pipe(
+  v.strictObject({
+    data: v.array(Import),
+    next_cursor: v.pipe(
+      nullable(v.string()),
+      v.description(
+        "Pass as `after` for the next page (older imports): the last one's id; null on the last page.",
+      ),
+    ),
+  }),
+  v.title('ImportPage'),
+);
+export const ImportErrorPage = v.pipe(
+  v.strictObject({
+    data: v.array(
+      v.strictObject({
+        type: v.picklist(IMPORT_TYPE_NAMES),
+        source_id: v.pipe(v.string(), v.description("The record's id at the source (or the file's line).")),
+        reason: v.string(),
+      }),
+    ),
+    next_cursor: v.pipe(
+      nullable(v.string()),
+      v.description('Pass as `after` for the next page; null on the last.'),
+    ),
+  }),
+  v.title('ImportErrorPage'),
+  v.examples([
+    {
+      data: [
+        { type: 'organizations', source_id: '360001', reason: 'gmail.com is a free-mail domain: dropped.' },
+      ],
+      next_cursor: null,
+    },
+  ]),
+);
+export const ImportCompletedEvent = eventSchema('import.completed', Import, 'ImportCompletedEvent', false);
+export const ImportFailedEvent = eventSchema('import.failed', Import, 'ImportFailedEvent', false);
+
 export const Event = v.pipe(
   v.union([
+    ImportCompletedEvent,
+    ImportFailedEvent,
     ContactErasedEvent,
     TicketDeletedEvent,
     TicketRestoredEvent,

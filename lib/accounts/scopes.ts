@@ -19,6 +19,8 @@ export const SCOPES = [
   'agents:write',
   'organizations:read',
   'organizations:write',
+  'imports:read',
+  'imports:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

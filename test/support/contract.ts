@@ -11,7 +11,7 @@ import document from '../../docs/openapi.json' with { type: 'json' };
  */
 /**
  * The docs page's sections (the document's tags), in the order a user meets the domain: tickets and their
- * messages, e-mail, deals, contacts, pipelines, agents, teams, events, webhooks, trash, erasures, keys, the contract.
+ * messages, e-mail, deals, contacts, pipelines, agents, teams, events, webhooks, trash, erasures, imports, keys, the contract.
  */
 export const DOCS_PAGE_SECTIONS = [
   'Tickets',
@@ -26,6 +26,7 @@ export const DOCS_PAGE_SECTIONS = [
   'Webhooks',
   'Trash',
   'Erasures',
+  'Imports',
   'Keys',
   'Contract',
 ];

@@ -1,0 +1,9 @@
+import { route } from '#functions/routes.ts';
+import { httpHandler } from '#lib/http/handler.ts';
+import { listImportErrors } from '#lib/imports/jobs.ts';
+
+/** GET /api/imports/{import}/errors: the rows of what could not be imported, in the order found. */
+export const handler = httpHandler({ route: route('listImportErrors') }, async (request, caller) => ({
+  statusCode: 200,
+  body: await listImportErrors(caller.accountId, request.params.import ?? '', request.query),
+}));

@@ -1,0 +1,128 @@
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { activeImport, resumePaused } from '#lib/data/imports/active.ts';
+import { markUploaded } from '#lib/data/imports/asks.ts';
+import { ENDED, getJob, type ImportJob } from '#lib/data/imports/jobs.ts';
+import { claimJob, pauseJob } from '#lib/data/imports/runs.ts';
+import { putLocalUpload } from '#lib/data/imports/uploads.ts';
+import { readerFor, runImportStep } from '#lib/imports/engine.ts';
+import { startImport } from '#lib/imports/jobs.ts';
+import { presentImport } from '#lib/imports/present.ts';
+import type { ImportSourceReader } from '#lib/imports/records.ts';
+import { LEASE_MS } from '#lib/imports/runner.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
+import { type ImportProgress, importProgress } from './import-progress.ts';
+
+/**
+ * `admin import SLUG …` (operations.md, "Imports"): the job the API starts, run here until it ends, its progress on
+ * stderr. Secrets come from a file (or stdin, `-`), never argv. Ctrl-C (`interrupted`) pauses the job at its next
+ * checkpoint; the same command run again resumes it. When another runner holds the job (`npm start`'s), this one
+ * shows its progress until it ends.
+ */
+export interface ImportCommandIo {
+  progress: { write(text: string): unknown; isTTY?: boolean };
+  interrupted: () => boolean;
+  /** Reads a secret file (stdin for `-`). */
+  readSecret?: (file: string) => string;
+}
+
+export class ImportUsage extends Error {}
+
+/** How long a job paused by Ctrl-C waits for the command to be run again before a runner takes it up. */
+export const OPERATOR_PAUSE_MS = 7 * 24 * 60 * 60 * 1000;
+const POLL_MS = 1_000;
+
+const flag = (args: string[], name: string) => {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : undefined;
+};
+
+/** The POST /api/imports body the arguments describe (secrets read from their files). */
+export function importBody(args: string[], readSecret: (file: string) => string): Record<string, unknown> {
+  const file = flag(args, '--file');
+  const source = file ? 'ndjson' : flag(args, '--source');
+  const common = {
+    mode: args.includes('--validate') ? 'validate' : 'run',
+    ...(flag(args, '--since') ? { since: flag(args, '--since') } : {}),
+    ...(flag(args, '--rate-share') ? { rate_share: Number(flag(args, '--rate-share')) } : {}),
+  };
+  const secret = (name: string) => {
+    const path = flag(args, name);
+    if (!path) throw new ImportUsage(`${name} is needed (a secret is read from a file, never from argv)`);
+    return readSecret(path).trim();
+  };
+  if (source === 'zendesk')
+    return {
+      source,
+      subdomain: flag(args, '--subdomain'),
+      email: flag(args, '--email'),
+      api_token: secret('--token-file'),
+      ...common,
+    };
+  if (source === 'freshdesk')
+    return { source, domain: flag(args, '--domain'), api_key: secret('--key-file'), ...common };
+  if (source === 'ndjson') {
+    if (!file || !existsSync(file)) throw new ImportUsage(`no such file: ${file}`);
+    return { source, ...common };
+  }
+  throw new ImportUsage('--source zendesk|freshdesk, or --file FILE');
+}
+
+const readSecretFile = (file: string) => readFileSync(file === '-' ? 0 : file, 'utf8');
+
+/** Runs the import to its end (or to a pause by Ctrl-C): `{import}` as GET /api/imports/{id} answers it. */
+export async function runImportCommand(accountId: string, args: string[], io: ImportCommandIo) {
+  const body = importBody(args, io.readSecret ?? readSecretFile);
+  const job = await startOrResume(accountId, body, flag(args, '--file'));
+  const progress = importProgress(io.progress);
+  try {
+    return { import: presentImport(await runToEnd(job, progress, io.interrupted)) };
+  } finally {
+    progress.stop();
+  }
+}
+
+/** A new job; or the account's job paused by an earlier Ctrl-C, of the same source, made due again. */
+async function startOrResume(accountId: string, body: Record<string, unknown>, file: string | undefined) {
+  const active = await activeImport(accountId);
+  if (active?.status === 'paused' && active.source === body.source) {
+    return (await resumePaused(active, nowMillis())) ?? active;
+  }
+  const { job } = await startImport(accountId, body, 'http://127.0.0.1', undefined);
+  if (file) {
+    await putLocalUpload(accountId, job.id, createReadStream(file));
+    return (await markUploaded(accountId, job.id, nowMillis())) ?? job;
+  }
+  return job;
+}
+
+/** Steps the job while this command holds it; otherwise waits, showing it, until it ends. */
+async function runToEnd(
+  start: ImportJob,
+  progress: ImportProgress,
+  interrupted: () => boolean,
+): Promise<ImportJob> {
+  const owner = `admin-${process.pid}-${Math.random().toString(16).slice(2, 8)}`;
+  let reader: ImportSourceReader | undefined;
+  for (;;) {
+    const now = (await getJob(start.accountId, start.id)) ?? start;
+    progress.show(presentImport(now));
+    if (ENDED.includes(now.status)) return now;
+    if (interrupted()) return now;
+    let job = await claimJob(now.accountId, now.id, owner, nowMillis() + LEASE_MS, nowMillis());
+    if (!job) {
+      await sleep(POLL_MS);
+      continue;
+    }
+    reader ??= readerFor(job);
+    for (;;) {
+      const step = await runImportStep(job, { owner, leaseMs: LEASE_MS, reader });
+      if (step.outcome !== 'more') break;
+      job = step.job;
+      progress.show(presentImport(job));
+      if (interrupted()) {
+        // At this checkpoint: paused until the same command is run again.
+        return (await pauseJob(job, owner, nowMillis() + OPERATOR_PAUSE_MS)) ?? job;
+      }
+    }
+  }
+}
