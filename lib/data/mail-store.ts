@@ -12,6 +12,7 @@
  * (s3.ts) and its erasure (s3-eraser.ts); the store the environment names (environment.ts).
  */
 export {
+  hasMailStore,
   MAIL_BUCKET_VARIABLE,
   MAIL_DIR_VARIABLE,
   mailEraser,

@@ -2,7 +2,9 @@ import { putErrorRows } from '#lib/data/imports/errors.ts';
 import type { ImportCheckpoint, ImportJob, ImportStatus } from '#lib/data/imports/jobs.ts';
 import { endJob, pauseJob, releaseJob, saveStep } from '#lib/data/imports/runs.ts';
 import { uploadBytes, uploadPresent } from '#lib/data/imports/uploads.ts';
+import { hasMailStore, mailStore } from '#lib/data/mail-store.ts';
 import { now, nowMillis, parseTimestamp } from '#lib/time.ts';
+import { type AttachmentCopier, sourceAttachmentCopier } from './attachments.ts';
 import { openCredentials } from './credentials.ts';
 import { presentImport } from './present.ts';
 import { IMPORT_PHASES, type ImportErrorRow, type ImportSourceReader, type SourcePage } from './records.ts';
@@ -74,8 +76,8 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
   }
   const { phase, next, page } = job.checkpoint;
   let read: SourcePage;
+  const reader = options.reader ?? readerFor(job);
   try {
-    const reader = options.reader ?? readerFor(job);
     read = await reader.page(phase, next, { since: job.since ?? undefined });
   } catch (error) {
     if (error instanceof SourceAuthFailed) return end(job, options.owner, 'failed', error.message);
@@ -83,7 +85,7 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
     const paused = await pauseJob(job, options.owner, error.retryAtMs ?? nowMillis() + PAUSE_MS);
     return { outcome: paused ? 'paused' : 'lost' };
   }
-  const written = await writePage(job, read, options.writers ?? IMPORT_WRITERS);
+  const written = await writePage(job, read, options.writers ?? IMPORT_WRITERS, copierFor(job, reader));
   await putErrorRows(job.accountId, job.id, page, written.errors);
   const counts = addCounts(job.counts, written.counts);
   const done = counts.tickets?.source ?? 0;
@@ -107,6 +109,16 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
   return saved ? { outcome: 'more', job: saved } : { outcome: 'lost' };
 }
 
+/**
+ * Who copies a run's attachments: the source's file client into the mail store (where e-mailed attachments are
+ * kept), when the source has one and the process has a mail store; none for a validate run (it fetches nothing).
+ * Without one, each attachment is an error row (lib/imports/ticket-files.ts).
+ */
+export function copierFor(job: ImportJob, reader: ImportSourceReader): AttachmentCopier | undefined {
+  if (job.mode === 'validate' || !reader.files || !hasMailStore()) return undefined;
+  return sourceAttachmentCopier(reader.files, mailStore());
+}
+
 /** Where the job reads next: on in the phase, the next phase's start, or null after the last. */
 function nextCheckpoint(at: ImportCheckpoint, next: string | null): ImportCheckpoint | null {
   if (next !== null) return { phase: at.phase, next, page: at.page + 1 };
@@ -115,12 +127,18 @@ function nextCheckpoint(at: ImportCheckpoint, next: string | null): ImportCheckp
 }
 
 /** A page's records through their writers; the source's own error rows counted as failed records of their type. */
-async function writePage(job: ImportJob, read: SourcePage, writers: ImportWriters): Promise<PageWritten> {
+async function writePage(
+  job: ImportJob,
+  read: SourcePage,
+  writers: ImportWriters,
+  attachments: AttachmentCopier | undefined,
+): Promise<PageWritten> {
   const ctx: ImportContext = {
     accountId: job.accountId,
     importId: job.id,
     source: job.source,
     validate: job.mode === 'validate',
+    ...(attachments ? { attachments } : {}),
   };
   const people = read.records.filter((record) => record.type !== 'tickets');
   const tickets = read.records.filter((record) => record.type === 'tickets');

@@ -3,8 +3,10 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ImportJob } from '#lib/data/imports/jobs.ts';
 import { ATTACHMENTS_PREFIX, MAIL_DIR_VARIABLE, mailStore } from '#lib/data/mail-store.ts';
 import { sourceAttachmentCopier } from '#lib/imports/attachments.ts';
+import { copierFor } from '#lib/imports/engine.ts';
 import { closeSourceConnections, type SourceHttp } from '#lib/imports/http.ts';
 import type { ImportedAttachment, ImportedMessage, ImportedTicket } from '#lib/imports/records.ts';
 import { zendeskSource } from '#lib/imports/sources/zendesk.ts';
@@ -225,5 +227,18 @@ describe('imported attachments', () => {
       Array(4).fill('The source has no host attachments are fetched from: not copied'),
     );
     expect(zendesk.requests.length).toBe(before);
+  });
+});
+
+describe("the engine's copier (lib/imports/engine.ts)", () => {
+  it("copies a run's attachments from its source's file client into the mail store; none for a validate run or a file", () => {
+    const reader = zendeskSource({
+      ...{ subdomain: 'acme', email: ZENDESK_EMAIL, apiToken: ZENDESK_TOKEN },
+      env: { IMPORT_ZENDESK_URL: zendesk.url },
+    });
+    const job = { accountId: 'a', id: 'imp_1', source: 'zendesk', mode: 'run' } as ImportJob;
+    expect(copierFor(job, reader)).toBeDefined();
+    expect(copierFor({ ...job, mode: 'validate' }, reader)).toBeUndefined();
+    expect(copierFor({ ...job, source: 'ndjson' }, { source: 'ndjson', page: reader.page })).toBeUndefined();
   });
 });

@@ -278,6 +278,17 @@ describe('the import runner', () => {
           source_id: 'm-7',
           reason: 'The author (unknown unknown) was not imported: kept as system',
         },
+        // An ndjson file's attachments are not fetched (no host is decided for them: docs/import-format.md).
+        {
+          type: 'attachments',
+          source_id: 'att-1',
+          reason: 'The source has no host attachments are fetched from: not copied',
+        },
+        {
+          type: 'attachments',
+          source_id: 'att-2',
+          reason: 'The source has no host attachments are fetched from: not copied',
+        },
         {
           type: 'messages',
           source_id: 'm-9',

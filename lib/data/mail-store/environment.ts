@@ -28,6 +28,10 @@ export function mailPurger(): MailPurger | undefined {
 
 let current: { name: string; store: MailObjectStore } | undefined;
 
+/** Whether the environment names a mail store (a process without one: an import copies no attachment). */
+export const hasMailStore = (): boolean =>
+  Boolean(process.env[MAIL_BUCKET_VARIABLE] || process.env[MAIL_DIR_VARIABLE]);
+
 /** The store the environment names (one per process, made again if the environment changes, as in tests). */
 export function mailStore(): MailObjectStore {
   const bucket = process.env[MAIL_BUCKET_VARIABLE];
