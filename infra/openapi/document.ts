@@ -11,6 +11,12 @@ import { SCOPES } from '#lib/accounts/scopes.ts';
 import { UpdateContactSchema } from '#lib/contacts/schemas.ts';
 import { CreateDealSchema, UpdateDealSchema } from '#lib/deals/schemas.ts';
 import { MAX_JSON_DEPTH } from '#lib/http/json-limits.ts';
+import {
+  CreateImportSchema,
+  FreshdeskImportSchema,
+  NdjsonImportSchema,
+  ZendeskImportSchema,
+} from '#lib/imports/job-schemas.ts';
 import { CreateOrganizationSchema, UpdateOrganizationSchema } from '#lib/organizations/schemas.ts';
 import {
   CreateAgentSchema,
@@ -56,6 +62,12 @@ const definitions: Record<string, v.GenericSchema> = {
   Organization: answers.Organization,
   OrganizationPage: answers.OrganizationPage,
   CreateOrganizationRequest: CreateOrganizationSchema,
+  // An import's body, one of three shapes by `source`, each named: the shapes' fields are then referred to by name
+  // (the Spectral exceptions: infra/openapi/exceptions.ts), never by a position in a oneOf.
+  CreateImportRequest: CreateImportSchema,
+  ZendeskImportRequest: ZendeskImportSchema,
+  FreshdeskImportRequest: FreshdeskImportSchema,
+  NdjsonImportRequest: NdjsonImportSchema,
   UpdateOrganizationRequest: UpdateOrganizationSchema,
   OrganizationCreatedEvent: answers.OrganizationCreatedEvent,
   OrganizationUpdatedEvent: answers.OrganizationUpdatedEvent,

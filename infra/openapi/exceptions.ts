@@ -63,12 +63,16 @@ function derived(): Record<keyof typeof derivedKinds, string[][]> {
   };
 }
 
-/** A body schema's shapes: itself, or each of its `oneOf`. */
+/** A body schema's shapes: itself, or each of its `oneOf` (a named component, where it is one). */
 function bodyShapes(document: Json, body: string[]): string[][] {
   const variants = [...body, 'oneOf'];
   if (!resolves(document, variants)) return [body];
   const shapes: string[][] = [];
-  for (let i = 0; resolves(document, [...variants, String(i)]); i++) shapes.push([...variants, String(i)]);
+  for (let i = 0; resolves(document, [...variants, String(i)]); i++) {
+    const shape = [...variants, String(i)];
+    const ref = shape.reduce<unknown>((node, key) => (node as Json)[key], document) as { $ref?: string };
+    shapes.push(ref.$ref === undefined ? shape : ref.$ref.slice('#/'.length).split('/'));
+  }
   return shapes;
 }
 

@@ -91,6 +91,11 @@ export async function startImport(
   return started;
 }
 
+/** The account's import of this id, or undefined (another account's, unknown, not an import id): a path's object. */
+export async function findImport(accountId: string, id: string): Promise<ImportJob | undefined> {
+  return IMPORT_ID_PATTERN.test(id) ? getJob(accountId, id) : undefined;
+}
+
 async function findJob(accountId: string, id: string): Promise<ImportJob> {
   const job = IMPORT_ID_PATTERN.test(id) ? await getJob(accountId, id) : undefined;
   if (!job) throw new NotFound();

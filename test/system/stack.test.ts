@@ -377,6 +377,14 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
     });
+    // The import runner that stopped running: no invocation in 15 minutes (imports wait).
+    expect(byName[`deskpipe-${stage}-import-runner-not-running`]).toMatchObject({
+      MetricName: 'Invocations',
+      Period: 900,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
     // The outbox that stopped running: no invocation in 5 minutes (replies are not mailed).
     expect(byName[`deskpipe-${stage}-email-outbox-not-running`]).toMatchObject({
       MetricName: 'Invocations',
@@ -406,7 +414,7 @@ describe.each(STAGES)('production settings for %s', (stage) => {
       Threshold: QUIET_WAIT_ALARM_SECONDS,
       ComparisonOperator: 'GreaterThanThreshold',
     });
-    expect(alarms).toHaveLength(14 + 2 * (routes.length + 1 + workers.length));
+    expect(alarms).toHaveLength(15 + 2 * (routes.length + 1 + workers.length));
     const withActions = alarms.filter((a) => Array.isArray(a.Properties.AlarmActions));
     expect(withActions).toHaveLength(config.alarmTopic ? alarms.length : 0);
   });
