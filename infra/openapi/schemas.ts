@@ -3,7 +3,8 @@ import { AGENT_STATUSES, PRIORITIES } from '#lib/accounts/types.ts';
 import { EVENT_ID_PATTERN } from '#lib/data/events.ts';
 import { ENDPOINT_ID_PATTERN } from '#lib/data/webhooks/endpoint-ids.ts';
 import { INBOUND_OUTCOMES } from '#lib/email/outcomes.ts';
-import { IMPORT_SOURCES } from '#lib/imports/records.ts';
+import { IMPORT_ID_PATTERN } from '#lib/imports/job-schemas.ts';
+import { IMPORT_SOURCES, IMPORT_TYPES } from '#lib/imports/records.ts';
 import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages/message.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
 
@@ -722,17 +723,8 @@ const importCounts = v.strictObject({
   unchanged: v.pipe(v.number(), v.integer(), v.minValue(0)),
   failed: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Records with an error row.')),
 });
-const IMPORT_TYPE_NAMES = [
-  'agents',
-  'teams',
-  'organizations',
-  'contacts',
-  'tickets',
-  'messages',
-  'attachments',
-];
 const importFields = {
-  id: v.pipe(v.string(), v.regex(/^imp_\d{13}[0-9a-f]{10}$/)),
+  id: v.pipe(v.string(), v.regex(IMPORT_ID_PATTERN)),
   source: v.picklist(['zendesk', 'freshdesk', 'ndjson']),
   mode: v.pipe(
     v.picklist(['validate', 'run']),
@@ -759,7 +751,7 @@ const importFields = {
       v.description('Null until known.'),
     ),
   }),
-  counts: v.strictObject(Object.fromEntries(IMPORT_TYPE_NAMES.map((type) => [type, importCounts]))),
+  counts: v.strictObject(Object.fromEntries(IMPORT_TYPES.map((type) => [type, importCounts]))),
   created_at: timestamp,
   started_at: nullable(timestamp),
   completed_at: nullable(timestamp),
@@ -821,7 +813,7 @@ export const ImportErrorPage = v.pipe(
   v.strictObject({
     data: v.array(
       v.strictObject({
-        type: v.picklist(IMPORT_TYPE_NAMES),
+        type: v.picklist(IMPORT_TYPES),
         source_id: v.pipe(v.string(), v.description("The record's id at the source (or the file's line).")),
         reason: v.string(),
       }),
