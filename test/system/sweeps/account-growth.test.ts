@@ -127,6 +127,13 @@ describe('nothing grows with the account', () => {
     for (const [change, { items }] of Object.entries(large)) {
       const base = small[change]?.items ?? new Map<string, number>();
       for (const [shape, bytes] of items) {
+        if (/^TICKET_STATS#<uuid>#counts \/ #N$/.test(shape)) {
+          // A counts shard (32 of them) holds a counter per status, priority and their pairs that its tickets met:
+          // an update writes a random one (lib/data/index/commit.ts), so its weight is that shard's history, not the
+          // account's size. Bounded by those values: within the one KB the capacity model charges it (2 WU).
+          expect(bytes, `${change}: ${shape}`).toBeLessThanOrEqual(1024);
+          continue;
+        }
         // A few ids of 4 digits instead of 1 (a ticket's event names its assignee's).
         expect(bytes, `${change}: ${shape}`).toBeLessThanOrEqual((base.get(shape) ?? 0) + 256);
       }
