@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { activeImport, resumePaused } from '#lib/data/imports/active.ts';
-import { markUploaded } from '#lib/data/imports/asks.ts';
+import { activeImport } from '#lib/data/imports/active.ts';
+import { markUploaded, resumePaused } from '#lib/data/imports/asks.ts';
 import { ENDED, getJob, type ImportJob } from '#lib/data/imports/jobs.ts';
 import { claimJob, pauseJob } from '#lib/data/imports/runs.ts';
 import { putLocalUpload } from '#lib/data/imports/uploads.ts';

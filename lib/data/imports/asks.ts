@@ -52,6 +52,19 @@ export async function markUploaded(
   });
 }
 
+/**
+ * A paused job made due at `nowMs` (`admin import` run again after its Ctrl-C: operations.md, "Imports"), or
+ * undefined when it is no longer paused. The runner that takes it sets it running.
+ */
+export async function resumePaused(job: ImportJob, nowMs: number): Promise<ImportJob | undefined> {
+  const due = importKeys.due(job.accountId, job.id, nowMs);
+  return askedUpdate(job.accountId, job.id, {
+    update: 'SET gsi2pk = :pk, gsi2sk = :sk',
+    condition: '#status = :paused',
+    values: { ':pk': due.gsi2pk, ':sk': due.gsi2sk, ':paused': 'paused' },
+  });
+}
+
 async function askedUpdate(
   accountId: string,
   id: string,
