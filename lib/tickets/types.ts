@@ -50,6 +50,11 @@ export interface Ticket {
   resolvedAt: Timestamp | null;
   closedAt: Timestamp | null;
   /**
+   * When the status last changed (decisions.md, "Business rules": a time rule's `since`); a new ticket's
+   * created_at. Absent on tickets stored before rules: lib/rules/time-rules.ts reads it as updatedAt.
+   */
+  statusChangedAt?: Timestamp;
+  /**
    * The conversation's fields (lib/tickets/conversation.ts), written by every message in its commit. Absent on
    * tickets stored before messages existed: conversationOf() reads them as a ticket with its description only.
    */

@@ -20,8 +20,9 @@ import { freedByTicketChange } from './queue.ts';
 import { MAX_CUSTOM_FIELDS, type UpdateTicketInput, UpdateTicketSchema } from './schemas.ts';
 import { retargeted } from './sla.ts';
 import type { ClockState } from './sla-clocks.ts';
+import { statusMove } from './status-move.ts';
 import { againIfTeamGone } from './team-gone.ts';
-import { BUSY_STATUSES, type Ticket, type TicketStatus } from './types.ts';
+import { BUSY_STATUSES, type Ticket } from './types.ts';
 
 export interface UpdateOptions {
   /** The If-Match header as sent, if any. */
@@ -231,16 +232,6 @@ export function applyChange(
       : after;
   if (!isDeepStrictEqual(changed, before)) changed.updatedAt = now;
   return changed;
-}
-
-/**
- * decisions.md: entering `resolved` sets resolved_at; leaving it for open, pending or in_progress clears it (a
- * reopen); entering `closed` sets closed_at, and resolved_at if it was null.
- */
-function statusMove(before: Ticket, status: TicketStatus, now: string): Partial<Ticket> {
-  if (status === 'resolved') return { status, resolvedAt: now };
-  if (status === 'closed') return { status, closedAt: now, resolvedAt: before.resolvedAt ?? now };
-  return { status, resolvedAt: null };
 }
 
 /** The freed entry of the agent a change frees, due at once (none: nothing). */
