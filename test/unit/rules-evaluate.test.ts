@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ChangeContext, evaluateRules } from '#lib/rules/evaluate.ts';
 import { applyMacro } from '#lib/rules/macros.ts';
+import { presentOutcomes } from '#lib/rules/present.ts';
 import type { Rule } from '#lib/rules/types.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { context, directory, MINUTE, rule, T0, ticket, ts } from '#test/support/rules.ts';
@@ -58,6 +59,24 @@ describe('evaluating rules', () => {
     // The same ticket by the API: the rule's `via` condition fails, and rules/test says so with the value.
     const viaApi = run([billing], ticket(), { kind: 'create', channel: 'api' }, null);
     expect(viaApi.fired).toEqual([]);
+    expect(presentOutcomes(viaApi)).toEqual({
+      fired: [],
+      not_fired: [
+        {
+          id: billing.id,
+          name: billing.name,
+          failed: [{ path: 'conditions.all.0', field: 'via', op: 'is', value: 'email', actual: 'api' }],
+        },
+      ],
+    });
+    expect(presentOutcomes(result).fired[0]).toEqual({
+      id: billing.id,
+      name: billing.name,
+      matched: [
+        { path: 'conditions.all.0', field: 'via', op: 'is', value: 'email' },
+        { path: 'conditions.all.1', field: 'subject', op: 'contains', value: 'INVOICE' },
+      ],
+    });
     expect(viaApi.outcomes).toEqual([
       {
         rule: expect.objectContaining({ id: billing.id }),

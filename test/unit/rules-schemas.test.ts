@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationFailed } from '#lib/errors.ts';
+import { parseRulePatch, presentRule } from '#lib/rules/present.ts';
 import { namedOrganizationIds } from '#lib/rules/references.ts';
 import { parseMacro, parseRule } from '#lib/rules/schemas.ts';
-import { refs } from '#test/support/rules.ts';
+import { refs, rule } from '#test/support/rules.ts';
 
 /** What a body's 422 says: its errors by path (ValidationFailed's body), or the rule read when it passes. */
 function errorsOf(
@@ -200,5 +201,33 @@ describe('namedOrganizationIds', () => {
       }),
     ).toEqual([7, 9]);
     expect(namedOrganizationIds('nothing')).toEqual([]);
+  });
+});
+
+describe('rule patches', () => {
+  const saved = rule(billing, { id: 5, position: 3 });
+
+  it('lay the fields sent over the rule and check the whole, so a new `on` meets its conditions and time', () => {
+    expect(parseRulePatch(saved, { name: 'Renamed', active: false }, refs())).toMatchObject({
+      name: 'Renamed',
+      active: false,
+      position: 3,
+      on: 'created',
+      actions: saved.actions,
+    });
+    expect(() => parseRulePatch(saved, { on: 'time' }, refs())).toThrow(ValidationFailed);
+    const timed = parseRulePatch(
+      saved,
+      { on: 'time', time: { after_minutes: 60, since: 'created_at' } },
+      refs(),
+    );
+    expect(timed.time).toEqual({ afterMinutes: 60, since: 'created_at', businessHours: false });
+    expect(() => parseRulePatch(saved, {}, refs())).toThrow('The request must change at least one field');
+  });
+
+  it('answer the wire form a create takes back unchanged', () => {
+    const shown = presentRule(saved, { last_hour: 0, last_day: 1, last_week: 2 });
+    expect(shown).toMatchObject({ id: 5, name: billing.name, on: 'created', time: null, version: 1 });
+    expect(parseRule(shown, refs())).toEqual({ ...parseRule(billing, refs()), position: 3 });
   });
 });

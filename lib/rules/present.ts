@@ -1,0 +1,104 @@
+import { ValidationFailed } from '#lib/errors.ts';
+import type { PlacedCondition } from './conditions.ts';
+import type { Evaluation } from './evaluate.ts';
+import type { FieldValue } from './fields.ts';
+import type { RuleReferences } from './references.ts';
+import { parseRule, type RuleInput } from './schemas.ts';
+import type { Action, Condition, Macro, Rule } from './types.ts';
+
+/**
+ * Rules and macros as the API shows them (decisions.md, "Business rules"), a PATCH read against the rule it
+ * changes, and the part of `rules/test`'s answer the evaluator decides (`fired`, `not_fired`).
+ */
+
+const presentAction = (action: Action) =>
+  action.type === 'note' || action.type === 'reply'
+    ? { type: action.type, body: action.body, agent_id: action.agentId }
+    : action;
+
+/** A rule's body fields as a client sends them: what a PATCH is laid over. */
+function ruleBody(rule: Omit<Rule, 'id' | 'version' | 'createdAt' | 'updatedAt'>) {
+  return {
+    name: rule.name,
+    active: rule.active,
+    position: rule.position,
+    on: rule.on,
+    conditions: rule.conditions,
+    actions: rule.actions.map(presentAction),
+    time: rule.time && {
+      after_minutes: rule.time.afterMinutes,
+      since: rule.time.since,
+      business_hours: rule.time.businessHours,
+    },
+  };
+}
+
+/** Exact counts of firings in the last hour, day and week (kept by the resource slice). */
+export interface FiredCounts {
+  last_hour: number;
+  last_day: number;
+  last_week: number;
+}
+
+export function presentRule(rule: Rule, fired: FiredCounts) {
+  return {
+    id: rule.id,
+    ...ruleBody(rule),
+    version: rule.version,
+    created_at: rule.createdAt,
+    updated_at: rule.updatedAt,
+    fired,
+  };
+}
+
+export function presentMacro(macro: Macro) {
+  return {
+    id: macro.id,
+    name: macro.name,
+    actions: macro.actions.map(presentAction),
+    created_at: macro.createdAt,
+    updated_at: macro.updatedAt,
+  };
+}
+
+const PATCHABLE = ['name', 'active', 'position', 'on', 'conditions', 'actions', 'time'] as const;
+
+/**
+ * A PATCH of a rule: the fields sent replace the rule's (a list or `conditions` as a whole, `time: null` removes
+ * it), and the rule that results is checked as a create is, so a change of `on` is held to the conditions and
+ * `time` it then has. A body with none of the fields is a 422 on `body`, as every PATCH's.
+ */
+export function parseRulePatch(current: Rule, body: unknown, refs: RuleReferences): RuleInput {
+  const sent = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
+  const fields = PATCHABLE.filter((key) => Object.hasOwn(sent, key));
+  if (fields.length === 0) {
+    throw ValidationFailed.field(
+      'body',
+      `The request must change at least one field: ${PATCHABLE.slice(0, -1).join(', ')} or ${PATCHABLE.at(-1)}.`,
+    );
+  }
+  const merged: Record<string, unknown> = { ...ruleBody(current) };
+  for (const key of fields) merged[key] = (sent as Record<string, unknown>)[key];
+  return parseRule(merged, refs);
+}
+
+const presentCondition = ({ path, condition }: PlacedCondition) => ({ path, ...(condition as Condition) });
+
+/**
+ * `rules/test`'s `fired` and `not_fired` (decisions.md): a fired rule with the conditions that held; one that did
+ * not fire with its first failing condition and the ticket's value (`actual`), or with why it did not though its
+ * conditions held (`reason`: the cap stopped it, or every action was skipped).
+ */
+export function presentOutcomes(evaluation: Pick<Evaluation, 'outcomes'>) {
+  const fired = [];
+  const notFired = [];
+  for (const outcome of evaluation.outcomes) {
+    const { id, name } = outcome.rule;
+    if (outcome.fired) fired.push({ id, name, matched: outcome.matched.map(presentCondition) });
+    else if (outcome.reason === 'conditions') {
+      const actual: FieldValue = outcome.failed.actual;
+      notFired.push({ id, name, failed: [{ ...presentCondition(outcome.failed), actual }] });
+    } else notFired.push({ id, name, failed: [], reason: outcome.reason });
+  }
+  return { fired, not_fired: notFired };
+}
