@@ -101,6 +101,25 @@ export class MailReceiving extends Construct {
     this.grantOnCopies(fn, ['s3:DeleteObject']);
   }
 
+  /**
+   * Lets the import runner copy a source's attachments in (lib/imports/attachments.ts): HeadObject (GetObject) on
+   * one kept already, PutObject and AbortMultipartUpload (lib-storage's Upload) under `attachments/` only; ListBucket
+   * so an object not kept yet is a 404, not a 403. Nothing of `raw/` or `mail/`.
+   */
+  grantImportAttachments(fn: DeskpipeFunction): void {
+    fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+        resources: [this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
+      }),
+    );
+    suppressMailObjectPrefixes(this.bucket, fn, [ATTACHMENTS_PREFIX]);
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
+    );
+  }
+
   private grantOnCopies(fn: DeskpipeFunction, actions: string[]): void {
     fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
     fn.addToRolePolicy(
