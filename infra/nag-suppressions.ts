@@ -85,11 +85,6 @@ export function suppressDeadLetterDestination(
   NagSuppressions.addResourceSuppressions(queue, [{ id: 'AwsSolutions-SQS3', reason }]);
 }
 
-/** The mail bucket logs no server access: who read what is in CloudTrail's data events, an operator's choice. */
-export function suppressMailBucketAccessLogs(bucket: IConstruct): void {
-  suppressBucketAccessLogs(bucket, 'mail');
-}
-
 /**
  * A bucket of the service's data (mail, import uploads) logs no server access: the logs would copy every object key
  * (and requester) into a second bucket that no lifecycle of ours governs; CloudTrail data events are the operator's.

@@ -1,12 +1,13 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { KMS_KEY_VARIABLE } from '#lib/data/imports/kms-keys.ts';
 import { UPLOAD_BUCKET_VARIABLE } from '#lib/data/imports/uploads.ts';
-import { suppressBucketAccessLogs, suppressObjectPrefixes } from '../nag-suppressions.ts';
+import { suppressObjectPrefixes } from '../nag-suppressions.ts';
 import type { DeskpipeFunction } from './deskpipe-function.ts';
+import { privateBucket } from './private-bucket.ts';
 
 /**
  * What imports keep deployed besides the table (docs/imports.md, "Credentials", "Uploads"):
@@ -48,22 +49,12 @@ export class ImportStorage extends Construct {
       pendingWindow: Duration.days(7),
       removalPolicy,
     });
-    this.uploads = new Bucket(this, 'Uploads', {
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      versioned: false,
-      lifecycleRules: [
-        {
-          id: 'uploads-kept-days',
-          expiration: Duration.days(UPLOAD_KEEP_DAYS),
-          abortIncompleteMultipartUploadAfter: Duration.days(1),
-        },
-      ],
-      removalPolicy,
+    this.uploads = privateBucket(this, 'Uploads', {
+      keepDays: UPLOAD_KEEP_DAYS,
+      ruleId: 'uploads-kept-days',
+      protectData: props.protectData,
+      what: 'import upload',
     });
-    suppressBucketAccessLogs(this.uploads, 'import uploads');
   }
 
   /** `createImport`: seals a job's credentials (GenerateDataKey) and presigns its file's PUT (PutObject). */

@@ -54,6 +54,9 @@ afterAll(async () => {
 const caller = (account: TestAccount) => (method: string, path: string, body?: unknown) =>
   gateway.call(method, path, { key: account.apiKey, ...(body === undefined ? {} : { body }) });
 
+/** A Zendesk job against the local vendor server, with credentials it accepts. */
+const ZENDESK_JOB = { source: 'zendesk', subdomain: 'acme', email: ZENDESK_EMAIL, api_token: ZENDESK_TOKEN };
+
 /** Keyed writers that remember what they created: a source id seen again is `unchanged`. */
 function keyedWriters(options: { crashOnCall?: number } = {}) {
   const created = new Map<string, number>();
@@ -304,8 +307,7 @@ describe('the import runner', () => {
     const clock = clockNow();
     const account = await createTestAccount();
     const call = caller(account);
-    const body = { source: 'zendesk', subdomain: 'acme', email: ZENDESK_EMAIL, api_token: ZENDESK_TOKEN };
-    const id = (await call('POST', '/api/imports', body)).body.data.id as string;
+    const id = (await call('POST', '/api/imports', ZENDESK_JOB)).body.data.id as string;
     const asked = zendesk.requests.length;
     zendesk.faults.push({ status: 429, headers: { 'Retry-After': '120' } });
     const { writers, calls } = keyedWriters();
@@ -331,8 +333,7 @@ describe('the import runner', () => {
     const clock = clockNow();
     const account = await createTestAccount();
     const call = caller(account);
-    const body = { source: 'zendesk', subdomain: 'acme', email: ZENDESK_EMAIL, api_token: ZENDESK_TOKEN };
-    const id = (await call('POST', '/api/imports', body)).body.data.id as string;
+    const id = (await call('POST', '/api/imports', ZENDESK_JOB)).body.data.id as string;
     const asked = zendesk.requests.length;
     // The source answers its first page after 25 s; the function has 40 s left, so the run stops by 10 s.
     zendesk.faults.push({ delayMs: 25_000 });
