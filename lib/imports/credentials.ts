@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * A job's source credentials at rest (decisions.md: used for this job only, never answered, logged or put in an
@@ -65,23 +65,25 @@ export function envelopeSealer(keys: DataKeys): Sealer {
 }
 
 /**
- * The data keys of `npm start` and the tests: wrapped under the file key (IMPORT_SECRETS_KEY, 32 bytes; `npm start`
- * makes it once in `.local/imports/secrets.key`) with AES-256-GCM, the context as associated data, as KMS binds its
+ * The data keys of `npm start` and the tests: wrapped under a key derived from the file key (IMPORT_SECRETS_KEY, 32
+ * bytes; `npm start` makes it once in `.local/imports/secrets.key`; HKDF-SHA256, so the upload URLs' HMAC under the
+ * same file key never shares a key with this) with AES-256-GCM, the context as associated data, as KMS binds its
  * encryption context: `<nonce 12><tag 16><key 32>`.
  */
 export function fileDataKeys(fileKey: Uint8Array): DataKeys {
   if (fileKey.length !== 32) throw new Error(`${SECRETS_KEY_VARIABLE} must be 32 bytes, base64`);
+  const wrapping = Buffer.from(hkdfSync('sha256', fileKey, Buffer.alloc(0), 'deskpipe import data keys', 32));
   return {
     async generate(context) {
       const plaintext = randomBytes(32);
-      const { nonce, tag, sealed } = gcmSeal(fileKey, associated(context), plaintext);
+      const { nonce, tag, sealed } = gcmSeal(wrapping, associated(context), plaintext);
       return { plaintext, wrapped: Buffer.concat([nonce, tag, sealed]) };
     },
     async unwrap(wrapped, context) {
       const bytes = Buffer.from(wrapped);
       if (bytes.length !== 60) throw new Error('not a wrapped data key');
       return gcmOpenBytes(
-        fileKey,
+        wrapping,
         associated(context),
         bytes.subarray(0, 12),
         bytes.subarray(12, 28),
