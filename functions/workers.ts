@@ -215,15 +215,22 @@ export const ticketQueueWorker = {
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 
-/** How long one import run starts steps (polling every 2 s meanwhile); its timeout leaves a page in flight to end. */
+/** How long one import run starts steps (polling every 2 s meanwhile). */
 export const IMPORT_RUN_MS = 50_000;
+/**
+ * How long before the function's timeout an import run cuts the steps still in flight (their reads stop; each job
+ * is released from its checkpoint, a page's writes already under way end first): room for those saves.
+ */
+export const IMPORT_STOP_MARGIN_MS = 30_000;
 
 /**
- * Scheduled every minute, runs the import runner (lib/imports/runner.ts) for most of the minute: the jobs' due index
+ * Scheduled every minute, runs the import runner (lib/imports/runner.ts): the jobs' due index
  * (Query on gsi2), a job's lease and saves (UpdateItem), its error rows (BatchWriteItem), its end (a transaction of the
  * job's Update, the active import's Delete and the event's place); and what the writers write (lib/imports/people.ts,
  * tickets.ts: source keys, people, tickets and their index, as the API's own writes do). Scheduled rather than
- * queue-driven: docs/imports.md, "The runner", says why.
+ * queue-driven or a state machine: docs/imports.md, "The runner", says why. Besides the table: the KMS key's
+ * Decrypt (credentials), the upload bucket's objects (ndjson files) and the mail bucket's attachments/ (copies),
+ * granted by infra/nested/worker-stack.ts.
  */
 export const importRunnerWorker = {
   name: 'importRunner',
@@ -239,8 +246,10 @@ export const importRunnerWorker = {
     'ConditionCheckItem',
   ],
   indexQueries: ['gsi1', 'gsi2'],
-  // A page in flight at the end of the 50 s run finishes (a Zendesk or Freshdesk page takes ~1 to 2 minutes).
-  timeoutSeconds: 300,
+  // Lambda's longest: a step started at the end of the 50 s of starts has 820 s before it is cut, more than the
+  // slowest page the sources make at the lowest rate share (a Freshdesk page of 100 tickets, ~200 requests at a tenth
+  // of 200 a minute: 10 minutes). docs/imports.md, "The runner".
+  timeoutSeconds: 900,
   keyHashSecret: true,
 } as const satisfies WorkerDefinition;
 

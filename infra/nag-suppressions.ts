@@ -85,13 +85,15 @@ export function suppressDeadLetterDestination(
   NagSuppressions.addResourceSuppressions(queue, [{ id: 'AwsSolutions-SQS3', reason }]);
 }
 
-/** The mail bucket logs no server access: who read what is in CloudTrail's data events, an operator's choice. */
-export function suppressMailBucketAccessLogs(bucket: IConstruct): void {
+/**
+ * A bucket of the service's data (mail, import uploads) logs no server access: the logs would copy every object key
+ * (and requester) into a second bucket that no lifecycle of ours governs; CloudTrail data events are the operator's.
+ */
+export function suppressBucketAccessLogs(bucket: IConstruct, what: string): void {
   NagSuppressions.addResourceSuppressions(bucket, [
     {
       id: 'AwsSolutions-S1',
-      reason:
-        'Server access logs would copy every object key (and requester) into a second bucket that no lifecycle of ours governs; reads of mail are by the inbound function and the download routes only (their own logs), and CloudTrail S3 data events are the operator add-on described in docs/deploy.md.',
+      reason: `Server access logs would copy every object key (and requester) into a second bucket that no lifecycle of ours governs; ${what} objects are read and written by the functions granted them only (their own logs), and CloudTrail S3 data events are the operator add-on described in docs/deploy.md.`,
     },
   ]);
 }
@@ -100,19 +102,37 @@ export function suppressMailBucketAccessLogs(bucket: IConstruct): void {
  * GetObject/PutObject on `raw/*`, `mail/*` and `attachments/*` of the mail bucket: every mail is its own object,
  * named by ids the functions learn at run time (SES's message id, the inbound id), so the grant is the prefix. Which
  * account may read which object is decided by the domain (the message's recorded source, found within the caller's
- * account). Suppressed on the function granted, for the prefixes it is granted: the bucket's ARN is `<bucket>.Arn`
- * in the bucket's stack and a parameter (named after the bucket's unique id) in another nested stack.
+ * account).
  */
 export function suppressMailObjectPrefixes(bucket: Bucket, grantee: IConstruct, prefixes: string[]): void {
+  suppressObjectPrefixes(
+    bucket,
+    grantee,
+    prefixes,
+    "Objects of the mail bucket under raw/ (SES writes raw/<message id>), mail/ (each account's copy, mail/<account>/<inbound id>.eml) and attachments/ (attachments/<account>/<inbound id>/<attachment id>): each function gets only the prefixes it reads or writes; the account check is the domain's (the message's recorded source).",
+  );
+}
+
+/**
+ * An object grant on prefixes of a bucket, suppressed on the function granted, for those prefixes only: the
+ * bucket's ARN is `<bucket>.Arn` in the bucket's stack and a parameter (named after the bucket's unique id) in
+ * another stack.
+ */
+export function suppressObjectPrefixes(
+  bucket: Bucket,
+  grantee: IConstruct,
+  prefixes: string[],
+  reason: string,
+): void {
   const cfnBucket = bucket.node.defaultChild as CfnBucket;
-  const arn = `(${StackOf.of(bucket).getLogicalId(cfnBucket)}\\.Arn|referenceto\\w*Outputs${Names.uniqueId(cfnBucket)}Arn)`;
+  // In its own stack; from another nested stack (its output); from a nested stack when the bucket is the parent's.
+  const arn = `(${StackOf.of(bucket).getLogicalId(cfnBucket)}\\.Arn|referenceto\\w*Outputs${Names.uniqueId(cfnBucket)}Arn|referenceto${Names.uniqueId(cfnBucket)}Arn)`;
   NagSuppressions.addResourceSuppressions(
     grantee,
     [
       {
         id: 'AwsSolutions-IAM5',
-        reason:
-          "Objects of the mail bucket under raw/ (SES writes raw/<message id>), mail/ (each account's copy, mail/<account>/<inbound id>.eml) and attachments/ (attachments/<account>/<inbound id>/<attachment id>): each function gets only the prefixes it reads or writes; the account check is the domain's (the message's recorded source).",
+        reason,
         appliesTo: prefixes.map((prefix) => ({
           regex: `/^Resource::<${arn}>\\/${prefix.replace('/', '\\/')}\\*$/g`,
         })),

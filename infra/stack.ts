@@ -8,11 +8,12 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { holdsKeyHashSecret, routes } from '#functions/routes.ts';
-import { workers } from '#functions/workers.ts';
+import { importRunnerWorker, workers } from '#functions/workers.ts';
 import { type IndexDeclaration, table as tableDeclaration } from '#lib/data/store/table.ts';
 import { HASH_SECRET_VARIABLE } from '#lib/keyed-hash.ts';
 import type { Stage, StageConfig } from './config.ts';
 import type { DeskpipeFunction } from './constructs/deskpipe-function.ts';
+import { ImportStorage } from './constructs/import-storage.ts';
 import { ServiceAlarms } from './constructs/service-alarms.ts';
 import { suppressAcceptedFindings } from './nag-suppressions.ts';
 import { ApiStack } from './nested/api-stack.ts';
@@ -91,6 +92,10 @@ export class DeskpipeStack extends Stack {
       ...routes.filter(holdsKeyHashSecret).map((route) => functionOf(route.name)),
       ...workers.filter((worker) => worker.keyHashSecret).map((worker) => functionOf(worker.name)),
     ]);
+    // Imports' secrets key and uploads (docs/imports.md): createImport seals and presigns, the runner opens and reads.
+    const imports = new ImportStorage(this, 'Imports', { namePrefix, protectData: config.protectData });
+    imports.grantStart(functionOf('createImport'));
+    imports.grantRun(functionOf(importRunnerWorker.name));
 
     // The per-function alarms (two a function), the API's and the table's.
     const alarms = new NestedStack(this, 'ServiceAlarms', {
@@ -109,6 +114,7 @@ export class DeskpipeStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'MailBucketName', { value: mail.receiving.bucket.bucketName });
     new CfnOutput(this, 'MailReceiptRuleSet', { value: mail.receiving.ruleSet.receiptRuleSetName });
+    new CfnOutput(this, 'ImportUploadBucketName', { value: imports.uploads.bucketName });
     if (topic) new CfnOutput(this, 'AlarmTopicArn', { value: topic.topicArn });
 
     suppressAcceptedFindings(this);

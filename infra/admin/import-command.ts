@@ -9,6 +9,7 @@ import { startImport } from '#lib/imports/jobs.ts';
 import { presentImport } from '#lib/imports/present.ts';
 import type { ImportSourceReader } from '#lib/imports/records.ts';
 import { LEASE_MS } from '#lib/imports/runner.ts';
+import { environmentSealer } from '#lib/imports/sealers.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { type ImportProgress, importProgress } from './import-progress.ts';
 
@@ -87,7 +88,7 @@ async function startOrResume(accountId: string, body: Record<string, unknown>, f
   if (active?.status === 'paused' && active.source === body.source) {
     return (await resumePaused(active, nowMillis())) ?? active;
   }
-  const { job } = await startImport(accountId, body, 'http://127.0.0.1', undefined);
+  const { job } = await startImport(accountId, body, 'http://127.0.0.1', undefined, environmentSealer());
   if (file) {
     await putLocalUpload(accountId, job.id, createReadStream(file));
     return (await markUploaded(accountId, job.id, nowMillis())) ?? job;
@@ -113,7 +114,7 @@ async function runToEnd(
       await sleep(POLL_MS);
       continue;
     }
-    reader ??= readerFor(job);
+    reader ??= await readerFor(job, environmentSealer());
     for (;;) {
       const step = await runImportStep(job, { owner, leaseMs: LEASE_MS, reader });
       if (step.outcome !== 'more') break;

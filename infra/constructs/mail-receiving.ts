@@ -1,7 +1,6 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import { Lambda, LambdaInvocationType, S3 } from 'aws-cdk-lib/aws-ses-actions';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
@@ -15,10 +14,11 @@ import {
   RAW_MAIL_PREFIX,
 } from '#lib/data/mail-store.ts';
 import type { StageConfig } from '../config.ts';
-import { suppressMailBucketAccessLogs, suppressMailObjectPrefixes } from '../nag-suppressions.ts';
+import { suppressMailObjectPrefixes } from '../nag-suppressions.ts';
 import type { DeskpipeFunction } from './deskpipe-function.ts';
 import { failedMail } from './failed-mail.ts';
 import { InboundQueue } from './inbound-queue.ts';
+import { privateBucket } from './private-bucket.ts';
 import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
 
 /**
@@ -101,6 +101,25 @@ export class MailReceiving extends Construct {
     this.grantOnCopies(fn, ['s3:DeleteObject']);
   }
 
+  /**
+   * Lets the import runner copy a source's attachments in (lib/imports/attachments.ts): HeadObject (GetObject) on
+   * one kept already, PutObject and AbortMultipartUpload (lib-storage's Upload) under `attachments/` only; ListBucket
+   * so an object not kept yet is a 404, not a 403. Nothing of `raw/` or `mail/`.
+   */
+  grantImportAttachments(fn: DeskpipeFunction): void {
+    fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+        resources: [this.bucket.arnForObjects(`${ATTACHMENTS_PREFIX}*`)],
+      }),
+    );
+    suppressMailObjectPrefixes(this.bucket, fn, [ATTACHMENTS_PREFIX]);
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] }),
+    );
+  }
+
   private grantOnCopies(fn: DeskpipeFunction, actions: string[]): void {
     fn.addEnvironment(MAIL_BUCKET_VARIABLE, this.bucket.bucketName);
     fn.addToRolePolicy(
@@ -121,23 +140,12 @@ export class MailReceiving extends Construct {
 
 /** The mail bucket: private, encrypted, TLS only, each object expired after the stage's `mail.keepDays`. */
 function mailBucket(scope: Construct, props: MailReceivingProps): Bucket {
-  const bucket = new Bucket(scope, 'Bucket', {
-    encryption: BucketEncryption.S3_MANAGED,
-    enforceSSL: true,
-    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-    versioned: false,
-    lifecycleRules: [
-      {
-        id: 'mail-kept-days',
-        expiration: Duration.days(props.mail.keepDays),
-        abortIncompleteMultipartUploadAfter: Duration.days(1),
-      },
-    ],
-    removalPolicy: props.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+  return privateBucket(scope, 'Bucket', {
+    keepDays: props.mail.keepDays,
+    ruleId: 'mail-kept-days',
+    protectData: props.protectData,
+    what: 'mail',
   });
-  suppressMailBucketAccessLogs(bucket);
-  return bucket;
 }
 
 /** The inbound function (it routes), with its table grants and exactly the object grants it needs on the bucket. */

@@ -28,6 +28,7 @@ export async function loadModules() {
     { runClearings },
     { runQueue },
     { runImports },
+    { environmentSealer },
   ] = await Promise.all([
     import('#lib/accounts/apply-account.ts'),
     import('#lib/data/accounts/accounts.ts'),
@@ -43,6 +44,7 @@ export async function loadModules() {
     import('#lib/organizations/clearing-runner.ts'),
     import('#lib/tickets/queue-runner.ts'),
     import('#lib/imports/runner.ts'),
+    import('#lib/imports/sealers.ts'),
   ]);
   return {
     ...{ applyAccountFile, findAccountIdBySlug, LocalGateway, startWebhookDispatcher, runBreaches },
@@ -50,6 +52,7 @@ export async function loadModules() {
     runClearings,
     runQueue,
     runImports,
+    environmentSealer,
   };
 }
 export type Modules = Awaited<ReturnType<typeof loadModules>>;
@@ -125,10 +128,15 @@ export async function startService(
   // The queue (docs/decisions.md, "The queue"): an agent who frees up takes the queue's next tickets.
   const queue = modules.runQueue(Number.POSITIVE_INFINITY, { stopped });
   // Imports (docs/imports.md, "The runner"): due jobs a page at a time; uploads in the imports folder. One runner
-  // named after that folder: after a crash it takes its own leases back at once.
+  // named after that folder: after a crash it takes its own leases back at once. Credentials open under the file
+  // key (the Sealer the environment names: IMPORT_SECRETS_KEY, made in the imports folder).
   const importsDir = inMemory ? await mkdtemp(join(tmpdir(), 'deskpipe-imports-')) : LOCAL_IMPORTS_DIR;
   process.env.IMPORT_UPLOAD_DIR = join(importsDir, 'uploads');
-  const imports = modules.runImports(Number.POSITIVE_INFINITY, { stopped, owner: `npm-start:${importsDir}` });
+  const imports = modules.runImports(Number.POSITIVE_INFINITY, {
+    stopped,
+    owner: `npm-start:${importsDir}`,
+    sealer: modules.environmentSealer(),
+  });
   return {
     ...{ baseUrl, server, dispatcher, mail, mailDir, relay, sentDir, sender },
     runners: [breaches, purges, outbox, erasures, clearings, queue, imports],

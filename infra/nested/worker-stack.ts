@@ -131,9 +131,13 @@ export class WorkerStack extends NestedStack {
   }
 }
 
-/** Imports (decisions.md, "Imports"): due jobs a page at a time from their checkpoints, every minute. */
+/**
+ * Imports (decisions.md, "Imports"): due jobs a page at a time from their checkpoints, every minute. It copies the
+ * sources' attachments into the mail bucket's attachments/; the secrets key and the uploads are the stage's
+ * (ImportStorage, granted in infra/stack.ts with createImport's).
+ */
 function importRunner(scope: Construct, props: WorkerStackProps): ScheduledRunner {
-  return new ScheduledRunner(scope, 'ImportRunner', {
+  const runner = new ScheduledRunner(scope, 'ImportRunner', {
     ...runnerDefaults(props),
     worker: importRunnerWorker,
     description: 'Runs the import jobs a page at a time (functions/import-runner.ts), each minute.',
@@ -144,4 +148,6 @@ function importRunner(scope: Construct, props: WorkerStackProps): ScheduledRunne
       'The import runner did not run for 15 minutes: imports wait. See docs/imports.md#the-runner.',
     reservedConcurrency: props.config.workerConcurrency.importRunner,
   });
+  props.mail.grantImportAttachments(runner.function);
+  return runner;
 }

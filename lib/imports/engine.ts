@@ -5,9 +5,10 @@ import { uploadBytes, uploadPresent } from '#lib/data/imports/uploads.ts';
 import { hasMailStore, mailStore } from '#lib/data/mail-store.ts';
 import { now, nowMillis, parseTimestamp } from '#lib/time.ts';
 import { type AttachmentCopier, sourceAttachmentCopier } from './attachments.ts';
-import { openCredentials } from './credentials.ts';
+import type { Sealer } from './credentials.ts';
 import { presentImport } from './present.ts';
 import { IMPORT_PHASES, type ImportErrorRow, type ImportSourceReader, type SourcePage } from './records.ts';
+import { environmentSealer } from './sealers.ts';
 import { SourceAuthFailed, SourceUnavailable } from './source-errors.ts';
 import { freshdeskSource } from './sources/freshdesk.ts';
 import { ndjsonSource } from './sources/ndjson.ts';
@@ -38,24 +39,39 @@ export interface StepOptions {
   writers?: ImportWriters;
   /** The source's reader for the job (a runner keeps one a job, so its pace holds across steps). */
   reader?: ImportSourceReader;
+  /** Opens the job's credentials when no reader is given (readerFor). */
+  sealer?: Sealer;
+  /**
+   * Cuts the step (its reads, its attachments' fetches) when it aborts: the run's time is up. The job is released
+   * due at once, from its checkpoint (the page is read again; the writers are keyed): outcome `cut`.
+   */
+  signal?: AbortSignal;
 }
 
 /** `more`: the job goes on (`job` as saved); `paused`, `ended`; `lost`: another save or runner came first. */
 export type StepOutcome =
   | { outcome: 'more'; job: ImportJob }
-  | { outcome: 'paused' | 'ended' | 'lost' | 'waiting' };
+  | { outcome: 'paused' | 'ended' | 'lost' | 'waiting' | 'cut' };
 
 /** How often a job whose file goes to S3 looks for it, and how long it waits for it. */
 const UPLOAD_POLL_MS = 10_000;
 
-/** The reader of a job's source, from its sealed credentials (an ndjson job: its uploaded file). */
-export function readerFor(job: ImportJob): ImportSourceReader {
+/**
+ * The reader of a job's source, from its sealed credentials opened by `sealer` (an ndjson job: its uploaded file);
+ * its reads stop when `signal` aborts (SourceUnavailable).
+ */
+export async function readerFor(
+  job: ImportJob,
+  sealer: Sealer,
+  signal?: AbortSignal,
+): Promise<ImportSourceReader> {
   if (job.source === 'ndjson') return ndjsonSource(uploadBytes(job.accountId, job.id));
-  const credentials = openCredentials(job.accountId, job.id, job.cred ?? '');
+  const credentials = await sealer.open(job.accountId, job.id, job.cred ?? '');
   const common = {
     since: job.since ?? undefined,
     rateShare: job.rateShare ?? undefined,
     maxWaitMs: STEP_MAX_WAIT_MS,
+    signal,
   };
   if (job.source === 'zendesk') {
     const { subdomain = '', email = '', api_token: apiToken = '' } = credentials;
@@ -76,16 +92,25 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
   }
   const { phase, next, page } = job.checkpoint;
   let read: SourcePage;
-  const reader = options.reader ?? readerFor(job);
+  const reader =
+    options.reader ?? (await readerFor(job, options.sealer ?? environmentSealer(), options.signal));
   try {
     read = await reader.page(phase, next, { since: job.since ?? undefined });
   } catch (error) {
+    if (options.signal?.aborted) return cut(job, options.owner);
     if (error instanceof SourceAuthFailed) return end(job, options.owner, 'failed', error.message);
     if (!(error instanceof SourceUnavailable)) throw error;
     const paused = await pauseJob(job, options.owner, error.retryAtMs ?? nowMillis() + PAUSE_MS);
     return { outcome: paused ? 'paused' : 'lost' };
   }
-  const written = await writePage(job, read, options.writers ?? IMPORT_WRITERS, copierFor(job, reader));
+  let written: PageWritten;
+  try {
+    written = await writePage(job, read, options.writers ?? IMPORT_WRITERS, copierFor(job, reader));
+  } catch (error) {
+    // Cut while copying the page's attachments: what it wrote is keyed, and the page is written again.
+    if (options.signal?.aborted) return cut(job, options.owner);
+    throw error;
+  }
   await putErrorRows(job.accountId, job.id, page, written.errors);
   const counts = addCounts(job.counts, written.counts);
   const done = counts.tickets?.source ?? 0;
@@ -107,6 +132,12 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
     nowMillis() + options.leaseMs,
   );
   return saved ? { outcome: 'more', job: saved } : { outcome: 'lost' };
+}
+
+/** The run's time is up mid-step: the job released due at once, its checkpoint where it was. */
+async function cut(job: ImportJob, owner: string): Promise<StepOutcome> {
+  await releaseJob(job, owner, nowMillis());
+  return { outcome: 'cut' };
 }
 
 /**

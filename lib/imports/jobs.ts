@@ -6,7 +6,7 @@ import { presignedUpload, uploadsInS3 } from '#lib/data/imports/uploads.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { NotFound, Refused } from '#lib/errors.ts';
 import { now, nowMillis } from '#lib/time.ts';
-import { sealCredentials } from './credentials.ts';
+import type { Sealer } from './credentials.ts';
 import {
   IMPORT_ID_PATTERN,
   parseImportErrorsQuery,
@@ -41,6 +41,7 @@ export async function startImport(
   body: unknown,
   baseUrl: string,
   attach: ((started: StartedImport) => CommitAttachment) | undefined,
+  sealer: Sealer,
 ): Promise<StartedImport> {
   const request = parseImportRequest(body);
   // The vendor's name checked before anything is kept (a 422 on `subdomain` or `domain`).
@@ -65,7 +66,7 @@ export async function startImport(
     failure: null,
     cancelRequested: false,
     uploaded: !ndjson,
-    cred: ndjson ? null : sealCredentials(accountId, id, request.credentials),
+    cred: ndjson ? null : await sealer.seal(accountId, id, request.credentials),
     rev: 0,
     owner: null,
     until: null,

@@ -13,7 +13,7 @@ import type { ImportRecord } from '#lib/imports/records.ts';
 import { importPass, LEASE_MS, runImports } from '#lib/imports/runner.ts';
 import type { ImportWriters, PageWriter } from '#lib/imports/writers.ts';
 import { countOutcome, type PageWritten } from '#lib/imports/writing.ts';
-import { sleep } from '#lib/time.ts';
+import { nowMillis, sleep } from '#lib/time.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
@@ -53,6 +53,9 @@ afterAll(async () => {
 
 const caller = (account: TestAccount) => (method: string, path: string, body?: unknown) =>
   gateway.call(method, path, { key: account.apiKey, ...(body === undefined ? {} : { body }) });
+
+/** A Zendesk job against the local vendor server, with credentials it accepts. */
+const ZENDESK_JOB = { source: 'zendesk', subdomain: 'acme', email: ZENDESK_EMAIL, api_token: ZENDESK_TOKEN };
 
 /** Keyed writers that remember what they created: a source id seen again is `unchanged`. */
 function keyedWriters(options: { crashOnCall?: number } = {}) {
@@ -235,7 +238,8 @@ describe('the import runner', () => {
   it('runs deployed (functions/import-runner.ts) with the people writer: contacts created, and the same file again all unchanged', async () => {
     const account = await createTestAccount();
     const call = caller(account);
-    const context = { getRemainingTimeInMillis: () => 31_000, awsRequestId: 'import-run' } as Context;
+    // Time to spare: the run ends once nothing is due, not when its time is up.
+    const context = { getRemainingTimeInMillis: () => 900_000, awsRequestId: 'import-run' } as Context;
     const counts = [];
     for (let run = 0; run < 2; run++) {
       const id = await startNdjson(account, contactsFile(30));
@@ -303,8 +307,7 @@ describe('the import runner', () => {
     const clock = clockNow();
     const account = await createTestAccount();
     const call = caller(account);
-    const body = { source: 'zendesk', subdomain: 'acme', email: ZENDESK_EMAIL, api_token: ZENDESK_TOKEN };
-    const id = (await call('POST', '/api/imports', body)).body.data.id as string;
+    const id = (await call('POST', '/api/imports', ZENDESK_JOB)).body.data.id as string;
     const asked = zendesk.requests.length;
     zendesk.faults.push({ status: 429, headers: { 'Retry-After': '120' } });
     const { writers, calls } = keyedWriters();
@@ -324,6 +327,32 @@ describe('the import runner', () => {
     const after = zendesk.requests.slice(asked + 1);
     expect(after.length).toBeGreaterThan(0);
     expect(after.filter((r) => r.at < refusedAt + 120_000)).toEqual([]);
+  });
+
+  it('ends a deployed run before its timeout: a page still read when its time is up is cut, the job released due at once from its checkpoint (not paused), and the next run reads that page again', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    const call = caller(account);
+    const id = (await call('POST', '/api/imports', ZENDESK_JOB)).body.data.id as string;
+    const asked = zendesk.requests.length;
+    // The source answers its first page after 25 s; the function has 40 s left, so the run stops by 10 s.
+    zendesk.faults.push({ delayMs: 25_000 });
+    const context = { getRemainingTimeInMillis: () => 40_000, awsRequestId: 'import-cut' } as Context;
+    const run = handler(undefined, context);
+    await clock.advance(10_000);
+    await run;
+    const held = await getItem(importKeys.job(account.accountId, id));
+    expect(held?.owner).toBeUndefined();
+    expect(held?.checkpoint).toEqual({ phase: 'agents', next: null, page: 0 });
+    expect(held?.gsi2sk).toBe(importKeys.due(account.accountId, id, nowMillis()).gsi2sk);
+    expect((await call('GET', `/api/imports/${id}`)).body.data.status).toBe('queued');
+    const first = zendesk.requests[asked]?.path;
+    const { writers } = keyedWriters();
+    const drain = runImports(Number.POSITIVE_INFINITY, { owner: 'runner-b', writers, untilDrained: true });
+    await clock.advance(15 * 60_000);
+    await drain;
+    expect((await call('GET', `/api/imports/${id}`)).body.data.status).toBe('completed');
+    expect(zendesk.requests[asked + 1]?.path).toBe(first);
   });
 
   it('validates without writing: the counts and error rows a run would give, no ticket, no contact, no event', async () => {

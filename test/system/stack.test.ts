@@ -10,6 +10,9 @@ import {
   emailInboundWorker,
   emailOutboxWorker,
   erasureWorker,
+  IMPORT_RUN_MS,
+  IMPORT_STOP_MARGIN_MS,
+  importRunnerWorker,
   organizationClearingWorker,
   PURGE_EVERY_MINUTES,
   PURGE_RUN_MS,
@@ -24,6 +27,7 @@ import {
 import { gatewayAnswers } from '#infra/api-contract.ts';
 import { STAGES, stageConfigs } from '#infra/config.ts';
 import { INBOUND_MAX_EVENT_AGE, INBOUND_RETRY_ATTEMPTS } from '#infra/constructs/failed-mail.ts';
+import { UPLOAD_KEEP_DAYS, UPLOAD_PREFIX } from '#infra/constructs/import-storage.ts';
 import {
   INBOUND_QUEUE_BATCH,
   INBOUND_QUEUE_MAX_RECEIVES,
@@ -110,7 +114,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
     }
   });
 
-  it('sets only the environment that is read: TABLE_NAME by the data layer (functions with table actions), NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts, the key-hash secret by the functions that hash API keys, MAIL_BUCKET by the mail store', () => {
+  it('sets only the environment that is read: TABLE_NAME by the data layer (functions with table actions), NODE_OPTIONS by Node, the EMF namespace by lib/http/metrics.ts, the key-hash secret by the functions that hash API keys, MAIL_BUCKET by the mail store, the imports key and upload bucket by the import functions', () => {
     const functions = template.findResources('AWS::Lambda::Function') as Record<
       string,
       { Properties: { FunctionName: string; Environment: { Variables: Record<string, unknown> } } }
@@ -128,13 +132,20 @@ describe.each(STAGES)('stack for %s', (stage) => {
       ...workers.filter((w) => w.keyHashSecret).map((w) => `deskpipe-${stage}-${w.name}`),
       ...routes.filter(holdsKeyHashSecret).map((r) => `deskpipe-${stage}-${r.name}`),
     ]);
-    // lib/data/mail-store.ts: the inbound and processing functions, the erasures, the purge and the download routes.
+    // lib/data/mail-store.ts: the inbound and processing functions, the erasures, the purge, the download routes
+    // and the import runner (it copies attachments in).
     const withMail = new Set([
       `deskpipe-${stage}-${emailInboundWorker.name}`,
       `deskpipe-${stage}-${emailInboundQueueWorker.name}`,
       `deskpipe-${stage}-${erasureWorker.name}`,
       `deskpipe-${stage}-${purgeWorker.name}`,
+      `deskpipe-${stage}-${importRunnerWorker.name}`,
       ...routes.filter((r) => r.mailObjects).map((r) => `deskpipe-${stage}-${r.name}`),
+    ]);
+    // lib/imports/sealers.ts, lib/data/imports/uploads.ts: the function that starts imports and the one that runs them.
+    const importing = new Set([
+      `deskpipe-${stage}-createImport`,
+      `deskpipe-${stage}-${importRunnerWorker.name}`,
     ]);
     for (const fn of Object.values(functions)) {
       const name = fn.Properties.FunctionName;
@@ -142,6 +153,7 @@ describe.each(STAGES)('stack for %s', (stage) => {
         ...(hashing.has(name) ? ['API_KEY_HASH_SECRET'] : []),
         // lib/email/outbox/pace.ts: the outbox is paced to the stage's SES sending quota.
         ...(name === `deskpipe-${stage}-${emailOutboxWorker.name}` ? ['EMAIL_SEND_RATE'] : []),
+        ...(importing.has(name) ? ['IMPORT_KMS_KEY', 'IMPORT_UPLOAD_BUCKET'] : []),
         // lib/email/sqs-inbound-queue.ts: the inbound function queues each account's copy of a mail.
         ...(name === `deskpipe-${stage}-${emailInboundWorker.name}` ? ['INBOUND_QUEUE_URL'] : []),
         ...(withMail.has(name) ? ['MAIL_BUCKET'] : []),
@@ -189,6 +201,28 @@ describe.each(STAGES)('stack for %s', (stage) => {
 });
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
+
+/** A bucket as infra/constructs/private-bucket.ts makes it: private, SSE-S3, each object expired after `days`. */
+const privateBucket = (days: number) => ({
+  BucketEncryption: {
+    ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+  },
+  PublicAccessBlockConfiguration: {
+    BlockPublicAcls: true,
+    BlockPublicPolicy: true,
+    IgnorePublicAcls: true,
+    RestrictPublicBuckets: true,
+  },
+  LifecycleConfiguration: {
+    Rules: [
+      Match.objectLike({
+        ExpirationInDays: days,
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        Status: 'Enabled',
+      }),
+    ],
+  },
+});
 type Statement = { Action: string | string[]; Resource: unknown };
 
 /**
@@ -690,7 +724,12 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
     expect(found, type).toHaveLength(1);
     return found[0] as [string, Resource];
   };
-  const [bucketId] = only('AWS::S3::Bucket');
+  // The mail bucket: the one SES writes to (the import upload bucket is the other: 'imports for %s').
+  const mailBucket = () =>
+    Object.entries(template.findResources('AWS::S3::Bucket')).find(([, r]) =>
+      JSON.stringify(r.Properties).includes('mail-kept-days'),
+    ) as [string, Resource & { DeletionPolicy?: string }];
+  const [bucketId] = mailBucket();
   const [functionId] = Object.entries(template.findResources('AWS::Lambda::Function')).find(([, r]) =>
     JSON.stringify(r.Properties).includes(`deskpipe-${stage}-${emailInboundWorker.name}"`),
   ) as [string, Resource];
@@ -700,30 +739,11 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
 
   it('keeps raw mail in a private, encrypted, TLS-only bucket that expires every object after the configured days', () => {
     expect(config.mail.keepDays).toBe(30);
-    template.hasResourceProperties('AWS::S3::Bucket', {
-      BucketEncryption: {
-        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
-      },
-      PublicAccessBlockConfiguration: {
-        BlockPublicAcls: true,
-        BlockPublicPolicy: true,
-        IgnorePublicAcls: true,
-        RestrictPublicBuckets: true,
-      },
-      LifecycleConfiguration: {
-        Rules: [
-          Match.objectLike({
-            ExpirationInDays: config.mail.keepDays,
-            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
-            Status: 'Enabled',
-          }),
-        ],
-      },
-    });
-    expect(Object.values(template.findResources('AWS::S3::Bucket'))[0]?.DeletionPolicy).toBe(
-      config.protectData ? 'Retain' : 'Delete',
-    );
-    const [, policy] = only('AWS::S3::BucketPolicy');
+    template.hasResourceProperties('AWS::S3::Bucket', privateBucket(config.mail.keepDays));
+    expect(mailBucket()[1].DeletionPolicy).toBe(config.protectData ? 'Retain' : 'Delete');
+    const [, policy] = Object.entries(template.findResources('AWS::S3::BucketPolicy')).find(
+      ([, r]) => JSON.stringify(r.Properties.Bucket) === JSON.stringify({ Ref: bucketId }),
+    ) as [string, Resource];
     const statements = (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] })
       .Statement;
     expect(statements).toEqual(
@@ -777,12 +797,16 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
     });
   });
 
-  it("grants S3 to the functions that touch mail only: the inbound function copies SES's raw/ object to each account's mail/ and removes it, the processing function reads mail/ and writes attachments/; the erasures rewrite and remove, the purge removes, the accounts' copies; each download route reads its own prefix", () => {
+  it("grants S3 to the functions that touch mail only: the inbound function copies SES's raw/ object to each account's mail/ and removes it, the processing function reads mail/ and writes attachments/; the erasures rewrite and remove, the purge removes, the accounts' copies; each download route reads its own prefix; the import runner writes attachments/", () => {
     const s3 = Object.fromEntries(
       Object.entries(statementsByFunction(resources))
         .map(([name, statements]) => [
           name,
-          statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:'))),
+          statements.filter(
+            (st) =>
+              [st.Action].flat().some((a) => a.startsWith('s3:')) &&
+              JSON.stringify(st.Resource).includes(`"${bucketId}"`),
+          ),
         ])
         .filter(([, statements]) => (statements as Statement[]).length > 0),
     );
@@ -817,6 +841,15 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
       ],
       [purgeWorker.name]: [
         { Action: 's3:DeleteObject', Effect: 'Allow', Resource: copies },
+        { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
+      ],
+      // The import runner copies a source's attachments in (HeadObject first: one kept already is not fetched again).
+      [importRunnerWorker.name]: [
+        {
+          Action: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+          Effect: 'Allow',
+          Resource: objects('attachments/'),
+        },
         { Action: 's3:ListBucket', Effect: 'Allow', Resource: bucketArn },
       ],
       ...Object.fromEntries(
@@ -955,6 +988,130 @@ describe.each(STAGES)('receiving mail for %s', (stage) => {
  * is split before it meets the quota a deploy would (docs/deploy.md, "Stacks").
  */
 const QUOTAS = { resources: 400, parameters: 200, outputs: 200, dynamicReferences: 60 };
+
+describe.each(STAGES)('imports for %s', (stage) => {
+  const { template } = synthStage(stage);
+  const config = stageConfigs[stage];
+  const resources = Object.values(template.toJSON().Resources as Record<string, Resource>);
+  const byFunction = statementsByFunction(resources);
+  const oneOf = (type: string, marker: string) => {
+    const found = Object.entries(template.findResources(type)).filter(([, r]) =>
+      JSON.stringify(r.Properties).includes(marker),
+    );
+    expect(found, `${type} ${marker}`).toHaveLength(1);
+    return found[0] as [string, Resource & { DeletionPolicy?: string }];
+  };
+  const [keyId, key] = oneOf('AWS::KMS::Key', 'import jobs');
+  const [uploadsId, uploads] = oneOf('AWS::S3::Bucket', 'uploads-kept-days');
+  const keyArn = { 'Fn::GetAtt': [keyId, 'Arn'] };
+  const uploadsArn = { 'Fn::GetAtt': [uploadsId, 'Arn'] };
+  const naming = (id: string) => (st: Statement) => JSON.stringify(st.Resource).includes(`"${id}"`);
+  const grantsOn = (id: string) =>
+    Object.fromEntries(
+      Object.entries(byFunction)
+        .map(([name, statements]) => [name, statements.filter(naming(id))] as const)
+        .filter(([, statements]) => statements.length > 0),
+    );
+  const importFunction = (name: string) =>
+    Object.values(template.findResources('AWS::Lambda::Function')).find(
+      (r) => r.Properties.FunctionName === `deskpipe-${stage}-${name}`,
+    ) as { Properties: { Timeout: number; Environment: { Variables: Record<string, unknown> } } };
+
+  it("seals credentials under a KMS key of the stage's own: rotated, kept as the stage keeps its data, named by an alias, its policy the account's alone", () => {
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.DeletionPolicy).toBe(config.protectData ? 'Retain' : 'Delete');
+    template.hasResourceProperties('AWS::KMS::Alias', {
+      AliasName: `alias/deskpipe-${stage}-import-secrets`,
+      TargetKeyId: keyArn,
+    });
+    // No service and no other principal in the key's policy: who may use it is decided by IAM (the grants below).
+    const principals = (key.Properties.KeyPolicy as { Statement: { Principal: unknown }[] }).Statement.map(
+      (st) => JSON.stringify(st.Principal),
+    );
+    expect(principals).toEqual([expect.stringContaining(':root')]);
+  });
+
+  it('lets createImport only make data keys and the import runner only unwrap them, each with an encryption context of {account, job}; no other function may use the key, nor decrypt with any', () => {
+    const onlyContext = {
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'job'] },
+      Null: { 'kms:EncryptionContextKeys': 'false' },
+    };
+    expect(grantsOn(keyId)).toEqual({
+      createImport: [
+        { Action: 'kms:GenerateDataKey', Effect: 'Allow', Resource: keyArn, Condition: onlyContext },
+      ],
+      [importRunnerWorker.name]: [
+        { Action: 'kms:Decrypt', Effect: 'Allow', Resource: keyArn, Condition: onlyContext },
+      ],
+    });
+    const decrypting = Object.entries(byFunction)
+      .filter(([, statements]) =>
+        statements.some((st) => [st.Action].flat().some((a) => a === 'kms:Decrypt' || a === 'kms:*')),
+      )
+      .map(([name]) => name);
+    expect(decrypting).toEqual([importRunnerWorker.name]);
+  });
+
+  it('keeps ndjson uploads in a private, encrypted, TLS-only bucket that expires each file after its days', () => {
+    expect(UPLOAD_KEEP_DAYS).toBe(7);
+    template.hasResource('AWS::S3::Bucket', { Properties: privateBucket(UPLOAD_KEEP_DAYS) });
+    expect(uploads.Properties.LifecycleConfiguration).toEqual({
+      Rules: [expect.objectContaining({ Id: 'uploads-kept-days', ExpirationInDays: UPLOAD_KEEP_DAYS })],
+    });
+    expect(uploads.DeletionPolicy).toBe(config.protectData ? 'Retain' : 'Delete');
+    const [, policy] = Object.entries(template.findResources('AWS::S3::BucketPolicy')).find(
+      ([, r]) => JSON.stringify(r.Properties.Bucket) === JSON.stringify({ Ref: uploadsId }),
+    ) as [string, Resource];
+    expect(JSON.stringify(policy.Properties.PolicyDocument)).toContain('aws:SecureTransport');
+  });
+
+  it('grants the uploads least: createImport may PutObject under imports/ (the presigned PUT is signed by its role), the import runner GetObject there and ListBucket (a file not there yet is a 404); nothing else touches the bucket', () => {
+    const files = { 'Fn::Join': ['', [uploadsArn, `/${UPLOAD_PREFIX}*`]] };
+    expect(grantsOn(uploadsId)).toEqual({
+      createImport: [{ Action: 's3:PutObject', Effect: 'Allow', Resource: files }],
+      [importRunnerWorker.name]: [
+        { Action: 's3:GetObject', Effect: 'Allow', Resource: files },
+        { Action: 's3:ListBucket', Effect: 'Allow', Resource: uploadsArn },
+      ],
+    });
+  });
+
+  it('names the key and the upload bucket to the import functions, and the mail bucket to the runner', () => {
+    const [mailId] = oneOf('AWS::S3::Bucket', 'mail-kept-days');
+    for (const name of ['createImport', importRunnerWorker.name]) {
+      expect(importFunction(name).Properties.Environment.Variables, name).toMatchObject({
+        IMPORT_KMS_KEY: keyArn,
+        IMPORT_UPLOAD_BUCKET: { Ref: uploadsId },
+      });
+    }
+    expect(importFunction(importRunnerWorker.name).Properties.Environment.Variables.MAIL_BUCKET).toEqual({
+      Ref: mailId,
+    });
+    expect(Object.keys(template.toJSON().Outputs ?? {})).toContain('ImportUploadBucketName');
+  });
+
+  it('runs the import runner every minute, once, and ends each run before its timeout: steps start for IMPORT_RUN_MS and those in flight are cut IMPORT_STOP_MARGIN_MS before it', () => {
+    const fnId = Object.entries(template.findResources('AWS::Lambda::Function')).find(
+      ([, r]) => r.Properties.FunctionName === `deskpipe-${stage}-${importRunnerWorker.name}`,
+    )?.[0];
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [fnId, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+        }),
+      ],
+    });
+    expect(importFunction(importRunnerWorker.name).Properties.Timeout).toBe(
+      importRunnerWorker.timeoutSeconds,
+    );
+    // Lambda's longest timeout; a step started last still has its slowest page's 10 minutes (docs/imports.md).
+    expect(importRunnerWorker.timeoutSeconds).toBeLessThanOrEqual(900);
+    const stepBudgetMs = importRunnerWorker.timeoutSeconds * 1000 - IMPORT_STOP_MARGIN_MS - IMPORT_RUN_MS;
+    expect(stepBudgetMs).toBeGreaterThanOrEqual(10 * 60_000);
+  });
+});
 
 describe.each(STAGES)("CloudFormation's quotas for %s", (stage) => {
   const { stackTemplates, template } = synthStage(stage);

@@ -1,0 +1,20 @@
+import { KMS_KEY_VARIABLE, kmsDataKeys, sdkKms } from '#lib/data/imports/kms-keys.ts';
+import { envelopeSealer, fileDataKeys, type Sealer, secretsKey } from './credentials.ts';
+
+/**
+ * The Sealer the environment names (docs/imports.md, "Credentials"): deployed, IMPORT_KMS_KEY (the stage's KMS key,
+ * set by the stack on `createImport` and the import runner only); else the file key IMPORT_SECRETS_KEY (`npm start`,
+ * the admin CLI, tests). One per process, made again when the variables change (as in tests). The handlers hand it
+ * to the jobs API and the runner; nothing below them reads these variables.
+ */
+let current: { name: string; sealer: Sealer } | undefined;
+
+export function environmentSealer(): Sealer {
+  const keyId = process.env[KMS_KEY_VARIABLE];
+  const name = keyId ? `kms:${keyId}` : `file:${secretsKey().toString('base64')}`;
+  if (current?.name !== name) {
+    const keys = keyId ? kmsDataKeys(sdkKms(), keyId) : fileDataKeys(secretsKey());
+    current = { name, sealer: envelopeSealer(keys) };
+  }
+  return current.sealer;
+}
