@@ -123,9 +123,10 @@ export async function updateAgent(
   accountId: string,
   ref: string,
   body: unknown,
-  options: { ifMatch?: string | undefined; attach: Attach },
+  options: { ifMatch?: string | undefined; attach: Attach; importId?: string },
 ): Promise<Shown<AgentView>> {
   const input = parseInput(UpdateAgentSchema, body);
+  const { importId } = options;
   const id = pathId(ref);
   let state: PeopleState | undefined;
   const show = (agent: Agent, s: PeopleState) =>
@@ -140,7 +141,10 @@ export async function updateAgent(
     write: async (_before, after, version) => {
       const s = state as PeopleState;
       const shown = { data: show(after, s), version: version + 1 };
-      await commitPeople(accountId, planPeople(s, { agents: [after] }), options.attach?.(shown));
+      const planned = planPeople(s, { agents: [after] });
+      // An import's undo retiring the agents it made (lib/imports/undo.ts): the events carry the import's id.
+      const events = importId ? planned.events.map((e) => ({ ...e, importId })) : planned.events;
+      await commitPeople(accountId, { ...planned, events }, options.attach?.(shown));
       return version + 1;
     },
     ifMatch: options.ifMatch,

@@ -164,7 +164,7 @@ function fitsOneTransaction(plan: PlannedPeople): boolean {
 export async function deleteTeam(
   accountId: string,
   ref: string,
-  options: { ifMatch?: string | undefined; attach: Attach },
+  options: { ifMatch?: string | undefined; attach: Attach; importId?: string },
 ): Promise<Shown<TeamView>> {
   const { ifMatch } = options;
   if (ifMatch !== undefined && ifMatch.length > MAX_IF_MATCH_LENGTH) {
@@ -195,7 +195,10 @@ export async function deleteTeam(
       );
     }
     const members = membersOf(state.config.agents, id);
-    const plan = planPeople(state, { deletedTeams: [id] });
+    const planned = planPeople(state, { deletedTeams: [id] });
+    // An import's undo (lib/imports/undo.ts): the events carry the import's id.
+    const { importId } = options;
+    const plan = importId ? { ...planned, events: planned.events.map((e) => ({ ...e, importId })) } : planned;
     if (members.length > MAX_MEMBERSHIP_CHANGES || !fitsOneTransaction(plan)) {
       throw new Refused(
         `The team has ${members.length} agents: take them out of it first (at most ${MAX_DELETED_TEAM_MEMBERS} can leave with its deletion).`,
