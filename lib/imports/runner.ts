@@ -54,7 +54,8 @@ export async function importPass(
 
 async function stepJob(claimed: ImportJob, options: ImportRunOptions): Promise<'done' | 'more'> {
   const stopAt = nowMillis() + (options.jobMs ?? JOB_MS);
-  const reader = claimed.cancelRequested ? undefined : readerFor(claimed);
+  // A job cancelled or being undone reads nothing from its source.
+  const reader = claimed.cancelRequested || claimed.status === 'undoing' ? undefined : readerFor(claimed);
   let job = claimed;
   for (let steps = 0; ; steps++) {
     if (steps >= (options.stepsPerJob ?? Number.POSITIVE_INFINITY) || nowMillis() >= stopAt) {
