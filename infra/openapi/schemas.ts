@@ -547,7 +547,8 @@ const importId = v.optional(
   v.pipe(
     v.string(),
     v.description(
-      'Present on the changes an import made (spec: "Imports"): its job id. Webhooks never receive those events.',
+      'Present on the changes an import made, and on those its undo made (spec: "Imports"): its job id. ' +
+        'Webhooks never receive those events.',
     ),
   ),
 );
