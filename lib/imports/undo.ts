@@ -6,7 +6,8 @@ import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { NotFound, Refused } from '#lib/errors.ts';
 import { deleteOrganization } from '#lib/organizations/organizations.ts';
 import { updateAgent } from '#lib/people/agents.ts';
-import { deleteTeam } from '#lib/people/teams.ts';
+import { MAX_MEMBERSHIP_CHANGES } from '#lib/people/plan.ts';
+import { deleteTeam, findTeam, MAX_DELETED_TEAM_MEMBERS, updateTeam } from '#lib/people/teams.ts';
 import { now, nowMillis } from '#lib/time.ts';
 import { deleteObject } from '#lib/trash/delete.ts';
 import type { StepOptions, StepOutcome } from './engine.ts';
@@ -24,12 +25,14 @@ import type { ImportErrorRow, ImportType } from './records.ts';
  * first: a team with open tickets is not deleted), then the checkpoint (the last gsi1 key undone) saved under the
  * lease. A crash between the two undoes the page again: what is gone already (in the trash, deleted) is skipped, so
  * nothing is undone twice. An object gone since (a user deleted it) is skipped; one still there (changed, restored)
- * is undone; one the API refuses to take out (a contact with deals, a team still routing a category) is kept with an
- * error row.
+ * is undone; one the API refuses to take out (a contact with deals, a team still routing a category or with open
+ * tickets a user put in it) is kept with an error row.
  */
 export const UNDO_ORDER: readonly ImportType[] = ['tickets', 'contacts', 'organizations', 'teams', 'agents'];
 /** Objects a step undoes at most: each is one commit of its own. */
 export const UNDO_PAGE = 25;
+/** Commits that take agents out of a team before its deletion, at most (23 agents each). */
+const MAX_EMPTYING = 50;
 /** Tickets and contacts are undone this many at once (people one by one: they share the account's configuration). */
 const AT_ONCE = 8;
 
@@ -131,7 +134,7 @@ async function undoOne(job: ImportJob, object: CreatedObject): Promise<ImportErr
     if (object.type === 'tickets') await deleteObject(accountId, 'ticket', ref, { importId });
     else if (object.type === 'contacts') await deleteObject(accountId, 'contact', ref, { importId });
     else if (object.type === 'organizations') await deleteOrganization(accountId, ref, { importId });
-    else if (object.type === 'teams') await deleteTeam(accountId, ref, { attach: undefined, importId });
+    else if (object.type === 'teams') await undoTeam(accountId, ref, importId);
     else if (object.type === 'agents')
       await updateAgent(accountId, ref, { active: false }, { attach: undefined, importId });
     return undefined;
@@ -142,4 +145,20 @@ async function undoOne(job: ImportJob, object: CreatedObject): Promise<ImportErr
     }
     throw error;
   }
+}
+
+/**
+ * Deletes a team the import created. More agents than its deletion takes out (MAX_DELETED_TEAM_MEMBERS) are first
+ * taken out of it as a user would (PATCH its `agent_ids`, MAX_MEMBERSHIP_CHANGES a commit), each commit's events the
+ * import's too: an imported team of 40 agents is undone, not refused.
+ */
+async function undoTeam(accountId: string, ref: string, importId: string): Promise<void> {
+  // Bounded: a team of more than MAX_EMPTYING commits' agents is refused by its deletion below (an error row).
+  for (let commits = 0; commits < MAX_EMPTYING; commits++) {
+    const members = (await findTeam(accountId, ref))?.data.agent_ids ?? [];
+    if (members.length <= MAX_DELETED_TEAM_MEMBERS) break;
+    const leaving = Math.min(MAX_MEMBERSHIP_CHANGES, members.length - MAX_DELETED_TEAM_MEMBERS);
+    await updateTeam(accountId, ref, { agent_ids: members.slice(leaving) }, { attach: undefined, importId });
+  }
+  await deleteTeam(accountId, ref, { attach: undefined, importId });
 }

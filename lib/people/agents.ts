@@ -18,7 +18,7 @@ import {
   type Shown,
   versionIn,
 } from './commit.ts';
-import { type PeopleState, planPeople } from './plan.ts';
+import { type PeopleState, planPeople, withImportId } from './plan.ts';
 import { type AgentView, presentAgent, statusAt } from './present.ts';
 import {
   type AgentListQuery,
@@ -126,7 +126,6 @@ export async function updateAgent(
   options: { ifMatch?: string | undefined; attach: Attach; importId?: string },
 ): Promise<Shown<AgentView>> {
   const input = parseInput(UpdateAgentSchema, body);
-  const { importId } = options;
   const id = pathId(ref);
   let state: PeopleState | undefined;
   const show = (agent: Agent, s: PeopleState) =>
@@ -141,10 +140,9 @@ export async function updateAgent(
     write: async (_before, after, version) => {
       const s = state as PeopleState;
       const shown = { data: show(after, s), version: version + 1 };
-      const planned = planPeople(s, { agents: [after] });
       // An import's undo retiring the agents it made (lib/imports/undo.ts): the events carry the import's id.
-      const events = importId ? planned.events.map((e) => ({ ...e, importId })) : planned.events;
-      await commitPeople(accountId, { ...planned, events }, options.attach?.(shown));
+      const planned = withImportId(planPeople(s, { agents: [after] }), options.importId);
+      await commitPeople(accountId, planned, options.attach?.(shown));
       return version + 1;
     },
     ifMatch: options.ifMatch,

@@ -48,10 +48,10 @@ const caller =
     });
 
 /** An ndjson import of the example file, uploaded (the runner not run yet). */
-async function uploaded(call: Call): Promise<string> {
+async function uploaded(call: Call, file: string): Promise<string> {
   const started = await call('POST', '/api/imports', { source: 'ndjson' });
   expect(started.status, started.text).toBe(202);
-  expect((await fetch(started.body.data.upload_url, { method: 'PUT', body: EXAMPLE })).status).toBe(200);
+  expect((await fetch(started.body.data.upload_url, { method: 'PUT', body: file })).status).toBe(200);
   return started.body.data.id;
 }
 
@@ -67,9 +67,24 @@ interface Shown {
   imported_from: { import_id: string } | null;
 }
 
+/**
+ * 40 more agents of the example's team Support (inactive at the source), so that it has 42: more than a team's
+ * deletion takes out with it (15), and more than one commit takes out before (23).
+ */
+const CROWDED = `${EXAMPLE}\n${Array.from({ length: 40 }, (_, i) =>
+  JSON.stringify({
+    type: 'agent',
+    id: `u-${100 + i}`,
+    email: `a${i}@northwind.test`,
+    name: `A ${i}`,
+    active: false,
+    team_ids: ['grp-1'],
+  }),
+).join('\n')}\n`;
+
 /** The example imported to its end: its id, and the tickets, contacts, teams and organizations it made. */
-async function imported(call: Call) {
-  const id = await uploaded(call);
+async function imported(call: Call, file = EXAMPLE) {
+  const id = await uploaded(call, file);
   await drain();
   const job = (await call('GET', `/api/imports/${id}`)).body.data;
   expect(job.status).toBe('completed');
@@ -184,11 +199,13 @@ describe('undoing an import', () => {
     expect((await call('POST', '/api/imports/imp_0000000000000aaaaaaaaaa/undo')).status).toBe(404);
   });
 
-  it('resumes after a runner dies mid-undo: every object undone once, the job undone', async () => {
+  it('resumes after a runner dies mid-undo: every object undone once, the job undone; a team of 42 agents deleted', async () => {
     const clock = clockNow();
     const account = await createTestAccount();
     const call = caller(account);
-    const made = await imported(call);
+    const made = await imported(call, CROWDED);
+    const support = made.teams.find((t) => (t as unknown as { name: string }).name === 'Support');
+    expect((await call('GET', `/api/teams/${support?.id}`)).body.data.agent_ids).toHaveLength(42);
     expect((await call('POST', `/api/imports/${made.id}/undo`)).status).toBe(202);
     // Runner-a takes the job, undoes its first page (the tickets) and dies before saving it.
     const claimed = await claimJob(
@@ -215,5 +232,8 @@ describe('undoing an import', () => {
     expect([count('team.deleted'), count('organization.deleted')]).toEqual([2, 2]);
     const trash = (await call('GET', '/api/trash?limit=100')).body.data;
     expect(trash).toHaveLength(made.tickets.length + 3);
+    expect((await call('GET', '/api/teams')).body.data).toEqual([]);
+    const rows = (await call('GET', `/api/imports/${made.id}/errors?limit=100`)).body.data;
+    expect(rows.filter((r: { reason: string }) => r.reason.startsWith('Not undone'))).toEqual([]);
   });
 });
