@@ -618,6 +618,15 @@ const declared = [
     tableActions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
   {
+    name: 'undoImport',
+    method: 'POST',
+    path: '/api/imports/{import}/undo',
+    entry: 'functions/imports-undo.ts',
+    scope: 'imports:write',
+    // The job and the active import (a transaction with the kept answer); the runner does the undoing.
+    tableActions: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
+  },
+  {
     name: 'listImportErrors',
     method: 'GET',
     path: '/api/imports/{import}/errors',

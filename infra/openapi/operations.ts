@@ -81,6 +81,7 @@ import {
   TicketPage,
   TicketUpdated,
   TrashPage,
+  UndoingImport,
   WebhookCreated,
   WebhookDeleted,
   WebhookDeliveryAttemptPage,
@@ -668,6 +669,27 @@ export const operations: Record<RouteName, Operation> = {
     ok: { status: 202, description: 'The import, asked to stop.', body: OneImport },
     statuses: [404],
     conflict: 'the import has ended.',
+  },
+  undoImport: {
+    summary: 'Undo an import',
+    description:
+      'Takes out exactly what the ended import created, in the background (`undoing`, then `undone`): its ' +
+      'tickets and contacts go to the trash (restorable as any deletion), its teams and organizations are ' +
+      'deleted, its agents retired. What it only updated (an agent or contact matched by e-mail, a team by name) ' +
+      'keeps the update. What is gone already is skipped; what cannot be taken out (a contact with deals, a team ' +
+      "still routing a category) is kept with an error row. The deletions' events carry `import_id`, so webhook " +
+      "endpoints receive none of them. The account's one import while it runs.",
+    tag: 'Imports',
+    pathParams: IMPORT_PARAM,
+    ok: {
+      status: 202,
+      description: 'The import, being undone.',
+      body: UndoingImport,
+    },
+    statuses: [404],
+    conflict:
+      'the import has not ended (queued, running, paused), is being or has been undone, was a validate run, or ' +
+      'another import of the account has not ended.',
   },
   listImportErrors: {
     summary: "List an import's error rows",

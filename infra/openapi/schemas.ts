@@ -547,7 +547,8 @@ const importId = v.optional(
   v.pipe(
     v.string(),
     v.description(
-      'Present on the changes an import made (spec: "Imports"): its job id. Webhooks never receive those events.',
+      'Present on the changes an import made, and on those its undo made (spec: "Imports"): its job id. ' +
+        'Webhooks never receive those events.',
     ),
   ),
 );
@@ -741,8 +742,10 @@ const importFields = {
     'undone',
   ]),
   phase: v.pipe(
-    v.picklist(['agents', 'teams', 'organizations', 'contacts', 'tickets']),
-    v.description('What is being read: people first, then tickets with their messages and attachments.'),
+    v.picklist(['agents', 'teams', 'organizations', 'contacts', 'tickets', 'undo']),
+    v.description(
+      'What is being read: people first, then tickets with their messages and attachments; `undo` once undone.',
+    ),
   ),
   progress: v.strictObject({
     done: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Tickets read so far.')),
@@ -795,6 +798,22 @@ export const StartedImport = v.strictObject({
     }),
     v.title('StartedImport'),
     v.examples([{ ...importExample, status: 'queued', progress: { done: 0, total: null } }]),
+  ),
+});
+/** `POST /api/imports/{import}/undo`'s answer: the import as it is being undone. */
+export const UndoingImport = v.strictObject({
+  data: v.pipe(
+    v.strictObject(importFields),
+    v.title('UndoingImport'),
+    v.examples([
+      {
+        ...importExample,
+        status: 'undoing',
+        phase: 'undo',
+        progress: { done: 4800, total: 4800 },
+        completed_at: '2026-12-05T10:52:40.118052Z',
+      },
+    ]),
   ),
 });
 export const ImportPage = v.pipe(

@@ -7,12 +7,19 @@ import { now, nowMillis, parseTimestamp } from '#lib/time.ts';
 import { type AttachmentCopier, sourceAttachmentCopier } from './attachments.ts';
 import type { Sealer } from './credentials.ts';
 import { presentImport } from './present.ts';
-import { IMPORT_PHASES, type ImportErrorRow, type ImportSourceReader, type SourcePage } from './records.ts';
+import {
+  IMPORT_PHASES,
+  type ImportErrorRow,
+  type ImportPhase,
+  type ImportSourceReader,
+  type SourcePage,
+} from './records.ts';
 import { environmentSealer } from './sealers.ts';
 import { SourceAuthFailed, SourceUnavailable } from './source-errors.ts';
 import { freshdeskSource } from './sources/freshdesk.ts';
 import { ndjsonSource } from './sources/ndjson.ts';
 import { zendeskSource } from './sources/zendesk.ts';
+import { runUndoStep } from './undo.ts';
 import { UPLOAD_TTL_MS } from './upload-url.ts';
 import { IMPORT_WRITERS, type ImportWriters } from './writers.ts';
 import { addCounts, countOutcome, type ImportContext, type PageWritten } from './writing.ts';
@@ -82,6 +89,7 @@ export async function readerFor(
 }
 
 export async function runImportStep(job: ImportJob, options: StepOptions): Promise<StepOutcome> {
+  if (job.status === 'undoing') return runUndoStep(job, options);
   if (job.cancelRequested) return end(job, options.owner, 'cancelled', null);
   // Deployed, an ndjson file is PUT to S3 with no word to the service: the job looks for it until it is there.
   if (job.source === 'ndjson' && !job.uploaded && !(await uploadPresent(job.accountId, job.id))) {
@@ -90,7 +98,8 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
     await releaseJob(job, options.owner, nowMillis() + UPLOAD_POLL_MS);
     return { outcome: 'waiting' };
   }
-  const { phase, next, page } = job.checkpoint;
+  const { next, page } = job.checkpoint;
+  const phase = job.checkpoint.phase as ImportPhase;
   let read: SourcePage;
   const reader =
     options.reader ?? (await readerFor(job, options.sealer ?? environmentSealer(), options.signal));
@@ -153,7 +162,7 @@ export function copierFor(job: ImportJob, reader: ImportSourceReader): Attachmen
 /** Where the job reads next: on in the phase, the next phase's start, or null after the last. */
 function nextCheckpoint(at: ImportCheckpoint, next: string | null): ImportCheckpoint | null {
   if (next !== null) return { phase: at.phase, next, page: at.page + 1 };
-  const following = IMPORT_PHASES[IMPORT_PHASES.indexOf(at.phase) + 1];
+  const following = IMPORT_PHASES[IMPORT_PHASES.indexOf(at.phase as ImportPhase) + 1];
   return following === undefined ? null : { phase: following, next: null, page: at.page + 1 };
 }
 

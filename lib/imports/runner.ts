@@ -74,7 +74,9 @@ async function stepJob(claimed: ImportJob, options: ImportRunOptions): Promise<'
     nowMillis() + (options.jobMs ?? JOB_MS),
     options.startUntil ?? Number.POSITIVE_INFINITY,
   );
-  const reader = claimed.cancelRequested ? undefined : await runReader(claimed, options);
+  // A job cancelled or being undone reads nothing from its source.
+  const reader =
+    claimed.cancelRequested || claimed.status === 'undoing' ? undefined : await runReader(claimed, options);
   let job = claimed;
   for (let steps = 0; ; steps++) {
     if (

@@ -33,6 +33,8 @@ import type { Organization } from './types.ts';
 interface WriteOptions<T> {
   ifMatch?: string | undefined;
   attach?: ((result: T) => CommitAttachment) | undefined;
+  /** An import's undo (lib/imports/undo.ts): the event carries the import's id. */
+  importId?: string | undefined;
 }
 
 /** What names an organization in a path: its id, digits only. */
@@ -157,6 +159,7 @@ export async function deleteOrganization(
         type: 'organization.deleted',
         object: presentOrganization(stored.entity),
         version: stored.version + 1,
+        ...(options.importId === undefined ? {} : { importId: options.importId }),
       };
       const attach = options.attach?.(stored.entity);
       await removeOrganization(accountId, stored, { attach, event, deletedMs: nowMillis() }).catch(

@@ -18,7 +18,7 @@ import {
   type Shown,
   versionIn,
 } from './commit.ts';
-import { type PeopleState, planPeople } from './plan.ts';
+import { type PeopleState, planPeople, withImportId } from './plan.ts';
 import { type AgentView, presentAgent, statusAt } from './present.ts';
 import {
   type AgentListQuery,
@@ -123,7 +123,7 @@ export async function updateAgent(
   accountId: string,
   ref: string,
   body: unknown,
-  options: { ifMatch?: string | undefined; attach: Attach },
+  options: { ifMatch?: string | undefined; attach: Attach; importId?: string },
 ): Promise<Shown<AgentView>> {
   const input = parseInput(UpdateAgentSchema, body);
   const id = pathId(ref);
@@ -140,7 +140,9 @@ export async function updateAgent(
     write: async (_before, after, version) => {
       const s = state as PeopleState;
       const shown = { data: show(after, s), version: version + 1 };
-      await commitPeople(accountId, planPeople(s, { agents: [after] }), options.attach?.(shown));
+      // An import's undo retiring the agents it made (lib/imports/undo.ts): the events carry the import's id.
+      const planned = withImportId(planPeople(s, { agents: [after] }), options.importId);
+      await commitPeople(accountId, planned, options.attach?.(shown));
       return version + 1;
     },
     ifMatch: options.ifMatch,

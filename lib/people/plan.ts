@@ -51,6 +51,11 @@ export interface PlannedPeople {
  */
 export const MAX_MEMBERSHIP_CHANGES = 23;
 
+/** A planned change made by an import's undo (lib/imports/undo.ts): its events carry the import's id. */
+export function withImportId(planned: PlannedPeople, importId: string | undefined): PlannedPeople {
+  return importId ? { ...planned, events: planned.events.map((e) => ({ ...e, importId })) } : planned;
+}
+
 export function planPeople(state: PeopleState, change: PeopleChange): PlannedPeople {
   const { config, nowUs } = state;
   const at = formatTimestamp(nowUs);

@@ -19,7 +19,13 @@ import {
   type Shown,
   versionIn,
 } from './commit.ts';
-import { MAX_MEMBERSHIP_CHANGES, type PeopleState, type PlannedPeople, planPeople } from './plan.ts';
+import {
+  MAX_MEMBERSHIP_CHANGES,
+  type PeopleState,
+  type PlannedPeople,
+  planPeople,
+  withImportId,
+} from './plan.ts';
 import { membersOf, presentTeam, type TeamView } from './present.ts';
 import { CreateTeamSchema, type CursorQuery, pathId, UpdateTeamSchema } from './schemas.ts';
 
@@ -90,7 +96,7 @@ export async function updateTeam(
   accountId: string,
   ref: string,
   body: unknown,
-  options: { ifMatch?: string | undefined; attach: Attach },
+  options: { ifMatch?: string | undefined; attach: Attach; importId?: string },
 ): Promise<Shown<TeamView>> {
   const input = parseInput(UpdateTeamSchema, body);
   const id = pathId(ref);
@@ -123,10 +129,13 @@ export async function updateTeam(
     },
     write: async (before, change, version) => {
       const s = state as PeopleState;
-      const planned = planPeople(s, {
-        teams: [change.team],
-        agents: joined(s, change.team.id, before.agentIds, change.agentIds),
-      });
+      const planned = withImportId(
+        planPeople(s, {
+          teams: [change.team],
+          agents: joined(s, change.team.id, before.agentIds, change.agentIds),
+        }),
+        options.importId,
+      );
       const team = planned.next.teams.find((t) => t.id === change.team.id) as Team;
       const shown = { ...shownIn(planned.next, team), version: version + 1 };
       await commitPeople(accountId, planned, options.attach?.(shown));
@@ -164,7 +173,7 @@ function fitsOneTransaction(plan: PlannedPeople): boolean {
 export async function deleteTeam(
   accountId: string,
   ref: string,
-  options: { ifMatch?: string | undefined; attach: Attach },
+  options: { ifMatch?: string | undefined; attach: Attach; importId?: string },
 ): Promise<Shown<TeamView>> {
   const { ifMatch } = options;
   if (ifMatch !== undefined && ifMatch.length > MAX_IF_MATCH_LENGTH) {
@@ -195,7 +204,7 @@ export async function deleteTeam(
       );
     }
     const members = membersOf(state.config.agents, id);
-    const plan = planPeople(state, { deletedTeams: [id] });
+    const plan = withImportId(planPeople(state, { deletedTeams: [id] }), options.importId);
     if (members.length > MAX_MEMBERSHIP_CHANGES || !fitsOneTransaction(plan)) {
       throw new Refused(
         `The team has ${members.length} agents: take them out of it first (at most ${MAX_DELETED_TEAM_MEMBERS} can leave with its deletion).`,

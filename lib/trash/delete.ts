@@ -31,6 +31,8 @@ export interface Deleted {
 export interface DeleteOptions {
   ifMatch?: string | undefined;
   attach?: ((deleted: Deleted) => CommitAttachment) | undefined;
+  /** An import's undo (lib/imports/undo.ts): its event carries the import's id, as the import's own did. */
+  importId?: string | undefined;
 }
 
 const CHANGED = 'The object has changed since you read it (If-Match does not match its ETag).';
@@ -80,6 +82,7 @@ export async function deleteObject(
         type: `${type}.deleted`,
         object: await ops.show(accountId, stored.entity),
         version: stored.version + 1,
+        ...(options.importId === undefined ? {} : { importId: options.importId }),
       };
       try {
         await ops.write(accountId, stored, facts, {

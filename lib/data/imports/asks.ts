@@ -11,7 +11,8 @@ import { type ImportJob, jobOf } from './jobs.ts';
 
 /**
  * Asks a job to stop at its next checkpoint: due at once, so a runner ends it soon even when it was paused or
- * waiting for its upload. Undefined when there is no such job or it has ended (a cancel of an ended job).
+ * waiting for its upload. Undefined when there is no such job or it has ended (a cancel of an ended job), and when
+ * it is being undone or was (an undo is not cancelled: run again, it goes on from its checkpoint).
  */
 export async function requestCancel(
   accountId: string,
@@ -20,7 +21,7 @@ export async function requestCancel(
 ): Promise<ImportJob | undefined> {
   return askedUpdate(accountId, id, {
     update: 'SET cancelRequested = :yes, gsi2pk = :pk, gsi2sk = :sk',
-    condition: 'attribute_exists(pk) AND NOT #status IN (:completed, :failed, :cancelled)',
+    condition: 'attribute_exists(pk) AND NOT #status IN (:completed, :failed, :cancelled, :undoing, :undone)',
     values: {
       ':yes': true,
       ':pk': importKeys.due(accountId, id, nowMs).gsi2pk,
@@ -28,6 +29,8 @@ export async function requestCancel(
       ':completed': 'completed',
       ':failed': 'failed',
       ':cancelled': 'cancelled',
+      ':undoing': 'undoing',
+      ':undone': 'undone',
     },
   });
 }

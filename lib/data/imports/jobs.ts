@@ -12,13 +12,25 @@ import { type CommitAction, commit } from '../store/transact.ts';
  * active import beside it. Every save of a running job is guarded by its `rev` (./runs.ts); the credentials are a
  * sealed blob (`cred`, lib/imports/credentials.ts) that the save ending the job removes.
  */
-export type ImportStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
+export type ImportStatus =
+  | 'queued'
+  | 'running'
+  | 'paused'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'undoing'
+  | 'undone';
 export type ImportMode = 'validate' | 'run';
-export const ENDED: readonly ImportStatus[] = ['completed', 'failed', 'cancelled'];
+/** The ends of a job's run: what an undo starts from (and `undone`, the end of an undo). */
+export const RUN_ENDS: readonly ImportStatus[] = ['completed', 'failed', 'cancelled'];
+export const ENDED: readonly ImportStatus[] = [...RUN_ENDS, 'undone'];
+/** A job's phase: one of the source's while it runs, `undo` while it is undone (lib/imports/undo.ts). */
+export type JobPhase = ImportPhase | 'undo';
 
 export interface ImportCheckpoint {
-  phase: ImportPhase;
-  /** The source's `next` of the phase (null: its start). */
+  phase: JobPhase;
+  /** The source's `next` of the phase (null: its start); undoing, the last created key undone. */
   next: string | null;
   /** Pages saved so far in the whole job: the error rows' keys. */
   page: number;
