@@ -6,6 +6,7 @@ import type { CommitAttachment } from '../requests/idempotency.ts';
 import { completionCommit } from '../requests/idempotency.ts';
 import { getItem, queryAll, tableName } from '../store/client.ts';
 import { type CommitAction, commit } from '../store/transact.ts';
+import { activeClaim } from './active.ts';
 
 /**
  * Import jobs as stored (docs/imports.md, "Jobs"; keys in ../keys/imports.ts): the job item, and the account's one
@@ -115,18 +116,7 @@ export async function putNewJob(
   refused: (activeId: string) => Error,
 ): Promise<void> {
   const actions: CommitAction[] = [
-    {
-      what: 'import_active',
-      action: {
-        Put: {
-          TableName: tableName(),
-          Item: { ...importKeys.active(job.accountId), type: 'import_active', id: job.id },
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
-      refused: (held) => refused(String(held?.id ?? '')),
-    },
+    activeClaim(job.accountId, job.id, refused),
     {
       what: 'import',
       action: {

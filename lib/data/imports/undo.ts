@@ -4,6 +4,7 @@ import type { CommitAttachment } from '../requests/idempotency.ts';
 import { completionCommit } from '../requests/idempotency.ts';
 import { queryAll, tableName } from '../store/client.ts';
 import { commit } from '../store/transact.ts';
+import { activeClaim } from './active.ts';
 import { type ImportJob, RUN_ENDS } from './jobs.ts';
 
 /**
@@ -71,18 +72,7 @@ export async function requestUndo(
       },
       refused: () => refused.notEnded(),
     },
-    {
-      what: 'import_active',
-      action: {
-        Put: {
-          TableName: tableName(),
-          Item: { ...importKeys.active(job.accountId), type: 'import_active', id: job.id },
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
-      refused: (held) => refused.active(String(held?.id ?? '')),
-    },
+    activeClaim(job.accountId, job.id, refused.active),
     ...completionCommit(attach?.(shown)),
   ]);
   return shown;
