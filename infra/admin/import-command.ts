@@ -4,7 +4,7 @@ import { markUploaded, resumePaused } from '#lib/data/imports/asks.ts';
 import { ENDED, getJob, type ImportJob } from '#lib/data/imports/jobs.ts';
 import { claimJob, pauseJob } from '#lib/data/imports/runs.ts';
 import { putLocalUpload } from '#lib/data/imports/uploads.ts';
-import { readerFor, runImportStep } from '#lib/imports/engine.ts';
+import { PAUSED_LIMIT_MS, readerFor, runImportStep } from '#lib/imports/engine.ts';
 import { startImport } from '#lib/imports/jobs.ts';
 import { presentImport } from '#lib/imports/present.ts';
 import type { ImportSourceReader } from '#lib/imports/records.ts';
@@ -27,8 +27,11 @@ export interface ImportCommandIo {
 
 export class ImportUsage extends Error {}
 
-/** How long a job paused by Ctrl-C waits for the command to be run again before a runner takes it up. */
-export const OPERATOR_PAUSE_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * How long a job paused by Ctrl-C waits for the command to be run again: then a runner takes it up and cancels it
+ * (PAUSED_LIMIT_MS, docs/imports.md "The engine").
+ */
+export const OPERATOR_PAUSE_MS = PAUSED_LIMIT_MS;
 const POLL_MS = 1_000;
 
 const flag = (args: string[], name: string) => {
@@ -121,7 +124,7 @@ async function runToEnd(
       progress.show(presentImport(job));
       if (interrupted()) {
         // At this checkpoint: paused until the same command is run again.
-        return (await pauseJob(job, owner, nowMillis() + OPERATOR_PAUSE_MS)) ?? job;
+        return (await pauseJob(job, owner, nowMillis() + OPERATOR_PAUSE_MS, nowMillis())) ?? job;
       }
     }
   }

@@ -28,6 +28,11 @@ import { addCounts, countOutcome, type ImportContext, type PageWritten } from '.
  * pauses it until the time it said, or PAUSE_MS on; a cancel asked for ends it at the next step.
  */
 export const PAUSE_MS = 60_000;
+/** A job paused this long (a Ctrl-C not followed by the command again, a source down for days) is cancelled. */
+export const PAUSED_LIMIT_MS = 7 * 24 * 60 * 60 * 1000;
+export const PAUSED_TOO_LONG =
+  'Paused for 7 days: cancelled, and its credentials deleted. What it imported stays; start the import again to ' +
+  'finish it (what is in already is found unchanged, nothing is imported twice).';
 /** The longest Retry-After a step waits inside a page: a longer one pauses the job instead. */
 export const STEP_MAX_WAIT_MS = 20_000;
 
@@ -67,6 +72,8 @@ export function readerFor(job: ImportJob): ImportSourceReader {
 
 export async function runImportStep(job: ImportJob, options: StepOptions): Promise<StepOutcome> {
   if (job.cancelRequested) return end(job, options.owner, 'cancelled', null);
+  if (job.pausedAt !== null && nowMillis() - job.pausedAt >= PAUSED_LIMIT_MS)
+    return end(job, options.owner, 'cancelled', PAUSED_TOO_LONG);
   // Deployed, an ndjson file is PUT to S3 with no word to the service: the job looks for it until it is there.
   if (job.source === 'ndjson' && !job.uploaded && !(await uploadPresent(job.accountId, job.id))) {
     if (nowMillis() - parseTimestamp(job.createdAt) / 1000 > UPLOAD_TTL_MS)
@@ -82,7 +89,8 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
   } catch (error) {
     if (error instanceof SourceAuthFailed) return end(job, options.owner, 'failed', error.message);
     if (!(error instanceof SourceUnavailable)) throw error;
-    const paused = await pauseJob(job, options.owner, error.retryAtMs ?? nowMillis() + PAUSE_MS);
+    const dueMs = error.retryAtMs ?? nowMillis() + PAUSE_MS;
+    const paused = await pauseJob(job, options.owner, dueMs, nowMillis());
     return { outcome: paused ? 'paused' : 'lost' };
   }
   const written = await writePage(job, read, options.writers ?? IMPORT_WRITERS, copierFor(job, reader));
