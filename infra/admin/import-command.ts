@@ -118,7 +118,11 @@ async function runToEnd(
     }
     reader ??= readerFor(job);
     for (;;) {
-      const step = await runImportStep(job, { owner, leaseMs: LEASE_MS, reader });
+      const stepping = job;
+      // Within a long page of tickets the bar moves with each progress the engine saves (every 4 s).
+      const onProgress = (moved: ImportJob['progress']) =>
+        progress.show(presentImport({ ...stepping, status: 'running', progress: moved }));
+      const step = await runImportStep(job, { owner, leaseMs: LEASE_MS, reader, onProgress });
       if (step.outcome !== 'more') break;
       job = step.job;
       progress.show(presentImport(job));

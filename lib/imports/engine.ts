@@ -6,6 +6,7 @@ import { hasMailStore, mailStore } from '#lib/data/mail-store.ts';
 import { now, nowMillis, parseTimestamp } from '#lib/time.ts';
 import { type AttachmentCopier, sourceAttachmentCopier } from './attachments.ts';
 import { openCredentials } from './credentials.ts';
+import { type PageProgress, pageProgress } from './page-progress.ts';
 import { presentImport } from './present.ts';
 import { IMPORT_PHASES, type ImportErrorRow, type ImportSourceReader, type SourcePage } from './records.ts';
 import { SourceAuthFailed, SourceUnavailable } from './source-errors.ts';
@@ -43,6 +44,8 @@ export interface StepOptions {
   writers?: ImportWriters;
   /** The source's reader for the job (a runner keeps one a job, so its pace holds across steps). */
   reader?: ImportSourceReader;
+  /** Told each progress saved within a page (`admin import`'s bar moves with it). */
+  onProgress?: ((progress: ImportJob['progress']) => void) | undefined;
 }
 
 /** `more`: the job goes on (`job` as saved); `paused`, `ended`; `lost`: another save or runner came first. */
@@ -81,11 +84,26 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
     await releaseJob(job, options.owner, nowMillis() + UPLOAD_POLL_MS);
     return { outcome: 'waiting' };
   }
+  // A page of tickets can take a minute: its progress is saved within it (./page-progress.ts).
+  const progress =
+    job.checkpoint.phase === 'tickets' ? pageProgress(job, options.owner, options.onProgress) : undefined;
+  try {
+    return await stepPage(job, options, progress);
+  } finally {
+    await progress?.stop();
+  }
+}
+
+async function stepPage(
+  job: ImportJob,
+  options: StepOptions,
+  progress: PageProgress | undefined,
+): Promise<StepOutcome> {
   const { phase, next, page } = job.checkpoint;
   let read: SourcePage;
   const reader = options.reader ?? readerFor(job);
   try {
-    read = await reader.page(phase, next, { since: job.since ?? undefined });
+    read = await reader.page(phase, next, { since: job.since ?? undefined, onTicket: progress?.read });
   } catch (error) {
     if (error instanceof SourceAuthFailed) return end(job, options.owner, 'failed', error.message);
     if (!(error instanceof SourceUnavailable)) throw error;
@@ -93,7 +111,8 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
     const paused = await pauseJob(job, options.owner, dueMs, nowMillis());
     return { outcome: paused ? 'paused' : 'lost' };
   }
-  const written = await writePage(job, read, options.writers ?? IMPORT_WRITERS, copierFor(job, reader));
+  const writers = options.writers ?? IMPORT_WRITERS;
+  const written = await writePage(job, read, writers, copierFor(job, reader), progress?.written);
   await putErrorRows(job.accountId, job.id, page, written.errors);
   const counts = addCounts(job.counts, written.counts);
   const done = counts.tickets?.source ?? 0;
@@ -140,6 +159,7 @@ async function writePage(
   read: SourcePage,
   writers: ImportWriters,
   attachments: AttachmentCopier | undefined,
+  onTicket: (() => void) | undefined,
 ): Promise<PageWritten> {
   const ctx: ImportContext = {
     accountId: job.accountId,
@@ -147,6 +167,7 @@ async function writePage(
     source: job.source,
     validate: job.mode === 'validate',
     ...(attachments ? { attachments } : {}),
+    onTicket,
   };
   const people = read.records.filter((record) => record.type !== 'tickets');
   const tickets = read.records.filter((record) => record.type === 'tickets');

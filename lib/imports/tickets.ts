@@ -72,9 +72,11 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
       p.number = first + i;
     });
   }
-  const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, (plan) =>
-    ctx.validate ? decideOnly(ctx, plan) : writeOne(ctx, config, plan),
-  );
+  const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, async (plan) => {
+    const outcome = ctx.validate ? await decideOnly(ctx, plan) : await writeOne(ctx, config, plan);
+    ctx.onTicket?.();
+    return outcome;
+  });
   for (const [i, outcome] of outcomes.entries()) {
     const plan = plans[i] as TicketPlan;
     countOutcome(written, 'tickets', outcome.ticket);

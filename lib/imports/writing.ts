@@ -21,6 +21,8 @@ export interface ImportContext {
    * and the mail store); absent (validate, a source without attachments): none copied, their counts still decided.
    */
   attachments?: AttachmentCopier | undefined;
+  /** Called as each ticket of the page is written (or decided): progress within a page. */
+  onTicket?: (() => void) | undefined;
 }
 
 /** What happened to one source record. */
