@@ -112,7 +112,11 @@ async function stepPage(
     return { outcome: paused ? 'paused' : 'lost' };
   }
   const writers = options.writers ?? IMPORT_WRITERS;
-  const written = await writePage(job, read, writers, copierFor(job, reader), progress?.written);
+  const written = await writePage(job, read, writers, {
+    attachments: copierFor(job, reader),
+    copiesFiles: reader.files !== undefined && hasMailStore(),
+    onTicket: progress?.written,
+  });
   await putErrorRows(job.accountId, job.id, page, written.errors);
   const counts = addCounts(job.counts, written.counts);
   const done = counts.tickets?.source ?? 0;
@@ -158,16 +162,14 @@ async function writePage(
   job: ImportJob,
   read: SourcePage,
   writers: ImportWriters,
-  attachments: AttachmentCopier | undefined,
-  onTicket: (() => void) | undefined,
+  given: Pick<ImportContext, 'attachments' | 'copiesFiles' | 'onTicket'>,
 ): Promise<PageWritten> {
   const ctx: ImportContext = {
     accountId: job.accountId,
     importId: job.id,
     source: job.source,
     validate: job.mode === 'validate',
-    ...(attachments ? { attachments } : {}),
-    onTicket,
+    ...given,
   };
   const people = read.records.filter((record) => record.type !== 'tickets');
   const tickets = read.records.filter((record) => record.type === 'tickets');
