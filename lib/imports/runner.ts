@@ -78,7 +78,7 @@ async function stepJob(claimed: ImportJob, options: ImportRunOptions): Promise<'
  * Runs a step while renewing the lease every HEARTBEAT_MS: a page that takes minutes (a Zendesk page of 100
  * tickets is ~100 requests at the source's pace) keeps its job, and a runner that dies loses it LEASE_MS later.
  */
-async function withHeartbeat<T>(job: ImportJob, owner: string, step: () => Promise<T>): Promise<T> {
+export async function withHeartbeat<T>(job: ImportJob, owner: string, step: () => Promise<T>): Promise<T> {
   const stop = new AbortController();
   every(HEARTBEAT_MS, stop.signal, () => {
     renewLease(job.accountId, job.id, owner, nowMillis() + LEASE_MS).catch(logError);

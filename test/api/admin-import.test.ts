@@ -16,7 +16,8 @@ import { startImport } from '#lib/imports/jobs.ts';
 import { LEASE_MS, runImports } from '#lib/imports/runner.ts';
 import { nowMillis } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
-import { useManualClock } from '#test/support/clock.ts';
+import { type ManualClock, useManualClock } from '#test/support/clock.ts';
+import { withFault } from '#test/support/faults.ts';
 
 /**
  * `admin import` (operations.md, "Imports"): the job the API starts, run by the command to its end with its
@@ -34,6 +35,24 @@ beforeAll(async () => {
   process.env[UPLOAD_DIR_VARIABLE] = dir;
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Runs `work` while the clock moves a second at a time (the command reads files too: no jumps). */
+async function driven<T>(clock: ManualClock, work: Promise<T>): Promise<T> {
+  let outcome: { value: T } | { error: unknown } | undefined;
+  work.then(
+    (value) => {
+      outcome = { value };
+    },
+    (error: unknown) => {
+      outcome = { error };
+    },
+  );
+  for (let second = 0; second < 600 && !outcome; second++) await clock.advance(1_000);
+  if (outcome && 'value' in outcome) return outcome.value;
+  throw outcome
+    ? (outcome as { error: unknown }).error
+    : new Error('not ended within 10 minutes of the clock');
+}
 
 /** Progress as a log reads it (not a terminal). */
 function lines() {
@@ -85,6 +104,26 @@ describe('admin import', () => {
     expect(again.import.id).toBe(first.import.id);
     expect(again.import).toMatchObject({ status: 'completed', progress: { done: 4, total: 4 } });
     expect(again.import.counts).toMatchObject({ tickets: created(4), agents: created(2), teams: created(2) });
+  });
+
+  it('waits out a store stall (a 503 in the middle of a step) and goes on from the checkpoint, every ticket once', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    // The first commit after the first source-key lookup (a person's, in a step) is lost before it reaches the
+    // store: the step throws ServiceUnavailable.
+    const fault = { operation: 'TransactWriteItems', after: 'BatchGetItem', mode: 'lost-request' } as const;
+    const { result } = await withFault(fault, () =>
+      driven(
+        clock,
+        runImportCommand(account.accountId, ['--file', EXAMPLE], {
+          progress: lines().progress,
+          interrupted: () => false,
+        }),
+      ),
+    );
+    expect(result.import).toMatchObject({ status: 'completed', progress: { done: 4, total: 4 } });
+    expect(result.import.counts.tickets).toMatchObject({ source: 4, failed: 0 });
+    expect(result.import.counts.tickets.created + result.import.counts.tickets.unchanged).toBe(4);
   });
 
   it('cancels a job paused 7 days (the command not run again): credentials deleted, the reason stated, no event', async () => {
