@@ -2,13 +2,15 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { activeImport } from '#lib/data/imports/active.ts';
 import { markUploaded, resumePaused } from '#lib/data/imports/asks.ts';
 import { ENDED, getJob, type ImportJob } from '#lib/data/imports/jobs.ts';
-import { claimJob, pauseJob } from '#lib/data/imports/runs.ts';
+import { claimJob, pauseJob, releaseJob } from '#lib/data/imports/runs.ts';
 import { putLocalUpload } from '#lib/data/imports/uploads.ts';
-import { readerFor, runImportStep } from '#lib/imports/engine.ts';
+import { ServiceUnavailable } from '#lib/errors.ts';
+import { PAUSED_LIMIT_MS, runImportStep } from '#lib/imports/engine.ts';
 import { startImport } from '#lib/imports/jobs.ts';
 import { presentImport } from '#lib/imports/present.ts';
+import { readerFor } from '#lib/imports/readers.ts';
 import type { ImportSourceReader } from '#lib/imports/records.ts';
-import { LEASE_MS } from '#lib/imports/runner.ts';
+import { LEASE_MS, withHeartbeat } from '#lib/imports/runner.ts';
 import { environmentSealer } from '#lib/imports/sealers.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { type ImportProgress, importProgress } from './import-progress.ts';
@@ -28,8 +30,11 @@ export interface ImportCommandIo {
 
 export class ImportUsage extends Error {}
 
-/** How long a job paused by Ctrl-C waits for the command to be run again before a runner takes it up. */
-export const OPERATOR_PAUSE_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * How long a job paused by Ctrl-C waits for the command to be run again: then a runner takes it up and cancels it
+ * (PAUSED_LIMIT_MS, docs/imports.md "The engine").
+ */
+export const OPERATOR_PAUSE_MS = PAUSED_LIMIT_MS;
 const POLL_MS = 1_000;
 
 const flag = (args: string[], name: string) => {
@@ -96,34 +101,73 @@ async function startOrResume(accountId: string, body: Record<string, unknown>, f
   return job;
 }
 
-/** Steps the job while this command holds it; otherwise waits, showing it, until it ends. */
+/** How often, and how long, the command waits out a store that answers 503 (a stall) before it gives up. */
+const STALL_WAIT_MS = 5_000;
+const MAX_STALLS = 24;
+
+/**
+ * Steps the job while this command holds it; otherwise waits, showing it, until it ends. A store stall (503) is
+ * waited out as the runner does (the job goes on from its checkpoint; the writes are keyed), up to two minutes.
+ */
 async function runToEnd(
   start: ImportJob,
   progress: ImportProgress,
   interrupted: () => boolean,
 ): Promise<ImportJob> {
-  const owner = `admin-${process.pid}-${Math.random().toString(16).slice(2, 8)}`;
-  let reader: ImportSourceReader | undefined;
-  for (;;) {
-    const now = (await getJob(start.accountId, start.id)) ?? start;
-    progress.show(presentImport(now));
-    if (ENDED.includes(now.status)) return now;
-    if (interrupted()) return now;
-    let job = await claimJob(now.accountId, now.id, owner, nowMillis() + LEASE_MS, nowMillis());
-    if (!job) {
-      await sleep(POLL_MS);
-      continue;
+  const run = {
+    owner: `admin-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
+    progress,
+    interrupted,
+  };
+  const held: { reader?: ImportSourceReader } = {};
+  for (let stalls = 0; ; ) {
+    try {
+      const ended = await holdAndStep(start, run, held);
+      if (ended) return ended;
+      stalls = 0;
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailable) || ++stalls > MAX_STALLS) throw error;
+      await sleep(STALL_WAIT_MS);
     }
-    reader ??= await readerFor(job, environmentSealer());
-    for (;;) {
-      const step = await runImportStep(job, { owner, leaseMs: LEASE_MS, reader });
-      if (step.outcome !== 'more') break;
-      job = step.job;
-      progress.show(presentImport(job));
-      if (interrupted()) {
-        // At this checkpoint: paused until the same command is run again.
-        return (await pauseJob(job, owner, nowMillis() + OPERATOR_PAUSE_MS)) ?? job;
-      }
+  }
+}
+
+/** Claims the job and steps it while held: the job when it has ended or paused, undefined to look again. */
+async function holdAndStep(
+  start: ImportJob,
+  run: { owner: string; progress: ImportProgress; interrupted: () => boolean },
+  held: { reader?: ImportSourceReader },
+): Promise<ImportJob | undefined> {
+  const { owner, progress, interrupted } = run;
+  const now = (await getJob(start.accountId, start.id)) ?? start;
+  progress.show(presentImport(now));
+  if (ENDED.includes(now.status) || interrupted()) return now;
+  const claimed = await claimJob(now.accountId, now.id, owner, nowMillis() + LEASE_MS, nowMillis());
+  if (!claimed) {
+    await sleep(POLL_MS);
+    return undefined;
+  }
+  let job: ImportJob = claimed;
+  held.reader ??= await readerFor(job, environmentSealer());
+  const reader = held.reader;
+  for (;;) {
+    const stepping = job;
+    // Within a long page of tickets the bar moves with each progress the engine saves (every 4 s).
+    const onProgress = (moved: ImportJob['progress']) =>
+      progress.show(presentImport({ ...stepping, status: 'running', progress: moved }));
+    const step = await withHeartbeat(job, owner, () =>
+      runImportStep(stepping, { owner, leaseMs: LEASE_MS, reader, onProgress }),
+    ).catch(async (error: unknown) => {
+      // A stall: the job due again at once, for this command's next look (else its lease holds it a minute).
+      if (error instanceof ServiceUnavailable) await releaseJob(stepping, owner, nowMillis()).catch(() => {});
+      throw error;
+    });
+    if (step.outcome !== 'more') return undefined;
+    job = step.job;
+    progress.show(presentImport(job));
+    if (interrupted()) {
+      // At this checkpoint: paused until the same command is run again.
+      return (await pauseJob(job, owner, nowMillis() + OPERATOR_PAUSE_MS, nowMillis())) ?? job;
     }
   }
 }

@@ -1,12 +1,13 @@
 import { putErrorRows } from '#lib/data/imports/errors.ts';
 import type { ImportCheckpoint, ImportJob, ImportStatus } from '#lib/data/imports/jobs.ts';
 import { endJob, pauseJob, releaseJob, saveStep } from '#lib/data/imports/runs.ts';
-import { uploadBytes, uploadPresent } from '#lib/data/imports/uploads.ts';
-import { hasMailStore, mailStore } from '#lib/data/mail-store.ts';
+import { uploadPresent } from '#lib/data/imports/uploads.ts';
+import { hasMailStore } from '#lib/data/mail-store.ts';
 import { now, nowMillis, parseTimestamp } from '#lib/time.ts';
-import { type AttachmentCopier, sourceAttachmentCopier } from './attachments.ts';
 import type { Sealer } from './credentials.ts';
+import { type PageProgress, pageProgress } from './page-progress.ts';
 import { presentImport } from './present.ts';
+import { copierFor, readerFor } from './readers.ts';
 import {
   IMPORT_PHASES,
   type ImportErrorRow,
@@ -16,9 +17,6 @@ import {
 } from './records.ts';
 import { environmentSealer } from './sealers.ts';
 import { SourceAuthFailed, SourceUnavailable } from './source-errors.ts';
-import { freshdeskSource } from './sources/freshdesk.ts';
-import { ndjsonSource } from './sources/ndjson.ts';
-import { zendeskSource } from './sources/zendesk.ts';
 import { runUndoStep } from './undo.ts';
 import { UPLOAD_TTL_MS } from './upload-url.ts';
 import { IMPORT_WRITERS, type ImportWriters } from './writers.ts';
@@ -33,11 +31,17 @@ import { addCounts, countOutcome, type ImportContext, type PageWritten } from '.
  * saved once. The phase read to its end moves to the next; after the last, the job is completed.
  *
  * The source refusing the credentials fails the job at once; the source unavailable (5xx, 429s past the waits)
- * pauses it until the time it said, or PAUSE_MS on; a cancel asked for ends it at the next step.
+ * pauses it until the time it said, or PAUSE_MS on; a cancel asked for ends it at the next step. What a job reads
+ * from and copies with is ./readers.ts's.
  */
+
+/** How long a job pauses when its source is unavailable and names no time. */
 export const PAUSE_MS = 60_000;
-/** The longest Retry-After a step waits inside a page: a longer one pauses the job instead. */
-export const STEP_MAX_WAIT_MS = 20_000;
+/** A job paused this long (a Ctrl-C not followed by the command again, a source down for days) is cancelled. */
+export const PAUSED_LIMIT_MS = 7 * 24 * 60 * 60 * 1000;
+export const PAUSED_TOO_LONG =
+  'Paused for 7 days: cancelled, and its credentials deleted. What it imported stays; start the import again to ' +
+  'finish it (what is in already is found unchanged, nothing is imported twice).';
 
 export interface StepOptions {
   /** The runner holding the job's lease, and how long a save extends it. */
@@ -53,6 +57,8 @@ export interface StepOptions {
    * due at once, from its checkpoint (the page is read again; the writers are keyed): outcome `cut`.
    */
   signal?: AbortSignal;
+  /** Told each progress saved within a page (`admin import`'s bar moves with it). */
+  onProgress?: ((progress: ImportJob['progress']) => void) | undefined;
 }
 
 /** `more`: the job goes on (`job` as saved); `paused`, `ended`; `lost`: another save or runner came first. */
@@ -63,34 +69,11 @@ export type StepOutcome =
 /** How often a job whose file goes to S3 looks for it, and how long it waits for it. */
 const UPLOAD_POLL_MS = 10_000;
 
-/**
- * The reader of a job's source, from its sealed credentials opened by `sealer` (an ndjson job: its uploaded file);
- * its reads stop when `signal` aborts (SourceUnavailable).
- */
-export async function readerFor(
-  job: ImportJob,
-  sealer: Sealer,
-  signal?: AbortSignal,
-): Promise<ImportSourceReader> {
-  if (job.source === 'ndjson') return ndjsonSource(uploadBytes(job.accountId, job.id));
-  const credentials = await sealer.open(job.accountId, job.id, job.cred ?? '');
-  const common = {
-    since: job.since ?? undefined,
-    rateShare: job.rateShare ?? undefined,
-    maxWaitMs: STEP_MAX_WAIT_MS,
-    signal,
-  };
-  if (job.source === 'zendesk') {
-    const { subdomain = '', email = '', api_token: apiToken = '' } = credentials;
-    return zendeskSource({ ...common, subdomain, email, apiToken });
-  }
-  const { domain = '', api_key: apiKey = '' } = credentials;
-  return freshdeskSource({ ...common, domain, apiKey });
-}
-
 export async function runImportStep(job: ImportJob, options: StepOptions): Promise<StepOutcome> {
   if (job.status === 'undoing') return runUndoStep(job, options);
   if (job.cancelRequested) return end(job, options.owner, 'cancelled', null);
+  if (job.pausedAt !== null && nowMillis() - job.pausedAt >= PAUSED_LIMIT_MS)
+    return end(job, options.owner, 'cancelled', PAUSED_TOO_LONG);
   // Deployed, an ndjson file is PUT to S3 with no word to the service: the job looks for it until it is there.
   if (job.source === 'ndjson' && !job.uploaded && !(await uploadPresent(job.accountId, job.id))) {
     if (nowMillis() - parseTimestamp(job.createdAt) / 1000 > UPLOAD_TTL_MS)
@@ -98,23 +81,43 @@ export async function runImportStep(job: ImportJob, options: StepOptions): Promi
     await releaseJob(job, options.owner, nowMillis() + UPLOAD_POLL_MS);
     return { outcome: 'waiting' };
   }
+  // A page of tickets can take a minute: its progress is saved within it (./page-progress.ts).
+  const progress =
+    job.checkpoint.phase === 'tickets' ? pageProgress(job, options.owner, options.onProgress) : undefined;
+  try {
+    return await stepPage(job, options, progress);
+  } finally {
+    await progress?.stop();
+  }
+}
+
+async function stepPage(
+  job: ImportJob,
+  options: StepOptions,
+  progress: PageProgress | undefined,
+): Promise<StepOutcome> {
   const { next, page } = job.checkpoint;
   const phase = job.checkpoint.phase as ImportPhase;
   let read: SourcePage;
   const reader =
     options.reader ?? (await readerFor(job, options.sealer ?? environmentSealer(), options.signal));
   try {
-    read = await reader.page(phase, next, { since: job.since ?? undefined });
+    read = await reader.page(phase, next, { since: job.since ?? undefined, onTicket: progress?.read });
   } catch (error) {
     if (options.signal?.aborted) return cut(job, options.owner);
     if (error instanceof SourceAuthFailed) return end(job, options.owner, 'failed', error.message);
     if (!(error instanceof SourceUnavailable)) throw error;
-    const paused = await pauseJob(job, options.owner, error.retryAtMs ?? nowMillis() + PAUSE_MS);
+    const dueMs = error.retryAtMs ?? nowMillis() + PAUSE_MS;
+    const paused = await pauseJob(job, options.owner, dueMs, nowMillis());
     return { outcome: paused ? 'paused' : 'lost' };
   }
   let written: PageWritten;
   try {
-    written = await writePage(job, read, options.writers ?? IMPORT_WRITERS, copierFor(job, reader));
+    written = await writePage(job, read, options.writers ?? IMPORT_WRITERS, {
+      attachments: copierFor(job, reader),
+      copiesFiles: reader.files !== undefined && hasMailStore(),
+      onTicket: progress?.written,
+    });
   } catch (error) {
     // Cut while copying the page's attachments: what it wrote is keyed, and the page is written again.
     if (options.signal?.aborted) return cut(job, options.owner);
@@ -149,16 +152,6 @@ async function cut(job: ImportJob, owner: string): Promise<StepOutcome> {
   return { outcome: 'cut' };
 }
 
-/**
- * Who copies a run's attachments: the source's file client into the mail store (where e-mailed attachments are
- * kept), when the source has one and the process has a mail store; none for a validate run (it fetches nothing).
- * Without one, each attachment is an error row (lib/imports/ticket-files.ts).
- */
-export function copierFor(job: ImportJob, reader: ImportSourceReader): AttachmentCopier | undefined {
-  if (job.mode === 'validate' || !reader.files || !hasMailStore()) return undefined;
-  return sourceAttachmentCopier(reader.files, mailStore());
-}
-
 /** Where the job reads next: on in the phase, the next phase's start, or null after the last. */
 function nextCheckpoint(at: ImportCheckpoint, next: string | null): ImportCheckpoint | null {
   if (next !== null) return { phase: at.phase, next, page: at.page + 1 };
@@ -171,14 +164,14 @@ async function writePage(
   job: ImportJob,
   read: SourcePage,
   writers: ImportWriters,
-  attachments: AttachmentCopier | undefined,
+  given: Pick<ImportContext, 'attachments' | 'copiesFiles' | 'onTicket'>,
 ): Promise<PageWritten> {
   const ctx: ImportContext = {
     accountId: job.accountId,
     importId: job.id,
     source: job.source,
     validate: job.mode === 'validate',
-    ...(attachments ? { attachments } : {}),
+    ...given,
   };
   const people = read.records.filter((record) => record.type !== 'tickets');
   const tickets = read.records.filter((record) => record.type === 'tickets');

@@ -70,6 +70,7 @@ export async function startImport(
     rev: 0,
     owner: null,
     until: null,
+    pausedAt: null,
   };
   // Deployed, a presigned S3 PUT, and the job due at once to look for its file; locally, the gateway's own PUT,
   // which makes the job due when the file is in.

@@ -4,6 +4,7 @@ import {
   type SourceKeyRecord,
   type SourceKeyRef,
 } from '#lib/data/imports/source-keys.ts';
+import { markWouldCreate } from '#lib/data/imports/would-create.ts';
 import { ConcurrentWrite, isTransactionConflict, StaleVersion } from '#lib/data/store/errors.ts';
 import { ValidationFailed } from '#lib/errors.ts';
 import { recordDigest } from './digest.ts';
@@ -52,6 +53,8 @@ export async function writeEach<R>(
   const { type, sourceIdOf } = writer;
   const find = (ids: string[]) => findSourceKeys(ctx.accountId, ctx.source, type, ids);
   const keys = await find(records.map(sourceIdOf));
+  // Validating: the people a run would create (or match) by now, marked for the tickets that name them.
+  const would: SourceKeyRef[] = [];
   for (const raw of records) {
     const sourceId = sourceIdOf(raw);
     const ref: SourceKeyRef = { source: ctx.source, type, sourceId };
@@ -64,6 +67,7 @@ export async function writeEach<R>(
           const outcome =
             found?.digest === digest ? 'unchanged' : await writer.write({ record, ref, digest, found });
           countOutcome(written, type, outcome);
+          if (ctx.validate && !found && outcome !== 'failed') would.push(ref);
           break;
         } catch (error) {
           // Lost to another run (its key, its version) or to a concurrent change: decide again from a new reading.
@@ -87,4 +91,5 @@ export async function writeEach<R>(
       countOutcome(written, type, 'failed');
     }
   }
+  if (would.length > 0) await markWouldCreate(ctx.accountId, ctx.importId, would);
 }

@@ -13,6 +13,7 @@ import {
 } from '#lib/data/contacts/contacts.ts';
 import { openDealCounts } from '#lib/data/deals/deals.ts';
 import { claimSourceKey, findSourceKeys, touchSourceKey } from '#lib/data/imports/source-keys.ts';
+import { findWouldCreate } from '#lib/data/imports/would-create.ts';
 import { writePlan } from '#lib/data/index/write-plan.ts';
 import { getOrganizations } from '#lib/data/organizations/organizations.ts';
 import { type CommitAction, commit } from '#lib/data/store/transact.ts';
@@ -131,14 +132,18 @@ async function organizationsOf(
 ) {
   const named = contacts.flatMap((c) => (c.organizationSourceId ? [c.organizationSourceId] : []));
   const keys = await findSourceKeys(ctx.accountId, ctx.source, 'organizations', named);
+  const unkeyed = named.filter((sourceId) => !keys.has(sourceId));
+  const would = ctx.validate
+    ? await findWouldCreate(ctx.accountId, ctx.importId, ctx.source, 'organizations', unkeyed)
+    : new Set<string>();
   const ids = [...keys.values()].map((k) => Number(k.objectId));
   const orgs = new Map((await getOrganizations(ctx.accountId, ids)).map((o) => [o.id, refOf(o)]));
   return async (c: Checked): Promise<OrganizationRef | null> => {
     if (!c.organizationSourceId) return organizationOfAddress(ctx.accountId, c.email);
     const key = keys.get(c.organizationSourceId);
     const org = key ? orgs.get(Number(key.objectId)) : undefined;
-    // Validating, an organization of this run is not written yet: no row for it.
-    if (!org && !ctx.validate) {
+    // Validating, an organization this run would have created is not written: no row for it.
+    if (!org && !would.has(c.organizationSourceId)) {
       written.errors.push({
         type: 'contacts',
         sourceId: c.sourceId,

@@ -136,6 +136,12 @@ export interface SourcePage {
   total?: number | undefined;
 }
 
+export interface PageOptions {
+  since?: Timestamp | undefined;
+  /** Called as each ticket of a ticket page is read (its conversation fetched): progress within a page. */
+  onTicket?: (() => void) | undefined;
+}
+
 /**
  * A source: reads one page of a phase from a checkpoint (null: the phase's start). `since` limits the read to what
  * changed since then (the cutover pass). A source keeps no state between pages but what `next` carries, so a job
@@ -145,11 +151,7 @@ export interface ImportSourceReader {
   readonly source: ImportSource;
   /** The client attachments are fetched with (SourceHttp.getBytes; lib/imports/attachments.ts); none: not copied. */
   readonly files?: SourceHttp;
-  page(
-    phase: ImportPhase,
-    from: string | null,
-    options: { since?: Timestamp | undefined },
-  ): Promise<SourcePage>;
+  page(phase: ImportPhase, from: string | null, options: PageOptions): Promise<SourcePage>;
 }
 
 /** A source's field title made a key: lower case, each run of other characters `_`, at most 64 (decisions.md). */

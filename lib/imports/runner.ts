@@ -5,7 +5,8 @@ import { duePass } from '#lib/due-pass.ts';
 import { logError } from '#lib/log.ts';
 import { every, nowMillis, sleep } from '#lib/time.ts';
 import type { Sealer } from './credentials.ts';
-import { readerFor, runImportStep } from './engine.ts';
+import { runImportStep } from './engine.ts';
+import { readerFor } from './readers.ts';
 import type { ImportSourceReader } from './records.ts';
 import { environmentSealer } from './sealers.ts';
 import type { ImportWriters } from './writers.ts';
@@ -118,7 +119,7 @@ async function runReader(job: ImportJob, options: ImportRunOptions): Promise<Imp
  * Runs a step while renewing the lease every HEARTBEAT_MS: a page that takes minutes (a Zendesk page of 100
  * tickets is ~100 requests at the source's pace) keeps its job, and a runner that dies loses it LEASE_MS later.
  */
-async function withHeartbeat<T>(job: ImportJob, owner: string, step: () => Promise<T>): Promise<T> {
+export async function withHeartbeat<T>(job: ImportJob, owner: string, step: () => Promise<T>): Promise<T> {
   const stop = new AbortController();
   every(HEARTBEAT_MS, stop.signal, () => {
     renewLease(job.accountId, job.id, owner, nowMillis() + LEASE_MS).catch(logError);

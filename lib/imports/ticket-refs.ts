@@ -2,6 +2,7 @@ import { fullName } from '#lib/accounts/contact-name.ts';
 import type { AccountConfig, Agent, Contact, Team } from '#lib/accounts/types.ts';
 import { findContactsByEmail, getContactByUuid, getStoredContacts } from '#lib/data/contacts/contacts.ts';
 import { findSourceKeys, type SourceKeyRecord } from '#lib/data/imports/source-keys.ts';
+import { findWouldCreate } from '#lib/data/imports/would-create.ts';
 import { getOrganizations } from '#lib/data/organizations/organizations.ts';
 import type { OrganizationRef } from '#lib/organizations/types.ts';
 import type { Message } from '#lib/tickets/messages/message.ts';
@@ -25,34 +26,54 @@ export interface PageRefs {
 
 const ids = (values: (string | null)[]) => [...new Set(values.filter((v): v is string => v !== null))];
 
-/** Reads what the page's tickets name (a BatchGet per kind, beside each other). */
+/**
+ * Reads what the page's tickets name (a BatchGet per kind, beside each other). Validating (`validateImportId`), the
+ * people that validate run decided it would create are found too (lib/data/imports/would-create.ts), as stand-ins:
+ * a run would have them by now, and validate decides from them and writes nothing.
+ */
 export async function readPageRefs(
   accountId: string,
   config: AccountConfig,
   source: ImportSource,
   tickets: ImportedTicket[],
+  validateImportId?: string,
 ): Promise<PageRefs> {
   const messages = tickets.flatMap((t) => t.messages);
-  const keys = (type: 'agents' | 'teams' | 'organizations' | 'contacts', values: (string | null)[]) =>
-    findSourceKeys(accountId, source, type, ids(values));
-  const [agentKeys, teamKeys, orgKeys, contactKeys] = await Promise.all([
-    keys('agents', [
+  const named = {
+    agents: ids([
       ...tickets.map((t) => t.assigneeSourceId),
       ...tickets.map((t) => t.requester.sourceId),
       ...messages.map((m) => (m.author.kind === 'agent' ? m.author.sourceId : null)),
     ]),
-    keys(
-      'teams',
-      tickets.map((t) => t.teamSourceId),
-    ),
-    keys(
-      'organizations',
-      tickets.map((t) => t.organizationSourceId),
-    ),
-    keys('contacts', [
+    teams: ids(tickets.map((t) => t.teamSourceId)),
+    organizations: ids(tickets.map((t) => t.organizationSourceId)),
+    contacts: ids([
       ...tickets.map((t) => t.requester.sourceId),
       ...messages.map((m) => (m.author.kind === 'contact' ? m.author.sourceId : null)),
     ]),
+  };
+  const find = (type: keyof typeof named) => findSourceKeys(accountId, source, type, named[type]);
+  const [agentKeys, teamKeys, orgKeys, contactKeys] = await Promise.all([
+    find('agents'),
+    find('teams'),
+    find('organizations'),
+    find('contacts'),
+  ]);
+  const would = async (type: keyof typeof named, keys: Map<string, SourceKeyRecord>) =>
+    validateImportId === undefined
+      ? new Set<string>()
+      : findWouldCreate(
+          accountId,
+          validateImportId,
+          source,
+          type,
+          named[type].filter((id) => !keys.has(id)),
+        );
+  const [wouldAgents, wouldTeams, wouldOrgs, wouldContacts] = await Promise.all([
+    would('agents', agentKeys),
+    would('teams', teamKeys),
+    would('organizations', orgKeys),
+    would('contacts', contactKeys),
   ]);
   const byNumber = <T extends { id: number }>(found: Map<string, SourceKeyRecord>, all: T[]) => {
     const out = new Map<string, T>();
@@ -76,14 +97,30 @@ export async function readPageRefs(
     const org = orgs.find((o) => o.id === Number(key.objectId));
     if (org) organizations.set(sourceId, { id: org.id, name: org.name });
   }
-  return {
+  const refs: PageRefs = {
     agents: byNumber(agentKeys, config.agents),
     teams: byNumber(teamKeys, config.teams),
     organizations,
     contacts,
     contactsByEmail: new Map(byEmail.map((c) => [c.email.toLowerCase(), c])),
   };
+  for (const id of wouldAgents) refs.agents.set(id, { ...WOULD_BE, active: true, teamIds: [] });
+  for (const id of wouldTeams) refs.teams.set(id, WOULD_BE);
+  for (const id of wouldOrgs) refs.organizations.set(id, WOULD_BE);
+  for (const id of wouldContacts)
+    refs.contacts.set(id, {
+      ...WOULD_BE,
+      uuid: '',
+      firstName: '',
+      lastName: null,
+      phone: null,
+      createdAt: '',
+    });
+  return refs;
 }
+
+/** A stand-in for a person a validate run would have created: resolvable, never written. */
+const WOULD_BE = { id: 0, name: '', email: '(would be imported)' };
 
 /** Contacts by source id: the key holds the contact's uuid (or its number). */
 async function contactsOf(accountId: string, keys: Map<string, SourceKeyRecord>) {

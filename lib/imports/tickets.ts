@@ -51,7 +51,7 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
   const config = await getAccountConfig(ctx.accountId);
   if (!config) throw new NotFound();
   const [refs, keys] = await Promise.all([
-    readPageRefs(ctx.accountId, config, ctx.source, page),
+    readPageRefs(ctx.accountId, config, ctx.source, page, ctx.validate ? ctx.importId : undefined),
     findSourceKeys(
       ctx.accountId,
       ctx.source,
@@ -72,14 +72,17 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
       p.number = first + i;
     });
   }
-  const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, (plan) =>
-    ctx.validate ? decideOnly(ctx, plan) : writeOne(ctx, config, plan),
-  );
+  const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, async (plan) => {
+    const outcome = ctx.validate ? await decideOnly(ctx, plan) : await writeOne(ctx, config, plan);
+    ctx.onTicket?.();
+    return outcome;
+  });
   for (const [i, outcome] of outcomes.entries()) {
     const plan = plans[i] as TicketPlan;
     countOutcome(written, 'tickets', outcome.ticket);
     for (let k = 0; k < (plan.dropped ?? 0); k++) countOutcome(written, 'messages', 'failed');
-    const files = plan.files ?? decideTicketFiles(plan.record, outcome.ticket, ctx.validate);
+    const validating = ctx.validate && ctx.copiesFiles !== false;
+    const files = plan.files ?? decideTicketFiles(plan.record, outcome.ticket, validating);
     for (const [type, counts] of [
       ['messages', outcome.messages],
       ['attachments', files.counts],

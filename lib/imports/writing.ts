@@ -21,6 +21,13 @@ export interface ImportContext {
    * and the mail store); absent (validate, a source without attachments): none copied, their counts still decided.
    */
   attachments?: AttachmentCopier | undefined;
+  /**
+   * Whether a run of this source copies attachments (its reader fetches files; the ndjson file's do not): a validate
+   * run, which copies none, decides them as that run would. Absent: it does.
+   */
+  copiesFiles?: boolean | undefined;
+  /** Called as each ticket of the page is written (or decided): progress within a page. */
+  onTicket?: (() => void) | undefined;
 }
 
 /** What happened to one source record. */

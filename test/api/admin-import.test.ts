@@ -2,10 +2,23 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importBody, runImportCommand } from '#infra/admin/import-command.ts';
+import { importBody, OPERATOR_PAUSE_MS, runImportCommand } from '#infra/admin/import-command.ts';
+import { activeImport } from '#lib/data/imports/active.ts';
+import { getJob } from '#lib/data/imports/jobs.ts';
+import { claimJob, pauseJob } from '#lib/data/imports/runs.ts';
 import { UPLOAD_DIR_VARIABLE } from '#lib/data/imports/uploads.ts';
+import { importKeys } from '#lib/data/keys.ts';
+import { getItem } from '#lib/data/store/client.ts';
+import { listEvents } from '#lib/events/feed.ts';
 import { newSecretsKey, SECRETS_KEY_VARIABLE } from '#lib/imports/credentials.ts';
+import { PAUSED_LIMIT_MS, PAUSED_TOO_LONG } from '#lib/imports/engine.ts';
+import { startImport } from '#lib/imports/jobs.ts';
+import { LEASE_MS, runImports } from '#lib/imports/runner.ts';
+import { environmentSealer } from '#lib/imports/sealers.ts';
+import { nowMillis } from '#lib/time.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
+import { type ManualClock, useManualClock } from '#test/support/clock.ts';
+import { withFault } from '#test/support/faults.ts';
 
 /**
  * `admin import` (operations.md, "Imports"): the job the API starts, run by the command to its end with its
@@ -15,6 +28,7 @@ import { createTestAccount } from '#test/support/accounts.ts';
 const EXAMPLE = new URL('../../examples/import.ndjson', import.meta.url).pathname;
 const created = (n: number) => ({ source: n, created: n, updated: 0, unchanged: 0, failed: 0 });
 let dir: string;
+const clockNow = useManualClock({ lazy: true });
 
 beforeAll(async () => {
   process.env[SECRETS_KEY_VARIABLE] ??= newSecretsKey();
@@ -22,6 +36,24 @@ beforeAll(async () => {
   process.env[UPLOAD_DIR_VARIABLE] = dir;
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Runs `work` while the clock moves a second at a time (the command reads files too: no jumps). */
+async function driven<T>(clock: ManualClock, work: Promise<T>): Promise<T> {
+  let outcome: { value: T } | { error: unknown } | undefined;
+  work.then(
+    (value) => {
+      outcome = { value };
+    },
+    (error: unknown) => {
+      outcome = { error };
+    },
+  );
+  for (let second = 0; second < 600 && !outcome; second++) await clock.advance(1_000);
+  if (outcome && 'value' in outcome) return outcome.value;
+  throw outcome
+    ? (outcome as { error: unknown }).error
+    : new Error('not ended within 10 minutes of the clock');
+}
 
 /** Progress as a log reads it (not a terminal). */
 function lines() {
@@ -60,6 +92,11 @@ describe('admin import', () => {
       interrupted: () => steps >= 3,
     });
     expect(first.import.status).toBe('paused');
+    // Due again only when 7 days are up (a runner then cancels it: the test above).
+    const paused = await getItem(importKeys.job(account.accountId, first.import.id));
+    expect(paused?.gsi2sk).toEqual(
+      importKeys.due(account.accountId, first.import.id, Number(paused?.pausedAt) + PAUSED_LIMIT_MS).gsi2sk,
+    );
     expect(first.import.progress.done).toBeLessThan(4);
     const again = await runImportCommand(account.accountId, ['--file', EXAMPLE], {
       progress: lines().progress,
@@ -68,6 +105,59 @@ describe('admin import', () => {
     expect(again.import.id).toBe(first.import.id);
     expect(again.import).toMatchObject({ status: 'completed', progress: { done: 4, total: 4 } });
     expect(again.import.counts).toMatchObject({ tickets: created(4), agents: created(2), teams: created(2) });
+  });
+
+  it('waits out a store stall (a 503 in the middle of a step) and goes on from the checkpoint, every ticket once', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    // The first commit after the first source-key lookup (a person's, in a step) is lost before it reaches the
+    // store: the step throws ServiceUnavailable.
+    const fault = { operation: 'TransactWriteItems', after: 'BatchGetItem', mode: 'lost-request' } as const;
+    const { result } = await withFault(fault, () =>
+      driven(
+        clock,
+        runImportCommand(account.accountId, ['--file', EXAMPLE], {
+          progress: lines().progress,
+          interrupted: () => false,
+        }),
+      ),
+    );
+    expect(result.import).toMatchObject({ status: 'completed', progress: { done: 4, total: 4 } });
+    expect(result.import.counts.tickets).toMatchObject({ source: 4, failed: 0 });
+    expect(result.import.counts.tickets.created + result.import.counts.tickets.unchanged).toBe(4);
+  });
+
+  it('cancels a job paused 7 days (the command not run again): credentials deleted, the reason stated, no event', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    // What Ctrl-C does at a checkpoint (below): the job paused, due again only when the 7 days are up.
+    const body = { source: 'zendesk', subdomain: 'acme', email: 'a@acme.test', api_token: 'zd-token-7days' };
+    const { job: started } = await startImport(
+      account.accountId,
+      body,
+      'http://127.0.0.1',
+      undefined,
+      environmentSealer(),
+    );
+    const id = started.id;
+    const claimed = await claimJob(account.accountId, id, 'admin-1', nowMillis() + LEASE_MS, nowMillis());
+    if (!claimed) throw new Error('the new job was not claimed');
+    await pauseJob(claimed, 'admin-1', nowMillis() + OPERATOR_PAUSE_MS, nowMillis());
+    const runner = () => runImports(Number.POSITIVE_INFINITY, { owner: 'npm-start', untilDrained: true });
+    await clock.advance(PAUSED_LIMIT_MS - 60_000);
+    await runner();
+    expect(await getJob(account.accountId, id)).toMatchObject({ status: 'paused', failure: null });
+    expect((await getItem(importKeys.job(account.accountId, id)))?.cred).toEqual(expect.any(String));
+    await clock.advance(60_000);
+    await runner();
+    const job = await getJob(account.accountId, id);
+    expect(job).toMatchObject({ status: 'cancelled', failure: PAUSED_TOO_LONG, cred: null, pausedAt: null });
+    expect(job?.completedAt).not.toBeNull();
+    expect(await getItem(importKeys.job(account.accountId, id))).not.toHaveProperty('cred');
+    expect(await activeImport(account.accountId)).toBeUndefined();
+    // A cancel writes no event (import.completed and import.failed name the status they report).
+    const feed = await listEvents(account.accountId, { limit: 100, types: ['import.*'] });
+    expect(feed.data).toEqual([]);
   });
 
   it('reads secrets from their files (stdin for -), never from an argument', async () => {

@@ -271,7 +271,7 @@ describe('import: writing people', () => {
     expect(made.contacts).toHaveLength(1);
   });
 
-  it('validate decides every outcome and error row and writes nothing', async () => {
+  it('validate decides every outcome and error row and writes nothing but its marks of what it would create', async () => {
     const acc = (await createTestAccount({ agents: agentsFile(1) })).accountId;
     const records: ImportRecord[] = [
       ...page(),
@@ -286,10 +286,21 @@ describe('import: writing people', () => {
         },
       },
     ];
-    const table = async () => JSON.stringify(await scanAll({ TableName: tableName() }));
+    const isMark = (item: Record<string, unknown>) => String(item.sk).startsWith('VALIDATED#');
+    const items = () => scanAll({ TableName: tableName() });
+    const table = async () => JSON.stringify((await items()).filter((item) => !isMark(item)));
     const before = await table();
     const validated = await writePeople(ctxOf(acc, 'imp_v', true), records);
     expect(await table()).toBe(before);
+    // One mark a person it would create (not the contact it fails), expiring by the table's TTL.
+    const marks = (await items()).filter(isMark);
+    expect(marks).toHaveLength(6);
+    for (const mark of marks)
+      expect(mark).toMatchObject({
+        sk: 'VALIDATED#imp_v',
+        type: 'import_would_create',
+        expires_at: expect.any(Number),
+      });
     expect(validated.counts).toEqual({
       agents: tally({ source: 2, created: 2 }),
       teams: tally({ source: 2, created: 2 }),

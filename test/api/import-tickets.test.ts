@@ -133,8 +133,11 @@ describe('importing tickets', () => {
       messages: [msg('102-m1', 48), agentSays('102-m2', 47)],
     });
     const older = ticket('103', 96, { status: 'closed', closedAt: ago(90), resolvedAt: ago(91) });
-    const written = await writeTickets(ctxOf(a), page(solved, open, older));
+    // Each ticket written is told (the engine's progress within a page: lib/imports/page-progress.ts).
+    let told = 0;
+    const written = await writeTickets({ ...ctxOf(a), onTicket: () => told++ }, page(solved, open, older));
     expect(written.counts.tickets).toEqual({ source: 3, created: 3, updated: 0, unchanged: 0, failed: 0 });
+    expect(told).toBe(3);
     expect(written.counts.messages).toMatchObject({ source: 8, created: 8 });
     expect(written.errors).toEqual(
       expect.arrayContaining([

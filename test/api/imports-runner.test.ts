@@ -5,11 +5,14 @@ import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/import-runner.ts';
+import { getJob } from '#lib/data/imports/jobs.ts';
+import { claimJob, releaseJob } from '#lib/data/imports/runs.ts';
 import { UPLOAD_DIR_VARIABLE } from '#lib/data/imports/uploads.ts';
 import { importKeys } from '#lib/data/keys.ts';
 import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
 import { newSecretsKey, SECRETS_KEY_VARIABLE } from '#lib/imports/credentials.ts';
-import type { ImportRecord } from '#lib/imports/records.ts';
+import { runImportStep } from '#lib/imports/engine.ts';
+import type { ImportedTicket, ImportRecord, ImportSourceReader } from '#lib/imports/records.ts';
 import { importPass, LEASE_MS, runImports } from '#lib/imports/runner.ts';
 import type { ImportWriters, PageWriter } from '#lib/imports/writers.ts';
 import { countOutcome, type PageWritten } from '#lib/imports/writing.ts';
@@ -355,22 +358,108 @@ describe('the import runner', () => {
     expect(zendesk.requests[asked + 1]?.path).toBe(first);
   });
 
-  it('validates without writing: the counts and error rows a run would give, no ticket, no contact, no event', async () => {
+  it('validates without writing, then a run of the same file gives the same counts and error rows', async () => {
     const account = await createTestAccount();
     const call = caller(account);
-    const id = await startNdjson(account, readFileSync(EXAMPLE, 'utf8'), 'validate');
+    const file = readFileSync(EXAMPLE, 'utf8');
+    const validateId = await startNdjson(account, file, 'validate');
     await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', untilDrained: true });
-    const job = (await call('GET', `/api/imports/${id}`)).body.data;
-    expect(job).toMatchObject({ status: 'completed', mode: 'validate' });
-    // People are decided as a run decides them. (Tickets naming people the same validate run would create are
-    // decided `failed` by the ticket writer for now: it looks them up in the store, where validate wrote none.)
-    const created = (n: number) => ({ source: n, created: n, updated: 0, unchanged: 0, failed: 0 });
-    expect(job.counts).toMatchObject({ agents: created(2), teams: created(2), contacts: created(3) });
-    expect(job.counts.tickets.source).toBe(4);
+    const validated = (await call('GET', `/api/imports/${validateId}`)).body.data;
+    expect(validated).toMatchObject({ status: 'completed', mode: 'validate' });
+    // Nothing written but the job: no ticket, no contact, no event.
     expect((await call('GET', '/api/tickets')).body.data).toEqual([]);
     expect((await call('GET', '/api/contacts')).body.data).toEqual([]);
-    const feed = await readFeedToEnd(gateway.call, account.apiKey);
-    expect(feed.events).toEqual([]);
+    expect((await readFeedToEnd(gateway.call, account.apiKey)).events).toEqual([]);
+    const runId = await startNdjson(account, file);
+    await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', untilDrained: true });
+    const run = (await call('GET', `/api/imports/${runId}`)).body.data;
+    expect(run.status).toBe('completed');
+    // The tickets name people the validate run would create (ticket 5001's requester by id alone, assignees,
+    // teams, organizations, authors): found as the run finds them.
+    expect(validated.counts).toEqual(run.counts);
+    expect(validated.counts.tickets).toMatchObject({ source: 4, created: 4, failed: 0 });
+    const rows = async (id: string) => (await call('GET', `/api/imports/${id}/errors`)).body.data;
+    expect(await rows(validateId)).toEqual(await rows(runId));
+  });
+
+  it('moves progress at least every 5 s within a slow page of tickets; the page still saves, and a page read again after a crash counts once', async () => {
+    const clock = clockNow();
+    const account = await createTestAccount();
+    const body = { source: 'zendesk', subdomain: 'acme', email: ZENDESK_EMAIL, api_token: ZENDESK_TOKEN };
+    const id = (await caller(account)('POST', '/api/imports', body)).body.data.id as string;
+    // A source as slow as Zendesk's comments: each ticket of the one page read in 1 s of the clock, written in 1 s.
+    const reader: ImportSourceReader = {
+      source: 'zendesk',
+      async page(phase, _from, { onTicket }) {
+        if (phase !== 'tickets') return { records: [], errors: [], next: null };
+        const records: ImportRecord[] = [];
+        for (let i = 0; i < 20; i++) {
+          await sleep(1_000);
+          onTicket?.();
+          records.push({ type: 'tickets', ticket: { sourceId: `t-${i}` } as ImportedTicket });
+        }
+        return { records, errors: [], next: null, total: 20 };
+      },
+    };
+    let crashAfter = 10;
+    const tickets: PageWriter = async (ctx, records) => {
+      const written: PageWritten = { counts: {}, errors: [] };
+      for (const _ of records) {
+        await sleep(1_000);
+        ctx.onTicket?.();
+        countOutcome(written, 'tickets', 'created');
+        if (--crashAfter === 0) throw new Error('the store failed in the middle of the page');
+      }
+      return written;
+    };
+    const writers = { people: keyedWriters().writers.people, tickets };
+    const claim = () => claimJob(account.accountId, id, 'runner-a', nowMillis() + LEASE_MS, nowMillis());
+    let job = await claim();
+    while (job && job.checkpoint.phase !== 'tickets') {
+      const step = await runImportStep(job, { owner: 'runner-a', leaseMs: LEASE_MS, reader, writers });
+      job = step.outcome === 'more' ? step.job : undefined;
+    }
+    if (!job) throw new Error('the job did not reach its tickets');
+    const options = { owner: 'runner-a', leaseMs: LEASE_MS, reader, writers };
+    const watch = async (step: Promise<unknown>) => {
+      let ended = false;
+      const outcome = step.then(
+        (value) => value,
+        (error: Error) => error.message,
+      );
+      void outcome.then(() => {
+        ended = true;
+      });
+      const seen: number[] = [];
+      while (!ended) {
+        await clock.advance(1_000);
+        seen.push((await getJob(account.accountId, id))?.progress.done ?? -1);
+      }
+      return { outcome: await outcome, seen };
+    };
+    // 20 s of reading and 10 s of writing, then the page fails: its progress moved all along, and was saved alone.
+    const first = await watch(runImportStep(job, options));
+    expect(first.outcome).toBe('the store failed in the middle of the page');
+    const unchangedFor = first.seen.reduce(
+      (run, done, i) => ({
+        now: done === first.seen[i - 1] ? run.now + 1 : 1,
+        most: Math.max(run.most, done === first.seen[i - 1] ? run.now + 1 : 1),
+      }),
+      { now: 0, most: 0 },
+    ).most;
+    expect(unchangedFor).toBeLessThanOrEqual(5);
+    expect(first.seen.at(-1)).toBeGreaterThanOrEqual(13);
+    expect(await getJob(account.accountId, id)).toMatchObject({ rev: job.rev, checkpoint: job.checkpoint });
+    // The runner takes it again (due again after a throw) and reads the page again from its checkpoint.
+    await releaseJob(job, 'runner-a', nowMillis());
+    const again = await claim();
+    if (!again) throw new Error('the job was not claimed again');
+    const second = await watch(runImportStep(again, options));
+    expect(second.outcome).toEqual({ outcome: 'ended' });
+    expect(Math.min(...second.seen)).toBeGreaterThanOrEqual(first.seen.at(-1) ?? 0);
+    const ended = (await caller(account)('GET', `/api/imports/${id}`)).body.data;
+    expect(ended).toMatchObject({ status: 'completed', progress: { done: 20, total: 20 } });
+    expect(ended.counts.tickets).toEqual({ source: 20, created: 20, updated: 0, unchanged: 0, failed: 0 });
   });
 
   it('keeps its lease through a long page (a heartbeat every 20 s): no other runner takes the job meanwhile', async () => {

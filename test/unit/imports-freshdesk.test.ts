@@ -159,7 +159,10 @@ describe('the Freshdesk source reads each phase to its end, resumed from `next` 
   it('tickets: a ticket updated while the import reads is read again at its new place, none skipped', async () => {
     const data = freshdeskData({ count: 12, sharedRun: 2 });
     await start({ data });
-    const first = await drive(reader().page('tickets', null, {}));
+    let told = 0;
+    const first = await drive(reader().page('tickets', null, { onTicket: () => told++ }));
+    // Each ticket read is told: the engine's progress within a page.
+    expect(told).toBe(first.records.length);
     const moved = data.tickets.find((t) => t.id === 2);
     if (moved) moved.updated_at = '2026-03-01T00:00:00Z';
     const ids = ticketsOf(first.records).map((t) => Number(t.sourceId));

@@ -269,11 +269,17 @@ describe('the Zendesk source against a source that misbehaves', () => {
   it("paces at half the rates: the exports at 5 a minute whatever the answers state, the rest at half the account's", async () => {
     zendesk.headers['X-Rate-Limit'] = '700';
     const reader = source();
+    let told = 0;
     for (let from: string | null = null; ; ) {
-      const page: SourcePage = await onClock(clockNow(), reader.page('tickets', from, {}));
+      const page: SourcePage = await onClock(
+        clockNow(),
+        reader.page('tickets', from, { onTicket: () => told++ }),
+      );
       if (page.next === null) break;
       from = page.next;
     }
+    // Each ticket read (its comments fetched) is told: the engine's progress within a page.
+    expect(told).toBe(zendesk.data.tickets.filter((t) => t.status !== 'deleted').length);
     const exportsAt = zendesk.requests.filter((r) => r.path.includes('/incremental/')).map((r) => r.at);
     expect(exportsAt.slice(1).map((t, i) => t - (exportsAt[i] ?? 0))).toEqual([12_000, 12_000]);
     const apiAt = zendesk.requests.filter((r) => !r.path.includes('/incremental/')).map((r) => r.at);

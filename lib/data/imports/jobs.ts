@@ -62,6 +62,8 @@ export interface ImportJob {
   /** The runner holding the job, and until when (epoch ms): its lease. */
   owner: string | null;
   until: number | null;
+  /** When the job was paused (epoch ms), kept across pauses until a step saves progress: 7 days of it cancel it. */
+  pausedAt: number | null;
 }
 
 const FIELDS = [
@@ -88,6 +90,7 @@ export function jobOf(item: Record<string, unknown>, accountId: string): ImportJ
   job.rev = Number(item.rev);
   job.owner = (item.owner as string | undefined) ?? null;
   job.until = item.until === undefined ? null : Number(item.until);
+  job.pausedAt = item.pausedAt === undefined ? null : Number(item.pausedAt);
   return job as unknown as ImportJob;
 }
 

@@ -109,13 +109,23 @@ export async function saveStep(
 ): Promise<ImportJob | undefined> {
   return guardedUpdate(job, owner, {
     set: { ...save, until: untilMs, gsi2sk: importKeys.due(job.accountId, job.id, untilMs).gsi2sk },
+    remove: ['pausedAt'],
   });
 }
 
-/** Pauses a job until `dueMs` (the source unavailable): its lease released, due again then. */
-export async function pauseJob(job: ImportJob, owner: string, dueMs: number): Promise<ImportJob | undefined> {
+/**
+ * Pauses a job until `dueMs` (the source unavailable, a Ctrl-C): its lease released, due again then. `pausedAt` is
+ * set at the first pause and kept by the next ones until a step saves (a source down for days is one long pause).
+ */
+export async function pauseJob(
+  job: ImportJob,
+  owner: string,
+  dueMs: number,
+  nowMs: number,
+): Promise<ImportJob | undefined> {
   return guardedUpdate(job, owner, {
     set: { status: 'paused', gsi2sk: importKeys.due(job.accountId, job.id, dueMs).gsi2sk },
+    setIfAbsent: { pausedAt: nowMs },
     remove: ['owner', 'until'],
   });
 }
@@ -145,7 +155,10 @@ export async function endJob(
   event: EventDraft | undefined,
 ): Promise<boolean> {
   if (!ENDED.includes(end.status)) throw new Error(`not an end: ${end.status}`);
-  const update = updateOf(job, owner, { set: end, remove: ['cred', 'gsi2pk', 'gsi2sk', 'owner', 'until'] });
+  const update = updateOf(job, owner, {
+    set: end,
+    remove: ['cred', 'gsi2pk', 'gsi2sk', 'owner', 'until', 'pausedAt'],
+  });
   try {
     await commitWithEvents(
       job.accountId,
@@ -174,6 +187,8 @@ export async function endJob(
 
 interface Change {
   set: Record<string, unknown>;
+  /** Set only where the item has none yet. */
+  setIfAbsent?: Record<string, unknown>;
   remove?: string[];
 }
 
@@ -185,6 +200,11 @@ function updateOf(job: ImportJob, owner: string, change: Change) {
     names[`#${field}`] = field;
     values[`:${field}`] = value;
     sets.push(`#${field} = :${field}`);
+  }
+  for (const [field, value] of Object.entries(change.setIfAbsent ?? {})) {
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    sets.push(`#${field} = if_not_exists(#${field}, :${field})`);
   }
   for (const field of change.remove ?? []) names[`#${field}`] = field;
   const removes = (change.remove ?? []).map((field) => `#${field}`);

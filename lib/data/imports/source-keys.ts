@@ -39,7 +39,7 @@ export class SourceKeyMoved extends Error {
   }
 }
 
-const hashed = (accountId: string, ref: SourceKeyRef) =>
+export const hashed = (accountId: string, ref: SourceKeyRef) =>
   keyedValue(accountId, `${ref.source}:${ref.type}:${ref.sourceId}`);
 
 const keyOf = (accountId: string, ref: SourceKeyRef) =>

@@ -26,6 +26,14 @@ export const importKeys = {
     pk: `IMPORTED#${accountId}#${hashed}`,
     sk: 'IMPORTED',
   }),
+  /**
+   * Beside a source key: validate run `importId` decided that object would be created (lib/data/imports/
+   * would-create.ts), so its tickets find it as a run's would.
+   */
+  wouldCreate: (accountId: string, hashed: string, importId: string) => ({
+    pk: `IMPORTED#${accountId}#${hashed}`,
+    sk: `VALIDATED#${importId}`,
+  }),
   /** A team's pending members, beside its source key (lib/data/imports/source-keys.ts, pendingMember). */
   members: (accountId: string, hashed: string) => ({ pk: `IMPORTED#${accountId}#${hashed}`, sk: 'MEMBERS' }),
   /** gsi1: the keys import `importId` created, by type. */

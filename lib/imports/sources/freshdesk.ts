@@ -1,8 +1,7 @@
 /**
  * The Freshdesk import source (decisions.md, "Imports: moving a helpdesk in"): reads a helpdesk through Freshdesk's
- * API v2 with the customer's API key, one page of a phase at a time, and maps it (freshdesk-map.ts, freshdesk-ticket-map.ts). It keeps no
- * state between pages but what `next` carries (and a cache of the ticket fields' labels), so a reader made again
- * from a checkpoint reads on.
+ * API v2 with the customer's API key, a page of a phase at a time, mapped (freshdesk-map.ts, freshdesk-ticket-map.ts),
+ * keeping no state between pages but `next` (and the ticket fields' labels): a reader made again reads on from it.
  *
  * Tickets: Freshdesk's list stops at page 300 (a 400 past it), and a page number read while tickets are being
  * updated shifts (an updated ticket moves to the end, and the one after it slips onto the page already read). So
@@ -99,7 +98,7 @@ export function freshdeskSource(options: FreshdeskSourceOptions): ImportSourceRe
   return {
     source: 'freshdesk',
     files: http.api,
-    page: (phase, from, { since }) => reader.page(phase, from, since ?? options.since),
+    page: (phase, from, { since, onTicket }) => reader.page(phase, from, since ?? options.since, onTicket),
   };
 }
 
@@ -122,10 +121,10 @@ class FreshdeskReader {
     readonly pageCap: number,
   ) {}
 
-  async page(phase: ImportPhase, from: string | null, since: Timestamp | undefined): Promise<SourcePage> {
+  async page(phase: ImportPhase, from: string | null, since?: Timestamp, onTicket?: () => void) {
     if (phase === 'tickets') {
       const start = since === undefined ? EPOCH_SECONDS : secondsOf(since);
-      return this.tickets(decode<TicketCursor>(from, { since: start, page: 1, seen: {} }));
+      return this.tickets(decode<TicketCursor>(from, { since: start, page: 1, seen: {} }), onTicket);
     }
     // The contacts' `since` is kept in the checkpoint, as the tickets' window is: `next` alone reads on.
     const start = phase === 'contacts' && since ? secondsOf(since) : null;
@@ -168,7 +167,7 @@ class FreshdeskReader {
     }
   }
 
-  async tickets(cursor: TicketCursor): Promise<SourcePage> {
+  async tickets(cursor: TicketCursor, onTicket?: () => void): Promise<SourcePage> {
     const labels = await this.labels();
     const query = `updated_since=${freshdeskTime(cursor.since)}&order_by=updated_at&order_type=asc`;
     const path = `/api/v2/tickets?${query}&per_page=${this.perPage}&page=${cursor.page}&include=${TICKET_INCLUDES}`;
@@ -190,6 +189,7 @@ class FreshdeskReader {
       const id = idOf(row.id);
       if (id !== null && cursor.seen[id] === secondsOf(String(row.updated_at))) continue;
       const read = await this.ticket(row, labels);
+      onTicket?.();
       if (read.ok) records.push({ type: 'tickets', ticket: read.value.ticket });
       for (const skipped of read.ok ? read.value.skipped : [])
         errors.push({ type: 'messages', sourceId: skipped.sourceId, reason: skipped.reason });

@@ -1,6 +1,5 @@
-import type { Timestamp } from '#lib/time.ts';
 import type { ByteSource } from '../byte-source.ts';
-import type { ImportPhase, ImportSourceReader, SourcePage } from '../records.ts';
+import type { ImportPhase, ImportSourceReader, PageOptions, SourcePage } from '../records.ts';
 import { mapLine, type RawLine } from './ndjson-map.ts';
 
 /**
@@ -42,7 +41,7 @@ export const NDJSON_LIMITS: NdjsonLimits = {
 export function ndjsonSource(bytes: ByteSource, limits: NdjsonLimits = NDJSON_LIMITS): ImportSourceReader {
   return {
     source: 'ndjson',
-    page: (phase, from, options) => readPage(bytes, limits, phase, from, options.since),
+    page: (phase, from, options) => readPage(bytes, limits, phase, from, options),
   };
 }
 
@@ -51,7 +50,7 @@ async function readPage(
   limits: NdjsonLimits,
   phase: ImportPhase,
   from: string | null,
-  since: Timestamp | undefined,
+  { since, onTicket }: PageOptions,
 ): Promise<SourcePage> {
   const size = await bytes.size();
   let { offset, line } = from === null ? { offset: 0, line: 1 } : cursorOf(from);
@@ -62,6 +61,7 @@ async function readPage(
     const outcome = mapLine(phase, found.line, since);
     if (outcome && 'record' in outcome) page.records.push(outcome.record);
     if (outcome && 'error' in outcome) page.errors.push(outcome.error);
+    if (outcome) onTicket?.();
     read += found.end - offset;
     offset = found.end;
     line = found.line.number + 1;

@@ -60,6 +60,7 @@ type PhaseReader = (
   clients: Clients,
   from: string | null,
   since: Timestamp | undefined,
+  onTicket?: (() => void) | undefined,
 ) => Promise<SourcePage>;
 
 export function zendeskSource(options: ZendeskSourceOptions): ImportSourceReader {
@@ -81,7 +82,8 @@ export function zendeskSource(options: ZendeskSourceOptions): ImportSourceReader
   return {
     source: 'zendesk',
     files: clients.api,
-    page: (phase, from, { since }) => PHASES[phase](clients, from, since ?? options.since),
+    page: (phase, from, { since, onTicket }) =>
+      PHASES[phase](clients, from, since ?? options.since, onTicket),
   };
 }
 
@@ -164,7 +166,12 @@ async function readContacts(clients: Clients, from: string | null, since: Timest
  * A page of the ticket export (deleted tickets left out, solved times sideloaded), each ticket with its whole
  * conversation: its comments read per ticket (docs/imports.md says why not the ticket events export).
  */
-async function readTickets(clients: Clients, from: string | null, since: Timestamp | undefined) {
+async function readTickets(
+  clients: Clients,
+  from: string | null,
+  since: Timestamp | undefined,
+  onTicket?: (() => void) | undefined,
+) {
   const path = '/api/v2/incremental/tickets/cursor.json';
   const params = `&per_page=${clients.ticketsPerPage}&exclude_deleted=true&include=metric_sets`;
   const first = `${path}?start_time=${startTime(since)}${params}`;
@@ -181,6 +188,7 @@ async function readTickets(clients: Clients, from: string | null, since: Timesta
   for (const ticket of items) {
     if (ticket.status === 'deleted') continue;
     const conversation = await commentsOf(clients.api, ticket, page.errors);
+    onTicket?.();
     if (!conversation) continue;
     const { mapped, errors } = mapTicket(ticket, { fieldTitles, solvedAt, ...conversation });
     page.errors.push(...errors);
