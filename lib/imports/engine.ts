@@ -171,6 +171,7 @@ async function writePage(
     importId: job.id,
     source: job.source,
     validate: job.mode === 'validate',
+    mark: `${job.id}:${job.checkpoint.page}`,
     ...given,
   };
   const people = read.records.filter((record) => record.type !== 'tickets');

@@ -107,7 +107,7 @@ async function decideAgent(
     const fields = matched ? {} : { email: record.email, name: record.name, active: record.active };
     after = { ...known, ...fields, teamIds: teamIds(known.teamIds) };
     key = found
-      ? touchSourceKey(ctx.accountId, ref, found.digest, digest)
+      ? touchSourceKey(ctx.accountId, ref, found.digest, digest, ctx.mark)
       : claimSourceKey(ctx.accountId, ref, { objectId: known.id, importId: ctx.importId, digest, matched });
   } else {
     const id = ctx.validate ? 0 : ((await reserveIds(ctx.accountId, { agent: 1 })).agent as number);
@@ -122,12 +122,12 @@ async function decideAgent(
       capacity: null,
       importedFrom: { source: ctx.source, id: record.sourceId, importId: ctx.importId },
     };
-    key = claimSourceKey(ctx.accountId, ref, {
-      objectId: id,
-      importId: ctx.importId,
-      digest,
-      matched: false,
-    });
+    key = claimSourceKey(
+      ctx.accountId,
+      ref,
+      { objectId: id, importId: ctx.importId, digest, matched: false },
+      ctx.mark,
+    );
   }
   const team = (sourceId: string): SourceKeyRef => ({ ...ref, type: 'teams', sourceId });
   const left = (known?.teamIds ?? []).filter((t) => sourceTeams.has(t) && !after.teamIds.includes(t));

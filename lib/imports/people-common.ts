@@ -1,5 +1,6 @@
 import {
   findSourceKeys,
+  pageOutcome,
   SourceKeyMoved,
   type SourceKeyRecord,
   type SourceKeyRef,
@@ -64,8 +65,9 @@ export async function writeEach<R>(
       let found = keys.get(sourceId);
       for (let attempt = 1; ; attempt++) {
         try {
-          const outcome =
+          const now =
             found?.digest === digest ? 'unchanged' : await writer.write({ record, ref, digest, found });
+          const outcome = pageOutcome(found, ctx.mark, now);
           countOutcome(written, type, outcome);
           if (ctx.validate && !found && outcome !== 'failed') would.push(ref);
           break;

@@ -59,7 +59,7 @@ export async function writeContacts(
       return !stored ? 'created' : changed(stored.entity, record, organization) ? 'updated' : 'unchanged';
     }
     if (stored && found) {
-      const key = touchSourceKey(ctx.accountId, ref, found.digest, digest);
+      const key = touchSourceKey(ctx.accountId, ref, found.digest, digest, ctx.mark);
       return update(ctx, stored, record, key, organization);
     }
     const id = (await reserveIds(ctx.accountId, { contact: 1 })).contact as number;
@@ -77,7 +77,12 @@ export async function writeContacts(
       importedFrom: { source: ctx.source, id: record.sourceId, importId: ctx.importId },
     };
     const claim = (objectId: string, matched: boolean) =>
-      claimSourceKey(ctx.accountId, ref, { objectId, importId: ctx.importId, digest, matched });
+      claimSourceKey(
+        ctx.accountId,
+        ref,
+        { objectId, importId: ctx.importId, digest, matched },
+        matched ? undefined : ctx.mark,
+      );
     const event = importEvent(createdEvent('contact', presentContact(contact, 0)), ctx.importId);
     try {
       await writePlan(planNewContact(ctx.accountId, contact, [claim(contact.uuid, false)], [event]));

@@ -65,7 +65,7 @@ export async function writeOrganizations(
                 updatedEvent('organization', shown(before), shown(after), stored.version + 1),
                 ctx.importId,
               ),
-              actions: [touchSourceKey(ctx.accountId, ref, found.digest, digest)],
+              actions: [touchSourceKey(ctx.accountId, ref, found.digest, digest, ctx.mark)],
             },
           );
           return 'updated';
@@ -82,12 +82,12 @@ export async function writeOrganizations(
         await storeOrganization(ctx.accountId, org, {
           event: importEvent(createdEvent('organization', presentOrganization(org)), ctx.importId),
           actions: [
-            claimSourceKey(ctx.accountId, ref, {
-              objectId: id,
-              importId: ctx.importId,
-              digest,
-              matched: false,
-            }),
+            claimSourceKey(
+              ctx.accountId,
+              ref,
+              { objectId: id, importId: ctx.importId, digest, matched: false },
+              ctx.mark,
+            ),
           ],
         });
         return 'created';

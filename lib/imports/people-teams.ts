@@ -63,7 +63,7 @@ export async function writeTeams(
         throw new RecordRefused('The name has already been taken by another team.');
       }
       key = found
-        ? touchSourceKey(ctx.accountId, ref, found.digest, digest)
+        ? touchSourceKey(ctx.accountId, ref, found.digest, digest, ctx.mark)
         : claimSourceKey(ctx.accountId, ref, { objectId: known.id, importId: ctx.importId, digest, matched });
     } else {
       const id = ctx.validate ? 0 : ((await reserveIds(ctx.accountId, { team: 1 })).team as number);
@@ -72,12 +72,12 @@ export async function writeTeams(
         name: record.name,
         importedFrom: { source: ctx.source, id: record.sourceId, importId: ctx.importId },
       };
-      key = claimSourceKey(ctx.accountId, ref, {
-        objectId: id,
-        importId: ctx.importId,
-        digest,
-        matched: false,
-      });
+      key = claimSourceKey(
+        ctx.accountId,
+        ref,
+        { objectId: id, importId: ctx.importId, digest, matched: false },
+        ctx.mark,
+      );
     }
     const pending = new Set(members.get(record.sourceId) ?? []);
     let joining = config.agents.filter((a) => pending.has(a.id) && !a.teamIds.includes(team.id));

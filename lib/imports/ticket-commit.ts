@@ -32,6 +32,8 @@ export interface ImportWrite {
   /** The ticket's source id, and its record's digest. */
   sourceId: string;
   digest: string;
+  /** The page's write mark, kept on the keys it claims and moves (ImportContext.mark). */
+  mark?: string | undefined;
 }
 
 /** A message to write, with its source id and the Message-ID of its mail (null: none). */
@@ -60,7 +62,9 @@ function messageParts(
   const claimed = [...(described ? [described] : []), ...messages];
   const mailIds = new Set<string>();
   for (const m of claimed) {
-    items.push(claimSourceKey(w.accountId, ref(w, 'messages', m.sourceId), keyRecord(w, m.message.id)));
+    items.push(
+      claimSourceKey(w.accountId, ref(w, 'messages', m.sourceId), keyRecord(w, m.message.id), w.mark),
+    );
     // One mail given to two comments: the first claims it (two puts of one item are no transaction).
     if (m.mailId && !mailIds.has(m.mailId.toLowerCase())) {
       mailIds.add(m.mailId.toLowerCase());
@@ -97,6 +101,7 @@ export async function createImportedTicket(
     w.accountId,
     ref(w, 'tickets', w.sourceId),
     keyRecord(w, ticket.uuid, more ? PARTIAL_DIGEST : w.digest),
+    w.mark,
   );
   await withoutHeldMailIds(w.accountId, [...(described ? [described] : []), ...messages], (held) =>
     insertTicket({
@@ -122,7 +127,7 @@ export async function updateImportedTicket(
   const parts = messageParts(w, change.after.uuid, messages);
   const { before, after, version } = change;
   const touched = digest
-    ? [touchSourceKey(w.accountId, ref(w, 'tickets', w.sourceId), digest.read, digest.next)]
+    ? [touchSourceKey(w.accountId, ref(w, 'tickets', w.sourceId), digest.read, digest.next, w.mark)]
     : [];
   const changed = updatedEvent(
     'ticket',

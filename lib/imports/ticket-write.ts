@@ -1,6 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AccountConfig } from '#lib/accounts/types.ts';
-import { findSourceKeys, touchSourceKey } from '#lib/data/imports/source-keys.ts';
+import {
+  findSourceKeys,
+  pageOutcome,
+  type SourceKeyRecord,
+  touchSourceKey,
+} from '#lib/data/imports/source-keys.ts';
 import { commit } from '#lib/data/store/transact.ts';
 import { getTicketByUuid } from '#lib/data/tickets/tickets.ts';
 import { descriptionMessage, type Message, numberOfMessageId } from '#lib/tickets/messages/message.ts';
@@ -33,6 +38,7 @@ const writeOf = (ctx: ImportContext, plan: TicketPlan): ImportWrite => ({
   importId: ctx.importId,
   sourceId: plan.record.sourceId,
   digest: plan.digest,
+  mark: ctx.mark,
 });
 
 /** The source's messages as written: each composed message with its source id and its mail's Message-ID. */
@@ -133,10 +139,25 @@ export async function updateOne(
     );
     current = ticket;
   }
-  return {
-    ticket: 'updated',
-    messages: { created: fresh.length, unchanged: record.messages.length - fresh.length },
-  };
+  return pageTicketOutcome(found, ctx.mark, held, record.messages.length, fresh.length);
+}
+
+/**
+ * A ticket's outcome as its page's (pageOutcome): created by an earlier attempt at the page (a long conversation
+ * whose last parts this attempt appends), or updated, or updated now; its messages created where this attempt or
+ * an earlier one at the page claimed them.
+ */
+export function pageTicketOutcome(
+  found: SourceKeyRecord | undefined,
+  mark: string | undefined,
+  held: Map<string, SourceKeyRecord>,
+  messages: number,
+  fresh: number,
+): Outcome {
+  const ticket = pageOutcome(found, mark, 'updated' as const);
+  const before = mark === undefined ? 0 : [...held.values()].filter((k) => k.claimed === mark).length;
+  const created = fresh + before;
+  return { ticket, messages: { created, unchanged: messages - created } };
 }
 
 const ticketRef = (ctx: ImportContext, record: ImportedTicket) => ({

@@ -1,7 +1,12 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { reserveIds } from '#lib/data/accounts/accounts.ts';
-import { findSourceKeys, SourceKeyMoved, type SourceKeyRecord } from '#lib/data/imports/source-keys.ts';
+import {
+  findSourceKeys,
+  replayed,
+  SourceKeyMoved,
+  type SourceKeyRecord,
+} from '#lib/data/imports/source-keys.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
 import { ConcurrentWrite, StaleVersion, UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { NotFound } from '#lib/errors.ts';
@@ -11,7 +16,7 @@ import { recordDigest } from './digest.ts';
 import type { ImportErrorRow, ImportedTicket, ImportRecord } from './records.ts';
 import { copyTicketFiles, decideTicketFiles, type TicketFiles } from './ticket-files.ts';
 import { type ResolvedTicket, readPageRefs, resolveTicket } from './ticket-refs.ts';
-import { createOne, type Outcome, updateOne } from './ticket-write.ts';
+import { createOne, type Outcome, pageTicketOutcome, updateOne } from './ticket-write.ts';
 import { countOutcome, type ImportContext, type ImportOutcome, type PageWritten } from './writing.ts';
 
 /**
@@ -148,9 +153,7 @@ async function writeOne(ctx: ImportContext, config: AccountConfig, plan: TicketP
   if ('failed' in resolved) return failed(plan);
   for (let attempt = 1; ; attempt++) {
     try {
-      if (plan.found?.digest === plan.digest) {
-        return { ticket: 'unchanged', messages: { unchanged: plan.record.messages.length } };
-      }
+      if (plan.found?.digest === plan.digest) return await unchangedOne(ctx, plan);
       if (ctx.attachments)
         plan.files ??= await copyTicketFiles(ctx, ctx.attachments, plan.record, !plan.found);
       if (!plan.found) return await createOne(ctx, config, plan, resolved);
@@ -169,6 +172,19 @@ async function writeOne(ctx: ImportContext, config: AccountConfig, plan: TicketP
       }
     }
   }
+}
+
+/**
+ * A ticket whose key holds its record's digest: unchanged, unless an earlier attempt at this page wrote it (its
+ * counts never saved: pageTicketOutcome), whose messages' keys then say which it created.
+ */
+async function unchangedOne(ctx: ImportContext, plan: TicketPlan): Promise<Outcome> {
+  const { messages } = plan.record;
+  if (replayed(plan.found, ctx.mark) === undefined)
+    return { ticket: 'unchanged', messages: { unchanged: messages.length } };
+  const ids = messages.map((m) => m.sourceId);
+  const held = await findSourceKeys(ctx.accountId, ctx.source, 'messages', ids);
+  return pageTicketOutcome(plan.found, ctx.mark, held, messages.length, 0);
 }
 
 /**

@@ -26,6 +26,11 @@ export interface ImportContext {
    * run, which copies none, decides them as that run would. Absent: it does.
    */
   copiesFiles?: boolean | undefined;
+  /**
+   * The page's write mark (`<import id>:<page>`), kept on each source key the page claims or moves: a page written
+   * again after a crash counts what its earlier attempt wrote as that attempt did (pageOutcome).
+   */
+  mark?: string | undefined;
   /** Called as each ticket of the page is written (or decided): progress within a page. */
   onTicket?: (() => void) | undefined;
 }

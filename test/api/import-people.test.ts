@@ -192,6 +192,18 @@ describe('import: writing people', () => {
     }
   });
 
+  it('counts a page written again after a crash as its first attempt did, each type', async () => {
+    const account = await createTestAccount();
+    const acc = account.accountId;
+    const at = (n: number) => ({ ...ctxOf(acc, 'imp_1'), mark: `imp_1:${n}` });
+    const first = await writePeople(at(0), page());
+    // The runner died before the job's save: the page is written again, and counts as it did.
+    expect((await writePeople(at(0), page())).counts).toEqual(first.counts);
+    const later = await writePeople(at(1), page());
+    expect(later.counts.contacts).toEqual(tally({ source: 1, unchanged: 1 }));
+    expect(later.counts.teams).toEqual(tally({ source: 2, unchanged: 2 }));
+  });
+
   it("matches an agent to the account's agent by e-mail, case-insensitively", async () => {
     const account = await createTestAccount({ agents: agentsFile(1) });
     const acc = account.accountId;

@@ -380,6 +380,29 @@ describe('hostile source data', () => {
 });
 
 describe('a long conversation', () => {
+  it('counts a page written again after a crash as its first attempt did (its counts never saved), and only that page', async () => {
+    const a = await account();
+    const at = (page: number) => ({ ...ctxOf(a), mark: `imp_test:${page}` });
+    const t = ticket('601', 30, { messages: [msg('601-m1', 30), agentSays('601-m2', 29)] });
+    const u = ticket('602', 20);
+    // Page 4 wrote 601, then the runner died before the job's save: page 4 is written again, 602 with it.
+    await writeTickets(at(4), page(t));
+    const again = await writeTickets(at(4), page(t, u));
+    expect(again.counts.tickets).toMatchObject({ created: 2, unchanged: 0 });
+    expect(again.counts.messages).toMatchObject({ created: 3, unchanged: 0 });
+    // A reply at the source, read on page 9: updated, its one new message created; page 9 again counts the same.
+    const replied = { ...t, messages: [...t.messages, msg('601-m3', 1)] };
+    const updated = await writeTickets(at(9), page(replied));
+    expect(updated.counts.tickets).toMatchObject({ updated: 1 });
+    expect(updated.counts.messages).toMatchObject({ created: 1, unchanged: 2 });
+    const retried = await writeTickets(at(9), page(replied));
+    expect(retried.counts).toEqual(updated.counts);
+    // Any other page (a second run, a `since` pass) finds them unchanged.
+    const later = await writeTickets(at(10), page(replied, u));
+    expect(later.counts.tickets).toMatchObject({ created: 0, updated: 0, unchanged: 2 });
+    expect(((await listed(a)).data as Json[]).length).toBe(2);
+  });
+
   it('is written over several commits, whole, and found unchanged after', async () => {
     const a = await account();
     const messages = Array.from({ length: 45 }, (_, k) => (k % 2 ? agentSays : msg)(`l-m${k}`, 50 - k / 10));

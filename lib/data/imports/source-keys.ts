@@ -30,6 +30,10 @@ export interface SourceKeyRecord {
   matched: boolean;
   /** The source record as last written (lib/imports/digest.ts). */
   digest: string;
+  /** The page that claimed the key (`<import id>:<page>`, the import's write mark), when known. */
+  claimed?: string | undefined;
+  /** The page that wrote the key last (its claim or a digest move), when known. */
+  wrote?: string | undefined;
 }
 
 /** A claim or a digest move found the key other than expected (another run wrote it): decide again. */
@@ -52,8 +56,40 @@ const recordOf = (item: Record<string, unknown> | undefined): SourceKeyRecord | 
         importId: String(item.importId),
         digest: String(item.digest),
         matched: item.matched === true,
+        claimed: typeof item.claimed === 'string' ? item.claimed : undefined,
+        wrote: typeof item.wrote === 'string' ? item.wrote : undefined,
       }
     : undefined;
+
+/**
+ * What an earlier attempt at this page did to the key (`mark`: the page's write mark, ImportContext.mark): a page
+ * written again after a crash finds its own writes, whose counts were never saved (the job's save comes after the
+ * page). `created`: the page claimed it; `updated`: the page moved its digest; undefined: another page or run did.
+ */
+export function replayed(
+  found: SourceKeyRecord | undefined,
+  mark: string | undefined,
+): 'created' | 'updated' | undefined {
+  if (!found || mark === undefined) return undefined;
+  if (found.claimed === mark) return 'created';
+  return found.wrote === mark ? 'updated' : undefined;
+}
+
+/**
+ * A record's outcome in this attempt (`now`) counted as the page's: what an earlier attempt at the page created stays
+ * created, what it updated stays updated (the attempt that finds it done says `unchanged`, or `updated` for the
+ * rest of a conversation it appends).
+ */
+export function pageOutcome<O extends string>(
+  found: SourceKeyRecord | undefined,
+  mark: string | undefined,
+  now: O,
+): O | 'created' | 'updated' {
+  if (now === 'failed') return now;
+  const before = replayed(found, mark);
+  if (before === 'created') return before;
+  return before === 'updated' && now === 'unchanged' ? before : now;
+}
 
 /** The keys found of `sourceIds` (one type of one source), by source id; missing ones are absent. */
 export async function findSourceKeys(
@@ -68,7 +104,7 @@ export async function findSourceKeys(
   }
   const items = await batchGetAll(
     [...byPk.keys()].map((pk) => ({ pk, sk: 'IMPORTED' })),
-    'pk, objectId, importId, digest, matched',
+    'pk, objectId, importId, digest, matched, claimed, wrote',
   );
   const found = new Map<string, SourceKeyRecord>();
   for (const item of items) {
@@ -83,7 +119,12 @@ export async function findSourceKeys(
  * Takes a source key for an object being created (or, `matched`, found by e-mail), in the object's commit: refused (SourceKeyMoved, with the key as
  * held) when the key exists, so the object is not created twice.
  */
-export function claimSourceKey(accountId: string, ref: SourceKeyRef, record: SourceKeyRecord): CommitAction {
+export function claimSourceKey(
+  accountId: string,
+  ref: SourceKeyRef,
+  record: SourceKeyRecord,
+  mark?: string,
+): CommitAction {
   const hash = hashed(accountId, ref);
   return {
     what: 'source_key',
@@ -97,6 +138,7 @@ export function claimSourceKey(accountId: string, ref: SourceKeyRef, record: Sou
           source: ref.source,
           sourceType: ref.type,
           ...record,
+          ...(mark === undefined ? {} : { claimed: mark, wrote: mark }),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -108,13 +150,15 @@ export function claimSourceKey(accountId: string, ref: SourceKeyRef, record: Sou
 
 /**
  * Moves a source key's digest to `digest`, in the commit of the object's update: refused (SourceKeyMoved) unless the
- * key still holds `read`, the digest the update was decided from.
+ * key still holds `read`, the digest the update was decided from. `mark`: the page writing it (a move that changes
+ * nothing of the object gives none).
  */
 export function touchSourceKey(
   accountId: string,
   ref: SourceKeyRef,
   read: string,
   digest: string,
+  mark?: string,
 ): CommitAction {
   return {
     what: 'source_key',
@@ -122,9 +166,13 @@ export function touchSourceKey(
       Update: {
         TableName: tableName(),
         Key: keyOf(accountId, ref),
-        UpdateExpression: 'SET digest = :digest',
+        UpdateExpression: mark === undefined ? 'SET digest = :digest' : 'SET digest = :digest, wrote = :mark',
         ConditionExpression: 'digest = :read',
-        ExpressionAttributeValues: { ':digest': digest, ':read': read },
+        ExpressionAttributeValues: {
+          ':digest': digest,
+          ':read': read,
+          ...(mark === undefined ? {} : { ':mark': mark }),
+        },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     },
