@@ -283,8 +283,11 @@ describe("the Freshdesk source's archived tickets: the gaps in the ids listed, e
     });
     // The ticket fields, then a 429 on the probe of 2, then 2 and its conversations, then a 403 on the probe of 4.
     server?.faults.push(null, { status: 429, headers: { 'retry-after': '7' } }, null, null, { status: 403 });
-    const page = await drive(reader().page('tickets', walk, {}));
+    let told = 0;
+    const page = await drive(reader().page('tickets', walk, { onTicket: () => told++ }));
     expect(ticketsOf(page.records).map((t) => t.sourceId)).toEqual(['2']);
+    // The archived ticket read is told (the engine's progress within a page); a probe answered 404 or 403 is not.
+    expect(told).toBe(1);
     expect(page.errors).toEqual([
       expect.objectContaining({
         type: 'tickets',
