@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeSourceConnections, SourceAuthFailed } from '#lib/imports/http.ts';
 import type { ImportedTicket, ImportPhase, ImportRecord, SourcePage } from '#lib/imports/records.ts';
 import { type FreshdeskSourceOptions, freshdeskSource } from '#lib/imports/sources/freshdesk.ts';
+import { addListed, gapIds, MAX_RANGES } from '#lib/imports/sources/freshdesk-archived.ts';
 import { mapAgent } from '#lib/imports/sources/freshdesk-map.ts';
 import {
   customFieldLabels,
@@ -12,7 +13,7 @@ import {
 } from '#lib/imports/sources/freshdesk-ticket-map.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { startFreshdeskServer } from '#test/support/vendors/freshdesk.ts';
-import { freshdeskData } from '#test/support/vendors/freshdesk-data.ts';
+import { archiveTickets, freshdeskData } from '#test/support/vendors/freshdesk-data.ts';
 import { onClock, type VendorServer } from '#test/support/vendors/server.ts';
 
 /**
@@ -181,7 +182,9 @@ describe('the Freshdesk source reads each phase to its end, resumed from `next` 
     const ids = ticketsOf(records).map((t) => Number(t.sourceId));
     expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14]);
     // The checkpoint stays small however long the window stays: at most a page of the edge's ids.
-    expect(Math.max(...pages.map((p) => p.next?.length ?? 0))).toBeLessThan(80);
+    // (The ids listed ride along too, as ranges: few, and at most MAX_RANGES; the archived walk's own tests.)
+    const seen = pages.map((p) => JSON.stringify(p.next === null ? {} : (JSON.parse(p.next).seen ?? {})));
+    expect(Math.max(...seen.map((s) => s.length))).toBeLessThan(60);
     expect(errors).toContainEqual(
       expect.objectContaining({ type: 'tickets', sourceId: 'updated_at:2026-01-02T00:00:10Z' }),
     );
@@ -229,6 +232,100 @@ describe('the Freshdesk source reads each phase to its end, resumed from `next` 
       '19',
       '20',
     ]);
+  });
+});
+
+describe("the Freshdesk source's archived tickets: the gaps in the ids listed, each probed by id", () => {
+  const probed = () =>
+    (server?.requests ?? [])
+      .map((r) => /^\/api\/v2\/tickets\/archived\/(\d+)$/.exec(r.path)?.[1])
+      .filter((id) => id !== undefined)
+      .map(Number);
+
+  it('a full run reads each archived ticket once, closed, with its conversations, probing only the gaps', async () => {
+    // 2, 5 and 6 archived, 9 deleted (a gap that answers 404): the list gives 8 of 12.
+    await start({ data: archiveTickets(freshdeskData({ count: 12, sharedRun: 2 }), [2, 5, 6], [9]) });
+    const { pages, records, errors } = await readPhase('tickets');
+    const tickets = ticketsOf(records);
+    expect(tickets.map((t) => Number(t.sourceId)).sort((a, b) => a - b)).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12,
+    ]);
+    expect(probed()).toEqual([2, 5, 6, 9]);
+    for (const id of ['2', '5', '6']) {
+      const ticket = tickets.find((t) => t.sourceId === id);
+      expect(ticket).toMatchObject({ status: 'closed', subject: `Ticket ${id}` });
+      expect(ticket?.closedAt).not.toBeNull();
+      expect(ticket?.messages.map((m) => m.sourceId)).toEqual([`ticket-${id}`, `${Number(id) * 100 + 1}`]);
+    }
+    // Ticket 1's conversation with no valid time is its one error row (none for a gap that was no ticket).
+    expect(errors.map((e) => e.sourceId)).toEqual(['105']);
+    // The walk is paged (3 probes a page here), each page's `next` the id after the last probed.
+    const walks = pages.flatMap((p) => (p.next?.includes('"walk"') ? [JSON.parse(p.next).walk] : []));
+    expect(walks).toEqual([1, 7]);
+  });
+
+  it('a `since` run walks nothing (an archived ticket no longer changes)', async () => {
+    await start({ data: archiveTickets(freshdeskData({ count: 12, sharedRun: 2 }), [2, 5, 6]) });
+    await readPhase('tickets', { since: '2026-01-02T00:00:01.000000Z' });
+    expect(probed()).toEqual([]);
+  });
+
+  it("a probe honours a 429's Retry-After; a 403 on the archive is one error row and the walk's end", async () => {
+    await start({ data: archiveTickets(freshdeskData({ count: 6, sharedRun: 0 }), [2, 4]) });
+    const walk = JSON.stringify({
+      walk: 1,
+      top: 6,
+      ids: [
+        [1, 1],
+        [3, 3],
+        [5, 6],
+      ],
+    });
+    // The ticket fields, then a 429 on the probe of 2, then 2 and its conversations, then a 403 on the probe of 4.
+    server?.faults.push(null, { status: 429, headers: { 'retry-after': '7' } }, null, null, { status: 403 });
+    let told = 0;
+    const page = await drive(reader().page('tickets', walk, { onTicket: () => told++ }));
+    expect(ticketsOf(page.records).map((t) => t.sourceId)).toEqual(['2']);
+    // The archived ticket read is told (the engine's progress within a page); a probe answered 404 or 403 is not.
+    expect(told).toBe(1);
+    expect(page.errors).toEqual([
+      expect.objectContaining({
+        type: 'tickets',
+        sourceId: 'archived:4',
+        reason: expect.stringContaining('403'),
+      }),
+    ]);
+    expect(page.next).toBeNull();
+    const [throttled, retried] = (server?.requests ?? []).filter(
+      (r) => r.path === '/api/v2/tickets/archived/2',
+    );
+    expect(retried && throttled && retried.at - throttled.at).toBeGreaterThanOrEqual(7_000);
+  });
+
+  it(`keeps the listed ids as ranges, at most ${MAX_RANGES}: past it the shortest is probed instead`, () => {
+    const listed = addListed(
+      { ids: [], top: 0 },
+      [3, 1, 2, 7, 9, 10, 'x', -4].map((id) => ({ id })),
+    );
+    expect(listed).toEqual({
+      ids: [
+        [1, 3],
+        [7, 7],
+        [9, 10],
+      ],
+      top: 10,
+    });
+    expect(gapIds({ walk: 1, ...listed }, 100)).toEqual([4, 5, 6, 8]);
+    expect(gapIds({ walk: 5, ...listed }, 2)).toEqual([5, 6]);
+    // Every other id listed: more ranges than kept; the ones dropped are walked (never an id skipped unlisted).
+    const scattered = addListed(
+      listed,
+      Array.from({ length: 2 * MAX_RANGES }, (_, i) => ({ id: 20 + 2 * i })),
+    );
+    expect(scattered.ids).toHaveLength(MAX_RANGES);
+    const gaps = new Set(gapIds({ walk: 1, ...scattered }, 10_000));
+    for (let id = 1; id <= scattered.top; id++)
+      if (id === 4 || id === 8 || (id > 10 && id % 2 === 1)) expect(gaps.has(id)).toBe(true);
   });
 });
 

@@ -8,7 +8,9 @@
  * every page is read as a fresh window: `updated_since` (inclusive) the last ticket's `updated_at`,
  * `order_by=updated_at` ascending, page 1; the tickets of the window's edge already read are carried in `next` (id
  * and `updated_at`) and left out when they come again unchanged. Only when a whole page shares the window's second
- * does the window stay and the page number grow; past the cap, an error row says so and the read goes on.
+ * does the window stay and the page number grow; past the cap, an error row says so and the read goes on. A full
+ * run's checkpoint also carries the ids listed, and the list read, the archived tickets are walked in their gaps
+ * (freshdesk-archived.ts).
  */
 
 import { attachmentHostsOf } from '#lib/imports/attachment-hosts.ts';
@@ -21,6 +23,7 @@ import type {
   SourcePage,
 } from '#lib/imports/records.ts';
 import type { Timestamp } from '#lib/time.ts';
+import { type ArchiveWalk, addListed, archivedPage, startWalk } from './freshdesk-archived.ts';
 import {
   type FreshdeskObject,
   idOf,
@@ -32,6 +35,7 @@ import {
   membershipsOf,
 } from './freshdesk-map.ts';
 import { customFieldLabels, mapTicket } from './freshdesk-ticket-map.ts';
+import { freshdeskTime, nextWindow, pastCap, secondsOf, type TicketCursor } from './freshdesk-window.ts';
 
 export interface FreshdeskSourceOptions {
   /** `acme` of acme.freshdesk.com. */
@@ -65,14 +69,6 @@ interface ListCursor {
   page: number;
   since: number | null;
 }
-/** The tickets' checkpoint: the window's start (epoch seconds), its page, and the edge's tickets already read. */
-interface TicketCursor {
-  since: number;
-  page: number;
-  /** Ticket id → its `updated_at` (epoch seconds) when read. */
-  seen: Record<string, number>;
-}
-
 const LIST_PATHS = {
   agents: '/api/v2/agents',
   teams: '/api/v2/groups',
@@ -102,9 +98,6 @@ export function freshdeskSource(options: FreshdeskSourceOptions): ImportSourceRe
   };
 }
 
-const secondsOf = (time: string): number => Math.floor(Date.parse(time) / 1000);
-const freshdeskTime = (seconds: number): string => `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
-
 function decode<T>(from: string | null, start: T): T {
   if (from === null) return start;
   const cursor = JSON.parse(from) as T;
@@ -123,8 +116,12 @@ class FreshdeskReader {
 
   async page(phase: ImportPhase, from: string | null, since?: Timestamp, onTicket?: () => void) {
     if (phase === 'tickets') {
-      const start = since === undefined ? EPOCH_SECONDS : secondsOf(since);
-      return this.tickets(decode<TicketCursor>(from, { since: start, page: 1, seen: {} }), onTicket);
+      // A full run (no `since`) notes the ids listed, for the archived tickets' walk after the list.
+      const start =
+        since === undefined ? { since: EPOCH_SECONDS, ids: [], top: 0 } : { since: secondsOf(since) };
+      const cursor = decode<TicketCursor | ArchiveWalk>(from, { ...start, page: 1, seen: {} });
+      if ('walk' in cursor) return archivedPage(this, cursor, this.perPage, onTicket);
+      return this.tickets(cursor, onTicket);
     }
     // The contacts' `since` is kept in the checkpoint, as the tickets' window is: `next` alone reads on.
     const start = phase === 'contacts' && since ? secondsOf(since) : null;
@@ -146,6 +143,11 @@ class FreshdeskReader {
       if (phase === 'contacts') add(row, mapContact(row), (contact) => ({ type: 'contacts', contact }));
     }
     return { records, errors, next: list.more ? JSON.stringify({ page: page + 1, since: after }) : null };
+  }
+
+  /** A JSON read at the account's rate (the archived tickets' walk reads through it). */
+  async getJson(path: string): Promise<{ body: unknown }> {
+    return this.http.api.getJson(path);
   }
 
   /** One page of a list, and whether there is another (Freshdesk's `link` header names it). */
@@ -177,8 +179,8 @@ class FreshdeskReader {
       throw error;
     });
     if (listed === null) {
-      const errors = [this.pastCap(cursor)];
-      return { records: [], errors, next: JSON.stringify({ since: cursor.since + 1, page: 1, seen: {} }) };
+      const next = { since: cursor.since + 1, page: 1, seen: {}, ids: cursor.ids, top: cursor.top };
+      return { records: [], errors: [pastCap(cursor)], next: JSON.stringify(next) };
     }
     // A full page may have more after it even without a `link`: a list that stops at its cap names no next page.
     const { rows } = listed;
@@ -195,37 +197,12 @@ class FreshdeskReader {
         errors.push({ type: 'messages', sourceId: skipped.sourceId, reason: skipped.reason });
       if (!read.ok) errors.push({ type: 'tickets', sourceId: id ?? '', reason: read.reason });
     }
-    const next = more ? this.nextWindow(cursor, rows, errors) : null;
-    return { records, errors, next: next && JSON.stringify(next) };
-  }
-
-  /** Where the next page starts (the file's comment says why a fresh window each page). */
-  nextWindow(cursor: TicketCursor, rows: FreshdeskObject[], errors: ImportErrorRow[]): TicketCursor {
-    const times = rows.map((row) => secondsOf(String(row.updated_at))).filter((s) => Number.isFinite(s));
-    const last = Math.max(cursor.since, ...times);
-    if (last > cursor.since) {
-      // A new window from the last ticket's second; of that second, the tickets on this page are read.
-      const seen: Record<string, number> = {};
-      for (const row of rows) {
-        const id = idOf(row.id);
-        if (id !== null && secondsOf(String(row.updated_at)) === last) seen[id] = last;
-      }
-      return { since: last, page: 1, seen };
-    }
-    // The window stays: its pages read so far are passed by the page number, so `seen` keeps only the edge's
-    // tickets read before the window began (at most a page of them).
-    if (cursor.page < this.pageCap) return { since: cursor.since, page: cursor.page + 1, seen: cursor.seen };
-    errors.push(this.pastCap(cursor));
-    return { since: cursor.since + 1, page: 1, seen: {} };
-  }
-
-  /** The error row of a second whose tickets fill more pages than the list gives: the rest of it is not read. */
-  pastCap(cursor: TicketCursor): ImportErrorRow {
-    return {
-      type: 'tickets',
-      sourceId: `updated_at:${freshdeskTime(cursor.since)}`,
-      reason: `more tickets share this updated_at than ${cursor.page} pages hold (the list's cap): the rest were not read`,
-    };
+    // The list read to its end: a full run walks its gaps for the archived tickets next.
+    const known = cursor.ids && addListed({ ids: cursor.ids, top: cursor.top ?? 0 }, rows);
+    const next = more
+      ? JSON.stringify({ ...nextWindow(cursor, rows, errors, this.pageCap), ...known })
+      : null;
+    return { records, errors, next: next ?? (known ? startWalk(known) : null) };
   }
 
   /** A ticket with its description, attachments and conversations; one deleted since it was listed: its reason. */

@@ -159,3 +159,21 @@ export function freshdeskData({ count = 20, sharedRun = 5 } = {}): FreshdeskData
     ],
   };
 }
+
+/**
+ * `data` with the tickets `archived` moved out of the lists into the archive (closed, as Freshdesk archives only
+ * closed tickets) and the tickets `deleted` gone from both (their ids gaps that answer 404 everywhere).
+ */
+export function archiveTickets(
+  data: FreshdeskData,
+  archived: number[],
+  deleted: number[] = [],
+): FreshdeskData {
+  const gone = new Set([...archived, ...deleted]);
+  const moved = data.tickets.filter((t) => archived.includes(Number(t.id)));
+  return {
+    ...data,
+    tickets: data.tickets.filter((t) => !gone.has(Number(t.id))),
+    archived: moved.map((t) => ({ ...t, status: 5 })),
+  };
+}

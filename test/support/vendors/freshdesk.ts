@@ -8,7 +8,9 @@ import { type Answer, type RecordedRequest, startVendorServer, type VendorServer
  * lists (at most 100 a page, a `link` header to the next page), the tickets list capped at `pageCap` pages (a 400
  * past it, as Freshdesk answers past page 300), `updated_since` inclusive and `order_by=updated_at` ascending (ties
  * by id), `include=description,stats,requester`, `X-Ratelimit-Total`/`-Remaining` (per minute of the service's
- * clock), 429 with `Retry-After`, and a 5xx now and then. Every request is recorded with its time on the clock.
+ * clock), 429 with `Retry-After`, and a 5xx now and then. Archived tickets are in no list, and read by id only:
+ * `GET /api/v2/tickets/archived/{id}` and its `/conversations` (paged), a 404 for an id not archived (a live one
+ * included). Every request is recorded with its time on the clock.
  */
 type Row = Record<string, unknown>;
 
@@ -19,6 +21,11 @@ export interface FreshdeskData {
   contacts: Row[];
   /** Full tickets: `description`, `description_text`, `stats`, `attachments` as GET /tickets/{id} has them. */
   tickets: Row[];
+  /**
+   * Archived tickets (closed, left out of every list), as GET /tickets/archived/{id} has them; their conversations
+   * in `conversations` too.
+   */
+  archived?: Row[];
   /** By ticket id. */
   conversations: Map<number, Row[]>;
   ticketFields: Row[];
@@ -138,10 +145,11 @@ export async function startFreshdeskServer(options: FreshdeskServerOptions): Pro
         pageCap,
       );
     }
-    const one = /^\/api\/v2\/tickets\/(\d+)(\/conversations)?$/.exec(path);
-    const ticket = one && data.tickets.find((t) => t.id === Number(one[1]));
+    const one = /^\/api\/v2\/tickets\/(archived\/)?(\d+)(\/conversations)?$/.exec(path);
+    const ticket =
+      one && (one[1] ? (data.archived ?? []) : data.tickets).find((t) => t.id === Number(one[2]));
     if (!one || !ticket) return json(404, { code: 'not_found' });
-    return one[2] ? paged(url, data.conversations.get(Number(one[1])) ?? []) : json(200, ticket);
+    return one[3] ? paged(url, data.conversations.get(Number(one[2])) ?? []) : json(200, ticket);
   };
   const server = await startVendorServer(route);
   requests = server.requests;
