@@ -12,7 +12,7 @@
  * does the window stay and the page number grow; past the cap, an error row says so and the read goes on.
  */
 
-import { attachmentHostsOf } from '#lib/imports/attachment-hosts.ts';
+import { attachmentHostsOf, fetchedFiles } from '#lib/imports/attachment-hosts.ts';
 import { SourceAnswered, SourceHttp, sourceBaseUrl } from '#lib/imports/http.ts';
 import type {
   ImportErrorRow,
@@ -98,7 +98,7 @@ export function freshdeskSource(options: FreshdeskSourceOptions): ImportSourceRe
   const reader = new FreshdeskReader(http, options.perPage ?? 100, options.pageCap ?? 300);
   return {
     source: 'freshdesk',
-    files: http.api,
+    files: fetchedFiles(http.api),
     page: (phase, from, { since }) => reader.page(phase, from, since ?? options.since),
   };
 }

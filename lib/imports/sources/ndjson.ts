@@ -1,6 +1,7 @@
 import type { Timestamp } from '#lib/time.ts';
 import type { ByteSource } from '../byte-source.ts';
 import type { ImportPhase, ImportSourceReader, SourcePage } from '../records.ts';
+import { INLINE_FILES } from './ndjson-attachments.ts';
 import { mapLine, type RawLine } from './ndjson-map.ts';
 
 /**
@@ -42,6 +43,8 @@ export const NDJSON_LIMITS: NdjsonLimits = {
 export function ndjsonSource(bytes: ByteSource, limits: NdjsonLimits = NDJSON_LIMITS): ImportSourceReader {
   return {
     source: 'ndjson',
+    // Its attachments' bytes are in the file (ndjson-attachments.ts): copied, never fetched.
+    files: INLINE_FILES,
     page: (phase, from, options) => readPage(bytes, limits, phase, from, options.since),
   };
 }
