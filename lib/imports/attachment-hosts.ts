@@ -1,3 +1,5 @@
+import type { AttachmentFiles } from './attachments.ts';
+import type { SourceHttp } from './http.ts';
 import { SourceHostRefused } from './source-errors.ts';
 import type { SourceVendor } from './source-url.ts';
 
@@ -53,4 +55,14 @@ export function attachmentUrl(url: string, origin: string, hosts: readonly strin
       `an attachment on a host the source does not use (${parsed.host}) was refused`,
     );
   return parsed;
+}
+
+/** A vendor's attachments: fetched by their URL with its client (these hosts only, its pacing and credentials). */
+export function fetchedFiles(http: SourceHttp): AttachmentFiles {
+  return {
+    getBytes(attachment, maxBytes) {
+      if (attachment.url === undefined) throw new SourceHostRefused('an attachment with no URL was refused');
+      return http.getBytes(attachment.url, maxBytes);
+    },
+  };
 }

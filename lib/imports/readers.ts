@@ -37,8 +37,8 @@ export async function readerFor(
 }
 
 /**
- * Who copies a run's attachments: the source's file client into the mail store (where e-mailed attachments are
- * kept), when the source has one and the process has a mail store; none for a validate run (it fetches nothing).
+ * Who copies a run's attachments: the source's files (a vendor's client, an ndjson file's own lines) into the mail
+ * store (where e-mailed attachments are kept), when the process has one; none for a validate run (it copies nothing).
  * Without one, each attachment is an error row (lib/imports/ticket-files.ts).
  */
 export function copierFor(job: ImportJob, reader: ImportSourceReader): AttachmentCopier | undefined {

@@ -10,7 +10,7 @@
 import type { Priority } from '#lib/accounts/types.ts';
 import type { TicketStatus } from '#lib/tickets/types.ts';
 import type { Timestamp } from '#lib/time.ts';
-import type { SourceHttp } from './http.ts';
+import type { AttachmentFiles } from './attachments.ts';
 
 export const IMPORT_SOURCES = ['zendesk', 'freshdesk', 'ndjson'] as const;
 export type ImportSource = (typeof IMPORT_SOURCES)[number];
@@ -73,8 +73,12 @@ export interface ImportedAttachment {
   contentType: string;
   /** Bytes, as the source states it (null when it does not). */
   size: number | null;
-  /** Where the bytes are fetched: only from the hosts the source documents for them. */
-  url: string;
+  /** Where the bytes are fetched (a vendor's): only from the hosts the source documents for them. */
+  url?: string | undefined;
+  /** The bytes themselves, base64 (deskpipe's own format carries them in its file: nothing is fetched). */
+  content?: string | undefined;
+  /** Why the source's reader refuses to copy it (an error row's reason), decided before anything is stored. */
+  refused?: string | undefined;
 }
 
 export interface ImportedMessage {
@@ -149,8 +153,8 @@ export interface PageOptions {
  */
 export interface ImportSourceReader {
   readonly source: ImportSource;
-  /** The client attachments are fetched with (SourceHttp.getBytes; lib/imports/attachments.ts); none: not copied. */
-  readonly files?: SourceHttp;
+  /** Where its attachments' bytes come from (lib/imports/attachments.ts); none: not copied. */
+  readonly files?: AttachmentFiles;
   page(phase: ImportPhase, from: string | null, options: PageOptions): Promise<SourcePage>;
 }
 

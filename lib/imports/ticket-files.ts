@@ -1,5 +1,6 @@
 import type { MailSource } from '#lib/tickets/messages/message.ts';
 import {
+  ATTACHMENT_REASONS,
   type AttachmentCopier,
   importedAttachmentId,
   importedPlace,
@@ -13,8 +14,8 @@ import type { ImportContext, ImportOutcome } from './writing.ts';
 /**
  * A ticket's attachments, copied before its commit (lib/imports/tickets.ts): each message's (the description's
  * too) into the account's mail store through the job's copier, or, without one (validate), decided only. One past
- * 25 MiB, on a host the source does not use for attachments, or refused by the source (a 404) is an error row and
- * left out; the source being unavailable fails the page as its reads do (the job pauses and writes it again).
+ * 25 MiB, on a host the source does not use for attachments, refused by the source (a 404) or by its reader when it
+ * read it (`refused`: an ndjson file's URL, or content that is not what it says) is an error row and left out; the source being unavailable fails the page as its reads do (the job pauses and writes it again).
  */
 
 export interface MessageFiles {
@@ -29,9 +30,7 @@ export interface TicketFiles {
   errors: ImportErrorRow[];
 }
 
-const TOO_LARGE = `The attachment passes ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MiB: not copied`;
-
-const NO_HOST = 'The source has no host attachments are fetched from: not copied';
+const { tooLarge: TOO_LARGE, noHost: NO_HOST } = ATTACHMENT_REASONS;
 
 function reasonOf(error: unknown): string | undefined {
   if (error instanceof SourceTooLarge) return TOO_LARGE;
@@ -61,6 +60,11 @@ export async function copyTicketFiles(
     const attachments: StoredAttachment[] = [];
     for (const attachment of message.attachments) {
       const id = importedAttachmentId(ctx.source, message.sourceId, attachment.sourceId);
+      if (attachment.refused !== undefined) {
+        files.errors.push({ type: 'attachments', sourceId: attachment.sourceId, reason: attachment.refused });
+        add(files, 'failed');
+        continue;
+      }
       try {
         const copied = await copier.copy(ctx.accountId, source, id, attachment);
         attachments.push(copied.stored);
@@ -78,9 +82,9 @@ export async function copyTicketFiles(
 }
 
 /**
- * The attachments' outcome without a copy: all `failed` or `unchanged` with their ticket; else, validating,
- * `created` but one whose stated size passes 25 MiB (an error row); else (a run without a copier: a source with no
- * attachment host, the ndjson file) each an error row, never fetched.
+ * The attachments' outcome without a copy: all `failed` or `unchanged` with their ticket; else one its reader
+ * refused is an error row; else, validating, `created` but one whose stated size passes 25 MiB (an error row); else
+ * (a run without a copier: a source with no attachment host, or a process with no mail store) each an error row.
  */
 export function decideTicketFiles(
   record: ImportedTicket,
@@ -89,11 +93,9 @@ export function decideTicketFiles(
 ): TicketFiles {
   const files: TicketFiles = { byMessage: new Map(), counts: {}, errors: [] };
   for (const attachment of record.messages.flatMap((m) => m.attachments)) {
-    const reason = !validate
-      ? NO_HOST
-      : (attachment.size ?? 0) > MAX_ATTACHMENT_BYTES
-        ? TOO_LARGE
-        : undefined;
+    const reason =
+      attachment.refused ??
+      (!validate ? NO_HOST : (attachment.size ?? 0) > MAX_ATTACHMENT_BYTES ? TOO_LARGE : undefined);
     if (ticket === 'failed' || ticket === 'unchanged') add(files, ticket);
     else if (reason) {
       files.errors.push({ type: 'attachments', sourceId: attachment.sourceId, reason });

@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImportJob } from '#lib/data/imports/jobs.ts';
 import { ATTACHMENTS_PREFIX, MAIL_DIR_VARIABLE, mailStore } from '#lib/data/mail-store.ts';
-import { sourceAttachmentCopier } from '#lib/imports/attachments.ts';
-import { closeSourceConnections, type SourceHttp } from '#lib/imports/http.ts';
+import { type AttachmentFiles, sourceAttachmentCopier } from '#lib/imports/attachments.ts';
+import { closeSourceConnections } from '#lib/imports/http.ts';
 import { copierFor } from '#lib/imports/readers.ts';
 import type { ImportedAttachment, ImportedMessage, ImportedTicket } from '#lib/imports/records.ts';
+import { ndjsonSource } from '#lib/imports/sources/ndjson.ts';
 import { zendeskSource } from '#lib/imports/sources/zendesk.ts';
 import { copyTicketFiles } from '#lib/imports/ticket-files.ts';
 import { writeTickets } from '#lib/imports/tickets.ts';
@@ -58,7 +59,7 @@ function ctxOf(a: TestAccount): ImportContext {
     ...{ subdomain: 'acme', email: ZENDESK_EMAIL, apiToken: ZENDESK_TOKEN, rateShare: 1 },
     env: { IMPORT_ZENDESK_URL: zendesk.url },
   });
-  const files = reader.files as SourceHttp;
+  const files = reader.files as AttachmentFiles;
   return {
     ...{ accountId: a.accountId, importId: 'imp_files', source: 'zendesk', validate: false },
     attachments: sourceAttachmentCopier(files, mailStore()),
@@ -231,7 +232,7 @@ describe('imported attachments', () => {
 });
 
 describe("the engine's copier (lib/imports/engine.ts)", () => {
-  it("copies a run's attachments from its source's file client into the mail store; none for a validate run or a file", () => {
+  it("copies a run's attachments from its source's files into the mail store (an ndjson file's own lines too); none for a validate run or a source without files", () => {
     const reader = zendeskSource({
       ...{ subdomain: 'acme', email: ZENDESK_EMAIL, apiToken: ZENDESK_TOKEN },
       env: { IMPORT_ZENDESK_URL: zendesk.url },
@@ -240,5 +241,8 @@ describe("the engine's copier (lib/imports/engine.ts)", () => {
     expect(copierFor(job, reader)).toBeDefined();
     expect(copierFor({ ...job, mode: 'validate' }, reader)).toBeUndefined();
     expect(copierFor({ ...job, source: 'ndjson' }, { source: 'ndjson', page: reader.page })).toBeUndefined();
+    const file = ndjsonSource({ size: async () => 0, read: async () => new Uint8Array() });
+    expect(copierFor({ ...job, source: 'ndjson' }, file)).toBeDefined();
+    expect(copierFor({ ...job, source: 'ndjson', mode: 'validate' }, file)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
@@ -9,6 +9,7 @@ import { getJob } from '#lib/data/imports/jobs.ts';
 import { claimJob, releaseJob } from '#lib/data/imports/runs.ts';
 import { UPLOAD_DIR_VARIABLE } from '#lib/data/imports/uploads.ts';
 import { importKeys } from '#lib/data/keys.ts';
+import { ATTACHMENTS_PREFIX, MAIL_DIR_VARIABLE } from '#lib/data/mail-store.ts';
 import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
 import { newSecretsKey, SECRETS_KEY_VARIABLE } from '#lib/imports/credentials.ts';
 import { runImportStep } from '#lib/imports/engine.ts';
@@ -45,11 +46,14 @@ beforeAll(async () => {
   process.env[SECRETS_KEY_VARIABLE] ??= newSecretsKey();
   dir = await mkdtemp(join(tmpdir(), 'deskpipe-import-runs-'));
   process.env[UPLOAD_DIR_VARIABLE] = dir;
+  // Where the tickets' attachments are copied (an ndjson file's inline ones).
+  process.env[MAIL_DIR_VARIABLE] = join(dir, 'mail');
   zendesk = await startZendesk();
   process.env.IMPORT_ZENDESK_URL = zendesk.url;
 });
 afterAll(async () => {
   delete process.env.IMPORT_ZENDESK_URL;
+  delete process.env[MAIL_DIR_VARIABLE];
   await zendesk?.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -274,6 +278,7 @@ describe('the import runner', () => {
       contacts: created(3),
       tickets: created(4),
       messages: created(10),
+      attachments: { source: 2, created: 1, updated: 0, unchanged: 0, failed: 1 },
     });
     const tickets = await call('GET', '/api/tickets?per_page=100');
     expect(tickets.body.data).toHaveLength(4);
@@ -285,15 +290,10 @@ describe('the import runner', () => {
           source_id: 'm-7',
           reason: 'The author (unknown unknown) was not imported: kept as system',
         },
-        // An ndjson file's attachments are not fetched (no host is decided for them: docs/import-format.md).
+        // A file's attachment URL is never fetched (docs/import-format.md, "Attachments"); att-2's inline bytes are copied.
         {
           type: 'attachments',
           source_id: 'att-1',
-          reason: 'The source has no host attachments are fetched from: not copied',
-        },
-        {
-          type: 'attachments',
-          source_id: 'att-2',
           reason: 'The source has no host attachments are fetched from: not copied',
         },
         {
@@ -304,6 +304,110 @@ describe('the import runner', () => {
       ],
       next_cursor: null,
     });
+  });
+
+  it("copies an ndjson file's inline attachments into the mail store, downloaded byte for byte; a URL, bad content, a wrong or too large size are error rows, the rest imported; again: unchanged, nothing copied twice", async () => {
+    const account = await createTestAccount();
+    const call = caller(account);
+    const mail = join(dir, 'mail');
+    const shot = Buffer.from([0, 1, 2, 255, 254, 10, 13, 0x80, 0]);
+    const notes = Buffer.from('Order 1142, shipped 3 March\n');
+    const at = '2024-01-01T00:00:00Z';
+    const attachments = [
+      {
+        id: 'a-ok',
+        file_name: '../../shot.png',
+        content_type: 'image/png',
+        size: 9,
+        content: shot.toString('base64'),
+      },
+      { id: 'a-txt', file_name: 'notes.txt', content: notes.toString('base64') },
+      { id: 'a-url', file_name: 'a.pdf', url: 'http://169.254.169.254/latest/meta-data/' },
+      { id: 'a-bad', file_name: 'b.bin', content: 'not base64!' },
+      { id: 'a-size', file_name: 'c.bin', content: shot.toString('base64'), size: 8 },
+      { id: 'a-big', file_name: 'd.bin', content: 'AAAA', size: 26 * 1024 * 1024 },
+    ];
+    const file = (subject: string) =>
+      [
+        JSON.stringify({ type: 'contact', id: 'c-1', email: 'dee@files.test' }),
+        JSON.stringify({
+          ...{ type: 'ticket', id: 't-1', subject, status: 'open', created_at: at, requester: { id: 'c-1' } },
+          messages: [
+            { id: 'm-1', author: { type: 'contact', id: 'c-1' }, body: 'Files', created_at: at, attachments },
+          ],
+        }),
+      ].join('\n');
+    const run = async (subject: string) => {
+      const id = await startNdjson(account, file(subject));
+      await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', untilDrained: true });
+      const job = (await call('GET', `/api/imports/${id}`)).body.data;
+      expect(job.status).toBe('completed');
+      const errors = (await call('GET', `/api/imports/${id}/errors`)).body.data as Record<string, string>[];
+      return { counts: job.counts, errors: errors.map((e) => [e.source_id, e.reason]) };
+    };
+    const kept = async () =>
+      (await readdir(join(mail, ATTACHMENTS_PREFIX, account.accountId), { recursive: true })).filter((f) =>
+        f.includes('att_'),
+      );
+    const refused = [
+      ['a-url', 'The source has no host attachments are fetched from: not copied'],
+      [
+        'a-bad',
+        'The attachment content is not base64 (the standard alphabet, padded, with no line breaks): not copied',
+      ],
+      ['a-size', 'The attachment content is 9 bytes, but its size says 8: not copied'],
+      ['a-big', 'The attachment passes 25 MiB: not copied'],
+    ];
+
+    const first = await run('Files');
+    expect(first.counts.tickets).toMatchObject({ created: 1, failed: 0 });
+    expect(first.counts.attachments).toEqual({ source: 6, created: 2, updated: 0, unchanged: 0, failed: 4 });
+    expect(first.errors).toEqual(refused);
+    const uuid = (await call('GET', '/api/tickets')).body.data[0].uuid as string;
+    const [message] = (await call('GET', `/api/tickets/${uuid}/messages`)).body.data;
+    expect(message.attachments).toEqual([
+      { id: expect.stringMatching(/^att_/), filename: '../../shot.png', content_type: 'image/png', size: 9 },
+      {
+        id: expect.stringMatching(/^att_/),
+        filename: 'notes.txt',
+        content_type: 'application/octet-stream',
+        size: notes.length,
+      },
+    ]);
+    const download = async (n: number) => {
+      const path = `/api/tickets/${uuid}/messages/${message.id}/attachments/${message.attachments[n].id}`;
+      const r = await fetch(`${gateway.baseUrl}${path}`, {
+        headers: { Authorization: `Bearer ${account.apiKey}` },
+      });
+      expect(r.status).toBe(200);
+      return Buffer.from(await r.arrayBuffer());
+    };
+    expect((await download(0)).equals(shot)).toBe(true);
+    expect((await download(1)).equals(notes)).toBe(true);
+    // Kept under ids, never under the file's name: nothing named by it anywhere in the store.
+    const stored = await kept();
+    expect(stored).toHaveLength(2);
+    expect((await readdir(mail, { recursive: true })).filter((f) => f.includes('shot'))).toEqual([]);
+
+    // Marked in the store: a copy made again would put the file's bytes back.
+    const marked = stored.find((f) => f.endsWith(message.attachments[0].id)) as string;
+    await writeFile(join(mail, ATTACHMENTS_PREFIX, account.accountId, marked), 'kept');
+    const again = await run('Files');
+    expect(again.counts.tickets).toMatchObject({ unchanged: 1 });
+    expect(again.counts.attachments).toEqual({ source: 6, created: 0, updated: 0, unchanged: 6, failed: 0 });
+    // Changed: the ticket is written again and finds its attachments kept (as a run stopped after their copy does).
+    const changed = await run('Files, renamed');
+    expect(changed.counts.tickets).toMatchObject({ updated: 1 });
+    expect(changed.counts.attachments).toEqual({
+      source: 6,
+      created: 0,
+      updated: 0,
+      unchanged: 2,
+      failed: 4,
+    });
+    expect(changed.errors).toEqual(refused);
+    expect(await kept()).toEqual(stored);
+    expect((await download(0)).toString()).toBe('kept');
   });
 
   it('pauses when the source asks to wait longer than a step may (429, Retry-After 120 s), asks nothing before then, and reads on from the checkpoint', async () => {

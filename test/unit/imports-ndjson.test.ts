@@ -5,11 +5,14 @@ import type { ByteSource } from '#lib/imports/byte-source.ts';
 import {
   IMPORT_PHASES,
   type ImportErrorRow,
+  type ImportedAttachment,
   type ImportedTicket,
   type ImportPhase,
   type ImportRecord,
 } from '#lib/imports/records.ts';
+import { SourceHostRefused, SourceTooLarge } from '#lib/imports/source-errors.ts';
 import { NDJSON_LIMITS, type NdjsonLimits, ndjsonSource } from '#lib/imports/sources/ndjson.ts';
+import { INLINE_FILES, INLINE_REASONS } from '#lib/imports/sources/ndjson-attachments.ts';
 
 /**
  * deskpipe's import format read by its reader (docs/import-format.md): the shipped example read to its end in
@@ -171,6 +174,8 @@ describe('the example file, read in pages resumed from next', () => {
               contentType: 'application/pdf',
               size: 48213,
               url: 'https://files.northwind.test/att-1/invoice-march.pdf',
+              // A file's URL is never fetched (docs/import-format.md, "Attachments").
+              refused: 'The source has no host attachments are fetched from: not copied',
             },
           ],
         },
@@ -194,10 +199,12 @@ describe('the example file, read in pages resumed from next', () => {
           attachments: [
             {
               sourceId: 'att-2',
-              fileName: 'invoice-march-corrected.pdf',
-              contentType: 'application/pdf',
-              size: 48877,
-              url: 'https://files.northwind.test/att-2/invoice-march-corrected.pdf',
+              fileName: 'invoice-march-corrected.txt',
+              contentType: 'text/plain',
+              size: 54,
+              content: Buffer.from('Invoice INV-2024-0117 (corrected)\nVAT 5.5%: EUR 13.20\n').toString(
+                'base64',
+              ),
             },
           ],
         },
@@ -327,6 +334,88 @@ describe('bad lines', () => {
     expect(page.next).toBe(`${long.indexOf('\n') + 1}:2`);
     const rest = await ndjsonSource(source).page('contacts', page.next, {});
     expect(rest).toMatchObject({ records: [{ type: 'contacts' }], errors: [], next: null });
+  });
+});
+
+describe('attachments (docs/import-format.md, "Attachments")', () => {
+  const bytes = Buffer.from([0, 1, 2, 255, 254, 10, 13, 0x80]);
+  const b64 = bytes.toString('base64');
+  const attachment = (id: string, fields: Record<string, unknown>) => ({
+    id,
+    file_name: `${id}.bin`,
+    ...fields,
+  });
+  const line = (id: string, attachments: unknown[]) =>
+    JSON.stringify({
+      ...{ type: 'ticket', id, subject: 'Files', status: 'open', created_at: '2024-01-01T00:00:00Z' },
+      requester: { id: 'c-1' },
+      messages: [{ id: `m-${id}`, body: '', created_at: '2024-01-01T00:00:00Z', attachments }],
+    });
+  const file = [
+    line('t-1', [
+      attachment('ok', { content: b64, size: 8, content_type: 'image/png', url: null }),
+      attachment('path', { file_name: '../../etc/passwd', content: b64 }),
+      attachment('empty', { content: '' }),
+      attachment('url', { url: 'https://files.example.test/a.pdf', size: 10 }),
+      attachment('not-b64', { content: 'not base64!' }),
+      attachment('wrapped', { content: `${b64.slice(0, 4)}\n${b64.slice(4)}` }),
+      attachment('unpadded', { content: b64.replace(/=+$/, '') }),
+      attachment('differs', { content: b64, size: 9 }),
+      attachment('big', { content: b64, size: 26 * 1024 * 1024 }),
+    ]),
+    line('t-2', [attachment('both', { content: b64, url: 'https://files.example.test/a.pdf' })]),
+    line('t-3', [attachment('neither', {})]),
+  ].join('\n');
+
+  it('carry their bytes as base64 content, checked when read: a URL, bad content or a wrong size refused, the ticket kept', async () => {
+    const read = await readPhase(() => memoryBytes(file).source, 'tickets');
+    expect(read.records.map((r) => ticketOf(r).sourceId)).toEqual(['t-1']);
+    expect(read.errors).toEqual([
+      {
+        type: 'tickets',
+        sourceId: 't-2',
+        reason: 'line 2: messages.0.attachments.0: give one of content and url',
+      },
+      {
+        type: 'tickets',
+        sourceId: 't-3',
+        reason: 'line 3: messages.0.attachments.0: give one of content and url',
+      },
+    ]);
+    const found = ticketOf(read.records[0] as ImportRecord).messages[0]?.attachments ?? [];
+    const named = (id: string) => found.find((a) => a.sourceId === id);
+    expect(named('ok')).toEqual({
+      ...{ sourceId: 'ok', fileName: 'ok.bin', contentType: 'image/png', size: 8, content: b64 },
+    });
+    // A name, never a path: kept as given (the store's keys are made of ids).
+    expect(named('path')).toMatchObject({
+      fileName: '../../etc/passwd',
+      size: 8,
+      contentType: 'application/octet-stream',
+    });
+    expect(named('empty')).toEqual({
+      ...{ sourceId: 'empty', fileName: 'empty.bin', size: 0, content: '' },
+      contentType: 'application/octet-stream',
+    });
+    expect(Object.fromEntries(found.map((a) => [a.sourceId, a.refused]))).toEqual({
+      ok: undefined,
+      path: undefined,
+      empty: undefined,
+      url: 'The source has no host attachments are fetched from: not copied',
+      'not-b64': INLINE_REASONS.notBase64,
+      wrapped: INLINE_REASONS.notBase64,
+      unpadded: INLINE_REASONS.notBase64,
+      differs: 'The attachment content is 8 bytes, but its size says 9: not copied',
+      big: 'The attachment passes 25 MiB: not copied',
+    });
+    // Copied: decoded, byte for byte, within the limit asked; never for one refused.
+    expect(Buffer.from(await INLINE_FILES.getBytes(named('ok') as ImportedAttachment, 8)).equals(bytes)).toBe(
+      true,
+    );
+    await expect(INLINE_FILES.getBytes(named('ok') as ImportedAttachment, 7)).rejects.toThrow(SourceTooLarge);
+    await expect(INLINE_FILES.getBytes(named('url') as ImportedAttachment, 8)).rejects.toThrow(
+      SourceHostRefused,
+    );
   });
 });
 

@@ -13,7 +13,7 @@
  * (freshdesk-archived.ts).
  */
 
-import { attachmentHostsOf } from '#lib/imports/attachment-hosts.ts';
+import { attachmentHostsOf, fetchedFiles } from '#lib/imports/attachment-hosts.ts';
 import { SourceAnswered, SourceHttp, sourceBaseUrl } from '#lib/imports/http.ts';
 import type {
   ImportErrorRow,
@@ -93,7 +93,7 @@ export function freshdeskSource(options: FreshdeskSourceOptions): ImportSourceRe
   const reader = new FreshdeskReader(http, options.perPage ?? 100, options.pageCap ?? 300);
   return {
     source: 'freshdesk',
-    files: http.api,
+    files: fetchedFiles(http.api),
     page: (phase, from, { since, onTicket }) => reader.page(phase, from, since ?? options.since, onTicket),
   };
 }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { Timestamp } from '#lib/time.ts';
 import type { ImportErrorRow, ImportedMessage, ImportPhase, ImportRecord } from '../records.ts';
+import { lineAttachment } from './ndjson-attachments.ts';
 import { AgentLine, ContactLine, OrganizationLine, TeamLine, TicketLine } from './ndjson-schemas.ts';
 
 /**
@@ -135,13 +136,7 @@ function ticketRecord(line: v.InferOutput<typeof TicketLine>, since?: Timestamp)
     internal: m.internal,
     createdAt: m.created_at,
     messageId: m.message_id,
-    attachments: m.attachments.map((a) => ({
-      sourceId: a.id,
-      fileName: a.file_name,
-      contentType: a.content_type,
-      size: a.size,
-      url: a.url,
-    })),
+    attachments: m.attachments.map(lineAttachment),
   }));
   // Not given: the latest time the line knows (its creation or its last message). Timestamps compare as strings.
   const updatedAt =

@@ -88,18 +88,28 @@ export const ContactLine = v.object({
   organization_id: reference,
 });
 
-const AttachmentLine = v.object({
-  id: sourceId,
-  file_name: text(255),
-  content_type: v.optional(text(255), 'application/octet-stream'),
-  size: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0))), null),
-  url: v.pipe(
-    v.string(),
-    v.maxLength(2048),
-    v.url(),
-    v.check((u) => /^https?:\/\//i.test(u), 'not an http or https URL'),
-  ),
-});
+/**
+ * An attachment: its bytes in `content` (base64, checked when mapped: ndjson-attachments.ts), or a `url`, kept to be
+ * reported (an error row: never fetched). One of the two, exactly.
+ */
+const AttachmentLine = v.pipe(
+  v.object({
+    id: sourceId,
+    file_name: text(255),
+    content_type: v.optional(text(255), 'application/octet-stream'),
+    size: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0))), null),
+    url: v.nullish(
+      v.pipe(
+        v.string(),
+        v.maxLength(2048),
+        v.url(),
+        v.check((u) => /^https?:\/\//i.test(u), 'not an http or https URL'),
+      ),
+    ),
+    content: v.nullish(v.string()),
+  }),
+  v.check((a) => (a.url == null) !== (a.content == null), 'give one of content and url'),
+);
 
 const MessageLine = v.pipe(
   v.object({

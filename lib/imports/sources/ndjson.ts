@@ -1,5 +1,6 @@
 import type { ByteSource } from '../byte-source.ts';
 import type { ImportPhase, ImportSourceReader, PageOptions, SourcePage } from '../records.ts';
+import { INLINE_FILES } from './ndjson-attachments.ts';
 import { mapLine, type RawLine } from './ndjson-map.ts';
 
 /**
@@ -41,6 +42,8 @@ export const NDJSON_LIMITS: NdjsonLimits = {
 export function ndjsonSource(bytes: ByteSource, limits: NdjsonLimits = NDJSON_LIMITS): ImportSourceReader {
   return {
     source: 'ndjson',
+    // Its attachments' bytes are in the file (ndjson-attachments.ts): copied, never fetched.
+    files: INLINE_FILES,
     page: (phase, from, options) => readPage(bytes, limits, phase, from, options),
   };
 }

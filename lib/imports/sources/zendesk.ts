@@ -1,4 +1,4 @@
-import { attachmentHostsOf } from '#lib/imports/attachment-hosts.ts';
+import { attachmentHostsOf, fetchedFiles } from '#lib/imports/attachment-hosts.ts';
 import { SourceAnswered, SourceHttp, sourceBaseUrl } from '#lib/imports/http.ts';
 import type {
   ImportErrorRow,
@@ -81,7 +81,7 @@ export function zendeskSource(options: ZendeskSourceOptions): ImportSourceReader
   };
   return {
     source: 'zendesk',
-    files: clients.api,
+    files: fetchedFiles(clients.api),
     page: (phase, from, { since, onTicket }) =>
       PHASES[phase](clients, from, since ?? options.since, onTicket),
   };
