@@ -14,7 +14,7 @@ import type { Rule } from './types.ts';
  */
 export const RULES_FRESH_SECONDS = 5;
 
-/** Accounts a container keeps the rules of (1,000 rules are ~1 MB at most; most accounts have few). */
+/** Accounts a container keeps the rules of (1,000 usual rules are ~1 MB; most accounts have few). */
 export const RULES_CACHE_MAX_ACCOUNTS = 200;
 
 interface Entry {

@@ -7,7 +7,7 @@ import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { deleteVersioned, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { pathId } from './list-query.ts';
 import { presentMacro } from './present.ts';
-import { ruleReferences } from './resource.ts';
+import { refuseOversized, ruleReferences } from './resource.ts';
 import { parseMacro } from './schemas.ts';
 import type { Macro } from './types.ts';
 
@@ -46,6 +46,7 @@ export async function createMacro(accountId: string, body: unknown, attach?: Att
   const { macro: id } = await reserveIds(accountId, { macro: 1 });
   const at = formatTimestamp(nowMicros());
   const macro: Macro = { id: id as number, ...input, createdAt: at, updatedAt: at };
+  refuseOversized(presentMacro(macro));
   await writeMacro(
     accountId,
     { id: macro.id, version: 0, macro },
@@ -78,6 +79,7 @@ export async function updateMacro(
       const shown = presentMacro(before);
       const input = parseMacro({ name: shown.name, actions: shown.actions, ...sent }, refs as never);
       const after = { ...before, ...input };
+      refuseOversized(presentMacro(after));
       const same = JSON.stringify(presentMacro(after)) === JSON.stringify(shown);
       return same ? before : { ...after, updatedAt: formatTimestamp(nowMicros()) };
     },

@@ -11,7 +11,7 @@ import {
   writeRule,
 } from '#lib/data/rules/rules.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
-import { NotFound } from '#lib/errors.ts';
+import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { deleteVersioned, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
@@ -38,6 +38,23 @@ export const NO_FIRINGS: FiredCounts = { last_hour: 0, last_day: 0, last_week: 0
 export const showRule = (rule: Rule) => presentRule(rule, NO_FIRINGS);
 
 const CHANGED = 'The rule has changed since you read it (If-Match does not match its ETag).';
+
+/**
+ * The most a rule or macro takes as stored (UTF-8 JSON): a DynamoDB item holds 400 KB, and the rules cache holds
+ * an account's active rules whole (docs/rules.md, "The store"). Bodies of up to 65,536 characters each pass alone;
+ * twenty of them together do not.
+ */
+export const MAX_RULE_BYTES = 100_000;
+
+/** A 422 on `actions` when the rule or macro would be larger than MAX_RULE_BYTES. */
+export function refuseOversized(shown: unknown): void {
+  if (Buffer.byteLength(JSON.stringify(shown)) > MAX_RULE_BYTES) {
+    throw ValidationFailed.field(
+      'actions',
+      `The rule is too large to store: at most ${MAX_RULE_BYTES} bytes together (the bodies take the most).`,
+    );
+  }
+}
 
 type Attach<T> = ((result: T) => CommitAttachment) | undefined;
 
@@ -98,6 +115,7 @@ export async function createRule(accountId: string, body: unknown, attach?: Atta
         createdAt: at,
         updatedAt: at,
       };
+      refuseOversized(showRule(made));
       const event = createdEvent('rule', showRule(made));
       await writeRule(accountId, { before: undefined, after: made, meta }, { event, attach: attach?.(made) });
       return made;
@@ -130,6 +148,7 @@ export async function updateRule(
     apply: (before) => {
       const input = parseRulePatch(before, body, refs as RuleReferences);
       const after: Rule = { ...before, ...input, position: input.position ?? before.position };
+      refuseOversized(showRule(after));
       return isSame(before, after) ? before : { ...after, updatedAt: formatTimestamp(nowMicros()) };
     },
     write: async (before, after, version) => {

@@ -10,6 +10,7 @@ import { agentsFile, createTestAccount, type TestAccount } from '#test/support/a
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
+import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 
 /**
  * Rules and macros as resources over the local gateway (decisions.md, "Business rules"; docs/rules.md): CRUD with
@@ -158,6 +159,8 @@ describe('rules and macros', () => {
     expect(
       await refused('/api/macros', { name: 'M', actions: [{ type: 'note', body: 'x', agent_id: 999 }] }),
     ).toEqual(['actions.0.agent_id']);
+    const long = { type: 'note', body: 'x'.repeat(60_000) };
+    expect(await refused('/api/rules', billing(team, { actions: [long, long] }))).toEqual(['actions']);
     expect((await call('GET', '/api/rules')).body.data).toEqual([]);
   });
 
@@ -306,6 +309,40 @@ describe('rules and macros', () => {
       change: {},
     });
     expect(unknown.status, unknown.text).toBe(404);
+  });
+
+  it('writes what docs/capacity.md counts: the rule, the META item and the event in one transaction', async () => {
+    const { account, call, team } = await setUp();
+    await call('POST', '/api/rules', billing(team, { name: 'Warm-up' }));
+    const measure = async (work: () => Promise<unknown>) => {
+      const writes = await measureItemWrites(work, [account.accountId]);
+      const inCommit = writes.filter((w) => w.transactional);
+      const units = (ws: ItemWrite[]) => ws.reduce((n, w) => n + w.writeUnits, 0);
+      const shapes = inCommit.map((w) =>
+        `${w.operation} ${w.shape}`.replace(/EVENTS#.*$/, 'EVENTS#<acc>#<shard>').replace(/\d{10}$/, '<n>'),
+      );
+      return { writes, inCommit, units, shapes: shapes.sort() };
+    };
+    let id = 0;
+    const created = await measure(async () => {
+      id = (await call('POST', '/api/rules', billing(team))).body.data.id;
+    });
+    expect(created.shapes).toEqual([
+      'Put EVENTS#<acc>#<shard>',
+      'Put RULES#<acc> / RULE#<n>',
+      'Update RULES#<acc> / META',
+    ]);
+    const updated = await measure(() => call('PATCH', `/api/rules/${id}`, { name: 'Renamed' }));
+    expect(updated.inCommit).toHaveLength(3);
+    const deleted = await measure(() => call('DELETE', `/api/rules/${id}`));
+    expect(deleted.shapes).toContain('Delete RULES#<acc> / RULE#<n>');
+    for (const [write, m] of Object.entries({ created, updated, deleted })) {
+      console.log(
+        `rule ${write}: ${m.writes.length} items (${m.inCommit.length} in the commit), ` +
+          `${m.units(m.writes)} WU (${m.units(m.inCommit)} in the commit); largest ` +
+          `${Math.max(...m.writes.map((w) => Math.max(w.bytesBefore, w.bytesAfter)))} B`,
+      );
+    }
   });
 
   it('the rules cache: served for 5 seconds, then the rules version checked and the rules read again', async () => {
