@@ -14,6 +14,7 @@ import { type ChangeContext, evaluateRules } from './evaluate.ts';
 import { presentOutcomes } from './present.ts';
 import { directoryOf, namedOrganizationIds, referencesOf } from './references.ts';
 import { parseRule } from './schemas.ts';
+import { dueTimeRules } from './time-rules.ts';
 import type { Rule } from './types.ts';
 
 /**
@@ -45,6 +46,14 @@ export const TestRulesSchema = v.object({
         author: v.optional(v.picklist(['agent', 'requester'], 'The selected author is invalid.')),
       },
       'The message field must be an object.',
+    ),
+  ),
+  at: v.optional(
+    v.pipe(
+      v.string('The at field must be a date.'),
+      v.maxLength(40, 'The at field must be a date.'),
+      v.isoTimestamp('The at field must be a date (ISO 8601, with a time zone).'),
+      v.description('A moment to run the time rules due then (and the `updated` rules after them).'),
     ),
   ),
   rules: v.optional(
@@ -80,8 +89,8 @@ function drafts(bodies: unknown[], refs: ReturnType<typeof referencesOf>): Rule[
 
 export async function testRules(accountId: string, body: unknown) {
   const input = parseInput(TestRulesSchema, body);
-  if ((input.change === undefined) === (input.message === undefined)) {
-    throw ValidationFailed.field('change', 'Send exactly one of change and message.');
+  if ([input.change, input.message, input.at].filter((x) => x !== undefined).length !== 1) {
+    throw ValidationFailed.field('change', 'Send exactly one of change, message and at.');
   }
   // The ticket first: an unknown one is a 404 whatever else is wrong (decisions.md, "Errors").
   const [found, config] = await Promise.all([
@@ -100,7 +109,8 @@ export async function testRules(accountId: string, body: unknown) {
   const rules = input.rules
     ? drafts(input.rules, referencesOf(config, await getOrganizations(accountId, orgIds), 0))
     : await getActiveRules(accountId);
-  const nowUs = nowMicros();
+  const atUs = input.at === undefined ? undefined : Date.parse(input.at) * 1000;
+  const nowUs = atUs ?? nowMicros();
   let after = before;
   if (patch) {
     const changes = resolveReferences(config, patch);
@@ -111,8 +121,17 @@ export async function testRules(accountId: string, body: unknown) {
     accountId,
     rules.flatMap((r) => namedOrganizationIds(r)),
   );
+  // At `at`: the time rules due then (their cycles as if never looked at: the time-rule slice keeps them), then the
+  // `updated` rules, as a time change runs them.
+  const run =
+    atUs === undefined
+      ? rules
+      : [
+          ...dueTimeRules(before, rules, atUs, { calendar: config.account.businessHours, looked: {} }),
+          ...rules.filter((r) => r.on === 'updated'),
+        ];
   const context: ChangeContext = {
-    kind: patch ? 'update' : 'message',
+    kind: patch ? 'update' : input.message ? 'message' : 'time',
     channel: 'api',
     automatic: false,
     imported: false,
@@ -131,7 +150,7 @@ export async function testRules(accountId: string, body: unknown) {
   // `"auto"` runs the account's assignment at the real change, over the open work it reads then: here it is
   // shown as the ticket's assignee unchanged (docs/rules.md, "rules/test").
   const directory = directoryOf(config, ruleOrgs, (ticket) => ticket.assignee);
-  const evaluation = evaluateRules({ before, after, context, rules, directory });
+  const evaluation = evaluateRules({ before, after, context, rules: run, directory });
   const requester = before.requester.email;
   return {
     ...presentOutcomes(evaluation),

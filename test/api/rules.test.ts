@@ -290,6 +290,20 @@ describe('rules and macros', () => {
     });
     expect(draft.body.data.fired.map((f: { id: number }) => f.id)).toEqual([1]);
     expect(draft.body.data.ticket.tags).toEqual(['d']);
+    // At a moment: the time rules due then, and the updated rules after them.
+    const nudge = {
+      name: 'Nudge',
+      on: 'time',
+      time: { after_minutes: 60, since: 'created_at' },
+      conditions: { all: [{ field: 'status', op: 'is', value: 'open' }] },
+      actions: [{ type: 'add_tags', tags: ['nudged'] }],
+    };
+    const at = (minutes: number) => new Date(Date.parse(ticket.created_at) + minutes * 60_000).toISOString();
+    const early = await call('POST', '/api/rules/test', { ticket: ticket.uuid, at: at(59), rules: [nudge] });
+    expect(early.body.data).toMatchObject({ fired: [], not_fired: [] });
+    const due = await call('POST', '/api/rules/test', { ticket: ticket.uuid, at: at(61), rules: [nudge] });
+    expect(due.body.data.fired.map((f: { name: string }) => f.name)).toEqual(['Nudge']);
+    expect(due.body.data.ticket.tags).toEqual(['nudged']);
     const emptyChange = await call('POST', '/api/rules/test', { ticket: ticket.uuid, change: {} });
     expect(Object.keys(emptyChange.body.errors)).toEqual(['change']);
     const badDraft = await call('POST', '/api/rules/test', {
