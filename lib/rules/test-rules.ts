@@ -8,6 +8,7 @@ import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import { UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { applyChange, resolveReferences } from '#lib/tickets/update-ticket.ts';
 import { nowMicros } from '#lib/time.ts';
+import { wire } from '#lib/validation/wire-form.ts';
 import { parseInput } from '#lib/validation.ts';
 import { getActiveRules } from './cache.ts';
 import { type ChangeContext, evaluateRules } from './evaluate.ts';
@@ -25,10 +26,13 @@ import type { Rule } from './types.ts';
 
 export const MAX_DRAFT_RULES = 100;
 
-const object = (field: string) =>
-  v.optional(
-    v.record(v.pipe(v.string(), v.maxLength(64)), v.unknown(), `The ${field} field must be an object.`),
-  );
+/** A PATCH body, read by the PATCH's own schema once the ticket is found (its wire form: UpdateTicketRequest). */
+const patchBody = v.optional(
+  v.pipe(
+    v.record(v.string(), v.unknown(), 'The change field must be an object.'),
+    wire<Record<string, unknown>>(UpdateTicketSchema),
+  ),
+);
 
 export const TestRulesSchema = v.object({
   ticket: v.pipe(
@@ -37,7 +41,7 @@ export const TestRulesSchema = v.object({
     v.regex(/^[0-9A-Za-z-]+$/, 'The ticket field must be a uuid or a reference.'),
     v.description("The ticket's uuid or reference."),
   ),
-  change: object('change'),
+  change: patchBody,
   message: v.optional(
     v.object(
       {
