@@ -336,6 +336,100 @@ const declared = [
     scope: 'organizations:write',
     tableActions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
   },
+  // Rules and macros (decisions.md, "Business rules"): an item each in the account's rules partition; every rule
+  // write also writes the partition's META item (the active count and the rules version) in its transaction, with
+  // its event places and an Idempotency-Key's record. rules/test reads the ticket, the configuration and the rules.
+  {
+    name: 'listRules',
+    method: 'GET',
+    path: '/api/rules',
+    entry: 'functions/rules-list.ts',
+    scope: 'rules:read',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'createRule',
+    method: 'POST',
+    path: '/api/rules',
+    entry: 'functions/rules-create.ts',
+    scope: 'rules:write',
+    // Query: the configuration; BatchGetItem: the organizations a rule names.
+    tableActions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'testRules',
+    method: 'POST',
+    path: '/api/rules/test',
+    entry: 'functions/rules-test.ts',
+    scope: 'rules:read',
+    // Declared before /api/rules/{rule}: the local router takes the first path that matches. PutItem and
+    // DeleteItem: an Idempotency-Key's record, as on every POST.
+    tableActions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'getRule',
+    method: 'GET',
+    path: '/api/rules/{rule}',
+    entry: 'functions/rules-get.ts',
+    scope: 'rules:read',
+    tableActions: ['GetItem', 'UpdateItem'],
+  },
+  {
+    name: 'updateRule',
+    method: 'PATCH',
+    path: '/api/rules/{rule}',
+    entry: 'functions/rules-update.ts',
+    scope: 'rules:write',
+    tableActions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'deleteRule',
+    method: 'DELETE',
+    path: '/api/rules/{rule}',
+    entry: 'functions/rules-delete.ts',
+    scope: 'rules:write',
+    tableActions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'listMacros',
+    method: 'GET',
+    path: '/api/macros',
+    entry: 'functions/macros-list.ts',
+    scope: 'rules:read',
+    tableActions: ['Query', 'UpdateItem'],
+  },
+  {
+    name: 'createMacro',
+    method: 'POST',
+    path: '/api/macros',
+    entry: 'functions/macros-create.ts',
+    scope: 'rules:write',
+    tableActions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'getMacro',
+    method: 'GET',
+    path: '/api/macros/{macro}',
+    entry: 'functions/macros-get.ts',
+    scope: 'rules:read',
+    tableActions: ['GetItem', 'UpdateItem'],
+  },
+  {
+    name: 'updateMacro',
+    method: 'PATCH',
+    path: '/api/macros/{macro}',
+    entry: 'functions/macros-update.ts',
+    scope: 'rules:write',
+    tableActions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
+    name: 'deleteMacro',
+    method: 'DELETE',
+    path: '/api/macros/{macro}',
+    entry: 'functions/macros-delete.ts',
+    scope: 'rules:write',
+    tableActions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
   // The trash: what was deleted and not yet purged, and its restore (decisions.md, "Deleting, restoring and
   // erasing"); the scope follows the object's type.
   {

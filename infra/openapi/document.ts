@@ -24,6 +24,13 @@ import {
   UpdateAgentSchema,
   UpdateTeamSchema,
 } from '#lib/people/schemas.ts';
+import {
+  CreateMacroSchema,
+  CreateRuleSchema,
+  UpdateMacroSchema,
+  UpdateRuleSchema,
+} from '#lib/rules/schemas.ts';
+import { TestRulesSchema } from '#lib/rules/test-rules.ts';
 import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
 import { CreateTicketSchema, UpdateTicketSchema } from '#lib/tickets/schemas.ts';
 import { type WireForm, wireOf } from '#lib/validation/wire-form.ts';
@@ -109,6 +116,22 @@ const definitions: Record<string, v.GenericSchema> = {
   TeamCreatedEvent: answers.TeamCreatedEvent,
   TeamUpdatedEvent: answers.TeamUpdatedEvent,
   TeamDeletedEvent: answers.TeamDeletedEvent,
+  Rule: answers.Rule,
+  RulePage: answers.RulePage,
+  CreateRuleRequest: CreateRuleSchema,
+  UpdateRuleRequest: UpdateRuleSchema,
+  TestRulesRequest: TestRulesSchema,
+  RuleTestResult: answers.RuleTestResult,
+  Macro: answers.Macro,
+  MacroPage: answers.MacroPage,
+  CreateMacroRequest: CreateMacroSchema,
+  UpdateMacroRequest: UpdateMacroSchema,
+  RuleCreatedEvent: answers.RuleCreatedEvent,
+  RuleUpdatedEvent: answers.RuleUpdatedEvent,
+  RuleDeletedEvent: answers.RuleDeletedEvent,
+  MacroCreatedEvent: answers.MacroCreatedEvent,
+  MacroUpdatedEvent: answers.MacroUpdatedEvent,
+  MacroDeletedEvent: answers.MacroDeletedEvent,
 };
 
 /** The answers among them (declared in ./schemas.ts), which the lint's request-side rules leave alone. */
@@ -441,6 +464,11 @@ export function openApiDocument(version: string) {
       {
         name: 'Organizations',
         description: "Customers' companies, known by their domains (never a free-mail or disposable one).",
+      },
+      {
+        name: 'Rules',
+        description:
+          'Business rules run inside the change they react to, time rules, a test that writes nothing, macros.',
       },
       { name: 'Pipelines', description: 'Pipelines and their stages, and the board.' },
       {

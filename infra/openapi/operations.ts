@@ -28,6 +28,14 @@ import {
   UpdateAgentSchema,
   UpdateTeamSchema,
 } from '#lib/people/schemas.ts';
+import { MacroListQueryParams, RuleListQueryParams } from '#lib/rules/list-query.ts';
+import {
+  CreateMacroSchema,
+  CreateRuleSchema,
+  UpdateMacroSchema,
+  UpdateRuleSchema,
+} from '#lib/rules/schemas.ts';
+import { TestRulesSchema } from '#lib/rules/test-rules.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { MESSAGE_ID_PATTERN } from '#lib/tickets/messages/message.ts';
 import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
@@ -58,6 +66,7 @@ import {
   ImportErrorPage,
   ImportPage,
   InboundMailPage,
+  MacroPage,
   MessageCreated,
   MessagePage,
   OneAgent,
@@ -65,8 +74,10 @@ import {
   OneDeal,
   OneEvent,
   OneImport,
+  OneMacro,
   OneMessage,
   OneOrganization,
+  OneRule,
   OneTeam,
   OneTicket,
   OneWebhook,
@@ -74,6 +85,8 @@ import {
   PipelineBoard,
   PipelineList,
   Restored,
+  RulePage,
+  RuleTestResult,
   StartedImport,
   TeamPage,
   TicketCreated,
@@ -105,6 +118,7 @@ export interface Operation {
     | 'Deals'
     | 'Contacts'
     | 'Organizations'
+    | 'Rules'
     | 'Pipelines'
     | 'Agents'
     | 'Teams'
@@ -227,6 +241,8 @@ const idParam = (name: string, description: string) => ({
   [name]: { description, schema: v.pipe(v.string(), v.maxLength(15), v.regex(/^\d{1,15}$/)) },
 });
 const AGENT_PARAM = idParam('agent', "The agent's id.");
+const RULE_PARAM = idParam('rule', "The rule's id.");
+const MACRO_PARAM = idParam('macro', "The macro's id.");
 const TEAM_PARAM = idParam('team', "The team's id.");
 
 const KEY_PARAM = {
@@ -582,6 +598,115 @@ export const operations: Record<RouteName, Operation> = {
     pathParams: ORGANIZATION_PARAM,
     ifMatch: true,
     ok: { status: 200, description: 'The organization as it was.', body: OneOrganization },
+    statuses: [404, 412],
+  },
+  listRules: {
+    summary: 'List rules',
+    description:
+      "The account's rules in the order they run: by `position`, ties by id. `after` is a `next_cursor` (the last " +
+      "rule's `<position>.<id>`), `limit` 1 to 100 (50 by default): follow `next_cursor` until it is null.",
+    tag: 'Rules',
+    query: RuleListQueryParams,
+    ok: { status: 200, description: 'Rules after the cursor, and the next cursor.', body: RulePage },
+  },
+  createRule: {
+    summary: 'Create a rule',
+    description:
+      'A trigger (`on`: created, updated, message) or a time rule (`on: time`, with `time`). Every problem is a 422 ' +
+      'on its exact path (`conditions.all.0.value`, `actions.2.body`): an unknown field, op, value, team, agent, ' +
+      'category, organization or placeholder, more than 50 conditions or 20 actions, and the 1,001st active rule ' +
+      '(on `active`). Without `position` it goes last. Applies to changes that start more than 5 seconds after it ' +
+      'answered. Writes rule.created.',
+    tag: 'Rules',
+    body: CreateRuleSchema,
+    ok: { status: 201, description: 'The rule, as stored.', body: OneRule },
+    exceptions: { freeText: ['name', 'conditions', 'actions'] },
+  },
+  testRules: {
+    summary: 'Test rules on a ticket',
+    description:
+      "Runs the account's active rules (or the draft `rules` sent) on a ticket and a change (`change`: a PATCH " +
+      'body) or a message (`message`), with the evaluator the real change uses, and writes nothing. Answers what ' +
+      "fired with the conditions that held, what did not with its first failing condition and the ticket's value " +
+      '(`actual`), the ticket as it would be, and the messages and mail it would add. An unknown ticket is a 404.',
+    tag: 'Rules',
+    body: TestRulesSchema,
+    ok: { status: 200, description: 'What the change would do.', body: RuleTestResult },
+    exceptions: { freeText: ['message', 'change', 'rules'] },
+    statuses: [404],
+  },
+  getRule: {
+    summary: 'Get a rule',
+    tag: 'Rules',
+    pathParams: RULE_PARAM,
+    ok: { status: 200, description: 'The rule and its version.', body: OneRule, etag: true },
+    statuses: [404],
+  },
+  updateRule: {
+    summary: 'Update a rule',
+    description:
+      "Each field sent replaces the rule's (`conditions` and `actions` whole; `time: null` removes it), and the " +
+      'rule that results is checked as a create is. A PATCH that changes nothing writes nothing. Writes rule.updated.',
+    tag: 'Rules',
+    pathParams: RULE_PARAM,
+    body: UpdateRuleSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The rule after the change.', body: OneRule, etag: true },
+    statuses: [404, 412],
+    exceptions: { freeText: ['name', 'conditions', 'actions'] },
+  },
+  deleteRule: {
+    summary: 'Delete a rule',
+    description: 'Removes it for good; its id is never given again. Writes rule.deleted.',
+    tag: 'Rules',
+    pathParams: RULE_PARAM,
+    ifMatch: true,
+    ok: { status: 200, description: 'The rule as it was.', body: OneRule },
+    statuses: [404, 412],
+  },
+  listMacros: {
+    summary: 'List macros',
+    description:
+      "The account's macros by id, after `after` (a macro's id), `limit` at a time (1 to 100, 50 by default).",
+    tag: 'Rules',
+    query: MacroListQueryParams,
+    ok: { status: 200, description: 'Macros after the cursor, and the next cursor.', body: MacroPage },
+  },
+  createMacro: {
+    summary: 'Create a macro',
+    description:
+      "Actions an agent applies to a ticket in one change (the same actions as rules', checked the same way). " +
+      'Writes macro.created.',
+    tag: 'Rules',
+    body: CreateMacroSchema,
+    ok: { status: 201, description: 'The macro, as stored.', body: OneMacro },
+    exceptions: { freeText: ['name', 'actions'] },
+  },
+  getMacro: {
+    summary: 'Get a macro',
+    tag: 'Rules',
+    pathParams: MACRO_PARAM,
+    ok: { status: 200, description: 'The macro and its version.', body: OneMacro, etag: true },
+    statuses: [404],
+  },
+  updateMacro: {
+    summary: 'Update a macro',
+    description: '`name`, and `actions` (the list replaced). Writes macro.updated.',
+    tag: 'Rules',
+    pathParams: MACRO_PARAM,
+    body: UpdateMacroSchema,
+    ifMatch: true,
+    ok: { status: 200, description: 'The macro after the change.', body: OneMacro, etag: true },
+    statuses: [404, 412],
+    exceptions: { freeText: ['name', 'actions'] },
+  },
+  deleteMacro: {
+    summary: 'Delete a macro',
+    description: 'Removes it for good. Writes macro.deleted.',
+    tag: 'Rules',
+    pathParams: MACRO_PARAM,
+    ifMatch: true,
+    ok: { status: 200, description: 'The macro as it was.', body: OneMacro },
     statuses: [404, 412],
   },
   listTrash: {

@@ -7,6 +7,7 @@ import { IMPORT_ID_PATTERN } from '#lib/imports/job-schemas.ts';
 import { IMPORT_SOURCES, IMPORT_TYPES } from '#lib/imports/records.ts';
 import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages/message.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
+import { Macro, Rule } from './rule-schemas.ts';
 
 /**
  * What the API answers, as schemas for the OpenAPI document (infra/openapi/document.ts). Objects are strict:
@@ -627,6 +628,57 @@ export const OrganizationDeletedEvent = eventSchema(
   'OrganizationDeletedEvent',
   false,
 );
+export { Macro, MacroPage, OneMacro, OneRule, Rule, RulePage } from './rule-schemas.ts';
+export const RuleCreatedEvent = eventSchema('rule.created', Rule, 'RuleCreatedEvent', false);
+export const RuleUpdatedEvent = eventSchema('rule.updated', Rule, 'RuleUpdatedEvent', true);
+export const RuleDeletedEvent = eventSchema('rule.deleted', Rule, 'RuleDeletedEvent', false);
+export const MacroCreatedEvent = eventSchema('macro.created', Macro, 'MacroCreatedEvent', false);
+export const MacroUpdatedEvent = eventSchema('macro.updated', Macro, 'MacroUpdatedEvent', true);
+export const MacroDeletedEvent = eventSchema('macro.deleted', Macro, 'MacroDeletedEvent', false);
+
+const testedCondition = v.record(v.string(), v.unknown());
+/** `POST /api/rules/test`'s answer (decisions.md, "Business rules"): what the change would do; nothing written. */
+export const RuleTestResult = v.pipe(
+  v.strictObject({
+    data: v.strictObject({
+      fired: v.array(v.strictObject({ id, name: v.string(), matched: v.array(testedCondition) })),
+      not_fired: v.array(
+        v.strictObject({
+          id,
+          name: v.string(),
+          failed: v.pipe(
+            v.array(testedCondition),
+            v.description(
+              "The first failing condition, with the ticket's value (`actual`); empty with `reason`.",
+            ),
+          ),
+          reason: v.optional(
+            v.pipe(
+              v.picklist(['stopped', 'skipped']),
+              v.description(
+                'Its conditions held, but the cap of 10 stopped it, or every action was skipped.',
+              ),
+            ),
+          ),
+        }),
+      ),
+      ticket: v.pipe(Ticket, v.description('The ticket as the change and its rules would leave it.')),
+      messages: v.array(
+        v.strictObject({
+          rule_id: nullable(id),
+          visibility: v.picklist(['public', 'internal']),
+          body: v.string(),
+          agent_id: nullable(id),
+        }),
+      ),
+      mail: v.array(v.strictObject({ to: v.string(), body: v.string() })),
+      rules_stopped: v.boolean(),
+      rules_skipped: v.array(v.strictObject({ id, reason: v.string() })),
+    }),
+  }),
+  v.title('RuleTestResult'),
+);
+
 /** `contact.erased` (decisions.md, "Deleting, restoring and erasing"): uuids only, nothing personal. */
 export const ContactErasedEvent = v.pipe(
   v.strictObject({
@@ -883,6 +935,12 @@ export const Event = v.pipe(
     OrganizationCreatedEvent,
     OrganizationUpdatedEvent,
     OrganizationDeletedEvent,
+    RuleCreatedEvent,
+    RuleUpdatedEvent,
+    RuleDeletedEvent,
+    MacroCreatedEvent,
+    MacroUpdatedEvent,
+    MacroDeletedEvent,
   ]),
   v.title('Event'),
 );

@@ -21,6 +21,8 @@ export const SCOPES = [
   'organizations:write',
   'imports:read',
   'imports:write',
+  'rules:read',
+  'rules:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

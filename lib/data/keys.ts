@@ -17,6 +17,7 @@ export { BLOCK_SPREAD, COUNTER_SHARDS, NUMBERS_PER_BLOCK } from './keys/index/po
 export * from './keys/mail.ts';
 export * from './keys/organizations.ts';
 export * from './keys/queue.ts';
+export * from './keys/rules.ts';
 export { padId } from './keys/sort.ts';
 export * from './keys/tickets.ts';
 export * from './keys/trash.ts';

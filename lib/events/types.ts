@@ -10,6 +10,8 @@ export const EVENT_RESOURCES = [
   'team',
   'organization',
   'import',
+  'rule',
+  'macro',
 ] as const;
 export type EventResource = (typeof EVENT_RESOURCES)[number];
 /**
@@ -37,6 +39,13 @@ export const EVENT_TYPES = [
   'organization.created',
   'organization.updated',
   'organization.deleted',
+  // Rules and macros (lib/rules/resource.ts, macro-resource.ts): deleted for good.
+  'rule.created',
+  'rule.updated',
+  'rule.deleted',
+  'macro.created',
+  'macro.updated',
+  'macro.deleted',
   // An import job's end (lib/imports/): the job with its counts. The only event of an import webhooks receive.
   'import.completed',
   'import.failed',

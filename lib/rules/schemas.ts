@@ -119,6 +119,10 @@ const RuleShape = v.object({
 });
 type ShapedRule = v.InferOutput<typeof RuleShape>;
 
+/** A rule's body and a PATCH's, as the OpenAPI document shows them (the checks that need the account are words). */
+export const CreateRuleSchema = RuleShape;
+export const UpdateRuleSchema = v.partial(RuleShape);
+
 /** Problems as valibot issues on their paths (fieldPath reads each step's key). */
 function report(
   problems: Problem[],
@@ -192,6 +196,8 @@ export function ruleSchema(refs: RuleReferences) {
 
 const MacroShape = v.object({ name: requiredText('name', MAX_RULE_NAME), actions });
 export type MacroInput = Pick<Macro, 'name' | 'actions'>;
+export const CreateMacroSchema = MacroShape;
+export const UpdateMacroSchema = v.partial(MacroShape);
 
 export function macroSchema(refs: RuleReferences) {
   return v.pipe(

@@ -15,10 +15,17 @@ const scalar = v.nullable(
   v.union([v.pipe(v.string(), v.maxLength(MAX_CONDITION_TEXT)), v.number(), v.boolean()]),
 );
 
+/** A field's name: one of the catalogue's, or `custom_fields.` and a custom field's key. */
+const fieldName = v.pipe(
+  v.string(),
+  v.maxLength(78),
+  v.regex(/^[a-z][a-z_.]*$|^custom_fields\.[A-Za-z0-9_]{1,64}$/),
+);
+
 const conditionWire = v.pipe(
   v.object({
     field: v.pipe(
-      v.string(),
+      fieldName,
       v.description(
         'status, priority, channel, via, category (slug), team_id, assignee_id, organization_id, tags, subject, ' +
           'description, requester_email, custom_fields.<key>; on message rules also message.author, ' +
@@ -35,8 +42,8 @@ const conditionWire = v.pipe(
 export const conditionsWire = v.nullable(
   v.pipe(
     v.object({
-      all: v.optional(v.array(conditionWire)),
-      any: v.optional(v.array(conditionWire)),
+      all: v.optional(v.pipe(v.array(conditionWire), v.maxLength(RULE_LIMITS.conditions))),
+      any: v.optional(v.pipe(v.array(conditionWire), v.maxLength(RULE_LIMITS.conditions))),
     }),
     v.description(`At most ${RULE_LIMITS.conditions} conditions, all and any together.`),
   ),
@@ -49,7 +56,7 @@ const actionWire = v.variant('type', [
   v.object({
     type: v.literal('set'),
     field: v.pipe(
-      v.string(),
+      fieldName,
       v.description(
         'status, priority, team_id, assignee_id, category (slug), organization_id, custom_fields.<key>',
       ),

@@ -132,7 +132,7 @@ interface ResolvedChanges {
 }
 
 /** The ids of the change, checked against the account: an active agent, a team, a category. */
-function resolveReferences(config: AccountConfig, input: UpdateTicketInput): ResolvedChanges {
+export function resolveReferences(config: AccountConfig, input: UpdateTicketInput): ResolvedChanges {
   const changes: ResolvedChanges = {};
   if (input.assignee_id !== undefined) {
     const agent =

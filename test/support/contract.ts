@@ -19,6 +19,7 @@ export const DOCS_PAGE_SECTIONS = [
   'Deals',
   'Contacts',
   'Organizations',
+  'Rules',
   'Pipelines',
   'Agents',
   'Teams',

@@ -70,10 +70,18 @@ const hasType = (schema: Schema | undefined, types: string[]): boolean => {
   return [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some((a) => hasType(a, types));
 };
 
+/** Whether a schema, or an alternative of it, is an object of any keys (custom_fields), not one of named fields. */
+const isMap = (schema: Schema | undefined): boolean => {
+  const s = resolve(schema);
+  if (s === undefined) return false;
+  if (s.propertyNames !== undefined || (s.additionalProperties ?? false) !== false) return true;
+  return [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(isMap);
+};
+
 export interface BodyFields {
   /** Top-level fields that take a number. */
   numbers: string[];
-  /** Top-level fields that take an object (custom_fields): hostile keys go inside them too. */
+  /** Top-level fields that take an object of any keys (custom_fields): hostile keys go inside them too. */
   objects: string[];
 }
 
@@ -85,7 +93,7 @@ export function bodyFieldsOf(route: RouteDefinition): BodyFields | undefined {
   const properties = Object.entries((schema.properties ?? {}) as Record<string, Schema>);
   return {
     numbers: properties.filter(([, s]) => hasType(s, ['number', 'integer'])).map(([k]) => k),
-    objects: properties.filter(([, s]) => hasType(s, ['object'])).map(([k]) => k),
+    objects: properties.filter(([, s]) => isMap(s)).map(([k]) => k),
   };
 }
 
@@ -105,6 +113,10 @@ const BASE_BODIES: Record<string, Record<string, unknown>> = {
   updateTeam: { name: 'Hostile again' },
   createOrganization: { name: 'Hostile' },
   updateOrganization: { name: 'Hostile again' },
+  createRule: { name: 'Hostile', on: 'created', actions: [{ type: 'add_tags', tags: ['hostile'] }] },
+  updateRule: { name: 'Hostile again' },
+  createMacro: { name: 'Hostile', actions: [{ type: 'add_tags', tags: ['hostile'] }] },
+  updateMacro: { name: 'Hostile again' },
 };
 
 /** The base body of a route as entries of JSON texts (none for a route without a body). */
@@ -124,6 +136,8 @@ export interface Things {
   key: string;
   agent: string;
   team: string;
+  rule: string;
+  macro: string;
   asset: string;
   /**
    * What the DELETE routes name instead: another ticket, deal, endpoint, key and organization, deleted once (then 404), so that
@@ -136,6 +150,8 @@ export interface Things {
     key: string;
     team: string;
     organization: string;
+    rule: string;
+    macro: string;
   };
 }
 
@@ -150,6 +166,8 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
   const apiKey = await newKey();
   const agent = await call('POST', '/api/agents', { email: 'thing@desk.test', name: 'Thing' });
   const team = await call('POST', '/api/teams', { name: 'Thing' });
+  const made = async (path: string, route: string) =>
+    String((await call('POST', path, BASE_BODIES[route])).body.data.id);
   const doomed = {
     ticket: (await call('POST', '/api/tickets', BASE_BODIES.createTicket)).body.ticket.reference,
     deal: (await call('POST', '/api/deals', BASE_BODIES.createDeal)).body.data.uuid,
@@ -159,6 +177,8 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     organization: String(
       (await call('POST', '/api/organizations', { name: 'Doomed organization' })).body.data.id,
     ),
+    rule: await made('/api/rules', 'createRule'),
+    macro: await made('/api/macros', 'createMacro'),
   };
   return {
     ticket: ticket.body.ticket.reference,
@@ -171,6 +191,8 @@ export async function makeThings(gateway: Gateway, key: string): Promise<Things>
     key: apiKey.body.data.id,
     agent: String(agent.body.data.id),
     team: String(team.body.data.id),
+    rule: await made('/api/rules', 'createRule'),
+    macro: await made('/api/macros', 'createMacro'),
     asset: 'swagger-ui.css',
     doomed,
   };

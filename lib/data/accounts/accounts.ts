@@ -81,7 +81,7 @@ export async function listPipelineItems(accountId: string): Promise<Pipeline[]> 
 }
 
 /** The sequences of the sequences item: the account file's ids, and ticket numbers. */
-type IdSequence = Sequence | 'ticket';
+type IdSequence = Sequence | 'ticket' | 'rule' | 'macro';
 
 /**
  * Reserves `count` consecutive ids of a sequence in one atomic update and returns the first.
