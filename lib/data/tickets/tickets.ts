@@ -142,6 +142,28 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
   );
 }
 
+/**
+ * Changes of several tickets in one commit (the hand-back's page: lib/people/handback.ts), each guarded by its
+ * version and with its own event, the stats cells and blocks they share written once (lib/data/index/merge-plans.ts):
+ * StaleVersion when one of them changed since it was read, ConcurrentWrite on a conflict (sent once: the caller
+ * retries fewer), UpdateTooLarge when they do not fit one transaction (ticketsFitTogether: how many do). None carries
+ * a busy condition.
+ */
+export async function updateTicketsTogether(accountId: string, updates: TicketChange[]): Promise<void> {
+  await tickets.updateTogether(accountId, updates.map(plannedChange));
+}
+
+/** How many of these changes, first to last, fit one commit of updateTicketsTogether. */
+export function ticketsFitTogether(accountId: string, updates: TicketChange[]): number {
+  return tickets.fitTogether(accountId, updates.map(plannedChange));
+}
+
+type TicketChange = Pick<TicketUpdate, 'before' | 'after' | 'version' | 'event'>;
+const plannedChange = ({ before, after, version, event }: TicketChange) => ({
+  change: { before, after, version },
+  options: { events: Array.isArray(event) ? event : [event], closed: teamEntered(after) },
+});
+
 /** One page of tickets, newest first, and the exact total (how each shape is read: lib/data/index/list.ts). */
 export async function findTicketPage(
   accountId: string,
