@@ -8,6 +8,7 @@ import {
   agentTickets,
   getAgentOpenWork,
   getTicketByOrderKey,
+  inSharedBlockOrder,
   ticketsFitTogether,
   updateTicketsTogether,
 } from '#lib/data/tickets/tickets.ts';
@@ -129,7 +130,11 @@ async function handBackPage(
     owedNow.map((l) => reassignmentOf(accountId, config, l.stored.entity, part.agent)),
   );
   const alone = owedNow.flatMap((l, i) => (picks[i]?.assignee ? [{ ...l, pick: picks[i] }] : []));
-  let left = owedNow.filter((_, i) => !picks[i]?.assignee);
+  // Those of one block side by side: a commit of them writes each block once (inSharedBlockOrder).
+  let left = inSharedBlockOrder(
+    owedNow.filter((_, i) => !picks[i]?.assignee),
+    (l) => l.stored.entity.number,
+  );
   const settled = await Promise.allSettled(
     alone.map((l) => handBackTicket(accountId, config, part, l.at, l.stored, l.pick)),
   );
