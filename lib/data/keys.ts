@@ -13,7 +13,7 @@ export * from './keys/idempotency.ts';
 export * from './keys/imports.ts';
 export * from './keys/index/entity.ts';
 export * from './keys/index/order.ts';
-export { BLOCK_SPREAD, COUNTER_SHARDS, NUMBERS_PER_BLOCK } from './keys/index/postings.ts';
+export { BLOCK_SPREAD, blockGroupOf, COUNTER_SHARDS, NUMBERS_PER_BLOCK } from './keys/index/postings.ts';
 export * from './keys/mail.ts';
 export * from './keys/organizations.ts';
 export * from './keys/queue.ts';

@@ -4,8 +4,15 @@ import { getHandBack, type HandBack, type HandBackPart, saveHandBack } from '#li
 import { getStoredAgent } from '#lib/data/people/people.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
 import { markFreed } from '#lib/data/tickets/freed.ts';
-import { agentTickets, getAgentOpenWork, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
-import { commitFollowUp } from '#lib/tickets/follow-up-update.ts';
+import {
+  agentTickets,
+  getAgentOpenWork,
+  getTicketByOrderKey,
+  inSharedBlockOrder,
+  ticketsFitTogether,
+  updateTicketsTogether,
+} from '#lib/data/tickets/tickets.ts';
+import { commitFollowUp, followUps } from '#lib/tickets/follow-up-update.ts';
 import { reassignmentOf } from '#lib/tickets/queue.ts';
 import { BUSY_STATUSES, type Ticket } from '#lib/tickets/types.ts';
 import { nowMicros } from '#lib/time.ts';
@@ -16,8 +23,8 @@ import { nowMicros } from '#lib/time.ts';
  * change writes a hand-back naming each agent and the team left (lib/data/people/handbacks.ts); a step reads one
  * page of an agent's tickets in one open status (the status-and-assignee queue, oldest first, from where the last
  * step ended) and hands back each that is still theirs (of the team left, when one was): to whom the account's
- * method picks when automatic assignment is on, else unassigned (to wait in its queue), each in its own commit
- * guarded by the version read, then saves where it got to. The ticket index has no team dimension: a team's
+ * method picks when automatic assignment is on, else unassigned (to wait in its queue), each guarded by the version
+ * read (those unassigned several in a commit: handBackPage), then saves where it got to. The ticket index has no team dimension: a team's
  * tickets are the agent's, kept by their `team`.
  */
 
@@ -55,13 +62,7 @@ export async function handBackStep(accountId: string, id: string): Promise<'more
     agentTickets(accountId, part.agent, status, { after: part.after, limit: HAND_BACK_STEP }),
     getAccountConfig(accountId),
   ]);
-  const settled = await Promise.allSettled(
-    listed.map(({ at, stored }) =>
-      stored ? handBackTicket(accountId, config, part, at, stored) : undefined,
-    ),
-  );
-  const failed = settled.find((s) => s.status === 'rejected');
-  if (failed) throw failed.reason;
+  await handBackPage(accountId, config, part, listed);
   const last = listed.at(-1);
   const next: HandBackPart | undefined =
     listed.length === HAND_BACK_STEP && last
@@ -104,10 +105,69 @@ const owed = (part: HandBackPart, ticket: Ticket) =>
   BUSY_STATUSES.includes(ticket.status) &&
   (part.team === null || ticket.team?.id === part.team);
 
+/** Tickets one commit hands back together at most (fewer when their actions do not fit: ticketsFitTogether). */
+export const HAND_BACK_TOGETHER = 8;
+
+type Listed = { at: string; stored: { entity: Ticket; version: number } };
+
 /**
- * Hands back a ticket still owed, at the version read: to whom the account's method picks (reassignmentOf), else
- * unassigned. Another change landing first (a reply, a status) is read
- * again and tried once more; a ticket reassigned meanwhile, or no longer open, is left alone.
+ * Hands back a page's tickets still owed. One re-assigned by the account's method is committed alone (its pick
+ * takes a cursor or reads the counts, and its commit is conditioned on the new assignee's cell). Those handed back
+ * unassigned are committed several at a time (updateTicketsTogether: each guarded by its version, with its own
+ * event; the agent's cell, the counts and queue shards and the blocks written once with the deltas summed), one
+ * commit after another (they share the agent's cell). A commit refused (one of them changed since the page was
+ * read, or a conflict with a user's change on an item they share) is tried again with half as many, down to one
+ * ticket, read again and decided again (handBackTicket): a change racing the hand-back never starves it.
+ */
+async function handBackPage(
+  accountId: string,
+  config: AccountConfig | undefined,
+  part: HandBackPart,
+  listed: { at: string; stored?: { entity: Ticket; version: number } | undefined }[],
+): Promise<void> {
+  const owedNow = listed.filter((l): l is Listed => l.stored !== undefined && owed(part, l.stored.entity));
+  const picks = await Promise.all(
+    owedNow.map((l) => reassignmentOf(accountId, config, l.stored.entity, part.agent)),
+  );
+  const alone = owedNow.flatMap((l, i) => (picks[i]?.assignee ? [{ ...l, pick: picks[i] }] : []));
+  // Those of one block side by side: a commit of them writes each block once (inSharedBlockOrder).
+  let left = inSharedBlockOrder(
+    owedNow.filter((_, i) => !picks[i]?.assignee),
+    (l) => l.stored.entity.number,
+  );
+  const settled = await Promise.allSettled(
+    alone.map((l) => handBackTicket(accountId, config, part, l.at, l.stored, l.pick)),
+  );
+  let limit = HAND_BACK_TOGETHER;
+  while (left.length > 0) {
+    const changes = followUps(left.slice(0, limit).map(({ stored }) => ({ stored, change: unassigned })));
+    const fit = Math.min(limit, ticketsFitTogether(accountId, changes));
+    if (fit <= 1) {
+      const [one] = left;
+      left = left.slice(1);
+      if (one) await handBackTicket(accountId, config, part, one.at, one.stored);
+      limit = Math.min(HAND_BACK_TOGETHER, limit * 2);
+      continue;
+    }
+    try {
+      await updateTicketsTogether(accountId, changes.slice(0, fit));
+      left = left.slice(fit);
+      limit = Math.min(HAND_BACK_TOGETHER, limit * 2);
+    } catch (error) {
+      if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
+      limit = Math.floor(fit / 2);
+    }
+  }
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+const unassigned = (ticket: Ticket): Ticket => ({ ...ticket, assignee: null });
+
+/**
+ * Hands back a ticket still owed, at the version read: to whom the account's method picks (reassignmentOf; `pick`,
+ * when the page picked already), else unassigned. Another change landing first (a reply, a status) is read again
+ * and tried once more; a ticket reassigned meanwhile, or no longer open, is left alone.
  */
 async function handBackTicket(
   accountId: string,
@@ -115,12 +175,15 @@ async function handBackTicket(
   part: HandBackPart,
   at: string,
   stored: { entity: Ticket; version: number },
+  pick?: Awaited<ReturnType<typeof reassignmentOf>>,
 ): Promise<void> {
   let current: { entity: Ticket; version: number } | undefined = stored;
+  let picked = pick;
   for (let attempt = 0; current && owed(part, current.entity) && attempt < 3; attempt++) {
     try {
       // Re-assigned by the account's method when automatic assignment is on, else (or nobody qualifying) unassigned.
-      const next = await reassignmentOf(accountId, config, current.entity, part.agent);
+      const next = picked ?? (await reassignmentOf(accountId, config, current.entity, part.agent));
+      picked = undefined;
       const assignee = next?.assignee ?? null;
       await commitFollowUp(accountId, current, (ticket) => ({ ...ticket, assignee }), next?.condition);
       return;

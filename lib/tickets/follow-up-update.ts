@@ -27,3 +27,23 @@ export async function commitFollowUp(
     event: updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
   });
 }
+
+/**
+ * commitFollowUp's change of each of several tickets, each with its `ticket.updated`, as updateTicketsTogether
+ * writes them in one commit (and ticketsFitTogether counts them): for changes without a busy condition.
+ */
+export function followUps(
+  changes: { stored: { entity: Ticket; version: number }; change: (ticket: Ticket) => Ticket }[],
+) {
+  const updatedAt = formatTimestamp(nowMicros());
+  return changes.map(({ stored: { entity: before, version }, change }) => {
+    const after: Ticket = { ...change(before), updatedAt };
+    const event = updatedEvent(
+      'ticket',
+      presentCreatedTicket(before),
+      presentCreatedTicket(after),
+      version + 1,
+    );
+    return { before, after, version, event };
+  });
+}

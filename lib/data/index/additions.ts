@@ -20,7 +20,7 @@ export interface UnconfirmedWrites {
 }
 
 /** Adds a packed key to its block: in the commit, or before it, marked (it counts once its entity holds it). */
-function addToBlock(entry: BlockEntry, marked = false): TransactUpdate {
+export function addToBlock(entry: BlockEntry, marked = false): TransactUpdate {
   return {
     TableName: tableName(),
     Key: entry.key,

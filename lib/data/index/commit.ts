@@ -34,6 +34,8 @@ export interface WriteOptions {
   reserved?: ReservedPlaces | undefined;
   /** The version a create writes (1; a restore's: the version its deletion gave, plus one). */
   version?: number | undefined;
+  /** The counter shard an update writes (updates written together share one: merge-plans.ts); random without. */
+  shard?: number | undefined;
 }
 
 export const eventsOf = (accountId: string, options: WriteOptions): WritePlan['events'] =>
@@ -118,7 +120,7 @@ export function planUpdate<E>(
   const after = entityItems(index, accountId, change.after, newVersion, { prefixTerms });
 
   // On a shard of its own choosing (updates have no consecutive numbers to spread them).
-  const shard = randomInt(COUNTER_SHARDS);
+  const shard = options.shard ?? randomInt(COUNTER_SHARDS);
   const stats = statsActions(
     index,
     accountId,

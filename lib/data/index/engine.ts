@@ -1,10 +1,14 @@
+import { randomInt } from 'node:crypto';
+import { COUNTER_SHARDS } from '../keys.ts';
+import { UpdateTooLarge } from '../store/errors.ts';
 import type { Versioned } from '../store/items.ts';
 import { type CellReading, closeCell, readCellAttribute } from './closed-cells.ts';
 import { type EntityChange, planCreate, planUpdate, type WriteOptions } from './commit.ts';
 import type { IndexDeclaration } from './declaration.ts';
 import { type DueCursors, dueEntityWindow } from './due.ts';
-import { defineIndex, entityItems } from './items.ts';
+import { defineIndex, entityItems, type Index } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
+import { mergedFits, mergePlans } from './merge-plans.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
 import { getByNumber, getByUuid, getStored } from './reads.ts';
 import { reindexAccount } from './reindex/account.ts';
@@ -37,6 +41,23 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     update: async (accountId: string, change: EntityChange<E>, options?: WriteOptions): Promise<number> => {
       await writePlan(planUpdate(index, accountId, change, options));
       return change.version + 1;
+    },
+    /**
+     * Writes changes of several entities in one commit (merge-plans.ts), each guarded by its version read, the
+     * items they share written once on one shard; sent once (a conflict: ConcurrentWrite). UpdateTooLarge, nothing
+     * written, when they do not fit one transaction whole (fitTogether says how many do).
+     */
+    updateTogether: async (accountId: string, changes: PlannedChange<E>[]): Promise<void> => {
+      const plan = mergePlans(plansOf(index, accountId, changes, randomInt(COUNTER_SHARDS)));
+      if (!mergedFits(plan)) throw new UpdateTooLarge();
+      await writePlan(plan, { once: true });
+    },
+    /** How many of these changes, first to last, fit one commit of updateTogether (0: not even the first). */
+    fitTogether: (accountId: string, changes: PlannedChange<E>[]): number => {
+      const plans = plansOf(index, accountId, changes, 0);
+      let fit = 0;
+      while (fit < plans.length && mergedFits(mergePlans(plans.slice(0, fit + 1)))) fit++;
+      return fit;
     },
     /**
      * What a deletion writes (trash.ts): the entity moved to the trash and out of every list, count and sum,
@@ -88,5 +109,14 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     rebuild: (accountId: string, options?: ReindexOptions) => reindexAccount(index, accountId, options),
   };
 }
+
+/** A change and its options (events, closed cells), as updateTogether takes them. */
+export interface PlannedChange<E> {
+  change: EntityChange<E>;
+  options?: WriteOptions;
+}
+
+const plansOf = <E>(index: Index<E>, accountId: string, changes: PlannedChange<E>[], shard: number) =>
+  changes.map(({ change, options }) => planUpdate(index, accountId, change, { ...options, shard }));
 
 export type IndexedEntity<E extends { uuid: string }, F> = ReturnType<typeof indexedEntity<E, F>>;

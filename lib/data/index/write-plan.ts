@@ -29,7 +29,11 @@ import { rememberDirectoryEntries } from './directory.ts';
  */
 export async function writePlan(
   plan: WritePlan,
-  options: { onCleanupFailure?: ((error: CleanupFailed) => void) | undefined } = {},
+  options: {
+    onCleanupFailure?: ((error: CleanupFailed) => void) | undefined;
+    /** Sent once: a conflict is a ConcurrentWrite at once (a batch its writer retries smaller: merge-plans.ts). */
+    once?: boolean;
+  } = {},
 ): Promise<void> {
   // A write that takes its event places now (an update) puts the plain directory entries beside that call.
   const cut = cutPlan(plan, { early: plan.events !== undefined && plan.events.reserved.length === 0 });
@@ -49,7 +53,7 @@ export async function writePlan(
     places = taken.value;
     if (early.status === 'rejected') throw early.reason;
     const actions = [...cut.commit, ...(places?.actions ?? [])];
-    await retryOnConflict(() => commit(actions));
+    await (options.once ? commit(actions) : retryOnConflict(() => commit(actions)));
     rememberDirectoryEntries(cut.directory);
   } catch (error) {
     // The commit did not land, or may not have: its places are closed (a landed event keeps its place).

@@ -5,6 +5,7 @@ import type { DueCursors } from '../index/due.ts';
 import type { PageQuery } from '../index/list.ts';
 import { newOrderedUuid } from '../index/order-key.ts';
 import { statsAttribute } from '../index/stats-cells.ts';
+import { blockGroupOf } from '../keys.ts';
 import { TeamGone } from '../people/people.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
 import type { Versioned } from '../store/items.ts';
@@ -141,6 +142,37 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
     },
   );
 }
+
+/**
+ * Changes of several tickets in one commit (the hand-back's page: lib/people/handback.ts), each guarded by its
+ * version and with its own event, the stats cells and blocks they share written once (lib/data/index/merge-plans.ts):
+ * StaleVersion when one of them changed since it was read, ConcurrentWrite on a conflict (sent once: the caller
+ * retries fewer), UpdateTooLarge when they do not fit one transaction (ticketsFitTogether: how many do). None carries
+ * a busy condition.
+ */
+export async function updateTicketsTogether(accountId: string, updates: TicketChange[]): Promise<void> {
+  await tickets.updateTogether(accountId, updates.map(plannedChange));
+}
+
+/** How many of these changes, first to last, fit one commit of updateTicketsTogether. */
+export function ticketsFitTogether(accountId: string, updates: TicketChange[]): number {
+  return tickets.fitTogether(accountId, updates.map(plannedChange));
+}
+
+/**
+ * Tickets ordered so that those changed together share the most items: those of one block in every dimension
+ * (keys/index/postings.ts, blockGroupOf) side by side, so a commit of six consecutive tickets writes 3 blocks, not 12.
+ */
+export function inSharedBlockOrder<T>(items: T[], numberOf: (item: T) => number): T[] {
+  const group = (item: T) => blockGroupOf(numberOf(item));
+  return [...items].sort((a, b) => (group(a) < group(b) ? -1 : group(a) > group(b) ? 1 : 0));
+}
+
+type TicketChange = Pick<TicketUpdate, 'before' | 'after' | 'version' | 'event'>;
+const plannedChange = ({ before, after, version, event }: TicketChange) => ({
+  change: { before, after, version },
+  options: { events: Array.isArray(event) ? event : [event], closed: teamEntered(after) },
+});
 
 /** One page of tickets, newest first, and the exact total (how each shape is read: lib/data/index/list.ts). */
 export async function findTicketPage(

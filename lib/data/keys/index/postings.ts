@@ -36,6 +36,12 @@ function blockOf(number: number): { range: number; spread: number } {
   return { range: narrowRanges + wide, spread: WIDE_BLOCK_SPREAD };
 }
 
+/** Numbers whose entities share their block in every dimension (a range and a remainder: blockOf): `3#1`. */
+export function blockGroupOf(number: number): string {
+  const { range, spread } = blockOf(number);
+  return `${range}#${number % spread}`;
+}
+
 /**
  * Shards of a shared counter: a change adds its deltas to one of COUNTER_SHARDS items (a create to its number
  * mod COUNTER_SHARDS, an update to a random one), and a total is the sum of the shards, read in one Query of
