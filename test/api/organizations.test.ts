@@ -3,7 +3,7 @@ import { createKey } from '#lib/accounts/key-making.ts';
 import { eventShardOfObject } from '#lib/data/events.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
-import { useGateway } from '#test/support/http.ts';
+import { type Answer, keyedCaller, useGateway } from '#test/support/http.ts';
 import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 
 /**
@@ -13,16 +13,7 @@ import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
  */
 const gateway = useGateway();
 
-type Answer = Awaited<ReturnType<typeof gateway.call>>;
-
-function caller(account: TestAccount, key = account.apiKey) {
-  return (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer> =>
-    gateway.call(method, path, {
-      key,
-      ...(body !== undefined ? { body } : {}),
-      ...(headers ? { headers } : {}),
-    });
-}
+const caller = (account: TestAccount, key = account.apiKey) => keyedCaller(gateway, key);
 
 async function setUp() {
   const account = await createTestAccount();

@@ -9,7 +9,7 @@ import type { Rule } from '#lib/rules/types.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
-import { useGateway } from '#test/support/http.ts';
+import { type Answer, keyedCaller, useGateway } from '#test/support/http.ts';
 import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 
 /**
@@ -20,16 +20,7 @@ import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 const gateway = useGateway();
 const clock = useManualClock({ lazy: true });
 
-type Answer = Awaited<ReturnType<typeof gateway.call>>;
-
-function caller(account: TestAccount, key = account.apiKey) {
-  return (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer> =>
-    gateway.call(method, path, {
-      key,
-      ...(body !== undefined ? { body } : {}),
-      ...(headers ? { headers } : {}),
-    });
-}
+const caller = (account: TestAccount, key = account.apiKey) => keyedCaller(gateway, key);
 
 async function setUp() {
   const account = await createTestAccount({ agents: agentsFile(1), teams: [{ name: 'Billing' }] });

@@ -79,3 +79,16 @@ export function useGateway(authCacheTtlSeconds = 0): Gateway {
     close: () => running().close(),
   };
 }
+
+/** A gateway's answer. */
+export type Answer = Awaited<ReturnType<Gateway['call']>>;
+
+/** `call(method, path, body?, headers?)` through `gateway` with `key`: the short form a file's tests send with. */
+export function keyedCaller(gateway: Gateway, key: string) {
+  return (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer> =>
+    gateway.call(method, path, {
+      key,
+      ...(body !== undefined ? { body } : {}),
+      ...(headers ? { headers } : {}),
+    });
+}
