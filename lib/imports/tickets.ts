@@ -1,6 +1,6 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
-import { reserveIds } from '#lib/data/accounts/accounts.ts';
+import { giveUpReserved, type ReservedPlaces } from '#lib/data/events.ts';
 import { findSourceKeys, SourceKeyMoved, type SourceKeyRecord } from '#lib/data/imports/source-keys.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
 import { ConcurrentWrite, StaleVersion, UpdateTooLarge } from '#lib/data/store/errors.ts';
@@ -11,7 +11,7 @@ import { recordDigest } from './digest.ts';
 import type { ImportErrorRow, ImportedTicket, ImportRecord } from './records.ts';
 import { copyTicketFiles, decideTicketFiles, type TicketFiles } from './ticket-files.ts';
 import { type ResolvedTicket, readPageRefs, resolveTicket } from './ticket-refs.ts';
-import { createOne, type Outcome, updateOne } from './ticket-write.ts';
+import { createOne, type Outcome, reserveFresh, updateOne } from './ticket-write.ts';
 import { countOutcome, type ImportContext, type ImportOutcome, type PageWritten } from './writing.ts';
 
 /**
@@ -36,6 +36,8 @@ export interface TicketPlan {
   resolved: ResolvedTicket | { failed: string };
   found: SourceKeyRecord | undefined;
   number?: number | undefined;
+  /** A new ticket's places for its first commit's events, reserved with its number (reserveFresh). */
+  place?: ReservedPlaces | undefined;
   /** Messages left out after the plan (another ticket's ids): counted failed. */
   dropped?: number | undefined;
   /** Its attachments, copied before its commit (lib/imports/ticket-files.ts). */
@@ -66,15 +68,22 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
     found: keys.get(record.sourceId),
   }));
   const fresh = plans.filter((p) => !p.found && !('failed' in p.resolved));
-  if (!ctx.validate && fresh.length > 0) {
-    const first = (await reserveIds(ctx.accountId, { ticket: fresh.length })).ticket as number;
-    fresh.forEach((p, i) => {
-      p.number = first + i;
-    });
-  }
-  const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, (plan) =>
-    ctx.validate ? decideOnly(ctx, plan) : writeOne(ctx, config, plan),
-  );
+  if (!ctx.validate && fresh.length > 0) await reserveFresh(ctx.accountId, fresh);
+  // Places a ticket's commit did not take (it failed before, or was not written): no later event waits on them.
+  const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, async (plan) => {
+    if (ctx.validate) return decideOnly(ctx, plan);
+    try {
+      return await writeOne(ctx, config, plan);
+    } finally {
+      await giveUpReserved(ctx.accountId, [plan.place]);
+    }
+  }).catch(async (error: unknown) => {
+    await giveUpReserved(
+      ctx.accountId,
+      plans.map((p) => p.place),
+    ).catch(() => undefined);
+    throw error;
+  });
   for (const [i, outcome] of outcomes.entries()) {
     const plan = plans[i] as TicketPlan;
     countOutcome(written, 'tickets', outcome.ticket);
