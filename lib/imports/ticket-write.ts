@@ -53,12 +53,14 @@ function chunks<T>(items: T[], size: number): T[][] {
 }
 
 /** The events of a new ticket's first commit: its `ticket.created` and its first messages' `message.created`. */
-const firstEvents = (record: ImportedTicket) => 1 + Math.min(record.messages.length - 1, MESSAGES_A_COMMIT);
+const firstEvents = (record: ImportedTicket) =>
+  1 + Math.min(Math.max(record.messages.length - 1, 0), MESSAGES_A_COMMIT);
 
 /**
  * A page's new tickets' numbers (one UpdateItem, in the page's order: the source's creation order) and beside them
  * the places of their first commits' events (one UpdateItem a shard: reserveManyPlaces): one round for the page,
- * where each ticket took its places just before its commit. What one does not use is given up after it (keep).
+ * where each ticket took its places just before its commit. What one does not use is given up after it
+ * (writeTickets, lib/imports/tickets.ts).
  */
 export async function reserveFresh(accountId: string, fresh: TicketPlan[]): Promise<void> {
   const wants = fresh.map((p) => ({

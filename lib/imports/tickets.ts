@@ -18,10 +18,11 @@ import { countOutcome, type ImportContext, type ImportOutcome, type PageWritten 
  * The import writer of tickets and their conversations (issue 42; decisions.md, "Imports: moving a helpdesk in";
  * docs/imports.md, "Writing tickets"). A page's tickets are read against their source keys in one BatchGet: a new
  * one is created with the account's next reference (numbers taken for the page at once, in the source's creation
- * order), its messages and their keys in its own commit; one found again is `unchanged` when its record's digest is
- * the one its key holds, else `updated` (its fields as the source has them now, new messages appended). A key
- * claimed or moved by another run meanwhile (two runs racing, a page written again after a crash) makes the ticket
- * decided again on the key as it now is: never a duplicate. The page's tickets are written concurrently (bounded).
+ * order, with the places of their first commits' events), its messages and their keys in its own commit; one
+ * found again is `unchanged` when its record's digest is the one its key holds, else `updated` (its fields as the
+ * source has them now, new messages appended). A key claimed or moved by another run meanwhile (two runs racing, a
+ * page written again after a crash) makes the ticket decided again on the key as it now is: never a duplicate. The
+ * page's tickets are written concurrently (bounded).
  */
 
 /** Tickets of a page written at once. */
