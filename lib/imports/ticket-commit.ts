@@ -1,4 +1,4 @@
-import type { EventDraft } from '#lib/data/events.ts';
+import type { EventDraft, ReservedPlaces } from '#lib/data/events.ts';
 import { claimSourceKey, type SourceKeyRef, touchSourceKey } from '#lib/data/imports/source-keys.ts';
 import { DuplicateMail, findMailId, mailIdPut } from '#lib/data/mail/message-ids.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
@@ -87,14 +87,15 @@ const keyRecord = (w: ImportWrite, objectId: string, digest = w.digest) => ({
 
 /**
  * Creates the ticket with its first messages (its description's key and Message-ID among them); the rest are
- * appended by appendMessages. `more`: messages follow (the key holds PARTIAL_DIGEST until they land).
+ * appended by appendMessages. `more`: messages follow (the key holds PARTIAL_DIGEST until they land); `place`: the
+ * places its page reserved for this commit's events (lib/imports/ticket-write.ts, reserveFresh).
  */
 export async function createImportedTicket(
   w: ImportWrite,
   ticket: Ticket,
   described: MessageWrite | undefined,
   messages: MessageWrite[],
-  more: boolean,
+  { more, place }: { more: boolean; place?: ReservedPlaces | undefined },
 ): Promise<void> {
   const parts = messageParts(w, ticket.uuid, messages, described);
   const key = claimSourceKey(
@@ -110,6 +111,7 @@ export async function createImportedTicket(
       event: imported(w, createdEvent('ticket', presentCreatedTicket(ticket))),
       moreEvents: parts.events,
       moreItems: [key, ...parts.items.filter((item) => !isHeld(item, held))],
+      place,
     }),
   );
 }

@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AccountConfig } from '#lib/accounts/types.ts';
+import { reserveIds } from '#lib/data/accounts/accounts.ts';
+import { giveUpReserved, reserveManyPlaces } from '#lib/data/events.ts';
 import {
   findSourceKeys,
   pageOutcome,
@@ -10,7 +12,7 @@ import { commit } from '#lib/data/store/transact.ts';
 import { getTicketByUuid } from '#lib/data/tickets/tickets.ts';
 import { descriptionMessage, type Message, numberOfMessageId } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { nowMicros } from '#lib/time.ts';
+import { nowMicros, parseTimestamp } from '#lib/time.ts';
 import type { ImportedTicket } from './records.ts';
 import {
   createImportedTicket,
@@ -56,6 +58,36 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
+/** The events of a new ticket's first commit: its `ticket.created` and its first messages' `message.created`. */
+const firstEvents = (record: ImportedTicket) =>
+  1 + Math.min(Math.max(record.messages.length - 1, 0), MESSAGES_A_COMMIT);
+
+/**
+ * A page's new tickets' numbers (one UpdateItem, in the page's order: the source's creation order) and beside them
+ * the places of their first commits' events (one UpdateItem a shard: reserveManyPlaces): one round for the page,
+ * where each ticket took its places just before its commit. What one does not use is given up after it
+ * (writeTickets, lib/imports/tickets.ts).
+ */
+export async function reserveFresh(accountId: string, fresh: TicketPlan[]): Promise<void> {
+  const wants = fresh.map((p) => ({
+    createdUs: parseTimestamp(p.record.createdAt),
+    count: firstEvents(p.record),
+  }));
+  const [numbers, places] = await Promise.allSettled([
+    reserveIds(accountId, { ticket: fresh.length }),
+    reserveManyPlaces(accountId, wants),
+  ]);
+  if (numbers.status === 'rejected' || places.status === 'rejected') {
+    if (places.status === 'fulfilled') await giveUpReserved(accountId, places.value);
+    throw numbers.status === 'rejected' ? numbers.reason : (places as PromiseRejectedResult).reason;
+  }
+  const first = numbers.value.ticket as number;
+  fresh.forEach((p, i) => {
+    p.number = first + i;
+    p.place = places.value[i];
+  });
+}
+
 /** A new ticket: its first commit with the messages that fit, the rest appended (the key's digest set last). */
 export async function createOne(
   ctx: ImportContext,
@@ -77,7 +109,7 @@ export async function createOne(
     mailId: first.messageId,
   };
   const [head = [], ...rest] = chunks(messageWrites(record, messages, numbers), MESSAGES_A_COMMIT);
-  await createImportedTicket(w, ticket, described, head, rest.length > 0);
+  await createImportedTicket(w, ticket, described, head, { more: rest.length > 0, place: plan.place });
   let version = 1;
   for (const [i, chunk] of rest.entries()) {
     const last = i === rest.length - 1;

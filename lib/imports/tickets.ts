@@ -1,6 +1,6 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
-import { reserveIds } from '#lib/data/accounts/accounts.ts';
+import { giveUpReserved, type ReservedPlaces } from '#lib/data/events.ts';
 import {
   findSourceKeys,
   replayed,
@@ -16,17 +16,18 @@ import { recordDigest } from './digest.ts';
 import type { ImportErrorRow, ImportedTicket, ImportRecord } from './records.ts';
 import { copyTicketFiles, decideTicketFiles, type TicketFiles } from './ticket-files.ts';
 import { type ResolvedTicket, readPageRefs, resolveTicket } from './ticket-refs.ts';
-import { createOne, type Outcome, pageTicketOutcome, updateOne } from './ticket-write.ts';
+import { createOne, type Outcome, pageTicketOutcome, reserveFresh, updateOne } from './ticket-write.ts';
 import { countOutcome, type ImportContext, type ImportOutcome, type PageWritten } from './writing.ts';
 
 /**
  * The import writer of tickets and their conversations (issue 42; decisions.md, "Imports: moving a helpdesk in";
  * docs/imports.md, "Writing tickets"). A page's tickets are read against their source keys in one BatchGet: a new
  * one is created with the account's next reference (numbers taken for the page at once, in the source's creation
- * order), its messages and their keys in its own commit; one found again is `unchanged` when its record's digest is
- * the one its key holds, else `updated` (its fields as the source has them now, new messages appended). A key
- * claimed or moved by another run meanwhile (two runs racing, a page written again after a crash) makes the ticket
- * decided again on the key as it now is: never a duplicate. The page's tickets are written concurrently (bounded).
+ * order, with the places of their first commits' events), its messages and their keys in its own commit; one
+ * found again is `unchanged` when its record's digest is the one its key holds, else `updated` (its fields as the
+ * source has them now, new messages appended). A key claimed or moved by another run meanwhile (two runs racing, a
+ * page written again after a crash) makes the ticket decided again on the key as it now is: never a duplicate. The
+ * page's tickets are written concurrently (bounded).
  */
 
 /** Tickets of a page written at once. */
@@ -41,6 +42,8 @@ export interface TicketPlan {
   resolved: ResolvedTicket | { failed: string };
   found: SourceKeyRecord | undefined;
   number?: number | undefined;
+  /** A new ticket's places for its first commit's events, reserved with its number (reserveFresh). */
+  place?: ReservedPlaces | undefined;
   /** Messages left out after the plan (another ticket's ids): counted failed. */
   dropped?: number | undefined;
   /** Its attachments, copied before its commit (lib/imports/ticket-files.ts). */
@@ -71,16 +74,27 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
     found: keys.get(record.sourceId),
   }));
   const fresh = plans.filter((p) => !p.found && !('failed' in p.resolved));
-  if (!ctx.validate && fresh.length > 0) {
-    const first = (await reserveIds(ctx.accountId, { ticket: fresh.length })).ticket as number;
-    fresh.forEach((p, i) => {
-      p.number = first + i;
-    });
-  }
+  if (!ctx.validate && fresh.length > 0) await reserveFresh(ctx.accountId, fresh);
+  // Places a ticket's commit did not take (it failed before, or was not written): no later event waits on them.
   const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, async (plan) => {
-    const outcome = ctx.validate ? await decideOnly(ctx, plan) : await writeOne(ctx, config, plan);
-    ctx.onTicket?.();
-    return outcome;
+    if (ctx.validate) {
+      const decided = await decideOnly(ctx, plan);
+      ctx.onTicket?.();
+      return decided;
+    }
+    try {
+      const outcome = await writeOne(ctx, config, plan);
+      ctx.onTicket?.();
+      return outcome;
+    } finally {
+      await giveUpReserved(ctx.accountId, [plan.place]);
+    }
+  }).catch(async (error: unknown) => {
+    await giveUpReserved(
+      ctx.accountId,
+      plans.map((p) => p.place),
+    ).catch(() => undefined);
+    throw error;
   });
   for (const [i, outcome] of outcomes.entries()) {
     const plan = plans[i] as TicketPlan;

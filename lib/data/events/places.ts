@@ -46,6 +46,38 @@ export async function reservePlaces(
 }
 
 /**
+ * Places for several creates at once (an import's page of new tickets, lib/imports/tickets.ts): each create's
+ * `count` in the shard of its creation time, one UpdateItem a shard for all of them (every shard's in one round),
+ * handed out in the order given. A shard's take that fails: the places the others took are closed, and it is thrown.
+ */
+export async function reserveManyPlaces(
+  accountId: string,
+  wants: { createdUs: number; count: number }[],
+): Promise<ReservedPlaces[]> {
+  const counts = new Map<number, number>();
+  for (const w of wants) {
+    const shard = eventShardOfCreation(w.createdUs);
+    counts.set(shard, (counts.get(shard) ?? 0) + w.count);
+  }
+  const taken = await Promise.allSettled(
+    [...counts].map(
+      async ([shard, count]) => [shard, await takeShardPlaces(accountId, shard, count)] as const,
+    ),
+  );
+  const pools = new Map(taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : [])));
+  const failed = taken.find((t) => t.status === 'rejected');
+  if (failed) {
+    await settleEventPlaces(accountId, [...pools.values()].flat());
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  const takenUs = nowMicros();
+  return wants.map((w) => {
+    const shard = eventShardOfCreation(w.createdUs);
+    return { shard, seqs: (pools.get(shard) as number[]).splice(0, w.count), takenUs };
+  });
+}
+
+/**
  * The places of a commit's events, and the commit actions that write them: each event's item on the condition
  * that its place is still open (ConcurrentWrite otherwise: a reader closed it, nothing was written, decide again
  * with new places). Each event goes to its object's shard: a reserved place of that shard when there is one, else
