@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { reserveIds } from '#lib/data/accounts/accounts.ts';
 import { giveUpReserved, reserveManyPlaces } from '#lib/data/events.ts';
+import { pageNumbers } from '#lib/data/imports/page-numbers.ts';
 import {
   findSourceKeys,
   pageOutcome,
@@ -68,22 +69,30 @@ const firstEvents = (record: ImportedTicket) =>
  * where each ticket took its places just before its commit. What one does not use is given up after it
  * (writeTickets, lib/imports/tickets.ts).
  */
-export async function reserveFresh(accountId: string, fresh: TicketPlan[]): Promise<void> {
+export async function reserveFresh(
+  ctx: ImportContext,
+  fresh: TicketPlan[],
+  numbered: TicketPlan[],
+): Promise<void> {
+  const { accountId, mark } = ctx;
   const wants = fresh.map((p) => ({
     createdUs: parseTimestamp(p.record.createdAt),
     count: firstEvents(p.record),
   }));
   const [numbers, places] = await Promise.allSettled([
-    reserveIds(accountId, { ticket: fresh.length }),
+    mark === undefined
+      ? reserveIds(accountId, { ticket: fresh.length }).then((r) => r.ticket as number)
+      : pageNumbers(accountId, mark, numbered.length),
     reserveManyPlaces(accountId, wants),
   ]);
   if (numbers.status === 'rejected' || places.status === 'rejected') {
     if (places.status === 'fulfilled') await giveUpReserved(accountId, places.value);
     throw numbers.status === 'rejected' ? numbers.reason : (places as PromiseRejectedResult).reason;
   }
-  const first = numbers.value.ticket as number;
+  // By place among the page's new tickets as its first attempt saw them: an attempt again takes the same numbers.
+  const order = mark === undefined ? fresh : numbered;
   fresh.forEach((p, i) => {
-    p.number = first + i;
+    p.number = numbers.value + order.indexOf(p);
     p.place = places.value[i];
   });
 }

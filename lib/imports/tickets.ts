@@ -1,5 +1,6 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
+import { boundedMap } from '#lib/bounded-map.ts';
 import { giveUpReserved, type ReservedPlaces } from '#lib/data/events.ts';
 import {
   findSourceKeys,
@@ -73,8 +74,12 @@ export async function writeTickets(ctx: ImportContext, records: ImportRecord[]):
     resolved: oversized(record) ?? resolveTicket(record, refs),
     found: keys.get(record.sourceId),
   }));
-  const fresh = plans.filter((p) => !p.found && !('failed' in p.resolved));
-  if (!ctx.validate && fresh.length > 0) await reserveFresh(ctx.accountId, fresh);
+  // The page's new tickets as its first attempt saw them (those it made carry the page's mark), and those still new.
+  const numbered = plans.filter(
+    (p) => (!p.found || replayed(p.found, ctx.mark) === 'created') && !('failed' in p.resolved),
+  );
+  const fresh = numbered.filter((p) => !p.found);
+  if (!ctx.validate && fresh.length > 0) await reserveFresh(ctx, fresh, numbered);
   // Places a ticket's commit did not take (it failed before, or was not written): no later event waits on them.
   const outcomes = await boundedMap(plans, TICKETS_AT_ONCE, async (plan) => {
     if (ctx.validate) {
@@ -236,15 +241,4 @@ async function decideOnly(ctx: ImportContext, plan: TicketPlan): Promise<Outcome
   const ids = record.messages.map((m) => m.sourceId);
   const held = await findSourceKeys(ctx.accountId, ctx.source, 'messages', ids);
   return { ticket: 'updated', messages: { created: ids.length - held.size, unchanged: held.size } };
-}
-
-/** `work` over `items`, at most `limit` at once; answers in the items' order. */
-async function boundedMap<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

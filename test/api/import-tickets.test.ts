@@ -18,6 +18,7 @@ import { breachPass } from '#lib/tickets/breaches.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
+import { withFault } from '#test/support/faults.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 
@@ -408,6 +409,23 @@ describe('a long conversation', () => {
     const later = await writeTickets(at(10), page(replied, u));
     expect(later.counts.tickets).toMatchObject({ created: 0, updated: 0, unchanged: 2 });
     expect(((await listed(a)).data as Json[]).length).toBe(2);
+  });
+
+  it('gives a page written again after a crash the numbers its first attempt took: references do not skip', async () => {
+    const a = await account();
+    const at = { ...ctxOf(a), mark: 'imp_test:7' };
+    const both = page(ticket('701', 30), ticket('702', 20));
+    // The first attempt commits one ticket; the other's commit is lost (the runner dies with it).
+    const plan = {
+      operation: 'TransactWriteItems',
+      after: 'TransactWriteItems',
+      mode: 'lost-request',
+    } as const;
+    await expect(withFault(plan, () => writeTickets(at, both))).rejects.toThrow();
+    const again = await writeTickets(at, both);
+    expect(again.counts.tickets).toMatchObject({ created: 2, unchanged: 0 });
+    const numbers = ((await listed(a)).data as Json[]).map((t) => String(t.reference).split('-')[1]).sort();
+    expect(numbers).toEqual(['000001', '000002']);
   });
 
   it('is written over several commits, whole, and found unchanged after', async () => {

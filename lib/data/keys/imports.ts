@@ -52,6 +52,11 @@ export const importKeys = {
     pk: `IMPORT_ERRORS#${accountId}#${id}`,
     sk: `${String(page).padStart(10, '0')}#${String(index).padStart(4, '0')}`,
   }),
+  /** The ticket numbers a page of new tickets reserved (lib/data/imports/page-numbers.ts): its write mark's page. */
+  pageNumbers: (accountId: string, id: string, page: string) => ({
+    pk: `IMPORT_NUMBERS#${accountId}#${id}`,
+    sk: page.padStart(10, '0'),
+  }),
   due: (accountId: string, id: string, atMs: number) => ({
     gsi2pk: `IMPORT_DUE#${dueShardOf(accountId, id)}`,
     gsi2sk: `${dueMs(atMs)}#${accountId}#${id}`,
