@@ -141,12 +141,17 @@ async function holdAndStep(
   const { owner, progress, interrupted } = run;
   const now = (await getJob(start.accountId, start.id)) ?? start;
   progress.show(presentImport(now));
-  if (ENDED.includes(now.status) || interrupted()) return now;
+  if (ENDED.includes(now.status)) return now;
   const claimed = await claimJob(now.accountId, now.id, owner, nowMillis() + LEASE_MS, nowMillis());
   if (!claimed) {
+    // Held by a runner (npm start's): Ctrl-C leaves it to that runner.
+    if (interrupted()) return now;
     await sleep(POLL_MS);
     return undefined;
   }
+  // Ctrl-C before the first step: paused as at any checkpoint, not left queued for a runner to take.
+  if (interrupted())
+    return (await pauseJob(claimed, owner, nowMillis() + OPERATOR_PAUSE_MS, nowMillis())) ?? claimed;
   let job: ImportJob = claimed;
   held.reader ??= await readerFor(job, environmentSealer());
   const reader = held.reader;

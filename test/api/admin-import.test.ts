@@ -107,6 +107,20 @@ describe('admin import', () => {
     expect(again.import.counts).toMatchObject({ tickets: created(4), agents: created(2), teams: created(2) });
   });
 
+  it('Ctrl-C before the first step pauses the job too: no runner takes it meanwhile', async () => {
+    const account = await createTestAccount();
+    const first = await runImportCommand(account.accountId, ['--file', EXAMPLE], {
+      progress: lines().progress,
+      interrupted: () => true,
+    });
+    expect(first.import).toMatchObject({ status: 'paused', progress: { done: 0 } });
+    const again = await runImportCommand(account.accountId, ['--file', EXAMPLE], {
+      progress: lines().progress,
+      interrupted: () => false,
+    });
+    expect(again.import).toMatchObject({ id: first.import.id, status: 'completed', progress: { done: 4 } });
+  });
+
   it('waits out a store stall (a 503 in the middle of a step) and goes on from the checkpoint, every ticket once', async () => {
     const clock = clockNow();
     const account = await createTestAccount();
