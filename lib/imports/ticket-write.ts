@@ -81,7 +81,7 @@ export async function reserveFresh(
   }));
   const [numbers, places] = await Promise.allSettled([
     mark === undefined
-      ? reserveIds(accountId, { ticket: fresh.length }).then((r) => r.ticket as number)
+      ? reserveIds(accountId, { ticket: numbered.length }).then((r) => r.ticket as number)
       : pageNumbers(accountId, mark, numbered.length),
     reserveManyPlaces(accountId, wants),
   ]);
@@ -89,10 +89,10 @@ export async function reserveFresh(
     if (places.status === 'fulfilled') await giveUpReserved(accountId, places.value);
     throw numbers.status === 'rejected' ? numbers.reason : (places as PromiseRejectedResult).reason;
   }
-  // By place among the page's new tickets as its first attempt saw them: an attempt again takes the same numbers.
-  const order = mark === undefined ? fresh : numbered;
+  // By place among the page's new tickets as its first attempt saw them (without a mark, those are `fresh`): an
+  // attempt again takes the same numbers.
   fresh.forEach((p, i) => {
-    p.number = numbers.value + order.indexOf(p);
+    p.number = numbers.value + numbered.indexOf(p);
     p.place = places.value[i];
   });
 }
