@@ -25,8 +25,11 @@ export function ifMatchHolds(header: string, etag: string): boolean {
 export interface VersionedUpdate<E> {
   /** Reads the entity and its version (undefined: 404). */
   read(): Promise<Versioned<E> | undefined>;
-  /** The entity after the change (pure; may refuse with a 422). */
-  apply(before: E): E;
+  /**
+   * The entity after the change (may refuse with a 422). Pure, or reading what the change decides on (a ticket's
+   * rules: the organizations and open work they name, lib/rules/run.ts): read again with the entity on a retry.
+   */
+  apply(before: E): E | Promise<E>;
   /** Writes the change guarded by `version`; answers the new version (StaleVersion when another landed first). */
   write(before: E, after: E, version: number): Promise<number>;
   /** The If-Match header as sent, if any. */
@@ -101,7 +104,7 @@ export function updateVersioned<E>(update: VersionedUpdate<E>): Promise<Versione
     () => update.read(),
     update,
     async (stored) => {
-      const after = update.apply(stored.entity);
+      const after = await update.apply(stored.entity);
       if (isDeepStrictEqual(after, stored.entity)) return stored;
       return { entity: after, version: await update.write(stored.entity, after, stored.version) };
     },

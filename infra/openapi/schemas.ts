@@ -5,6 +5,7 @@ import { ENDPOINT_ID_PATTERN } from '#lib/data/webhooks/endpoint-ids.ts';
 import { INBOUND_OUTCOMES } from '#lib/email/outcomes.ts';
 import { IMPORT_ID_PATTERN } from '#lib/imports/job-schemas.ts';
 import { IMPORT_SOURCES, IMPORT_TYPES } from '#lib/imports/records.ts';
+import { SKIP_REASONS } from '#lib/rules/actions.ts';
 import { MESSAGE_ID_PATTERN, MESSAGE_VISIBILITIES } from '#lib/tickets/messages/message.ts';
 import { CHANNELS, TICKET_STATUSES } from '#lib/tickets/types.ts';
 import { Macro, Rule } from './rule-schemas.ts';
@@ -558,17 +559,55 @@ const importId = v.optional(
  * One event type's schema: `data.object` is the resource as its GET answers it after the change; `import_id` (top
  * level, as the spec has it) on an import's changes.
  */
-function eventSchema<T extends v.GenericSchema>(type: string, object: T, title: string, updated: boolean) {
-  const data = updated ? v.strictObject({ object, previous, version }) : v.strictObject({ object, version });
+function eventSchema<T extends v.GenericSchema>(
+  type: string,
+  object: T,
+  title: string,
+  updated: boolean,
+  more: v.ObjectEntries = {},
+) {
+  const entries: v.ObjectEntries = { object, ...(updated ? { previous } : {}), ...more, version };
+  const data = v.strictObject(entries);
   return v.pipe(
     v.strictObject({ id: eventId, type: v.literal(type), created_at: timestamp, import_id: importId, data }),
     v.title(title),
   );
 }
 
-export const TicketCreatedEvent = eventSchema('ticket.created', Ticket, 'TicketCreatedEvent', false);
-export const TicketUpdatedEvent = eventSchema('ticket.updated', Ticket, 'TicketUpdatedEvent', true);
-export const MessageCreatedEvent = eventSchema('message.created', Message, 'MessageCreatedEvent', false);
+/**
+ * What a change's rules say on its ticket and message events (spec: "Business rules"; docs/rules.md): present only
+ * when a rule fired, the cap stopped one, or an action was skipped.
+ */
+const ruled = {
+  rules: v.optional(
+    v.pipe(
+      v.array(v.strictObject({ id, version: id })),
+      v.description('The rules that fired in this change, in order, each at the version that fired.'),
+    ),
+  ),
+  rules_stopped: v.optional(
+    v.pipe(
+      v.literal(true),
+      v.description('The cap (10 rules a change) stopped a rule that would have fired.'),
+    ),
+  ),
+  rules_skipped: v.optional(
+    v.pipe(
+      v.array(v.strictObject({ id, reason: v.picklist(SKIP_REASONS) })),
+      v.description("Rules' actions not applied, with why (a reply to automatic mail, past 3 an hour...)."),
+    ),
+  ),
+};
+
+export const TicketCreatedEvent = eventSchema('ticket.created', Ticket, 'TicketCreatedEvent', false, ruled);
+export const TicketUpdatedEvent = eventSchema('ticket.updated', Ticket, 'TicketUpdatedEvent', true, ruled);
+export const MessageCreatedEvent = eventSchema(
+  'message.created',
+  Message,
+  'MessageCreatedEvent',
+  false,
+  ruled,
+);
 export const MessageDeliveryFailedEvent = v.pipe(
   v.strictObject({
     id: eventId,

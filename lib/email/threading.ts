@@ -31,9 +31,30 @@ export function mailChain(ticket: Ticket, newest: Message[]): string[] {
  * every one of them committed before the ticket version the reply's commit is guarded by).
  */
 export async function withInReplyTo(accountId: string, ticket: Ticket, reply: Message): Promise<Message> {
-  const newest = await queryMessagesBefore<Message>(accountId, ticket.uuid, reply.number, MAIL_CHAIN_DEPTH);
-  const inReplyTo = mailChain(ticket, newest).at(-1) ?? null;
-  // An agent's reply that came by mail shows the mail received (its own In-Reply-To); what is sent is `outgoing`.
-  if (reply.outgoing) return { ...reply, outgoing: { ...reply.outgoing, in_reply_to: inReplyTo } };
-  return { ...reply, email: { ...reply.email, in_reply_to: inReplyTo } };
+  const [threaded] = await threadedInCommit(accountId, ticket, [reply], () => true);
+  return threaded as Message;
+}
+
+/**
+ * The messages of one commit, in order, each `toSend` (a reply to be mailed) with its In-Reply-To: the chain of the
+ * messages committed before the first of them (one Query, none when none is to be sent) and of those before it in
+ * the commit (a change's message, then its rules' notes and replies: lib/rules/ticket-effects.ts).
+ */
+export async function threadedInCommit(
+  accountId: string,
+  ticket: Ticket,
+  messages: Message[],
+  toSend: (message: Message) => boolean,
+): Promise<Message[]> {
+  const first = messages[0];
+  if (!first || !messages.some(toSend)) return messages;
+  const stored = await queryMessagesBefore<Message>(accountId, ticket.uuid, first.number, MAIL_CHAIN_DEPTH);
+  return messages.map((message, i) => {
+    if (!toSend(message)) return message;
+    const newest = [...messages.slice(0, i).reverse(), ...stored].slice(0, MAIL_CHAIN_DEPTH);
+    const inReplyTo = mailChain(ticket, newest).at(-1) ?? null;
+    // An agent's reply that came by mail shows the mail received (its own In-Reply-To); what is sent is `outgoing`.
+    if (message.outgoing) return { ...message, outgoing: { ...message.outgoing, in_reply_to: inReplyTo } };
+    return { ...message, email: { ...message.email, in_reply_to: inReplyTo } };
+  });
 }

@@ -11,7 +11,7 @@ import {
 import { TeamGone } from '#lib/data/people/people.ts';
 import { ConcurrentWrite, StaleVersion, UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { NotFound } from '#lib/errors.ts';
-import { MAX_TICKET_JSON_BYTES } from '#lib/tickets/create-ticket.ts';
+import { MAX_TICKET_JSON_BYTES } from '#lib/tickets/create-decisions.ts';
 import { MAX_MESSAGE_BODY } from '#lib/tickets/messages/message.ts';
 import { recordDigest } from './digest.ts';
 import type { ImportErrorRow, ImportedTicket, ImportRecord } from './records.ts';

@@ -138,5 +138,5 @@ function setCustomField(ticket: Ticket, key: string, value: Scalar): ActionResul
 function withStatus(ticket: Ticket, status: TicketStatus, nowUs: number): Ticket {
   if (status === ticket.status) return ticket;
   const now = formatTimestamp(nowUs);
-  return { ...ticket, ...statusMove(ticket, status, now), statusChangedAt: now };
+  return { ...ticket, ...statusMove(ticket, status, now) };
 }

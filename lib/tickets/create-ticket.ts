@@ -1,5 +1,5 @@
 import { forgetAccountConfig, getAccountConfig } from '#lib/accounts/config-cache.ts';
-import type { Account, AccountConfig, Category, Contact } from '#lib/accounts/types.ts';
+import type { AccountConfig, Contact } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
@@ -14,14 +14,17 @@ import {
   insertTicket,
   reserveTicketNumber,
 } from '#lib/data/tickets/tickets.ts';
-import { Conflict, NotFound, ValidationFailed } from '#lib/errors.ts';
+import { Conflict, NotFound } from '#lib/errors.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { organizationOfAddress, organizationOfRequester } from '#lib/organizations/refs.ts';
 import type { OrganizationRef } from '#lib/organizations/types.ts';
-import { nowMicros } from '#lib/time.ts';
+import { getActiveRules } from '#lib/rules/cache.ts';
+import { changeRules, ruleItems, threadRuleMessages, withRuleEvents } from '#lib/rules/in-change.ts';
+import type { Rule } from '#lib/rules/types.ts';
 import { parseInput } from '#lib/validation.ts';
-import { candidateSetName, candidatesFor, needsOpenWork, pickAssignee, pickCondition } from './assignment.ts';
+import { candidateSetName, needsOpenWork, pickAssignee, pickCondition } from './assignment.ts';
 import { composeTicket } from './compose-ticket.ts';
+import { createDecisions, refuseOversizedTicket } from './create-decisions.ts';
 import { presentCreatedTicket } from './present.ts';
 import { type CreateTicketInput, CreateTicketSchema } from './schemas.ts';
 import type { Ticket } from './types.ts';
@@ -69,9 +72,12 @@ export async function createTicketFrom(
   // request's rate count); the contact's own organization, when it names one, beside the number.
   const requester = requesterOf(accountId, input.requester_email);
   requester.catch(() => undefined);
+  // The account's rules too (the container's cache: no round trip while it is warm).
+  const rules = getActiveRules(accountId);
+  rules.catch(() => undefined);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
-  const decided = { account: config.account, ...createDecisions(config, input) };
+  const decided = { config, rules: await rules, ...createDecisions(config, input) };
   const { candidates, method } = decided;
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
@@ -103,7 +109,9 @@ export async function createTicketFrom(
 /** The create's decisions, the number and what was read beside it: all its commit needs. */
 type CreatePlan = ReturnType<typeof createDecisions> &
   Omit<TicketReservation, 'cursor'> & {
-    account: Account;
+    config: AccountConfig;
+    /** The account's active rules: the create's `created` rules run on the ticket it composes. */
+    rules: readonly Rule[];
     contact: Contact | undefined;
     organization: OrganizationRef | null;
     /** The candidate set's round-robin cursor. */
@@ -121,7 +129,7 @@ async function decideAgain(accountId: string, input: CreateTicketInput) {
   forgetAccountConfig(accountId);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
-  const decided = { account: config.account, ...createDecisions(config, input) };
+  const decided = { config, rules: await getActiveRules(accountId), ...createDecisions(config, input) };
   const { candidates, method } = decided;
   const [cursor, busy] = await Promise.all([
     method === 'round_robin' ? takeCursor(accountId, candidateSetName(candidates)) : 0,
@@ -145,21 +153,40 @@ async function commitCreate(
   return retryOnConflict(
     async () => {
       const assignee = method && pickAssignee(method, candidates, { cursor, busy, spread: lostPick });
-      busyCondition = method && assignee && pickCondition(method, assignee, busy);
-      const composed = composeTicket({ ...plan, input, assignee });
-      const ticket: Ticket = {
-        ...composed,
-        ...(options.parentUuid ? { parentUuid: options.parentUuid } : {}),
-        ...(options.descriptionEmail ? { descriptionEmail: options.descriptionEmail } : {}),
-      };
+      const picked = method && assignee && pickCondition(method, assignee, busy);
+      const composed = composeTicket({ ...plan, account: plan.config.account, input, assignee });
+      const ruled = await threadRuleMessages(
+        accountId,
+        composed,
+        await changeRules({
+          accountId,
+          config: plan.config,
+          rules: plan.rules,
+          before: null,
+          after: {
+            ...composed,
+            ...(options.parentUuid ? { parentUuid: options.parentUuid } : {}),
+            ...(options.descriptionEmail ? { descriptionEmail: options.descriptionEmail } : {}),
+          },
+          context: { kind: 'create', channel: channelOf(input), automatic: false, nowUs: plan.createdUs },
+          busy,
+        }),
+      );
+      const ticket = ruled.ticket;
+      // The commit checks the pick the ticket ends with: the create's own, or its rules' `"auto"`.
+      busyCondition = ticket.assignee?.id === assignee?.id ? picked : ruled.picked;
+      const [event, ...more] = withRuleEvents(
+        [createdEvent('ticket', presentCreatedTicket(ticket)), ...(options.moreEvents?.(ticket) ?? [])],
+        ruled,
+      );
       await insertTicket({
         accountId,
         ticket,
         busyCondition,
         attachment: attach?.(ticket),
-        event: createdEvent('ticket', presentCreatedTicket(ticket)),
-        moreEvents: options.moreEvents?.(ticket),
-        moreItems: options.moreItems?.(ticket),
+        event: event as EventDraft,
+        moreEvents: more,
+        moreItems: [...(options.moreItems?.(ticket) ?? []), ...ruleItems(accountId, ruled)],
         place: plan.place,
       });
       return ticket;
@@ -179,6 +206,8 @@ async function commitCreate(
   );
 }
 
+const channelOf = (input: CreateTicketInput) => (input.channel === 'email' ? 'email' : 'api');
+
 const TEAM_GONE =
   "The team of the ticket's category was deleted while the ticket was being created: send it again.";
 
@@ -189,51 +218,4 @@ async function requesterOf(accountId: string, email: string) {
   byDomain.catch(() => undefined);
   const contact = await findContactByEmail(accountId, email);
   return { contact, organization: await organizationOfRequester(accountId, contact, byDomain) };
-}
-
-/**
- * What a create decides from the account's configuration alone, before it takes a number: the category, the
- * priority, the team, and the automatic assignment's candidates and method (none without candidates). Also used
- * by the tests' bulk seeder (test/support/ticket-seeder.ts).
- */
-export function createDecisions(config: AccountConfig, input: CreateTicketInput) {
-  const { account } = config;
-  const category = resolveCategory(config, input);
-  const priority = input.priority ?? account.defaultPriority;
-  const teamId = category?.defaultTeamId ?? null;
-  const team = teamId === null ? null : (config.teams.find((t) => t.id === teamId) ?? null);
-  const assignment = account.autoAssignment;
-  const candidates = assignment.enabled ? candidatesFor(config, team?.id ?? null, nowMicros()) : [];
-  const method = candidates.length > 0 ? assignment.method : undefined;
-  return { category, priority, team, candidates, method };
-}
-
-/**
- * DynamoDB keeps at most 400 KB in one item, and the ticket (and the kept answer of its Idempotency-Key) is
- * one item: the longest legal fields in 4-byte characters would pass that, so such a request is refused
- * before it takes a number. The bound is on the request's own JSON text, which the stored ticket tracks.
- */
-export const MAX_TICKET_JSON_BYTES = 300 * 1024;
-
-function refuseOversizedTicket(input: CreateTicketInput, field = 'description'): void {
-  if (Buffer.byteLength(JSON.stringify(input), 'utf8') > MAX_TICKET_JSON_BYTES) {
-    throw ValidationFailed.field(
-      field,
-      'The ticket is too large: description and custom fields together must not exceed 300 KB.',
-    );
-  }
-}
-
-function resolveCategory(config: AccountConfig, input: CreateTicketInput): Category | undefined {
-  if (input.category_id !== undefined) {
-    const found = config.categories.find((c) => c.id === input.category_id);
-    if (!found) throw ValidationFailed.field('category_id', 'The selected category id is invalid.');
-    return found;
-  }
-  if (input.category_slug !== undefined) {
-    const found = config.categories.find((c) => c.slug === input.category_slug);
-    if (!found) throw ValidationFailed.field('category_slug', 'The selected category slug is invalid.');
-    return found;
-  }
-  return undefined;
 }

@@ -8,9 +8,9 @@ import {
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { logError } from '#lib/log.ts';
 import { nowMicros } from '#lib/time.ts';
+import { applyChange } from './apply-change.ts';
 import { presentCreatedTicket } from './present.ts';
 import { isWaiting, type Ticket } from './types.ts';
-import { applyChange } from './update-ticket.ts';
 
 /**
  * The queue's hand-over of one waiting ticket (docs/decisions.md, "The queue"), what an agent's turn (./queue.ts)

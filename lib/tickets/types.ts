@@ -54,6 +54,8 @@ export interface Ticket {
    * created_at. Absent on tickets stored before rules: lib/rules/time-rules.ts reads it as updatedAt.
    */
   statusChangedAt?: Timestamp;
+  /** The times of the replies rules wrote on the ticket in the last hour (internal: the loop guard's 3 an hour). */
+  ruleRepliesAt?: Timestamp[];
   /**
    * The conversation's fields (lib/tickets/conversation.ts), written by every message in its commit. Absent on
    * tickets stored before messages existed: conversationOf() reads them as a ticket with its description only.

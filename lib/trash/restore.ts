@@ -13,9 +13,9 @@ import {
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { NotFound, Refused } from '#lib/errors.ts';
+import { reopenedIntoGoneTeam } from '#lib/tickets/apply-change.ts';
 import { againIfTeamGone } from '#lib/tickets/team-gone.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { reopenedIntoGoneTeam } from '#lib/tickets/update-ticket.ts';
 import { nowMicros } from '#lib/time.ts';
 import { contactOf, type Deletable, deletable } from './deletable.ts';
 

@@ -14,7 +14,7 @@ import { addDecimal } from '#lib/decimal.ts';
 import { createdEvent } from '#lib/events/drafts.ts';
 import { candidateSetName, needsOpenWork, roundRobinPick } from '#lib/tickets/assignment.ts';
 import { composeTicket } from '#lib/tickets/compose-ticket.ts';
-import { createDecisions } from '#lib/tickets/create-ticket.ts';
+import { createDecisions } from '#lib/tickets/create-decisions.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import { CreateTicketSchema } from '#lib/tickets/schemas.ts';
 import type { Ticket } from '#lib/tickets/types.ts';

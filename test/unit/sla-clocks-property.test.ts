@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AccountConfig, Priority } from '#lib/accounts/types.ts';
+import { applyChange } from '#lib/tickets/apply-change.ts';
 import { withLostBreaches } from '#lib/tickets/breaches.ts';
 import type { Message } from '#lib/tickets/messages/message.ts';
 import { ticketAfter } from '#lib/tickets/messages/ticket-after.ts';
@@ -8,7 +9,6 @@ import { breachesDue, isBreached, nextDueUs, withBreaches } from '#lib/tickets/o
 import { serviceLevelOf } from '#lib/tickets/sla.ts';
 import { type ClockState, presentSla } from '#lib/tickets/sla-clocks.ts';
 import type { Ticket, TicketStatus } from '#lib/tickets/types.ts';
-import { applyChange } from '#lib/tickets/update-ticket.ts';
 import { formatTimestamp, parseTimestamp } from '#lib/time.ts';
 
 /**

@@ -101,3 +101,7 @@ export function presentMessage(m: Message) {
     ...(m.email || (m.attachments?.length ?? 0) > 0 ? { attachments: m.attachments ?? [] } : {}),
   };
 }
+
+/** A message the service is to e-mail (its mail's delivery is queued). */
+export const isQueuedMail = (m: Message) =>
+  (m.email?.delivery as { status?: string } | undefined)?.status === 'queued';

@@ -3,24 +3,23 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
-import { messagePut } from '#lib/data/tickets/messages.ts';
-import { type TicketUpdate, updateTicketItems } from '#lib/data/tickets/tickets.ts';
+import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { replyMail } from '#lib/email/reply.ts';
-import { withInReplyTo } from '#lib/email/threading.ts';
+import { threadedInCommit } from '#lib/email/threading.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
-import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
-import { formatTimestamp, nowMicros, nowMillis, parseTimestamp } from '#lib/time.ts';
+import { getActiveRules } from '#lib/rules/cache.ts';
+import { changeRules, type RulesApplied, threadRuleMessages } from '#lib/rules/in-change.ts';
+import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { firstReadBeside, updateVersioned } from '#lib/versioned-update.ts';
-import { breachEvents } from '../breaches.ts';
 import { conversationOf } from '../conversation.ts';
 import { findTicket } from '../get-ticket.ts';
-import { presentCreatedTicket } from '../present.ts';
 import type { ClockState } from '../sla-clocks.ts';
 import { againIfTeamGone } from '../team-gone.ts';
 import type { Ticket } from '../types.ts';
+import { messageCommit, messageContext } from './commit.ts';
 import { createFollowUp } from './follow-up.ts';
-import { descriptionMessage, type MailFields, type Message, messageId, presentMessage } from './message.ts';
+import { descriptionMessage, isQueuedMail, type MailFields, type Message, messageId } from './message.ts';
 import {
   assigneeAgent,
   type CreateMessageInput,
@@ -112,16 +111,21 @@ async function postOnce(
   refuseCombinations(input, author, visibility);
   // The current configuration waits for the request's rate count: the ticket's first read runs beside it.
   const read = firstReadBeside(() => findTicket(accountId, ref));
+  // The account's rules beside it (the container's cache: no round trip while it is warm).
+  const rules = getActiveRules(accountId);
+  rules.catch(() => undefined);
   const config = await getAccountConfig(accountId);
   if (!config) throw new NotFound();
   const writer: Writer = { author, visibility, agent: namedAgent(config, input.agent_id) };
 
   let message: Message | undefined;
-  // The breaches the message would lose (a new next-reply cycle after a late reply): written in its commit.
+  // The breaches the message would lose (a new next-reply cycle after a late reply), and what its rules did:
+  // written in its commit.
   let lost: ClockState[] = [];
+  let ruled: RulesApplied | undefined;
   const updated = await updateVersioned<Ticket>({
     read,
-    apply: (before) => {
+    apply: async (before) => {
       lost = [];
       if (before.status === 'closed') {
         refuseOnClosed(author, options);
@@ -132,17 +136,27 @@ async function postOnce(
       const composed = composeMessage(config, before, input.body, writer, options);
       message = composed.message;
       const settled = settledAfter(before, composed, input.status, config, options.automatic);
-      lost = settled.clocks;
-      refuseOversizedAnswer(message, settled.ticket);
-      return settled.ticket;
+      ruled = await changeRules({
+        accountId,
+        config,
+        rules: await rules,
+        before,
+        after: settled.ticket,
+        context: messageContext(composed.message, options, composed.createdUs),
+      });
+      lost = [...settled.clocks, ...ruled.clocks];
+      refuseOversizedAnswer(message, ruled.ticket);
+      return ruled.ticket;
     },
     write: async (before, after, version) => {
-      // A reply to be mailed shows, from this commit on, the In-Reply-To its mail is sent with.
-      const posted = isQueuedMail(message as Message)
-        ? await withInReplyTo(accountId, before, message as Message)
-        : (message as Message);
-      message = posted;
-      return updateTicketItems(messageCommit({ accountId, before, after, version }, posted, lost, options));
+      // A reply to be mailed shows, from this commit on, the In-Reply-To its mail is sent with (its rules' too).
+      const own = message as Message;
+      const [posted] = await threadedInCommit(accountId, before, [own], isQueuedMail);
+      message = posted as Message;
+      const applied = await threadRuleMessages(accountId, before, ruled as RulesApplied, [message]);
+      return updateTicketItems(
+        messageCommit({ accountId, before, after, version }, message, lost, options, applied),
+      );
     },
     ifMatch: options.ifMatch,
     changedMessage: CHANGED,
@@ -206,31 +220,3 @@ function composeMessage(
   };
   return { message, createdUs };
 }
-
-/** The message's commit: the ticket's change, the message (in the outbox when mailed), its events. */
-function messageCommit(
-  change: Pick<TicketUpdate, 'accountId' | 'before' | 'after' | 'version'>,
-  posted: Message,
-  lost: ClockState[],
-  options: PostOptions,
-): TicketUpdate {
-  const { accountId, before, after, version } = change;
-  return {
-    ...change,
-    items: [
-      // A reply to e-mail is in the outbox from this commit on: sent after it, at least once.
-      messagePut(accountId, { ...posted }, isQueuedMail(posted) ? nowMillis() : undefined),
-      ...(options.items?.(posted, after) ?? []),
-    ],
-    attachment: options.attach?.({ message: posted, ticket: after, version: version + 1 }),
-    event: [
-      ...breachEvents(after, lost, version + 1),
-      createdEvent('message', presentMessage(posted)),
-      updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
-    ],
-  };
-}
-
-/** A message the service is to e-mail (its mail's delivery is queued). */
-const isQueuedMail = (m: Message) =>
-  (m.email?.delivery as { status?: string } | undefined)?.status === 'queued';

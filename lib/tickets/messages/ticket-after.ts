@@ -1,9 +1,9 @@
 import type { AccountConfig } from '#lib/accounts/types.ts';
+import { applyChange } from '../apply-change.ts';
 import { withLostBreaches } from '../breaches.ts';
 import { conversationAfter, conversationOf } from '../conversation.ts';
 import type { ClockState } from '../sla-clocks.ts';
 import type { Ticket, TicketStatus } from '../types.ts';
-import { applyChange } from '../update-ticket.ts';
 import type { Message } from './message.ts';
 
 /**

@@ -1,0 +1,89 @@
+import type { AccountConfig } from '#lib/accounts/types.ts';
+import type { EventDraft } from '#lib/data/events.ts';
+import type { CommitAction } from '#lib/data/store/transact.ts';
+import { messagePut } from '#lib/data/tickets/messages.ts';
+import type { BusyCondition } from '#lib/data/tickets/tickets.ts';
+import { threadedInCommit } from '#lib/email/threading.ts';
+import { createdEvent } from '#lib/events/drafts.ts';
+import type { OpenWork } from '#lib/tickets/assignment.ts';
+import { isQueuedMail, type Message, presentMessage } from '#lib/tickets/messages/message.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
+import { nowMillis } from '#lib/time.ts';
+import type { ChangeContext } from './evaluate.ts';
+import { runRules } from './run.ts';
+import { type RuleEffects, ruleEffects, ruleRepliesLastHour } from './ticket-effects.ts';
+import type { Rule } from './types.ts';
+
+/**
+ * The rules of a ticket change, as its commit needs them (decisions.md, "Business rules": "inside the change's own
+ * transaction"; docs/rules.md): a create, a PATCH and a message call `changeRules` on the ticket their change
+ * leaves, then write `ruleCommit`'s items and events in the same transaction as the change. So a change and every
+ * effect of its rules commit together or not at all, and a retry of the change (a lost race, a keyed retry) runs
+ * them again on the ticket as it then is.
+ */
+
+export interface ChangeRules {
+  accountId: string;
+  config: AccountConfig;
+  rules: readonly Rule[];
+  /** The ticket before the change (null: the change creates it) and after the change itself. */
+  before: Ticket | null;
+  after: Ticket;
+  context: Pick<ChangeContext, 'kind' | 'channel' | 'automatic' | 'message' | 'nowUs'>;
+  busy?: OpenWork | undefined;
+}
+
+export interface RulesApplied extends RuleEffects {
+  /** The condition on the agent the rules' `"auto"` chose, for the commit (undefined: none). */
+  picked: BusyCondition | undefined;
+}
+
+export async function changeRules(change: ChangeRules): Promise<RulesApplied> {
+  const { after, context } = change;
+  const relevant = change.rules.some((rule) => kindsOf(context.kind).includes(rule.on));
+  if (!relevant)
+    return { ticket: after, messages: [], clocks: [], extra: undefined, fired: [], picked: undefined };
+  const { evaluation, picked } = await runRules({
+    ...change,
+    context: { ...context, imported: false, ruleRepliesLastHour: ruleRepliesLastHour(after, context.nowUs) },
+  });
+  return { ...ruleEffects(change.config, after, evaluation, context.nowUs), picked };
+}
+
+const kindsOf = (kind: ChangeContext['kind']): string[] =>
+  kind === 'create' ? ['created'] : kind === 'message' ? ['message'] : ['updated'];
+
+/** The rules' messages with their mails' In-Reply-To (after the change's own `earlier` messages of the commit). */
+export async function threadRuleMessages(
+  accountId: string,
+  ticket: Ticket,
+  applied: RulesApplied,
+  earlier: Message[] = [],
+): Promise<RulesApplied> {
+  if (!applied.messages.some(isQueuedMail)) return applied;
+  const all = await threadedInCommit(accountId, ticket, [...earlier, ...applied.messages], isQueuedMail);
+  return { ...applied, messages: all.slice(earlier.length) };
+}
+
+/** The items the rules add to the change's commit: their messages (a reply in the outbox from the commit on). */
+export function ruleItems(accountId: string, applied: RulesApplied): CommitAction[] {
+  return applied.messages.map((m) =>
+    messagePut(accountId, { ...m }, isQueuedMail(m) ? nowMillis() : undefined),
+  );
+}
+
+/**
+ * The change's events with what its rules say (`data.rules`, `rules_stopped`, `rules_skipped` on its ticket and
+ * message events), then a `message.created` for each note and reply the rules wrote.
+ */
+export function withRuleEvents(events: EventDraft[], applied: RulesApplied): EventDraft[] {
+  const { extra } = applied;
+  const said = (event: EventDraft): EventDraft =>
+    extra && /^(ticket\.(created|updated)|message\.created)$/.test(event.type)
+      ? { ...event, extra: { ...event.extra, ...extra } }
+      : event;
+  return [
+    ...events.map(said),
+    ...applied.messages.map((m) => said(createdEvent('message', presentMessage(m)))),
+  ];
+}
