@@ -372,7 +372,8 @@ const declared = [
     path: '/api/rules/{rule}',
     entry: 'functions/rules-get.ts',
     scope: 'rules:read',
-    tableActions: ['GetItem', 'UpdateItem'],
+    // Query: the rule's firings (its `fired`).
+    tableActions: ['GetItem', 'Query', 'UpdateItem'],
   },
   {
     name: 'updateRule',
@@ -388,7 +389,8 @@ const declared = [
     path: '/api/rules/{rule}',
     entry: 'functions/rules-delete.ts',
     scope: 'rules:write',
-    tableActions: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    // Query: the rule's firings (its `fired`, in the answer and the event).
+    tableActions: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
   },
   {
     name: 'listMacros',

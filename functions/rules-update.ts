@@ -1,7 +1,7 @@
 import { route } from '#functions/routes.ts';
 import { httpHandler } from '#lib/http/handler.ts';
+import type { CountedRule } from '#lib/rules/fired.ts';
 import { findRule, showRule, updateRule } from '#lib/rules/resource.ts';
-import type { Rule } from '#lib/rules/types.ts';
 import { etagOf } from '#lib/versioned-update.ts';
 
 /** PATCH /api/rules/{rule}: the fields sent replace the rule's; If-Match refuses a lost update. */
@@ -9,7 +9,7 @@ export const handler = httpHandler(
   {
     route: route('updateRule'),
     body: true,
-    present: (rule: Rule) => ({
+    present: (rule: CountedRule) => ({
       statusCode: 200,
       body: { data: showRule(rule) },
       headers: { ETag: etagOf(rule.version) },

@@ -1,5 +1,6 @@
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import type { EventDraft } from '#lib/data/events.ts';
+import { firingPuts } from '#lib/data/rules/firings.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
 import { messagePut } from '#lib/data/tickets/messages.ts';
 import type { BusyCondition } from '#lib/data/tickets/tickets.ts';
@@ -36,18 +37,22 @@ export interface ChangeRules {
 export interface RulesApplied extends RuleEffects {
   /** The condition on the agent the rules' `"auto"` chose, for the commit (undefined: none). */
   picked: BusyCondition | undefined;
+  /** The change's time: its rules' firings are counted at it. */
+  atUs: number;
 }
 
 export async function changeRules(change: ChangeRules): Promise<RulesApplied> {
   const { after, context } = change;
   const relevant = change.rules.some((rule) => kindsOf(context.kind).includes(rule.on));
-  if (!relevant)
-    return { ticket: after, messages: [], clocks: [], extra: undefined, fired: [], picked: undefined };
+  if (!relevant) {
+    const nothing = { messages: [], clocks: [], extra: undefined, fired: [], picked: undefined };
+    return { ticket: after, ...nothing, atUs: context.nowUs };
+  }
   const { evaluation, picked } = await runRules({
     ...change,
     context: { ...context, imported: false, ruleRepliesLastHour: ruleRepliesLastHour(after, context.nowUs) },
   });
-  return { ...ruleEffects(change.config, after, evaluation, context.nowUs), picked };
+  return { ...ruleEffects(change.config, after, evaluation, context.nowUs), picked, atUs: context.nowUs };
 }
 
 const kindsOf = (kind: ChangeContext['kind']): string[] =>
@@ -65,11 +70,17 @@ export async function threadRuleMessages(
   return { ...applied, messages: all.slice(earlier.length) };
 }
 
-/** The items the rules add to the change's commit: their messages (a reply in the outbox from the commit on). */
+/**
+ * The items the rules add to the change's commit: their messages (a reply in the outbox from the commit on) and a
+ * firing of each rule that fired (its `fired` counts: lib/data/rules/firings.ts).
+ */
 export function ruleItems(accountId: string, applied: RulesApplied): CommitAction[] {
-  return applied.messages.map((m) =>
-    messagePut(accountId, { ...m }, isQueuedMail(m) ? nowMillis() : undefined),
-  );
+  return [
+    ...applied.messages.map((m) =>
+      messagePut(accountId, { ...m }, isQueuedMail(m) ? nowMillis() : undefined),
+    ),
+    ...firingPuts(accountId, applied.fired, applied.atUs, applied.ticket.uuid),
+  ];
 }
 
 /**

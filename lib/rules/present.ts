@@ -4,7 +4,7 @@ import type { Evaluation } from './evaluate.ts';
 import type { FieldValue } from './fields.ts';
 import type { RuleReferences } from './references.ts';
 import { parseRule, type RuleInput } from './schemas.ts';
-import type { Action, Condition, Macro, Rule } from './types.ts';
+import type { Action, Condition, FiredCounts, Macro, Rule } from './types.ts';
 
 /**
  * Rules and macros as the API shows them (decisions.md, "Business rules"), a PATCH read against the rule it
@@ -31,13 +31,6 @@ function ruleBody(rule: Omit<Rule, 'id' | 'version' | 'createdAt' | 'updatedAt'>
       business_hours: rule.time.businessHours,
     },
   };
-}
-
-/** Exact counts of firings in the last hour, day and week (kept by the resource slice). */
-export interface FiredCounts {
-  last_hour: number;
-  last_day: number;
-  last_week: number;
 }
 
 export function presentRule(rule: Rule, fired: FiredCounts) {

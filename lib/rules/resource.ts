@@ -16,12 +16,13 @@ import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { deleteVersioned, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { forgetActiveRules } from './cache.ts';
+import { type CountedRule, counted, firingsOf, NO_FIRINGS } from './fired.ts';
 import type { RuleCursor } from './list-query.ts';
 import { pathId } from './list-query.ts';
-import { type FiredCounts, parseRulePatch, presentRule } from './present.ts';
+import { parseRulePatch, presentRule } from './present.ts';
 import { namedOrganizationIds, type RuleReferences, referencesOf } from './references.ts';
 import { parseRule } from './schemas.ts';
-import { byPosition, type Rule } from './types.ts';
+import { byPosition, type FiredCounts, type Rule } from './types.ts';
 
 /**
  * Rules as a resource (decisions.md, "Business rules"; docs/rules.md, "Rules and macros as resources"): list in
@@ -29,13 +30,11 @@ import { byPosition, type Rule } from './types.ts';
  * (lib/data/rules/rules.ts) in one transaction, so the 1,000 active rules cannot be passed by racing writes.
  */
 
-/**
- * `fired` (exact firings in the last hour, day and week) is counted by the evaluation slice, which writes the
- * firings in the change's transaction; until then no rule has fired and every count is 0.
- */
-export const NO_FIRINGS: FiredCounts = { last_hour: 0, last_day: 0, last_week: 0 };
-
-export const showRule = (rule: Rule) => presentRule(rule, NO_FIRINGS);
+/** A rule as its answers and events show it, with its firings counted (./fired.ts). */
+export const showRule = (rule: CountedRule) => presentRule(rule, rule.fired);
+/** A rule's wire form whatever its firings: what its size and a PATCH's sameness are judged on. */
+const shownBody = (rule: Rule) => presentRule(rule, NO_FIRINGS);
+const withFired = (rule: Rule, fired: FiredCounts): CountedRule => ({ ...rule, fired });
 
 const CHANGED = 'The rule has changed since you read it (If-Match does not match its ETag).';
 
@@ -79,10 +78,17 @@ export async function findRule(accountId: string, ref: string): Promise<Versione
   return rule && { entity: rule, version: rule.version };
 }
 
-export async function getRule(accountId: string, ref: string): Promise<Rule> {
-  const found = await findRule(accountId, ref);
+/** The firings of the rule `ref` names (none, and no read, when it names none). */
+const firingsOfRef = async (accountId: string, ref: string) => {
+  const id = pathId(ref);
+  return id === undefined ? NO_FIRINGS : ((await firingsOf(accountId, [id])).get(id) ?? NO_FIRINGS);
+};
+
+/** The rule and its firings, read at once. */
+export async function getRule(accountId: string, ref: string): Promise<CountedRule> {
+  const [found, fired] = await Promise.all([findRule(accountId, ref), firingsOfRef(accountId, ref)]);
   if (!found) throw new NotFound();
-  return found.entity;
+  return withFired(found.entity, fired);
 }
 
 /** `GET /api/rules`: by position then id, after the cursor; `next_cursor` the last one's `<position>.<id>`. */
@@ -93,13 +99,13 @@ export async function listRules(accountId: string, query: { after: RuleCursor | 
   const page = rest.slice(0, query.limit);
   const last = page.at(-1);
   return {
-    data: page.map(showRule),
+    data: (await counted(accountId, page)).map(showRule),
     next_cursor: rest.length > page.length && last ? `${last.position}.${last.id}` : null,
   };
 }
 
 /** `POST /api/rules`: checked against the account, last by default, `rule.created`. */
-export async function createRule(accountId: string, body: unknown, attach?: Attach<Rule>): Promise<Rule> {
+export async function createRule(accountId: string, body: unknown, attach?: Attach<CountedRule>) {
   let id: number | undefined;
   const rule = await retryOnConflict(
     async () => {
@@ -115,10 +121,16 @@ export async function createRule(accountId: string, body: unknown, attach?: Atta
         createdAt: at,
         updatedAt: at,
       };
-      refuseOversized(showRule(made));
-      const event = createdEvent('rule', showRule(made));
-      await writeRule(accountId, { before: undefined, after: made, meta }, { event, attach: attach?.(made) });
-      return made;
+      refuseOversized(shownBody(made));
+      // A rule just made has fired nowhere: no read.
+      const shown = withFired(made, NO_FIRINGS);
+      const event = createdEvent('rule', showRule(shown));
+      await writeRule(
+        accountId,
+        { before: undefined, after: made, meta },
+        { event, attach: attach?.(shown) },
+      );
+      return shown;
     },
     { retryable: (error) => error instanceof ConcurrentWrite },
   );
@@ -133,31 +145,41 @@ export async function updateRule(
   accountId: string,
   ref: string,
   body: unknown,
-  options: { ifMatch?: string | undefined; attach?: Attach<Rule> } = {},
-): Promise<Rule> {
+  options: { ifMatch?: string | undefined; attach?: Attach<CountedRule> } = {},
+): Promise<CountedRule> {
   let meta: RulesMeta | undefined;
   let refs: RuleReferences | undefined;
+  let fired = NO_FIRINGS;
   const updated = await updateVersioned<Rule>({
     read: async () => {
-      const [found, read] = await Promise.all([findRule(accountId, ref), readRulesMeta(accountId)]);
-      meta = read;
+      const [found, read, counts] = await Promise.all([
+        findRule(accountId, ref),
+        readRulesMeta(accountId),
+        firingsOfRef(accountId, ref),
+      ]);
+      [meta, fired] = [read, counts];
       const others = found ? read.active - (found.entity.active ? 1 : 0) : 0;
-      refs = found && (await ruleReferences(accountId, [body, showRule(found.entity)], others));
+      refs = found && (await ruleReferences(accountId, [body, shownBody(found.entity)], others));
       return found;
     },
     apply: (before) => {
       const input = parseRulePatch(before, body, refs as RuleReferences);
       const after: Rule = { ...before, ...input, position: input.position ?? before.position };
-      refuseOversized(showRule(after));
+      refuseOversized(shownBody(after));
       return isSame(before, after) ? before : { ...after, updatedAt: formatTimestamp(nowMicros()) };
     },
     write: async (before, after, version) => {
       const next = { ...after, version: version + 1 };
-      const event = updatedEvent('rule', showRule(before), showRule(next), version + 1);
+      const event = updatedEvent(
+        'rule',
+        showRule(withFired(before, fired)),
+        showRule(withFired(next, fired)),
+        version + 1,
+      );
       await writeRule(
         accountId,
         { before, after: next, meta: meta as RulesMeta },
-        { event, attach: options.attach?.(next) },
+        { event, attach: options.attach?.(withFired(next, fired)) },
       ).catch((error) => {
         throw answerOf(error);
       });
@@ -167,30 +189,36 @@ export async function updateRule(
     changedMessage: CHANGED,
   });
   forgetActiveRules(accountId);
-  return { ...updated.entity, version: updated.version };
+  return withFired({ ...updated.entity, version: updated.version }, fired);
 }
 
-const isSame = (a: Rule, b: Rule) => JSON.stringify(showRule(a)) === JSON.stringify(showRule(b));
+const isSame = (a: Rule, b: Rule) => JSON.stringify(shownBody(a)) === JSON.stringify(shownBody(b));
 
 /** `DELETE /api/rules/{rule}`: removed for good, `rule.deleted`; answers the rule as it was. If-Match as PATCH. */
 export async function deleteRule(
   accountId: string,
   ref: string,
-  options: { ifMatch?: string | undefined; attach?: Attach<Rule> } = {},
-): Promise<Rule> {
+  options: { ifMatch?: string | undefined; attach?: Attach<CountedRule> } = {},
+): Promise<CountedRule> {
   let meta: RulesMeta | undefined;
+  let fired = NO_FIRINGS;
   const deleted = await deleteVersioned<Rule>({
     read: async () => {
-      const [found, read] = await Promise.all([findRule(accountId, ref), readRulesMeta(accountId)]);
-      meta = read;
+      const [found, read, counts] = await Promise.all([
+        findRule(accountId, ref),
+        readRulesMeta(accountId),
+        firingsOfRef(accountId, ref),
+      ]);
+      [meta, fired] = [read, counts];
       return found;
     },
     remove: async ({ entity, version }) => {
-      const event = { type: 'rule.deleted', object: showRule(entity), version: version + 1 };
+      const shown = withFired(entity, fired);
+      const event = { type: 'rule.deleted', object: showRule(shown), version: version + 1 };
       await writeRule(
         accountId,
         { before: entity, after: undefined, meta: meta as RulesMeta },
-        { event, attach: options.attach?.(entity) },
+        { event, attach: options.attach?.(shown) },
       ).catch((error) => {
         throw answerOf(error);
       });
@@ -199,5 +227,5 @@ export async function deleteRule(
     changedMessage: CHANGED,
   });
   forgetActiveRules(accountId);
-  return deleted.entity;
+  return withFired(deleted.entity, fired);
 }

@@ -94,6 +94,13 @@ export interface Macro {
   updatedAt: Timestamp;
 }
 
+/** Exact counts of a rule's firings in the last hour, day and week (lib/data/rules/firings.ts counts them). */
+export interface FiredCounts {
+  last_hour: number;
+  last_day: number;
+  last_week: number;
+}
+
 /** The contract's published limits. */
 export const RULE_LIMITS = {
   /** Conditions a rule, `all` and `any` together. */

@@ -100,6 +100,11 @@ describe('rules in the change', () => {
       ['message.created', fired],
     ]);
     expect(feed[0]?.data.previous).toMatchObject({ priority: 'medium', tags: [], team: null });
+    // Each rule's firing was written with the change: its `fired` counts it.
+    for (const fired of [escalate, answer]) {
+      const counted = (await call('GET', `/api/rules/${fired.id}`)).body.data.fired;
+      expect(counted).toEqual({ last_hour: 1, last_day: 1, last_week: 1 });
+    }
   });
 
   it('a change that changes nothing runs no rule; one that does not match fires none and says nothing', async () => {
@@ -139,6 +144,8 @@ describe('rules in the change', () => {
     const data = updated?.data as Record<string, unknown>;
     expect(data.rules).toEqual(rules.slice(0, 10).map((r) => ({ id: r.id, version: 1 })));
     expect(data.rules_stopped).toBe(true);
+    const listed = (await call('GET', '/api/rules?limit=100')).body.data as { fired: { last_hour: number } }[];
+    expect(listed.map((r) => r.fired.last_hour)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
   });
 
   it('two rules that would loop fire once each and the change commits', async () => {

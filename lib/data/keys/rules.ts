@@ -21,3 +21,30 @@ export const ruleKeys = {
   /** The sort key range of the macros with an id above `after`. */
   macrosAbove: (after: number) => ({ from: `${MACRO}${padId(after + 1)}`, to: `${MACRO}~` }),
 };
+
+/** Epoch µs, zero-padded to 16 digits, so that lexical order is time order. */
+const padUs = (us: number) => String(Math.max(0, Math.floor(us))).padStart(16, '0');
+
+/**
+ * A rule's firings (docs/rules.md, "`fired`"): a partition per rule, an item per firing, its sort key the firing's
+ * time, then the ticket, the rule's place among the change's fired rules and a nonce (two changes of one ticket at
+ * one microsecond, a manual clock's or two hosts', never share a key). Items only: no counter, so the many changes a
+ * second that fire one rule take no item together. Kept 8 days (TTL), read over the last 7.
+ */
+const firedPartition = (accountId: string, ruleId: number) => `RULE_FIRED#${accountId}#${padId(ruleId)}`;
+
+export const firingKeys = {
+  partition: firedPartition,
+  firing: (
+    accountId: string,
+    ruleId: number,
+    at: { us: number; ticketUuid: string; place: number; nonce: string },
+  ) => ({
+    pk: firedPartition(accountId, ruleId),
+    sk: `${padUs(at.us)}#${at.ticketUuid}#${String(at.place).padStart(2, '0')}#${at.nonce}`,
+  }),
+  /** The sort key range of the firings at `fromUs` to `toUs`, both included. */
+  between: (fromUs: number, toUs: number) => ({ from: padUs(fromUs), to: `${padUs(toUs)}#~` }),
+  /** A firing's time (epoch µs) from its sort key. */
+  timeOf: (sk: string) => Number(sk.slice(0, 16)),
+};

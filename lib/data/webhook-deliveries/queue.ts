@@ -103,8 +103,12 @@ export async function markDue(accountId: string, endpointId: string, dueAt: numb
 /** Pending items written at once by one fan-out or redeliver. */
 const WRITE_CONCURRENCY = 16;
 
-/** Runs `work` over `list`, WRITE_CONCURRENCY at a time; answers the results in order. */
-export async function inParallel<T, R>(list: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+/** Runs `work` over `list`, `atOnce` at a time (WRITE_CONCURRENCY by default); answers the results in order. */
+export async function inParallel<T, R>(
+  list: readonly T[],
+  work: (item: T) => Promise<R>,
+  atOnce = WRITE_CONCURRENCY,
+): Promise<R[]> {
   const results: R[] = new Array(list.length);
   let next = 0;
   const lane = async () => {
@@ -113,6 +117,6 @@ export async function inParallel<T, R>(list: readonly T[], work: (item: T) => Pr
       results[i] = await work(list[i] as T);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, list.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(atOnce, list.length) }, lane));
   return results;
 }
