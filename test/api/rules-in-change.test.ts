@@ -144,7 +144,9 @@ describe('rules in the change', () => {
     const data = updated?.data as Record<string, unknown>;
     expect(data.rules).toEqual(rules.slice(0, 10).map((r) => ({ id: r.id, version: 1 })));
     expect(data.rules_stopped).toBe(true);
-    const listed = (await call('GET', '/api/rules?limit=100')).body.data as { fired: { last_hour: number } }[];
+    const listed = (await call('GET', '/api/rules?limit=100')).body.data as {
+      fired: { last_hour: number };
+    }[];
     expect(listed.map((r) => r.fired.last_hour)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
   });
 
