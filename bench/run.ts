@@ -37,6 +37,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * `-- --people [--quick]`: an agent list page at 100 and 1,000 agents, a team's queue page at 1k, 10k and 100k
  * tickets (--quick: to 10k), the write units of a hand-over and of a hand-back (bench/people.ts), to
  * bench/runs/results-people.json (docs/capacity.md quotes it; never published).
+ * `-- --rules [--quick]`: a ticket create and update with 0, 100 and 1,000 active rules, and with one that fires
+ * (bench/rules.ts), to bench/runs/results-rules.json (docs/rules.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -81,6 +83,7 @@ try {
   else if (process.argv.includes('--sla')) await (await import('./sla.ts')).runSlaOnly(options);
   else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
   else if (process.argv.includes('--people')) await (await import('./people.ts')).runPeopleOnly(options);
+  else if (process.argv.includes('--rules')) await (await import('./rules.ts')).runRulesOnly(options);
   else if (process.argv.includes('--erasure')) await (await import('./erasure.ts')).runErasureOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
