@@ -9,10 +9,11 @@ import { createdEvent } from '#lib/events/drafts.ts';
 import type { OpenWork } from '#lib/tickets/assignment.ts';
 import { isQueuedMail, type Message, presentMessage } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { nowMillis } from '#lib/time.ts';
+import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import type { ChangeContext } from './evaluate.ts';
 import { runRules } from './run.ts';
 import { type RuleEffects, ruleEffects, ruleRepliesLastHour } from './ticket-effects.ts';
+import { nextRuleMoment } from './time-rules.ts';
 import type { Rule } from './types.ts';
 
 /**
@@ -26,7 +27,10 @@ import type { Rule } from './types.ts';
 export interface ChangeRules {
   accountId: string;
   config: AccountConfig;
+  /** The account's active rules (the rules cache's). */
   rules: readonly Rule[];
+  /** A time change's due time rules (time-rules.ts, dueTimeRules): run before the `updated` rules. */
+  due?: readonly Rule[] | undefined;
   /** The ticket before the change (null: the change creates it) and after the change itself. */
   before: Ticket | null;
   after: Ticket;
@@ -41,22 +45,44 @@ export interface RulesApplied extends RuleEffects {
   atUs: number;
 }
 
+/**
+ * The change's rules run, and the ticket it leaves with its next time-rule moment (`ruleDueAt`, its due entry):
+ * every change asks again, since a change may move a rule's `since` or make its conditions hold.
+ */
 export async function changeRules(change: ChangeRules): Promise<RulesApplied> {
   const { after, context } = change;
-  const relevant = change.rules.some((rule) => kindsOf(context.kind).includes(rule.on));
-  if (!relevant) {
-    const nothing = { messages: [], clocks: [], extra: undefined, fired: [], picked: undefined };
-    return { ticket: after, ...nothing, atUs: context.nowUs };
-  }
+  const run =
+    context.kind === 'time'
+      ? [...(change.due ?? []), ...change.rules.filter((rule) => rule.on === 'updated')]
+      : change.rules.filter((rule) => kindsOf(context.kind).includes(rule.on));
+  const nothing = { messages: [], clocks: [], extra: undefined, fired: [], picked: undefined };
+  const applied =
+    run.length === 0 ? { ticket: after, ...nothing } : await evaluated({ ...change, rules: run });
+  const ticket = withNextMoment(applied.ticket, change.rules, change.config);
+  return { ...applied, ticket, atUs: context.nowUs };
+}
+
+async function evaluated(change: ChangeRules) {
+  const { after, context } = change;
   const { evaluation, picked } = await runRules({
     ...change,
     context: { ...context, imported: false, ruleRepliesLastHour: ruleRepliesLastHour(after, context.nowUs) },
   });
-  return { ...ruleEffects(change.config, after, evaluation, context.nowUs), picked, atUs: context.nowUs };
+  return { ...ruleEffects(change.config, after, evaluation, context.nowUs), picked };
 }
 
 const kindsOf = (kind: ChangeContext['kind']): string[] =>
   kind === 'create' ? ['created'] : kind === 'message' ? ['message'] : ['updated'];
+
+/** The ticket with its next time-rule moment over the account's time rules (none: null, or absent as it was). */
+export function withNextMoment(ticket: Ticket, rules: readonly Rule[], config: AccountConfig): Ticket {
+  const timeRules = rules.filter((rule) => rule.on === 'time');
+  if (timeRules.length === 0 && ticket.ruleDueAt == null) return ticket;
+  const looked = ticket.ruleCycles ?? {};
+  const next = nextRuleMoment(ticket, timeRules, { calendar: config.account.businessHours ?? null, looked });
+  const ruleDueAt = next ? formatTimestamp(next.atUs) : null;
+  return ruleDueAt === (ticket.ruleDueAt ?? null) ? ticket : { ...ticket, ruleDueAt };
+}
 
 /** The rules' messages with their mails' In-Reply-To (after the change's own `earlier` messages of the commit). */
 export async function threadRuleMessages(

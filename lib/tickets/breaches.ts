@@ -4,6 +4,7 @@ import { StaleVersion } from '#lib/data/store/errors.ts';
 import { commitBreaches, dueTicketWindow, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
+import { runTimeRules } from '#lib/rules/time-change.ts';
 import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import { breachesDue, breachesLost, withBreaches } from './owed-breaches.ts';
 import { presentCreatedTicket } from './present.ts';
@@ -29,6 +30,8 @@ import type { Ticket } from './types.ts';
 export interface BreachPass {
   read: number;
   breached: number;
+  /** Time rules fired (lib/rules/time-change.ts: the due entry is also the ticket's next time-rule moment). */
+  fired: number;
   /** Tickets whose breach failed (logged; their entries stay for the next pass). */
   failed: number;
   /** Entries left for the next pass (more than `limit` were due). */
@@ -74,6 +77,7 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
   );
   const due = fairShare(window.entries, (entry) => entry.accountId, limit);
   let breached = 0;
+  let fired = 0;
   let failed = 0;
   let next = 0;
   const work = async () => {
@@ -84,6 +88,9 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
         // Awaited first: `breached += await …` would read the count before the await and lose the other workers'.
         const written = await breachTicket(entry.accountId, entry.orderKey, options);
         breached += written;
+        // The same entry is the ticket's next time-rule moment when that is sooner (ticket-index.ts, `due`).
+        const ruled = await runTimeRules(entry.accountId, entry.orderKey);
+        fired += ruled;
       } catch (error) {
         // One ticket's failure (the store refusing its commit for a while) holds no other ticket's breach: its
         // entry stays, and the next pass tries it again.
@@ -96,7 +103,7 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
   // Again at once only when this pass wrote and found a full page: entries due but owing nothing yet (the index
   // behind a change by a moment, a due time within this millisecond) wait for the next poll, not a busy loop.
   const left = window.more || window.entries.length > due.length;
-  return { read: due.length, breached, failed, more: left && breached > 0 };
+  return { read: due.length, breached, fired, failed, more: left && breached + fired > 0 };
 }
 
 /**

@@ -57,6 +57,13 @@ export interface Ticket {
   /** The times of the replies rules wrote on the ticket in the last hour (internal: the loop guard's 3 an hour). */
   ruleRepliesAt?: Timestamp[];
   /**
+   * The ticket's next time-rule moment (internal; lib/rules/in-change.ts keeps it at every change, the runner at each
+   * moment): its entry in the due index with the SLA clocks' (ticket-index.ts, `due`). Absent or null: none.
+   */
+  ruleDueAt?: Timestamp | null;
+  /** The `since` value each time rule was last looked at with, by rule id (lib/rules/time-rules.ts, LookedCycles). */
+  ruleCycles?: Record<string, Timestamp>;
+  /**
    * The conversation's fields (lib/tickets/conversation.ts), written by every message in its commit. Absent on
    * tickets stored before messages existed: conversationOf() reads them as a ticket with its description only.
    */

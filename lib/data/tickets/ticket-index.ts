@@ -108,9 +108,9 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
     // A team's open tickets, assigned or not: what its deletion conditions on.
     open: { adds: (t) => (t.team && BUSY_STATUSES.includes(t.status) ? { [t.team.id]: 1 } : {}), in: TEAM },
   },
-  // The soonest service-level due time still to watch: the ticket's entry in the due index, which the breach
-  // runner reads (lib/tickets/breaches.ts).
-  due: (t) => nextDueUs(t),
+  // The soonest service-level due time still to watch, or the next time-rule moment when sooner: the ticket's
+  // entry in the due index, which the due runner reads (lib/tickets/breaches.ts: breaches, then time rules).
+  due: (t) => soonest(nextDueUs(t), t.ruleDueAt ? parseTimestamp(t.ruleDueAt) : undefined),
   // `sort=due`: soonest uncompleted due time first, none last, then newest first (lib/data/index/list.ts).
   // `sort=queue`: the order a queue is served in (lib/tickets/types.ts, queueSortValue), kept in `waiting` only.
   sorts: { due: (t) => dueSortValue(t), queue: (t) => queueSortValue(t) },
@@ -144,6 +144,10 @@ function ticketTerms(subject: string, reference: string, number: number, email: 
   ];
   return { prefixes: ordered, number: String(number) };
 }
+
+/** The sooner of two due times (undefined: none). */
+const soonest = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
 /** A custom field's value as its dimension has it: `plan#gold` (keys name it by its keyed hash). */
 const customFieldValue = (key: string, text: string) => `${key}#${text}`;

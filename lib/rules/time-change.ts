@@ -1,0 +1,84 @@
+import { isDeepStrictEqual } from 'node:util';
+import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import { StaleVersion } from '#lib/data/store/errors.ts';
+import { getTicketByOrderKey, updateTicketItems } from '#lib/data/tickets/tickets.ts';
+import { updatedEvent } from '#lib/events/drafts.ts';
+import { presentCreatedTicket } from '#lib/tickets/present.ts';
+import { freedByTicketChange } from '#lib/tickets/queue.ts';
+import { freedItems } from '#lib/tickets/update-ticket.ts';
+import { nowMicros, parseTimestamp } from '#lib/time.ts';
+import { getActiveRules } from './cache.ts';
+import { changeRules, ruleItems, threadRuleMessages, withRuleEvents } from './in-change.ts';
+import { dueTimeRules, lookedAfter } from './time-rules.ts';
+
+/**
+ * A ticket's time rules at their moment (decisions.md, "Business rules", `on: time`; docs/rules.md, "Time rules
+ * at their moment"): the due runner (lib/tickets/breaches.ts) reads the tickets whose due entry has come, and for
+ * each whose `ruleDueAt` has passed this runs the time rules due (their cycles not looked at yet), then the `updated`
+ * rules with `via: rule`, as a change like any other: one transaction guarded by the version read, with its event,
+ * its rules' messages and firings, the cycles looked at and the next moment. So:
+ * - a change committed first is read (its new moment, or conditions that no longer hold), or refuses this commit
+ *   (StaleVersion: read and decide again);
+ * - a runner that died before its commit left the entry: the next pass fires it, late by the stall, never twice
+ *   (the cycle is looked at in the commit that fires it);
+ * - a moment that found no rule to fire (a rule deleted or changed since) writes only the next moment, no event.
+ */
+
+const MAX_ATTEMPTS = 5;
+
+/** Runs the time rules due on the ticket now, if any; answers how many rules fired. */
+export async function runTimeRules(accountId: string, orderKey: string): Promise<number> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const stored = await getTicketByOrderKey(accountId, orderKey);
+    const before = stored?.entity;
+    const nowUs = nowMicros();
+    if (!stored || !before?.ruleDueAt || parseTimestamp(before.ruleDueAt) > nowUs) return 0;
+    const [config, rules] = await Promise.all([getAccountConfig(accountId), getActiveRules(accountId)]);
+    if (!config) return 0;
+    const looked = before.ruleCycles ?? {};
+    const calendar = config.account.businessHours ?? null;
+    const due = dueTimeRules(before, rules, nowUs, { calendar, looked });
+    const kept = new Set(rules.filter((r) => r.on === 'time').map((r) => String(r.id)));
+    const cycles = Object.fromEntries(
+      Object.entries(lookedAfter(before, due, looked)).filter(([id]) => kept.has(id)),
+    );
+    const ruled = await changeRules({
+      accountId,
+      config,
+      rules,
+      due,
+      before,
+      after: { ...before, ruleCycles: cycles },
+      context: { kind: 'time', channel: 'api', automatic: false, nowUs },
+    });
+    const after = ruled.ticket;
+    if (isDeepStrictEqual(after, before)) return 0;
+    const applied = await threadRuleMessages(accountId, before, ruled);
+    const visible = !isDeepStrictEqual(presentCreatedTicket(before), presentCreatedTicket(after));
+    const version = stored.version;
+    try {
+      await updateTicketItems({
+        accountId,
+        before,
+        after,
+        version,
+        items: [
+          ...freedItems(accountId, freedByTicketChange(before, after)),
+          ...ruleItems(accountId, applied),
+        ],
+        busyCondition: applied.picked,
+        event: withRuleEvents(
+          visible
+            ? [updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1)]
+            : [],
+          applied,
+        ),
+      });
+    } catch (error) {
+      if (error instanceof StaleVersion) continue;
+      throw error;
+    }
+    return applied.fired.length;
+  }
+  return 0;
+}

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { breachPass } from '#lib/tickets/breaches.ts';
+import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
+import { useManualClock } from '#test/support/clock.ts';
+import { readFeedToEnd } from '#test/support/feed.ts';
+import { keyedCaller, useGateway } from '#test/support/http.ts';
+
+/**
+ * Time rules at their moment (decisions.md, "Business rules", `on: time`; docs/rules.md, "Time rules at their
+ * moment"): a ticket's next moment is its due entry, the due runner fires the rule at or after it (never before),
+ * once per cycle, a new `since` value starts a new cycle, a stalled runner fires it late by the stall and once, and
+ * what the rule does is a change like any other (its event names the rule; its `updated` rules run, `via: rule`).
+ */
+const gateway = useGateway();
+const clock = useManualClock();
+const MINUTE = 60_000;
+/** Every due entry of the file's table (test/support/file-table.ts: this file's accounts only). */
+const pass = () => breachPass({ limit: 100_000 });
+
+async function setUp() {
+  const account = await createTestAccount({ agents: agentsFile(1) });
+  const call = keyedCaller(gateway, account.apiKey);
+  const nudge = await call('POST', '/api/rules', {
+    name: 'Nudge',
+    on: 'time',
+    time: { after_minutes: 60, since: 'status_changed_at' },
+    conditions: { all: [{ field: 'status', op: 'is', value: 'pending' }] },
+    actions: [
+      { type: 'add_tags', tags: ['nudged'] },
+      { type: 'note', body: 'Nudged at {{ticket.status}}.' },
+    ],
+  });
+  expect(nudge.status, nudge.text).toBe(201);
+  const reacts = await call('POST', '/api/rules', {
+    name: 'Seen a rule',
+    on: 'updated',
+    conditions: { all: [{ field: 'via', op: 'is', value: 'rule' }] },
+    actions: [{ type: 'set', field: 'priority', value: 'high' }],
+  });
+  expect(reacts.status, reacts.text).toBe(201);
+  const created = await call('POST', '/api/tickets', {
+    subject: 'Waiting on you',
+    description: 'd',
+    requester_email: 'r@customer.example',
+  });
+  expect(created.status, created.text).toBe(201);
+  const uuid = created.body.ticket.uuid as string;
+  const get = async () => (await call('GET', `/api/tickets/${uuid}`)).body.data;
+  return { account, call, uuid, get, nudge: nudge.body.data, reacts: reacts.body.data };
+}
+
+describe('time rules', () => {
+  it('fire at their moment, once per cycle, as a change like any other; a new cycle fires again', async () => {
+    const { account, call, uuid, get, nudge, reacts } = await setUp();
+    await clock().advance(MINUTE);
+    expect((await call('PATCH', `/api/tickets/${uuid}`, { status: 'pending' })).status).toBe(200);
+    // Not before its moment.
+    await clock().advance(59 * MINUTE);
+    expect((await pass()).fired).toBe(0);
+    expect((await get()).tags).toEqual([]);
+    // The moment is the status change + 60 minutes rounded up to the whole minute: at most a minute later.
+    await clock().advance(2 * MINUTE);
+    expect((await pass()).fired).toBe(2);
+    const fired = await get();
+    expect(fired).toMatchObject({ tags: ['nudged'], priority: 'high', status: 'pending' });
+    // Once per cycle: later passes fire nothing more.
+    await clock().advance(120 * MINUTE);
+    expect((await pass()).fired).toBe(0);
+    const [event] = (
+      await readFeedToEnd(gateway.call, account.apiKey, { types: ['ticket.updated'] })
+    ).events.slice(-1);
+    expect((event?.data as Record<string, unknown>).rules).toEqual([
+      { id: nudge.id, version: 1 },
+      { id: reacts.id, version: 1 },
+    ]);
+    const notes = (await call('GET', `/api/tickets/${uuid}/messages`)).body.data as { body: string }[];
+    expect(notes.map((m) => m.body)).toEqual(['d', 'Nudged at pending.']);
+
+    // A new status change is a new cycle: it fires again an hour later.
+    await call('PATCH', `/api/tickets/${uuid}`, { status: 'open', tags: [] });
+    await call('PATCH', `/api/tickets/${uuid}`, { status: 'pending' });
+    await clock().advance(61 * MINUTE);
+    // The nudge, and the rule that reacts to a rule's change (setting the priority it has: still a firing).
+    expect((await pass()).fired).toBe(2);
+    expect((await get()).tags).toEqual(['nudged']);
+  });
+
+  it('a stalled runner fires it late by the stall, once; conditions that stopped holding fire nothing', async () => {
+    const { call, uuid, get } = await setUp();
+    await call('PATCH', `/api/tickets/${uuid}`, { status: 'pending' });
+    // No pass for five hours: the first one fires it, once.
+    await clock().advance(5 * 60 * MINUTE);
+    const passes = await Promise.all([pass(), pass(), pass()]);
+    expect(passes.reduce((sum, p) => sum + p.fired, 0)).toBe(2);
+    expect((await get()).tags).toEqual(['nudged']);
+
+    // The requester answered before the moment: not pending any more, nothing fires, and the ticket keeps no moment.
+    const other = await setUp();
+    await other.call('PATCH', `/api/tickets/${other.uuid}`, { status: 'pending' });
+    await clock().advance(30 * MINUTE);
+    await other.call('PATCH', `/api/tickets/${other.uuid}`, { status: 'open' });
+    await clock().advance(60 * MINUTE);
+    expect((await pass()).fired).toBe(0);
+    const version = (await other.call('GET', `/api/tickets/${other.uuid}`)).headers.get('etag');
+    expect(version).toBe('"3"');
+  });
+});
