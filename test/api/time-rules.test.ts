@@ -69,7 +69,7 @@ describe('time rules', () => {
     const [event] = (
       await readFeedToEnd(gateway.call, account.apiKey, { types: ['ticket.updated'] })
     ).events.slice(-1);
-    expect((event?.data as Record<string, unknown>).rules).toEqual([
+    expect((event?.data as Record<string, unknown> | undefined)?.rules).toEqual([
       { id: nudge.id, version: 1 },
       { id: reacts.id, version: 1 },
     ]);
