@@ -39,6 +39,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * bench/runs/results-people.json (docs/capacity.md quotes it; never published).
  * `-- --rules [--quick]`: a ticket create and update with 0, 100 and 1,000 active rules, and with one that fires
  * (bench/rules.ts), to bench/runs/results-rules.json (docs/rules.md quotes it; never published).
+ * `-- --time-rules`: 10,000 tickets whose time rule falls due within one minute, fired by the due runner
+ * (bench/time-rules.ts), to bench/runs/results-time-rules.json (docs/rules.md quotes it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -84,6 +86,8 @@ try {
   else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
   else if (process.argv.includes('--people')) await (await import('./people.ts')).runPeopleOnly(options);
   else if (process.argv.includes('--rules')) await (await import('./rules.ts')).runRulesOnly(options);
+  else if (process.argv.includes('--time-rules'))
+    await (await import('./time-rules.ts')).runTimeRulesOnly(options);
   else if (process.argv.includes('--erasure')) await (await import('./erasure.ts')).runErasureOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);

@@ -54,6 +54,8 @@ export interface BreachRunOptions {
   concurrency?: number;
   /** What is done with an error the runner goes on after; logged by default. */
   onError?: ((error: unknown) => void) | undefined;
+  /** Told of each ticket's time rules fired, with how many (the bench). */
+  onRules?: ((accountId: string, orderKey: string, fired: number) => void) | undefined;
   /** Told of each breach written (tests, logs). */
   onBreach?: ((accountId: string, ticketUuid: string, clock: ClockState) => void) | undefined;
 }
@@ -91,6 +93,7 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
         // The same entry is the ticket's next time-rule moment when that is sooner (ticket-index.ts, `due`).
         const ruled = await runTimeRules(entry.accountId, entry.orderKey);
         fired += ruled;
+        if (ruled > 0) options.onRules?.(entry.accountId, entry.orderKey, ruled);
       } catch (error) {
         // One ticket's failure (the store refusing its commit for a while) holds no other ticket's breach: its
         // entry stays, and the next pass tries it again.

@@ -51,6 +51,8 @@ export interface SeedOptions {
    * totals only (test/api/agents-handback.test.ts's 5,000 tickets).
    */
   listsOnly?: boolean;
+  /** The ticket as composed, changed before it is planned (a bench's time-rule moment: bench/time-rules.ts). */
+  shape?: (ticket: Ticket) => Ticket;
 }
 
 /** The item types listsOnly leaves out (lib/data/index/items.ts names them: terms, sorted postings). */
@@ -94,11 +96,12 @@ export async function seedTickets(
   const directory = new Set<string>();
   const seeded = decided.map(({ input, category, priority, team, candidates }, i) => {
     const cursor = cursors[i];
-    const ticket = composeTicket({
+    const composed = composeTicket({
       ...{ account: config.account, input, number: first + i, createdUs: createdUs(i) },
       ...{ category, team, priority, contact: contacts.get(input.requester_email) },
       assignee: cursor === undefined ? undefined : roundRobinPick(candidates, cursor),
     });
+    const ticket = options.shape ? options.shape(composed) : composed;
     // As the create plans it (its event takes room in the commit), in a container that wrote the earlier ones.
     const plan = tickets.planCreate(accountId, ticket, {
       events: [createdEvent('ticket', presentCreatedTicket(ticket))],
