@@ -5,6 +5,7 @@ import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { keyedCaller, useGateway } from '#test/support/http.ts';
+import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 
 /**
  * A macro applied to a ticket (decisions.md, "Business rules": `POST /api/tickets/{ticket}/macros/{macro}`;
@@ -182,5 +183,30 @@ describe('applying a macro', () => {
     expect(closed.status).toBe(422);
     expect(closed.body.errors).toEqual({ status: ['A closed ticket cannot be changed.'] });
     expect((await call('POST', `${path}?dry_run=maybe`)).status).toBe(422);
+  });
+
+  it('writes what docs/capacity.md counts: the dry run only its rate count, the real one one commit', async () => {
+    const { account, call, path } = await setUp();
+    const measure = async (work: () => Promise<unknown>) => {
+      const writes = await measureItemWrites(work, [account.accountId]);
+      const units = (ws: ItemWrite[]) => ws.reduce((n, w) => n + w.writeUnits, 0);
+      const inCommit = writes.filter((w) => w.transactional);
+      return { writes, inCommit, units };
+    };
+    const dry = await measure(() => call('POST', `${path}?dry_run=true`));
+    expect(dry.inCommit).toEqual([]);
+    expect(dry.writes.map((w) => w.shape)).toEqual([expect.stringMatching(/RATE/)]);
+    const real = await measure(() => call('POST', path));
+    const shapes = real.inCommit.map((w) => `${w.operation} ${w.shape}`).sort();
+    console.log(
+      `macro applied (tags, status, a note, a reply, one rule firing): ${real.writes.length} items ` +
+        `(${real.inCommit.length} in the commit), ${real.units(real.writes)} WU ` +
+        `(${real.units(real.inCommit)} in the commit)\n  ${shapes.join('\n  ')}`,
+    );
+    const outside = real.writes.filter((w) => !w.transactional).map((w) => `${w.operation} ${w.shape}`);
+    console.log(`  outside the commit: ${outside.join(', ')}`);
+    // The ticket, its index moves (status open → pending), 2 messages, 1 firing, 3 events.
+    expect(real.inCommit).toHaveLength(16);
+    expect(shapes.filter((s) => /TICKET_MESSAGES|RULE_FIRED|EVENTS/.test(s))).toHaveLength(6);
   });
 });
