@@ -185,6 +185,36 @@ describe('applying a macro', () => {
     expect((await call('POST', `${path}?dry_run=maybe`)).status).toBe(422);
   });
 
+  it('"auto" in a dry run shows the agent the real one picks, and takes no round-robin turn', async () => {
+    const account = await createTestAccount({
+      agents: agentsFile(3),
+      auto_assignment: { enabled: true, method: 'round_robin' },
+    });
+    const call = keyedCaller(gateway, account.apiKey);
+    const made = await call('POST', '/api/tickets', {
+      subject: 'Hand it on',
+      description: 'Someone please.',
+      requester_email: 'ada@customer.example',
+    });
+    expect(made.status, made.text).toBe(201);
+    const first = made.body.ticket.assignee?.id;
+    const macro = await call('POST', '/api/macros', {
+      name: 'Reassign',
+      actions: [{ type: 'set', field: 'assignee_id', value: 'auto' }],
+    });
+    const path = `/api/tickets/${made.body.ticket.uuid}/macros/${macro.body.data.id}`;
+    const dry = await call('POST', `${path}?dry_run=true`);
+    expect(dry.status, dry.text).toBe(200);
+    const again = await call('POST', `${path}?dry_run=true`);
+    const predicted = dry.body.ticket.assignee?.id;
+    expect(predicted).toBeDefined();
+    expect(predicted).not.toBe(first);
+    expect(again.body.ticket.assignee?.id).toBe(predicted);
+    const real = await call('POST', path);
+    expect(real.status, real.text).toBe(200);
+    expect(real.body.ticket.assignee?.id).toBe(predicted);
+  });
+
   it('writes what docs/capacity.md counts: the dry run only its rate count, the real one one commit', async () => {
     const { account, call, path } = await setUp();
     const measure = async (work: () => Promise<unknown>) => {
