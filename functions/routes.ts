@@ -122,6 +122,25 @@ const declared = [
     scope: 'tickets:write',
     tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
   },
+  // A macro applied (decisions.md, "Business rules"): one change of the ticket, committed as a PATCH's with what
+  // its `updated` rules do. BatchGetItem: the organizations its actions and rules name; `?dry_run=true` writes
+  // nothing (GetItem: the round-robin cursor it reads instead of taking).
+  {
+    name: 'applyMacro',
+    method: 'POST',
+    path: '/api/tickets/{ticket}/macros/{macro}',
+    entry: 'functions/tickets-macro.ts',
+    scope: 'tickets:write',
+    tableActions: [
+      'Query',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ],
+  },
   {
     name: 'listMessages',
     method: 'GET',

@@ -36,6 +36,7 @@ import {
   UpdateRuleSchema,
 } from '#lib/rules/schemas.ts';
 import { TestRulesSchema } from '#lib/rules/test-rules.ts';
+import { ApplyMacroQueryParams } from '#lib/tickets/apply-macro.ts';
 import { ListQueryParams } from '#lib/tickets/list-query.ts';
 import { MESSAGE_ID_PATTERN } from '#lib/tickets/messages/message.ts';
 import { CreateMessageSchema } from '#lib/tickets/messages/post-rules.ts';
@@ -66,6 +67,7 @@ import {
   ImportErrorPage,
   ImportPage,
   InboundMailPage,
+  MacroApplied,
   MacroPage,
   MessageCreated,
   MessagePage,
@@ -340,6 +342,26 @@ export const operations: Record<RouteName, Operation> = {
     },
     statuses: [404, 412],
     exceptions: { freeText: ['body'], accountScopedId: ['agent_id'] },
+  },
+  applyMacro: {
+    summary: 'Apply a macro to a ticket',
+    description:
+      "The macro's actions in order, then the account's `updated` rules (`via: macro`), in one change committed " +
+      'with its messages and events as a PATCH is (ticket.updated with `data.rules`, a message.created per note ' +
+      'or reply). Answers as a PATCH does. `?dry_run=true` writes nothing: the ticket as it would be, with ' +
+      '`dry_run` (the changes, messages and mail it would write, the rules as rules/test shows them, the actions ' +
+      'that would not apply) and the ETag of the ticket as it is. A closed ticket is a 422; an unknown macro a 404.',
+    tag: 'Tickets',
+    pathParams: { ...TICKET_PARAM, ...MACRO_PARAM },
+    query: ApplyMacroQueryParams,
+    ifMatch: true,
+    ok: {
+      status: 200,
+      description: 'The ticket after the macro (or, dry, as it would be).',
+      body: MacroApplied,
+      etag: true,
+    },
+    statuses: [404, 412],
   },
   listMessages: {
     summary: "List a ticket's messages",

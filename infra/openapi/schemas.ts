@@ -718,6 +718,53 @@ export const RuleTestResult = v.pipe(
   v.title('RuleTestResult'),
 );
 
+/** A value a rule or macro changed (`changes`' `from` and `to`): ids, the category's slug, tags, a custom field's. */
+const changedValue = v.nullable(v.union([v.string(), v.number(), v.boolean(), v.array(v.string())]));
+
+/**
+ * `POST /api/tickets/{ticket}/macros/{macro}`'s answer (decisions.md, "Business rules"): as a PATCH's; with
+ * `?dry_run=true` the ticket as it would be and `dry_run`, what the change would do (docs/rules.md, "Macros applied").
+ */
+export const MacroApplied = v.pipe(
+  v.strictObject({
+    message: v.picklist(['Ticket updated successfully.', 'Dry run: nothing was written.']),
+    ticket: Ticket,
+    dry_run: v.optional(
+      v.pipe(
+        v.strictObject({
+          changes: v.array(v.strictObject({ field: v.string(), from: changedValue, to: changedValue })),
+          messages: v.array(
+            v.strictObject({
+              rule_id: nullable(id),
+              visibility: v.picklist(['public', 'internal']),
+              body: v.string(),
+              agent_id: nullable(id),
+            }),
+          ),
+          mail: v.array(v.strictObject({ to: v.string(), body: v.string() })),
+          fired: v.array(v.strictObject({ id, name: v.string(), matched: v.array(testedCondition) })),
+          not_fired: v.array(
+            v.strictObject({
+              id,
+              name: v.string(),
+              failed: v.array(testedCondition),
+              reason: v.optional(v.picklist(['stopped', 'skipped'])),
+            }),
+          ),
+          rules_stopped: v.boolean(),
+          rules_skipped: v.array(v.strictObject({ id, reason: v.string() })),
+          skipped: v.pipe(
+            v.array(v.strictObject({ action: v.number(), reason: v.picklist(SKIP_REASONS) })),
+            v.description("The macro's actions that would not apply, by index, with why."),
+          ),
+        }),
+        v.description('Only with `?dry_run=true`: what the change would write, and the rules it would fire.'),
+      ),
+    ),
+  }),
+  v.title('MacroApplied'),
+);
+
 /** `contact.erased` (decisions.md, "Deleting, restoring and erasing"): uuids only, nothing personal. */
 export const ContactErasedEvent = v.pipe(
   v.strictObject({

@@ -16,7 +16,7 @@ import { keyedHash } from '#lib/keyed-hash.ts';
 import { logError } from '#lib/log.ts';
 import { nowMicros } from '#lib/time.ts';
 import { type Event, type Internal, REPLAYED_HEADER, type Result } from './context.ts';
-import { callerOf, type HttpResult, headerValues } from './request.ts';
+import { callerOf, type HttpResult, headerValues, queryOf } from './request.ts';
 import { jsonTextResponse } from './response.ts';
 
 /**
@@ -79,16 +79,19 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /**
  * What tells a retry from another request under the same key: a keyed hash (HMAC under the key-hash secret,
- * lib/keyed-hash.ts) of the method, path and body. Keyed, because it outlives any erasure for 24 hours and
- * a body can be little more than a person's address (`POST /api/erasures {"email"}`): an unkeyed hash of it could
- * be guessed back by hashing candidates (decisions.md, "Erasing a person").
+ * lib/keyed-hash.ts) of the method, path, body and query (when it has one). Keyed, because it outlives any erasure
+ * for 24 hours and a body can be little more than a person's address (`POST /api/erasures {"email"}`): an unkeyed
+ * hash of it could be guessed back by hashing candidates (decisions.md, "Erasing a person").
  */
 export const requestFingerprint = (
-  request: Pick<IdempotentRequest, 'accountId' | 'method' | 'path' | 'body'>,
-) =>
-  keyedHash(
-    `idempotency:${request.accountId}:${canonicalJson([request.method.toUpperCase(), request.path, request.body ?? null])}`,
-  );
+  request: Pick<IdempotentRequest, 'accountId' | 'method' | 'path' | 'body' | 'query'>,
+) => {
+  const parts: unknown[] = [request.method.toUpperCase(), request.path, request.body ?? null];
+  // The query only when there is one (a macro's `?dry_run=true` is another request than its real application),
+  // so a request without one keeps the fingerprint it always had.
+  if (request.query && Object.keys(request.query).length > 0) parts.push(request.query);
+  return keyedHash(`idempotency:${request.accountId}:${canonicalJson(parts)}`);
+};
 
 export interface IdempotentRequest {
   accountId: string;
@@ -96,6 +99,8 @@ export interface IdempotentRequest {
   method: string;
   path: string;
   body: unknown;
+  /** The query parameters, each as the list of its values. */
+  query?: Record<string, string[]> | undefined;
 }
 
 /** A claimed key for the length of one request. */
@@ -189,6 +194,7 @@ export function idempotency(): MiddlewareObj<Event, Result, Error, Context, Inte
         method: event.httpMethod,
         path: event.path,
         body: internal.body,
+        query: queryOf(event),
       });
       if ('replay' in start) {
         const { statusCode, body, headers } = start.replay;

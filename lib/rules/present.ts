@@ -1,7 +1,9 @@
 import { ValidationFailed } from '#lib/errors.ts';
 import type { PlacedCondition } from './conditions.ts';
+import type { WrittenMessage } from './effects.ts';
 import type { Evaluation } from './evaluate.ts';
 import type { FieldValue } from './fields.ts';
+import type { MacroApplication } from './macros.ts';
 import type { RuleReferences } from './references.ts';
 import { parseRule, type RuleInput } from './schemas.ts';
 import type { Action, Condition, FiredCounts, Macro, Rule } from './types.ts';
@@ -94,4 +96,40 @@ export function presentOutcomes(evaluation: Pick<Evaluation, 'outcomes'>) {
     } else notFired.push({ id, name, failed: [], reason: outcome.reason });
   }
   return { fired, not_fired: notFired };
+}
+
+/**
+ * The notes and replies a change would write, and the mail its replies would send to the requester (none without
+ * an address): `rules/test`'s `messages` and `mail`, and a macro's dry run's.
+ */
+export function presentWritten(messages: readonly WrittenMessage[], requester: string) {
+  return {
+    messages: messages.map((m) => ({
+      rule_id: m.ruleId,
+      visibility: m.type === 'reply' ? 'public' : 'internal',
+      body: m.body,
+      agent_id: m.agentId,
+    })),
+    mail: messages
+      .filter((m) => m.type === 'reply' && requester !== '')
+      .map((m) => ({ to: requester, body: m.body })),
+  };
+}
+
+/**
+ * What a macro's dry run shows besides the ticket as it would be (docs/rules.md, "Macros applied"): every field
+ * the macro and its rules would change (from the ticket as it is), the notes and replies it would write and the
+ * mail they would send, the `updated` rules as `rules/test` shows them, and the macro's actions that would not
+ * apply (by index, with why).
+ */
+export function presentMacroPreview(application: MacroApplication, requester: string) {
+  const { rules } = application;
+  return {
+    changes: application.changes,
+    ...presentWritten(application.messages, requester),
+    ...presentOutcomes(rules),
+    rules_stopped: rules.stopped,
+    rules_skipped: rules.skipped,
+    skipped: application.skipped,
+  };
 }

@@ -51,10 +51,42 @@ export interface RulesResult {
 const MAX_RUNS = 4;
 
 export async function runRules(run: RulesRun): Promise<RulesResult> {
+  const { result, picked } = await withDirectory(
+    { ...run, nowUs: run.context.nowUs },
+    (directory) => evaluateRules({ ...run, directory }),
+    (evaluation) => evaluation.ticket.assignee?.id,
+  );
+  return { evaluation: result, picked };
+}
+
+export interface DirectoryRun {
+  accountId: string;
+  config: AccountConfig;
+  nowUs: number;
+  busy?: OpenWork | undefined;
+  /**
+   * A round-robin cursor of a candidate set: the next one taken (the default, a write: takeCursor), or only read
+   * as the next take would answer it (a dry run, which writes nothing).
+   */
+  cursor?: ((accountId: string, set: string) => Promise<number>) | undefined;
+}
+
+/**
+ * Runs a pure function of the directory (the evaluator, a macro's application) until it asked for nothing it
+ * had not been given: what it asked for is read (together, one round trip) and it runs again with it. Answers its
+ * last result and the condition on the agent its last `"auto"` chose, when `assigneeOf` says the result ends with
+ * that agent.
+ */
+export async function withDirectory<T>(
+  run: DirectoryRun,
+  pure: (directory: Directory) => T,
+  assigneeOf: (result: T) => number | undefined,
+): Promise<{ result: T; picked: BusyCondition | undefined }> {
   const known = new Map<number, OrganizationRef | undefined>();
   const cursors = new Map<string, number>();
   let busy = run.busy;
-  const { config, context } = run;
+  const { config, nowUs } = run;
+  const take = run.cursor ?? takeCursor;
   const lookups = directoryOf(config, [], () => null);
   for (let runs = 1; ; runs++) {
     // The last run answers what is still missing as gone (never reached while each run reads what it missed).
@@ -70,7 +102,7 @@ export async function runRules(run: RulesRun): Promise<RulesResult> {
       },
       assign: (ticket) => {
         const method = config.account.autoAssignment.method;
-        const candidates = candidatesFor(config, ticket.team?.id ?? null, context.nowUs);
+        const candidates = candidatesFor(config, ticket.team?.id ?? null, nowUs);
         if (candidates.length === 0) return null;
         const set = candidateSetName(candidates);
         const missing =
@@ -86,18 +118,15 @@ export async function runRules(run: RulesRun): Promise<RulesResult> {
         return agent ? agentRef(agent) : null;
       },
     };
-    const evaluation = evaluateRules({ ...run, directory });
+    const result = pure(directory);
     if (wanted.organizations.size === 0 && wanted.cursors.size === 0 && !wanted.busy) {
-      const assignee = evaluation.ticket.assignee?.id;
-      return { evaluation, picked: picked?.chosen === assignee ? picked : undefined };
+      return { result, picked: picked?.chosen === assigneeOf(result) ? picked : undefined };
     }
     const ids = [...wanted.organizations];
     const [organizations, work, taken] = await Promise.all([
       ids.length > 0 ? getOrganizations(run.accountId, ids) : [],
       wanted.busy ? getOpenWork(run.accountId) : busy,
-      Promise.all(
-        [...wanted.cursors].map(async (set) => [set, await takeCursor(run.accountId, set)] as const),
-      ),
+      Promise.all([...wanted.cursors].map(async (set) => [set, await take(run.accountId, set)] as const)),
     ]);
     for (const id of ids) {
       const found = organizations.find((o) => o.id === id);

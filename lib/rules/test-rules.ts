@@ -12,7 +12,7 @@ import { wire } from '#lib/validation/wire-form.ts';
 import { parseInput } from '#lib/validation.ts';
 import { getActiveRules } from './cache.ts';
 import { type ChangeContext, evaluateRules } from './evaluate.ts';
-import { presentOutcomes } from './present.ts';
+import { presentOutcomes, presentWritten } from './present.ts';
 import { directoryOf, namedOrganizationIds, referencesOf } from './references.ts';
 import { parseRule } from './schemas.ts';
 import { dueTimeRules } from './time-rules.ts';
@@ -155,19 +155,10 @@ export async function testRules(accountId: string, body: unknown) {
   // shown as the ticket's assignee unchanged (docs/rules.md, "rules/test").
   const directory = directoryOf(config, ruleOrgs, (ticket) => ticket.assignee);
   const evaluation = evaluateRules({ before, after, context, rules: run, directory });
-  const requester = before.requester.email;
   return {
     ...presentOutcomes(evaluation),
     ticket: presentCreatedTicket(evaluation.ticket),
-    messages: evaluation.messages.map((m) => ({
-      rule_id: m.ruleId,
-      visibility: m.type === 'reply' ? 'public' : 'internal',
-      body: m.body,
-      agent_id: m.agentId,
-    })),
-    mail: evaluation.messages
-      .filter((m) => m.type === 'reply' && requester !== '')
-      .map((m) => ({ to: requester, body: m.body })),
+    ...presentWritten(evaluation.messages, before.requester.email),
     rules_stopped: evaluation.stopped,
     rules_skipped: evaluation.skipped,
   };

@@ -69,7 +69,10 @@ export function ruleEffects(
     clocks.push(...next.clocks);
     messages.push(message.message);
   }
-  const replies = messages.filter((m) => m.visibility === 'public').map((m) => m.createdAt);
+  // A rule's replies count toward the loop guard; a macro's (ruleId null: an agent's act) do not.
+  const replies = messages
+    .filter((m, i) => m.visibility === 'public' && evaluation.messages[i]?.ruleId !== null)
+    .map((m) => m.createdAt);
   if (replies.length > 0) ticket = { ...ticket, ruleRepliesAt: recentReplies(ticket, replies, nowUs) };
   return { ticket, messages, clocks, extra, fired };
 }

@@ -3,27 +3,17 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { UpdateTooLarge } from '#lib/data/store/errors.ts';
-import { freedAction } from '#lib/data/tickets/freed.ts';
-import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
-import { updatedEvent } from '#lib/events/drafts.ts';
 import { organizationOfId, withCurrentName } from '#lib/organizations/refs.ts';
 import { getActiveRules } from '#lib/rules/cache.ts';
-import {
-  changeRules,
-  type RulesApplied,
-  ruleItems,
-  threadRuleMessages,
-  withRuleEvents,
-} from '#lib/rules/in-change.ts';
+import { changeRules, type RulesApplied } from '#lib/rules/in-change.ts';
 import { nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { firstReadBeside, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { applyChange, resolveReferences, TEAM_INVALID } from './apply-change.ts';
-import { breachEvents, withLostBreaches } from './breaches.ts';
+import { withLostBreaches } from './breaches.ts';
 import { findTicket } from './get-ticket.ts';
-import { presentCreatedTicket } from './present.ts';
-import { freedByTicketChange } from './queue.ts';
+import { writeRuledChange } from './ruled-write.ts';
 import { UpdateTicketSchema } from './schemas.ts';
 import type { ClockState } from './sla-clocks.ts';
 import { againIfTeamGone } from './team-gone.ts';
@@ -109,29 +99,16 @@ async function updateTicketOnce(
       return ruled.ticket;
     },
     write: async (before, after, version) => {
-      const applied = await threadRuleMessages(accountId, before, ruled as RulesApplied);
       try {
-        return await updateTicketItems({
+        const applied = ruled as RulesApplied;
+        return await writeRuledChange({
           accountId,
           before,
           after,
           version,
-          // An agent this change may free takes the queue's next ticket (lib/tickets/queue.ts): their freed
-          // entry, in this commit, so a change that lands is always followed by their turn.
-          items: [
-            ...freedItems(accountId, freedByTicketChange(before, after)),
-            ...ruleItems(accountId, applied),
-          ],
-          busyCondition: applied.picked,
-          // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
-          attachment: options.attach?.({ entity: after, version: version + 1 }),
-          event: withRuleEvents(
-            [
-              ...breachEvents(after, lost, version + 1),
-              updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
-            ],
-            applied,
-          ),
+          applied,
+          lost,
+          attach: options.attach,
         });
       } catch (error) {
         if (error instanceof UpdateTooLarge) {
@@ -147,9 +124,4 @@ async function updateTicketOnce(
     changedMessage: 'The ticket has changed since you read it (If-Match does not match its ETag).',
   });
   return updated;
-}
-
-/** The freed entry of the agent a change frees, due at once (none: nothing). */
-export function freedItems(accountId: string, agentId: number | undefined) {
-  return agentId === undefined ? [] : [freedAction(accountId, agentId, Math.floor(nowMicros() / 1000))];
 }

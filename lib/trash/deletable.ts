@@ -19,8 +19,8 @@ import type { Deal } from '#lib/deals/types.ts';
 import { findTicket } from '#lib/tickets/get-ticket.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import { freedByTicketChange } from '#lib/tickets/queue.ts';
+import { freedItems } from '#lib/tickets/ruled-write.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
-import { freedItems } from '#lib/tickets/update-ticket.ts';
 
 /** The three types that are deleted into the trash and restored from it, each as its deletion needs it. */
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMicros, nowMillis } from '#lib/time.ts';
 import { reserveIds } from '../accounts/accounts.ts';
 import { besideReservation, giveUpReserved, type ReservedPlaces, reservePlaces } from '../events.ts';
@@ -109,6 +109,18 @@ export async function takeCursor(accountId: string, roundRobinSet: string, count
     }),
   );
   return Number(Attributes?.cursor);
+}
+
+/** The cursor the next takeCursor of the set would answer, read and left as it is (a dry run: nothing written). */
+export async function peekCursor(accountId: string, roundRobinSet: string): Promise<number> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: accountKeys.roundRobin(accountId, cursorDigest(roundRobinSet)),
+      ConsistentRead: true,
+    }),
+  );
+  return Number(Item?.cursor ?? 0) + 1;
 }
 
 async function takeTicketNumber(accountId: string, roundRobinSet?: string): Promise<TicketReservation> {
