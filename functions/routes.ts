@@ -74,8 +74,17 @@ const declared = [
     path: '/api/tickets',
     entry: 'functions/tickets-create.ts',
     scope: 'tickets:write',
-    // BatchWriteItem: the marked items of the largest tickets; DeleteItem: releasing an Idempotency-Key.
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
+    // BatchWriteItem: the marked items of the largest tickets; DeleteItem: releasing an Idempotency-Key;
+    // BatchGetItem: the organizations its rules set (lib/rules/run.ts).
+    tableActions: [
+      'Query',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'PutItem',
+      'BatchWriteItem',
+      'DeleteItem',
+    ],
   },
   {
     name: 'listTickets',
@@ -99,8 +108,17 @@ const declared = [
     path: '/api/tickets/{ticket}',
     entry: 'functions/tickets-update.ts',
     scope: 'tickets:write',
-    // BatchWriteItem/BatchGetItem: marked items of the largest updates; DeleteItem: releasing an Idempotency-Key.
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+    // BatchWriteItem: marked items of the largest updates; DeleteItem: releasing an Idempotency-Key; BatchGetItem:
+    // the organizations its rules set (lib/rules/run.ts).
+    tableActions: [
+      'Query',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ],
   },
   // A ticket's conversation (decisions.md, "Conversations"). A message commits with its ticket's change (as
   // PATCH) or creates a follow-up (as POST /api/tickets).
@@ -120,7 +138,16 @@ const declared = [
     path: '/api/tickets/{ticket}/messages',
     entry: 'functions/messages-create.ts',
     scope: 'tickets:write',
-    tableActions: ['Query', 'GetItem', 'UpdateItem', 'PutItem', 'DeleteItem', 'BatchWriteItem'],
+    // BatchGetItem: the organizations its rules set (lib/rules/run.ts).
+    tableActions: [
+      'Query',
+      'GetItem',
+      'BatchGetItem',
+      'UpdateItem',
+      'PutItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ],
   },
   // A macro applied (decisions.md, "Business rules"): one change of the ticket, committed as a PATCH's with what
   // its `updated` rules do. BatchGetItem: the organizations its actions and rules name; `?dry_run=true` writes

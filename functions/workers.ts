@@ -59,12 +59,13 @@ export const webhookDueWorker = {
  * index (Query on gsi2), each due ticket (GetItem), the breach commit (a transaction of the ticket's Put, its
  * posting's Put or Delete, counter and block UpdateItems, the event's place), the feed's places (UpdateItem, a
  * void's PutItem), and beside the commit the directory entries of dimensions new to the container (BatchWriteItem:
- * `sla#breached` the first time, lib/data/index/ since issue 40).
+ * `sla#breached` the first time, lib/data/index/ since issue 40). It also runs the time rules due at the same
+ * entries (lib/rules/time-change.ts): a change as a PATCH's, whose rules may read organizations (BatchGetItem).
  */
 export const slaBreachesWorker = {
   name: 'slaBreaches',
   entry: 'functions/sla-breaches.ts',
-  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  tableActions: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: ['gsi2'],
   timeoutSeconds: 70,
   keyHashSecret: true,
@@ -149,7 +150,7 @@ export const erasureWorker = {
 export const emailInboundWorker = {
   name: 'emailInbound',
   entry: 'functions/email-inbound.ts',
-  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  tableActions: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: [],
   timeoutSeconds: 120,
   keyHashSecret: true,
@@ -165,7 +166,7 @@ export const emailInboundWorker = {
 export const emailInboundQueueWorker = {
   name: 'emailInboundQueue',
   entry: 'functions/email-inbound-queue.ts',
-  tableActions: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  tableActions: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
   indexQueries: [],
   timeoutSeconds: 60,
   keyHashSecret: true,

@@ -1,14 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
-import { getTicketByOrderKey, updateTicketItems } from '#lib/data/tickets/tickets.ts';
-import { updatedEvent } from '#lib/events/drafts.ts';
+import { getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
-import { freedByTicketChange } from '#lib/tickets/queue.ts';
-import { freedItems } from '#lib/tickets/update-ticket.ts';
+import { writeRuledChange } from '#lib/tickets/ruled-write.ts';
 import { nowMicros, parseTimestamp } from '#lib/time.ts';
 import { getActiveRules } from './cache.ts';
-import { changeRules, ruleItems, threadRuleMessages, withRuleEvents } from './in-change.ts';
+import { changeRules } from './in-change.ts';
 import { dueTimeRules, lookedAfter } from './time-rules.ts';
 
 /**
@@ -53,32 +51,22 @@ export async function runTimeRules(accountId: string, orderKey: string): Promise
     });
     const after = ruled.ticket;
     if (isDeepStrictEqual(after, before)) return 0;
-    const applied = await threadRuleMessages(accountId, before, ruled);
-    const visible = !isDeepStrictEqual(presentCreatedTicket(before), presentCreatedTicket(after));
-    const version = stored.version;
+    const shown = !isDeepStrictEqual(presentCreatedTicket(before), presentCreatedTicket(after));
     try {
-      await updateTicketItems({
+      await writeRuledChange({
         accountId,
         before,
         after,
-        version,
-        items: [
-          ...freedItems(accountId, freedByTicketChange(before, after)),
-          ...ruleItems(accountId, applied),
-        ],
-        busyCondition: applied.picked,
-        event: withRuleEvents(
-          visible
-            ? [updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1)]
-            : [],
-          applied,
-        ),
+        version: stored.version,
+        applied: ruled,
+        lost: [],
+        shown,
       });
     } catch (error) {
       if (error instanceof StaleVersion) continue;
       throw error;
     }
-    return applied.fired.length;
+    return ruled.fired.length;
   }
   return 0;
 }

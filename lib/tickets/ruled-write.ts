@@ -27,6 +27,11 @@ export interface RuledWrite {
   /** The breaches the change and its rules lose (lib/tickets/breaches.ts). */
   lost: ClockState[];
   attach?: ((stored: Versioned<Ticket>) => CommitAttachment) | undefined;
+  /**
+   * Whether the change shows (default): a time change that only looked at a moment and moved the next one changes
+   * nothing the ticket shows, and writes no `ticket.updated` (lib/rules/time-change.ts).
+   */
+  shown?: boolean | undefined;
 }
 
 export async function writeRuledChange(change: RuledWrite): Promise<number> {
@@ -46,7 +51,9 @@ export async function writeRuledChange(change: RuledWrite): Promise<number> {
     event: withRuleEvents(
       [
         ...breachEvents(after, change.lost, version + 1),
-        updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1),
+        ...(change.shown === false
+          ? []
+          : [updatedEvent('ticket', presentCreatedTicket(before), presentCreatedTicket(after), version + 1)]),
       ],
       applied,
     ),
