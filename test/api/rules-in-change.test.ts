@@ -246,4 +246,19 @@ describe('rules in the change', () => {
       ['message.created', [{ id: refund.id, version: 1 }]],
     ]);
   });
+
+  it('a rule that sets an organization reads it (one BatchGet) and writes it with the change', async () => {
+    const { call, rule, ticket } = await setUp();
+    const org = await call('POST', '/api/organizations', { name: 'Acme', domains: ['acme-rules.example'] });
+    expect(org.status, org.text).toBe(201);
+    await rule({
+      on: 'updated',
+      conditions: { all: [{ field: 'priority', op: 'changed_to', value: 'high' }] },
+      actions: [{ type: 'set', field: 'organization_id', value: org.body.data.id }],
+    });
+    const made = await ticket();
+    const patched = await call('PATCH', `/api/tickets/${made.uuid}`, { priority: 'high' });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.ticket.organization).toEqual({ id: org.body.data.id, name: 'Acme' });
+  });
 });
