@@ -1,9 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
+import type { Versioned } from '#lib/data/store/items.ts';
 import { getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
 import { writeRuledChange } from '#lib/tickets/ruled-write.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
 import { nowMicros, parseTimestamp } from '#lib/time.ts';
 import { getActiveRules } from './cache.ts';
 import { changeRules } from './in-change.ts';
@@ -25,9 +27,14 @@ import { dueTimeRules, lookedAfter } from './time-rules.ts';
 const MAX_ATTEMPTS = 5;
 
 /** Runs the time rules due on the ticket now, if any; answers how many rules fired. */
-export async function runTimeRules(accountId: string, orderKey: string): Promise<number> {
+export async function runTimeRules(
+  accountId: string,
+  orderKey: string,
+  first?: Versioned<Ticket>,
+): Promise<number> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const stored = await getTicketByOrderKey(accountId, orderKey);
+    // The first attempt may take the ticket as the due pass read it; a retry reads it again.
+    const stored = attempt === 1 && first ? first : await getTicketByOrderKey(accountId, orderKey);
     const before = stored?.entity;
     const nowUs = nowMicros();
     if (!stored || !before?.ruleDueAt || parseTimestamp(before.ruleDueAt) > nowUs) return 0;

@@ -1,6 +1,7 @@
 import type { EventDraft } from '#lib/data/events.ts';
 import { ALL_DUE_SHARDS, type DueCursors } from '#lib/data/index/due.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
+import type { Versioned } from '#lib/data/store/items.ts';
 import { commitBreaches, dueTicketWindow, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
@@ -88,10 +89,13 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
       if (!entry) continue;
       try {
         // Awaited first: `breached += await …` would read the count before the await and lose the other workers'.
-        const written = await breachTicket(entry.accountId, entry.orderKey, options);
+        // One read for both: the breaches owed, then (the same entry is the ticket's next time-rule moment when
+        // that is sooner: ticket-index.ts, `due`) the time rules due, on the ticket as the breaches left it.
+        const stored = await getTicketByOrderKey(entry.accountId, entry.orderKey);
+        if (!stored) continue;
+        const written = await breachTicket(entry.accountId, entry.orderKey, options, stored);
         breached += written;
-        // The same entry is the ticket's next time-rule moment when that is sooner (ticket-index.ts, `due`).
-        const ruled = await runTimeRules(entry.accountId, entry.orderKey);
+        const ruled = await runTimeRules(entry.accountId, entry.orderKey, written > 0 ? undefined : stored);
         fired += ruled;
         if (ruled > 0) options.onRules?.(entry.accountId, entry.orderKey, ruled);
       } catch (error) {
@@ -117,9 +121,11 @@ export async function breachTicket(
   accountId: string,
   orderKey: string,
   options: Pick<BreachRunOptions, 'onBreach'> = {},
+  first?: Versioned<Ticket>,
 ): Promise<number> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const stored = await getTicketByOrderKey(accountId, orderKey);
+    // The first attempt may take the ticket as the pass read it; a retry reads it again.
+    const stored = attempt === 1 && first ? first : await getTicketByOrderKey(accountId, orderKey);
     if (!stored) return 0;
     const before = stored.entity;
     const clocks = breachesDue(before, nowMicros());
