@@ -125,13 +125,16 @@ export async function testRules(accountId: string, body: unknown) {
     accountId,
     rules.flatMap((r) => namedOrganizationIds(r)),
   );
-  // At `at`: the time rules due then (their cycles as if never looked at: the time-rule slice keeps them), then the
+  // At `at`: the time rules due then (their cycles looked at already, as the ticket keeps them, fire no more), then the
   // `updated` rules, as a time change runs them.
   const run =
     atUs === undefined
       ? rules
       : [
-          ...dueTimeRules(before, rules, atUs, { calendar: config.account.businessHours, looked: {} }),
+          ...dueTimeRules(before, rules, atUs, {
+            calendar: config.account.businessHours,
+            looked: before.ruleCycles ?? {},
+          }),
           ...rules.filter((r) => r.on === 'updated'),
         ];
   const context: ChangeContext = {
