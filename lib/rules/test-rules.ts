@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import * as v from 'valibot';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import { getOrganizations } from '#lib/data/organizations/organizations.ts';
@@ -127,9 +128,13 @@ export async function testRules(accountId: string, body: unknown) {
   );
   // At `at`: the time rules due then (their cycles looked at already, as the ticket keeps them, fire no more), then the
   // `updated` rules, as a time change runs them.
+  // A PATCH that changes nothing runs no rule (docs/rules.md, "In the change's transaction"): nor does its test.
+  const unchanged = patch !== undefined && isDeepStrictEqual(after, before);
   const run =
     atUs === undefined
-      ? rules
+      ? unchanged
+        ? []
+        : rules
       : [
           ...dueTimeRules(before, rules, atUs, {
             calendar: config.account.businessHours,
