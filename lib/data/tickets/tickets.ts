@@ -233,13 +233,11 @@ export function dropOrganizationTicket(accountId: string, organizationId: number
 
 /**
  * A page of an agent's tickets in one status, oldest first after `after` (an order key), each as stored: the
- * hand-back's finder (lib/people/handback.ts), read from the status-and-assignee queue.
+ * hand-back's finder (lib/people/handback.ts), read from the status-and-assignee queue. statusTickets: the
+ * account's, from the status dimension (the moment sweep's: lib/rules/sweep.ts).
  */
-export function agentTickets(
-  accountId: string,
-  agentId: number,
-  status: TicketStatus,
-  page: { after: string | null; limit: number },
-) {
-  return tickets.oldestListed(accountId, dimension.queue(status, undefined, agentId), page);
-}
+type Page = { after: string | null; limit: number };
+export const agentTickets = (accountId: string, agentId: number, status: TicketStatus, page: Page) =>
+  tickets.oldestListed(accountId, dimension.queue(status, undefined, agentId), page);
+export const statusTickets = (accountId: string, status: TicketStatus, page: Page) =>
+  tickets.oldestListed(accountId, dimension.status(status), page);
