@@ -2,7 +2,7 @@ import type { DueCursors } from '#lib/data/index/due.ts';
 import { dueRuleSweepWindow, postponeRuleSweep } from '#lib/data/rules/sweeps.ts';
 import { duePass } from '#lib/due-pass.ts';
 import { nowMillis } from '#lib/time.ts';
-import { ruleSweepStep } from './sweep.ts';
+import { ruleSweepStep, type SweepRules } from './sweep.ts';
 
 /**
  * The moment sweep runner's pass (decisions.md, "Business rules": a time rule fires within 60 seconds of its moment,
@@ -23,9 +23,11 @@ export async function ruleSweepPass(
   const window = await dueRuleSweepWindow(nowMillis(), options.cursors ?? new Map());
   return duePass(window, SWEEP_BATCH, {
     work: async ({ accountId }) => {
+      // The rules its steps read, read once for them (./sweep.ts, rulesOf).
+      const held: SweepRules = new Map();
       for (let taken = 0; taken < steps; taken++) {
         // Done, or another run (or a newer rule write's sweep) goes on with it.
-        if ((await ruleSweepStep(accountId)) !== 'more') return 'done';
+        if ((await ruleSweepStep(accountId, held)) !== 'more') return 'done';
       }
       return 'more';
     },

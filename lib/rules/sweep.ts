@@ -50,17 +50,20 @@ class SweepReplaced extends Error {
  * that failed is thrown once the page's others have settled; the place is not saved, so the next step reads the
  * page again (writing only the moments still to move).
  */
-export async function ruleSweepStep(accountId: string): Promise<'more' | 'done' | 'lost'> {
+export async function ruleSweepStep(
+  accountId: string,
+  held: SweepRules = new Map(),
+): Promise<'more' | 'done' | 'lost'> {
   const sweep = await getRuleSweep(accountId);
   if (!sweep) return 'done';
   const status = SWEPT[sweep.step];
-  const [listed, config, { rules }] = status
+  const [listed, config, rules] = status
     ? await Promise.all([
         statusTickets(accountId, status, { after: sweep.after, limit: RULE_SWEEP_STEP }),
         getAccountConfig(accountId),
-        activeRules(accountId),
+        rulesOf(sweep, held),
       ])
-    : [[], undefined, { rules: [] }];
+    : [[], undefined, []];
   // No status left, or no account (deleted): done.
   if (!status || !config) return save(sweep, null);
   const settled = await Promise.allSettled(
@@ -77,6 +80,24 @@ export async function ruleSweepStep(accountId: string): Promise<'more' | 'done' 
         ? { step: sweep.step + 1, after: null }
         : null;
   return save(sweep, next);
+}
+
+/** The rules a run's steps of one sweep read, by the sweep's `rv`: read once, not once a step. */
+export type SweepRules = Map<number, Promise<readonly Rule[]>>;
+
+/**
+ * The account's active rules from the store, read after the sweep (so they hold its write and every one before),
+ * once for the steps a run takes of it (up to 1,000 rules: ~1 MB, 256 read units): a later rule write that touches
+ * a time rule replaces the sweep (another `rv`, read again), and one landing meanwhile refuses the ticket writes.
+ */
+function rulesOf(sweep: RuleSweep, held: SweepRules): Promise<readonly Rule[]> {
+  const known = held.get(sweep.rv);
+  if (known) return known;
+  const read = activeRules(sweep.accountId).then(({ rules }) => rules);
+  held.clear();
+  held.set(sweep.rv, read);
+  read.catch(() => held.delete(sweep.rv));
+  return read;
 }
 
 async function save(sweep: RuleSweep, place: SweepPlace): Promise<'more' | 'done' | 'lost'> {

@@ -9,6 +9,7 @@ import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { withFault } from '#test/support/faults.ts';
 import { keyedCaller, useGateway } from '#test/support/http.ts';
+import { measureItemWrites } from '#test/support/item-sizes.ts';
 import { beforeCallOnce } from '#test/support/store-hooks.ts';
 
 /**
@@ -119,7 +120,19 @@ describe('the moment sweep', () => {
     expect((await call('POST', '/api/rules', rule)).status).toBe(201);
     await clock().advance(RULE_SWEEP_DELAY_MS);
     // One step, then the run stops: the oldest page has its moments, the rest not yet.
-    expect(await ruleSweepStep(account.accountId)).toBe('more');
+    const steps: string[] = [];
+    const writes = await measureItemWrites(async () => {
+      const step = await withFault(undefined, () => ruleSweepStep(account.accountId));
+      expect(step.result).toBe('more');
+      steps.push(...step.operations);
+    }, [account.accountId]);
+    // What docs/capacity.md counts: a ticket's moment is its own item (the due entry is on it), in a transaction
+    // with a check of the sweep; the step's reads and its save besides.
+    const units = writes.reduce((n, w) => n + w.writeUnits, 0);
+    const shapes = [...new Set(writes.map((w) => `${w.operation} ${w.shape}`))].sort();
+    console.log(
+      `sweep step of ${RULE_SWEEP_STEP}: ${steps.length} calls (${[...new Set(steps)].join(', ')}), ${writes.length} items written, ${units} WU; ${shapes.join('; ')}`,
+    );
     const moved = async () => Promise.all(uuids.map(async (u) => (await stored(u)).entity.ruleDueAt != null));
     expect(await moved()).toEqual(uuids.map((_, i) => i < RULE_SWEEP_STEP));
     const versions = async () => Promise.all(uuids.map(async (u) => (await stored(u)).version));
@@ -155,5 +168,36 @@ describe('the moment sweep', () => {
     await clock().advance(48 * HOUR);
     await pass();
     expect(await stored(uuid)).toEqual(after);
+  });
+
+  it('a newer rule write replaces the sweep: the old one writes nothing more, the new one begins again', async () => {
+    const { account, call, uuids, stored } = await setUp(2);
+    await clock().advance(HOUR);
+    const made = await call('POST', '/api/rules', nudge());
+    expect(made.status, made.text).toBe(201);
+    await clock().advance(RULE_SWEEP_DELAY_MS);
+    // Before the old sweep's first ticket write, the rule is changed to fire after 72 hours.
+    const path = `/api/rules/${made.body.data.id}`;
+    const later = { time: { after_minutes: 72 * 60, since: 'status_changed_at' } };
+    let changed = 0;
+    beforeCallOnce('TransactWriteItemsCommand', `RULE_SWEEP#${account.accountId}`, async () => {
+      const answer = await call('PATCH', path, later);
+      expect(answer.status, answer.text).toBe(200);
+      changed++;
+    });
+    await sweepAll();
+    expect(changed).toBe(1);
+    // The old sweep stopped at the ticket write refused (not its sweep any more); the new one is not due yet.
+    expect(await getRuleSweep(account.accountId)).toMatchObject({ step: 0, after: null, rev: 0 });
+    // (A ticket written beside the refused one, before the change, holds the 48-hour moment until the new sweep.)
+    await clock().advance(RULE_SWEEP_DELAY_MS);
+    await sweepAll();
+    for (const uuid of uuids) {
+      const { entity } = await stored(uuid);
+      const since = parseTimestamp(entity.statusChangedAt as string) / 1000;
+      expect(parseTimestamp(entity.ruleDueAt as string) / 1000).toBe(
+        Math.ceil((since + 72 * HOUR) / MINUTE) * MINUTE,
+      );
+    }
   });
 });
