@@ -10,7 +10,13 @@ import {
 } from '#lib/data/rules/sweeps.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
-import { getTicketByOrderKey, statusTickets, updateTicketItems } from '#lib/data/tickets/tickets.ts';
+import {
+  getTicketByOrderKey,
+  statusTickets,
+  ticketsFitTogether,
+  updateTicketItems,
+  updateTicketsTogether,
+} from '#lib/data/tickets/tickets.ts';
 import type { Ticket, TicketStatus } from '#lib/tickets/types.ts';
 import { RULES_FRESH_SECONDS } from './cache.ts';
 import { withNextMoment } from './in-change.ts';
@@ -66,12 +72,12 @@ export async function ruleSweepStep(
     : [[], undefined, []];
   // No status left, or no account (deleted): done.
   if (!status || !config) return save(sweep, null);
-  const settled = await Promise.allSettled(
-    listed.map((l) => l.stored && sweepTicket(sweep, config, rules, l.at, l.stored)),
-  );
-  if (settled.some((s) => s.status === 'rejected' && s.reason instanceof SweepReplaced)) return 'lost';
-  const failed = settled.find((s) => s.status === 'rejected');
-  if (failed) throw failed.reason;
+  try {
+    await writeMoments(sweep, config, rules, listed);
+  } catch (error) {
+    if (error instanceof SweepReplaced) return 'lost';
+    throw error;
+  }
   const last = listed.at(-1);
   const next: SweepPlace =
     listed.length === RULE_SWEEP_STEP && last
@@ -103,6 +109,52 @@ function rulesOf(sweep: RuleSweep, held: SweepRules): Promise<readonly Rule[]> {
 async function save(sweep: RuleSweep, place: SweepPlace): Promise<'more' | 'done' | 'lost'> {
   if (!(await saveRuleSweep(sweep, place))) return 'lost';
   return place ? 'more' : 'done';
+}
+
+type Listed = { at: string; stored?: Versioned<Ticket> | undefined };
+type Moved = { at: string; stored: Versioned<Ticket>; after: Ticket };
+
+/**
+ * Writes the page's moments that moved, as many tickets to a commit as fit (ticketsFitTogether; a page of usual
+ * tickets is one commit), each guarded by its version, the commit by the sweep's check (once: every ticket write
+ * of a step checking the one item at once would conflict with each other on DynamoDB). A commit refused (a change
+ * landed on one of them since the page was read, or a conflict) is written again one ticket at a time, each read
+ * again (sweepTicket).
+ */
+async function writeMoments(
+  sweep: RuleSweep,
+  config: AccountConfig,
+  rules: readonly Rule[],
+  listed: Listed[],
+) {
+  const { accountId } = sweep;
+  let left = listed.flatMap((l): Moved[] => {
+    const after = l.stored && withNextMoment(l.stored.entity, rules, config);
+    return l.stored && after && after !== l.stored.entity ? [{ at: l.at, stored: l.stored, after }] : [];
+  });
+  const check = [sweepStillAction(sweep, () => new SweepReplaced())];
+  while (left.length > 0) {
+    const changes = left.map(({ stored, after }, i) => ({
+      before: stored.entity,
+      after,
+      version: stored.version,
+      event: [],
+      items: i === 0 ? check : [],
+    }));
+    const fit = ticketsFitTogether(accountId, changes);
+    const chunk = left.slice(0, Math.max(1, fit));
+    left = left.slice(chunk.length);
+    // One that fits no commit with another (a large ticket) is written alone, as a change writes it.
+    if (fit > 1) {
+      try {
+        await updateTicketsTogether(accountId, changes.slice(0, fit));
+        continue;
+      } catch (error) {
+        if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
+      }
+    }
+    for (const one of chunk) await sweepTicket(sweep, config, rules, one.at, one.stored);
+  }
 }
 
 /** Tries a ticket's write at most this many times (each lost to a change landing first) before the step fails. */

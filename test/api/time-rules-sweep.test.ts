@@ -126,8 +126,9 @@ describe('the moment sweep', () => {
       expect(step.result).toBe('more');
       steps.push(...step.operations);
     }, [account.accountId]);
-    // What docs/capacity.md counts: a ticket's moment is its own item (the due entry is on it), in a transaction
-    // with a check of the sweep; the step's reads and its save besides.
+    // What docs/capacity.md counts: the page's moved tickets in one commit with one check of the sweep (never a
+    // check a ticket at once: on DynamoDB they would conflict with each other), the step's reads and its save.
+    expect(steps.filter((operation) => operation === 'TransactWriteItems')).toHaveLength(1);
     const units = writes.reduce((n, w) => n + w.writeUnits, 0);
     const shapes = [...new Set(writes.map((w) => `${w.operation} ${w.shape}`))].sort();
     console.log(
@@ -152,22 +153,25 @@ describe('the moment sweep', () => {
   });
 
   it('a change racing the sweep keeps what it wrote: the sweep reads it again, and writes no older moment', async () => {
-    const { account, call, uuids, stored } = await setUp(1);
-    const [uuid] = uuids as [string];
+    const { account, call, uuids, stored } = await setUp(2);
+    const [raced, other] = uuids as [string, string];
     await clock().advance(HOUR);
     expect((await call('POST', '/api/rules', nudge())).status).toBe(201);
     await clock().advance(RULE_SWEEP_DELAY_MS);
-    // The sweep read the ticket pending; the requester's answer (open: no moment) lands before its write.
+    // The sweep read both tickets pending; the requester's answer on one (open: no moment) lands before the page's
+    // commit, which is refused whole: each is written again alone, read again.
     beforeCallOnce('TransactWriteItemsCommand', `RULE_SWEEP#${account.accountId}`, () =>
-      call('PATCH', `/api/tickets/${uuid}`, { status: 'open' }),
+      call('PATCH', `/api/tickets/${raced}`, { status: 'open' }),
     );
     await sweepAll();
-    const after = await stored(uuid);
+    const after = await stored(raced);
     expect(after.entity.status).toBe('open');
     expect(after.entity.ruleDueAt ?? null).toBeNull();
+    expect((await stored(other)).entity.ruleDueAt).toEqual(expect.any(String));
     await clock().advance(48 * HOUR);
     await pass();
-    expect(await stored(uuid)).toEqual(after);
+    expect(await stored(raced)).toEqual(after);
+    expect((await stored(other)).entity.tags).toEqual(['nudged']);
   });
 
   it('a newer rule write replaces the sweep: the old one writes nothing more, the new one begins again', async () => {
@@ -187,9 +191,10 @@ describe('the moment sweep', () => {
     });
     await sweepAll();
     expect(changed).toBe(1);
-    // The old sweep stopped at the ticket write refused (not its sweep any more); the new one is not due yet.
+    // The old sweep stopped at its commit, refused (not its sweep any more); the new one is not due yet.
     expect(await getRuleSweep(account.accountId)).toMatchObject({ step: 0, after: null, rev: 0 });
-    // (A ticket written beside the refused one, before the change, holds the 48-hour moment until the new sweep.)
+    // The page's one commit was refused whole: no ticket has the old rule's moment.
+    for (const uuid of uuids) expect((await stored(uuid)).entity.ruleDueAt ?? null).toBeNull();
     await clock().advance(RULE_SWEEP_DELAY_MS);
     await sweepAll();
     for (const uuid of uuids) {
