@@ -31,7 +31,9 @@ import type { Rule } from './types.ts';
  * RULES_FRESH_SECONDS behind), and the sweep computes again those changed before and the ones nobody changes. A
  * step reads one page of the account's tickets in one not-closed status (oldest first, from where the last step
  * ended), the active rules from the store (not the cache: never older than the write) and the configuration, and
- * writes each ticket whose moment moved, guarded by the version read; then saves where it got to.
+ * writes the tickets whose moment moved together (each guarded by its version read, the commit by a check that the
+ * sweep is still this one); then saves where it got to. A ticket that moves between statuses meanwhile (behind the
+ * sweep or ahead of it) does so by a change, which computes its own moment: no second round, as the hand-back needs.
  */
 
 /** Tickets a step reads. */
@@ -43,7 +45,7 @@ export const RULE_SWEEP_DELAY_MS = (RULES_FRESH_SECONDS + 1) * 1000;
 /** The statuses swept, in this order: each a time rule may fire in (a closed ticket has no moment). */
 const SWEPT: readonly TicketStatus[] = ['open', 'pending', 'in_progress', 'resolved'];
 
-/** The sweep was replaced by a newer rule write's (a ticket write's condition refused). */
+/** The sweep was replaced by a newer rule write's (the check of a commit of moments refused). */
 class SweepReplaced extends Error {
   constructor() {
     super('The moment sweep was replaced by a newer rule write');
@@ -52,9 +54,9 @@ class SweepReplaced extends Error {
 
 /**
  * One step of the account's sweep: `done` once none is left (the item deleted), `lost` when another run saved it
- * first or a newer rule write replaced it (that run, or the new sweep, goes on), `more` otherwise. A ticket write
- * that failed is thrown once the page's others have settled; the place is not saved, so the next step reads the
- * page again (writing only the moments still to move).
+ * first or a newer rule write replaced it (that run, or the new sweep, goes on), `more` otherwise. A write that
+ * failed is thrown and the place is not saved, so the next step reads the page again (writing only the moments
+ * still to move).
  */
 export async function ruleSweepStep(
   accountId: string,
