@@ -185,12 +185,23 @@ export const CLEARING_RUN_MS = 50_000;
  * deals (Query), each clearing commit (a transaction of the entity's Put, its postings' Put and Delete, counter and
  * block UpdateItems, the event's place), a posting no entity holds (DeleteItem), the clearing's postponement
  * (UpdateItem) and end (DeleteItem); beside a commit, the directory entries of dimensions new to the container
- * (BatchWriteItem).
+ * (BatchWriteItem). And the rules' moment sweeps (lib/rules/sweep-runner.ts): their due index, a sweep (GetItem)
+ * and its progress, the account's active rules (Query), a status's postings and their tickets, each ticket's new
+ * moment (a transaction with a ConditionCheckItem on the sweep).
  */
 export const organizationClearingWorker = {
   name: 'organizationClearing',
   entry: 'functions/organization-clearing.ts',
-  tableActions: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  tableActions: [
+    'Query',
+    'GetItem',
+    'BatchGetItem',
+    'PutItem',
+    'UpdateItem',
+    'DeleteItem',
+    'ConditionCheckItem',
+    'BatchWriteItem',
+  ],
   indexQueries: ['gsi2'],
   timeoutSeconds: 80,
   keyHashSecret: true,

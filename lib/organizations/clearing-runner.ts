@@ -8,6 +8,7 @@ import {
 import { duePass } from '#lib/due-pass.ts';
 import { logError } from '#lib/log.ts';
 import { handBackPass } from '#lib/people/handback-runner.ts';
+import { ruleSweepPass } from '#lib/rules/sweep-runner.ts';
 import { nowMillis, sleep } from '#lib/time.ts';
 import { CLEARING_GRACE_MS, clearingStep } from './clearing.ts';
 
@@ -18,8 +19,8 @@ import { CLEARING_GRACE_MS, clearingStep } from './clearing.ts';
  * (fairShare), each taken up to STEPS_PER_PASS bounded steps (./clearing.ts). A clearing that finds nothing left is
  * closed once its deletion is CLEARING_GRACE_MS old (until then it is due again at that time); a step that fails
  * moves it RETRY_MS on, and the next pass goes on from what the store holds. The run also passes over the
- * hand-backs (lib/people/handback-runner.ts): one "people follow-ups" runner, the same shape of bounded work from
- * a due index, one schedule and one alarm. `npm start` runs it beside the purge and the erasure runner; deployed,
+ * hand-backs (lib/people/handback-runner.ts) and the rules' moment sweeps (lib/rules/sweep-runner.ts): one "people
+ * follow-ups" runner, the same shape of bounded work from a due index, one schedule and one alarm. `npm start` runs it beside the purge and the erasure runner; deployed,
  * a scheduled worker runs it every minute (functions/workers.ts).
  */
 export const CLEARING_POLL_MS = 2_000;
@@ -51,7 +52,8 @@ export async function clearingPass(
 }
 
 /**
- * Passes of both people follow-ups (organization clearings and hand-backs: lib/people/handback-runner.ts) until
+ * Passes of the follow-ups (organization clearings, hand-backs: lib/people/handback-runner.ts, and moment sweeps:
+ * lib/rules/sweep-runner.ts) until
  * `until` (epoch ms) or until `stopped()`; with `untilDrained`, also once nothing is due.
  */
 export async function runClearings(
@@ -62,17 +64,19 @@ export async function runClearings(
   // The run's place in each due index, from one pass to the next: a backlog is read a page further each pass.
   const cursors: DueCursors = new Map();
   const handBackCursors: DueCursors = new Map();
+  const sweepCursors: DueCursors = new Map();
   while (nowMillis() < until && !options.stopped?.()) {
     let more = false;
     try {
-      const [pass, handBacks] = await Promise.all([
+      const [pass, handBacks, sweeps] = await Promise.all([
         clearingPass({ cursors }),
         handBackPass({ cursors: handBackCursors }),
+        ruleSweepPass({ cursors: sweepCursors }),
       ]);
       totals.passes++;
       totals.cleared += pass.cleared;
       totals.handedBack += handBacks.done;
-      more = pass.more || handBacks.more;
+      more = pass.more || handBacks.more || sweeps.more;
     } catch (error) {
       logError(error);
     }

@@ -13,7 +13,7 @@ import {
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
-import { formatTimestamp, nowMicros } from '#lib/time.ts';
+import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { deleteVersioned, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
 import { forgetActiveRules } from './cache.ts';
 import { type CountedRule, counted, firingsOf, NO_FIRINGS } from './fired.ts';
@@ -22,6 +22,7 @@ import { pathId } from './list-query.ts';
 import { parseRulePatch, presentRule } from './present.ts';
 import { namedOrganizationIds, type RuleReferences, referencesOf } from './references.ts';
 import { parseRule } from './schemas.ts';
+import { RULE_SWEEP_DELAY_MS } from './sweep.ts';
 import { byPosition, type FiredCounts, type Rule } from './types.ts';
 
 /**
@@ -35,6 +36,8 @@ export const showRule = (rule: CountedRule) => presentRule(rule, rule.fired);
 /** A rule's wire form whatever its firings: what its size and a PATCH's sameness are judged on. */
 const shownBody = (rule: Rule) => presentRule(rule, NO_FIRINGS);
 const withFired = (rule: Rule, fired: FiredCounts): CountedRule => ({ ...rule, fired });
+/** When a write's moment sweep is due: once every change after it reads the new rules (./sweep.ts). */
+const sweepAt = () => nowMillis() + RULE_SWEEP_DELAY_MS;
 
 const CHANGED = 'The rule has changed since you read it (If-Match does not match its ETag).';
 
@@ -128,7 +131,7 @@ export async function createRule(accountId: string, body: unknown, attach?: Atta
       await writeRule(
         accountId,
         { before: undefined, after: made, meta },
-        { event, attach: attach?.(shown) },
+        { event, attach: attach?.(shown), sweepAtMs: sweepAt() },
       );
       return shown;
     },
@@ -179,7 +182,7 @@ export async function updateRule(
       await writeRule(
         accountId,
         { before, after: next, meta: meta as RulesMeta },
-        { event, attach: options.attach?.(withFired(next, fired)) },
+        { event, attach: options.attach?.(withFired(next, fired)), sweepAtMs: sweepAt() },
       ).catch((error) => {
         throw answerOf(error);
       });
@@ -218,7 +221,7 @@ export async function deleteRule(
       await writeRule(
         accountId,
         { before: entity, after: undefined, meta: meta as RulesMeta },
-        { event, attach: options.attach?.(shown) },
+        { event, attach: options.attach?.(shown), sweepAtMs: sweepAt() },
       ).catch((error) => {
         throw answerOf(error);
       });

@@ -16,6 +16,7 @@ import {
   organizationKeys,
   outboxKeys,
   queueKeys,
+  ruleSweepKeys,
   ticketKeys,
   trashKeys,
   webhookDeliveryKeys,
@@ -156,6 +157,8 @@ const derivedKeys: Record<string, (accountId: string, item: ItemKey) => string |
   // A freed entry's sort key is the agent's padded id; a hand-back's `HANDBACK#<id>`.
   QUEUE_FREED_DUE: (acc, item) => queueKeys.freedDue(acc, Number(item.sk.replace(/\D+/g, '')), 0).gsi2pk,
   HANDBACK_DUE: (acc, item) => handBackKeys.due(acc, item.sk.replace(/^HANDBACK#/, ''), 0).gsi2pk,
+  // One sweep an account: its shard is the account's.
+  RULE_SWEEP_DUE: (acc) => ruleSweepKeys.due(acc, 0).gsi2pk,
 };
 
 /** Whether a family's key depends on the ids at all: 64 items of 64 accounts give more than one key. */
@@ -311,6 +314,18 @@ async function organizations(call: Call, key: string) {
   expect((await call('DELETE', path, { key })).status).toBe(200);
 }
 
+/** A time rule: its write sweeps the account's tickets (lib/data/rules/sweeps.ts). */
+async function timeRule(call: Call, key: string) {
+  const body = {
+    name: 'Nudge',
+    on: 'time',
+    time: { after_minutes: 60, since: 'created_at' },
+    actions: [{ type: 'add_tags', tags: ['nudged'] }],
+  };
+  const made = await call('POST', '/api/rules', { key, body });
+  expect(made.status, made.text).toBe(201);
+}
+
 /** The deployed dispatcher: the stream function fans the first event out, the due function delivers it. */
 async function webhookDelivery(account: TestAccount, hook: Receiver, endpointId: string) {
   const feed = await gateway.call('GET', '/api/events?limit=100', { key: account.apiKey });
@@ -362,6 +377,8 @@ const KINDS = [
   'gsi2pk QUEUE_FREED_DUE',
   'pk HANDBACKS',
   'gsi2pk HANDBACK_DUE',
+  'pk RULE_SWEEP',
+  'gsi2pk RULE_SWEEP_DUE',
 ];
 
 describe('partition keys', () => {
@@ -395,6 +412,7 @@ describe('partition keys', () => {
     await deletionsAndErasure(gateway.call, key, account.accountId, late);
     await apiKeys(gateway.call, key, account.accountId);
     await organizations(gateway.call, key);
+    await timeRule(gateway.call, key);
     await people(gateway.call, key);
     await webhookDelivery(account, hook, String(registered.body.data.id));
 

@@ -6,6 +6,7 @@ import { readRulesMeta, storedRules, writeRule } from '#lib/data/rules/rules.ts'
 import { dynamo, tableName } from '#lib/data/store/client.ts';
 import { getActiveRules } from '#lib/rules/cache.ts';
 import type { Rule } from '#lib/rules/types.ts';
+import { nowMillis } from '#lib/time.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
@@ -359,7 +360,8 @@ describe('rules and macros', () => {
     const [rule] = (await storedRules(account.accountId)) as [Rule];
     const meta = await readRulesMeta(account.accountId);
     const event = { type: 'rule.updated', object: {}, version: 2 };
-    await writeRule(account.accountId, { before: rule, after: { ...rule, active: false }, meta }, { event });
+    const write = { before: rule, after: { ...rule, active: false }, meta };
+    await writeRule(account.accountId, write, { event, sweepAtMs: nowMillis() });
     await manual.advance(5_000);
     expect((await getActiveRules(account.accountId)).map((r) => r.id)).toEqual([made.id]);
     await manual.advance(1);

@@ -1,4 +1,6 @@
-import { padId } from './sort.ts';
+import type { IndexName } from '../store/table.ts';
+import { dueShardOf } from '../webhooks/due-shards.ts';
+import { dueMs, padId } from './sort.ts';
 
 /**
  * Business rules and macros (docs/rules.md, "The store"): one partition per account. Its `META` item holds the
@@ -47,4 +49,23 @@ export const firingKeys = {
   between: (fromUs: number, toUs: number) => ({ from: padUs(fromUs), to: `${padUs(toUs)}#~` }),
   /** A firing's time (epoch µs) from its sort key. */
   timeOf: (sk: string) => Number(sk.slice(0, 16)),
+};
+
+/**
+ * An account's moment sweep (docs/rules.md, "Moments of tickets already there"): one item per account at most,
+ * written by a rule write that touches an active time rule (a newer one replaces it), with its due entry in gsi2
+ * (keys only, one of DUE_SHARDS partitions, sorted by when it is next due), which the runner reads, never a Scan.
+ */
+const SWEEP_PARTITION = 'RULE_SWEEP#';
+
+export const ruleSweepKeys = {
+  sweep: (accountId: string) => ({ pk: `${SWEEP_PARTITION}${accountId}`, sk: 'SWEEP' }),
+  due: (accountId: string, atMs: number) => ({
+    gsi2pk: `RULE_SWEEP_DUE#${dueShardOf(accountId, 'SWEEP')}`,
+    gsi2sk: `${dueMs(atMs)}#${accountId}`,
+  }),
+  duePartition: (shard: number) => `RULE_SWEEP_DUE#${shard}`,
+  dueIndex: 'gsi2' as IndexName,
+  dueBefore: (atMs: number) => `${dueMs(atMs + 1)}#`,
+  parseDue: (sk: string) => ({ accountId: sk.split('#')[1] ?? '' }),
 };

@@ -6,6 +6,7 @@ import { getItem, queryAll, tableName } from '../store/client.ts';
 import { ConcurrentWrite, StaleVersion } from '../store/errors.ts';
 import { ATTR, entityOf } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
+import { ruleSweepAction } from './sweeps.ts';
 
 /**
  * Rules and macros in the store (docs/rules.md, "The store"; keys/rules.ts): an item each, versioned (`v`, the
@@ -148,17 +149,28 @@ function itemAction(
 
 const ruleItem = ({ version: _, ...rule }: Rule) => rule;
 
-/** Writes a rule's create, change or deletion with the account's `META`, its event and the kept answer. */
+/** Whether a write moves tickets' time-rule moments: an active time rule before it or after it. */
+export const touchesMoments = (write: RuleWrite) =>
+  [write.before, write.after].some((rule) => rule?.active && rule.on === 'time');
+
+/**
+ * Writes a rule's create, change or deletion with the account's `META`, its event and the kept answer; one that
+ * touches moments also (re)writes the account's moment sweep, due at `sweepAtMs` (./sweeps.ts).
+ */
 export async function writeRule(
   accountId: string,
   write: RuleWrite,
-  options: { event: EventDraft; attach?: CommitAttachment | undefined },
+  options: { event: EventDraft; attach?: CommitAttachment | undefined; sweepAtMs: number },
 ): Promise<void> {
   const rule = (write.after ?? write.before) as Rule;
   const version = write.before?.version ?? 0;
+  const sweep = touchesMoments(write)
+    ? [ruleSweepAction(accountId, write.meta.version + 1, options.sweepAtMs)]
+    : [];
   const actions = [
     itemAction(ruleKeys.rule(accountId, rule.id), 'rule', version, write.after && ruleItem(write.after)),
     metaAction(accountId, write),
+    ...sweep,
     ...completionCommit(options.attach),
   ];
   await commitWithEvents(accountId, actions, [options.event]);

@@ -144,11 +144,11 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
 }
 
 /**
- * Changes of several tickets in one commit (the hand-back's page: lib/people/handback.ts), each guarded by its
- * version and with its own event, the stats cells and blocks they share written once (lib/data/index/merge-plans.ts):
- * StaleVersion when one of them changed since it was read, ConcurrentWrite on a conflict (sent once: the caller
- * retries fewer), UpdateTooLarge when they do not fit one transaction (ticketsFitTogether: how many do). None carries
- * a busy condition.
+ * Changes of several tickets in one commit (the hand-back's page: lib/people/handback.ts; the moment sweep's, with
+ * its check among the items: lib/rules/sweep.ts), each guarded by its version and with its own event, the stats
+ * cells and blocks they share written once (lib/data/index/merge-plans.ts): StaleVersion when one of them changed
+ * since it was read, ConcurrentWrite on a conflict (sent once: the caller retries fewer), UpdateTooLarge when they
+ * do not fit one transaction (ticketsFitTogether: how many do). None carries a busy condition.
  */
 export async function updateTicketsTogether(accountId: string, updates: TicketChange[]): Promise<void> {
   await tickets.updateTogether(accountId, updates.map(plannedChange));
@@ -168,10 +168,14 @@ export function inSharedBlockOrder<T>(items: T[], numberOf: (item: T) => number)
   return [...items].sort((a, b) => (group(a) < group(b) ? -1 : group(a) > group(b) ? 1 : 0));
 }
 
-type TicketChange = Pick<TicketUpdate, 'before' | 'after' | 'version' | 'event'>;
-const plannedChange = ({ before, after, version, event }: TicketChange) => ({
+type TicketChange = Pick<TicketUpdate, 'before' | 'after' | 'version' | 'event' | 'items'>;
+const plannedChange = ({ before, after, version, event, items }: TicketChange) => ({
   change: { before, after, version },
-  options: { events: Array.isArray(event) ? event : [event], closed: teamEntered(after) },
+  options: {
+    events: Array.isArray(event) ? event : [event],
+    closed: teamEntered(after),
+    attach: items ?? [],
+  },
 });
 
 /** One page of tickets, newest first, and the exact total (how each shape is read: lib/data/index/list.ts). */
@@ -233,13 +237,11 @@ export function dropOrganizationTicket(accountId: string, organizationId: number
 
 /**
  * A page of an agent's tickets in one status, oldest first after `after` (an order key), each as stored: the
- * hand-back's finder (lib/people/handback.ts), read from the status-and-assignee queue.
+ * hand-back's finder (lib/people/handback.ts), read from the status-and-assignee queue. statusTickets: the
+ * account's, from the status dimension (the moment sweep's: lib/rules/sweep.ts).
  */
-export function agentTickets(
-  accountId: string,
-  agentId: number,
-  status: TicketStatus,
-  page: { after: string | null; limit: number },
-) {
-  return tickets.oldestListed(accountId, dimension.queue(status, undefined, agentId), page);
-}
+type Page = { after: string | null; limit: number };
+export const agentTickets = (accountId: string, agentId: number, status: TicketStatus, page: Page) =>
+  tickets.oldestListed(accountId, dimension.queue(status, undefined, agentId), page);
+export const statusTickets = (accountId: string, status: TicketStatus, page: Page) =>
+  tickets.oldestListed(accountId, dimension.status(status), page);
