@@ -29,6 +29,10 @@ import { origin, StoreCalls } from './lib/store-calls.ts';
  */
 const TICKETS = Number(process.env.TIME_RULES_BENCH_TICKETS ?? 10_000);
 const MINUTE_MS = 60_000;
+/** Time for the seeding before the tickets' creation minute begins (the first moment is a minute after it). */
+const LEAD_MS = 30_000;
+/** The runner's tickets at once (TIME_RULES_BENCH_CONCURRENCY; default: the runner's own, 32 at once, 200 a pass). */
+const CONCURRENCY = Number(process.env.TIME_RULES_BENCH_CONCURRENCY ?? 0);
 
 export async function runTimeRulesOnly(_options: { endpoint: string }) {
   const account = await benchAccount(`bench-time-rules-${Date.now()}`);
@@ -49,8 +53,8 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     getActiveRules(account.accountId),
   ]);
   if (!config) throw new Error('time rules bench: no account');
-  // Created over the minute after now: every moment within the whole minute or two after it.
-  const startUs = Date.now() * 1000 + 1000;
+  // Created over a minute from LEAD_MS on: every moment within the whole minute or two after that.
+  const startUs = (Date.now() + LEAD_MS) * 1000;
   log(`seeding ${TICKETS} tickets created over one minute, a time rule due a minute after each`);
   const seeded = await seedTickets(
     account.accountId,
@@ -77,6 +81,7 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
   const loadBefore = loadavg()[0] ?? 0;
   const totals = await origin.run('runner', () =>
     runBreaches((moments.at(-1) ?? Date.now()) + 3 * MINUTE_MS, {
+      ...(CONCURRENCY ? { concurrency: CONCURRENCY, limit: CONCURRENCY * 6 } : {}),
       stopped: () => latencies.length >= TICKETS,
       onRules: (_account, orderKey, fired) => {
         firings += fired;
@@ -91,6 +96,9 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     round([...tallies.values()].reduce((sum, t) => sum + t[field], 0) / Math.max(1, latencies.length), 2);
   const results = {
     mode: 'time-rules',
+    runner: CONCURRENCY
+      ? { concurrency: CONCURRENCY, limit: CONCURRENCY * 6 }
+      : { concurrency: 32, limit: 200 },
     machine: {
       cpus: cpus().length,
       memoryGb: round(totalmem() / 2 ** 30, 1),

@@ -86,6 +86,13 @@ const ticketTimes = {
   updated_at: timestamp,
   resolved_at: nullable(timestamp),
   closed_at: nullable(timestamp),
+  status_changed_at: v.pipe(
+    timestamp,
+    v.description(
+      'When the status last changed (a new ticket: its created_at); a time rule may count from it. A ticket ' +
+        'stored before the field shows its updated_at, which is at or after its last status change.',
+    ),
+  ),
   last_message_at: v.pipe(
     timestamp,
     v.description("The last message's time, internal notes included (the description is the first message)."),

@@ -61,6 +61,8 @@ export function composeTicket(p: TicketParts): Ticket {
     updatedAt: created,
     resolvedAt: null,
     closedAt: null,
+    // A new ticket's status changed when it was made (decisions.md, "Business rules": `status_changed_at`).
+    statusChangedAt: created,
     // The description is the conversation's first message (lib/tickets/conversation.ts).
     ...conversationAtCreate(created),
     messageCount: 1,

@@ -27,6 +27,8 @@ function timestamps(t: Ticket) {
     updated_at: t.updatedAt,
     resolved_at: t.resolvedAt,
     closed_at: t.closedAt,
+    // A ticket stored before the field: its last change, at or after its last status change (as time rules read it).
+    status_changed_at: t.statusChangedAt ?? t.updatedAt,
     ...conversationFields(t),
     sla: presentSla(t, nowMicros()),
   };

@@ -167,6 +167,7 @@ describe('the conversation', () => {
     expect(updated?.data.version).toBe(2);
     expect(updated?.data.previous).toEqual({
       status: 'open',
+      status_changed_at: ticket.status_changed_at,
       updated_at: ticket.updated_at,
       last_message_at: ticket.last_message_at,
       waiting_since: ticket.waiting_since,

@@ -43,6 +43,7 @@ describe('POST /api/tickets', () => {
       'updated_at',
       'resolved_at',
       'closed_at',
+      'status_changed_at',
       'last_message_at',
       'waiting_since',
       'sla',

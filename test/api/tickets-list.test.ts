@@ -83,6 +83,7 @@ describe('GET /api/tickets pagination', () => {
       'updated_at',
       'resolved_at',
       'closed_at',
+      'status_changed_at',
       'last_message_at',
       'waiting_since',
       'sla',

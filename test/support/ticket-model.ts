@@ -34,6 +34,8 @@ export interface Modelled {
   customFields: Fields;
   resolvedAt: string | null;
   closedAt: string | null;
+  /** When the status last changed: its creation, then each status change (decisions.md, "Business rules"). */
+  statusChangedAt: string;
   /** The number in the ETag: 1 on creation, one more for every PATCH that changed something. */
   version: number;
 }
@@ -59,6 +61,7 @@ export interface ShownTicket {
   updated_at: string;
   resolved_at: string | null;
   closed_at: string | null;
+  status_changed_at: string;
 }
 
 // --- Search (decisions.md, "Ticket list" and "Search words") ---
@@ -166,6 +169,7 @@ export function applyPatch(t: Modelled, body: Record<string, unknown>): Modelled
   const status = body.status as Status | undefined;
   if (status !== undefined && status !== t.status) {
     after.status = status;
+    after.statusChangedAt = SET_NOW;
     if (status === 'resolved') after.resolvedAt = SET_NOW;
     else if (status === 'closed') {
       after.closedAt = SET_NOW;
@@ -190,6 +194,7 @@ export function settleTimestamps(t: Modelled, shown: ShownTicket): string[] {
     ['updatedAt', 'updated_at'],
     ['resolvedAt', 'resolved_at'],
     ['closedAt', 'closed_at'],
+    ['statusChangedAt', 'status_changed_at'],
   ] as const;
   for (const [field, name] of fields) {
     const value = shown[name];
@@ -228,6 +233,7 @@ export function ticketView(t: Modelled, agents: ModelAgent[]): Record<string, un
     updated_at: t.updatedAt,
     resolved_at: t.resolvedAt,
     closed_at: t.closedAt,
+    status_changed_at: t.statusChangedAt,
   };
 }
 

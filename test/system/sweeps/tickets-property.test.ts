@@ -176,6 +176,7 @@ const eventShape = (e: FeedEvent) => {
       updated_at: object.updated_at,
       resolved_at: object.resolved_at,
       closed_at: object.closed_at,
+      status_changed_at: object.status_changed_at,
     },
   };
 };
@@ -252,6 +253,8 @@ describe('tickets against a model of the spec', () => {
                 customFields: { ...command.input.custom_fields },
                 resolvedAt: null,
                 closedAt: null,
+                // A new ticket's status changed when it was made.
+                statusChangedAt: shown.created_at,
                 version: 1,
               };
               expect(shownOf(shown), 'create (least-busy assignee)').toEqual(expectedOf(created));
