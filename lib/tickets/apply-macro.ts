@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { TeamGone } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
@@ -20,10 +19,9 @@ import {
   updateVersioned,
   type Versioned,
 } from '#lib/versioned-update.ts';
-import { TEAM_INVALID } from './apply-change.ts';
 import { findTicket } from './get-ticket.ts';
 import { writeRuledChange } from './ruled-write.ts';
-import { againIfTeamGone } from './team-gone.ts';
+import { againIfTeamGoneOr422 } from './team-gone.ts';
 import type { Ticket } from './types.ts';
 
 /**
@@ -61,12 +59,7 @@ export async function applyMacroToTicket(
   macroRef: string,
   options: ApplyMacroOptions,
 ): Promise<MacroResult> {
-  return againIfTeamGone(accountId, () => applyOnce(accountId, ticketRef, macroRef, options)).catch(
-    (error: unknown) => {
-      if (error instanceof TeamGone) throw ValidationFailed.field('team_id', TEAM_INVALID);
-      throw error;
-    },
-  );
+  return againIfTeamGoneOr422(accountId, () => applyOnce(accountId, ticketRef, macroRef, options));
 }
 
 async function applyOnce(

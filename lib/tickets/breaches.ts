@@ -67,7 +67,7 @@ export interface BreachRunOptions {
  * (load under 2); 32 at once, 200 a pass, by 42 s (npm run bench -- --time-rules; docs/rules.md).
  */
 const PASS_CONCURRENCY = 32;
-const PASS_LIMIT = 200;
+export const PASS_LIMIT = 200;
 
 /** Attempts of one ticket's breach commit against concurrent changes before leaving it for the next pass. */
 const MAX_ATTEMPTS = 5;

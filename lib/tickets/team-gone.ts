@@ -1,5 +1,7 @@
 import { forgetAccountConfig } from '#lib/accounts/config-cache.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
+import { ValidationFailed } from '#lib/errors.ts';
+import { TEAM_INVALID } from './apply-change.ts';
 
 /**
  * A ticket change decided on a configuration that named the ticket's team, whose commit met the team's deletion
@@ -17,4 +19,15 @@ export async function againIfTeamGone<T>(accountId: string, change: () => Promis
     forgetAccountConfig(accountId);
     return change();
   }
+}
+
+/**
+ * A change that may name a team (a PATCH, a macro applied), decided again once after a TeamGone (againIfTeamGone);
+ * meeting it again, the team named was deleted since the change read it: the 422 the same request sent now gets.
+ */
+export function againIfTeamGoneOr422<T>(accountId: string, change: () => Promise<T>): Promise<T> {
+  return againIfTeamGone(accountId, change).catch((error: unknown) => {
+    if (error instanceof TeamGone) throw ValidationFailed.field('team_id', TEAM_INVALID);
+    throw error;
+  });
 }

@@ -1,6 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
-import { TeamGone } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
@@ -10,13 +9,13 @@ import { changeRules, type RulesApplied } from '#lib/rules/in-change.ts';
 import { nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { firstReadBeside, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
-import { applyChange, resolveReferences, TEAM_INVALID } from './apply-change.ts';
+import { applyChange, resolveReferences } from './apply-change.ts';
 import { withLostBreaches } from './breaches.ts';
 import { findTicket } from './get-ticket.ts';
 import { writeRuledChange } from './ruled-write.ts';
 import { UpdateTicketSchema } from './schemas.ts';
 import type { ClockState } from './sla-clocks.ts';
-import { againIfTeamGone } from './team-gone.ts';
+import { againIfTeamGoneOr422 } from './team-gone.ts';
 import type { Ticket } from './types.ts';
 
 export interface UpdateOptions {
@@ -39,13 +38,7 @@ export async function updateTicket(
   body: unknown,
   options: UpdateOptions = {},
 ): Promise<Versioned<Ticket>> {
-  return againIfTeamGone(accountId, () => updateTicketOnce(accountId, ref, body, options)).catch(
-    (error: unknown) => {
-      // The team named was deleted since this change read it: as the same request sent now would answer.
-      if (error instanceof TeamGone) throw ValidationFailed.field('team_id', TEAM_INVALID);
-      throw error;
-    },
-  );
+  return againIfTeamGoneOr422(accountId, () => updateTicketOnce(accountId, ref, body, options));
 }
 
 async function updateTicketOnce(
