@@ -219,7 +219,7 @@ describe('the purge, one account deleting in bulk', () => {
 
     const pass = await purgePass();
     expect(await trashItemsOf(small.accountId)).toEqual([]);
-    // PASS_LIMIT a pass: the other's one and the rest of the big account's (one that fails is left for the next pass).
+    // 100 a pass: the other's one and 99 of the big account's (one that fails is left for the next pass).
     expect(pass.purged + pass.failed).toBe(100);
     expect(pass.more).toBe(true);
     expect(await trashItemsOf(big.accountId)).toHaveLength(150 - 99 + pass.failed);
