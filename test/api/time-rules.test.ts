@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
+import { runTimeRules } from '#lib/rules/time-change.ts';
 import { breachPass } from '#lib/tickets/breaches.ts';
 import { agentsFile, createTestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
+import { type FaultMode, withFault } from '#test/support/faults.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
 import { keyedCaller, useGateway } from '#test/support/http.ts';
 
@@ -103,5 +106,93 @@ describe('time rules', () => {
     expect((await pass()).fired).toBe(0);
     const version = (await other.call('GET', `/api/tickets/${other.uuid}`)).headers.get('etag');
     expect(version).toBe('"3"');
+  });
+
+  it('a runner killed or refused at any store call of the moment: the next fires it once, late by the fault', async () => {
+    const { account, call, uuid, get } = await setUp();
+    await call('PATCH', `/api/tickets/${uuid}`, { status: 'pending' });
+    await clock().advance(62 * MINUTE);
+    const orderKey = orderKeyOfUuid(uuid) as string;
+    // How many store calls one moment takes (read, the feed's place, the commit...), on a twin ticket.
+    const twin = await setUp();
+    await twin.call('PATCH', `/api/tickets/${twin.uuid}`, { status: 'pending' });
+    await clock().advance(62 * MINUTE);
+    const { operations } = await withFault(undefined, () =>
+      runTimeRules(twin.account.accountId, orderKeyOfUuid(twin.uuid) as string),
+    );
+    expect(operations.length).toBeGreaterThanOrEqual(3);
+    const tickets = [uuid];
+    const modes: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
+    for (let at = 1; at <= operations.length; at++) {
+      for (const mode of modes) {
+        const made = (
+          await call('POST', '/api/tickets', {
+            subject: 'S',
+            description: 'd',
+            requester_email: 'r@c.example',
+          })
+        ).body.ticket.uuid as string;
+        await call('PATCH', `/api/tickets/${made}`, { status: 'pending' });
+        tickets.push(made);
+      }
+    }
+    await clock().advance(62 * MINUTE);
+    let next = 1;
+    for (let at = 1; at <= operations.length; at++) {
+      for (const mode of modes) {
+        const key = orderKeyOfUuid(tickets[next++] as string) as string;
+        await withFault({ at, mode }, () => runTimeRules(account.accountId, key)).catch(() => undefined);
+      }
+    }
+    // The runner again (a new one, or the same after its error), twice: each ticket fired exactly once.
+    await runTimeRules(account.accountId, orderKey);
+    for (const made of tickets) {
+      await runTimeRules(account.accountId, orderKeyOfUuid(made) as string);
+      await runTimeRules(account.accountId, orderKeyOfUuid(made) as string);
+    }
+    const updates = (await readFeedToEnd(gateway.call, account.apiKey, { types: ['ticket.updated'] })).events;
+    const ruled = updates.filter((e) => (e.data as Record<string, unknown>).rules !== undefined);
+    expect(ruled.map((e) => e.data.object.uuid).sort()).toEqual([...tickets].sort());
+    for (const made of tickets) {
+      const notes = (await call('GET', `/api/tickets/${made}/messages`)).body.data as { body: string }[];
+      expect(
+        notes.filter((m) => m.body.startsWith('Nudged')),
+        made,
+      ).toHaveLength(1);
+    }
+    expect((await get()).tags).toEqual(['nudged']);
+  });
+
+  it('rule replies: at most 3 a ticket an hour, the fourth skipped and said so', async () => {
+    const account = await createTestAccount({ agents: agentsFile(1) });
+    const call = keyedCaller(gateway, account.apiKey);
+    const echo = await call('POST', '/api/rules', {
+      name: 'Echo',
+      on: 'updated',
+      conditions: { all: [{ field: 'priority', op: 'changed' }] },
+      actions: [
+        { type: 'add_tags', tags: ['echoed'] },
+        { type: 'reply', body: 'Priority now changed.' },
+      ],
+    });
+    expect(echo.status, echo.text).toBe(201);
+    const uuid = (
+      await call('POST', '/api/tickets', { subject: 'S', description: 'd', requester_email: 'r@c.example' })
+    ).body.ticket.uuid as string;
+    for (const priority of ['low', 'high', 'urgent', 'low']) {
+      await clock().advance(MINUTE);
+      expect((await call('PATCH', `/api/tickets/${uuid}`, { priority })).status).toBe(200);
+    }
+    const replies = (await call('GET', `/api/tickets/${uuid}/messages`)).body.data as { body: string }[];
+    expect(replies.filter((m) => m.body === 'Priority now changed.')).toHaveLength(3);
+    const updates = (await readFeedToEnd(gateway.call, account.apiKey, { types: ['ticket.updated'] })).events;
+    expect((updates.at(-1)?.data as Record<string, unknown> | undefined)?.rules_skipped).toEqual([
+      { id: echo.body.data.id, reason: 'replies_per_hour' },
+    ]);
+    // An hour on, the guard counts only the last hour's.
+    await clock().advance(60 * MINUTE);
+    await call('PATCH', `/api/tickets/${uuid}`, { priority: 'high' });
+    const later = (await call('GET', `/api/tickets/${uuid}/messages`)).body.data as { body: string }[];
+    expect(later.filter((m) => m.body === 'Priority now changed.')).toHaveLength(4);
   });
 });
