@@ -1,4 +1,7 @@
+import { requestConfigVersion } from '#lib/accounts/config-cache.ts';
+import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
 import { activeRules, readRulesMeta } from '#lib/data/rules/rules.ts';
+import { logError } from '#lib/log.ts';
 import { LruMap } from '#lib/lru.ts';
 import { nowMillis } from '#lib/time.ts';
 import type { Rule } from './types.ts';
@@ -6,43 +9,65 @@ import type { Rule } from './types.ts';
 /**
  * The account's active rules, cached in the container (decisions.md: "rules are read from a cache kept fresh
  * within 5 seconds"; docs/rules.md, "The rules cache"), so a change evaluates 1,000 rules at no round trip more
- * than with none. Loaded by one Query (the `META` item's rules version with the rules: lib/data/rules/rules.ts),
- * then served as it is for RULES_FRESH_SECONDS; after that, the next caller checks the rules version (one GetItem)
- * and keeps the rules while it has not moved, or reads them again. So a rule written (or deleted) applies to every
- * change that starts more than 5 seconds after its write answered, and to this container's at once (its writes
- * forget the entry). The rules are sorted by position (ties by id), the order the evaluator runs them in.
+ * than with none. Loaded by one Query (the `META` item's rules version with the rules: lib/data/rules/rules.ts).
+ * Kept fresh two ways, neither of which costs a call a request would not make anyway:
+ * - **Inside an API request** by the account's configuration version, which the request's rate count reads back
+ *   (lib/accounts/config-cache.ts, requestConfigVersion): every rule write moves it once its commit landed
+ *   (rulesChanged), so a request begun after a rule write answered reads the rules again, in every container, at
+ *   once. An entry serves at most RULES_CACHE_SECONDS: the bound when a version move was lost to a crash, as the
+ *   configuration's own. No call depends on the time a request runs at, so two requests alike make the same calls.
+ * - **Outside a request** (the due runner's time changes, the mail worker), where no rate count ran: served as it is
+ *   for RULES_FRESH_SECONDS, then the next caller checks the rules version (one GetItem of META) and keeps the
+ *   rules while it has not moved, or reads them again.
+ * The rules are sorted by position (ties by id), the order the evaluator runs them in.
  */
 export const RULES_FRESH_SECONDS = 5;
+
+/** The longest an entry serves inside a request without its version moving (a lost move's bound). */
+export const RULES_CACHE_SECONDS = 30;
 
 /** Accounts a container keeps the rules of (1,000 usual rules are ~1 MB; most accounts have few). */
 export const RULES_CACHE_MAX_ACCOUNTS = 200;
 
 interface Entry {
-  /** When the version was last known current. */
+  /** When the rules version was last known current (outside a request), and when the rules were loaded. */
   checkedAt: number;
+  loadedAt: number;
   version: number;
+  /** The configuration version known before the load began: the load holds every rule write up to it. */
+  configVersion: number;
   rules: readonly Rule[];
 }
 
 const cache = new LruMap<string, Promise<Entry>>(RULES_CACHE_MAX_ACCOUNTS);
 
-async function load(accountId: string, at: number): Promise<Entry> {
+async function load(accountId: string, at: number, configVersion: number): Promise<Entry> {
   const { version, rules } = await activeRules(accountId);
-  return { checkedAt: at, version, rules: [...rules].sort((a, b) => a.position - b.position || a.id - b.id) };
+  const sorted = [...rules].sort((a, b) => a.position - b.position || a.id - b.id);
+  return { checkedAt: at, loadedAt: at, version, configVersion, rules: sorted };
 }
 
 async function recheck(accountId: string, held: Entry, at: number): Promise<Entry> {
   const { version } = await readRulesMeta(accountId);
-  return version === held.version ? { ...held, checkedAt: at } : load(accountId, at);
+  return version === held.version ? { ...held, checkedAt: at } : load(accountId, at, held.configVersion);
 }
 
-/** The account's active rules in order, at most RULES_FRESH_SECONDS behind the store. */
+/** The account's active rules in order: as new as the request's configuration version, or RULES_FRESH_SECONDS. */
 export async function getActiveRules(accountId: string): Promise<readonly Rule[]> {
+  const configVersion = await requestConfigVersion();
   const at = nowMillis();
   const pending = cache.get(accountId);
   const held = pending && (await pending.catch(() => undefined));
-  if (held && at - held.checkedAt <= RULES_FRESH_SECONDS * 1000) return held.rules;
-  const next = held ? recheck(accountId, held, at) : load(accountId, at);
+  let next: Promise<Entry>;
+  if (configVersion !== undefined) {
+    if (held && held.configVersion >= configVersion && at - held.loadedAt <= RULES_CACHE_SECONDS * 1000) {
+      return held.rules;
+    }
+    next = load(accountId, at, configVersion);
+  } else {
+    if (held && at - held.checkedAt <= RULES_FRESH_SECONDS * 1000) return held.rules;
+    next = held ? recheck(accountId, held, at) : load(accountId, at, 0);
+  }
   cache.set(accountId, next);
   next.catch(() => {
     if (cache.get(accountId) === next) cache.delete(accountId);
@@ -50,7 +75,12 @@ export async function getActiveRules(accountId: string): Promise<readonly Rule[]
   return (await next).rules;
 }
 
-/** Forgets the account's rules (this container changed them: the next change reads them again). */
-export function forgetActiveRules(accountId: string): void {
+/**
+ * After a rule write committed: this container forgets the account's rules, and the configuration version moves,
+ * so every request begun after the write answered reads them again (a failed move leaves it to
+ * RULES_CACHE_SECONDS, as for the configuration).
+ */
+export async function rulesChanged(accountId: string): Promise<void> {
   cache.delete(accountId);
+  await moveConfigVersion(accountId).catch(logError);
 }

@@ -15,7 +15,7 @@ import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { createdEvent, updatedEvent } from '#lib/events/drafts.ts';
 import { formatTimestamp, nowMicros, nowMillis } from '#lib/time.ts';
 import { deleteVersioned, updateVersioned, type Versioned } from '#lib/versioned-update.ts';
-import { forgetActiveRules } from './cache.ts';
+import { rulesChanged } from './cache.ts';
 import { type CountedRule, counted, firingsOf, NO_FIRINGS } from './fired.ts';
 import type { RuleCursor } from './list-query.ts';
 import { pathId } from './list-query.ts';
@@ -137,7 +137,7 @@ export async function createRule(accountId: string, body: unknown, attach?: Atta
     },
     { retryable: (error) => error instanceof ConcurrentWrite },
   );
-  forgetActiveRules(accountId);
+  await rulesChanged(accountId);
   return rule;
 }
 
@@ -191,7 +191,7 @@ export async function updateRule(
     ifMatch: options.ifMatch,
     changedMessage: CHANGED,
   });
-  forgetActiveRules(accountId);
+  await rulesChanged(accountId);
   return withFired({ ...updated.entity, version: updated.version }, fired);
 }
 
@@ -229,6 +229,6 @@ export async function deleteRule(
     ifMatch: options.ifMatch,
     changedMessage: CHANGED,
   });
-  forgetActiveRules(accountId);
+  await rulesChanged(accountId);
   return withFired(deleted.entity, fired);
 }

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
+import { readRulesMeta, storedRules, writeRule } from '#lib/data/rules/rules.ts';
+import type { Rule } from '#lib/rules/types.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
@@ -260,5 +263,33 @@ describe('rules in the change', () => {
     const patched = await call('PATCH', `/api/tickets/${made.uuid}`, { priority: 'high' });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.ticket.organization).toEqual({ id: org.body.data.id, name: 'Acme' });
+  });
+
+  it("another container's rule write applies to the next request at once (its configuration version moved)", async () => {
+    const { account, call, rule, ticket } = await setUp();
+    const made = await rule({
+      on: 'updated',
+      conditions: { all: [{ field: 'priority', op: 'changed' }] },
+      actions: [{ type: 'add_tags', tags: ['seen'] }],
+    });
+    const t = await ticket();
+    expect((await call('PATCH', `/api/tickets/${t.uuid}`, { priority: 'low' })).body.ticket.tags).toEqual([
+      'seen',
+    ]);
+    await call('PATCH', `/api/tickets/${t.uuid}`, { tags: [] });
+    // Another container deactivates the rule: this one's cache is not told, the version the requests read moves.
+    const [stored] = (await storedRules(account.accountId)) as [Rule];
+    const meta = await readRulesMeta(account.accountId);
+    const event = { type: 'rule.updated', object: {}, version: made.version + 1 };
+    await writeRule(
+      account.accountId,
+      { before: stored, after: { ...stored, active: false }, meta },
+      { event, sweepAtMs: Date.now() },
+    );
+    await moveConfigVersion(account.accountId);
+    // No time passes: the next PATCH reads the rules again, and the rule no longer fires.
+    expect((await call('PATCH', `/api/tickets/${t.uuid}`, { priority: 'high' })).body.ticket.tags).toEqual(
+      [],
+    );
   });
 });
