@@ -54,14 +54,14 @@ export function forgetAccountConfig(accountId: string): void {
 }
 
 /**
- * The configuration version an API request's rate count read back (no call more), or undefined outside a request:
- * what the rules cache keeps its entries by inside a request (lib/rules/cache.ts).
+ * The rules version an API request's rate count read back (no call more), or undefined outside a request: what the
+ * rules cache keeps its entries by inside a request (lib/rules/cache.ts).
  */
-export async function requestConfigVersion(): Promise<number | undefined> {
+export async function requestRulesVersion(): Promise<number | undefined> {
   const rate = requestRate();
   if (!rate) return undefined;
   const outcome = await rate.eager.catch(() => undefined);
-  return outcome?.allowed ? outcome.configVersion : 0;
+  return outcome?.allowed ? outcome.rulesVersion : 0;
 }
 
 /** The version an API request's rate count read back, or (outside one) the version as stored. */

@@ -1,5 +1,5 @@
-import { requestConfigVersion } from '#lib/accounts/config-cache.ts';
-import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
+import { requestRulesVersion } from '#lib/accounts/config-cache.ts';
+import { moveRulesVersion } from '#lib/data/accounts/config-version.ts';
 import { activeRules, readRulesMeta } from '#lib/data/rules/rules.ts';
 import { logError } from '#lib/log.ts';
 import { LruMap } from '#lib/lru.ts';
@@ -11,8 +11,8 @@ import type { Rule } from './types.ts';
  * within 5 seconds"; docs/rules.md, "The rules cache"), so a change evaluates 1,000 rules at no round trip more
  * than with none. Loaded by one Query (the `META` item's rules version with the rules: lib/data/rules/rules.ts).
  * Kept fresh two ways, neither of which costs a call a request would not make anyway:
- * - **Inside an API request** by the account's configuration version, which the request's rate count reads back
- *   (lib/accounts/config-cache.ts, requestConfigVersion): every rule write moves it once its commit landed
+ * - **Inside an API request** by the account's rules version, which the request's rate count reads back beside the
+ *   configuration's (lib/accounts/config-cache.ts, requestRulesVersion): every rule write moves it once its commit landed
  *   (rulesChanged), so a request begun after a rule write answered reads the rules again, in every container, at
  *   once. An entry serves at most RULES_CACHE_SECONDS: the bound when a version move was lost to a crash, as the
  *   configuration's own. No call depends on the time a request runs at, so two requests alike make the same calls.
@@ -34,36 +34,36 @@ interface Entry {
   checkedAt: number;
   loadedAt: number;
   version: number;
-  /** The configuration version known before the load began: the load holds every rule write up to it. */
-  configVersion: number;
+  /** The rules version (the rate item's) known before the load began: the load holds every rule write up to it. */
+  known: number;
   rules: readonly Rule[];
 }
 
 const cache = new LruMap<string, Promise<Entry>>(RULES_CACHE_MAX_ACCOUNTS);
 
-async function load(accountId: string, at: number, configVersion: number): Promise<Entry> {
+async function load(accountId: string, at: number, known: number): Promise<Entry> {
   const { version, rules } = await activeRules(accountId);
   const sorted = [...rules].sort((a, b) => a.position - b.position || a.id - b.id);
-  return { checkedAt: at, loadedAt: at, version, configVersion, rules: sorted };
+  return { checkedAt: at, loadedAt: at, version, known, rules: sorted };
 }
 
 async function recheck(accountId: string, held: Entry, at: number): Promise<Entry> {
   const { version } = await readRulesMeta(accountId);
-  return version === held.version ? { ...held, checkedAt: at } : load(accountId, at, held.configVersion);
+  return version === held.version ? { ...held, checkedAt: at } : load(accountId, at, held.known);
 }
 
-/** The account's active rules in order: as new as the request's configuration version, or RULES_FRESH_SECONDS. */
+/** The account's active rules in order: as new as the request's rules version, or RULES_FRESH_SECONDS. */
 export async function getActiveRules(accountId: string): Promise<readonly Rule[]> {
-  const configVersion = await requestConfigVersion();
+  const known = await requestRulesVersion();
   const at = nowMillis();
   const pending = cache.get(accountId);
   const held = pending && (await pending.catch(() => undefined));
   let next: Promise<Entry>;
-  if (configVersion !== undefined) {
-    if (held && held.configVersion >= configVersion && at - held.loadedAt <= RULES_CACHE_SECONDS * 1000) {
+  if (known !== undefined) {
+    if (held && held.known >= known && at - held.loadedAt <= RULES_CACHE_SECONDS * 1000) {
       return held.rules;
     }
-    next = load(accountId, at, configVersion);
+    next = load(accountId, at, known);
   } else {
     if (held && at - held.checkedAt <= RULES_FRESH_SECONDS * 1000) return held.rules;
     next = held ? recheck(accountId, held, at) : load(accountId, at, 0);
@@ -76,11 +76,11 @@ export async function getActiveRules(accountId: string): Promise<readonly Rule[]
 }
 
 /**
- * After a rule write committed: this container forgets the account's rules, and the configuration version moves,
+ * After a rule write committed: this container forgets the account's rules, and the rules version moves,
  * so every request begun after the write answered reads them again (a failed move leaves it to
  * RULES_CACHE_SECONDS, as for the configuration).
  */
 export async function rulesChanged(accountId: string): Promise<void> {
   cache.delete(accountId);
-  await moveConfigVersion(accountId).catch(logError);
+  await moveRulesVersion(accountId).catch(logError);
 }

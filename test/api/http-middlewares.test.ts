@@ -100,7 +100,7 @@ describe('the rate count middleware', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     // Exactly the error answer of a TooManyRequests for this window, rate headers included.
     const expected = errorResponse(
-      tooManyRequests({ allowed: false, limit: 1, count: 1, resetAt, configVersion: 0 }),
+      tooManyRequests({ allowed: false, limit: 1, count: 1, resetAt, configVersion: 0, rulesVersion: 0 }),
       requestId,
     );
     expect(refused.body).toBe(expected.body);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
+import { moveRulesVersion } from '#lib/data/accounts/config-version.ts';
 import { readRulesMeta, storedRules, writeRule } from '#lib/data/rules/rules.ts';
 import type { Rule } from '#lib/rules/types.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -265,7 +265,7 @@ describe('rules in the change', () => {
     expect(patched.body.ticket.organization).toEqual({ id: org.body.data.id, name: 'Acme' });
   });
 
-  it("another container's rule write applies to the next request at once (its configuration version moved)", async () => {
+  it("another container's rule write applies to the next request at once (its rules version moved)", async () => {
     const { account, call, rule, ticket } = await setUp();
     const made = await rule({
       on: 'updated',
@@ -286,7 +286,7 @@ describe('rules in the change', () => {
       { before: stored, after: { ...stored, active: false }, meta },
       { event, sweepAtMs: Date.now() },
     );
-    await moveConfigVersion(account.accountId);
+    await moveRulesVersion(account.accountId);
     // No time passes: the next PATCH reads the rules again, and the rule no longer fires.
     expect((await call('PATCH', `/api/tickets/${t.uuid}`, { priority: 'high' })).body.ticket.tags).toEqual(
       [],

@@ -33,3 +33,27 @@ export async function moveConfigVersion(accountId: string): Promise<void> {
 export async function readConfigVersion(accountId: string): Promise<number> {
   return configVersionOf(await getItem(accountKeys.rate(accountId)));
 }
+
+/**
+ * The version of an account's rules, beside the configuration's on the rate item (lib/rules/cache.ts): a request
+ * reads it back with its count, and a rule write moves it after its commit, so the rules cache and the
+ * configuration cache reload only for their own changes.
+ */
+export const RULES_VERSION_ATTRIBUTE = 'rul';
+
+/** The rules version as an item read holds it (no rule written since: 0). */
+export const rulesVersionOf = (item: Record<string, unknown> | undefined): number =>
+  Number(item?.[RULES_VERSION_ATTRIBUTE] ?? 0);
+
+/** Moves the rules version on, after a rule write committed. */
+export async function moveRulesVersion(accountId: string): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: accountKeys.rate(accountId),
+      UpdateExpression: 'ADD #rul :one',
+      ExpressionAttributeNames: { '#rul': RULES_VERSION_ATTRIBUTE },
+      ExpressionAttributeValues: { ':one': 1 },
+    }),
+  );
+}

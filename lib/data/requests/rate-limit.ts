@@ -1,7 +1,7 @@
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { inExemptScope, type RateCount, requestScope } from '#lib/request-scope.ts';
-import { configVersionOf } from '../accounts/config-version.ts';
+import { configVersionOf, rulesVersionOf } from '../accounts/config-version.ts';
 import { accountKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
 import { isConditionFailure, itemOnConditionFailure } from '../store/errors.ts';
@@ -42,6 +42,8 @@ export interface RateOutcome {
    * cached configuration must be at least as new as (0 on a refused count, which reads no configuration).
    */
   configVersion: number;
+  /** The account's rules version the count read back (the rules cache's: lib/rules/cache.ts; 0 on a refused count). */
+  rulesVersion: number;
 }
 
 const MINUTE_SHIFT = 2 ** 20;
@@ -88,14 +90,15 @@ function outcomeOf(
   limit: number,
   value: unknown,
   allowed: boolean,
-  configVersion = 0,
+  item: Record<string, unknown> = {},
 ): RateOutcome {
   return {
     allowed,
     limit,
     count: allowed ? Number(value) - minute * MINUTE_SHIFT : limit,
     resetAt: (minute + 1) * 60,
-    configVersion,
+    configVersion: configVersionOf(item),
+    rulesVersion: rulesVersionOf(item),
   };
 }
 
@@ -129,13 +132,13 @@ async function countRequest(accountId: string, window: RateWindow): Promise<Rate
       ExpressionAttributeNames: parts.names,
       ExpressionAttributeValues: parts.values,
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      // The whole item (three numbers): the count, and the configuration's version beside it, for free.
+      // The whole item (a few numbers): the count, and the configuration's and rules' versions beside it, for free.
       ReturnValues: 'ALL_NEW',
     };
     try {
       const { Attributes = {} } = await rateExempt(() => dynamo.send(new UpdateCommand(input)));
       const count = Attributes[parts.names['#rcur'] as string];
-      return outcomeOf(minute, window.limit, count, true, configVersionOf(Attributes));
+      return outcomeOf(minute, window.limit, count, true, Attributes);
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const item = itemOnConditionFailure(error) ?? {};
