@@ -266,6 +266,19 @@ describe('the import runner', () => {
   it('imports examples/import.ndjson with the writers: exact counts by type, tickets and their people there, progress done', async () => {
     const account = await createTestAccount();
     const call = caller(account);
+    // Rules that would fire on every ticket and change: an import runs none (decisions.md, "Business rules").
+    const rules = [];
+    for (const on of ['created', 'updated', 'message']) {
+      const body = {
+        name: on,
+        on,
+        conditions: { all: [] },
+        actions: [{ type: 'add_tags', tags: ['ruled'] }],
+      };
+      const made = await call('POST', '/api/rules', body);
+      expect(made.status, made.text).toBe(201);
+      rules.push(made.body.data.id as number);
+    }
     const id = await startNdjson(account, readFileSync(EXAMPLE, 'utf8'));
     await runImports(Number.POSITIVE_INFINITY, { owner: 'runner-a', untilDrained: true });
     const job = (await call('GET', `/api/imports/${id}`)).body.data;
@@ -282,6 +295,14 @@ describe('the import runner', () => {
     });
     const tickets = await call('GET', '/api/tickets?per_page=100');
     expect(tickets.body.data).toHaveLength(4);
+    expect(tickets.body.data.filter((t: { tags: string[] }) => t.tags.includes('ruled'))).toEqual([]);
+    for (const rule of rules) {
+      expect((await call('GET', `/api/rules/${rule}`)).body.data.fired).toEqual({
+        last_hour: 0,
+        last_day: 0,
+        last_week: 0,
+      });
+    }
     // The example's two messages by authors it does not hold: kept as system messages, each an error row.
     expect((await call('GET', `/api/imports/${id}/errors`)).body).toEqual({
       data: [
