@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { replyMail } from '#lib/email/reply.ts';
 import { applyChange, type ResolvedChanges } from '#lib/tickets/apply-change.ts';
 import { withLostBreaches } from '#lib/tickets/breaches.ts';
-import { conversationOf } from '#lib/tickets/conversation.ts';
-import { type Message, messageId } from '#lib/tickets/messages/message.ts';
+import { type Message, nextMessagePlace } from '#lib/tickets/messages/message.ts';
 import { settledAfter } from '#lib/tickets/messages/ticket-after.ts';
 import type { UpdateTicketInput } from '#lib/tickets/schemas.ts';
 import type { ClockState } from '#lib/tickets/sla-clocks.ts';
@@ -35,8 +33,11 @@ const HOUR_US = 3_600_000_000;
 
 /** Rule replies on the ticket in the hour before `nowUs` (the loop guard's count: 3 an hour). */
 export function ruleRepliesLastHour(ticket: Ticket, nowUs: number): number {
-  return (ticket.ruleRepliesAt ?? []).filter((at) => parseTimestamp(at) > nowUs - HOUR_US).length;
+  return repliesOfLastHour(ticket, nowUs).length;
 }
+
+const repliesOfLastHour = (ticket: Ticket, nowUs: number) =>
+  (ticket.ruleRepliesAt ?? []).filter((at) => parseTimestamp(at) > nowUs - HOUR_US);
 
 export function ruleEffects(
   config: AccountConfig,
@@ -105,9 +106,7 @@ function ruleMessage(
   written: Evaluation['messages'][number],
   nowUs: number,
 ): { message: Message; createdUs: number } {
-  const number = (ticket.messageCount ?? 1) + 1;
-  const id = messageId(number, randomBytes(8).toString('hex'));
-  const createdUs = Math.max(nowUs, parseTimestamp(conversationOf(ticket).lastMessageAt) + 1);
+  const { number, id, createdUs } = nextMessagePlace(ticket, nowUs);
   const agent = written.agentId === null ? undefined : config.agents.find((a) => a.id === written.agentId);
   const reply = written.type === 'reply';
   const message: Message = {
@@ -128,6 +127,5 @@ function ruleMessage(
 
 /** The rule replies of the last hour with this change's: what the next change's loop guard counts. */
 function recentReplies(ticket: Ticket, replies: Timestamp[], nowUs: number): Timestamp[] {
-  const kept = (ticket.ruleRepliesAt ?? []).filter((at) => parseTimestamp(at) > nowUs - HOUR_US);
-  return [...kept, ...replies];
+  return [...repliesOfLastHour(ticket, nowUs), ...replies];
 }

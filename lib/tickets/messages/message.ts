@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
-import type { Timestamp } from '#lib/time.ts';
+import { createHash, randomBytes } from 'node:crypto';
+import { parseTimestamp, type Timestamp } from '#lib/time.ts';
+import { conversationOf } from '../conversation.ts';
 import type { Ticket } from '../types.ts';
 
 /**
@@ -105,3 +106,16 @@ export function presentMessage(m: Message) {
 /** A message the service is to e-mail (its mail's delivery is queued). */
 export const isQueuedMail = (m: Message) =>
   (m.email?.delivery as { status?: string } | undefined)?.status === 'queued';
+
+/**
+ * Where the next message of a ticket goes: its number (one more than the conversation's), a new id, and its time,
+ * later than every message before it whatever clock the host reads (a post's message, a rule's note or reply).
+ */
+export function nextMessagePlace(
+  ticket: Ticket,
+  nowUs: number,
+): { number: number; id: string; createdUs: number } {
+  const number = (ticket.messageCount ?? 1) + 1;
+  const createdUs = Math.max(nowUs, parseTimestamp(conversationOf(ticket).lastMessageAt) + 1);
+  return { number, id: messageId(number, randomBytes(8).toString('hex')), createdUs };
+}

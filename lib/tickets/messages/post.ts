@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
@@ -9,17 +8,22 @@ import { threadedInCommit } from '#lib/email/threading.ts';
 import { NotFound, ValidationFailed } from '#lib/errors.ts';
 import { getActiveRules } from '#lib/rules/cache.ts';
 import { changeRules, type RulesApplied, threadRuleMessages } from '#lib/rules/in-change.ts';
-import { formatTimestamp, nowMicros, parseTimestamp } from '#lib/time.ts';
+import { formatTimestamp, nowMicros } from '#lib/time.ts';
 import { parseInput } from '#lib/validation.ts';
 import { firstReadBeside, updateVersioned } from '#lib/versioned-update.ts';
-import { conversationOf } from '../conversation.ts';
 import { findTicket } from '../get-ticket.ts';
 import type { ClockState } from '../sla-clocks.ts';
 import { againIfTeamGone } from '../team-gone.ts';
 import type { Ticket } from '../types.ts';
 import { messageCommit, messageContext } from './commit.ts';
 import { createFollowUp } from './follow-up.ts';
-import { descriptionMessage, isQueuedMail, type MailFields, type Message, messageId } from './message.ts';
+import {
+  descriptionMessage,
+  isQueuedMail,
+  type MailFields,
+  type Message,
+  nextMessagePlace,
+} from './message.ts';
 import {
   assigneeAgent,
   type CreateMessageInput,
@@ -190,11 +194,7 @@ function composeMessage(
   options: PostOptions,
 ): { message: Message; createdUs: number } {
   const agent = writer.author === 'agent' ? (writer.agent ?? assigneeAgent(config, before)) : undefined;
-  const lastUs = parseTimestamp(conversationOf(before).lastMessageAt);
-  // A message is later than every message before it, whatever clock the request's host reads.
-  const createdUs = Math.max(nowMicros(), lastUs + 1);
-  const number = (before.messageCount ?? 1) + 1;
-  const id = messageId(number, randomBytes(8).toString('hex'));
+  const { number, id, createdUs } = nextMessagePlace(before, nowMicros());
   // An agent's public reply is e-mailed to the requester (a mail the service received only when `send`).
   const outgoing =
     agent && writer.visibility === 'public' && (!options.mail || options.send)
