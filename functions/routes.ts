@@ -413,6 +413,16 @@ const declared = [
     tableActions: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
   },
   {
+    name: 'backtestRule',
+    method: 'POST',
+    path: '/api/rules/{rule}/backtest',
+    entry: 'functions/rules-backtest.ts',
+    scope: 'rules:read',
+    // Query: the rule, the configuration and the feed's partitions. PutItem and DeleteItem: an Idempotency-Key's
+    // record, as on every POST.
+    tableActions: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  },
+  {
     name: 'getRule',
     method: 'GET',
     path: '/api/rules/{rule}',

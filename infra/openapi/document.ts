@@ -24,6 +24,7 @@ import {
   UpdateAgentSchema,
   UpdateTeamSchema,
 } from '#lib/people/schemas.ts';
+import { BacktestSchema } from '#lib/rules/backtest.ts';
 import {
   CreateMacroSchema,
   CreateRuleSchema,
@@ -122,6 +123,8 @@ const definitions: Record<string, v.GenericSchema> = {
   UpdateRuleRequest: UpdateRuleSchema,
   TestRulesRequest: TestRulesSchema,
   RuleTestResult: answers.RuleTestResult,
+  BacktestRuleRequest: BacktestSchema,
+  RuleBacktestResult: answers.RuleBacktestResult,
   Macro: answers.Macro,
   MacroPage: answers.MacroPage,
   CreateMacroRequest: CreateMacroSchema,

@@ -28,6 +28,7 @@ import {
   UpdateAgentSchema,
   UpdateTeamSchema,
 } from '#lib/people/schemas.ts';
+import { BacktestSchema } from '#lib/rules/backtest.ts';
 import { MacroListQueryParams, RuleListQueryParams } from '#lib/rules/list-query.ts';
 import {
   CreateMacroSchema,
@@ -87,6 +88,7 @@ import {
   PipelineBoard,
   PipelineList,
   Restored,
+  RuleBacktestResult,
   RulePage,
   RuleTestResult,
   StartedImport,
@@ -655,6 +657,19 @@ export const operations: Record<RouteName, Operation> = {
     body: TestRulesSchema,
     ok: { status: 200, description: 'What the change would do.', body: RuleTestResult },
     exceptions: { freeText: ['message', 'change', 'rules'] },
+    statuses: [404],
+  },
+  backtestRule: {
+    summary: 'Backtest a rule',
+    description:
+      'What the saved rule would have done over the changes of a window of the last 30 days (`from`, `to`: now when ' +
+      'left out), read from the events feed; writes nothing. Reads a bounded part of the window a call (`limit` feed ' +
+      'items, 5,000 at most); `next_cursor`, sent back as `after` with the same window, reads on. The conditions are ' +
+      'looked at by the evaluator a change runs, on each ticket as its event shows it (docs/rules.md, "Backtest").',
+    tag: 'Rules',
+    pathParams: RULE_PARAM,
+    body: BacktestSchema,
+    ok: { status: 200, description: 'What the rule would have done.', body: RuleBacktestResult },
     statuses: [404],
   },
   getRule: {

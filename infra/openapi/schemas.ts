@@ -725,6 +725,34 @@ export const RuleTestResult = v.pipe(
   v.title('RuleTestResult'),
 );
 
+/** `POST /api/rules/{rule}/backtest`'s answer (decisions.md, "Business rules"; docs/rules.md, "Backtest"). */
+export const RuleBacktestResult = v.pipe(
+  v.strictObject({
+    data: v.strictObject({
+      changes: v.pipe(
+        v.number(),
+        v.integer(),
+        v.description("The changes of the rule's kind in the part read (a time rule: every ticket change)."),
+      ),
+      would_fire: v.pipe(
+        v.number(),
+        v.integer(),
+        v.description('How many of them the rule would have fired on.'),
+      ),
+      tickets: v.pipe(
+        v.array(v.pipe(v.string(), v.uuid())),
+        v.maxLength(100),
+        v.description('The tickets it would have fired on, the first 100, each once.'),
+      ),
+      next_cursor: v.pipe(
+        v.nullable(v.string()),
+        v.description('Send it back as `after`, with the same window, to read on; null: the window is read.'),
+      ),
+    }),
+  }),
+  v.title('RuleBacktestResult'),
+);
+
 /** A value a rule or macro changed (`changes`' `from` and `to`): ids, the category's slug, tags, a custom field's. */
 const changedValue = v.nullable(v.union([v.string(), v.number(), v.boolean(), v.array(v.string())]));
 

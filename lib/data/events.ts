@@ -24,3 +24,4 @@ export * from './events/lanes.ts';
 export * from './events/places.ts';
 export * from './events/shapes.ts';
 export * from './events/since.ts';
+export * from './events/window.ts';

@@ -1,6 +1,5 @@
-import type { Ticket } from '#lib/tickets/types.ts';
 import { customFieldText } from '#lib/tickets/types.ts';
-import { type ChangeFacts, conditionField, type FieldValue, readField } from './fields.ts';
+import { type ChangeFacts, conditionField, type FieldValue, type RuleSubject, readField } from './fields.ts';
 import type { Condition, Conditions, Scalar } from './types.ts';
 
 /**
@@ -11,8 +10,8 @@ import type { Condition, Conditions, Scalar } from './types.ts';
 
 /** What a condition is looked at with: the ticket now, the ticket before the change (null: a new ticket). */
 export interface ConditionInput {
-  now: Ticket;
-  before: Ticket | null;
+  now: RuleSubject;
+  before: RuleSubject | null;
   facts: ChangeFacts;
 }
 

@@ -85,11 +85,26 @@ export interface ChangeFacts {
   message?: { author: 'agent' | 'requester' | 'system'; visibility: 'public' | 'internal'; body: string };
 }
 
+/**
+ * What conditions read of a ticket: a stored ticket, or a ticket as an event shows it (a backtest reads the
+ * feed: lib/rules/backtest.ts). Only these fields: a condition can read nothing else.
+ */
+export type RuleSubject = Pick<
+  Ticket,
+  'status' | 'priority' | 'channel' | 'tags' | 'subject' | 'description' | 'customFields'
+> & {
+  category: { slug: string } | null;
+  team: { id: number } | null;
+  assignee: { id: number } | null;
+  organization?: { id: number } | null;
+  requester: { email: string; erased?: boolean };
+};
+
 /** A field's value on a ticket: a scalar (null: none), or the tags. */
 export type FieldValue = Scalar | string[];
 
 /** A field's value as conditions read it (the field known to conditionField). */
-export function readField(ticket: Ticket, field: string, facts: ChangeFacts): FieldValue {
+export function readField(ticket: RuleSubject, field: string, facts: ChangeFacts): FieldValue {
   switch (field) {
     case 'status':
       return ticket.status;

@@ -4,7 +4,7 @@ import { conversationOf } from '#lib/tickets/conversation.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { parseTimestamp, type Timestamp } from '#lib/time.ts';
 import { firstFailure } from './conditions.ts';
-import { byPosition, type Rule, type TimeSince } from './types.ts';
+import { byPosition, type Rule, type TimeSettings, type TimeSince } from './types.ts';
 
 /**
  * When time rules fire (decisions.md, "Business rules", `on: time`): a rule's moment on a ticket is its `since`
@@ -47,14 +47,17 @@ export function ruleMoment(ticket: Ticket, rule: Rule, options: TimeOptions): nu
   if (rule.on !== 'time' || rule.time === null || !rule.active) return null;
   const since = sinceValue(ticket, rule.time.since);
   if (since === null || options.looked[String(rule.id)] === since) return null;
-  const startUs = parseTimestamp(since);
-  const { afterMinutes, businessHours } = rule.time;
-  const atUs =
-    businessHours && options.calendar
-      ? addBusinessMinutes(startUs, afterMinutes, options.calendar)
-      : startUs + afterMinutes * MINUTE_US;
-  const moment = Math.ceil(atUs / MINUTE_US) * MINUTE_US;
+  const moment = momentAfter(parseTimestamp(since), rule.time, options.calendar);
   return moment <= parseTimestamp(rule.updatedAt) ? null : moment;
+}
+
+/** A time rule's moment from its `since` value (epoch µs): `after_minutes` on, rounded up to the whole minute. */
+export function momentAfter(sinceUs: number, time: TimeSettings, calendar: BusinessHours | null): number {
+  const atUs =
+    time.businessHours && calendar
+      ? addBusinessMinutes(sinceUs, time.afterMinutes, calendar)
+      : sinceUs + time.afterMinutes * MINUTE_US;
+  return Math.ceil(atUs / MINUTE_US) * MINUTE_US;
 }
 
 /**

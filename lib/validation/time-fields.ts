@@ -11,6 +11,14 @@ export const MAX_TIME_LENGTH = 35;
  * (2027-02-30, 24:00) is refused, never rolled over. The rules; `futureTimeWire` is what a client sends.
  */
 export function futureTime(field: string) {
+  return v.pipe(
+    instantTime(field),
+    v.check((us) => us > nowMicros(), `The ${attribute(field)} field must be a time in the future.`),
+  );
+}
+
+/** Any time (a backtest's window): an ISO 8601 time with an offset, out as epoch microseconds (as futureTime). */
+export function instantTime(field: string) {
   const name = attribute(field);
   return v.pipe(
     v.string(`The ${name} field must be a string.`),
@@ -20,8 +28,8 @@ export function futureTime(field: string) {
       `The ${name} field must be an ISO 8601 time with an offset, such as 2027-01-31T00:00:00.000000Z.`,
     ),
     v.transform((s) => parseInstant(s) as number),
-    v.check((us) => us > nowMicros(), `The ${name} field must be a time in the future.`),
   );
 }
 
+/** What a client sends for futureTime and instantTime. */
 export const futureTimeWire = v.pipe(v.string(), v.maxLength(MAX_TIME_LENGTH), v.regex(ISO_TIME_WITH_OFFSET));

@@ -100,7 +100,7 @@ export async function eventsSince(
  * The lowest place of partition `pk` whose item is not older than `startBelow` (every place of the partition
  * below it is), or undefined when none is.
  */
-async function firstPlaceSince(pk: string, startBelow: number): Promise<number | undefined> {
+export async function firstPlaceSince(pk: string, startBelow: number): Promise<number | undefined> {
   const [first, last] = await Promise.all([
     placeAtOrAfter(pk, 0, 'forward'),
     placeAtOrAfter(pk, Number.MAX_SAFE_INTEGER, 'backward'),
