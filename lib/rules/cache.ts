@@ -1,7 +1,5 @@
 import { requestRulesVersion } from '#lib/accounts/config-cache.ts';
-import { moveRulesVersion } from '#lib/data/accounts/config-version.ts';
 import { activeRules, readRulesMeta } from '#lib/data/rules/rules.ts';
-import { logError } from '#lib/log.ts';
 import { LruMap } from '#lib/lru.ts';
 import { nowMillis } from '#lib/time.ts';
 import type { Rule } from './types.ts';
@@ -12,10 +10,13 @@ import type { Rule } from './types.ts';
  * than with none. Loaded by one Query (the `META` item's rules version with the rules: lib/data/rules/rules.ts).
  * Kept fresh two ways, neither of which costs a call a request would not make anyway:
  * - **Inside an API request** by the account's rules version, which the request's rate count reads back beside the
- *   configuration's (lib/accounts/config-cache.ts, requestRulesVersion): every rule write moves it once its commit landed
- *   (rulesChanged), so a request begun after a rule write answered reads the rules again, in every container, at
- *   once. An entry serves at most RULES_CACHE_SECONDS: the bound when a version move was lost to a crash, as the
- *   configuration's own. No call depends on the time a request runs at, so two requests alike make the same calls.
+ *   configuration's (lib/accounts/config-cache.ts, requestRulesVersion). It is `META`'s own version, raised to the
+ *   version a rule write will commit before the commit is sent (lib/data/accounts/config-version.ts), so a request
+ *   begun after a rule write answered knows a version the old rules are not at, in every container, at once, and no
+ *   crash after the commit can hide the write. An entry at that version (or later) serves up to RULES_CACHE_SECONDS.
+ *   An entry behind it was loaded between a write's raise and its commit (or after a raise whose commit failed): it
+ *   serves RULES_FRESH_SECONDS at most, then is read again. No call depends on the time a request runs at beyond
+ *   that bound, so two requests alike make the same calls.
  * - **Outside a request** (the due runner's time changes, the mail worker), where no rate count ran: served as it is
  *   for RULES_FRESH_SECONDS, then the next caller checks the rules version (one GetItem of META) and keeps the
  *   rules while it has not moved, or reads them again.
@@ -23,7 +24,7 @@ import type { Rule } from './types.ts';
  */
 export const RULES_FRESH_SECONDS = 5;
 
-/** The longest an entry serves inside a request without its version moving (a lost move's bound). */
+/** The longest an entry serves inside a request without its version moving. */
 export const RULES_CACHE_SECONDS = 30;
 
 /** Accounts a container keeps the rules of (1,000 usual rules are ~1 MB; most accounts have few). */
@@ -60,9 +61,7 @@ export async function getActiveRules(accountId: string): Promise<readonly Rule[]
   const held = pending && (await pending.catch(() => undefined));
   let next: Promise<Entry>;
   if (known !== undefined) {
-    if (held && held.known >= known && at - held.loadedAt <= RULES_CACHE_SECONDS * 1000) {
-      return held.rules;
-    }
+    if (held && servesRequest(held, known, at - held.loadedAt)) return held.rules;
     next = load(accountId, at, known);
   } else {
     if (held && at - held.checkedAt <= RULES_FRESH_SECONDS * 1000) return held.rules;
@@ -76,11 +75,18 @@ export async function getActiveRules(accountId: string): Promise<readonly Rule[]
 }
 
 /**
- * After a rule write committed: this container forgets the account's rules, and the rules version moves,
- * so every request begun after the write answered reads them again (a failed move leaves it to
- * RULES_CACHE_SECONDS, as for the configuration).
+ * Whether an entry serves a request that knows rules version `known`: it holds that version (its rules are at it or
+ * later), or it was loaded knowing it (between a write's raise and its commit) no more than RULES_FRESH_SECONDS ago.
  */
-export async function rulesChanged(accountId: string): Promise<void> {
+function servesRequest(held: Entry, known: number, ageMs: number): boolean {
+  if (ageMs > RULES_CACHE_SECONDS * 1000) return false;
+  return held.version >= known || (held.known >= known && ageMs <= RULES_FRESH_SECONDS * 1000);
+}
+
+/**
+ * After a rule write committed: this container forgets the account's rules (the others know from the rules version
+ * the write raised before its commit).
+ */
+export function rulesChanged(accountId: string): void {
   cache.delete(accountId);
-  await moveRulesVersion(accountId).catch(logError);
 }

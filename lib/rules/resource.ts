@@ -137,7 +137,7 @@ export async function createRule(accountId: string, body: unknown, attach?: Atta
     },
     { retryable: (error) => error instanceof ConcurrentWrite },
   );
-  await rulesChanged(accountId);
+  rulesChanged(accountId);
   return rule;
 }
 
@@ -191,7 +191,7 @@ export async function updateRule(
     ifMatch: options.ifMatch,
     changedMessage: CHANGED,
   });
-  await rulesChanged(accountId);
+  rulesChanged(accountId);
   return withFired({ ...updated.entity, version: updated.version }, fired);
 }
 
@@ -229,6 +229,6 @@ export async function deleteRule(
     ifMatch: options.ifMatch,
     changedMessage: CHANGED,
   });
-  await rulesChanged(accountId);
+  rulesChanged(accountId);
   return withFired(deleted.entity, fired);
 }

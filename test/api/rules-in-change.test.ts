@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { moveRulesVersion } from '#lib/data/accounts/config-version.ts';
+import { raiseRulesVersion } from '#lib/data/accounts/config-version.ts';
 import { readRulesMeta, storedRules, writeRule } from '#lib/data/rules/rules.ts';
 import type { Rule } from '#lib/rules/types.ts';
 import { agentsFile, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -15,7 +15,7 @@ import { keyedCaller, useGateway } from '#test/support/http.ts';
  * and a change that changes nothing runs no rule.
  */
 const gateway = useGateway();
-useManualClock({ lazy: true });
+const clock = useManualClock({ lazy: true });
 
 async function setUp() {
   const account = await createTestAccount({
@@ -286,10 +286,41 @@ describe('rules in the change', () => {
       { before: stored, after: { ...stored, active: false }, meta },
       { event, sweepAtMs: Date.now() },
     );
-    await moveRulesVersion(account.accountId);
-    // No time passes: the next PATCH reads the rules again, and the rule no longer fires.
+    // No time passes: the next PATCH reads the rules again (the write raised the version), and the rule no longer fires.
     expect((await call('PATCH', `/api/tickets/${t.uuid}`, { priority: 'high' })).body.ticket.tags).toEqual(
       [],
     );
+  });
+
+  it('a container that reads the rules between a write raising the version and its commit keeps them 5 s at most', async () => {
+    const { account, call, rule, ticket } = await setUp();
+    const made = await rule({
+      on: 'updated',
+      conditions: { all: [{ field: 'priority', op: 'changed' }] },
+      actions: [{ type: 'add_tags', tags: ['seen'] }],
+    });
+    const t = await ticket();
+    const tagsAfter = async (priority: string) => {
+      const patched = await call('PATCH', `/api/tickets/${t.uuid}`, { priority });
+      expect(patched.status, patched.text).toBe(200);
+      const { tags } = patched.body.ticket;
+      await call('PATCH', `/api/tickets/${t.uuid}`, { tags: [] });
+      return tags;
+    };
+    // Another container's write raised the version and has not committed yet: this one reads the rules as they are.
+    const [stored] = (await storedRules(account.accountId)) as [Rule];
+    const meta = await readRulesMeta(account.accountId);
+    await raiseRulesVersion(account.accountId, meta.version + 1);
+    expect(await tagsAfter('low')).toEqual(['seen']);
+    // The commit lands (its answer lost with its container: nothing runs after it).
+    const event = { type: 'rule.updated', object: {}, version: made.version + 1 };
+    await writeRule(
+      account.accountId,
+      { before: stored, after: { ...stored, active: false }, meta },
+      { event, sweepAtMs: clock().nowMs() },
+    );
+    // The rules read before the commit serve no request that starts more than 5 s after it.
+    await clock().advance(5_100);
+    expect(await tagsAfter('high')).toEqual([]);
   });
 });

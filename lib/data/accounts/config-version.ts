@@ -1,6 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { accountKeys } from '../keys.ts';
 import { dynamo, getItem, tableName } from '../store/client.ts';
+import { isConditionFailure } from '../store/errors.ts';
 
 /**
  * The version of an account's configuration (docs/decisions.md, "Settings seen at once"): a number on the account's
@@ -36,8 +37,11 @@ export async function readConfigVersion(accountId: string): Promise<number> {
 
 /**
  * The version of an account's rules, beside the configuration's on the rate item (lib/rules/cache.ts): a request
- * reads it back with its count, and a rule write moves it after its commit, so the rules cache and the
- * configuration cache reload only for their own changes.
+ * reads it back with its count. It is the rules partition's own version (`META`'s `rv`, which each rule write moves
+ * by one in its commit), raised to the version a rule write is about to commit before its commit is sent
+ * (lib/data/rules/rules.ts, writeRule): so no crash after a commit can leave the rules changed and this version
+ * behind. A raise whose commit then fails or is lost leaves it ahead of `META`: the rules cache then holds what it
+ * reads for RULES_FRESH_SECONDS at most (lib/rules/cache.ts).
  */
 export const RULES_VERSION_ATTRIBUTE = 'rul';
 
@@ -45,15 +49,20 @@ export const RULES_VERSION_ATTRIBUTE = 'rul';
 export const rulesVersionOf = (item: Record<string, unknown> | undefined): number =>
   Number(item?.[RULES_VERSION_ATTRIBUTE] ?? 0);
 
-/** Moves the rules version on, after a rule write committed. */
-export async function moveRulesVersion(accountId: string): Promise<void> {
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: accountKeys.rate(accountId),
-      UpdateExpression: 'ADD #rul :one',
-      ExpressionAttributeNames: { '#rul': RULES_VERSION_ATTRIBUTE },
-      ExpressionAttributeValues: { ':one': 1 },
-    }),
-  );
+/** Raises the rules version to `to` (never lowers it: a slower writer's raise does nothing). */
+export async function raiseRulesVersion(accountId: string, to: number): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: accountKeys.rate(accountId),
+        UpdateExpression: 'SET #rul = :to',
+        ConditionExpression: 'attribute_not_exists(#rul) OR #rul < :to',
+        ExpressionAttributeNames: { '#rul': RULES_VERSION_ATTRIBUTE },
+        ExpressionAttributeValues: { ':to': to },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 }

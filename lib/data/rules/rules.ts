@@ -1,5 +1,6 @@
 import type { Macro, Rule } from '#lib/rules/types.ts';
 import { commitWithEvents, type EventDraft } from '../events.ts';
+import { raiseRulesVersion } from '../accounts/config-version.ts';
 import { ruleKeys } from '../keys.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
 import { getItem, queryAll, tableName } from '../store/client.ts';
@@ -173,6 +174,8 @@ export async function writeRule(
     ...sweep,
     ...completionCommit(options.attach),
   ];
+  // Every request that starts from here on reads a version the cached rules do not hold yet (../accounts/config-version.ts).
+  await raiseRulesVersion(accountId, write.meta.version + 1);
   await commitWithEvents(accountId, actions, [options.event]);
 }
 
