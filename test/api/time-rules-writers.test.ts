@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
+import { runErasure } from '#lib/erasures/job.ts';
 import { handBackPass } from '#lib/people/handback-runner.ts';
 import { ruleSweepPass } from '#lib/rules/sweep-runner.ts';
 import { breachPass } from '#lib/tickets/breaches.ts';
@@ -10,8 +11,9 @@ import { peopleAccount } from '#test/support/people.ts';
 
 /**
  * The ticket writers outside the rules' own changes keep the ticket's next time-rule moment (docs/rules.md, "Who
- * keeps the moment"): the queue's hand-over, a hand-back, a restore from the trash. Each moves what a time rule
- * reads (the assignee and `updated_at`; the rules written while the ticket was in the trash) and writes the moment
+ * keeps the moment"): the queue's hand-over, a hand-back, a restore from the trash, an erasure. Each moves what a
+ * time rule reads (the assignee and `updated_at`; the rules written while the ticket was in the trash; the
+ * requester's address) and writes the moment
  * its new state gives in its own commit, so the rule fires then, not at the old moment (here: none), and once.
  */
 const gateway = useGateway();
@@ -133,6 +135,19 @@ describe('writers outside the rules keep the next moment', () => {
     const restored = await d.call('POST', `/api/trash/${uuid}/restore`, {});
     expect(restored.status, restored.text).toBe(200);
     // Created 10 minutes ago: its moment is 110 minutes on.
+    await firesOnceAt([uuid], 110, d.get);
+  });
+
+  it('an erasure: a rule on tickets whose requester was erased fires at its moment on theirs, once', async () => {
+    const d = await setUp({ agents: [{ email: 'a@desk.test', name: 'A' }] });
+    await d.rule(chase('created_at', 120, [{ field: 'requester_email', op: 'absent' }]));
+    // The requester's address is there: the conditions do not hold, the ticket has no moment.
+    const uuid = await d.create();
+    await clock().advance(10 * MINUTE);
+    const started = await d.call('POST', '/api/erasures', { email: 'r@customer.example' });
+    expect(started.status, started.text).toBe(202);
+    await runErasure(d.account.accountId, started.body.data.id as string);
+    expect((await d.get(uuid)).requester).toMatchObject({ erased: true });
     await firesOnceAt([uuid], 110, d.get);
   });
 });
