@@ -2,6 +2,7 @@ import { deletePersonRef, type ErasureProgress, markTouched, messageItems } from
 import { noteLeftDimensions } from '#lib/data/index/empty-dimensions.ts';
 import { ackItem } from '#lib/data/outbox.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
+import { momentKeeper } from '#lib/rules/in-change.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { addressHash } from './address-hash.ts';
 import { refsStep } from './copies.ts';
@@ -86,9 +87,11 @@ async function commitMove(m: Move, uuid: string, mentioned: boolean): Promise<'r
     );
     // Someone else's ticket (mentioned): its requester stays, its description erased only when it is the
     // person's words (redactValue tells by the description's mail).
-    const after = redactValue(stored.entity, person()) as Ticket;
-    if (!mentioned) after.requester = { ...after.requester, email: '', erased: true };
-    if (JSON.stringify(after) !== JSON.stringify(stored.entity)) {
+    const redacted = redactValue(stored.entity, person()) as Ticket;
+    if (!mentioned) redacted.requester = { ...redacted.requester, email: '', erased: true };
+    if (JSON.stringify(redacted) !== JSON.stringify(stored.entity)) {
+      // Its next time-rule moment in the same commit: a rule's conditions may read what the erasure rewrote.
+      const after = (await momentKeeper(accountId))(redacted);
       // The dimensions its values named that it leaves (a custom field holding the person's name), noted
       // first: the last phases delete what they leave once empty.
       await noteLeftDimensions(tickets.index, accountId, record.id, stored.entity, after);

@@ -12,6 +12,7 @@ import {
   ticketsFitTogether,
   updateTicketsTogether,
 } from '#lib/data/tickets/tickets.ts';
+import { momentKeeper } from '#lib/rules/in-change.ts';
 import { commitFollowUp, followUps } from '#lib/tickets/follow-up-update.ts';
 import { reassignmentOf } from '#lib/tickets/queue.ts';
 import { BUSY_STATUSES, type Ticket } from '#lib/tickets/types.ts';
@@ -138,9 +139,14 @@ async function handBackPage(
   const settled = await Promise.allSettled(
     alone.map((l) => handBackTicket(accountId, config, part, l.at, l.stored, l.pick)),
   );
+  // Their next time-rule moments (assignee and updated_at move), over the rules as the page found them.
+  const moment = left.length > 0 ? await momentKeeper(accountId, config) : (t: Ticket) => t;
   let limit = HAND_BACK_TOGETHER;
   while (left.length > 0) {
-    const changes = followUps(left.slice(0, limit).map(({ stored }) => ({ stored, change: unassigned })));
+    const changes = followUps(
+      left.slice(0, limit).map(({ stored }) => ({ stored, change: unassigned })),
+      moment,
+    );
     const fit = Math.min(limit, ticketsFitTogether(accountId, changes));
     if (fit <= 1) {
       const [one] = left;

@@ -1,3 +1,4 @@
+import { getCachedAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import type { EventDraft } from '#lib/data/events.ts';
 import { firingPuts } from '#lib/data/rules/firings.ts';
@@ -10,6 +11,7 @@ import type { OpenWork } from '#lib/tickets/assignment.ts';
 import { isQueuedMail, type Message, presentMessage } from '#lib/tickets/messages/message.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
 import { formatTimestamp, nowMillis } from '#lib/time.ts';
+import { getActiveRules } from './cache.ts';
 import type { ChangeContext } from './evaluate.ts';
 import { runRules } from './run.ts';
 import { type RuleEffects, ruleEffects, ruleRepliesLastHour } from './ticket-effects.ts';
@@ -82,6 +84,24 @@ export function withNextMoment(ticket: Ticket, rules: readonly Rule[], config: A
   const next = nextRuleMoment(ticket, timeRules, { calendar: config.account.businessHours ?? null, looked });
   const ruleDueAt = next ? formatTimestamp(next.atUs) : null;
   return ruleDueAt === (ticket.ruleDueAt ?? null) ? ticket : { ...ticket, ruleDueAt };
+}
+
+/**
+ * withNextMoment for a writer of tickets outside the rules' own changes (the queue's hand-over, a hand-back, an
+ * organization's clearing, a restore, an erasure's rewrite: docs/rules.md, "Who keeps the moment"): the account's
+ * rules from the rules cache (no round trip while it is warm; outside a request its RULES_FRESH_SECONDS check) and
+ * the configuration the writer read (none given: the cached one, whose calendar only `apply` changes). The writer
+ * gives the ticket its change leaves to the function and writes the answer in the same commit as the change.
+ */
+export async function momentKeeper(
+  accountId: string,
+  config?: AccountConfig | undefined,
+): Promise<(ticket: Ticket) => Ticket> {
+  const [rules, read] = await Promise.all([
+    getActiveRules(accountId),
+    config ?? getCachedAccountConfig(accountId),
+  ]);
+  return (ticket) => (read ? withNextMoment(ticket, rules, read) : ticket);
 }
 
 /** The rules' messages with their mails' In-Reply-To (after the change's own `earlier` messages of the commit). */

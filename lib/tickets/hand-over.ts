@@ -7,6 +7,7 @@ import {
 } from '#lib/data/tickets/tickets.ts';
 import { updatedEvent } from '#lib/events/drafts.ts';
 import { logError } from '#lib/log.ts';
+import { momentKeeper } from '#lib/rules/in-change.ts';
 import { nowMicros } from '#lib/time.ts';
 import { applyChange } from './apply-change.ts';
 import { presentCreatedTicket } from './present.ts';
@@ -56,7 +57,10 @@ export async function queueHeadOf(accountId: string, teamId: number | null): Pro
   return ticket && isWaiting(ticket) ? ticket : undefined;
 }
 
-/** The head to the agent, guarded by the version of the ticket read and `condition` on the agent's cell. */
+/**
+ * The head to the agent, guarded by the version of the ticket read and `condition` on the agent's cell, with its
+ * next time-rule moment in the same commit (the assignee and updated_at a rule may read moved: momentKeeper).
+ */
 async function handOver(
   accountId: string,
   config: AccountConfig,
@@ -64,11 +68,14 @@ async function handOver(
   head: Ticket,
   condition: BusyCondition | undefined,
 ) {
-  const stored = await getTicketByUuid(accountId, head.uuid);
+  const [stored, moment] = await Promise.all([
+    getTicketByUuid(accountId, head.uuid),
+    momentKeeper(accountId, config),
+  ]);
   if (!stored || !isWaiting(stored.entity)) throw new Error(`ticket ${head.uuid} left the queue meanwhile`);
   const before = stored.entity;
   const assignee = { id: agent.id, name: agent.name, email: agent.email };
-  const after = applyChange(before, { assignee_id: agent.id }, { assignee }, config, nowMicros());
+  const after = moment(applyChange(before, { assignee_id: agent.id }, { assignee }, config, nowMicros()));
   await updateTicketItems({
     accountId,
     before,

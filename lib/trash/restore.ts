@@ -13,6 +13,7 @@ import {
 import { presentDealDetail } from '#lib/deals/present.ts';
 import type { Deal } from '#lib/deals/types.ts';
 import { NotFound, Refused } from '#lib/errors.ts';
+import { momentKeeper } from '#lib/rules/in-change.ts';
 import { reopenedIntoGoneTeam } from '#lib/tickets/apply-change.ts';
 import { againIfTeamGone } from '#lib/tickets/team-gone.ts';
 import type { Ticket } from '#lib/tickets/types.ts';
@@ -95,14 +96,18 @@ async function restoreOnce(accountId: string, ref: string, options: RestoreOptio
 
 /**
  * What a restore puts back: the object as deleted, but a ticket of open work whose team was deleted while it was in
- * the trash, which comes back in the account's queue (no team), as a reopened one does (reopenedIntoGoneTeam).
+ * the trash, which comes back in the account's queue (no team), as a reopened one does (reopenedIntoGoneTeam); and
+ * a ticket with its next time-rule moment over the rules as they are now (momentKeeper): the rules written while it
+ * was in the trash, and its team, may have moved it, and no moment sweep reads the trash.
  */
 async function asRestored(accountId: string, trashed: Trashed<unknown>): Promise<Trashed<unknown>> {
   if (trashed.type !== 'ticket') return trashed;
   const ticket = trashed.entity as Ticket;
   const config = await getAccountConfig(accountId);
-  if (!config || !reopenedIntoGoneTeam(undefined, ticket, config)) return trashed;
-  return { ...trashed, entity: { ...ticket, team: null } };
+  if (!config) return trashed;
+  const moment = await momentKeeper(accountId, config);
+  const team = reopenedIntoGoneTeam(undefined, ticket, config) ? { team: null } : {};
+  return { ...trashed, entity: moment({ ...ticket, ...team }) };
 }
 
 /** The object as its GET will answer it once restored (a contact has no deals: it had none when deleted). */

@@ -276,6 +276,7 @@ describe('handing back an agent’s open tickets', () => {
       read.flatMap((stored) =>
         stored ? [{ stored, change: (t: Ticket) => ({ ...t, assignee: null }) }] : [],
       ),
+      (t) => t,
     );
     expect(ticketsFitTogether(d.account.accountId, changes)).toBe(2);
     await expect(updateTicketsTogether(d.account.accountId, changes)).rejects.toBeInstanceOf(StaleVersion);
