@@ -1,6 +1,6 @@
 import type { Macro, Rule } from '#lib/rules/types.ts';
-import { commitWithEvents, type EventDraft } from '../events.ts';
 import { raiseRulesVersion } from '../accounts/config-version.ts';
+import { commitWithEvents, type EventDraft } from '../events.ts';
 import { ruleKeys } from '../keys.ts';
 import { type CommitAttachment, completionCommit } from '../requests/idempotency.ts';
 import { getItem, queryAll, tableName } from '../store/client.ts';
