@@ -751,6 +751,16 @@ export const RuleBacktestResult = v.pipe(
     }),
   }),
   v.title('RuleBacktestResult'),
+  v.examples([
+    {
+      data: {
+        changes: 1204,
+        would_fire: 37,
+        tickets: ['0190f3c2-5d1e-7c3a-9b2f-3f1c2d4e5a6b', '0190f3c4-0a7d-7e21-8c3b-4a5b6c7d8e9f'],
+        next_cursor: '2s9te8v4k0',
+      },
+    },
+  ]),
 );
 
 /** A value a rule or macro changed (`changes`' `from` and `to`): ids, the category's slug, tags, a custom field's. */
