@@ -74,26 +74,31 @@ async function history(call: Call) {
   return { start, uuids };
 }
 
+/** A rule of each of the three change kinds, counted against the history below. */
+const BILLING = {
+  name: 'Billing',
+  on: 'created',
+  conditions: { all: [{ field: 'subject', op: 'contains', value: 'invoice' }] },
+};
+const WENT_PENDING = {
+  name: 'Went pending',
+  on: 'updated',
+  conditions: { all: [{ field: 'status', op: 'changed_to', value: 'pending' }] },
+};
+const CUSTOMER_WROTE = {
+  name: 'Customer wrote',
+  on: 'message',
+  conditions: { all: [{ field: 'message.author', op: 'is', value: 'requester' }] },
+};
+
 describe('a rule backtest', () => {
   it('counts the changes of its kind and those it would have fired on, for every kind of rule', async () => {
     const account = await createTestAccount({ agents: agentsFile(1) });
     const call = keyedCaller(gateway, account.apiKey);
     const { start, uuids } = await history(call);
-    const created = await rule(call, {
-      name: 'Billing',
-      on: 'created',
-      conditions: { all: [{ field: 'subject', op: 'contains', value: 'invoice' }] },
-    });
-    const pending = await rule(call, {
-      name: 'Went pending',
-      on: 'updated',
-      conditions: { all: [{ field: 'status', op: 'changed_to', value: 'pending' }] },
-    });
-    const customer = await rule(call, {
-      name: 'Customer wrote',
-      on: 'message',
-      conditions: { all: [{ field: 'message.author', op: 'is', value: 'requester' }] },
-    });
+    const created = await rule(call, BILLING);
+    const pending = await rule(call, WENT_PENDING);
+    const customer = await rule(call, CUSTOMER_WROTE);
     const nudge = await rule(call, {
       name: 'Nudge',
       on: 'time',
@@ -151,23 +156,7 @@ describe('a rule backtest', () => {
   it('counts what rules that ran for real counted: their firings are the backtest of their window', async () => {
     const account = await createTestAccount({ agents: agentsFile(1) });
     const call = keyedCaller(gateway, account.apiKey);
-    const ids = [
-      await rule(call, {
-        name: 'Billing',
-        on: 'created',
-        conditions: { all: [{ field: 'subject', op: 'contains', value: 'invoice' }] },
-      }),
-      await rule(call, {
-        name: 'Went pending',
-        on: 'updated',
-        conditions: { all: [{ field: 'status', op: 'changed_to', value: 'pending' }] },
-      }),
-      await rule(call, {
-        name: 'Customer wrote',
-        on: 'message',
-        conditions: { all: [{ field: 'message.author', op: 'is', value: 'requester' }] },
-      }),
-    ];
+    const ids = [await rule(call, BILLING), await rule(call, WENT_PENDING), await rule(call, CUSTOMER_WROTE)];
     const { start } = await history(call);
     for (const id of ids) {
       const { fired } = (await call('GET', `/api/rules/${id}`)).body.data;
@@ -196,11 +185,7 @@ describe('a rule backtest', () => {
       expect((await call('PATCH', `/api/tickets/${uuid}`, body)).status).toBe(200);
       await clock().advance(1_000);
     }
-    const pending = await rule(call, {
-      name: 'Went pending',
-      on: 'updated',
-      conditions: { all: [{ field: 'status', op: 'changed_to', value: 'pending' }] },
-    });
+    const pending = await rule(call, WENT_PENDING);
     const whole = await backtest(call, pending, { from: start });
     expect(whole).toEqual({
       changes: 40,

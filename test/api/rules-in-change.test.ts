@@ -265,34 +265,11 @@ describe('rules in the change', () => {
     expect(patched.body.ticket.organization).toEqual({ id: org.body.data.id, name: 'Acme' });
   });
 
-  it("another container's rule write applies to the next request at once (its rules version moved)", async () => {
-    const { account, call, rule, ticket } = await setUp();
-    const made = await rule({
-      on: 'updated',
-      conditions: { all: [{ field: 'priority', op: 'changed' }] },
-      actions: [{ type: 'add_tags', tags: ['seen'] }],
-    });
-    const t = await ticket();
-    expect((await call('PATCH', `/api/tickets/${t.uuid}`, { priority: 'low' })).body.ticket.tags).toEqual([
-      'seen',
-    ]);
-    await call('PATCH', `/api/tickets/${t.uuid}`, { tags: [] });
-    // Another container deactivates the rule: this one's cache is not told, the version the requests read moves.
-    const [stored] = (await storedRules(account.accountId)) as [Rule];
-    const meta = await readRulesMeta(account.accountId);
-    const event = { type: 'rule.updated', object: {}, version: made.version + 1 };
-    await writeRule(
-      account.accountId,
-      { before: stored, after: { ...stored, active: false }, meta },
-      { event, sweepAtMs: Date.now() },
-    );
-    // No time passes: the next PATCH reads the rules again (the write raised the version), and the rule no longer fires.
-    expect((await call('PATCH', `/api/tickets/${t.uuid}`, { priority: 'high' })).body.ticket.tags).toEqual(
-      [],
-    );
-  });
-
-  it('a container that reads the rules between a write raising the version and its commit keeps them 5 s at most', async () => {
+  /**
+   * A rule that tags every priority change, and a PATCH's tags (cleared after); then the rule deactivated as another
+   * container writes it (this container's cache is not told; the write's own raise of the version is what moves).
+   */
+  async function seenRule() {
     const { account, call, rule, ticket } = await setUp();
     const made = await rule({
       on: 'updated',
@@ -307,18 +284,35 @@ describe('rules in the change', () => {
       await call('PATCH', `/api/tickets/${t.uuid}`, { tags: [] });
       return tags;
     };
-    // Another container's write raised the version and has not committed yet: this one reads the rules as they are.
     const [stored] = (await storedRules(account.accountId)) as [Rule];
     const meta = await readRulesMeta(account.accountId);
+    const deactivate = () =>
+      writeRule(
+        account.accountId,
+        { before: stored, after: { ...stored, active: false }, meta },
+        {
+          event: { type: 'rule.updated', object: {}, version: made.version + 1 },
+          sweepAtMs: clock().nowMs(),
+        },
+      );
+    return { account, meta, tagsAfter, deactivate };
+  }
+
+  it("another container's rule write applies to the next request at once (its rules version moved)", async () => {
+    const { tagsAfter, deactivate } = await seenRule();
+    expect(await tagsAfter('low')).toEqual(['seen']);
+    await deactivate();
+    // No time passes: the next PATCH reads the rules again (the write raised the version), and the rule no longer fires.
+    expect(await tagsAfter('high')).toEqual([]);
+  });
+
+  it('a container that reads the rules between a write raising the version and its commit keeps them 5 s at most', async () => {
+    const { account, meta, tagsAfter, deactivate } = await seenRule();
+    // Another container's write raised the version and has not committed yet: this one reads the rules as they are.
     await raiseRulesVersion(account.accountId, meta.version + 1);
     expect(await tagsAfter('low')).toEqual(['seen']);
     // The commit lands (its answer lost with its container: nothing runs after it).
-    const event = { type: 'rule.updated', object: {}, version: made.version + 1 };
-    await writeRule(
-      account.accountId,
-      { before: stored, after: { ...stored, active: false }, meta },
-      { event, sweepAtMs: clock().nowMs() },
-    );
+    await deactivate();
     // The rules read before the commit serve no request that starts more than 5 s after it.
     await clock().advance(5_100);
     expect(await tagsAfter('high')).toEqual([]);
