@@ -74,6 +74,13 @@ export async function eventsInWindow(accountId: string, query: WindowQuery): Pro
       found.push(...takeItems(open[i] as Lane, items, query, settle));
     }
   }
+  // An event begun in parts is read to its last part, so a part never ends inside one: every part moves on.
+  for (const lane of lanes) {
+    while (!lane.done && lane.open) {
+      const items = await readLane(lane, Number(lane.open.head.parts));
+      found.push(...takeItems(lane, items, query, settle));
+    }
+  }
   const cut = lanes.filter((l) => !l.done);
   const next = cut.length === 0 ? undefined : Math.min(...cut.map((l) => l.last + 1));
   const events = found
