@@ -159,6 +159,7 @@ export async function runBacktestOnly(options: { quick: boolean; endpoint: strin
         p99: timed.p99,
         samples: timed.samples,
         roundTrips: timed.roundTrips,
+        operations: timed.operations.map((rt) => `${rt.length} × ${[...new Set(rt)].join(', ')}`),
         itemsRead: timed.itemsRead,
         storeCalls: reads.calls,
         bytesRead: reads.bytes,
