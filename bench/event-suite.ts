@@ -9,16 +9,9 @@ import { handler as listEvents } from '#functions/events-list.ts';
 import { handler as createTicket } from '#functions/tickets-create.ts';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { ROOT } from '#infra/local/environment.ts';
-import {
-  type EventDraft,
-  type EventRecord,
-  eventItems,
-  placeOf,
-  readFeed,
-  setShardCounter,
-} from '#lib/data/events.ts';
+import { type EventDraft, type EventRecord, eventItems } from '#lib/data/events.ts';
 import { EVENT_SHARDS, eventKeys } from '#lib/data/keys.ts';
-import { batchPutAll, dynamo, tableName } from '#lib/data/store/client.ts';
+import { dynamo, tableName } from '#lib/data/store/client.ts';
 import { cancellationCodes } from '#lib/data/store/errors.ts';
 import { nowMicros } from '#lib/time.ts';
 import { itemBytes } from '#test/support/dynamo-figures.ts';
@@ -26,6 +19,7 @@ import { callerOf, lambdaContext, proxyEvent, routeEvent, ticketEvent } from '#t
 import { DEAL_STAGES } from './deal-suite.ts';
 import { benchAccount } from './lib/account.ts';
 import { countItems } from './lib/count-items.ts';
+import { EventSeeder, eventTemplates } from './lib/event-seed.ts';
 import { type EndpointResult, expectStatus, log, type Measure } from './lib/measure.ts';
 import { percentile, round } from './lib/stats.ts';
 
@@ -270,7 +264,7 @@ export async function runEventSuite(options: { quick: boolean; measure: Measure 
   printWrites(writes);
 
   // 2. The feed -------------------------------------------------------------------------------------------------
-  const templates = await eventTemplates([rr.accountId, dealsAccount.accountId]);
+  const templates = await eventTemplates([rr.accountId, dealsAccount.accountId], MIX);
   const eventSizes = MIX.filter((t, i) => MIX.indexOf(t) === i).map((type) => {
     const { items } = eventItems('sizing', 1, templates.get(type) as EventDraft, nowMicros());
     const head = items[0] as Record<string, unknown>;
@@ -289,7 +283,7 @@ export async function runEventSuite(options: { quick: boolean; measure: Measure 
   const sizes = options.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
   const feedAccount = await benchAccount('bench-events-feed');
   const feedCaller = callerOf(feedAccount);
-  const seeder = new EventSeeder(feedAccount.accountId, templates, sizes.map(middleOf));
+  const seeder = new EventSeeder(feedAccount.accountId, templates, MIX, sizes.map(middleOf));
   const page = (query: Record<string, string | string[]>) =>
     expectStatus(
       listEvents(proxyEvent({ path: '/api/events', caller: feedCaller, query }), lambdaContext),
@@ -419,82 +413,6 @@ function printWrites(rows: EventWriteRow[]) {
     ),
   ];
   log(`  previous: ${sources.join('; ') || 'none found'}\n`);
-}
-
-/** One event of each type of MIX, from the feeds of the accounts part 1 wrote to: their bodies, as drafts. */
-async function eventTemplates(accountIds: string[]): Promise<Map<string, EventDraft>> {
-  const found = new Map<string, EventDraft>();
-  for (const accountId of accountIds) {
-    let after: string | undefined;
-    for (;;) {
-      const page = await readFeed(accountId, { after, limit: 100, matches: () => true });
-      for (const e of page.events) {
-        if (!found.has(e.type))
-          found.set(e.type, {
-            type: e.type,
-            object: e.data.object,
-            previous: e.data.previous,
-            version: e.data.version,
-          });
-      }
-      if (page.last === undefined || MIX.every((t) => found.has(t))) break;
-      after = page.last;
-    }
-  }
-  const missing = MIX.filter((t) => !found.has(t));
-  if (missing.length > 0) throw new Error(`no event of type ${missing.join(', ')} to copy`);
-  return found;
-}
-
-/**
- * Writes events in bulk into one account's feed: each one the items `eventItems` gives for its place (the layout
- * a commit writes), a body copied from a real event of its type; then the account's `event` sequence is set to
- * the last place, as the commits would have left it. The places are contiguous, so no reader waits on any.
- */
-class EventSeeder {
-  private seeded = 0;
-  private readonly ids = new Map<number, string>();
-  /** The first event a day ago, one a millisecond after it: inside the 30 days kept. */
-  private readonly startUs = nowMicros() - 24 * 3600 * 1e6;
-
-  constructor(
-    private readonly accountId: string,
-    private readonly templates: Map<string, EventDraft>,
-    private readonly keep: number[],
-  ) {}
-
-  idAt(seq: number): string {
-    const id = this.ids.get(seq);
-    if (!id) throw new Error(`no seeded event at ${seq}`);
-    return id;
-  }
-
-  async seedTo(total: number): Promise<number> {
-    const started = performance.now();
-    const queue: Record<string, unknown>[] = [];
-    const writers: Promise<void>[] = [];
-    while (this.seeded < total) {
-      const i = ++this.seeded;
-      const draft = this.templates.get(MIX[(i - 1) % MIX.length] as string) as EventDraft;
-      // The i-th event in shard i mod 16, as commits of objects spread over the shards leave them.
-      const seq = placeOf(i % EVENT_SHARDS, Math.floor(i / EVENT_SHARDS));
-      const { id, items } = eventItems(this.accountId, seq, draft, this.startUs + i * 1000);
-      if (this.keep.includes(i)) this.ids.set(i, id);
-      queue.push(...items);
-      while (queue.length >= 25) {
-        writers.push(batchPutAll(queue.splice(0, 25)));
-        if (writers.length >= 16) await Promise.all(writers.splice(0));
-      }
-    }
-    if (queue.length > 0) writers.push(batchPutAll(queue.splice(0)));
-    await Promise.all(writers);
-    await Promise.all(
-      Array.from({ length: EVENT_SHARDS }, (_, k) =>
-        setShardCounter(this.accountId, k, Math.floor((this.seeded - k) / EVENT_SHARDS)),
-      ),
-    );
-    return (performance.now() - started) / 1000;
-  }
 }
 
 // Failed DynamoDB calls, by operation and reason (a cancelled transaction by its actions' reasons), as the data

@@ -41,6 +41,9 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * (bench/rules.ts), to bench/runs/results-rules.json (docs/rules.md quotes it; never published).
  * `-- --time-rules`: 10,000 tickets whose time rule falls due within one minute, fired by the due runner
  * (bench/time-rules.ts), to bench/runs/results-time-rules.json (docs/rules.md quotes it; never published).
+ * `-- --backtest [--quick]`: a rule's backtest over a feed of 50,000 events (BACKTEST_BENCH_EVENTS; --quick 10,000):
+ * one part of 5,000 items and the whole window part after part (bench/backtest.ts), to
+ * bench/runs/results-backtest.json (docs/rules.md and docs/capacity.md quote it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -88,6 +91,8 @@ try {
   else if (process.argv.includes('--rules')) await (await import('./rules.ts')).runRulesOnly(options);
   else if (process.argv.includes('--time-rules'))
     await (await import('./time-rules.ts')).runTimeRulesOnly(options);
+  else if (process.argv.includes('--backtest'))
+    await (await import('./backtest.ts')).runBacktestOnly(options);
   else if (process.argv.includes('--erasure')) await (await import('./erasure.ts')).runErasureOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
