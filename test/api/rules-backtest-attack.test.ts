@@ -413,11 +413,10 @@ describe('the rules version raised before a rule write whose commit failed', () 
     expect(await tagsAfterChange()).toEqual(['one', 'three']);
   });
 
-  // FOUND: after a raise whose commit failed, the version requests read (N+1) is the one the next write commits
-  // too: its own raise does nothing. A container that read the rules in between (at META N, knowing N+1) keeps
-  // serving them for up to 5 s after that next write answered, though docs/rules.md says a rule write applies in
-  // every container at once. Within the contract's 5 s; see the report for a fix.
-  it.fails('the next rule write from another container applies at once in a container that read the rules since', async () => {
+  // FOUND: after a raise whose commit failed, the version requests read (N+1) was the one the next write committed
+  // too: its own raise did nothing, and a container that read the rules in between (at META N, knowing N+1) kept
+  // serving them for up to 5 s after that write answered. The next write now commits past the raise (N+2).
+  it('the next rule write from another container applies at once in a container that read the rules since', async () => {
     const { account, tagsAfterChange } = await setUp();
     // This container reads the rules (META N, the version N+1).
     expect(await tagsAfterChange()).toEqual(['one']);
@@ -432,6 +431,9 @@ describe('the rules version raised before a rule write whose commit failed', () 
         sweepAtMs: clock().nowMs(),
       },
     );
+    // It committed past the failed raise, and raised the version requests read to it.
+    expect((await readRulesMeta(account.accountId)).version).toBe(meta.version + 2);
+    expect(rulesVersionOf(await getItem(accountKeys.rate(account.accountId)))).toBe(meta.version + 2);
     expect(await tagsAfterChange()).toEqual([]);
   });
 });
