@@ -69,6 +69,10 @@ export async function backtestRule(accountId: string, ref: string, body: unknown
   if (from < nowMs - BACKTEST_DAYS * 86_400_000) {
     throw ValidationFailed.field('from', `The from field must be within the last ${BACKTEST_DAYS} days.`);
   }
+  // Left out, `to` is now: a `from` not before it is the field the client sent wrong.
+  if (to <= from && input.to === undefined) {
+    throw ValidationFailed.field('from', 'The from field must be a time in the past.');
+  }
   if (to <= from) throw ValidationFailed.field('to', 'The to field must be a time after from.');
   const part = await eventsInWindow(accountId, {
     from,

@@ -65,8 +65,11 @@ export async function eventsInWindow(accountId: string, query: WindowQuery): Pro
   });
   const found: (EventRecord & { seq: number })[] = [];
   let read = 0;
-  while (lanes.some((l) => !l.done) && read < query.maxItems && timeLeftMs() > RESERVE_MS) {
-    const open = lanes.filter((l) => !l.done);
+  // Past the budget, a lane whose page ended inside an event in parts reads on to its end (one item: a part stops
+  // no nearer its start than where it began, else a part beginning at such an event would answer its own cursor).
+  const reading = (l: Lane) => !l.done && (read < query.maxItems || l.open !== undefined);
+  while (lanes.some(reading) && timeLeftMs() > RESERVE_MS) {
+    const open = lanes.filter(reading);
     const limit = Math.max(1, Math.min(ROUND_ITEMS, Math.ceil((query.maxItems - read) / open.length)));
     const pages = await Promise.all(open.map((lane) => readLane(lane, limit)));
     for (const [i, items] of pages.entries()) {
@@ -129,7 +132,10 @@ function takeItems(
     const { seq, part } = eventKeys.parse(String(item.sk));
     if (part > 0) {
       lane.open?.bodies.push(bodyOf(item));
-      if (lane.open && lane.open.bodies.length === Number(lane.open.head.parts)) close();
+      if (lane.open && lane.open.bodies.length === Number(lane.open.head.parts)) {
+        close();
+        lane.last = seq;
+      }
       continue;
     }
     close();

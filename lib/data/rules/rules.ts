@@ -94,7 +94,7 @@ export interface RuleWrite {
   meta: RulesMeta;
 }
 
-function metaAction(accountId: string, write: RuleWrite): CommitAction {
+function metaAction(accountId: string, write: RuleWrite, next: number): CommitAction {
   const { before, after, meta } = write;
   const active = meta.active - (before?.active ? 1 : 0) + (after?.active ? 1 : 0);
   const guard =
@@ -113,7 +113,7 @@ function metaAction(accountId: string, write: RuleWrite): CommitAction {
         ExpressionAttributeValues: {
           ...guard.ExpressionAttributeValues,
           ':n': active,
-          ':rv': meta.version + 1,
+          ':rv': next,
           ':top': Math.max(meta.top, after?.position ?? 0),
         },
       },
@@ -165,17 +165,16 @@ export async function writeRule(
 ): Promise<void> {
   const rule = (write.after ?? write.before) as Rule;
   const version = write.before?.version ?? 0;
-  const sweep = touchesMoments(write)
-    ? [ruleSweepAction(accountId, write.meta.version + 1, options.sweepAtMs)]
-    : [];
+  // Every request that starts from here on reads a version the cached rules do not hold yet (../accounts/config-version.ts):
+  // META's next, or past a raise whose commit failed.
+  const rulesVersion = await raiseRulesVersion(accountId, write.meta.version + 1);
+  const sweep = touchesMoments(write) ? [ruleSweepAction(accountId, rulesVersion, options.sweepAtMs)] : [];
   const actions = [
     itemAction(ruleKeys.rule(accountId, rule.id), 'rule', version, write.after && ruleItem(write.after)),
-    metaAction(accountId, write),
+    metaAction(accountId, write, rulesVersion),
     ...sweep,
     ...completionCommit(options.attach),
   ];
-  // Every request that starts from here on reads a version the cached rules do not hold yet (../accounts/config-version.ts).
-  await raiseRulesVersion(accountId, write.meta.version + 1);
   await commitWithEvents(accountId, actions, [options.event]);
 }
 
