@@ -41,6 +41,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * (bench/rules.ts), to bench/runs/results-rules.json (docs/rules.md quotes it; never published).
  * `-- --time-rules`: 10,000 tickets whose time rule falls due within one minute, fired by the due runner
  * (bench/time-rules.ts), to bench/runs/results-time-rules.json (docs/rules.md quotes it; never published).
+ * `-- --sweep`: a rule write's moment sweep over SWEEP_BENCH_TICKETS (20,000) not-closed tickets of one account
+ * (bench/sweep.ts), to bench/runs/results-sweep.json (docs/rules.md and docs/capacity.md quote it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -86,6 +88,7 @@ try {
   else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
   else if (process.argv.includes('--people')) await (await import('./people.ts')).runPeopleOnly(options);
   else if (process.argv.includes('--rules')) await (await import('./rules.ts')).runRulesOnly(options);
+  else if (process.argv.includes('--sweep')) await (await import('./sweep.ts')).runSweepOnly(options);
   else if (process.argv.includes('--time-rules'))
     await (await import('./time-rules.ts')).runTimeRulesOnly(options);
   else if (process.argv.includes('--erasure')) await (await import('./erasure.ts')).runErasureOnly(options);
