@@ -22,10 +22,11 @@ const SWEPT: readonly TicketStatus[] = ['open', 'pending', 'in_progress', 'resol
 const LANES_PER_STATUS = RULE_SWEEP_SLOTS / SWEPT.length;
 
 /**
- * Tickets a lane is given (a status of 20,000 has 8 lanes, one of 300 has one). A lane sweeps some 250–500 tickets
- * a second deployed (docs/capacity.md, "Rules and macros"), so one lane holds ~10 s of work at most below 8 lanes.
+ * Tickets a lane is given (a status of 8,000 or more has 8 lanes, one of 300 has one). A lane sweeps some 250–500
+ * tickets a second deployed (docs/capacity.md, "Rules and macros"), so below 8 lanes a status one holds ~2–4 s of
+ * work, and a lane costs its few calls more (its first reads, its Delete) whatever it holds.
  */
-export const RULE_SWEEP_LANE_TICKETS = 2_500;
+export const RULE_SWEEP_LANE_TICKETS = 1_000;
 
 /** `more`: split (its lanes are due now); `done`: no sweep; `lost`: another run split it, or a newer write replaced it. */
 export async function ruleSweepSplit(

@@ -81,13 +81,14 @@ export async function ruleSweepLaneStep(
   return save(lane, listed.length === RULE_SWEEP_STEP && last ? last.at : null);
 }
 
-/** The rules a run's steps of one sweep read, by the sweep's `rv`: read once, not once a step. */
+/** The rules a pass's steps of one sweep read (all its lanes), by the sweep's `rv`: read once, not once a step. */
 export type SweepRules = Map<number, Promise<readonly Rule[]>>;
 
 /**
- * The account's active rules from the store, read after the sweep (so they hold its write and every one before),
- * once for the steps a run takes of it (up to 1,000 rules: ~1 MB, 256 read units): a later rule write that touches
- * a time rule replaces the sweep (another `rv`, read again), and one landing meanwhile refuses the ticket writes.
+ * The account's active rules from the store, read after the lane (so they hold its write and every one before),
+ * once for the steps a pass takes of its lanes (up to 1,000 rules: ~1 MB, 256 read units): a later rule write that
+ * touches a time rule replaces the sweep (another `rv`, read again); one landing meanwhile stops these lanes at
+ * their next step, and its sweep's split refuses any of their commits after it (docs/rules.md, "Lanes").
  */
 function rulesOf(lane: SweepLane, held: SweepRules): Promise<readonly Rule[]> {
   const known = held.get(lane.rv);
