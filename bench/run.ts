@@ -44,6 +44,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * `-- --backtest [--quick]`: a rule's backtest over a feed of 50,000 events (BACKTEST_BENCH_EVENTS; --quick 10,000):
  * one part of 5,000 items and the whole window part after part (bench/backtest.ts), to
  * bench/runs/results-backtest.json (docs/rules.md and docs/capacity.md quote it; never published).
+ * `-- --sweep`: a rule write's moment sweep over SWEEP_BENCH_TICKETS (20,000) not-closed tickets of one account
+ * (bench/sweep.ts), to bench/runs/results-sweep.json (docs/rules.md and docs/capacity.md quote it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -89,6 +91,7 @@ try {
   else if (process.argv.includes('--trash')) await (await import('./trash.ts')).runTrashOnly(options);
   else if (process.argv.includes('--people')) await (await import('./people.ts')).runPeopleOnly(options);
   else if (process.argv.includes('--rules')) await (await import('./rules.ts')).runRulesOnly(options);
+  else if (process.argv.includes('--sweep')) await (await import('./sweep.ts')).runSweepOnly(options);
   else if (process.argv.includes('--time-rules'))
     await (await import('./time-rules.ts')).runTimeRulesOnly(options);
   else if (process.argv.includes('--backtest'))

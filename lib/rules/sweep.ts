@@ -1,13 +1,8 @@
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { activeRules } from '#lib/data/rules/rules.ts';
-import {
-  getRuleSweep,
-  type RuleSweep,
-  type SweepPlace,
-  saveRuleSweep,
-  sweepStillAction,
-} from '#lib/data/rules/sweeps.ts';
+import { getSweepLane, laneStillAction, type SweepLane, saveSweepLane } from '#lib/data/rules/sweep-lanes.ts';
+import { getRuleSweep } from '#lib/data/rules/sweeps.ts';
 import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import {
@@ -17,7 +12,7 @@ import {
   updateTicketItems,
   updateTicketsTogether,
 } from '#lib/data/tickets/tickets.ts';
-import type { Ticket, TicketStatus } from '#lib/tickets/types.ts';
+import type { Ticket } from '#lib/tickets/types.ts';
 import { RULES_FRESH_SECONDS } from './cache.ts';
 import { withNextMoment } from './in-change.ts';
 import type { Rule } from './types.ts';
@@ -28,12 +23,13 @@ import type { Rule } from './types.ts';
  * entry) over the rules it reads, so a rule write that touches an active time rule leaves the tickets nobody
  * changes with a moment of the old rules. The write therefore puts the account's sweep (lib/data/rules/sweeps.ts),
  * due RULE_SWEEP_DELAY_MS on: every change that starts after that reads the new rules from the cache (at most
- * RULES_FRESH_SECONDS behind), and the sweep computes again those changed before and the ones nobody changes. A
- * step reads one page of the account's tickets in one not-closed status (oldest first, from where the last step
- * ended), the active rules from the store (not the cache: never older than the write) and the configuration, and
- * writes the tickets whose moment moved together (each guarded by its version read, the commit by a check that the
- * sweep is still this one); then saves where it got to. A ticket that moves between statuses meanwhile (behind the
- * sweep or ahead of it) does so by a change, which computes its own moment: no second round, as the hand-back needs.
+ * RULES_FRESH_SECONDS behind), and the sweep computes again those changed before and the ones nobody changes. Its
+ * first step splits it into lanes (./sweep-split.ts), each a range of one not-closed status's tickets, swept side by
+ * side. A lane's step reads one page of its range (oldest first, from where its last step ended), the active rules
+ * from the store (not the cache: never older than the write) and the configuration, and writes the tickets whose
+ * moment moved together (each guarded by its version read, the commit by a check that the lane is still this
+ * sweep's); then saves where it got to. A ticket that moves between statuses meanwhile (behind the sweep or ahead of
+ * it) does so by a change, which computes its own moment: no second round, as the hand-back needs.
  */
 
 /** Tickets a step reads. */
@@ -41,9 +37,6 @@ export const RULE_SWEEP_STEP = 25;
 
 /** How long after a rule write its sweep is due: the rules cache's freshness and a second. */
 export const RULE_SWEEP_DELAY_MS = (RULES_FRESH_SECONDS + 1) * 1000;
-
-/** The statuses swept, in this order: each a time rule may fire in (a closed ticket has no moment). */
-const SWEPT: readonly TicketStatus[] = ['open', 'pending', 'in_progress', 'resolved'];
 
 /** The sweep was replaced by a newer rule write's (the check of a commit of moments refused). */
 class SweepReplaced extends Error {
@@ -53,64 +46,63 @@ class SweepReplaced extends Error {
 }
 
 /**
- * One step of the account's sweep: `done` once none is left (the item deleted), `lost` when another run saved it
- * first or a newer rule write replaced it (that run, or the new sweep, goes on), `more` otherwise. A write that
- * failed is thrown and the place is not saved, so the next step reads the page again (writing only the moments
- * still to move).
+ * One step of a lane of the account's sweep: `done` once its range is read to the end (the lane deleted), or it is
+ * gone; `lost` when another run saved it first, or a newer rule write replaced the sweep (that run, or the new
+ * sweep, goes on); `more` otherwise. A write that failed is thrown and the place is not saved, so the next step
+ * reads the page again (writing only the moments still to move).
  */
-export async function ruleSweepStep(
+export async function ruleSweepLaneStep(
   accountId: string,
+  slot: number,
   held: SweepRules = new Map(),
 ): Promise<'more' | 'done' | 'lost'> {
-  const sweep = await getRuleSweep(accountId);
-  if (!sweep) return 'done';
-  const status = SWEPT[sweep.step];
-  const [listed, config, rules] = status
-    ? await Promise.all([
-        statusTickets(accountId, status, { after: sweep.after, limit: RULE_SWEEP_STEP }),
-        getAccountConfig(accountId),
-        rulesOf(sweep, held),
-      ])
-    : [[], undefined, []];
-  // No status left, or no account (deleted): done.
-  if (!status || !config) return save(sweep, null);
+  // The root read beside it: a newer rule write's root (another rv) stops the lane at once, before its split does.
+  const [lane, root] = await Promise.all([getSweepLane(accountId, slot), getRuleSweep(accountId)]);
+  if (!lane) return 'done';
+  if (root && root.rv !== lane.rv) {
+    // Its due entry goes with it (the newer sweep's split would delete it too).
+    await saveSweepLane(lane, null);
+    return 'lost';
+  }
+  const [listed, config, rules] = await Promise.all([
+    statusTickets(accountId, lane.status, { after: lane.after, before: lane.before, limit: RULE_SWEEP_STEP }),
+    getAccountConfig(accountId),
+    rulesOf(lane, held),
+  ]);
+  // No account (deleted): done.
+  if (!config) return save(lane, null);
   try {
-    await writeMoments(sweep, config, rules, listed);
+    await writeMoments(lane, config, rules, listed);
   } catch (error) {
     if (error instanceof SweepReplaced) return 'lost';
     throw error;
   }
   const last = listed.at(-1);
-  const next: SweepPlace =
-    listed.length === RULE_SWEEP_STEP && last
-      ? { step: sweep.step, after: last.at }
-      : sweep.step + 1 < SWEPT.length
-        ? { step: sweep.step + 1, after: null }
-        : null;
-  return save(sweep, next);
+  return save(lane, listed.length === RULE_SWEEP_STEP && last ? last.at : null);
 }
 
-/** The rules a run's steps of one sweep read, by the sweep's `rv`: read once, not once a step. */
+/** The rules a pass's steps of one sweep read (all its lanes), by the sweep's `rv`: read once, not once a step. */
 export type SweepRules = Map<number, Promise<readonly Rule[]>>;
 
 /**
- * The account's active rules from the store, read after the sweep (so they hold its write and every one before),
- * once for the steps a run takes of it (up to 1,000 rules: ~1 MB, 256 read units): a later rule write that touches
- * a time rule replaces the sweep (another `rv`, read again), and one landing meanwhile refuses the ticket writes.
+ * The account's active rules from the store, read after the lane (so they hold its write and every one before),
+ * once for the steps a pass takes of its lanes (up to 1,000 rules: ~1 MB, 256 read units): a later rule write that
+ * touches a time rule replaces the sweep (another `rv`, read again); one landing meanwhile stops these lanes at
+ * their next step, and its sweep's split refuses any of their commits after it (docs/rules.md, "Lanes").
  */
-function rulesOf(sweep: RuleSweep, held: SweepRules): Promise<readonly Rule[]> {
-  const known = held.get(sweep.rv);
+function rulesOf(lane: SweepLane, held: SweepRules): Promise<readonly Rule[]> {
+  const known = held.get(lane.rv);
   if (known) return known;
-  const read = activeRules(sweep.accountId).then(({ rules }) => rules);
+  const read = activeRules(lane.accountId).then(({ rules }) => rules);
   held.clear();
-  held.set(sweep.rv, read);
-  read.catch(() => held.delete(sweep.rv));
+  held.set(lane.rv, read);
+  read.catch(() => held.delete(lane.rv));
   return read;
 }
 
-async function save(sweep: RuleSweep, place: SweepPlace): Promise<'more' | 'done' | 'lost'> {
-  if (!(await saveRuleSweep(sweep, place))) return 'lost';
-  return place ? 'more' : 'done';
+async function save(lane: SweepLane, after: string | null): Promise<'more' | 'done' | 'lost'> {
+  if (!(await saveSweepLane(lane, after))) return 'lost';
+  return after ? 'more' : 'done';
 }
 
 type Listed = { at: string; stored?: Versioned<Ticket> | undefined };
@@ -118,23 +110,23 @@ type Moved = { at: string; stored: Versioned<Ticket>; after: Ticket };
 
 /**
  * Writes the page's moments that moved, as many tickets to a commit as fit (ticketsFitTogether; a page of usual
- * tickets is one commit), each guarded by its version, the commit by the sweep's check (once: every ticket write
+ * tickets is one commit), each guarded by its version, the commit by the lane's check (once: every ticket write
  * of a step checking the one item at once would conflict with each other on DynamoDB). A commit refused (a change
  * landed on one of them since the page was read, or a conflict) is written again one ticket at a time, each read
  * again (sweepTicket).
  */
 async function writeMoments(
-  sweep: RuleSweep,
+  lane: SweepLane,
   config: AccountConfig,
   rules: readonly Rule[],
   listed: Listed[],
 ) {
-  const { accountId } = sweep;
+  const { accountId } = lane;
   let left = listed.flatMap((l): Moved[] => {
     const after = l.stored && withNextMoment(l.stored.entity, rules, config);
     return l.stored && after && after !== l.stored.entity ? [{ at: l.at, stored: l.stored, after }] : [];
   });
-  const check = [sweepStillAction(sweep, () => new SweepReplaced())];
+  const check = [laneStillAction(lane, () => new SweepReplaced())];
   while (left.length > 0) {
     const changes = left.map(({ stored, after }, i) => ({
       before: stored.entity,
@@ -155,7 +147,7 @@ async function writeMoments(
         if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
       }
     }
-    for (const one of chunk) await sweepTicket(sweep, config, rules, one.at, one.stored);
+    for (const one of chunk) await sweepTicket(lane, config, rules, one.at, one.stored);
   }
 }
 
@@ -164,18 +156,18 @@ const MAX_ATTEMPTS = 3;
 
 /**
  * Writes the ticket's moment over the rules read, when it moved: only `ruleDueAt` (an internal field: no event),
- * guarded by the version read and by the sweep still being this one. A change landing first (StaleVersion) is read
+ * guarded by the version read and by the lane still being this sweep's. A change landing first (StaleVersion) is read
  * again and its moment computed again over the rules read (the store's: never older than the change's own), so a
  * change racing the sweep is never overwritten with an older moment, nor left with one of the rules before the write.
  */
 async function sweepTicket(
-  sweep: RuleSweep,
+  lane: SweepLane,
   config: AccountConfig,
   rules: readonly Rule[],
   at: string,
   stored: Versioned<Ticket>,
 ): Promise<void> {
-  const { accountId } = sweep;
+  const { accountId } = lane;
   let current: Versioned<Ticket> | undefined = stored;
   for (let attempt = 0; current && attempt < MAX_ATTEMPTS; attempt++) {
     const before: Ticket = current.entity;
@@ -187,7 +179,7 @@ async function sweepTicket(
         before,
         after,
         version: current.version,
-        items: [sweepStillAction(sweep, () => new SweepReplaced())],
+        items: [laneStillAction(lane, () => new SweepReplaced())],
         event: [],
       });
       return;

@@ -27,6 +27,8 @@ export interface ListedPage {
   /** A posting's `at` to start after, or null: from the oldest. */
   after: string | null;
   limit: number;
+  /** Only postings below this bound (a lane of the moment sweep: an order key's time, never a posting's own). */
+  before?: string | null;
   /** Whether the postings' entities are read (strongly consistent, one BatchGetItem); true unless false. */
   read?: boolean;
 }
@@ -44,11 +46,14 @@ export async function oldestListed<E>(
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk >= :from',
+      KeyConditionExpression: page.before
+        ? 'pk = :pk AND sk BETWEEN :from AND :to'
+        : 'pk = :pk AND sk >= :from',
       ExpressionAttributeValues: {
         ':pk': index.keys.postingPartition(accountId, dim),
         // Postings sort above the dimension's counter shards, from the first order key.
         ':from': page.after === null ? orderKeys.first : `${page.after}\u0000`,
+        ...(page.before ? { ':to': page.before } : {}),
       },
       ProjectionExpression: 'sk',
       Limit: page.limit,

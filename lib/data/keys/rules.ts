@@ -52,20 +52,34 @@ export const firingKeys = {
 };
 
 /**
- * An account's moment sweep (docs/rules.md, "Moments of tickets already there"): one item per account at most,
- * written by a rule write that touches an active time rule (a newer one replaces it), with its due entry in gsi2
- * (keys only, one of DUE_SHARDS partitions, sorted by when it is next due), which the runner reads, never a Scan.
+ * An account's moment sweep (docs/rules.md, "Moments of tickets already there"): one root item per account at most,
+ * written by a rule write that touches an active time rule (a newer one replaces it), and once split, its lanes: at
+ * most RULE_SWEEP_SLOTS, each in a slot of its own (its own partition: the lanes' steps write their items side by
+ * side, so no partition holds all of them). Each has its due entry in gsi2 (keys only, one of DUE_SHARDS partitions,
+ * sorted by when it is next due, the lane's slot after the account), which the runner reads, never a Scan.
  */
 const SWEEP_PARTITION = 'RULE_SWEEP#';
 
+/** A sweep's lanes at most: 8 for each of the 4 not-closed statuses (lib/rules/sweep-split.ts). */
+export const RULE_SWEEP_SLOTS = 32;
+
+const sweepDue = (accountId: string, atMs: number, slot?: number) => ({
+  gsi2pk: `RULE_SWEEP_DUE#${dueShardOf(accountId, 'SWEEP')}`,
+  gsi2sk: slot === undefined ? `${dueMs(atMs)}#${accountId}` : `${dueMs(atMs)}#${accountId}#${slot}`,
+});
+
 export const ruleSweepKeys = {
   sweep: (accountId: string) => ({ pk: `${SWEEP_PARTITION}${accountId}`, sk: 'SWEEP' }),
-  due: (accountId: string, atMs: number) => ({
-    gsi2pk: `RULE_SWEEP_DUE#${dueShardOf(accountId, 'SWEEP')}`,
-    gsi2sk: `${dueMs(atMs)}#${accountId}`,
-  }),
+  due: (accountId: string, atMs: number) => sweepDue(accountId, atMs),
+  /** A lane of the sweep, by its slot (0 to RULE_SWEEP_SLOTS - 1). */
+  lane: (accountId: string, slot: number) => ({ pk: `${SWEEP_PARTITION}${accountId}#${slot}`, sk: 'LANE' }),
+  laneDue: (accountId: string, slot: number, atMs: number) => sweepDue(accountId, atMs, slot),
   duePartition: (shard: number) => `RULE_SWEEP_DUE#${shard}`,
   dueIndex: 'gsi2' as IndexName,
   dueBefore: (atMs: number) => `${dueMs(atMs + 1)}#`,
-  parseDue: (sk: string) => ({ accountId: sk.split('#')[1] ?? '' }),
+  /** The account, and the lane's slot (none: the root, not split yet). */
+  parseDue: (sk: string) => {
+    const [, accountId = '', slot] = sk.split('#');
+    return { accountId, slot: slot === undefined ? undefined : Number(slot) };
+  },
 };

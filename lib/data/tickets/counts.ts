@@ -1,9 +1,10 @@
+import type { TicketStatus } from '#lib/tickets/types.ts';
 import type { CellReading } from '../index/closed-cells.ts';
 import { statsAttribute } from '../index/stats-cells.ts';
 import { COUNTER_SHARDS } from '../keys.ts';
 import { StaleVersion } from '../store/errors.ts';
 import type { CommitAction } from '../store/transact.ts';
-import { AGENT, tickets } from './ticket-index.ts';
+import { AGENT, dimension, tickets } from './ticket-index.ts';
 
 /** A ticket index's counts as the service reads them: totals, agents' open work, a team's open tickets. */
 
@@ -20,6 +21,18 @@ export async function getTicketStats(accountId: string): Promise<TicketStats> {
 }
 
 export const BUSY = 'busy';
+
+/** Exact counts of the tickets in these statuses, in their order (the moment sweep's lanes: one round trip). */
+export async function getStatusCounts(
+  accountId: string,
+  statuses: readonly TicketStatus[],
+): Promise<number[]> {
+  const counts = await tickets.counts(
+    accountId,
+    statuses.map((status) => dimension.status(status)),
+  );
+  return statuses.map((status) => counts[dimension.status(status)] ?? 0);
+}
 
 /**
  * Each agent's open work (least-busy's pick): the agent cells only, one Query of an item per agent (~85 B: ~21 read

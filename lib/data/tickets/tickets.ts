@@ -240,7 +240,7 @@ export function dropOrganizationTicket(accountId: string, organizationId: number
  * hand-back's finder (lib/people/handback.ts), read from the status-and-assignee queue. statusTickets: the
  * account's, from the status dimension (the moment sweep's: lib/rules/sweep.ts).
  */
-type Page = { after: string | null; limit: number };
+type Page = { after: string | null; limit: number; before?: string | null; read?: boolean };
 export const agentTickets = (accountId: string, agentId: number, status: TicketStatus, page: Page) =>
   tickets.oldestListed(accountId, dimension.queue(status, undefined, agentId), page);
 export const statusTickets = (accountId: string, status: TicketStatus, page: Page) =>
