@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { handler as createRule } from '#functions/rules-create.ts';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
@@ -16,7 +16,7 @@ import { seedTickets } from '#test/support/ticket-seeder.ts';
 import { benchAccount } from './lib/account.ts';
 import { expectStatus, log } from './lib/measure.ts';
 import { RUNS } from './lib/part.ts';
-import { round } from './lib/stats.ts';
+import { machineUnderLoad, round } from './lib/stats.ts';
 import { origin, StoreCalls } from './lib/store-calls.ts';
 
 /**
@@ -108,12 +108,7 @@ export async function runSweepOnly(_options: { endpoint: string }) {
   const results = {
     mode: 'sweep',
     callWaitMs: CALL_MS,
-    machine: {
-      cpus: cpus().length,
-      memoryGb: round(totalmem() / 2 ** 30, 1),
-      node: process.version,
-      load: [round(loadBefore, 1), round(loadavg()[0] ?? 0, 1)],
-    },
+    machine: machineUnderLoad(loadBefore),
     tickets: TICKETS,
     seconds: round(seconds, 2),
     ticketsPerSecond: round(TICKETS / seconds, 1),

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { handler as createRule } from '#functions/rules-create.ts';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
@@ -14,7 +14,7 @@ import { seedTickets } from '#test/support/ticket-seeder.ts';
 import { benchAccount } from './lib/account.ts';
 import { expectStatus, log } from './lib/measure.ts';
 import { RUNS } from './lib/part.ts';
-import { percentile, round } from './lib/stats.ts';
+import { machineUnderLoad, percentile, round } from './lib/stats.ts';
 import { origin, StoreCalls } from './lib/store-calls.ts';
 
 /**
@@ -99,12 +99,7 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     runner: CONCURRENCY
       ? { concurrency: CONCURRENCY, limit: CONCURRENCY * 6 }
       : { concurrency: 32, limit: 200 },
-    machine: {
-      cpus: cpus().length,
-      memoryGb: round(totalmem() / 2 ** 30, 1),
-      node: process.version,
-      load: [round(loadBefore, 1), round(loadavg()[0] ?? 0, 1)],
-    },
+    machine: machineUnderLoad(loadBefore),
     tickets: TICKETS,
     moments: moments.map((m) => new Date(m).toISOString()),
     fired: latencies.length,

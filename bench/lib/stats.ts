@@ -1,3 +1,4 @@
+import { cpus, loadavg, totalmem } from 'node:os';
 /** Percentiles and a simple sequential timing loop. */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -36,3 +37,13 @@ export async function time(
 }
 
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The machine a run measured on, and its load average at the start and the end (the figures' context). */
+export function machineUnderLoad(loadBefore: number) {
+  return {
+    cpus: cpus().length,
+    memoryGb: round(totalmem() / 2 ** 30, 1),
+    node: process.version,
+    load: [round(loadBefore, 1), round(loadavg()[0] ?? 0, 1)],
+  };
+}

@@ -3,7 +3,7 @@ import { createKey } from '#lib/accounts/key-making.ts';
 import { eventShardOfObject } from '#lib/data/events.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { readFeedToEnd } from '#test/support/feed.ts';
-import { type Answer, keyedCaller, useGateway } from '#test/support/http.ts';
+import { keyedCaller, useGateway } from '#test/support/http.ts';
 import { type ItemWrite, measureItemWrites } from '#test/support/item-sizes.ts';
 
 /**

@@ -123,8 +123,9 @@ describe('time rules', () => {
     expect(operations.length).toBeGreaterThanOrEqual(3);
     const tickets = [uuid];
     const modes: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
+    // A ticket for each position and mode.
     for (let at = 1; at <= operations.length; at++) {
-      for (const mode of modes) {
+      for (const _mode of modes) {
         const made = (
           await call('POST', '/api/tickets', {
             subject: 'S',
