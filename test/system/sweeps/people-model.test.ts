@@ -161,7 +161,7 @@ class Model {
 
   /** A waiting ticket an agent may take: one whose candidates (the team rule, a fallback team's too) include them. */
   takesFrom = (a: MAgent, t: MTicket) => this.candidates(t.team).some((c) => c.id === a.id);
-  /** A team with no active agent: its tickets are the account's agents', but losing its last one wakes nobody. */
+  /** A team with no active agent: its tickets are the account's agents' (the team rule's fallback). */
   agentless = (team: number | null) =>
     team !== null && !this.agents.some((a) => a.active && a.teams.includes(team));
 
@@ -231,7 +231,28 @@ class Model {
     const joined = teams.filter((t) => !a.teams.includes(t));
     a.teams = [...teams].sort((x, y) => x - y);
     const handed = left.reduce((n, t) => n + this.handBack(id, t), 0);
+    this.wake(left);
     if (joined.length > 0 || handed > 0) this.serve(id);
+  }
+
+  /**
+   * Teams a change left with no active agent wake their queues (docs/decisions.md, "A team left with no active
+   * agent wakes its queue"): team by team, each waiting ticket in queue order to the pick among the account's
+   * agents, until nobody has room.
+   */
+  wake(teams: number[]) {
+    for (const team of [...teams].sort((x, y) => x - y)) {
+      if (!this.agentless(team)) continue;
+      const queue = this.live()
+        .filter((t) => this.waiting(t) && t.team === team)
+        .sort(Model.queueOrder);
+      for (const t of queue) {
+        const pick = this.pick(team);
+        if (pick === null) break;
+        t.assignee = pick;
+        t.updates++;
+      }
+    }
   }
 
   /** The decisions.md promise the model must itself keep: nobody waits while an agent who may take it has room. */
@@ -419,7 +440,10 @@ describe('people and the queue against a model of the spec', () => {
                   await settle();
                   const was = a.active;
                   a.active = step.active;
-                  if (was && !a.active) model.handBack(a.id, null);
+                  if (was && !a.active) {
+                    model.handBack(a.id, null);
+                    model.wake(a.teams);
+                  }
                   model.serve(a.id);
                   return;
                 }
