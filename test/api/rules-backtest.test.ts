@@ -196,10 +196,10 @@ describe('a rule backtest', () => {
     const parts: Awaited<ReturnType<typeof backtest>>[] = [];
     let after: string | null | undefined;
     do {
-      const part = await backtest(call, pending, { from: start, limit: 16, ...(after ? { after } : {}) });
+      const part = await backtest(call, pending, { from: start, limit: 48, ...(after ? { after } : {}) });
       parts.push(part);
       after = part.next_cursor;
-    } while (after !== null && parts.length < 50);
+    } while (after !== null && parts.length < 200);
     expect(parts.length).toBeGreaterThan(1);
     expect(parts.reduce((n, p) => n + p.changes, 0)).toBe(40);
     expect(parts.reduce((n, p) => n + p.would_fire, 0)).toBe(14);
