@@ -1,8 +1,7 @@
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ALL_DUE_SHARDS, type DueCursors, dueWindowOf, moveDueEntry } from '../index/due.ts';
 import { handBackKeys } from '../keys.ts';
-import { dynamo, getItem, tableName } from '../store/client.ts';
-import { isConditionFailure } from '../store/errors.ts';
+import { getItem, tableName } from '../store/client.ts';
+import { saveAtRevision } from '../store/revision.ts';
 import type { CommitAction } from '../store/transact.ts';
 
 /**
@@ -77,30 +76,11 @@ export async function getHandBack(accountId: string, id: string): Promise<HandBa
  * other goes on). No part left: the item is deleted.
  */
 export async function saveHandBack(handBack: HandBack, parts: HandBackPart[]): Promise<boolean> {
-  const Key = handBackKeys.handBack(handBack.accountId, handBack.id);
-  const guard = { ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': handBack.rev } };
-  try {
-    if (parts.length === 0) await dynamo.send(new DeleteCommand({ TableName: tableName(), Key, ...guard }));
-    else {
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key,
-          UpdateExpression: 'SET parts = :parts, rev = :next',
-          ...guard,
-          ExpressionAttributeValues: {
-            ...guard.ExpressionAttributeValues,
-            ':parts': parts,
-            ':next': handBack.rev + 1,
-          },
-        }),
-      );
-    }
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return saveAtRevision({
+    Key: handBackKeys.handBack(handBack.accountId, handBack.id),
+    rev: handBack.rev,
+    fields: parts.length === 0 ? null : { parts },
+  });
 }
 
 /** Moves a hand-back's due entry to `atMs` (a step that failed); gone: nothing. */

@@ -1,9 +1,9 @@
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TicketStatus } from '#lib/tickets/types.ts';
 import { moveDueEntry } from '../index/due.ts';
 import { orderKeys, RULE_SWEEP_SLOTS, ruleSweepKeys } from '../keys.ts';
-import { batchGetAll, dynamo, getItem, tableName } from '../store/client.ts';
+import { batchGetAll, getItem, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
+import { saveAtRevision } from '../store/revision.ts';
 import { type CommitAction, type TransactAction, transact } from '../store/transact.ts';
 import { type RuleSweep, sweepOf } from './sweeps.ts';
 
@@ -137,30 +137,12 @@ export function laneStillAction(lane: SweepLane, refused: () => Error): CommitAc
  * or it is no longer this sweep's (overwritten or deleted by a newer sweep's split).
  */
 export async function saveSweepLane(lane: SweepLane, after: string | null): Promise<boolean> {
-  const Key = ruleSweepKeys.lane(lane.accountId, lane.slot);
-  const guard = { ConditionExpression: 'rv = :rv AND rev = :rev' };
-  const values = { ':rv': lane.rv, ':rev': lane.rev };
-  try {
-    if (after === null)
-      await dynamo.send(
-        new DeleteCommand({ TableName: tableName(), Key, ...guard, ExpressionAttributeValues: values }),
-      );
-    else
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key,
-          UpdateExpression: 'SET #after = :after, rev = :next',
-          ...guard,
-          ExpressionAttributeNames: { '#after': 'after' },
-          ExpressionAttributeValues: { ...values, ':after': after, ':next': lane.rev + 1 },
-        }),
-      );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return saveAtRevision({
+    Key: ruleSweepKeys.lane(lane.accountId, lane.slot),
+    rev: lane.rev,
+    also: { condition: 'rv = :rv', values: { ':rv': lane.rv } },
+    fields: after === null ? null : { after },
+  });
 }
 
 /** Moves a lane's due entry to `atMs` (a step that failed); gone: nothing. */
