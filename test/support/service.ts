@@ -1,5 +1,4 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
 import { KEY_REGEX } from '#lib/accounts/key-format.ts';
@@ -47,7 +46,7 @@ export async function startService(env: Record<string, string>, args: string[] =
     SMTP_PORT: String(smtpPort),
     ...env,
   };
-  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['infra/local/start.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts', ...args], {
     cwd: ROOT,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,8 +19,8 @@ const tableName = `deskpipe-cli-${randomBytes(4).toString('hex')}`;
 async function cli(...args: string[]) {
   try {
     const { stdout, stderr } = await run(
-      join(ROOT, 'node_modules', '.bin', 'tsx'),
-      ['infra/admin/cli.ts', ...args],
+      process.execPath,
+      ['--import', 'tsx', 'infra/admin/cli.ts', ...args],
       {
         cwd: ROOT,
         env: { ...process.env, TABLE_NAME: tableName },

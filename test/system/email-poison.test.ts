@@ -39,11 +39,10 @@ afterAll(async () => {
 async function applyAccount(file: Record<string, unknown>): Promise<string> {
   const path = join(root, 'account.json');
   writeFileSync(path, JSON.stringify(file));
-  const { stdout } = await run(
-    join(ROOT, 'node_modules', '.bin', 'tsx'),
-    ['infra/admin/cli.ts', 'apply', path],
-    { cwd: ROOT, env: service.env },
-  );
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'infra/admin/cli.ts', 'apply', path], {
+    cwd: ROOT,
+    env: service.env,
+  });
   return (JSON.parse(stdout) as { api_key: string }).api_key;
 }
 
