@@ -46,6 +46,9 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * bench/runs/results-backtest.json (docs/rules.md and docs/capacity.md quote it; never published).
  * `-- --sweep`: a rule write's moment sweep over SWEEP_BENCH_TICKETS (20,000) not-closed tickets of one account
  * (bench/sweep.ts), to bench/runs/results-sweep.json (docs/rules.md and docs/capacity.md quote it; never published).
+ * `-- --imports [--quick]`: a whole import of 1,000 and 10,000 tickets with 5 messages each (--quick: 1,000) from a
+ * local file, as the admin CLI runs it (bench/imports.ts), to bench/runs/results-imports.json (docs/imports.md and
+ * docs/capacity.md quote it; never published).
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
@@ -97,6 +100,7 @@ try {
   else if (process.argv.includes('--backtest'))
     await (await import('./backtest.ts')).runBacktestOnly(options);
   else if (process.argv.includes('--erasure')) await (await import('./erasure.ts')).runErasureOnly(options);
+  else if (process.argv.includes('--imports')) await (await import('./imports.ts')).runImportsOnly(options);
   else if (process.argv.includes('--webhooks'))
     await (await import('./webhook-suite.ts')).runWebhooksOnly(options);
   else await runSuite(options);

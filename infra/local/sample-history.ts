@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ROOT } from './environment.ts';
 
 /**
@@ -115,7 +116,12 @@ function people(r: ReturnType<typeof seeded>) {
   return { lines, agents: agents.map((a) => a[0]), contacts };
 }
 
-function ticket(r: ReturnType<typeof seeded>, n: number, who: ReturnType<typeof people>) {
+function ticket(
+  r: ReturnType<typeof seeded>,
+  n: number,
+  who: ReturnType<typeof people>,
+  messageCount: number | undefined,
+) {
   const [subject, category, opening] = r.pick(PROBLEMS);
   const requester = r.pick(who.contacts);
   const agent = r.pick(who.agents);
@@ -133,7 +139,7 @@ function ticket(r: ReturnType<typeof seeded>, n: number, who: ReturnType<typeof 
     },
   ];
   if (n % 4 === 0) Object.assign(messages[0] as object, { message_id: `<sample-${n}@mailbox.test>` });
-  for (let k = 2; k <= r.int(2, 6); k++) {
+  for (let k = 2; k <= (messageCount ?? r.int(2, 6)); k++) {
     at += r.int(1, 30) * 3_600_000;
     const internal = k > 2 && r.next() < 0.2;
     const byAgent = internal || k % 2 === 0;
@@ -167,8 +173,18 @@ function ticket(r: ReturnType<typeof seeded>, n: number, who: ReturnType<typeof 
   };
 }
 
-const r = seeded(42);
-const who = people(r);
-const lines = [...who.lines, ...Array.from({ length: TICKETS }, (_, i) => ticket(r, i + 1, who))];
-writeFileSync(OUT, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
-console.log(`${OUT}: ${lines.length} lines, ${TICKETS} tickets`);
+/**
+ * The history's lines (seed 42): its people, then `tickets` tickets, each with `messages` messages (default 2 to 6,
+ * drawn). `npm run bench -- --imports` imports thousands made so, 5 messages each.
+ */
+export function sampleHistory(tickets: number, messages?: number): string {
+  const r = seeded(42);
+  const who = people(r);
+  const lines = [...who.lines, ...Array.from({ length: tickets }, (_, i) => ticket(r, i + 1, who, messages))];
+  return `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  writeFileSync(OUT, sampleHistory(TICKETS));
+  console.log(`${OUT}: ${TICKETS} tickets`);
+}

@@ -9,7 +9,7 @@ import { reserveIds } from '#lib/data/accounts/accounts.ts';
 import { createContact, newContactUuid } from '#lib/data/contacts/contacts.ts';
 import { claimSourceKey } from '#lib/data/imports/source-keys.ts';
 import { OUTBOX_ATTR } from '#lib/data/outbox/item.ts';
-import { dynamo, scanAll, tableName } from '#lib/data/store/client.ts';
+import { scanAll, tableName } from '#lib/data/store/client.ts';
 import { commit } from '#lib/data/store/transact.ts';
 import type { ImportedMessage, ImportedTicket, ImportRecord } from '#lib/imports/records.ts';
 import { writeTickets } from '#lib/imports/tickets.ts';
@@ -451,59 +451,6 @@ describe('a long conversation', () => {
 });
 
 // A figure, not a behaviour (tests check behaviour, benchmarks report figures): run only when asked,
-// `IMPORT_BENCH_TICKETS=1000 npx vitest run test/api/import-tickets.test.ts -t throughput` (docs/imports.md).
-const benchTickets = Number(process.env.IMPORT_BENCH_TICKETS ?? 0);
-describe.runIf(benchTickets > 0)('throughput', () => {
-  // A page of 50 takes 1 to 3 s on a busy machine: the file's 30 s would cut a run of 1,000.
-  it('writes pages of 50 tickets with 5 messages each (the figure in docs/imports.md)', {
-    timeout: 60_000 + benchTickets * 200,
-  }, async () => {
-    const a = await account();
-    const n = benchTickets;
-    const all = Array.from({ length: n }, (_, i) =>
-      ticket(`b${i}`, 200 - i / 100, {
-        messages: [0, 1, 2, 3, 4].map((k) =>
-          (k % 2 ? agentSays : msg)(`b${i}-m${k}`, 200 - i / 100 - k / 1000, { internal: k === 3 }),
-        ),
-        assigneeSourceId: 'a1',
-        tags: ['imported'],
-      }),
-    );
-    // The store's calls by operation (docs/imports.md, "Throughput": where the time goes).
-    const calls = new Map<string, { calls: number; items: number }>();
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as { TransactItems?: unknown[] };
-        const op = String(context.commandName);
-        const seen = calls.get(op) ?? { calls: 0, items: 0 };
-        calls.set(op, {
-          calls: seen.calls + 1,
-          items: seen.items + (input.TransactItems?.length ?? 0),
-        });
-        return next(args);
-      },
-      { step: 'initialize', name: 'importBenchCalls' },
-    );
-    const started = performance.now();
-    try {
-      for (let i = 0; i < n; i += 50) {
-        const written = await writeTickets(ctxOf(a), page(...all.slice(i, i + 50)));
-        expect(written.counts.tickets?.created).toBe(Math.min(50, n - i));
-      }
-    } finally {
-      dynamo.middlewareStack.remove('importBenchCalls');
-    }
-    const seconds = (performance.now() - started) / 1000;
-    console.log(
-      `import throughput: ${n} tickets x 5 messages in ${seconds.toFixed(2)} s: ${(n / seconds).toFixed(0)} tickets/s; ` +
-        [...calls]
-          .map(([op, c]) => `${op.replace(/Command$/, '')} ${c.calls}${c.items ? ` (${c.items} items)` : ''}`)
-          .join(', '),
-    );
-    expect((await listed(a)).meta.total).toBe(n);
-  });
-});
-
 describe('a reply to an imported mail', () => {
   let server: MailServer;
   let dir: string;
