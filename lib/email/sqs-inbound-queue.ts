@@ -15,12 +15,17 @@ export const INBOUND_QUEUE_VARIABLE = 'INBOUND_QUEUE_URL';
 /** SendMessageBatch takes at most 10 entries. */
 const BATCH_ENTRIES = 10;
 
-let shared: SQSClient | undefined;
+let shared: { client: SQSClient; for: string } | undefined;
 
-/** One client for the function's life (its connections kept warm), made when first used. */
+/**
+ * One client for the function's life (its connections kept warm), made when first used; made again if the
+ * environment it was made from (the SQS endpoint, the region) has changed, as in a test process whose files each
+ * run their own local queue.
+ */
 function sharedClient(): SQSClient {
-  shared ??= new SQSClient({});
-  return shared;
+  const environment = `${process.env.AWS_ENDPOINT_URL_SQS ?? ''} ${process.env.AWS_REGION ?? ''}`;
+  if (shared?.for !== environment) shared = { client: new SQSClient({}), for: environment };
+  return shared.client;
 }
 
 /** The queue the environment names. */

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { callerOf, lambdaContext, proxyEvent, tokenEvent } from '#test/support/events.ts';
 import { capturedOutput as output } from '#test/support/output.ts';
@@ -8,6 +8,9 @@ import { capturedOutput as output } from '#test/support/output.ts';
  * LOG_LEVEL and the counts their switches when their modules load, so each test loads the code afresh
  * under the environment it describes.
  */
+// The api tier's files share a module graph in a worker: the next file loads the code afresh, not this file's last.
+afterAll(() => vi.resetModules());
+
 async function load(env: Record<string, string | undefined>) {
   vi.resetModules();
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as updateTicket } from '#functions/tickets-update.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { dynamo, getItem, scanAll, tableName } from '#lib/data/store/client.ts';
@@ -72,6 +72,10 @@ beforeAll(() => {
     },
     { step: 'initialize', name: 'reindexKeyRecorder', priority: 'high' },
   );
+});
+// The client outlives the file in its worker (the api tier shares a module graph): the recorder does not.
+afterAll(() => {
+  dynamo.middlewareStack.remove('reindexKeyRecorder');
 });
 
 async function recorded<T>(work: () => Promise<T>): Promise<T> {

@@ -14,8 +14,16 @@ import { waitFor } from '#test/support/wait.ts';
  * no setup file loads the logger. The service's clock stands still (the manual clock), so a stalled request never
  * reaches its deadline however long the other takes.
  */
-vi.hoisted(() => vi.stubEnv('LOG_LEVEL', 'info'));
-afterAll(() => vi.unstubAllEnvs());
+// The api tier's files share a module graph in a worker (vitest.config.ts): the modules an earlier file loaded
+// (its logger silent) are dropped, so this file's imports load the logger afresh, and after it the next file's.
+vi.hoisted(() => {
+  vi.stubEnv('LOG_LEVEL', 'info');
+  vi.resetModules();
+});
+afterAll(() => {
+  vi.unstubAllEnvs();
+  vi.resetModules();
+});
 useManualClock({ wholeFile: true });
 
 describe('log keys of overlapping requests', () => {

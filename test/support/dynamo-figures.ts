@@ -141,9 +141,10 @@ export function instrument(client: DynamoDBDocumentClient): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as Output;
-      if (!('ReturnConsumedCapacity' in input)) input.ReturnConsumedCapacity = 'TOTAL';
-      const command = String(context.commandName);
       const figures = current;
+      // Only while counting: a worker's later files (one module graph) send their calls as they are.
+      if (figures && !('ReturnConsumedCapacity' in input)) input.ReturnConsumedCapacity = 'TOTAL';
+      const command = String(context.commandName);
       const depth = deepestAnswered + 1;
       if (figures) {
         figures.roundTrips = Math.max(figures.roundTrips, depth);

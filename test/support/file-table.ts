@@ -43,13 +43,14 @@ export function useTable(options: { stream?: boolean }): void {
 }
 
 /**
- * Names the file's table in TABLE_NAME before any module of lib/ reads it (the data layer reads it once: each
- * test file runs in a fresh module graph), and makes it in the first hook of the file, dropped in the last.
+ * Names the file's table in TABLE_NAME (the data layer reads it at each call: the api tier's files share a module
+ * graph in a worker), and makes it in the first hook of the file, dropped in the last.
  * `ownStore`: the store at `endpoint` serves this file alone (OWN_STORE_FILES).
  */
 export function fileTable(endpoint: string, options: { ownStore?: boolean } = {}): string {
   const name = `deskpipe-test-${randomBytes(6).toString('hex')}`;
-  declared.ownStore = options.ownStore ?? false;
+  // A worker's files may share this module (the api tier): each declares its own table.
+  Object.assign(declared, { stream: false, created: false, ownStore: options.ownStore ?? false });
   process.env.TABLE_NAME = name;
   beforeAll(async () => {
     declared.created = true;

@@ -96,11 +96,13 @@ dynamo.middlewareStack.add(
   { step: 'initialize', name: 'storeUnavailable', priority: 'high' },
 );
 
-let cachedTableName: string | undefined;
-
+/**
+ * The table, as TABLE_NAME names it now: read at each call (a property read), so a process whose modules outlive
+ * one table (the api tests' workers share a module graph across files, each file with a table of its own) never
+ * writes to the one before.
+ */
 export function tableName(): string {
-  cachedTableName ??= requireEnv('TABLE_NAME');
-  return cachedTableName;
+  return requireEnv('TABLE_NAME');
 }
 
 /** One item by key (strongly consistent unless `eventual`), or undefined. */
