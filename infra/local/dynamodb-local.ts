@@ -35,6 +35,11 @@ export interface StartOptions {
   /** Folder for the data files; omitted, the store lives in memory. */
   dbPath?: string;
   startTimeoutMs?: number;
+  /**
+   * The JVM's JIT: its first tier only (the default: a store that lives seconds to minutes), or `full` (C2 too) for
+   * a store that serves a whole test run under steady load, where the compiled code pays its compile time back.
+   */
+  jit?: 'first-tier' | 'full';
 }
 
 function emulatorDir(): string {
@@ -62,14 +67,15 @@ export async function startDynamoDbLocal(options: StartOptions): Promise<DynamoD
   const port = options.port === 0 ? await freePort() : options.port;
   const dir = emulatorDir();
   const args = [
-    // The JIT's first tier only, and one GC thread: DynamoDB Local here lives for seconds to minutes (a test file, a
-    // developer's session), and C2's compile threads cost more CPU than they give back in that time. Measured on
-    // this 2-core machine, three api files (64 tests) took 58 s of CPU with the JVM's defaults and 30-35 s with
-    // these, and 36 s of wall time against 21-27 s (docs/testing.md, "How `npm test` runs"). A young generation of
+    // The JIT's first tier only (unless `jit: 'full'`), and one GC thread: DynamoDB Local here lives for seconds to
+    // minutes (a test file, a developer's session), and C2's compile threads cost more CPU than they give back in
+    // that time. Measured on this 2-core machine, three api files (64 tests) took 58 s of CPU with the JVM's
+    // defaults and 30-35 s with these, and 36 s of wall time against 21-27 s (docs/testing.md, "How `npm test`
+    // runs"). The test run's own stores, each serving a worker's files for minutes, take `full`. A young generation of
     // 400 MB (the default here is ~120 MB) collects a third as often, and every request leaves garbage: the fault
     // sweep of faults-update took 65-69 s of CPU in three runs with the default heap, 59-71 s (63 on average) in
     // five with this one.
-    '-XX:TieredStopAtLevel=1',
+    ...(options.jit === 'full' ? [] : ['-XX:TieredStopAtLevel=1']),
     '-XX:+UseSerialGC',
     '-Xms800m',
     '-Xmn400m',
