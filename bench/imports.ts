@@ -22,6 +22,8 @@ import { type CallTally, StoreCalls } from './lib/store-calls.ts';
  * Prints tickets a second (the job's start to its end: the people's pages, every ticket page and every save), the
  * store's calls by operation, and the items and write units a ticket (the run's writes, people's and job's included,
  * over its tickets). To bench/runs/results-imports.json. It asserts nothing but that the job completed every ticket.
+ * `IMPORT_BENCH_PURPOSES=1` also prints the 15 kinds of call that took the store longest (where the time goes:
+ * docs/imports.md, "Throughput").
  */
 export async function runImportsOnly(options: { quick?: boolean }) {
   process.env[SECRETS_KEY_VARIABLE] ??= newSecretsKey();
