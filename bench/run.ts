@@ -52,7 +52,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  */
 const argAfter = (flag: string) =>
   process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined;
-const store = await startDynamoDbLocal({ port: 0 });
+// The JVM's full JIT, as the test run's own stores: a bench's store serves for minutes (infra/local/dynamodb-local.ts).
+const store = await startDynamoDbLocal({ port: 0, jit: 'full' });
 try {
   process.env.DYNAMODB_ENDPOINT = store.endpoint;
   process.env.TABLE_NAME = 'deskpipe-bench';
