@@ -7,7 +7,7 @@ import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { dynamo } from '#lib/data/store/client.ts';
 import { getActiveRules } from '#lib/rules/cache.ts';
 import { withNextMoment } from '#lib/rules/in-change.ts';
-import { runBreaches } from '#lib/tickets/breaches.ts';
+import { PASS_LIMIT, runBreaches } from '#lib/tickets/breaches.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { seedTickets } from '#test/support/ticket-seeder.ts';
@@ -25,7 +25,8 @@ import { origin, StoreCalls } from './lib/store-calls.ts';
  * creates compose them, with their next moment as a create computes it (withNextMoment), their own items only
  * (test/support/ticket-seeder.ts, entitiesOnly: the runner reads the due index and the tickets). Then the runner
  * as `npm start` runs it (runBreaches on every due shard) until every ticket fired: latency from each moment to its
- * commit, and the runner's store calls a firing. To bench/runs/results-time-rules.json. It asserts nothing.
+ * commit, and the runner's store calls a firing (`TIME_RULES_BENCH_PURPOSES=1`: also its 8 kinds of call that took the
+ * store longest). To bench/runs/results-time-rules.json. It asserts nothing.
  */
 const TICKETS = Number(process.env.TIME_RULES_BENCH_TICKETS ?? 10_000);
 const MINUTE_MS = 60_000;
@@ -91,6 +92,11 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     }),
   );
   const tallies = calls.stop().get('runner') ?? new Map();
+  if (process.env.TIME_RULES_BENCH_PURPOSES)
+    for (const [purpose, t] of [...tallies].sort((a, b) => b[1].ms - a[1].ms).slice(0, 8))
+      log(
+        `  ${purpose}: ${t.calls} calls, ${t.itemsWritten} written, ${t.itemsRead} read, ${Math.round(t.ms)} ms`,
+      );
   latencies.sort((a, b) => a - b);
   const per = (field: 'itemsWritten' | 'writeUnits' | 'itemsRead' | 'calls') =>
     round([...tallies.values()].reduce((sum, t) => sum + t[field], 0) / Math.max(1, latencies.length), 2);
@@ -98,7 +104,7 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     mode: 'time-rules',
     runner: CONCURRENCY
       ? { concurrency: CONCURRENCY, limit: CONCURRENCY * 6 }
-      : { concurrency: 32, limit: 200 },
+      : { concurrency: 32, limit: PASS_LIMIT },
     machine: machineUnderLoad(loadBefore),
     tickets: TICKETS,
     moments: moments.map((m) => new Date(m).toISOString()),

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { loadAccountConfig } from '#lib/data/accounts/accounts.ts';
 import { readConfigVersion } from '#lib/data/accounts/config-version.ts';
 import { requestRate } from '#lib/data/requests/rate-limit.ts';
@@ -64,10 +65,33 @@ export async function requestRulesVersion(): Promise<number | undefined> {
   return outcome?.allowed ? outcome.rulesVersion : 0;
 }
 
+/** Each account's configuration version as a runner's pass read it first (withPassConfigVersions). */
+const passVersions = new AsyncLocalStorage<Map<string, Promise<number>>>();
+
+/**
+ * Runs one pass of a runner (the due runner's: lib/tickets/breaches.ts) reading each account's configuration version
+ * once, at the first getAccountConfig of that account, not once a ticket: the pass works with the configuration as
+ * it stood then, as a request works with the configuration of its start, and the next pass (a second or so later)
+ * sees every change answered before it began. A version read that fails is read again by the next caller.
+ */
+export function withPassConfigVersions<T>(work: () => Promise<T>): Promise<T> {
+  return passVersions.run(new Map(), work);
+}
+
 /** The version an API request's rate count read back, or (outside one) the version as stored. */
 async function currentVersion(accountId: string): Promise<number> {
   const rate = requestRate();
-  if (!rate) return readConfigVersion(accountId);
+  if (!rate) {
+    const held = passVersions.getStore();
+    if (!held) return readConfigVersion(accountId);
+    let version = held.get(accountId);
+    if (!version) {
+      version = readConfigVersion(accountId);
+      held.set(accountId, version);
+      version.catch(() => held.delete(accountId));
+    }
+    return version;
+  }
   // The count is of the caller's account. A refused or failed count is the request's answer whatever it reads (429,
   // 503): what is cached will do.
   const outcome = await rate.eager.catch(() => undefined);

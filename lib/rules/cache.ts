@@ -19,7 +19,8 @@ import type { Rule } from './types.ts';
  *   that bound, so two requests alike make the same calls.
  * - **Outside a request** (the due runner's time changes, the mail worker), where no rate count ran: served as it is
  *   for RULES_FRESH_SECONDS, then the next caller checks the rules version (one GetItem of META) and keeps the
- *   rules while it has not moved, or reads them again.
+ *   rules while it has not moved, or reads them again; callers meanwhile wait for that check (a pass's tickets at
+ *   once make one).
  * The rules are sorted by position (ties by id), the order the evaluator runs them in.
  */
 export const RULES_FRESH_SECONDS = 5;
@@ -65,6 +66,9 @@ export async function getActiveRules(accountId: string): Promise<readonly Rule[]
     next = load(accountId, at, known);
   } else {
     if (held && at - held.checkedAt <= RULES_FRESH_SECONDS * 1000) return held.rules;
+    // Another caller's check or load began while this one waited (a runner's pass, many tickets at once): its answer.
+    const newer = cache.get(accountId);
+    if (newer && newer !== pending) return (await newer).rules;
     next = held ? recheck(accountId, held, at) : load(accountId, at, 0);
   }
   cache.set(accountId, next);

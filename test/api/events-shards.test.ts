@@ -7,6 +7,7 @@ import {
   eventSettleMs,
   eventShardOfObject,
   readFeed,
+  sharingPlaceTakes,
   takeEventPlaces,
   takeShardPlaces,
 } from '#lib/data/events.ts';
@@ -16,6 +17,7 @@ import { ConcurrentWrite } from '#lib/data/store/errors.ts';
 import { commit } from '#lib/data/store/transact.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { objectInShard } from '#test/support/event-shards.ts';
+import { withFault } from '#test/support/faults.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
@@ -228,5 +230,51 @@ describe('racing readers and writers', () => {
       expect(versions).toEqual([1, ...(patches[t] ?? [])]);
     }
     expect(new Set(tickets.map((uuid) => eventShardOfObject({ uuid }))).size).toBeGreaterThan(1);
+  });
+});
+
+describe("a runner's shared place takes (sharingPlaceTakes)", () => {
+  const shard = 3;
+  const updates = (operations: string[]) => operations.filter((o) => o === 'UpdateItem').length;
+
+  it('takes asked together, and while one is in flight, go as one UpdateItem each: every place once, none skipped', async () => {
+    const account = await createTestAccount();
+    const counts = Array.from({ length: 30 }, (_, i) => 1 + (i % 3));
+    const { result, operations } = await withFault(undefined, () =>
+      sharingPlaceTakes(async () => {
+        // Ten asked at once; then, while their take is in flight, twenty more: they wait for it, and go together.
+        const first = counts.slice(0, 10).map((n) => takeShardPlaces(account.accountId, shard, n));
+        await new Promise((resolve) => setImmediate(resolve));
+        const later = counts.slice(10).map((n) => takeShardPlaces(account.accountId, shard, n));
+        return Promise.all([...first, ...later]);
+      }),
+    );
+    expect(updates(operations)).toBe(2);
+    result.forEach((places, i) => {
+      expect(places).toHaveLength(counts[i] as number);
+    });
+    const all = result.flat().sort((a, b) => a - b);
+    const total = counts.reduce((sum, n) => sum + n, 0);
+    expect(new Set(all).size).toBe(total);
+    // The shard's first `total` places, each handed to one take, in the order asked within each take.
+    const [next] = await takeShardPlaces(account.accountId, shard, 1);
+    expect(all).toEqual(
+      Array.from({ length: total }, (_, i) => (next as number) - (total - i) * EVENT_SHARDS),
+    );
+  });
+
+  it('a shared take that fails fails every take that waited on it; the next goes on, and outside a pass each take is its own', async () => {
+    const account = await createTestAccount();
+    const failed = await withFault({ operation: 'UpdateItem', mode: 'lost-request' }, () =>
+      sharingPlaceTakes(() =>
+        Promise.allSettled(Array.from({ length: 5 }, () => takeShardPlaces(account.accountId, shard, 1))),
+      ),
+    );
+    expect(failed.result.map((r) => r.status)).toEqual(Array(5).fill('rejected'));
+    const alone = await withFault(undefined, () =>
+      Promise.all(Array.from({ length: 4 }, () => takeShardPlaces(account.accountId, shard, 1))),
+    );
+    expect(updates(alone.operations)).toBe(4);
+    expect(new Set(alone.result.flat()).size).toBe(4);
   });
 });

@@ -196,4 +196,25 @@ describe('time rules', () => {
     const later = (await call('GET', `/api/tickets/${uuid}/messages`)).body.data as { body: string }[];
     expect(later.filter((m) => m.body === 'Priority now changed.')).toHaveLength(4);
   });
+
+  it("a pass reads its due tickets in one BatchGetItem and an account's configuration version once, not a ticket each", async () => {
+    const { call, uuid } = await setUp();
+    const others = [];
+    for (let i = 0; i < 4; i++) {
+      const made = await call('POST', '/api/tickets', {
+        subject: `S ${i}`,
+        description: 'd',
+        requester_email: 'r@c.example',
+      });
+      others.push(made.body.ticket.uuid as string);
+    }
+    for (const id of [uuid, ...others]) await call('PATCH', `/api/tickets/${id}`, { status: 'pending' });
+    await clock().advance(62 * MINUTE);
+    const { result, operations } = await withFault(undefined, pass);
+    expect(result.fired).toBe(10);
+    expect(operations.filter((o) => o === 'BatchGetItem')).toHaveLength(1);
+    // The configuration's version once, and the rules' version at most once (their 5-second check): 5 before.
+    expect(operations.filter((o) => o === 'GetItem').length).toBeLessThanOrEqual(2);
+    expect(operations.filter((o) => o === 'TransactWriteItems')).toHaveLength(5);
+  });
 });

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -24,6 +25,51 @@ const backoff = (attempt: number) => Math.floor((5 + Math.random() * 5) * 2 ** M
  * that they hold no later event for the settle window; else (another take since) they are left to the readers.
  */
 export async function takeShardPlaces(accountId: string, shard: number, count: number): Promise<number[]> {
+  const shared = sharedTakes.getStore();
+  return shared ? takeShared(shared, accountId, shard, count) : takeOnce(accountId, shard, count);
+}
+
+/** Takes waiting for a shard's take in flight, by account and shard (sharingPlaceTakes). */
+type SharedTakes = Map<string, { count: number; waiting: Promise<number[]>; sent: boolean }>;
+const sharedTakes = new AsyncLocalStorage<SharedTakes>();
+
+/**
+ * Runs a runner's pass (the due runner's many changes of one account at once: lib/tickets/breaches.ts) with its
+ * takes of one shard's places shared: while one take of a shard is in flight, the takes asked meanwhile wait and go
+ * as one UpdateItem when it answers, each handed its own consecutive places in the order asked. So a burst of
+ * changes takes a shard's places in a few writes instead of one each. Each change's commit lands or not on its own,
+ * and its places are closed when it does not (as one take's own: close.ts); a shared take that fails fails every
+ * change that waited on it, as its own would have.
+ */
+export function sharingPlaceTakes<T>(work: () => Promise<T>): Promise<T> {
+  return sharedTakes.run(new Map(), work);
+}
+
+async function takeShared(shared: SharedTakes, accountId: string, shard: number, count: number) {
+  const key = `${accountId}#${shard}`;
+  let next = shared.get(key);
+  if (!next || next.sent) {
+    const ahead = next?.waiting.catch(() => undefined);
+    const group = { count: 0, sent: false, waiting: Promise.resolve<number[]>([]) };
+    group.waiting = (async () => {
+      await ahead;
+      group.sent = true;
+      return takeOnce(accountId, shard, group.count);
+    })();
+    group.waiting.then(
+      () => shared.get(key) === group && shared.delete(key),
+      () => shared.get(key) === group && shared.delete(key),
+    );
+    shared.set(key, group);
+    next = group;
+  }
+  const from = next.count;
+  next.count += count;
+  const places = await next.waiting;
+  return places.slice(from, from + count);
+}
+
+async function takeOnce(accountId: string, shard: number, count: number): Promise<number[]> {
   const by = randomBytes(6).toString('base64url');
   for (let attempt = 1; ; attempt++) {
     try {

@@ -10,7 +10,7 @@ import { defineIndex, entityItems, type Index } from './items.ts';
 import { findPage, type PageQuery } from './list.ts';
 import { mergedFits, mergePlans } from './merge-plans.ts';
 import { dropPosting, type ListedPage, oldestListed } from './oldest.ts';
-import { getByNumber, getByUuid, getStored } from './reads.ts';
+import { getByNumber, getByUuid, getStored, getStoredMany } from './reads.ts';
 import { reindexAccount } from './reindex/account.ts';
 import type { ReindexOptions } from './reindex/run.ts';
 import { getDimensionCounts, getStats, getStatsCell, getStatsCells } from './stats-reads.ts';
@@ -72,6 +72,9 @@ export function indexedEntity<E extends { uuid: string }, F>(declaration: IndexD
     getByNumber: (accountId: string, number: number) => getByNumber(index, accountId, number),
     /** The entity an order key names (a due entry's), as stored, with its version (one strongly consistent GetItem). */
     getByOrderKey: (accountId: string, orderKey: string) => getStored(index, accountId, orderKey),
+    /** The entities of a runner's due window, as stored, in its order (one strongly consistent BatchGetItem a hundred). */
+    getManyByOrderKeys: (refs: readonly { accountId: string; orderKey: string }[]) =>
+      getStoredMany(index, refs),
     /**
      * Entities whose due entry (IndexDeclaration.due) is at or before `nowMs`, earliest first: a runner's window
      * (due.ts, dueWindow), a page a shard from where its last one ended.

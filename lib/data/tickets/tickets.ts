@@ -209,6 +209,9 @@ export function getTicketByOrderKey(
   return tickets.getByOrderKey(accountId, orderKey);
 }
 
+/** The tickets of a due window's entries, in their order (undefined where none): one BatchGetItem a hundred. */
+export const getTicketsByOrderKeys = tickets.getManyByOrderKeys;
+
 /**
  * The breach runner's commit: the ticket with its breaches written (which moves it into `sla=breached` and its
  * due entry on), and one `ticket.sla_breached` event per clock, in one transaction guarded by the version read:
