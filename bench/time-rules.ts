@@ -7,7 +7,7 @@ import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { dynamo } from '#lib/data/store/client.ts';
 import { getActiveRules } from '#lib/rules/cache.ts';
 import { withNextMoment } from '#lib/rules/in-change.ts';
-import { PASS_LIMIT, runBreaches } from '#lib/tickets/breaches.ts';
+import { PASS_CONCURRENCY, PASS_LIMIT, runBreaches } from '#lib/tickets/breaches.ts';
 import { parseTimestamp } from '#lib/time.ts';
 import { callerOf, lambdaContext, proxyEvent } from '#test/support/events.ts';
 import { seedTickets } from '#test/support/ticket-seeder.ts';
@@ -104,7 +104,7 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     mode: 'time-rules',
     runner: CONCURRENCY
       ? { concurrency: CONCURRENCY, limit: CONCURRENCY * 6 }
-      : { concurrency: 32, limit: PASS_LIMIT },
+      : { concurrency: PASS_CONCURRENCY, limit: PASS_LIMIT },
     machine: machineUnderLoad(loadBefore),
     tickets: TICKETS,
     moments: moments.map((m) => new Date(m).toISOString()),

@@ -1,6 +1,5 @@
 import { withPassConfigVersions } from '#lib/accounts/config-cache.ts';
-import type { EventDraft } from '#lib/data/events.ts';
-import { sharingPlaceTakes } from '#lib/data/events.ts';
+import { type EventDraft, sharingPlaceTakes } from '#lib/data/events.ts';
 import { ALL_DUE_SHARDS, type DueCursors } from '#lib/data/index/due.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
@@ -74,7 +73,9 @@ export interface BreachRunOptions {
  * shard): 600 a pass read a third of the keys a firing that 200 did (npm run bench -- --time-rules, docs/rules.md:
  * 10,000 time rules due within a minute fired by 33-55 s after their moments on this machine).
  */
-const PASS_CONCURRENCY = 32;
+export const PASS_CONCURRENCY = 32;
+/** Tickets a pass reads in one BatchGetItem (its most). */
+const READ_CHUNK = 100;
 export const PASS_LIMIT = 600;
 
 /** Attempts of one ticket's breach commit against concurrent changes before leaving it for the next pass. */
@@ -95,9 +96,21 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
     options.windowPerShard,
   );
   const due = fairShare(window.entries, (entry) => entry.accountId, limit);
-  // The pass's tickets in one read (a BatchGetItem a hundred), not a GetItem each: a ticket changed after it stops a
-  // commit as StaleVersion, and is read and decided again (breachTicket, runTimeRules).
-  const read = await getTicketsByOrderKeys(due);
+  // The pass's tickets a hundred at a time (one BatchGetItem), not a GetItem each, read as the workers reach them: a
+  // pass holds a chunk or two, not its 600. A ticket changed after its read stops a commit as StaleVersion, and is
+  // read and decided again (breachTicket, runTimeRules); a chunk's read that fails fails its tickets, not the pass.
+  const chunks = new Map<number, Promise<(Versioned<Ticket> | undefined)[]>>();
+  const storedAt = (i: number) => {
+    const c = Math.floor(i / READ_CHUNK);
+    let chunk = chunks.get(c);
+    if (!chunk) {
+      chunk = getTicketsByOrderKeys(due.slice(c * READ_CHUNK, (c + 1) * READ_CHUNK));
+      chunks.set(c, chunk);
+      // Every entry of the chunk before has been taken by a worker, which holds its promise.
+      chunks.delete(c - 1);
+    }
+    return chunk.then((read) => read[i % READ_CHUNK]);
+  };
   let breached = 0;
   let fired = 0;
   let failed = 0;
@@ -105,9 +118,10 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
   const work = async () => {
     for (let i = next++; i < due.length; i = next++) {
       const entry = due[i];
-      const stored = read[i];
-      if (!entry || !stored) continue;
+      if (!entry) continue;
       try {
+        const stored = await storedAt(i);
+        if (!stored) continue;
         // Awaited first: `breached += await …` would read the count before the await and lose the other workers'.
         // One read for both: the breaches owed, then (the same entry is the ticket's next time-rule moment when
         // that is sooner: ticket-index.ts, `due`) the time rules due, on the ticket as the breaches left it.

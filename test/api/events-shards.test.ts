@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   bumpLane,
@@ -242,11 +242,15 @@ describe("a runner's shared place takes (sharingPlaceTakes)", () => {
     const counts = Array.from({ length: 30 }, (_, i) => 1 + (i % 3));
     const { result, operations } = await withFault(undefined, () =>
       sharingPlaceTakes(async () => {
-        // Ten asked at once; then, while their take is in flight, twenty more: they wait for it, and go together.
+        // Ten asked at once; then, while their take is in flight, ten more, and a turn later ten more: the twenty wait
+        // for it, and go together (without the wait, three takes).
+        const turn = () => new Promise((resolve) => setImmediate(resolve));
         const first = counts.slice(0, 10).map((n) => takeShardPlaces(account.accountId, shard, n));
-        await new Promise((resolve) => setImmediate(resolve));
-        const later = counts.slice(10).map((n) => takeShardPlaces(account.accountId, shard, n));
-        return Promise.all([...first, ...later]);
+        await turn();
+        const second = counts.slice(10, 20).map((n) => takeShardPlaces(account.accountId, shard, n));
+        await turn();
+        const third = counts.slice(20).map((n) => takeShardPlaces(account.accountId, shard, n));
+        return Promise.all([...first, ...second, ...third]);
       }),
     );
     expect(updates(operations)).toBe(2);
@@ -263,14 +267,39 @@ describe("a runner's shared place takes (sharingPlaceTakes)", () => {
     );
   });
 
-  it('a shared take that fails fails every take that waited on it; the next goes on, and outside a pass each take is its own', async () => {
+  it('a shared take whose answer is lost fails every take that waited on it, its places closed; the next goes on, and outside a pass each take is its own', async () => {
     const account = await createTestAccount();
-    const failed = await withFault({ operation: 'UpdateItem', mode: 'lost-request' }, () =>
-      sharingPlaceTakes(() =>
-        Promise.allSettled(Array.from({ length: 5 }, () => takeShardPlaces(account.accountId, shard, 1))),
-      ),
+    const failed = await withFault({ operation: 'UpdateItem', mode: 'lost-answer' }, () =>
+      sharingPlaceTakes(async () => {
+        const lost = await Promise.allSettled(
+          Array.from({ length: 5 }, (_, i) => takeShardPlaces(account.accountId, shard, 1 + (i % 2))),
+        );
+        // The same pass takes again: a new take, past the lost one's places.
+        const next = await Promise.all(
+          Array.from({ length: 3 }, () => takeShardPlaces(account.accountId, shard, 1)),
+        );
+        return { lost, next };
+      }),
     );
-    expect(failed.result.map((r) => r.status)).toEqual(Array(5).fill('rejected'));
+    expect(failed.result.lost.map((r) => r.status)).toEqual(Array(5).fill('rejected'));
+    const next = failed.result.next.flat().sort((a, b) => a - b);
+    expect(new Set(next).size).toBe(3);
+    // The lost take's 7 places (it landed; its answer did not) are just before the next take's, each closed: a void
+    // item at each, so no reader waits on them.
+    const lostPlaces = Array.from({ length: 7 }, (_, i) => (next[0] as number) - (7 - i) * EVENT_SHARDS);
+    const voids = await Promise.all(
+      lostPlaces.map(async (seq) => {
+        const { Item } = await dynamo.send(
+          new GetCommand({
+            TableName: tableName(),
+            Key: eventKeys.place(account.accountId, seq),
+            ConsistentRead: true,
+          }),
+        );
+        return Item?.type;
+      }),
+    );
+    expect(voids).toEqual(Array(7).fill(eventKeys.itemType.void));
     const alone = await withFault(undefined, () =>
       Promise.all(Array.from({ length: 4 }, () => takeShardPlaces(account.accountId, shard, 1))),
     );

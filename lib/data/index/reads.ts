@@ -127,7 +127,9 @@ export async function getStoredMany<E>(
   refs: readonly { accountId: string; orderKey: string }[],
 ): Promise<(Versioned<E> | undefined)[]> {
   const keys = refs.map((ref) => index.keys.item(ref.accountId, ref.orderKey));
-  const items = keys.length > 0 ? await batchGetAll(keys) : [];
+  // Each key once: a BatchGetItem naming a key twice is refused whole (a due entry seen at two places while it moves).
+  const unique = [...new Map(keys.map((key) => [keyString(key), key])).values()];
+  const items = unique.length > 0 ? await batchGetAll(unique) : [];
   const byKey = new Map(items.map((item) => [keyString(item), storedOf<E>(item)]));
   return keys.map((key) => byKey.get(keyString(key)));
 }
