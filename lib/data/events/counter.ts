@@ -56,10 +56,8 @@ async function takeShared(shared: SharedTakes, accountId: string, shard: number,
       group.sent = true;
       return takeOnce(accountId, shard, group.count);
     })();
-    group.waiting.then(
-      () => shared.get(key) === group && shared.delete(key),
-      () => shared.get(key) === group && shared.delete(key),
-    );
+    const forget = () => shared.get(key) === group && shared.delete(key);
+    group.waiting.then(forget, forget);
     shared.set(key, group);
     next = group;
   }

@@ -1,9 +1,9 @@
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { orderKeys } from '../keys.ts';
-import { batchGetAll, dynamo, tableName } from '../store/client.ts';
+import { dynamo, tableName } from '../store/client.ts';
 import type { Versioned } from '../store/items.ts';
 import type { Index } from './items.ts';
-import { storedOf } from './reads.ts';
+import { getStoredMany } from './reads.ts';
 
 /**
  * A dimension's entities oldest first, as its postings list them: the finder of a caller that works through a
@@ -62,14 +62,13 @@ export async function oldestListed<E>(
   );
   const keys = (Items ?? []).map((i) => String(i.sk)).filter((sk) => !index.keys.isCounterSort(sk));
   const stored =
-    page.read === false ? new Map<string, Versioned<E>>() : await entitiesAt(index, accountId, keys);
-  return keys.map((at) => ({ at, createdMicros: orderKeys.parts(at).createdMicros, stored: stored.get(at) }));
-}
-
-/** The entities these order keys name, as stored, by order key (none read for no key). */
-async function entitiesAt<E>(index: Index<E>, accountId: string, keys: string[]) {
-  const items = keys.length > 0 ? await batchGetAll(keys.map((k) => index.keys.item(accountId, k))) : [];
-  return new Map(items.map((item) => [String(item.sk), storedOf<E>(item)]));
+    page.read === false
+      ? []
+      : await getStoredMany(
+          index,
+          keys.map((orderKey) => ({ accountId, orderKey })),
+        );
+  return keys.map((at, i) => ({ at, createdMicros: orderKeys.parts(at).createdMicros, stored: stored[i] }));
 }
 
 /** Deletes a posting by its place (`at`): one no entity holds, which still names its dimension's value. */

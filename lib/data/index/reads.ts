@@ -66,9 +66,11 @@ export async function getByOrderKeys<E>(
   accountId: string,
   orderKeys: string[],
 ): Promise<E[]> {
-  const items = await batchGetAll(orderKeys.map((k) => index.keys.item(accountId, k)));
-  const byKey = new Map(items.map((item) => [item.sk as string, entityOf<E>(item)]));
-  return orderKeys.map((k) => byKey.get(k)).filter((e): e is E => e !== undefined);
+  const stored = await getStoredMany(
+    index,
+    orderKeys.map((orderKey) => ({ accountId, orderKey })),
+  );
+  return stored.flatMap((s) => (s ? [s.entity] : []));
 }
 
 /** The entity a uuid names (its order key is inside it: one GetItem), or undefined. */
