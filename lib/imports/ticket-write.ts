@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AccountConfig } from '#lib/accounts/types.ts';
 import { reserveIds } from '#lib/data/accounts/accounts.ts';
-import { giveUpReserved, reserveManyPlaces } from '#lib/data/events.ts';
+import { eventShardOfCreation, giveUpReserved, reserveManyPlaces } from '#lib/data/events.ts';
 import { pageNumbers } from '#lib/data/imports/page-numbers.ts';
 import {
   findSourceKeys,
@@ -76,7 +76,7 @@ export async function reserveFresh(
 ): Promise<void> {
   const { accountId, mark } = ctx;
   const wants = fresh.map((p) => ({
-    createdUs: parseTimestamp(p.record.createdAt),
+    shard: eventShardOfCreation(parseTimestamp(p.record.createdAt)),
     count: firstEvents(p.record),
   }));
   const [numbers, places] = await Promise.allSettled([

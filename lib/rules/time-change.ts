@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
+import type { ReservedPlaces } from '#lib/data/events.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import { getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
@@ -26,11 +27,16 @@ import { dueTimeRules, lookedAfter } from './time-rules.ts';
 
 const MAX_ATTEMPTS = 5;
 
-/** Runs the time rules due on the ticket now, if any; answers how many rules fired. */
+/**
+ * Runs the time rules due on the ticket now, if any; answers how many rules fired. `first`: the ticket as the due
+ * pass read it, and `place` the place it took for its event after that read (lib/tickets/due-reads.ts): both for
+ * the first attempt only (a place taken before a read again could be below an event that read sees).
+ */
 export async function runTimeRules(
   accountId: string,
   orderKey: string,
   first?: Versioned<Ticket>,
+  place?: ReservedPlaces,
 ): Promise<number> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     // The first attempt may take the ticket as the due pass read it; a retry reads it again.
@@ -68,6 +74,7 @@ export async function runTimeRules(
         applied: ruled,
         lost: [],
         shown,
+        place: attempt === 1 && first ? place : undefined,
       });
     } catch (error) {
       if (error instanceof StaleVersion) continue;

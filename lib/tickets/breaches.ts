@@ -3,16 +3,12 @@ import { type EventDraft, sharingPlaceTakes } from '#lib/data/events.ts';
 import { ALL_DUE_SHARDS, type DueCursors } from '#lib/data/index/due.ts';
 import { StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
-import {
-  commitBreaches,
-  dueTicketWindow,
-  getTicketByOrderKey,
-  getTicketsByOrderKeys,
-} from '#lib/data/tickets/tickets.ts';
+import { commitBreaches, dueTicketWindow, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
 import { runTimeRules } from '#lib/rules/time-change.ts';
 import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
+import { type DueTicket, dueReads } from './due-reads.ts';
 import { breachesDue, breachesLost, withBreaches } from './owed-breaches.ts';
 import { presentCreatedTicket } from './present.ts';
 import type { ClockState } from './sla-clocks.ts';
@@ -74,8 +70,6 @@ export interface BreachRunOptions {
  * 10,000 time rules due within a minute fired by 33-55 s after their moments on this machine).
  */
 export const PASS_CONCURRENCY = 32;
-/** Tickets a pass reads in one BatchGetItem (its most). */
-const READ_CHUNK = 100;
 export const PASS_LIMIT = 600;
 
 /** Attempts of one ticket's breach commit against concurrent changes before leaving it for the next pass. */
@@ -96,21 +90,8 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
     options.windowPerShard,
   );
   const due = fairShare(window.entries, (entry) => entry.accountId, limit);
-  // The pass's tickets a hundred at a time (one BatchGetItem), not a GetItem each, read as the workers reach them: a
-  // pass holds a chunk or two, not its 600. A ticket changed after its read stops a commit as StaleVersion, and is
-  // read and decided again (breachTicket, runTimeRules); a chunk's read that fails fails its tickets, not the pass.
-  const chunks = new Map<number, Promise<(Versioned<Ticket> | undefined)[]>>();
-  const storedAt = (i: number) => {
-    const c = Math.floor(i / READ_CHUNK);
-    let chunk = chunks.get(c);
-    if (!chunk) {
-      chunk = getTicketsByOrderKeys(due.slice(c * READ_CHUNK, (c + 1) * READ_CHUNK));
-      chunks.set(c, chunk);
-      // Every entry of the chunk before has been taken by a worker, which holds its promise.
-      chunks.delete(c - 1);
-    }
-    return chunk.then((read) => read[i % READ_CHUNK]);
-  };
+  // Its tickets read a hundred at a time as the workers reach them, with the places of their firings (due-reads.ts).
+  const reads = dueReads(due, nowUs);
   let breached = 0;
   let fired = 0;
   let failed = 0;
@@ -119,15 +100,19 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
     for (let i = next++; i < due.length; i = next++) {
       const entry = due[i];
       if (!entry) continue;
+      let read: DueTicket | undefined;
       try {
-        const stored = await storedAt(i);
+        read = await reads.at(i);
+        const stored = read?.stored;
         if (!stored) continue;
         // Awaited first: `breached += await …` would read the count before the await and lose the other workers'.
         // One read for both: the breaches owed, then (the same entry is the ticket's next time-rule moment when
         // that is sooner: ticket-index.ts, `due`) the time rules due, on the ticket as the breaches left it.
         const written = await breachTicket(entry.accountId, entry.orderKey, options, stored);
         breached += written;
-        const ruled = await runTimeRules(entry.accountId, entry.orderKey, written > 0 ? undefined : stored);
+        const ruled = await (written > 0
+          ? runTimeRules(entry.accountId, entry.orderKey)
+          : runTimeRules(entry.accountId, entry.orderKey, stored, read?.place));
         fired += ruled;
         if (ruled > 0) options.onRules?.(entry.accountId, entry.orderKey, ruled);
       } catch (error) {
@@ -135,6 +120,8 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
         // entry stays, and the next pass tries it again.
         failed++;
         (options.onError ?? logError)(error);
+      } finally {
+        await reads.done(entry.accountId, read);
       }
     }
   };

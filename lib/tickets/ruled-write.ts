@@ -1,3 +1,4 @@
+import type { ReservedPlaces } from '#lib/data/events.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { freedAction } from '#lib/data/tickets/freed.ts';
 import { updateTicketItems } from '#lib/data/tickets/tickets.ts';
@@ -32,6 +33,8 @@ export interface RuledWrite {
    * nothing the ticket shows, and writes no `ticket.updated` (lib/rules/time-change.ts).
    */
   shown?: boolean | undefined;
+  /** Places taken for its events after `before` was read (the due runner's: ./due-reads.ts); used once. */
+  place?: ReservedPlaces | undefined;
 }
 
 export async function writeRuledChange(change: RuledWrite): Promise<number> {
@@ -46,6 +49,7 @@ export async function writeRuledChange(change: RuledWrite): Promise<number> {
     // this commit, so a change that lands is always followed by their turn.
     items: [...freedItems(accountId, freedByTicketChange(before, after)), ...ruleItems(accountId, applied)],
     busyCondition: applied.picked,
+    place: change.place,
     // The version the update writes (updateTicketItems returns it): the answer carries it as its ETag.
     attachment: change.attach?.({ entity: after, version: version + 1 }),
     event: withRuleEvents(

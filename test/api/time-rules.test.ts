@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { eventShardOfObject } from '#lib/data/events.ts';
 import { orderKeyOfUuid } from '#lib/data/index/order-key.ts';
 import { runTimeRules } from '#lib/rules/time-change.ts';
 import { breachPass } from '#lib/tickets/breaches.ts';
@@ -216,5 +217,82 @@ describe('time rules', () => {
     // The configuration's version once, and the rules' version at most once (their 5-second check): 5 before.
     expect(operations.filter((o) => o === 'GetItem').length).toBeLessThanOrEqual(2);
     expect(operations.filter((o) => o === 'TransactWriteItems')).toHaveLength(5);
+  });
+
+  /** An account whose time rule tags each of `count` pending tickets an hour on (one event a firing). */
+  async function taggedAnHourOn(count: number) {
+    const account = await createTestAccount({ agents: agentsFile(1) });
+    const call = keyedCaller(gateway, account.apiKey);
+    const rule = await call('POST', '/api/rules', {
+      name: 'Waited',
+      on: 'time',
+      time: { after_minutes: 60, since: 'status_changed_at' },
+      conditions: { all: [{ field: 'status', op: 'is', value: 'pending' }] },
+      actions: [{ type: 'add_tags', tags: ['waited'] }],
+    });
+    expect(rule.status, rule.text).toBe(201);
+    const uuids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const made = await call('POST', '/api/tickets', {
+        subject: `W ${i}`,
+        description: 'd',
+        requester_email: 'r@c.example',
+      });
+      uuids.push(made.body.ticket.uuid as string);
+      expect(
+        (await call('PATCH', `/api/tickets/${made.body.ticket.uuid}`, { status: 'pending' })).status,
+      ).toBe(200);
+    }
+    /** Each ticket's rule firings in the feed, and whether an event written now is read at once (no place held). */
+    const firings = async () => {
+      const after = (
+        await call('POST', '/api/tickets', {
+          subject: 'Later',
+          description: 'd',
+          requester_email: 'r@c.example',
+        })
+      ).body.ticket.uuid as string;
+      const events = (await readFeedToEnd(gateway.call, account.apiKey)).events;
+      const ruled = events.filter((e) => e.type === 'ticket.updated' && 'rules' in e.data);
+      return {
+        fired: uuids.map((uuid) => ruled.filter((e) => e.data.object.uuid === uuid).length),
+        laterRead: events.some((e) => e.type === 'ticket.created' && e.data.object.uuid === after),
+      };
+    };
+    return { uuids, firings };
+  }
+
+  it("a pass takes its firings' event places after its read, one UpdateItem a shard, and closes none", async () => {
+    const { uuids, firings } = await taggedAnHourOn(8);
+    await clock().advance(62 * MINUTE);
+    const { result, operations } = await withFault(undefined, pass);
+    expect(result.fired).toBe(8);
+    const shards = new Set(uuids.map((uuid) => eventShardOfObject({ uuid })));
+    // Each shard's places in one take (a ticket each before), and no place left for a close.
+    expect(operations.filter((o) => o === 'UpdateItem')).toHaveLength(shards.size);
+    expect(operations.filter((o) => o === 'PutItem')).toHaveLength(0);
+    expect(await firings()).toEqual({ fired: uuids.map(() => 1), laterRead: true });
+  });
+
+  it("a pass's fault around its places (their take, a read before the commit, the commit): each fires once, no place held", async () => {
+    const faults = [
+      { operation: 'UpdateItem', mode: 'lost-answer' },
+      { operation: 'UpdateItem', mode: 'conflict' },
+      { operation: 'GetItem', mode: 'lost-request' },
+      { operation: 'TransactWriteItems', mode: 'lost-request' },
+      { operation: 'TransactWriteItems', mode: 'lost-answer' },
+    ] as const;
+    for (const fault of faults) {
+      const { uuids, firings } = await taggedAnHourOn(3);
+      await clock().advance(62 * MINUTE);
+      await withFault(fault, () => pass());
+      // The next pass fires what the fault left, and nothing twice.
+      await pass();
+      await pass();
+      expect(await firings(), `${fault.operation} ${fault.mode}`).toEqual({
+        fired: uuids.map(() => 1),
+        laterRead: true,
+      });
+    }
   });
 });

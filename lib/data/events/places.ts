@@ -46,19 +46,17 @@ export async function reservePlaces(
 }
 
 /**
- * Places for several creates at once (an import's page of new tickets, lib/imports/tickets.ts): each create's
- * `count` in the shard of its creation time, one UpdateItem a shard for all of them (every shard's in one round),
- * handed out in the order given. A shard's take that fails: the places the others took are closed, and it is thrown.
+ * Places for several changes at once, each `count` in its `shard` (./lanes.ts: an import's page of new tickets by
+ * their creation times, lib/imports/ticket-write.ts; the due runner's firings by their tickets', lib/tickets/
+ * due-reads.ts): one UpdateItem a shard for all of them (every shard's in one round), handed out in the order
+ * given. A shard's take that fails: the places the others took are closed, and it is thrown.
  */
 export async function reserveManyPlaces(
   accountId: string,
-  wants: { createdUs: number; count: number }[],
+  wants: { shard: number; count: number }[],
 ): Promise<ReservedPlaces[]> {
   const counts = new Map<number, number>();
-  for (const w of wants) {
-    const shard = eventShardOfCreation(w.createdUs);
-    counts.set(shard, (counts.get(shard) ?? 0) + w.count);
-  }
+  for (const { shard, count } of wants) counts.set(shard, (counts.get(shard) ?? 0) + count);
   const taken = await Promise.allSettled(
     [...counts].map(
       async ([shard, count]) => [shard, await takeShardPlaces(accountId, shard, count)] as const,
@@ -71,10 +69,11 @@ export async function reserveManyPlaces(
     throw (failed as PromiseRejectedResult).reason;
   }
   const takenUs = nowMicros();
-  return wants.map((w) => {
-    const shard = eventShardOfCreation(w.createdUs);
-    return { shard, seqs: (pools.get(shard) as number[]).splice(0, w.count), takenUs };
-  });
+  return wants.map(({ shard, count }) => ({
+    shard,
+    seqs: (pools.get(shard) as number[]).splice(0, count),
+    takenUs,
+  }));
 }
 
 /**

@@ -122,6 +122,8 @@ export interface TicketUpdate {
   items?: CommitAction[] | undefined;
   /** Checked on the new assignee's cell in the commit (the queue's hand-over: still below their capacity). */
   busyCondition?: BusyCondition | undefined;
+  /** Places taken for its events after the ticket was read (the due runner's: lib/tickets/due-reads.ts). */
+  place?: ReservedPlaces | undefined;
 }
 
 /**
@@ -139,6 +141,7 @@ export async function updateTicketItems(update: TicketUpdate): Promise<number> {
       events: Array.isArray(update.event) ? update.event : [update.event],
       closed: teamEntered(after),
       statsCondition: update.busyCondition && busyCondition(update.busyCondition),
+      reserved: update.place,
     },
   );
 }
