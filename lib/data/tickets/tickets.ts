@@ -101,12 +101,7 @@ export async function getTicketByUuid(
 }
 
 /** The ticket with this number (its number term gives the order key: one Query, then one GetItem). */
-export async function getTicketByNumber(
-  accountId: string,
-  number: number,
-): Promise<Versioned<Ticket> | undefined> {
-  return tickets.getByNumber(accountId, number);
-}
+export const getTicketByNumber = tickets.getByNumber;
 
 /** A ticket's change: before and after, as the domain decided it, and the version `before` was read at. */
 export interface TicketUpdate {
