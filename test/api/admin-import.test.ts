@@ -37,7 +37,11 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** Runs `work` while the clock moves a second at a time (the command reads files too: no jumps). */
+/**
+ * Runs `work`, moving the clock a second at a time while something waits on it (the command's wait after a stall):
+ * the command reads files too, which no settle sees, so the clock stands still while nothing waits on it, and the
+ * work is given turns of the event loop instead (its reads are real I/O, not clock time).
+ */
 async function driven<T>(clock: ManualClock, work: Promise<T>): Promise<T> {
   let outcome: { value: T } | { error: unknown } | undefined;
   work.then(
@@ -48,7 +52,14 @@ async function driven<T>(clock: ManualClock, work: Promise<T>): Promise<T> {
       outcome = { error };
     },
   );
-  for (let second = 0; second < 600 && !outcome; second++) await clock.advance(1_000);
+  for (let second = 0; second < 600 && !outcome; ) {
+    if (clock.waiting === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      continue;
+    }
+    await clock.advance(1_000);
+    second++;
+  }
   if (outcome && 'value' in outcome) return outcome.value;
   throw outcome
     ? (outcome as { error: unknown }).error
