@@ -21,20 +21,43 @@ const MINUTE = 60_000;
 /** Every due entry of the file's table (test/support/file-table.ts: this file's accounts only). */
 const pass = () => breachPass({ limit: 100_000 });
 
-async function setUp() {
+/** A new account with a time rule doing `actions` to a ticket pending an hour. */
+async function withTimeRule(name: string, actions: Record<string, unknown>[]) {
   const account = await createTestAccount({ agents: agentsFile(1) });
   const call = keyedCaller(gateway, account.apiKey);
-  const nudge = await call('POST', '/api/rules', {
-    name: 'Nudge',
+  const rule = await call('POST', '/api/rules', {
+    name,
     on: 'time',
     time: { after_minutes: 60, since: 'status_changed_at' },
     conditions: { all: [{ field: 'status', op: 'is', value: 'pending' }] },
-    actions: [
-      { type: 'add_tags', tags: ['nudged'] },
-      { type: 'note', body: 'Nudged at {{ticket.status}}.' },
-    ],
+    actions,
   });
-  expect(nudge.status, nudge.text).toBe(201);
+  expect(rule.status, rule.text).toBe(201);
+  return { account, call, rule };
+}
+
+/** A new ticket, pending since now (the time rules' `since`). */
+async function pendingTicket(call: ReturnType<typeof keyedCaller>, subject = 'S'): Promise<string> {
+  const made = await call('POST', '/api/tickets', {
+    subject,
+    description: 'd',
+    requester_email: 'r@c.example',
+  });
+  expect(made.status, made.text).toBe(201);
+  const uuid = made.body.ticket.uuid as string;
+  expect((await call('PATCH', `/api/tickets/${uuid}`, { status: 'pending' })).status).toBe(200);
+  return uuid;
+}
+
+async function setUp() {
+  const {
+    account,
+    call,
+    rule: nudge,
+  } = await withTimeRule('Nudge', [
+    { type: 'add_tags', tags: ['nudged'] },
+    { type: 'note', body: 'Nudged at {{ticket.status}}.' },
+  ]);
   const reacts = await call('POST', '/api/rules', {
     name: 'Seen a rule',
     on: 'updated',
@@ -126,17 +149,7 @@ describe('time rules', () => {
     const modes: FaultMode[] = ['lost-request', 'lost-answer', 'conflict'];
     // A ticket for each position and mode.
     for (let at = 1; at <= operations.length; at++) {
-      for (const _mode of modes) {
-        const made = (
-          await call('POST', '/api/tickets', {
-            subject: 'S',
-            description: 'd',
-            requester_email: 'r@c.example',
-          })
-        ).body.ticket.uuid as string;
-        await call('PATCH', `/api/tickets/${made}`, { status: 'pending' });
-        tickets.push(made);
-      }
+      for (const _mode of modes) tickets.push(await pendingTicket(call));
     }
     await clock().advance(62 * MINUTE);
     let next = 1;
@@ -221,28 +234,9 @@ describe('time rules', () => {
 
   /** An account whose time rule tags each of `count` pending tickets an hour on (one event a firing). */
   async function taggedAnHourOn(count: number) {
-    const account = await createTestAccount({ agents: agentsFile(1) });
-    const call = keyedCaller(gateway, account.apiKey);
-    const rule = await call('POST', '/api/rules', {
-      name: 'Waited',
-      on: 'time',
-      time: { after_minutes: 60, since: 'status_changed_at' },
-      conditions: { all: [{ field: 'status', op: 'is', value: 'pending' }] },
-      actions: [{ type: 'add_tags', tags: ['waited'] }],
-    });
-    expect(rule.status, rule.text).toBe(201);
+    const { account, call } = await withTimeRule('Waited', [{ type: 'add_tags', tags: ['waited'] }]);
     const uuids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const made = await call('POST', '/api/tickets', {
-        subject: `W ${i}`,
-        description: 'd',
-        requester_email: 'r@c.example',
-      });
-      uuids.push(made.body.ticket.uuid as string);
-      expect(
-        (await call('PATCH', `/api/tickets/${made.body.ticket.uuid}`, { status: 'pending' })).status,
-      ).toBe(200);
-    }
+    for (let i = 0; i < count; i++) uuids.push(await pendingTicket(call, `W ${i}`));
     /** Each ticket's rule firings in the feed, and whether an event written now is read at once (no place held). */
     const firings = async () => {
       const after = (
