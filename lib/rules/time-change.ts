@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { ReservedPlaces } from '#lib/data/events.ts';
-import { StaleVersion } from '#lib/data/store/errors.ts';
+import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import { getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
@@ -43,7 +43,7 @@ export async function runTimeRules(
     const stored = attempt === 1 && first ? first : await getTicketByOrderKey(accountId, orderKey);
     const before = stored?.entity;
     const nowUs = nowMicros();
-    if (!stored || !before?.ruleDueAt || parseTimestamp(before.ruleDueAt) > nowUs) return 0;
+    if (!stored || !before || !momentPassed(before, nowUs)) return 0;
     const [config, rules] = await Promise.all([getAccountConfig(accountId), getActiveRules(accountId)]);
     if (!config) return 0;
     const looked = before.ruleCycles ?? {};
@@ -77,10 +77,16 @@ export async function runTimeRules(
         place: attempt === 1 && first ? place : undefined,
       });
     } catch (error) {
-      if (error instanceof StaleVersion) continue;
+      // Changed since the read, or its event's place closed by a reader meanwhile (a pass's place held past the
+      // settle window: lib/tickets/due-reads.ts), or lost to a conflict: nothing was written; read and decide again.
+      if (error instanceof StaleVersion || error instanceof ConcurrentWrite) continue;
       throw error;
     }
     return ruled.fired.length;
   }
   return 0;
 }
+
+/** Whether the ticket's next time-rule moment has come (the due pass reads it too: lib/tickets/due-reads.ts). */
+export const momentPassed = (ticket: Ticket, nowUs: number): boolean =>
+  !!ticket.ruleDueAt && parseTimestamp(ticket.ruleDueAt) <= nowUs;

@@ -1,12 +1,12 @@
 import { withPassConfigVersions } from '#lib/accounts/config-cache.ts';
-import { type EventDraft, sharingPlaceTakes } from '#lib/data/events.ts';
+import { type EventDraft, type ReservedPlaces, sharingPlaceTakes } from '#lib/data/events.ts';
 import { ALL_DUE_SHARDS, type DueCursors } from '#lib/data/index/due.ts';
-import { StaleVersion } from '#lib/data/store/errors.ts';
+import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import { commitBreaches, dueTicketWindow, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { fairShare } from '#lib/fair-share.ts';
 import { logError } from '#lib/log.ts';
-import { runTimeRules } from '#lib/rules/time-change.ts';
+import { momentPassed, runTimeRules } from '#lib/rules/time-change.ts';
 import { formatTimestamp, nowMicros, nowMillis, sleep } from '#lib/time.ts';
 import { type DueTicket, dueReads } from './due-reads.ts';
 import { breachesDue, breachesLost, withBreaches } from './owed-breaches.ts';
@@ -64,10 +64,10 @@ export interface BreachRunOptions {
 }
 
 /**
- * Tickets a pass serves, and at once: each waits on ~2 store calls in turn (its place, its commit), so the runner is
- * bound by their latency, not its CPU. A pass's window is read whole each pass (up to DUE_WINDOW_PER_SHARD keys a
- * shard): 600 a pass read a third of the keys a firing that 200 did (npm run bench -- --time-rules, docs/rules.md:
- * 10,000 time rules due within a minute fired by 33-55 s after their moments on this machine).
+ * Tickets a pass serves, and at once: each waits on its commit (its events' places taken with its chunk's read:
+ * due-reads.ts), so the runner is bound by the store's latency, not its CPU. A pass's window is read whole each pass
+ * (up to DUE_WINDOW_PER_SHARD keys a shard): 600 a pass read a third of the keys a firing that 200 did (npm run bench
+ * -- --time-rules, docs/rules.md: 10,000 time rules due within a minute fired by 38-51 s after their moments here).
  */
 export const PASS_CONCURRENCY = 32;
 export const PASS_LIMIT = 600;
@@ -91,7 +91,7 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
   );
   const due = fairShare(window.entries, (entry) => entry.accountId, limit);
   // Its tickets read a hundred at a time as the workers reach them, with the places of their firings (due-reads.ts).
-  const reads = dueReads(due, nowUs);
+  const reads = dueReads(due);
   let breached = 0;
   let fired = 0;
   let failed = 0;
@@ -108,11 +108,15 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
         // Awaited first: `breached += await …` would read the count before the await and lose the other workers'.
         // One read for both: the breaches owed, then (the same entry is the ticket's next time-rule moment when
         // that is sooner: ticket-index.ts, `due`) the time rules due, on the ticket as the breaches left it.
-        const written = await breachTicket(entry.accountId, entry.orderKey, options, stored);
+        const written = await breachTicket(entry.accountId, entry.orderKey, options, stored, read?.place);
         breached += written;
-        const ruled = await (written > 0
-          ? runTimeRules(entry.accountId, entry.orderKey)
-          : runTimeRules(entry.accountId, entry.orderKey, stored, read?.place));
+        // After a breach, read again only for a moment that has come (a breach keeps it; one a change set since the
+        // read is the due entry the breach's commit left, which the next pass finds).
+        const ruled = await (written === 0
+          ? runTimeRules(entry.accountId, entry.orderKey, stored, read?.place)
+          : momentPassed(stored.entity, nowMicros())
+            ? runTimeRules(entry.accountId, entry.orderKey)
+            : 0);
         fired += ruled;
         if (ruled > 0) options.onRules?.(entry.accountId, entry.orderKey, ruled);
       } catch (error) {
@@ -139,13 +143,14 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
 
 /**
  * Writes the breaches of one ticket that are due now (none: nothing), read again and decided again after a
- * concurrent change. Answers how many breaches were written.
+ * concurrent change. Answers how many breaches were written. `first` and `place` as runTimeRules takes them.
  */
 export async function breachTicket(
   accountId: string,
   orderKey: string,
   options: Pick<BreachRunOptions, 'onBreach'> = {},
   first?: Versioned<Ticket>,
+  place?: ReservedPlaces,
 ): Promise<number> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     // The first attempt may take the ticket as the pass read it; a retry reads it again.
@@ -157,9 +162,11 @@ export async function breachTicket(
     const after = withBreaches(before, clocks);
     const events = breachEvents(after, clocks, stored.version + 1);
     try {
-      await commitBreaches(accountId, { before, after, version: stored.version }, events);
+      const reserved = attempt === 1 && first ? place : undefined;
+      await commitBreaches(accountId, { before, after, version: stored.version }, events, reserved);
     } catch (error) {
-      if (error instanceof StaleVersion) continue;
+      // As a time change's (lib/rules/time-change.ts): nothing was written; read and decide again.
+      if (error instanceof StaleVersion || error instanceof ConcurrentWrite) continue;
       throw error;
     }
     for (const clock of clocks) options.onBreach?.(accountId, before.uuid, clock);

@@ -230,9 +230,9 @@ describe('service-level breaches', () => {
     const a = await account();
     const first = await ticketCreatedAgo(a, 2 * MIN_MS);
     const second = await ticketCreatedAgo(a, 2 * MIN_MS);
-    // The first ticket's breach: its first write (its event's place) fails.
+    // The first ticket's breach: its commit fails (its event's place was taken with the pass's read).
     const errors: unknown[] = [];
-    const { result } = await withFault({ operation: 'UpdateItem', mode: 'lost-request' }, () =>
+    const { result } = await withFault({ operation: 'TransactWriteItems', mode: 'lost-request' }, () =>
       breachPass({ limit: LIMIT, concurrency: 1, onError: (e) => errors.push(e) }),
     );
     expect(result.failed).toBe(1);

@@ -236,7 +236,11 @@ describe('time rules', () => {
   async function taggedAnHourOn(count: number) {
     const { account, call } = await withTimeRule('Waited', [{ type: 'add_tags', tags: ['waited'] }]);
     const uuids: string[] = [];
-    for (let i = 0; i < count; i++) uuids.push(await pendingTicket(call, `W ${i}`));
+    for (let i = 0; i < count; i++) {
+      // A millisecond apart: their creation times, so their events' feed shards, differ.
+      await clock().advance(1);
+      uuids.push(await pendingTicket(call, `W ${i}`));
+    }
     /** Each ticket's rule firings in the feed, and whether an event written now is read at once (no place held). */
     const firings = async () => {
       const after = (
@@ -259,11 +263,18 @@ describe('time rules', () => {
   it("a pass takes its firings' event places after its read, one UpdateItem a shard, and closes none", async () => {
     const { uuids, firings } = await taggedAnHourOn(8);
     await clock().advance(62 * MINUTE);
-    const { result, operations } = await withFault(undefined, pass);
+    // One ticket at a time: each would take its own place just before its commit.
+    const { result, operations } = await withFault(undefined, () =>
+      breachPass({ limit: 100_000, concurrency: 1 }),
+    );
     expect(result.fired).toBe(8);
     const shards = new Set(uuids.map((uuid) => eventShardOfObject({ uuid })));
-    // Each shard's places in one take (a ticket each before), and no place left for a close.
+    expect(shards.size).toBeGreaterThan(1);
+    // Each shard's places in one take, after the read and before the first commit, and no place left for a close.
     expect(operations.filter((o) => o === 'UpdateItem')).toHaveLength(shards.size);
+    const first = (name: string) => operations.indexOf(name);
+    expect(first('BatchGetItem')).toBeLessThan(first('UpdateItem'));
+    expect(operations.lastIndexOf('UpdateItem')).toBeLessThan(first('TransactWriteItems'));
     expect(operations.filter((o) => o === 'PutItem')).toHaveLength(0);
     expect(await firings()).toEqual({ fired: uuids.map(() => 1), laterRead: true });
   });

@@ -219,8 +219,9 @@ export async function commitBreaches(
   accountId: string,
   change: { before: Ticket; after: Ticket; version: number },
   events: EventDraft[],
+  place?: ReservedPlaces,
 ): Promise<number> {
-  return tickets.update(accountId, change, { events });
+  return tickets.update(accountId, change, { events, reserved: place });
 }
 
 /**
