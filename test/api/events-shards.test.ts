@@ -240,19 +240,37 @@ describe("a runner's shared place takes (sharingPlaceTakes)", () => {
   it('takes asked together, and while one is in flight, go as one UpdateItem each: every place once, none skipped', async () => {
     const account = await createTestAccount();
     const counts = Array.from({ length: 30 }, (_, i) => 1 + (i % 3));
+    // The first take's answer held until the test lets it go: the later takes are surely asked while it is in flight.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let first = true;
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const answer = await next(args);
+        if (context.commandName === 'UpdateCommand' && first) {
+          first = false;
+          await held;
+        }
+        return answer;
+      },
+      { step: 'initialize', name: 'holdFirstTake', priority: 'high' },
+    );
     const { result, operations } = await withFault(undefined, () =>
       sharingPlaceTakes(async () => {
         // Ten asked at once; then, while their take is in flight, ten more, and a turn later ten more: the twenty wait
         // for it, and go together (without the wait, three takes).
         const turn = () => new Promise((resolve) => setImmediate(resolve));
-        const first = counts.slice(0, 10).map((n) => takeShardPlaces(account.accountId, shard, n));
+        const asked = counts.slice(0, 10).map((n) => takeShardPlaces(account.accountId, shard, n));
         await turn();
-        const second = counts.slice(10, 20).map((n) => takeShardPlaces(account.accountId, shard, n));
+        asked.push(...counts.slice(10, 20).map((n) => takeShardPlaces(account.accountId, shard, n)));
         await turn();
-        const third = counts.slice(20).map((n) => takeShardPlaces(account.accountId, shard, n));
-        return Promise.all([...first, ...second, ...third]);
+        asked.push(...counts.slice(20).map((n) => takeShardPlaces(account.accountId, shard, n)));
+        release();
+        return Promise.all(asked);
       }),
-    );
+    ).finally(() => dynamo.middlewareStack.remove('holdFirstTake'));
     expect(updates(operations)).toBe(2);
     result.forEach((places, i) => {
       expect(places).toHaveLength(counts[i] as number);
