@@ -108,6 +108,10 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     machine: machineUnderLoad(loadBefore),
     tickets: TICKETS,
     moments: moments.map((m) => new Date(m).toISOString()),
+    // How many fell due at each moment: the runner's worst case is all at one.
+    dueAt: Object.fromEntries(
+      moments.map((m) => [new Date(m).toISOString(), [...momentOf.values()].filter((v) => v === m).length]),
+    ),
     fired: latencies.length,
     firings,
     passes: totals.passes,
