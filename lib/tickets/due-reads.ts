@@ -25,7 +25,7 @@ import type { Ticket } from './types.ts';
  */
 
 /** Tickets a pass reads in one BatchGetItem (its most). */
-export const READ_CHUNK = 100;
+const READ_CHUNK = 100;
 
 export interface DueTicket {
   stored: Versioned<Ticket> | undefined;

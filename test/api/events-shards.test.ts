@@ -20,6 +20,7 @@ import { objectInShard } from '#test/support/event-shards.ts';
 import { withFault } from '#test/support/faults.ts';
 import { type FeedEvent, readFeedToEnd } from '#test/support/feed.ts';
 import { useGateway } from '#test/support/http.ts';
+import { beforeCallOnce } from '#test/support/store-hooks.ts';
 import { cancelConflictingTransactions } from '#test/support/transaction-conflicts.ts';
 
 /**
@@ -240,23 +241,12 @@ describe("a runner's shared place takes (sharingPlaceTakes)", () => {
   it('takes asked together, and while one is in flight, go as one UpdateItem each: every place once, none skipped', async () => {
     const account = await createTestAccount();
     const counts = Array.from({ length: 30 }, (_, i) => 1 + (i % 3));
-    // The first take's answer held until the test lets it go: the later takes are surely asked while it is in flight.
+    // The first take held until the test lets it go: the later takes are surely asked while it is in flight.
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    let first = true;
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        const answer = await next(args);
-        if (context.commandName === 'UpdateCommand' && first) {
-          first = false;
-          await held;
-        }
-        return answer;
-      },
-      { step: 'initialize', name: 'holdFirstTake', priority: 'high' },
-    );
+    beforeCallOnce('UpdateCommand', 'EVENT_SEQ', () => held);
     const { result, operations } = await withFault(undefined, () =>
       sharingPlaceTakes(async () => {
         // Ten asked at once; then, while their take is in flight, ten more, and a turn later ten more: the twenty wait
@@ -270,7 +260,7 @@ describe("a runner's shared place takes (sharingPlaceTakes)", () => {
         release();
         return Promise.all(asked);
       }),
-    ).finally(() => dynamo.middlewareStack.remove('holdFirstTake'));
+    );
     expect(updates(operations)).toBe(2);
     result.forEach((places, i) => {
       expect(places).toHaveLength(counts[i] as number);
