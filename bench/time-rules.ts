@@ -20,8 +20,8 @@ import { origin, StoreCalls } from './lib/store-calls.ts';
 /**
  * `npm run bench -- --time-rules` (docs/rules.md, "Time rules at their moment", quotes it; never published): the
  * contract's "10,000 tickets due in one minute fired within 60 s". One account, a time rule (`created_at` + 1 minute,
- * a tag), and TICKETS tickets created over one minute so that their moments fall due together (each moment is its
- * creation + 1 minute rounded up to the whole minute: one or two whole minutes). The tickets are seeded as their
+ * a tag), and TICKETS tickets created within one whole minute so that their moments all fall due at the next but one
+ * (each moment is its creation + 1 minute rounded up to the whole minute): the runner's worst case. The tickets are seeded as their
  * creates compose them, with their next moment as a create computes it (withNextMoment), their own items only
  * (test/support/ticket-seeder.ts, entitiesOnly: the runner reads the due index and the tickets). Then the runner
  * as `npm start` runs it (runBreaches on every due shard) until every ticket fired: latency from each moment to its
@@ -54,9 +54,11 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     getActiveRules(account.accountId),
   ]);
   if (!config) throw new Error('time rules bench: no account');
-  // Created over a minute from LEAD_MS on: every moment within the whole minute or two after that.
-  const startUs = (Date.now() + LEAD_MS) * 1000;
-  log(`seeding ${TICKETS} tickets created over one minute, a time rule due a minute after each`);
+  // Created within one whole minute (just after its start, before its end), at least LEAD_MS from now: every
+  // creation + 1 minute rounds up to the same whole minute, so all TICKETS fall due at one moment, the runner's worst
+  // case (the contract's "due in one minute" at its hardest).
+  const startUs = Math.ceil((Date.now() + LEAD_MS) / MINUTE_MS) * MINUTE_MS * 1000 + 1000;
+  log(`seeding ${TICKETS} tickets created within one minute, a time rule due at the same moment for all`);
   const seeded = await seedTickets(
     account.accountId,
     Array.from({ length: TICKETS }, (_, i) => ({
