@@ -32,8 +32,11 @@ const TICKETS = Number(process.env.TIME_RULES_BENCH_TICKETS ?? 10_000);
 const MINUTE_MS = 60_000;
 /** Time for the seeding before the tickets' creation minute begins (the first moment is a minute after it). */
 const LEAD_MS = 30_000;
-/** The runner's tickets at once (TIME_RULES_BENCH_CONCURRENCY; default: the runner's own, 32 at once, 200 a pass). */
-const CONCURRENCY = Number(process.env.TIME_RULES_BENCH_CONCURRENCY ?? 0);
+/** The runner's tickets at once and a pass (TIME_RULES_BENCH_CONCURRENCY, _LIMIT; default: the runner's own). */
+const RUNNER = {
+  concurrency: Number(process.env.TIME_RULES_BENCH_CONCURRENCY ?? 0) || PASS_CONCURRENCY,
+  limit: Number(process.env.TIME_RULES_BENCH_LIMIT ?? 0) || PASS_LIMIT,
+};
 
 export async function runTimeRulesOnly(_options: { endpoint: string }) {
   const account = await benchAccount(`bench-time-rules-${Date.now()}`);
@@ -84,7 +87,7 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
   const loadBefore = loadavg()[0] ?? 0;
   const totals = await origin.run('runner', () =>
     runBreaches((moments.at(-1) ?? Date.now()) + 3 * MINUTE_MS, {
-      ...(CONCURRENCY ? { concurrency: CONCURRENCY, limit: CONCURRENCY * 6 } : {}),
+      ...RUNNER,
       stopped: () => latencies.length >= TICKETS,
       onRules: (_account, orderKey, fired) => {
         firings += fired;
@@ -104,9 +107,7 @@ export async function runTimeRulesOnly(_options: { endpoint: string }) {
     round([...tallies.values()].reduce((sum, t) => sum + t[field], 0) / Math.max(1, latencies.length), 2);
   const results = {
     mode: 'time-rules',
-    runner: CONCURRENCY
-      ? { concurrency: CONCURRENCY, limit: CONCURRENCY * 6 }
-      : { concurrency: PASS_CONCURRENCY, limit: PASS_LIMIT },
+    runner: RUNNER,
     machine: machineUnderLoad(loadBefore),
     tickets: TICKETS,
     moments: moments.map((m) => new Date(m).toISOString()),
