@@ -67,7 +67,8 @@ export interface BreachRunOptions {
  * Tickets a pass serves, and at once: each waits on its commit (its events' places taken with its chunk's read:
  * due-reads.ts), so the runner is bound by the store's latency, not its CPU. A pass's window is read whole each pass
  * (up to DUE_WINDOW_PER_SHARD keys a shard): 600 a pass read a third of the keys a firing that 200 did (npm run bench
- * -- --time-rules, docs/rules.md: 10,000 time rules due within a minute fired by 38-60 s after their moments here).
+ * -- --time-rules, docs/rules.md: 10,000 time rules due at one moment fired within 51-59 s of it here, bound by
+ * DynamoDB Local's table lock).
  */
 export const PASS_CONCURRENCY = 32;
 export const PASS_LIMIT = 600;
