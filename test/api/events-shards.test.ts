@@ -241,12 +241,18 @@ describe("a runner's shared place takes (sharingPlaceTakes)", () => {
   it('takes asked together, and while one is in flight, go as one UpdateItem each: every place once, none skipped', async () => {
     const account = await createTestAccount();
     const counts = Array.from({ length: 30 }, (_, i) => 1 + (i % 3));
-    // The first take held until the test lets it go: the later takes are surely asked while it is in flight.
+    // The first take held until the test lets it go: the later takes are surely asked while it is in flight. The
+    // client's stack sees the store's own command (UpdateItemCommand, not the document client's UpdateCommand: a hook
+    // on that never ran, and the test passed only while the first take answered after the second turn).
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    beforeCallOnce('UpdateCommand', 'EVENT_SEQ', () => held);
+    let holding = false;
+    beforeCallOnce('UpdateItemCommand', `EVENT_SEQ#${account.accountId}#`, () => {
+      holding = true;
+      return held;
+    });
     const { result, operations } = await withFault(undefined, () =>
       sharingPlaceTakes(async () => {
         // Ten asked at once; then, while their take is in flight, ten more, and a turn later ten more: the twenty wait
@@ -261,6 +267,7 @@ describe("a runner's shared place takes (sharingPlaceTakes)", () => {
         return Promise.all(asked);
       }),
     );
+    expect(holding).toBe(true);
     expect(updates(operations)).toBe(2);
     result.forEach((places, i) => {
       expect(places).toHaveLength(counts[i] as number);
