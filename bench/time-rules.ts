@@ -21,16 +21,16 @@ import { origin, StoreCalls } from './lib/store-calls.ts';
  * `npm run bench -- --time-rules` (docs/rules.md, "Time rules at their moment", quotes it; never published): the
  * contract's "10,000 tickets due in one minute fired within 60 s". One account, a time rule (`created_at` + 1 minute,
  * a tag), and TICKETS tickets created within one whole minute so that their moments all fall due at the next but one
- * (each moment is its creation + 1 minute rounded up to the whole minute): the runner's worst case. The tickets are seeded as their
- * creates compose them, with their next moment as a create computes it (withNextMoment), their own items only
- * (test/support/ticket-seeder.ts, entitiesOnly: the runner reads the due index and the tickets). Then the runner
- * as `npm start` runs it (runBreaches on every due shard) until every ticket fired: latency from each moment to its
- * commit, and the runner's store calls a firing (`TIME_RULES_BENCH_PURPOSES=1`: also its 8 kinds of call that took the
- * store longest). To bench/runs/results-time-rules.json. It asserts nothing.
+ * (each moment is its creation + 1 minute rounded up to the whole minute): the runner's worst case. The tickets are
+ * seeded as their creates compose them, with their next moment as a create computes it (withNextMoment), their own
+ * items only (test/support/ticket-seeder.ts, entitiesOnly: the runner reads the due index and the tickets). Then the
+ * runner as `npm start` runs it (runBreaches on every due shard) until every ticket fired: latency from each moment
+ * to its commit, and the runner's store calls a firing (`TIME_RULES_BENCH_PURPOSES=1`: also its 8 kinds of call that
+ * took the store longest). To bench/runs/results-time-rules.json. It asserts nothing.
  */
 const TICKETS = Number(process.env.TIME_RULES_BENCH_TICKETS ?? 10_000);
 const MINUTE_MS = 60_000;
-/** Time for the seeding before the tickets' creation minute begins (the first moment is a minute after it). */
+/** Time for the seeding before the tickets' creation minute begins (their moment is two minutes after it begins). */
 const LEAD_MS = 30_000;
 /** The runner's tickets at once and a pass (TIME_RULES_BENCH_CONCURRENCY, _LIMIT; default: the runner's own). */
 const RUNNER = {
