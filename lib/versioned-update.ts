@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import { NotFound, PreconditionFailed, ValidationFailed } from '#lib/errors.ts';
 
@@ -75,7 +75,7 @@ function versionedChange<E, T>(
         throw error;
       }
     },
-    { retryable: (error) => error instanceof StaleVersion || error instanceof ConcurrentWrite },
+    { retryable: lostToRace },
   );
 }
 

@@ -1,5 +1,5 @@
 import type { ErasureProgress, ErasureRecord } from '#lib/data/erasures.ts';
-import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace } from '#lib/data/store/errors.ts';
 import type { StepOptions } from './job.ts';
 
 /**
@@ -42,7 +42,7 @@ export async function unlessRaced(commit: () => Promise<unknown>): Promise<boole
     await commit();
     return true;
   } catch (error) {
-    if (error instanceof StaleVersion || error instanceof ConcurrentWrite) return false;
+    if (lostToRace(error)) return false;
     throw error;
   }
 }

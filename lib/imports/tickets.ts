@@ -9,7 +9,7 @@ import {
   type SourceKeyRecord,
 } from '#lib/data/imports/source-keys.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
-import { ConcurrentWrite, StaleVersion, UpdateTooLarge } from '#lib/data/store/errors.ts';
+import { lostToRace, UpdateTooLarge } from '#lib/data/store/errors.ts';
 import { NotFound } from '#lib/errors.ts';
 import { MAX_TICKET_JSON_BYTES } from '#lib/tickets/create-decisions.ts';
 import { MAX_MESSAGE_BODY } from '#lib/tickets/messages/message.ts';
@@ -180,8 +180,7 @@ async function writeOne(ctx: ImportContext, config: AccountConfig, plan: TicketP
     } catch (error) {
       if (error instanceof TeamGone) return failed(plan, 'Its team was deleted while it was imported');
       if (error instanceof UpdateTooLarge) return failed(plan, 'The change is too large for one commit');
-      const lost =
-        error instanceof SourceKeyMoved || error instanceof ConcurrentWrite || error instanceof StaleVersion;
+      const lost = error instanceof SourceKeyMoved || lostToRace(error);
       if (!lost || attempt >= ATTEMPTS) throw error;
       const { sourceId } = plan.record;
       plan.found = (await findSourceKeys(ctx.accountId, ctx.source, 'tickets', [sourceId])).get(sourceId);

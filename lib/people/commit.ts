@@ -6,7 +6,7 @@ import { moveConfigVersion } from '#lib/data/accounts/config-version.ts';
 import { handBackAction } from '#lib/data/people/handbacks.ts';
 import { AgentEmailTaken, TeamNameTaken, writePeople } from '#lib/data/people/people.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
-import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace, retryOnConflict } from '#lib/data/store/errors.ts';
 import type { CommitAction } from '#lib/data/store/transact.ts';
 import { freedAction } from '#lib/data/tickets/freed.ts';
 import { wakeTeamsAction } from '#lib/data/tickets/team-wake.ts';
@@ -41,7 +41,7 @@ export async function readPeople(accountId: string): Promise<PeopleState> {
 /** A change decided again from a fresh reading when another one landed first (StaleVersion, a conflict). */
 export const retryPeople = <T>(attempt: () => Promise<T>) =>
   retryOnConflict(attempt, {
-    retryable: (error) => error instanceof StaleVersion || error instanceof ConcurrentWrite,
+    retryable: lostToRace,
   });
 
 /**

@@ -2,7 +2,7 @@ import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { AccountConfig, Agent } from '#lib/accounts/types.ts';
 import { getHandBack, type HandBack, type HandBackPart, saveHandBack } from '#lib/data/people/handbacks.ts';
 import { getStoredAgent } from '#lib/data/people/people.ts';
-import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace, StaleVersion } from '#lib/data/store/errors.ts';
 import { markFreed } from '#lib/data/tickets/freed.ts';
 import {
   agentTickets,
@@ -160,7 +160,7 @@ async function handBackPage(
       left = left.slice(fit);
       limit = Math.min(HAND_BACK_TOGETHER, limit * 2);
     } catch (error) {
-      if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
+      if (!lostToRace(error)) throw error;
       limit = Math.floor(fit / 2);
     }
   }
@@ -195,7 +195,7 @@ async function handBackTicket(
       return;
     } catch (error) {
       // Another change first, or the new assignee's cell no longer what the pick saw: read again, decide again.
-      if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
+      if (!lostToRace(error)) throw error;
       current = await getTicketByOrderKey(accountId, at);
     }
   }

@@ -3,7 +3,7 @@ import type { AccountConfig } from '#lib/accounts/types.ts';
 import { activeRules } from '#lib/data/rules/rules.ts';
 import { getSweepLane, laneStillAction, type SweepLane, saveSweepLane } from '#lib/data/rules/sweep-lanes.ts';
 import { getRuleSweep } from '#lib/data/rules/sweeps.ts';
-import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace, StaleVersion } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import {
   getTicketByOrderKey,
@@ -144,7 +144,7 @@ async function writeMoments(
         await updateTicketsTogether(accountId, changes.slice(0, fit));
         continue;
       } catch (error) {
-        if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
+        if (!lostToRace(error)) throw error;
       }
     }
     for (const one of chunk) await sweepTicket(lane, config, rules, one.at, one.stored);
@@ -184,7 +184,7 @@ async function sweepTicket(
       });
       return;
     } catch (error) {
-      if (!(error instanceof StaleVersion || error instanceof ConcurrentWrite)) throw error;
+      if (!lostToRace(error)) throw error;
       current = await getTicketByOrderKey(accountId, at);
     }
   }

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { getAccountConfig } from '#lib/accounts/config-cache.ts';
 import type { ReservedPlaces } from '#lib/data/events.ts';
-import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import { getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { presentCreatedTicket } from '#lib/tickets/present.ts';
@@ -79,7 +79,7 @@ export async function runTimeRules(
     } catch (error) {
       // Changed since the read, or its event's place closed by a reader meanwhile (a pass's place held past the
       // settle window: lib/tickets/due-reads.ts), or lost to a conflict: nothing was written; read and decide again.
-      if (error instanceof StaleVersion || error instanceof ConcurrentWrite) continue;
+      if (lostToRace(error)) continue;
       throw error;
     }
     return ruled.fired.length;

@@ -1,7 +1,7 @@
 import { withPassConfigVersions } from '#lib/accounts/config-cache.ts';
 import { type EventDraft, type ReservedPlaces, sharingPlaceTakes } from '#lib/data/events.ts';
 import { ALL_DUE_SHARDS, type DueCursors } from '#lib/data/index/due.ts';
-import { ConcurrentWrite, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace } from '#lib/data/store/errors.ts';
 import type { Versioned } from '#lib/data/store/items.ts';
 import { commitBreaches, dueTicketWindow, getTicketByOrderKey } from '#lib/data/tickets/tickets.ts';
 import { fairShare } from '#lib/fair-share.ts';
@@ -167,7 +167,7 @@ export async function breachTicket(
       await commitBreaches(accountId, { before, after, version: stored.version }, events, reserved);
     } catch (error) {
       // As a time change's (lib/rules/time-change.ts): nothing was written; read and decide again.
-      if (error instanceof StaleVersion || error instanceof ConcurrentWrite) continue;
+      if (lostToRace(error)) continue;
       throw error;
     }
     for (const clock of clocks) options.onBreach?.(accountId, before.uuid, clock);

@@ -1,7 +1,7 @@
 import type { Contact } from '#lib/accounts/types.ts';
 import type { EventDraft } from '#lib/data/events.ts';
 import { type CommitAttachment, completionCommit } from '#lib/data/requests/idempotency.ts';
-import { ConcurrentWrite, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
+import { lostToRace, retryOnConflict, StaleVersion } from '#lib/data/store/errors.ts';
 import { readContactDeals, type TrashFacts, type TrashType } from '#lib/data/trash/trash.ts';
 import { NotFound, PreconditionFailed, Refused } from '#lib/errors.ts';
 import { logError } from '#lib/log.ts';
@@ -98,7 +98,7 @@ export async function deleteObject(
       }
       return deleted;
     },
-    { retryable: (error) => error instanceof StaleVersion || error instanceof ConcurrentWrite },
+    { retryable: lostToRace },
   );
 }
 

@@ -145,6 +145,13 @@ export class StaleVersion extends Error {
   }
 }
 
+/**
+ * A write another one raced and won (the entity changed since it was read, or a concurrent write changed what this
+ * one depended on): nothing was written, and deciding again from what the store now holds may succeed.
+ */
+export const lostToRace = (error: unknown): boolean =>
+  error instanceof StaleVersion || error instanceof ConcurrentWrite;
+
 /** An update whose removals and counter moves alone pass one transaction's 100 actions. */
 export class UpdateTooLarge extends Error {
   constructor() {
