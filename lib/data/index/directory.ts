@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { batchPutAll } from '../store/client.ts';
+import { ServiceUnavailable } from '#lib/errors.ts';
+import { timeLeftMs } from '#lib/request-scope.ts';
+import { batchPutAll, tableName } from '../store/client.ts';
 import { keyString } from '../store/items.ts';
 import type { IndexDeclaration } from './declaration.ts';
 import { isKeyedDimension } from './dimensions.ts';
@@ -67,6 +69,57 @@ export interface DirectoryPlan {
    * it once the dimension is empty, and the commit's put is what tells it (by `w`) that a write came back.
    */
   plain?: Set<string> | undefined;
+}
+
+/**
+ * Plain entries this container is putting now (putPlainEntries), by table and key. Without it, writers entering a
+ * dimension new to the container at once each put its entries: 64 writers of one account moving tickets to a
+ * status the container had not written sent 64 batches of the same entries, and on DynamoDB Local, serving one
+ * writer at a time, some of those batches waited past the store's 2 s twice and answered 503 (docs/capacity.md,
+ * "Contention, measured"). A Lambda container serves one request at a time, so deployed this changes nothing.
+ */
+const putting = new Map<string, Promise<void>>();
+
+/**
+ * Puts the plain directory entries a write carries (DirectoryPlan.plain: they need no commit), each at most once
+ * at a time in this container: an entry another write here is putting is waited for, and put again by this write
+ * only if that put failed; a waiter never waits past its own request's deadline. An entry put is remembered at
+ * once: it exists whatever becomes of the commit beside it.
+ */
+export async function putPlainEntries(entries: Record<string, unknown>[]): Promise<void> {
+  const table = tableName();
+  const keyOf = (entry: Record<string, unknown>) => `${table}\u0000${keyString(entry)}`;
+  const mine = entries.filter((entry) => !putting.has(keyOf(entry)));
+  const waits = entries
+    .filter((entry) => putting.has(keyOf(entry)))
+    .map((entry) => (putting.get(keyOf(entry)) as Promise<void>).catch(() => batchPutAll([entry])));
+  if (mine.length > 0) {
+    const put = batchPutAll(mine).then(() => {
+      for (const entry of mine) remember(keyString(entry));
+    });
+    for (const entry of mine) putting.set(keyOf(entry), put);
+    const settled = () => {
+      for (const entry of mine) if (putting.get(keyOf(entry)) === put) putting.delete(keyOf(entry));
+    };
+    put.then(settled, settled);
+    waits.push(put);
+  }
+  await withinDeadline(Promise.all(waits));
+}
+
+/** `work`, or ServiceUnavailable once the request's deadline passes first (as a store call's would). */
+async function withinDeadline<T>(work: Promise<T>): Promise<T> {
+  const left = timeLeftMs();
+  if (left === Number.POSITIVE_INFINITY) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ServiceUnavailable(1)), Math.max(0, left));
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** After a commit landed: these directory entries exist (in it, or put before it). */

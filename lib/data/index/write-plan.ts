@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type EventPlaces, settleEventPlaces, takeEventPlaces } from '../events.ts';
-import { batchDeleteAll, batchPutAll, dynamo, tableName } from '../store/client.ts';
+import { batchDeleteAll, dynamo, tableName } from '../store/client.ts';
 import {
   ConcurrentWrite,
   isConditionFailure,
@@ -10,7 +10,7 @@ import {
 import { ATTR } from '../store/items.ts';
 import { commit } from '../store/transact.ts';
 import { cutPlan, putUnconfirmed, type WritePlan } from './additions.ts';
-import { rememberDirectoryEntries } from './directory.ts';
+import { putPlainEntries, rememberDirectoryEntries } from './directory.ts';
 
 /** Writing a planned commit (commit.ts plans it): the marked additions first, the events' places, the commit. */
 
@@ -47,7 +47,7 @@ export async function writePlan(
     // closed below if these fail.
     const [taken, early] = await Promise.allSettled([
       plan.events && takeEventPlaces(plan.events.accountId, plan.events.drafts, plan.events.reserved),
-      cut.early.length > 0 ? batchPutAll(cut.early) : undefined,
+      cut.early.length > 0 ? putPlainEntries(cut.early) : undefined,
     ]);
     if (taken.status === 'rejected') throw taken.reason;
     places = taken.value;
