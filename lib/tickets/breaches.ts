@@ -111,13 +111,7 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
         // that is sooner: ticket-index.ts, `due`) the time rules due, on the ticket as the breaches left it.
         const written = await breachTicket(entry.accountId, entry.orderKey, options, stored, read?.place);
         breached += written;
-        // After a breach, read again only for a moment that has come (a breach keeps it; one a change set since the
-        // read is the due entry the breach's commit left, which the next pass finds).
-        const ruled = await (written === 0
-          ? runTimeRules(entry.accountId, entry.orderKey, stored, read?.place)
-          : momentPassed(stored.entity, nowMicros())
-            ? runTimeRules(entry.accountId, entry.orderKey)
-            : 0);
+        const ruled = await timeRulesAfter(written, entry, stored, read?.place);
         fired += ruled;
         if (ruled > 0) options.onRules?.(entry.accountId, entry.orderKey, ruled);
       } catch (error) {
@@ -140,6 +134,23 @@ export async function breachPass(options: BreachRunOptions = {}): Promise<Breach
   // behind a change by a moment, a due time within this millisecond) wait for the next poll, not a busy loop.
   const left = window.more || window.entries.length > due.length;
   return { read: due.length, breached, fired, failed, more: left && breached + fired > 0 };
+}
+
+/**
+ * The time rules due on a ticket after its breaches: on the ticket as read when none was written (its place kept);
+ * after a breach, read again, and only for a moment that has come (a breach keeps it; one a change set since the
+ * read is the due entry the breach's commit left, which the next pass finds).
+ */
+function timeRulesAfter(
+  breached: number,
+  entry: { accountId: string; orderKey: string },
+  stored: Versioned<Ticket>,
+  place: ReservedPlaces | undefined,
+): Promise<number> {
+  if (breached === 0) return runTimeRules(entry.accountId, entry.orderKey, stored, place);
+  return momentPassed(stored.entity, nowMicros())
+    ? runTimeRules(entry.accountId, entry.orderKey)
+    : Promise.resolve(0);
 }
 
 /**
