@@ -9,9 +9,9 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const windows = (attempts: number) => {
+const windows = (attempts: number, narrowing = false) => {
   vi.spyOn(Math, 'random').mockReturnValue(1);
-  return Array.from({ length: attempts }, (_, i) => conflictBackoffMs(i + 1));
+  return Array.from({ length: attempts }, (_, i) => conflictBackoffMs(i + 1, narrowing));
 };
 
 describe('conflictBackoffMs', () => {
@@ -21,7 +21,16 @@ describe('conflictBackoffMs', () => {
     expect(conflictBackoffMs(3)).toBe(0);
   });
 
-  it("spends a request's tries within its 8.5 s deadline: 30 conflicts in a row wait at most ~6.6 s, on average half", () => {
+  it('within a request, narrows again past the widest window: a change that keeps losing comes back most often', () => {
+    expect(windows(11, true)).toEqual([8, 16, 32, 64, 128, 256, 128, 64, 32, 32, 32]);
+    // A runner's tries keep the widest window (they are bounded by their number, not a deadline).
+    expect(windows(11)).toEqual([8, 16, 32, 64, 128, 256, 256, 256, 256, 256, 256]);
+    // In the 8.5 s of a request, a change cancelled at once every time still tries ~500 times (on average ~16 ms
+    // apart once narrowed): what ends its tries is its deadline (retryOnConflict), never their number.
+    expect(windows(30, true).reduce((sum, ms) => sum + ms, 0)).toBe(1_400);
+  });
+
+  it("spends a runner's tries over its widest windows: 30 conflicts in a row wait at most ~6.6 s, on average half", () => {
     const longest = windows(30).reduce((sum, ms) => sum + ms, 0);
     expect(longest).toBe(6_648);
     // Without a deadline (a runner), the tries stop at MAX_CONFLICT_ATTEMPTS: at most ~16 s of pauses.
