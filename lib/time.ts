@@ -69,6 +69,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return current.sleep(ms, signal);
 }
 
+/**
+ * `work`, or the error `late` makes once `ms` of real time (a timer, not the clock: a bound on waiting for I/O) passed
+ * first. The timer keeps no process alive.
+ */
+export async function withTimeout<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Calls `tick` every `ms` of the clock until `signal` aborts; a tick is not awaited (a slow one delays none). */
 export function every(ms: number, signal: AbortSignal, tick: () => void): void {
   void (async () => {

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { withTimeout } from '#lib/time.ts';
 import { systemDns } from './dns.ts';
 
 /**
@@ -111,19 +112,6 @@ const systemResolve: ResolveAll = (host) => systemDns.resolveAll(host);
  */
 const isLocalhostName = (host: string) => /(^|\.)localhost\.?$/i.test(host);
 
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * One address of `host` a delivery may connect to: the host itself when it is an IP address, else the first of
  * its addresses, provided every one of them is allowed (a name with one inside address among public ones is
@@ -142,7 +130,11 @@ export async function resolveSafeAddress(
   if (isLocalhostName(bare)) throw new RefusedWebhookHost(URL_MESSAGES.address);
   let addresses: { address: string; family: number }[];
   try {
-    addresses = await withTimeout((options.resolve ?? systemResolve)(bare), RESOLVE_TIMEOUT_MS);
+    addresses = await withTimeout(
+      (options.resolve ?? systemResolve)(bare),
+      RESOLVE_TIMEOUT_MS,
+      () => new Error(`no answer within ${RESOLVE_TIMEOUT_MS} ms`),
+    );
   } catch {
     throw new RefusedWebhookHost(URL_MESSAGES.unresolved);
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceUnavailable } from '#lib/errors.ts';
 import { timeLeftMs } from '#lib/request-scope.ts';
+import { withTimeout } from '#lib/time.ts';
 import { batchPutAll, tableName } from '../store/client.ts';
 import { keyString } from '../store/items.ts';
 import type { IndexDeclaration } from './declaration.ts';
@@ -89,10 +90,13 @@ const putting = new Map<string, Promise<void>>();
 export async function putPlainEntries(entries: Record<string, unknown>[]): Promise<void> {
   const table = tableName();
   const keyOf = (entry: Record<string, unknown>) => `${table}\u0000${keyString(entry)}`;
-  const mine = entries.filter((entry) => !putting.has(keyOf(entry)));
-  const waits = entries
-    .filter((entry) => putting.has(keyOf(entry)))
-    .map((entry) => (putting.get(keyOf(entry)) as Promise<void>).catch(() => batchPutAll([entry])));
+  const mine: Record<string, unknown>[] = [];
+  const waits: Promise<unknown>[] = [];
+  for (const entry of entries) {
+    const pending = putting.get(keyOf(entry));
+    if (pending) waits.push(pending.catch(() => batchPutAll([entry])));
+    else mine.push(entry);
+  }
   if (mine.length > 0) {
     const put = batchPutAll(mine).then(() => {
       for (const entry of mine) remember(keyString(entry));
@@ -104,22 +108,12 @@ export async function putPlainEntries(entries: Record<string, unknown>[]): Promi
     put.then(settled, settled);
     waits.push(put);
   }
-  await withinDeadline(Promise.all(waits));
-}
-
-/** `work`, or ServiceUnavailable once the request's deadline passes first (as a store call's would). */
-async function withinDeadline<T>(work: Promise<T>): Promise<T> {
+  // Past the request's deadline a 503, as a store call's would be.
   const left = timeLeftMs();
-  if (left === Number.POSITIVE_INFINITY) return work;
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ServiceUnavailable(1)), Math.max(0, left));
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const all = Promise.all(waits);
+  await (left === Number.POSITIVE_INFINITY
+    ? all
+    : withTimeout(all, Math.max(0, left), () => new ServiceUnavailable(1)));
 }
 
 /** After a commit landed: these directory entries exist (in it, or put before it). */
