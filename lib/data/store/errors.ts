@@ -187,6 +187,8 @@ const CONFLICT_BACKOFF_CAP_MS = 256;
 
 /** The narrowest window a request's change that keeps losing comes back to (`narrowing`, below). */
 const CONFLICT_BACKOFF_FLOOR_MS = 32;
+/** The first attempt whose window is the widest (the 6th: 8 · 2⁵ = 256). */
+const WIDEST_ATTEMPT = Math.log2(CONFLICT_BACKOFF_CAP_MS / CONFLICT_BACKOFF_BASE_MS) + 1;
 
 /**
  * The pause after the `attempt`th conflict in a row: full jitter, anywhere in a window that doubles (8, 16 … 256
@@ -201,15 +203,11 @@ const CONFLICT_BACKOFF_FLOOR_MS = 32;
  * (docs/capacity.md, "Contention, measured"). Narrowing, the changes that have waited longest come back most often.
  */
 export function conflictBackoffMs(attempt: number, narrowing = false): number {
-  const widest = Math.log2(CONFLICT_BACKOFF_CAP_MS / CONFLICT_BACKOFF_BASE_MS) + 1;
-  const doublings =
-    !narrowing || attempt <= widest
-      ? attempt - 1
-      : Math.max(
-          widest - 1 - (attempt - widest),
-          Math.log2(CONFLICT_BACKOFF_FLOOR_MS / CONFLICT_BACKOFF_BASE_MS),
-        );
-  const window = Math.min(CONFLICT_BACKOFF_CAP_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** doublings);
+  const pastWidest = attempt - WIDEST_ATTEMPT;
+  const window =
+    narrowing && pastWidest > 0
+      ? Math.max(CONFLICT_BACKOFF_FLOOR_MS, CONFLICT_BACKOFF_CAP_MS / 2 ** pastWidest)
+      : Math.min(CONFLICT_BACKOFF_CAP_MS, CONFLICT_BACKOFF_BASE_MS * 2 ** (attempt - 1));
   return Math.random() * window;
 }
 
