@@ -350,6 +350,52 @@ describe('tickets reindex', () => {
     expect(await entityItemsOf('TICKET', id)).toEqual(ticketItems);
   });
 
+  it('deletes the postings of dimensions a queue now lists and of queues no longer declared', async () => {
+    const account = await createTestAccount({
+      agents: [{ email: 'agent1@reindex-merged.test', name: 'Agent 1' }],
+      auto_assignment: { enabled: true, method: 'round_robin' },
+    });
+    const key = account.apiKey;
+    for (let i = 0; i < 4; i++) {
+      const body = { subject: `Fax ${i}`, description: 'd', requester_email: 'u@reindex-merged.test' };
+      const response = await gateway.call('POST', '/api/tickets', {
+        key,
+        body: { ...body, priority: i % 2 === 0 ? 'high' : 'low' },
+      });
+      expect(response.status, response.text).toBe(201);
+    }
+    const agent = account.agents[0]?.id as number;
+    const queries = [
+      'status=open',
+      'priority=high',
+      `priority=high&assignee_id=${agent}`,
+      'status=open&page=2&per_page=3',
+    ];
+    const answers = () => ticketAnswers(key, queries);
+    const id = account.accountId;
+    const expectedIndex = await indexOf(id);
+    const expectedAnswers = await answers();
+    expect(expectedAnswers.map((a) => a.total)).toEqual([4, 2, 2, 4]);
+
+    // What an earlier release wrote beside: each ticket's posting under its status and priority, and under the
+    // queue of its priority and agent (each with its directory entry).
+    const olds = (await entityItemsOf('TICKET', id)).map((t) => String(t.sk));
+    const earlier = ['status#open', 'priority#high', `queue#p=high#a=${agent}`];
+    await batchPutAll([
+      ...earlier.flatMap((dim) =>
+        olds.map((sk) => ({ ...ticketKeys.posting(id, dim, sk), type: 'ticket_posting' })),
+      ),
+      ...earlier.map((dim) => ({ ...ticketKeys.directoryEntry(id, dim), type: 'index_dimension' })),
+    ]);
+    // Nothing reads them: the lists answer as before, and the reindex deletes them.
+    expect(await answers()).toEqual(expectedAnswers);
+
+    const { stdout } = await admin('tickets', 'reindex', account.slug);
+    expect(JSON.parse(stdout)).toMatchObject({ tickets: 4, stale_items_removed: 3 * olds.length });
+    expect(await indexOf(id)).toEqual(expectedIndex);
+    expect(await answers()).toEqual(expectedAnswers);
+  });
+
   it('says what it needs when the account is unknown or the arguments are wrong', async () => {
     const unknown = await admin('tickets', 'reindex', 'no-such-account-x');
     expect(unknown).toMatchObject({ code: 1 });

@@ -1,9 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PRIORITIES } from '#lib/accounts/types.ts';
 import { planIntersection } from '#lib/data/index/intersection-plan.ts';
+import { entityItems } from '#lib/data/index/items.ts';
 import { packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
 import { indexKeys, NUMBERS_PER_BLOCK, orderKeys } from '#lib/data/keys.ts';
-import { dimension } from '#lib/data/tickets/ticket-index.ts';
+import { dimension, tickets } from '#lib/data/tickets/ticket-index.ts';
+import { TICKET_STATUSES } from '#lib/tickets/types.ts';
+import { ticket } from '#test/support/rules.ts';
 
 /**
  * The pieces of the list plan that the HTTP tests cannot reach at their size: packed order keys and the choice
@@ -118,5 +122,35 @@ describe('the intersection plan', () => {
         undefined,
       ),
     ).toEqual({ driver: email, whole: [open], byKey: [] });
+  });
+});
+
+describe('postings a queue lists', () => {
+  const index = tickets.index;
+
+  it("reads a status's list from its queue with each priority, and a priority's from its queue with each status", () => {
+    expect(index.postingSources('a', dimension.status('open'))).toEqual(
+      PRIORITIES.map((p) => `queue#s=open#p=${p}`),
+    );
+    expect(index.postingSources('a', dimension.priority('urgent'))).toEqual(
+      TICKET_STATUSES.map((s) => `queue#s=${s}#p=urgent`),
+    );
+  });
+
+  it('keeps the postings of every other dimension in its own partition', () => {
+    for (const dim of [dimension.all, dimension.assignee(7), dimension.queue('open', 'high', undefined)]) {
+      expect(index.postingSources('a', dim)).toEqual([dim]);
+    }
+    expect(index.postingSources('a', dimension.queue('open', undefined, 7))).toEqual(['queue#s=open#a=7']);
+  });
+
+  it("writes no posting of a ticket's status or priority, only of their queue", () => {
+    const posted = entityItems(index, 'a', ticket({ status: 'open', priority: 'high' })).boundedPostings;
+    expect(posted.map((p) => String(p.pk).split('#').slice(2).join('#'))).toEqual([
+      'all',
+      'queue#s=open#p=high',
+      'waiting#any',
+      'waiting#none',
+    ]);
   });
 });

@@ -82,6 +82,11 @@ export interface DimensionDeclaration<E> {
   countedIn?: StatsFamily;
   /** Its tag in the name of the queues it is part of (`s` → `queue#s=open#p=high`). */
   queueTag?: string;
+  /**
+   * Every value of a bounded dimension in which every entity has exactly one (a ticket's status, its priority):
+   * what a queue that lists its parts (QueueDeclaration.listsParts) merges a part's postings over.
+   */
+  domain?: readonly string[];
 }
 
 /**
@@ -99,6 +104,13 @@ export interface QueueDeclaration {
    * queue's posting partition, as for an unbounded dimension.
    */
   countedIn?: { family: StatsFamily; by?: string } | undefined;
+  /**
+   * Its parts keep no postings of their own: a part's list (`status#open`) is this queue's postings merged over
+   * every value of the other parts (their `domain`: `queue#s=open#p=low` … `queue#s=open#p=urgent`, one Query
+   * each, in parallel; dimensions.ts, postingSources), so a change moving a part moves one posting where it moved
+   * two (issue 40). The parts keep their blocks, counts and sorted postings. Every other part declares a domain.
+   */
+  listsParts?: true;
 }
 
 export interface StatsCounter<E> {

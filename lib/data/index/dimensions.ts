@@ -133,3 +133,41 @@ export function queueParts<E>(declaration: IndexDeclaration<E, unknown>, dim: st
       return dimensionName(part.name, tagged.slice(eq + 1));
     });
 }
+
+/**
+ * Where a dimension's postings are kept: in its own partition, or, for a part of a queue that lists its parts
+ * (QueueDeclaration.listsParts), in that queue's partitions, one for each value of every other part, whose merge
+ * its list is (`status#open` → `queue#s=open#p=low` … `queue#s=open#p=urgent`).
+ */
+export function postingSources<E>(
+  declaration: IndexDeclaration<E, unknown>,
+  accountId: string,
+  dim: string,
+): string[] {
+  const hash = dim.indexOf('#');
+  const queue = listingQueue(declaration, hash < 0 ? dim : dim.slice(0, hash));
+  if (!queue) return [dim];
+  const name = dim.slice(0, hash);
+  let combinations: [string, string][][] = [[]];
+  for (const part of queue.queue) {
+    const values = part === name ? [dim.slice(hash + 1)] : domainOf(declaration, part);
+    combinations = combinations.flatMap((c) => values.map((v): [string, string][] => [...c, [part, v]]));
+  }
+  return combinations.map((parts) => queueName(declaration, accountId, parts));
+}
+
+/** Whether a dimension keeps postings of its own (not a merge of a queue's: postingSources). */
+export const hasPostings = <E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean =>
+  !dim.includes('#') || listingQueue(declaration, dim.slice(0, dim.indexOf('#'))) === undefined;
+
+/** The queue that lists a dimension's values (QueueDeclaration.listsParts), if one does. */
+const listingQueue = <E>(declaration: IndexDeclaration<E, unknown>, name: string) =>
+  declaration.dimensions.find(
+    (d): d is QueueDeclaration => isQueue(d) && d.listsParts === true && d.queue.includes(name),
+  );
+
+function domainOf<E>(declaration: IndexDeclaration<E, unknown>, name: string): readonly string[] {
+  const domain = singleOf(declaration, name)?.domain;
+  if (!domain) throw new Error(`${declaration.entity}: queue part ${name} lists its parts but has no domain`);
+  return domain;
+}

@@ -1,7 +1,7 @@
 import { type IndexKeys, indexKeys, orderKeys } from '../keys.ts';
 import { ATTR, type ItemKey, packedFields } from '../store/items.ts';
 import type { IndexDeclaration, SearchTerms, StatsFamily } from './declaration.ts';
-import { dimensionsOf, hasBlocks, isQueueDimension } from './dimensions.ts';
+import { dimensionsOf, hasBlocks, hasPostings, isQueueDimension, postingSources } from './dimensions.ts';
 import { keyedTerm } from './keyed.ts';
 import { packOrderKey } from './order-key.ts';
 import {
@@ -22,6 +22,8 @@ export interface Index<E, F = unknown> {
   /** The dimensions an entity is listed under, as the account's keys name them (dimensions.ts). */
   dimensionsOf(accountId: string, entity: E): string[];
   isStatsDimension(dim: string): boolean;
+  /** The partitions a dimension's postings are read from: its own, or a queue's that lists it (dimensions.ts). */
+  postingSources(accountId: string, dim: string): string[];
   /**
    * Whether a dimension keeps sorted postings (IndexDeclaration.sorts): `all` and the bounded ones, not queues;
    * with a sort, of that sort (IndexDeclaration.sortedIn).
@@ -48,6 +50,8 @@ export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E,
     dimensionsOf: (accountId, entity) =>
       dimensionsOf(declaration as IndexDeclaration<E, unknown>, accountId, entity),
     isStatsDimension: (dim) => isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
+    postingSources: (accountId, dim) =>
+      postingSources(declaration as IndexDeclaration<E, unknown>, accountId, dim),
     isSortedDimension: (dim, sort) =>
       !isQueueDimension(dim) &&
       isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim) &&
@@ -72,7 +76,7 @@ export interface EntityItems {
   entity: Record<string, unknown>;
   /** What the entity adds to stats attributes: 1 to each count, its amounts to declared sums. */
   statsAdds: [attribute: string, amount: string][];
-  /** Postings of the bounded dimensions: atomic with the entity. */
+  /** Postings of the bounded dimensions that keep their own (dimensions.ts, hasPostings): atomic with the entity. */
   boundedPostings: Record<string, unknown>[];
   /** Each unbounded dimension: its posting and the dimension (whose sharded counter it adds one to). */
   unbounded: { posting: Record<string, unknown>; dim: string }[];
@@ -122,7 +126,9 @@ export function entityItems<E>(
       [ATTR.version]: version,
     },
     statsAdds: [...bounded.map((d): [string, string] => [statsAttribute.count(d), '1']), ...counters],
-    boundedPostings: bounded.map(posting),
+    boundedPostings: bounded
+      .filter((d) => hasPostings(declaration as IndexDeclaration<E, unknown>, d))
+      .map(posting),
     unbounded: dims.filter((d) => !index.isStatsDimension(d)).map((d) => ({ posting: posting(d), dim: d })),
     numberTerm:
       terms.number === undefined

@@ -60,9 +60,12 @@ export async function findSortedPage<E, F>(
   // Every match, as order keys.
   let matches: string[];
   if (words.length === 0 && dims.length === 1 && single) {
-    const total = (await getDimensionCounts(ix, accountId, [single]))[single] ?? 0;
+    const counts = await getDimensionCounts(ix, accountId, [
+      ...new Set([single, ...ix.postingSources(accountId, single)]),
+    ]);
+    const total = counts[single] ?? 0;
     if (total > budget) throw new ReadBudgetExceeded('page');
-    matches = await queryPostings(ix, accountId, single, total, budget);
+    matches = await queryPostings(ix, accountId, single, total, budget, counts);
   } else {
     matches = (await intersectKeys(ix, accountId, dims, words, budget)).map(unpackOrderKey);
   }

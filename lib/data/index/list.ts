@@ -61,13 +61,16 @@ export async function findPage<E, F>(
   if (words.length === 0 && dims.length <= 1) {
     const dim = dims[0] ?? ALL;
     const budget = listReadBudget();
-    if (offset + limit > budget) {
+    const sources = ix.postingSources(accountId, dim);
+    if ((offset + limit) * sources.length > budget) {
       // A page this deep is read only after its counter says it holds entities within the budget: a page past
       // the end is empty without reading a key, and one that would read past the budget is refused unread.
-      const total = (await getDimensionCounts(ix, accountId, [dim]))[dim] ?? 0;
+      // (With the counts of the queues it is listed from, if any, each read no deeper than it holds.)
+      const counts = await getDimensionCounts(ix, accountId, [...new Set([dim, ...sources])]);
+      const total = counts[dim] ?? 0;
       if (total <= offset) return { total, entities: [] };
       if (Math.min(total, offset + limit) > budget) throw new ReadBudgetExceeded('page');
-      const keys = await queryPostings(ix, accountId, dim, Math.min(total, offset + limit), budget);
+      const keys = await queryPostings(ix, accountId, dim, Math.min(total, offset + limit), budget, counts);
       return { total, entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)) };
     }
     const [counts, keys] = await Promise.all([

@@ -34,8 +34,9 @@ export interface ListedPage {
 }
 
 /**
- * A page of a dimension's postings, oldest first: one keys-only Query, then the page's entities in one BatchGetItem
- * (a GetItem each cost a hand-back's step 25 calls where one does: docs/capacity.md, "People").
+ * A page of a dimension's postings, oldest first: one keys-only Query (one a source, in parallel, for a dimension
+ * a queue lists: dimensions.ts, postingSources), then the page's entities in one BatchGetItem (a GetItem each cost
+ * a hand-back's step 25 calls where one does: docs/capacity.md, "People").
  */
 export async function oldestListed<E>(
   index: Index<E>,
@@ -43,6 +44,22 @@ export async function oldestListed<E>(
   dim: string,
   page: ListedPage,
 ): Promise<Listed<E>[]> {
+  const sources = index.postingSources(accountId, dim);
+  const keys = (await Promise.all(sources.map((source) => oldestKeys(index, accountId, source, page))))
+    .flat()
+    .sort()
+    .slice(0, page.limit);
+  const stored =
+    page.read === false
+      ? []
+      : await getStoredMany(
+          index,
+          keys.map((orderKey) => ({ accountId, orderKey })),
+        );
+  return keys.map((at, i) => ({ at, createdMicros: orderKeys.parts(at).createdMicros, stored: stored[i] }));
+}
+
+async function oldestKeys<E>(index: Index<E>, accountId: string, dim: string, page: ListedPage) {
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
@@ -60,20 +77,21 @@ export async function oldestListed<E>(
       ConsistentRead: true,
     }),
   );
-  const keys = (Items ?? []).map((i) => String(i.sk)).filter((sk) => !index.keys.isCounterSort(sk));
-  const stored =
-    page.read === false
-      ? []
-      : await getStoredMany(
-          index,
-          keys.map((orderKey) => ({ accountId, orderKey })),
-        );
-  return keys.map((at, i) => ({ at, createdMicros: orderKeys.parts(at).createdMicros, stored: stored[i] }));
+  return (Items ?? []).map((i) => String(i.sk)).filter((sk) => !index.keys.isCounterSort(sk));
 }
 
-/** Deletes a posting by its place (`at`): one no entity holds, which still names its dimension's value. */
+/**
+ * Deletes a posting by its place (`at`): one no entity holds, which still names its dimension's value (in each
+ * of its sources, for a dimension a queue lists).
+ */
 export async function dropPosting<E>(index: Index<E>, accountId: string, dim: string, at: string) {
-  await dynamo.send(
-    new DeleteCommand({ TableName: tableName(), Key: index.keys.posting(accountId, dim, at) }),
+  await Promise.all(
+    index
+      .postingSources(accountId, dim)
+      .map((source) =>
+        dynamo.send(
+          new DeleteCommand({ TableName: tableName(), Key: index.keys.posting(accountId, source, at) }),
+        ),
+      ),
   );
 }

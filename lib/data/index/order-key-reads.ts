@@ -15,6 +15,8 @@ import { packOrderKey, unpackOrderKey } from './order-key.ts';
 /**
  * Order keys of a dimension, newest first. With `limit`, one page of at most that many (a deep page reads
  * its skipped keys too, but only these small key items), never more than `budget` of them; without, all.
+ * A dimension a queue lists (dimensions.ts, postingSources) is its sources' newest merged: each may hold the whole
+ * page, so each reads it (or all it holds, where `counts` names it), every source's keys within the one budget.
  */
 export async function queryPostings<E>(
   index: Index<E>,
@@ -22,7 +24,17 @@ export async function queryPostings<E>(
   dim: string,
   limit?: number,
   budget = Number.POSITIVE_INFINITY,
+  counts: Record<string, number> = {},
 ): Promise<string[]> {
+  const sources = index.postingSources(accountId, dim);
+  if (sources.length > 1) {
+    const wants = sources.map((s) => (limit === undefined ? undefined : Math.min(limit, counts[s] ?? limit)));
+    if (wants.reduce((n: number, w) => n + (w ?? 0), 0) > budget) throw new ReadBudgetExceeded('page');
+    const lists = await Promise.all(
+      sources.map((s, i) => (wants[i] === 0 ? [] : queryPostings(index, accountId, s, wants[i], budget))),
+    );
+    return lists.flat().sort().reverse().slice(0, limit);
+  }
   for (let want = limit; ; ) {
     if (want !== undefined && want > budget) throw new ReadBudgetExceeded('page');
     const items = await queryAll(
@@ -96,12 +108,18 @@ export async function postingsAmong<E>(
   dim: string,
   orderKeys: string[],
 ): Promise<Set<string>> {
-  const items = await batchGetAll(
-    orderKeys.map((k) => index.keys.posting(accountId, dim, k)),
-    `sk, ${ATTR.unconfirmed}`,
+  const sources = index.postingSources(accountId, dim);
+  const found = await Promise.all(
+    sources.map(async (source) => {
+      const items = await batchGetAll(
+        orderKeys.map((k) => index.keys.posting(accountId, source, k)),
+        `sk, ${ATTR.unconfirmed}`,
+      );
+      const keys = items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item }));
+      return confirmed(index, accountId, keys, holdsDimension(index, accountId, source));
+    }),
   );
-  const keys = items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item }));
-  return new Set(await confirmed(index, accountId, keys, holdsDimension(index, accountId, dim)));
+  return new Set(found.flat());
 }
 
 /**

@@ -1,6 +1,8 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { batchDeleteAll, dynamo, tableName } from '../../store/client.ts';
 import { ATTR } from '../../store/items.ts';
+import type { IndexDeclaration } from '../declaration.ts';
+import { hasPostings } from '../dimensions.ts';
 import { packOrderKey } from '../order-key.ts';
 import { pagesOf } from './pages.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';
@@ -8,7 +10,7 @@ import type { DimensionProgress, ReindexRun } from './run.ts';
 /**
  * The sweep's first part of a dimension (sweep.ts): its postings read page by page and each checked against its
  * entity (one BatchGet a page); those of entities absent or no longer in the dimension are deleted, the rest
- * counted. Answers the packed keys of the entities it lists when it read them all, from the first, in at most a
+ * counted (every one, in a dimension that keeps none). Answers the packed keys of the entities it lists when it read them all, from the first, in at most a
  * page (its blocks are then checked against them: sweep-blocks.ts); else undefined.
  */
 export async function sweepPostings<E>(
@@ -17,7 +19,9 @@ export async function sweepPostings<E>(
 ): Promise<Set<string> | undefined> {
   const { index, accountId, progress, pageSize } = run;
   const { name } = dimension;
-  let listed = dimension.after === undefined ? new Set<string>() : undefined;
+  // A dimension a queue lists keeps no postings (dimensions.ts, hasPostings): an earlier release's are all stale.
+  const keeps = hasPostings(index.declaration as IndexDeclaration<E, unknown>, name);
+  let listed = dimension.after === undefined && keeps ? new Set<string>() : undefined;
   const pages = pagesOf(index.keys.postingPartition(accountId, name), () => dimension.after, {
     limit: pageSize,
     projection: 'pk, sk, #n',
@@ -28,8 +32,8 @@ export async function sweepPostings<E>(
     for (const item of items.filter((item) => index.keys.isCounterSort(item.sk as string)))
       dimension.counter = { ...dimension.counter, [item.sk as string]: Number(item[ATTR.count] ?? 0) };
     const postings = found.filter((k) => !index.keys.isCounterSort(k.sk));
-    const entities = await run.entitiesAt(postings.map((p) => p.sk));
-    const stale = postings.filter((p) => !run.holds(name, entities.get(p.sk)));
+    const entities = keeps ? await run.entitiesAt(postings.map((p) => p.sk)) : new Map<string, E>();
+    const stale = postings.filter((p) => !keeps || !run.holds(name, entities.get(p.sk)));
     if (listed && listed.size + postings.length <= pageSize && !more) {
       for (const p of postings) if (run.holds(name, entities.get(p.sk))) listed.add(packOrderKey(p.sk));
     } else listed = undefined;
