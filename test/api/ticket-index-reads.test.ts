@@ -29,7 +29,8 @@ describe('the reads the plan chooses between', () => {
       subject: Array.from({ length: 30 }, (_, i) => `word${i}x`).join(' '),
       custom_fields: Object.fromEntries(CF_KEYS.map((k) => [k, 'v'])),
     });
-    const light = await create({ custom_fields: { k49: 'other' } });
+    // Of another priority: a status's postings are its queue's, one partition a priority (postingSources).
+    const light = await create({ custom_fields: { k49: 'other' }, priority: 'urgent' });
     const id = account.accountId;
     for (const k of ['k0', 'k30', 'k49']) {
       const dim = dimension.customField(id, k, 'v');
@@ -38,6 +39,9 @@ describe('the reads the plan chooses between', () => {
     }
     const both = new Set([heavy, light]);
     expect(await postingsAmong(tickets.index, id, dimension.status('open'), [heavy, light])).toEqual(both);
+    expect(await postingsAmong(tickets.index, id, dimension.priority('urgent'), [heavy, light])).toEqual(
+      new Set([light]),
+    );
     expect(await queryBlocks(tickets.index, id, dimension.status('open'))).toEqual(
       new Set([...both].map(packOrderKey)),
     );

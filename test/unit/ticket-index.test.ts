@@ -103,6 +103,18 @@ describe('the intersection plan', () => {
       undefined,
     );
     expect(customer).toEqual({ driver: email, whole: [], byKey: [open] });
+    // A status whose postings are its queue's four (postingSources): each candidate is four lookups, 800 units
+    // against its blocks' ~205, which are read whole.
+    expect(
+      planIntersection(
+        [
+          { dim: open, size: 40_000, sources: 4 },
+          { dim: email, size: 200 },
+        ],
+        100_000,
+        undefined,
+      ),
+    ).toEqual({ driver: email, whole: [open], byKey: [] });
     // Search words drive: 5 tickets match, 40,000 are open.
     expect(planIntersection([{ dim: open, size: 40_000 }], 100_000, 5)).toEqual({
       driver: undefined,

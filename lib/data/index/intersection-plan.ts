@@ -19,18 +19,19 @@ export interface IntersectionPlan {
 /**
  * The cheapest exact plan, from the counters: the search words drive (their candidates are given), or else the
  * smallest dimension; each other dimension is read whole when its blocks cost no more read units than asking
- * for every candidate's posting by key (a unit each), which is the case unless the candidates are few
- * against it.
+ * for every candidate's posting by key (a unit each, in each of the partitions its postings are kept in:
+ * `sources`, 1 unless a queue lists it), which is the case unless the candidates are few against it.
  */
 export function planIntersection(
-  dims: { dim: string; size: number }[],
+  dims: { dim: string; size: number; sources?: number }[],
   accountSize: number,
   wordCandidates: number | undefined,
 ): IntersectionPlan {
   const bySize = [...dims].sort((a, b) => a.size - b.size);
   const driver = wordCandidates === undefined ? bySize.shift() : undefined;
   const candidates = driver ? driver.size : (wordCandidates ?? 0);
-  const readWhole = (d: { size: number }) => blockReadUnits(d.size, accountSize) <= candidates;
+  const readWhole = (d: { size: number; sources?: number }) =>
+    blockReadUnits(d.size, accountSize) <= candidates * (d.sources ?? 1);
   return {
     driver: driver?.dim,
     whole: bySize.filter(readWhole).map((d) => d.dim),

@@ -31,7 +31,7 @@ export async function intersectKeys<E>(
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return [];
   const wordCandidates = words.length > 0 ? Math.min(...termSets.map((t) => t.size)) : undefined;
-  const sizes = dims.map((d) => ({ dim: d, size: size(d) }));
+  const sizes = dims.map((d) => ({ dim: d, size: size(d), sources: ix.postingSources(accountId, d).length }));
   // The words' keys are read: what is left of the budget bounds the dimensions' keys, before any is read.
   const wordKeysRead = termSets.reduce((n, t) => n + t.size, 0);
   const plan = planWithinBudget(
