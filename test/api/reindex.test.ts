@@ -370,17 +370,34 @@ describe('tickets reindex', () => {
       'priority=high',
       `priority=high&assignee_id=${agent}`,
       'status=open&page=2&per_page=3',
+      'status=open&sort=due',
     ];
     const answers = () => ticketAnswers(key, queries);
     const id = account.accountId;
     const expectedIndex = await indexOf(id);
     const expectedAnswers = await answers();
-    expect(expectedAnswers.map((a) => a.total)).toEqual([4, 2, 2, 4]);
+    expect(expectedAnswers.map((a) => a.total)).toEqual([4, 2, 2, 4, 4]);
 
     // What an earlier release wrote beside: each ticket's posting under its status and priority, and under the
     // queue of its priority and agent (each with its directory entry).
     const olds = (await entityItemsOf('TICKET', id)).map((t) => String(t.sk));
     const earlier = ['status#open', 'priority#high', `queue#p=high#a=${agent}`];
+    // And their `sort=due` postings: the status × priority queue's, copied under the status and the priority.
+    const sorted = await scanAll({
+      TableName: tableName(),
+      FilterExpression: 'begins_with(pk, :p)',
+      ExpressionAttributeValues: { ':p': ticketKeys.sortedPartition(id, 'due', 'queue#s=open#p=') },
+      ConsistentRead: true,
+    });
+    expect(sorted.length).toBe(4);
+    await batchPutAll(
+      sorted.flatMap((item) =>
+        ['status#open', 'priority#high'].map((dim) => ({
+          ...item,
+          pk: ticketKeys.sortedPartition(id, 'due', dim),
+        })),
+      ),
+    );
     await batchPutAll([
       ...earlier.flatMap((dim) =>
         olds.map((sk) => ({ ...ticketKeys.posting(id, dim, sk), type: 'ticket_posting' })),
@@ -391,7 +408,7 @@ describe('tickets reindex', () => {
     expect(await answers()).toEqual(expectedAnswers);
 
     const { stdout } = await admin('tickets', 'reindex', account.slug);
-    expect(JSON.parse(stdout)).toMatchObject({ tickets: 4, stale_items_removed: 3 * olds.length });
+    expect(JSON.parse(stdout)).toMatchObject({ tickets: 4, stale_items_removed: 3 * olds.length + 8 });
     expect(await indexOf(id)).toEqual(expectedIndex);
     expect(await answers()).toEqual(expectedAnswers);
   });

@@ -156,8 +156,27 @@ describe('postings a queue lists', () => {
     expect(index.postingSources('a', dimension.queue('open', undefined, 7))).toEqual(['queue#s=open#a=7']);
   });
 
+  it("reads a status's `sort=due` order from its queue's sorted partitions, and keeps sort=queue in `waiting` only", () => {
+    expect(index.sortedSources('a', dimension.status('open'), 'due')).toEqual(
+      PRIORITIES.map((p) => `queue#s=open#p=${p}`),
+    );
+    expect(index.sortedSources('a', dimension.assignee(7), 'due')).toEqual([dimension.assignee(7)]);
+    expect(index.sortedSources('a', dimension.queue('open', undefined, 7), 'due')).toEqual([]);
+    expect(index.sortedSources('a', dimension.status('open'), 'queue')).toEqual([]);
+  });
+
   it("writes no posting of a ticket's status or priority, only of their queue", () => {
-    const posted = entityItems(index, 'a', ticket({ status: 'open', priority: 'high' })).boundedPostings;
+    const items = entityItems(index, 'a', ticket({ status: 'open', priority: 'high' }));
+    const sorted = items.sortedPostings.map((p) => String(p.pk).split('#'));
+    expect(sorted.map(([, , sort, ...dim]) => `${sort} ${dim.join('#')}`)).toEqual([
+      'due all',
+      'due queue#s=open#p=high',
+      'due waiting#any',
+      'due waiting#none',
+      'queue waiting#any',
+      'queue waiting#none',
+    ]);
+    const posted = items.boundedPostings;
     expect(posted.map((p) => String(p.pk).split('#').slice(2).join('#'))).toEqual([
       'all',
       'queue#s=open#p=high',

@@ -160,6 +160,21 @@ export function postingSources<E>(
 export const hasPostings = <E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean =>
   !dim.includes('#') || listingQueue(declaration, dim.slice(0, dim.indexOf('#'))) === undefined;
 
+/** The declaration of a queue dimension (`queue#s=open#p=high` → the status × priority queue), and its parts. */
+export function queueOf<E>(declaration: IndexDeclaration<E, unknown>, dim: string) {
+  const parts = queueParts(declaration, dim);
+  const names = parts.map((p) => p.slice(0, p.indexOf('#')));
+  const queue = declaration.dimensions.find(
+    (d): d is QueueDeclaration =>
+      isQueue(d) && d.queue.length === names.length && d.queue.every((n) => names.includes(n)),
+  );
+  return { queue, parts };
+}
+
+/** Whether a dimension is a queue that lists its parts (QueueDeclaration.listsParts): it keeps their sorted postings. */
+export const listsItsParts = <E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean =>
+  isQueueDimension(dim) && queueOf(declaration, dim).queue?.listsParts === true;
+
 /** The queue that lists a dimension's values (QueueDeclaration.listsParts), if one does. */
 const listingQueue = <E>(declaration: IndexDeclaration<E, unknown>, name: string) =>
   declaration.dimensions.find(

@@ -1,7 +1,14 @@
 import { type IndexKeys, indexKeys, orderKeys } from '../keys.ts';
 import { ATTR, type ItemKey, packedFields } from '../store/items.ts';
 import type { IndexDeclaration, SearchTerms, StatsFamily } from './declaration.ts';
-import { dimensionsOf, hasBlocks, hasPostings, isQueueDimension, postingSources } from './dimensions.ts';
+import {
+  dimensionsOf,
+  hasBlocks,
+  hasPostings,
+  isQueueDimension,
+  listsItsParts,
+  postingSources,
+} from './dimensions.ts';
 import { keyedTerm } from './keyed.ts';
 import { packOrderKey } from './order-key.ts';
 import {
@@ -25,10 +32,16 @@ export interface Index<E, F = unknown> {
   /** The partitions a dimension's postings are read from: its own, or a queue's that lists it (dimensions.ts). */
   postingSources(accountId: string, dim: string): string[];
   /**
-   * Whether a dimension keeps sorted postings (IndexDeclaration.sorts): `all` and the bounded ones, not queues;
-   * with a sort, of that sort (IndexDeclaration.sortedIn).
+   * Whether a dimension keeps sorted postings (IndexDeclaration.sorts): `all` and the bounded ones that keep
+   * postings, and the queues that list their parts (those parts' are theirs, merged: sortedSources), no other
+   * queue; with a sort, of that sort (IndexDeclaration.sortedIn).
    */
   isSortedDimension(dim: string, sort?: string): boolean;
+  /**
+   * The sorted partitions a dimension's order is read from: its own, or those of the queue that lists it (one for
+   * each value of its other parts, as postingSources); none when it keeps no order of that sort.
+   */
+  sortedSources(accountId: string, dim: string, sort: string): string[];
   /** Its search terms as written (the entity item's `t`); keys name each by keyedTerm. */
   termsOf(entity: E): SearchTerms;
   /** The stats cell an attribute is kept in (stats-cells.ts, statsCellOf). */
@@ -52,10 +65,13 @@ export function defineIndex<E, F>(declaration: IndexDeclaration<E, F>): Index<E,
     isStatsDimension: (dim) => isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim),
     postingSources: (accountId, dim) =>
       postingSources(declaration as IndexDeclaration<E, unknown>, accountId, dim),
-    isSortedDimension: (dim, sort) =>
-      !isQueueDimension(dim) &&
-      isStatsDimension(declaration as IndexDeclaration<E, unknown>, dim) &&
-      sortKeptIn(declaration.sortedIn?.[sort ?? ''], dim),
+    isSortedDimension: (dim, sort) => isSorted(declaration as IndexDeclaration<E, unknown>, dim, sort),
+    sortedSources: (accountId, dim, sort) => {
+      const d = declaration as IndexDeclaration<E, unknown>;
+      if (isSorted(d, dim, sort)) return [dim];
+      const sources = postingSources(d, accountId, dim);
+      return sources.length > 1 && sources.every((s) => isSorted(d, s, sort)) ? sources : [];
+    },
     termsOf: (entity) => declaration.search?.(entity) ?? { prefixes: [] },
     statsCellOf: (attribute) => statsCellOf(declaration as IndexDeclaration<E, unknown>, attribute),
     statsFamilies: statsFamilies(declaration as IndexDeclaration<E, unknown>),
@@ -151,6 +167,14 @@ export function entityItems<E>(
       .filter(hasBlocks)
       .map((d) => ({ key: keys.block(accountId, d, number), packed: packOrderKey(orderKey) })),
   };
+}
+
+function isSorted<E>(declaration: IndexDeclaration<E, unknown>, dim: string, sort?: string): boolean {
+  return (
+    isStatsDimension(declaration, dim) &&
+    sortKeptIn(declaration.sortedIn?.[sort ?? ''], dim) &&
+    (isQueueDimension(dim) ? listsItsParts(declaration, dim) : hasPostings(declaration, dim))
+  );
 }
 
 /** Whether a sort kept in `only` (IndexDeclaration.sortedIn; undefined: everywhere) is kept in dimension `dim`. */

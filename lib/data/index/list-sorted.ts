@@ -6,6 +6,7 @@ import { dimensionName } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
 import type { Index } from './items.ts';
 import type { PageQuery } from './list.ts';
+import { confirmedPage, type ListOrder, newestOnce } from './merged-reads.ts';
 import { unpackOrderKey } from './order-key.ts';
 import { queryPostings } from './order-key-reads.ts';
 import { getByOrderKeys } from './reads.ts';
@@ -41,21 +42,17 @@ export async function findSortedPage<E, F>(
   if (!sortValue) throw new Error(`${index.declaration.entity}: no sort ${sort}`);
   const { words, offset, limit } = q;
   const single = dims[0];
-  if (
-    words.length === 0 &&
-    ((dims.length === 0 && ix.isSortedDimension(ALL, sort)) ||
-      (dims.length === 1 && single && ix.isSortedDimension(single, sort)))
-  ) {
+  const sources = dims.length <= 1 ? ix.sortedSources(accountId, single ?? ALL, sort) : [];
+  if (words.length === 0 && sources.length > 0) {
     const dim = single ?? ALL;
-    if (offset + limit > budget) throw new ReadBudgetExceeded('page');
-    const [counts, keys] = await Promise.all([
-      getDimensionCounts(ix, accountId, [dim]),
-      querySorted(ix, accountId, sort, dim, offset + limit),
-    ]);
-    return {
-      total: counts[dim] ?? 0,
-      entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)),
-    };
+    // Each of a merged dimension's sources may hold the whole page (queryPostings).
+    if ((offset + limit) * sources.length > budget) throw new ReadBudgetExceeded('page');
+    const read = () => querySorted(ix, accountId, sort, dim, offset + limit);
+    const [counts, keys] = await Promise.all([getDimensionCounts(ix, accountId, [dim]), read()]);
+    const total = counts[dim] ?? 0;
+    if (total <= offset) return { total, entities: [] };
+    const page = { keys, offset, limit, partitions: sources.length };
+    return { total, entities: await confirmedPage(ix, accountId, page, read, sortedOrder(ix)) };
   }
   // Every match, as order keys.
   let matches: string[];
@@ -65,7 +62,11 @@ export async function findSortedPage<E, F>(
     ]);
     const total = counts[single] ?? 0;
     if (total > budget) throw new ReadBudgetExceeded('page');
-    matches = await queryPostings(ix, accountId, single, total, budget, counts);
+    // Every match, so read twice where it is merged from several partitions (merged-reads.ts): a ticket moving
+    // between two of them during one read is in the other.
+    const read = (slack?: number) => queryPostings(ix, accountId, single, total, budget, { counts, slack });
+    const merged = ix.postingSources(accountId, single).length > 1;
+    matches = merged ? newestOnce([await read(), await read(total)]) : await read();
   } else {
     matches = (await intersectKeys(ix, accountId, dims, words, budget)).map(unpackOrderKey);
   }
@@ -73,16 +74,19 @@ export async function findSortedPage<E, F>(
   if (total <= offset) return { total, entities: [] };
   const wanted = index.declaration.filter(q.filter);
   const bounded = Object.entries(wanted).flatMap(([name, values]) =>
-    values.map((v) => dimensionName(name, v)).filter((d) => ix.isSortedDimension(d, sort)),
+    values.map((v) => dimensionName(name, v)).filter((d) => ix.sortedSources(accountId, d, sort).length > 0),
   );
   const counts = bounded.length > 0 ? await getDimensionCounts(ix, accountId, bounded) : {};
   const source = bounded.sort((a, b) => (counts[a] ?? 0) - (counts[b] ?? 0))[0];
   const sourceSize = source ? (counts[source] ?? 0) : Number.POSITIVE_INFINITY;
   if (source && sourceSize <= budget && sourceSize <= Math.max(total, SORTED_ENTITY_READS)) {
     const matching = new Set(matches);
-    const ordered = (await querySorted(ix, accountId, sort, source, sourceSize)).filter((k) =>
-      matching.has(k),
-    );
+    const read = () => querySorted(ix, accountId, sort, source, sourceSize);
+    const merged = ix.sortedSources(accountId, source, sort).length > 1;
+    const ordered = sortedOrder(ix)
+      .merge(merged ? [await read(), await read()] : [await read()])
+      .map(ix.keys.orderKeyOfSorted)
+      .filter((k) => matching.has(k));
     return { total, entities: await getByOrderKeys(ix, accountId, ordered.slice(offset, offset + limit)) };
   }
   if (total > SORTED_ENTITY_READS) throw new ReadBudgetExceeded('filters');
@@ -94,8 +98,41 @@ export async function findSortedPage<E, F>(
   return { total, entities: keyed.slice(offset, offset + limit).map((k) => k.e) };
 }
 
-/** The order keys of a sorted partition, ascending (its sort value, then newest first), at most `limit`. */
+/**
+ * The sort keys of a dimension's sorted partitions (Index.sortedSources: its own, or its queue's, merged),
+ * ascending (its sort value, then newest first), each entity once, at most `limit` (from each).
+ */
 async function querySorted<E>(
+  ix: Index<E>,
+  accountId: string,
+  sort: string,
+  dim: string,
+  limit: number,
+): Promise<string[]> {
+  const sources = ix.sortedSources(accountId, dim, sort);
+  const lists = await Promise.all(sources.map((source) => sortedKeys(ix, accountId, sort, source, limit)));
+  return sortedOrder(ix).merge(lists).slice(0, limit);
+}
+
+/**
+ * Sort keys ascending, each entity once (merged-reads.ts): a ticket whose due time moved while its partitions were
+ * read may be in two places; the first is kept.
+ */
+const sortedOrder = <E>(ix: Index<E>): ListOrder => ({
+  merge: (reads) => {
+    const seen = new Set<string>();
+    return [...new Set(reads.flat())].sort().filter((sk) => {
+      const key = ix.keys.orderKeyOfSorted(sk);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  },
+  orderKeyOf: (sk) => ix.keys.orderKeyOfSorted(sk),
+});
+
+/** The sort keys of one sorted partition, ascending, at most `limit`. */
+async function sortedKeys<E>(
   ix: Index<E>,
   accountId: string,
   sort: string,
@@ -128,7 +165,7 @@ async function querySorted<E>(
     }
     const keys = items
       .filter((item) => !(ATTR.unconfirmed in item) || live.has(String(item.sk)))
-      .map((item) => ix.keys.orderKeyOfSorted(String(item.sk)));
+      .map((item) => String(item.sk));
     if (keys.length >= limit || items.length < want) return keys.slice(0, limit);
     // Postings of commits that never landed took places: read as many further as were dropped.
     want = limit + (items.length - keys.length);

@@ -5,8 +5,9 @@ import { filterDimensions } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
 import type { Index } from './items.ts';
 import { findSortedPage } from './list-sorted.ts';
+import { confirmedPage } from './merged-reads.ts';
 import { unpackOrderKey } from './order-key.ts';
-import { queryPostings } from './order-key-reads.ts';
+import { queryPostings, type SourceCaps } from './order-key-reads.ts';
 import { getByOrderKeys, newest } from './reads.ts';
 import { getDimensionCounts } from './stats-reads.ts';
 
@@ -70,17 +71,22 @@ export async function findPage<E, F>(
       const total = counts[dim] ?? 0;
       if (total <= offset) return { total, entities: [] };
       if (Math.min(total, offset + limit) > budget) throw new ReadBudgetExceeded('page');
-      const keys = await queryPostings(ix, accountId, dim, Math.min(total, offset + limit), budget, counts);
-      return { total, entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)) };
+      const read = (caps: SourceCaps) =>
+        queryPostings(ix, accountId, dim, Math.min(total, offset + limit), budget, caps);
+      const keys = await read({ counts });
+      const page = { keys, offset, limit, partitions: sources.length };
+      return {
+        total,
+        entities: await confirmedPage(ix, accountId, page, () => read({ counts, slack: limit })),
+      };
     }
-    const [counts, keys] = await Promise.all([
-      getDimensionCounts(ix, accountId, [dim]),
-      queryPostings(ix, accountId, dim, offset + limit, budget),
-    ]);
-    return {
-      total: counts[dim] ?? 0,
-      entities: await getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)),
-    };
+    const read = () => queryPostings(ix, accountId, dim, offset + limit, budget);
+    const [counts, keys] = await Promise.all([getDimensionCounts(ix, accountId, [dim]), read()]);
+    const total = counts[dim] ?? 0;
+    // A page past the end, as its counter says, is not read again (merged-reads.ts).
+    if (total <= offset) return { total, entities: [] };
+    const page = { keys, offset, limit, partitions: sources.length };
+    return { total, entities: await confirmedPage(ix, accountId, page, read) };
   }
   // Several dimensions, or search (how: intersection.ts, intersectKeys).
   const keys = await intersectKeys(ix, accountId, dims, words, listReadBudget());

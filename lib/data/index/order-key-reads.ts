@@ -4,6 +4,7 @@ import { ReadBudgetExceeded } from '../store/errors.ts';
 import { ATTR, entityOf } from '../store/items.ts';
 import type { Index } from './items.ts';
 import { keyedTerm } from './keyed.ts';
+import { newestOnce } from './merged-reads.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
 
 /**
@@ -12,11 +13,21 @@ import { packOrderKey, unpackOrderKey } from './order-key.ts';
  * commit) count only once their entity is read and holds them.
  */
 
+/** Where a merged read may stop short in each source: the sources' counts, and how many more to read past them. */
+export interface SourceCaps {
+  counts: Record<string, number>;
+  /** Keys read past a source's count (a second read: tickets may have entered it since it was counted). */
+  slack?: number;
+}
+
 /**
  * Order keys of a dimension, newest first. With `limit`, one page of at most that many (a deep page reads
  * its skipped keys too, but only these small key items), never more than `budget` of them; without, all.
- * A dimension a queue lists (dimensions.ts, postingSources) is its sources' newest merged: each may hold the whole
- * page, so each reads it (or all it holds, where `counts` names it), every source's keys within the one budget.
+ * A dimension a queue lists (dimensions.ts, postingSources) is its sources' newest merged, each key once: each
+ * source may hold the whole page, so each reads it (or all it holds, where `caps` counts it), every source's keys
+ * within the one budget. The sources are read at slightly different moments: a ticket moving between two of them
+ * meanwhile may be in both reads (listed once) or in neither, so a caller that must not miss it reads again
+ * (merged-reads.ts, confirmedPage).
  */
 export async function queryPostings<E>(
   index: Index<E>,
@@ -24,16 +35,19 @@ export async function queryPostings<E>(
   dim: string,
   limit?: number,
   budget = Number.POSITIVE_INFINITY,
-  counts: Record<string, number> = {},
+  caps?: SourceCaps,
 ): Promise<string[]> {
   const sources = index.postingSources(accountId, dim);
   if (sources.length > 1) {
-    const wants = sources.map((s) => (limit === undefined ? undefined : Math.min(limit, counts[s] ?? limit)));
-    if (wants.reduce((n: number, w) => n + (w ?? 0), 0) > budget) throw new ReadBudgetExceeded('page');
-    const lists = await Promise.all(
-      sources.map((s, i) => (wants[i] === 0 ? [] : queryPostings(index, accountId, s, wants[i], budget))),
+    const wants = sources.map((s) =>
+      limit === undefined ? undefined : Math.min(limit, (caps?.counts[s] ?? limit) + (caps?.slack ?? 0)),
     );
-    return lists.flat().sort().reverse().slice(0, limit);
+    if (!caps?.slack && wants.reduce((n: number, w) => n + (w ?? 0), 0) > budget)
+      throw new ReadBudgetExceeded('page');
+    const lists = await Promise.all(
+      sources.map((s, i) => (wants[i] === 0 ? [] : queryPostings(index, accountId, s, wants[i]))),
+    );
+    return newestOnce(lists, limit);
   }
   for (let want = limit; ; ) {
     if (want !== undefined && want > budget) throw new ReadBudgetExceeded('page');

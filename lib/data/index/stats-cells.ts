@@ -1,12 +1,5 @@
-import {
-  ALL,
-  type IndexDeclaration,
-  isQueue,
-  type QueueDeclaration,
-  type StatsFamily,
-  singleOf,
-} from './declaration.ts';
-import { isQueueDimension, queueParts } from './dimensions.ts';
+import { ALL, type IndexDeclaration, isQueue, type StatsFamily, singleOf } from './declaration.ts';
+import { isQueueDimension, queueOf } from './dimensions.ts';
 
 /**
  * The stats cells of an entity's index (docs/data-model.md, "Counters"), as its declaration gives them: the
@@ -33,7 +26,7 @@ export function statsCellOf<E>(declaration: IndexDeclaration<E, unknown>, attrib
   }
   if (counted.dim === ALL) return { family: COUNTS, value: '' };
   if (isQueueDimension(counted.dim)) {
-    const { queue, parts } = countedQueue(declaration, counted.dim);
+    const { queue, parts } = queueOf(declaration, counted.dim);
     const by = queue?.countedIn?.by;
     if (!queue?.countedIn) throw new Error(`${declaration.entity}: ${counted.dim} is counted by a counter`);
     const part = by ? parts.find((p) => p.startsWith(`${by}#`)) : undefined;
@@ -65,24 +58,13 @@ export function statsFamilies<E>(declaration: IndexDeclaration<E, unknown>): Sta
   return [...byName.values()];
 }
 
-/** A queue dimension's declaration (by its parts' names) and its parts, as keys name them. */
-function countedQueue<E>(declaration: IndexDeclaration<E, unknown>, dim: string) {
-  const parts = queueParts(declaration, dim);
-  const names = parts.map((p) => p.slice(0, p.indexOf('#')));
-  const queue = declaration.dimensions.find(
-    (d): d is QueueDeclaration =>
-      isQueue(d) && d.queue.length === names.length && d.queue.every((n) => names.includes(n)),
-  );
-  return { queue, parts };
-}
-
 /**
  * Dimensions counted in stats cells: `all`, the bounded dimensions' values, and the queues declared `countedIn`
  * (the others have a counter of their own).
  */
 export function isStatsDimension<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
   if (dim === ALL) return true;
-  if (isQueueDimension(dim)) return countedQueue(declaration, dim).queue?.countedIn !== undefined;
+  if (isQueueDimension(dim)) return queueOf(declaration, dim).queue?.countedIn !== undefined;
   const name = dim.slice(0, dim.indexOf('#'));
   return declaration.dimensions.some((d) => !isQueue(d) && d.bounded && d.name === name);
 }

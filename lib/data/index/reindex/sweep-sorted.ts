@@ -14,7 +14,8 @@ export async function sweepSorted<E>(run: ReindexRun<E>, dimension: DimensionPro
   const { name } = dimension;
   const sorts = Object.entries(index.declaration.sorts ?? {}).sort(([x], [y]) => x.localeCompare(y));
   for (const [sort, sortValue] of sorts) {
-    if (!index.isSortedDimension(name, sort)) continue;
+    // A dimension that keeps none of this sort (sweep.ts sweeps it only if an earlier release may have): all stale.
+    const keeps = index.isSortedDimension(name, sort);
     if (dimension.sort !== undefined && sort < dimension.sort) continue;
     if (dimension.sort !== sort) Object.assign(dimension, { sort, after: undefined });
     const pages = pagesOf(keys.sortedPartition(accountId, sort, name), () => dimension.after, {
@@ -23,11 +24,13 @@ export async function sweepSorted<E>(run: ReindexRun<E>, dimension: DimensionPro
     });
     for await (const { items } of pages) {
       const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
-      const entities = await run.entitiesAt(found.map((p) => keys.orderKeyOfSorted(p.sk)));
+      const entities = keeps
+        ? await run.entitiesAt(found.map((p) => keys.orderKeyOfSorted(p.sk)))
+        : new Map<string, E>();
       const stale = found.filter((p) => {
         const orderKey = keys.orderKeyOfSorted(p.sk);
         const entity = entities.get(orderKey);
-        if (entity === undefined || !run.holds(name, entity)) return true;
+        if (!keeps || entity === undefined || !run.holds(name, entity)) return true;
         return keys.sorted(accountId, sort, name, sortValue(entity), orderKey).sk !== p.sk;
       });
       await batchDeleteAll(stale);

@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../store/client.ts';
 import { ALL } from '../declaration.ts';
+import { isQueueDimension } from '../dimensions.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';
 import { sweepBlocks } from './sweep-blocks.ts';
 import { foldCounter, sweepPostings } from './sweep-postings.ts';
@@ -68,7 +69,9 @@ async function sweepDimension<E>(run: ReindexRun<E>, dimension: DimensionProgres
     await run.save();
   }
 
-  // Sorted postings are kept in `all` and each bounded dimension only, not queues (IndexDeclaration.sorts).
-  if (!run.index.isSortedDimension(name)) return;
+  // Sorted postings are kept in `all`, each bounded dimension that keeps postings and each queue that lists its
+  // parts (Index.isSortedDimension); a bounded dimension listed by its queue may still hold an earlier release's.
+  if (!run.index.isStatsDimension(name) || (isQueueDimension(name) && !run.index.isSortedDimension(name)))
+    return;
   await sweepSorted(run, dimension);
 }
