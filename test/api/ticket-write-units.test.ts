@@ -112,17 +112,16 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
       shapes(writes).filter((s) => /TICKET_(INDEX|SORTED)#<acc>#(due#)?(status|priority)#/.test(s));
     expect(own(created)).toEqual([]);
     expect(own(updated)).toEqual([]);
-    expect(shapes(updated).filter((s) => s.includes('TICKET_INDEX#<acc>#queue#s=')).length).toBe(4);
+    expect(shapes(updated).filter((s) => s.includes('TICKET_INDEX#<acc>#queue#s=')).length).toBe(6);
   });
 
   it('stays within its write units', () => {
     // 122 and 87 before the ticket's description and its events were stored packed (lib/data/store/packed.ts);
-    // 116 and 81 before a status and a priority kept no postings (nor sorted ones) of their own and the queues of
-    // a priority and an agent went.
-    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(106);
+    // 116 and 81 before a status and a priority kept no postings (nor sorted ones) of their own.
+    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(108);
     // 85 before the queue: an update that moves a ticket off its agent writes their freed entry (+2, the queue's
     // hand-over: docs/capacity.md, "The queue's listing").
-    expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(59);
+    expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(64);
   });
 });
 
@@ -143,6 +142,6 @@ describe("what an organization's ticket writes more (issue 41)", () => {
     console.log(
       `create with an organization: ${created.length} items, ${units(created)} WU; its organization's: ${shapes(organizationItems).join(', ')} (${units(organizationItems)} WU)`,
     );
-    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(106 + 6);
+    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(108 + 6);
   });
 });

@@ -36,8 +36,9 @@ export const AGENT = { family: 'agent', sharded: false };
 export const TEAM = { family: 'team', sharded: true, closable: true } as const;
 
 /**
- * An agent's queues (its tickets of each status): a cell per agent beside its `agent` cell (not in it: least-busy
- * reads every agent's cell, and these counts would make that several times the read units),
+ * An agent's queues (its tickets of each status, and of each status and priority): a cell per agent beside its
+ * `agent` cell (not in it: least-busy reads every agent's cell, and these ~25 counts would make that ~10× the read
+ * units),
  * sharded as the counts are: a status change of an agent's ticket moves these and not its open work, so one item
  * per agent would be met by every such change of its tickets (the contention bench's most contested item at 20
  * agents). A change of an assigned ticket writes one shard, where it wrote three sharded counters.
@@ -68,10 +69,12 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
       countedIn: AGENT,
       queueTag: 'a',
     },
-    // An agent's tickets of one status: the agent's own view and the hand-back's finder. An agent's tickets of one
-    // priority (with or without a status) are its tickets intersected with the priority's blocks (issue 40: two
-    // queues fewer, four postings less an update moving status, priority and agent).
+    // An agent's tickets of one status (its own view, the hand-back's finder), and of one status and priority (its
+    // urgent open ones). An agent's tickets of one priority whatever their status are intersected from its blocks
+    // and the priority's (issue 40: a queue fewer, 4 WU less an update moving priority and agent; at 100,000
+    // tickets such a page reads ~300 read units in 3 round trips where the queue read 19 in 2: docs/capacity.md).
     { queue: ['status', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
+    { queue: ['status', 'priority', 'assignee'], countedIn: { family: AGENT_QUEUES, by: 'assignee' } },
     // Unassigned tickets by team (`none`: without one) and all of them (`any`): a team's queue is one bounded
     // dimension, so `assignee=unassigned&team_id=…&sort=queue` reads O(per_page) of its own sorted postings
     // (IndexDeclaration.sortedIn) and its total from the counts cell. An assigned ticket writes nothing more.
