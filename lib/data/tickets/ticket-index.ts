@@ -56,8 +56,8 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
   dimensions: [
     { name: 'status', values: (t) => [t.status], bounded: true, queueTag: 's', domain: TICKET_STATUSES },
     { name: 'priority', values: (t) => [t.priority], bounded: true, queueTag: 'p', domain: PRIORITIES },
-    // Queues: two of status, priority and assignee together (the urgent open tickets, an agent's open ones), so
-    // such a page is O(per_page) and its total one item. Counted in the `counts` cell every change writes anyway
+    // Queues: two or three of status, priority and assignee together (the urgent open tickets, an agent's open
+    // ones, its urgent open ones), so such a page is O(per_page) and its total one item. Counted in the `counts` cell every change writes anyway
     // (issue 40: a counter item less a create). Status and priority keep no postings of their own: `status#open`
     // lists `queue#s=open#p=…` merged over the four priorities (issue 40: a change moving both moves one posting
     // where it moved three).
