@@ -6,7 +6,7 @@ import { dimensionName } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
 import type { Index } from './items.ts';
 import type { PageQuery } from './list.ts';
-import { confirmedPage, type ListOrder, newestOnce } from './merged-reads.ts';
+import { confirmedKeys, confirmedPage, type ListOrder, NEWEST_FIRST } from './merged-reads.ts';
 import { unpackOrderKey } from './order-key.ts';
 import { queryPostings } from './order-key-reads.ts';
 import { getByOrderKeys } from './reads.ts';
@@ -57,16 +57,18 @@ export async function findSortedPage<E, F>(
   // Every match, as order keys.
   let matches: string[];
   if (words.length === 0 && dims.length === 1 && single) {
-    const counts = await getDimensionCounts(ix, accountId, [
-      ...new Set([single, ...ix.postingSources(accountId, single)]),
-    ]);
+    const sources = ix.postingSources(accountId, single);
+    const counts = await getDimensionCounts(ix, accountId, [...new Set([single, ...sources])]);
     const total = counts[single] ?? 0;
     if (total > budget) throw new ReadBudgetExceeded('page');
-    // Every match, so read twice where it is merged from several partitions (merged-reads.ts): a ticket moving
-    // between two of them during one read is in the other.
+    // Every match, so read twice where it is merged from several partitions (merged-reads.ts).
     const read = (slack?: number) => queryPostings(ix, accountId, single, total, budget, { counts, slack });
-    const merged = ix.postingSources(accountId, single).length > 1;
-    matches = merged ? newestOnce([await read(), await read(total)]) : await read();
+    matches = await confirmedKeys(
+      sources.length,
+      () => read(),
+      NEWEST_FIRST,
+      () => read(total),
+    );
   } else {
     matches = (await intersectKeys(ix, accountId, dims, words, budget)).map(unpackOrderKey);
   }
@@ -82,9 +84,8 @@ export async function findSortedPage<E, F>(
   if (source && sourceSize <= budget && sourceSize <= Math.max(total, SORTED_ENTITY_READS)) {
     const matching = new Set(matches);
     const read = () => querySorted(ix, accountId, sort, source, sourceSize);
-    const merged = ix.sortedSources(accountId, source, sort).length > 1;
-    const ordered = sortedOrder(ix)
-      .merge(merged ? [await read(), await read()] : [await read()])
+    const partitions = ix.sortedSources(accountId, source, sort).length;
+    const ordered = (await confirmedKeys(partitions, read, sortedOrder(ix)))
       .map(ix.keys.orderKeyOfSorted)
       .filter((k) => matching.has(k));
     return { total, entities: await getByOrderKeys(ix, accountId, ordered.slice(offset, offset + limit)) };

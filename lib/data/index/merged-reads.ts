@@ -21,6 +21,26 @@ export interface ListOrder {
 /** Postings: order keys, newest first. */
 export const NEWEST_FIRST: ListOrder = { merge: (reads) => newestOnce(reads), orderKeyOf: (key) => key };
 
+/** Postings: order keys, oldest first (a finder's). */
+export const OLDEST_FIRST: ListOrder = {
+  merge: (reads) => [...new Set(reads.flat())].sort(),
+  orderKeyOf: (key) => key,
+};
+
+/**
+ * Every key a read gives where no page's entities are read beside it (a finder's page, a dimension's every key):
+ * from several partitions, read twice, one read after the other, and merged (a round trip more, only there).
+ */
+export async function confirmedKeys(
+  partitions: number,
+  read: () => Promise<string[]>,
+  order: ListOrder = NEWEST_FIRST,
+  readAgain: () => Promise<string[]> = read,
+): Promise<string[]> {
+  const first = await read();
+  return partitions > 1 ? order.merge([first, await readAgain()]) : first;
+}
+
 /**
  * The page's entities. From several partitions, they are read again beside the page's entities, all after the
  * first read ended, so a ticket that stayed in the list while moving between two of them once is in one of the two

@@ -3,6 +3,7 @@ import { orderKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
 import type { Versioned } from '../store/items.ts';
 import type { Index } from './items.ts';
+import { confirmedKeys, OLDEST_FIRST } from './merged-reads.ts';
 import { getStoredMany } from './reads.ts';
 
 /**
@@ -45,12 +46,13 @@ export async function oldestListed<E>(
   page: ListedPage,
 ): Promise<Listed<E>[]> {
   const sources = index.postingSources(accountId, dim);
-  // Each key once, and from several sources read twice, one read after the other (merged-reads.ts: a ticket moving
-  // between two of them during one read is in the other; a finder's one more round trip).
-  const once = (reads: string[][]) => [...new Set(reads.flat())].sort().slice(0, page.limit);
-  const read = () => Promise.all(sources.map((source) => oldestKeys(index, accountId, source, page)));
-  const first = await read();
-  const keys = once(sources.length > 1 ? [...first, ...(await read())] : first);
+  // Each key once, and from several sources read twice (merged-reads.ts: a ticket moving between two of them during
+  // one read is in the other).
+  const read = async () =>
+    OLDEST_FIRST.merge(
+      await Promise.all(sources.map((source) => oldestKeys(index, accountId, source, page))),
+    );
+  const keys = (await confirmedKeys(sources.length, read, OLDEST_FIRST)).slice(0, page.limit);
   const stored =
     page.read === false
       ? []
