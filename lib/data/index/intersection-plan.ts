@@ -18,20 +18,22 @@ export interface IntersectionPlan {
 
 /**
  * The cheapest exact plan, from the counters: the search words drive (their candidates are given), or else the
- * smallest dimension; each other dimension is read whole when its blocks cost no more read units than asking
+ * smallest dimension; each other dimension is read whole when its blocks (its postings, for one that keeps no
+ * blocks) cost no more read units than asking
  * for every candidate's posting by key (a unit each, in each of the partitions its postings are kept in:
  * `sources`, 1 unless a queue lists it), which is the case unless the candidates are few against it.
  */
 export function planIntersection(
-  dims: { dim: string; size: number; sources?: number }[],
+  dims: { dim: string; size: number; sources?: number; blocks?: boolean }[],
   accountSize: number,
   wordCandidates: number | undefined,
 ): IntersectionPlan {
   const bySize = [...dims].sort((a, b) => a.size - b.size);
   const driver = wordCandidates === undefined ? bySize.shift() : undefined;
   const candidates = driver ? driver.size : (wordCandidates ?? 0);
-  const readWhole = (d: { size: number; sources?: number }) =>
-    blockReadUnits(d.size, accountSize) <= candidates * (d.sources ?? 1);
+  const readWhole = (d: { size: number; sources?: number; blocks?: boolean }) =>
+    (d.blocks === false ? postingReadUnits(d.size) : blockReadUnits(d.size, accountSize)) <=
+    candidates * (d.sources ?? 1);
   return {
     driver: driver?.dim,
     whole: bySize.filter(readWhole).map((d) => d.dim),
@@ -91,6 +93,9 @@ function blockReadUnits(listed: number, accountSize: number): number {
   const blocks = Math.min(listed, Math.ceil(accountSize / NUMBERS_PER_BLOCK) + 1);
   return (listed * PACKED_KEY_BYTES + blocks * BLOCK_OVERHEAD_BYTES) / READ_UNIT_BYTES;
 }
+/** Read units of a dimension's postings read whole (one that keeps no blocks): about 170 bytes a posting. */
+const postingReadUnits = (listed: number) => (listed * POSTING_BYTES) / READ_UNIT_BYTES;
+const POSTING_BYTES = 170;
 const PACKED_KEY_BYTES = 16;
 const BLOCK_OVERHEAD_BYTES = 100;
 const READ_UNIT_BYTES = 4096;

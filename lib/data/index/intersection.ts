@@ -1,9 +1,9 @@
 import { ALL, type IndexDeclaration } from './declaration.ts';
-import { queueParts } from './dimensions.ts';
+import { hasBlocks, queueParts } from './dimensions.ts';
 import { planIntersection, planWithinBudget } from './intersection-plan.ts';
 import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
-import { postingsAmong, queryBlocks, queryTerm } from './order-key-reads.ts';
+import { postingsAmong, queryBlocks, queryPostings, queryTerm } from './order-key-reads.ts';
 import { getDimensionCounts } from './stats-reads.ts';
 
 /**
@@ -12,7 +12,8 @@ import { getDimensionCounts } from './stats-reads.ts';
  * dimension) gives the candidates; a larger dimension's blocks are read whole (beside the driver) when that costs
  * less than asking for each candidate's posting by key, which it does unless the candidates are few against it.
  * Keys are intersected packed (as the blocks hold them), reading at most `budget` keys (list.ts, listReadBudget).
- * A queue keeps no blocks (dimensions.ts, hasBlocks): its parts are intersected instead.
+ * A queue keeps no blocks (dimensions.ts, hasBlocks): its parts are intersected instead; an unbounded value keeps
+ * none either: its postings are read instead (wholeKeys).
  */
 export async function intersectKeys<E>(
   ix: Index<E>,
@@ -31,7 +32,12 @@ export async function intersectKeys<E>(
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return [];
   const wordCandidates = words.length > 0 ? Math.min(...termSets.map((t) => t.size)) : undefined;
-  const sizes = dims.map((d) => ({ dim: d, size: size(d), sources: ix.postingSources(accountId, d).length }));
+  const sizes = dims.map((d) => ({
+    dim: d,
+    size: size(d),
+    sources: ix.postingSources(accountId, d).length,
+    blocks: hasBlocks(declaration, d),
+  }));
   // The words' keys are read: what is left of the budget bounds the dimensions' keys, before any is read.
   const wordKeysRead = termSets.reduce((n, t) => n + t.size, 0);
   const plan = planWithinBudget(
@@ -43,7 +49,7 @@ export async function intersectKeys<E>(
   const wholeSets = new Map(
     await Promise.all(
       [...(plan.driver ? [plan.driver] : []), ...plan.whole].map(
-        async (d) => [d, await queryBlocks(ix, accountId, d)] as const,
+        async (d) => [d, await wholeKeys(ix, accountId, d)] as const,
       ),
     ),
   );
@@ -77,10 +83,20 @@ async function wordKeys<E>(
     searchRelated?.(accountId, word, share) ?? [],
   ]);
   const keys = packedSet(terms);
-  for (const set of await Promise.all(related.map((d) => queryBlocks(index, accountId, d)))) {
+  for (const set of await Promise.all(related.map((d) => wholeKeys(index, accountId, d)))) {
     for (const k of set) keys.add(k);
   }
   return keys;
+}
+
+/**
+ * Every packed key a dimension lists: from its blocks, or, for one that keeps none (an unbounded value:
+ * dimensions.ts, hasBlocks), from its postings read whole.
+ */
+async function wholeKeys<E>(index: Index<E>, accountId: string, dim: string): Promise<Set<string>> {
+  if (hasBlocks(index.declaration as IndexDeclaration<E, unknown>, dim))
+    return queryBlocks(index, accountId, dim);
+  return packedSet(await queryPostings(index, accountId, dim));
 }
 
 function packedSet(orderKeys: Iterable<string>): Set<string> {

@@ -164,7 +164,7 @@ export function entityItems<E>(
         }));
     }),
     blocks: dims
-      .filter(hasBlocks)
+      .filter((d) => hasBlocks(declaration as IndexDeclaration<E, unknown>, d))
       .map((d) => ({ key: keys.block(accountId, d, number), packed: packOrderKey(orderKey) })),
   };
 }

@@ -1,6 +1,7 @@
 import { NUMBERS_PER_BLOCK, orderKeys } from '../../keys.ts';
 import { batchDeleteAll, batchPutAll } from '../../store/client.ts';
 import { ATTR, chunks, type ItemKey } from '../../store/items.ts';
+import type { IndexDeclaration } from '../declaration.ts';
 import { hasBlocks } from '../dimensions.ts';
 import { unpackOrderKey } from '../order-key.ts';
 import { blockItem } from '../totals.ts';
@@ -64,8 +65,9 @@ async function validKeys<E>(
   listed: Set<string> | undefined,
 ): Promise<Set<string>> {
   const valid = new Set<string>();
-  // A dimension that keeps no blocks (a queue: dimensions.ts, hasBlocks) has none that holds a key rightly.
-  if (!hasBlocks(name)) return valid;
+  // A dimension that keeps no blocks (a queue, an unbounded value: dimensions.ts, hasBlocks) has none that holds
+  // a key rightly.
+  if (!hasBlocks(run.index.declaration as IndexDeclaration<E, unknown>, name)) return valid;
   const inBlock = (p: string) =>
     run.index.keys.block(run.accountId, name, orderKeys.parts(unpackOrderKey(p)).number).sk === key.sk;
   if (listed) {
