@@ -2,6 +2,7 @@ import { forgetAccountConfig, getAccountConfig } from '#lib/accounts/config-cach
 import type { AccountConfig, Contact } from '#lib/accounts/types.ts';
 import { findContactByEmail } from '#lib/data/contacts/contacts.ts';
 import type { EventDraft } from '#lib/data/events.ts';
+import { dropPending } from '#lib/data/index/pending.ts';
 import { TeamGone } from '#lib/data/people/people.ts';
 import type { CommitAttachment } from '#lib/data/requests/idempotency.ts';
 import { ConcurrentWrite, retryOnConflict } from '#lib/data/store/errors.ts';
@@ -82,18 +83,21 @@ export async function createTicketFrom(
 
   // createdUs: taken with the number (the ticket's uuid carries it, and its events' shard in the feed follows
   // from it); kept by a retry after a lost race (its place in every list stays).
-  const [{ number, cursor, place, createdUs }, [{ contact, organization }, busy]] = await reserveTicketNumber(
-    accountId,
-    method === 'round_robin' ? candidateSetName(candidates) : undefined,
-    () =>
-      Promise.all([
-        requester,
-        method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
-      ]),
-  );
-  const taken = { number, place, createdUs, contact, organization };
+  const [{ number, cursor, place, createdUs, pending }, [{ contact, organization }, busy]] =
+    await reserveTicketNumber(
+      accountId,
+      method === 'round_robin' ? candidateSetName(candidates) : undefined,
+      () =>
+        Promise.all([
+          requester,
+          method && needsOpenWork(method, candidates) ? getOpenWork(accountId) : undefined,
+        ]),
+    );
+  const taken = { number, place, createdUs, contact, organization, pending };
   return commitCreate(accountId, input, options, { ...decided, ...taken, cursor, busy }).catch(
     async (error: unknown) => {
+      // A create that never wrote with its pending item (it failed before its commit) deletes it.
+      await dropPending(pending);
       if (!(error instanceof TeamGone)) throw error;
       // Its category's default team deleted since the create read the configuration (the category routed
       // elsewhere first): decided again on the configuration as it is now, once, with the same number.
@@ -188,6 +192,7 @@ async function commitCreate(
         moreEvents: more,
         moreItems: [...(options.moreItems?.(ticket) ?? []), ...ruleItems(accountId, ruled)],
         place: plan.place,
+        pending: plan.pending,
       });
       return ticket;
     },

@@ -107,16 +107,24 @@ async function withCapacities(account: Awaited<ReturnType<typeof createTestAccou
   }
 }
 
+/**
+ * A create's round trips (docs/data-model.md, "Create"): the rate count beside the contact read; the number, its
+ * pending item and the round-robin cursor, which wait for the count (a refused create takes none); its search terms
+ * and its unbounded values' postings, put before the commit at half their write units (lib/data/index/pending.ts);
+ * the commit.
+ */
+const CREATE = 4;
+
 describe('DynamoDB round trips per request', () => {
   it.each([undefined, 'round_robin', 'random'] as const)(
-    // 3: the rate count beside the contact read; the number (and the round-robin cursor), which wait for the
-    // count, so that a refused create takes none; the commit (docs/data-model.md, "Create").
-    'create (assignment %s) takes at most 3',
+    // CREATE: the rate count beside the contact read; the number, its pending item (and the round-robin
+    // cursor), which wait for the count, so that a refused create takes none; its marked items; the commit.
+    'create (assignment %s) takes at most 4',
     async (method) => {
       const { post } = await setUp(method);
       const { result, roundTrips, calls } = await fewestRoundTrips(post);
       expect(result.statusCode).toBe(201);
-      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(CREATE);
     },
   );
 
@@ -131,12 +139,12 @@ describe('DynamoDB round trips per request', () => {
       const { post } = await setUp(method);
       const { roundTrips, calls } = await fewestRoundTrips(post);
       expect(calls, calls.join(', ')).not.toContain('Query');
-      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(CREATE);
     },
   );
 
   it.each(['round_robin', 'random', 'least_busy'] as const)(
-    'create (%s) with a capacity reads the agent cells once, beside the contact: still at most 3',
+    'create (%s) with a capacity reads the agent cells once, beside the contact: still at most 4',
     async (method) => {
       const { account, post } = await setUp(method);
       await withCapacities(account);
@@ -147,7 +155,7 @@ describe('DynamoDB round trips per request', () => {
         calls.filter((c) => c === 'Query'),
         calls.join(', '),
       ).toHaveLength(1);
-      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+      expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(CREATE);
     },
   );
 
@@ -179,7 +187,7 @@ describe('DynamoDB round trips per request', () => {
       );
     const first = await fewestRoundTrips((attempt) => post(`rt-${attempt}`));
     expect(first.result.statusCode).toBe(201);
-    expect(first.roundTrips, first.calls.join(', ')).toBeLessThanOrEqual(3);
+    expect(first.roundTrips, first.calls.join(', ')).toBeLessThanOrEqual(CREATE);
     const replay = await countRoundTrips(() => post('rt-0'));
     expect(replay.result.headers?.['Idempotent-Replayed']).toBe('true');
     expect(replay.roundTrips, replay.calls.join(', ')).toBe(1);
@@ -188,7 +196,7 @@ describe('DynamoDB round trips per request', () => {
   /**
    * The settings are current (lib/accounts/config-cache.ts): a change of an agent moves the account's configuration
    * version, which the next create's rate count reads back, and that create alone reads the settings again (one
-   * Query, one round more); the one after it is back to 3.
+   * Query, one round more); the one after it is back to 4.
    */
   it('a create after an agent changed reads the settings once more, and only that create', async () => {
     const { account, post } = await setUp('round_robin');
@@ -206,17 +214,17 @@ describe('DynamoDB round trips per request', () => {
       after.calls.filter((c) => c === 'Query'),
       after.calls.join(', '),
     ).toHaveLength(1);
-    expect(after.roundTrips, after.calls.join(', ')).toBeLessThanOrEqual(4);
+    expect(after.roundTrips, after.calls.join(', ')).toBeLessThanOrEqual(CREATE + 1);
     const next = await fewestRoundTrips(post);
     expect(next.calls, next.calls.join(', ')).not.toContain('Query');
-    expect(next.roundTrips, next.calls.join(', ')).toBeLessThanOrEqual(3);
+    expect(next.roundTrips, next.calls.join(', ')).toBeLessThanOrEqual(CREATE);
   });
 
-  it('create with least-busy takes at most 3', async () => {
+  it('create with least-busy takes at most 4', async () => {
     const { post } = await setUp('least_busy');
     const { result, roundTrips, calls } = await fewestRoundTrips(post);
     expect(result.statusCode).toBe(201);
-    expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+    expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(CREATE);
   });
 
   /**
@@ -307,13 +315,17 @@ describe('DynamoDB round trips per request', () => {
       // No queue of these (issue 40): the agent's tickets intersected with the priority's blocks.
       ['priority + assignee', { priority: 'medium', assignee_id: 'AGENT' }, 3, 16],
       ['status + priority + assignee', { status: 'open', priority: 'medium', assignee_id: 'AGENT' }, 2, 12],
+      // A custom field's value keeps no blocks (issue 40: dimensions.ts, hasBlocks): its postings are read whole,
+      // an item each (~110 here, ~5 read units, where the candidates' postings by key would take ~54).
+      // Their postings were put before their tickets' commits, marked (lib/data/index/pending.ts): one small Query
+      // of the account's pending items follows their read.
       [
         'queue + custom field',
         { status: 'open', assignee_id: 'AGENT', 'custom_fields[plan]': 'gold' },
-        3,
-        16,
+        4,
+        16 + 110,
       ],
-      ['priority + custom field', { priority: 'medium', 'custom_fields[plan]': 'gold' }, 3, 16],
+      ['priority + custom field', { priority: 'medium', 'custom_fields[plan]': 'gold' }, 4, 16 + 110],
       ['search + filter', { search: 'invoice', assignee_id: 'AGENT' }, 3, Number.POSITIVE_INFINITY],
     ])('%s', async (_label, query: Record<string, string>, maxRoundTrips: number, maxItems: number) => {
       const q = Object.fromEntries(
@@ -326,8 +338,8 @@ describe('DynamoDB round trips per request', () => {
       expect(figures.ticketsRead, figures.calls.join(', ')).toBe(5);
       expect(figures.roundTrips, figures.calls.join(', ')).toBeLessThanOrEqual(maxRoundTrips);
       // A queue reads its page of keys (5), the page's tickets (5), the counters and the rate count: no more.
-      // Two dimensions are intersected from their packed blocks (3 items each for 110 tickets), not from
-      // their postings (an item per ticket). A counter is counted as one item here: its shards (at most
+      // Two bounded dimensions are intersected from their packed blocks (3 items each for 110 tickets), not
+      // from their postings (an item per ticket). A counter is counted as one item here: its shards (at most
       // COUNTER_SHARDS small items of one partition, one Query) are bounded apart, whatever the account's size.
       const counters = figures.calls.filter((c) => c === 'Query' || c === 'GetItem').length;
       expect(figures.countItemsRead, figures.calls.join(', ')).toBeLessThanOrEqual(counters * COUNTER_SHARDS);
@@ -458,7 +470,7 @@ describe('DynamoDB round trips per request', () => {
       return { ...setup, caller, acme, globex, post };
     }
 
-    it("create takes at most 3 whether the organization comes from the domain's claim or the contact", async () => {
+    it("create takes at most 4 whether the organization comes from the domain's claim or the contact", async () => {
       const { post, acme, globex } = await withOrganizations();
       const figures: string[] = [];
       for (const [email, org] of [
@@ -469,7 +481,7 @@ describe('DynamoDB round trips per request', () => {
         const { result, roundTrips, calls } = await fewestRoundTrips(post(email));
         expect(result.statusCode).toBe(201);
         expect(JSON.parse(result.body).ticket.organization?.id ?? null).toBe(org);
-        expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(3);
+        expect(roundTrips, calls.join(', ')).toBeLessThanOrEqual(CREATE);
         figures.push(`${email}: ${roundTrips} (${calls.join(', ')})`);
       }
       console.log(`create round trips: ${figures.join('; ')}`);

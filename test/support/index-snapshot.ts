@@ -75,11 +75,14 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
     }
     summed.set(`${pk} ${cell}`, sum);
   }
+  // A create's pending mark (lib/data/index/pending.ts) whose pending item is gone reads as no mark at all.
+  const pending = new Set((await part(keys.pendingPartition(accountId))).map((item) => String(item.sk)));
+  const committedMark = (k: string, v: unknown) => k === 'u' && typeof v === 'string' && !pending.has(v);
   const index: Record<string, unknown> = {};
   for (const { pk, sk, ...rest } of summed.values()) {
     const values = Object.fromEntries(
       Object.entries(rest)
-        .filter(([, v]) => v !== 0 && !(v instanceof Set && v.size === 0))
+        .filter(([k, v]) => v !== 0 && !(v instanceof Set && v.size === 0) && !committedMark(k, v))
         .map(([k, v]) => [k, v instanceof Set ? [...v].sort() : typeof v === 'object' ? String(v) : v]),
     );
     // A counter, block or stats cell at zero or empty is as good as absent (a rebuild deletes it).

@@ -6,6 +6,7 @@ import { ATTR, keyString } from '../store/items.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../store/transact.ts';
 import type { DirectoryPlan } from './directory.ts';
 import type { BlockEntry } from './items.ts';
+import type { Pending } from './pending.ts';
 
 /**
  * Write plans and how they fit one transaction: what a commit adds to the index (block keys as set additions,
@@ -87,6 +88,8 @@ export interface WritePlan {
   events: { accountId: string; drafts: EventDraft[]; reserved: ReservedPlaces[] } | undefined;
   /** The directory entries of the dimensions it enters (directory.ts): cut in after the additions. */
   directory?: DirectoryPlan | undefined;
+  /** New index items put before the commit, marked with a create's pending id (pending.ts). */
+  marked?: { pending: Pending; items: Record<string, unknown>[] } | undefined;
   /**
    * Index items a deletion removes that do not fit its commit (the search terms of the largest entities): marked
    * unconfirmed before it (so they count only while their entity holds them), deleted after it.

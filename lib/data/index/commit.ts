@@ -11,6 +11,7 @@ import { addToCounter, put, remove, type StatsCondition, statsActions } from './
 import type { SearchTerms } from './declaration.ts';
 import { directoryPlan } from './directory.ts';
 import { type EntityItems, entityItems, type Index } from './items.ts';
+import { type Pending, pendingDeleted } from './pending.ts';
 
 /**
  * The commits of indexed entities: a create or an update writes the entity and every index item it adds,
@@ -36,6 +37,11 @@ export interface WriteOptions {
   version?: number | undefined;
   /** The counter shard an update writes (updates written together share one: merge-plans.ts); random without. */
   shard?: number | undefined;
+  /**
+   * A create's pending item, put already (pending.ts): its terms and unbounded postings are put before its commit,
+   * marked, and the commit deletes the pending item. Once spent (a retry), they are in the commit again.
+   */
+  pending?: Pending | undefined;
 }
 
 export const eventsOf = (accountId: string, options: WriteOptions): WritePlan['events'] =>
@@ -65,7 +71,12 @@ export function planCreate<E>(
     options.statsCondition,
     options.closed,
   );
+  // New items only reads meet, put first at half their units when the create put its pending item (pending.ts).
+  const pending = options.pending?.spent === false ? options.pending : undefined;
+  const numberTerm = items.numberTerm ? [items.numberTerm] : [];
+  const early = [...items.unbounded.map((u) => u.posting), ...numberTerm, ...items.prefixTerms];
   const fixed: CommitAction[] = [
+    ...(pending ? [pendingDeleted(pending)] : []),
     {
       what: index.types.entity,
       action: {
@@ -76,7 +87,7 @@ export function planCreate<E>(
     },
     ...stats,
     ...items.boundedPostings.map((p) => put('posting', p)),
-    ...(items.numberTerm ? [put('term', items.numberTerm)] : []),
+    ...(pending ? [] : numberTerm.map((t) => put('term', t))),
     ...items.unbounded.map((u) => addToCounter(index.keys.counter(accountId, u.dim, shard), 1)),
   ];
   return {
@@ -85,9 +96,11 @@ export function planCreate<E>(
       ...items.blocks.map((block) => ({ block })),
       // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list-sorted.ts).
       ...items.sortedPostings.map((p) => ({ put: p })),
-      ...items.unbounded.map((u) => ({ put: u.posting })),
-      ...items.prefixTerms.map((p) => ({ put: p })),
+      ...(pending
+        ? []
+        : [...items.unbounded.map((u) => u.posting), ...items.prefixTerms].map((put) => ({ put }))),
     ],
+    marked: pending ? { pending, items: early } : undefined,
     // Cut in after the additions (additions.ts, cutPlan): the entries of the dimensions it enters (directory.ts).
     directory: directoryPlan(index, accountId, index.dimensionsOf(accountId, entity)),
     attached: options.attach ?? [],

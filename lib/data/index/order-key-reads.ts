@@ -1,7 +1,8 @@
 import { orderKeys, parseTermKey } from '../keys.ts';
 import { batchGetAll, queryAll, tableName } from '../store/client.ts';
 import { ReadBudgetExceeded } from '../store/errors.ts';
-import { ATTR, entityOf } from '../store/items.ts';
+import { ATTR } from '../store/items.ts';
+import { confirmed, confirmedTerms, holdsDimension, markedKey } from './confirmed.ts';
 import type { Index } from './items.ts';
 import { keyedTerm } from './keyed.ts';
 import { newestOnce } from './merged-reads.ts';
@@ -69,7 +70,7 @@ export async function queryPostings<E>(
     const keys = await confirmed(
       index,
       accountId,
-      items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item })),
+      items.map((item) => markedKey(item.sk as string, item)),
       holdsDimension(index, accountId, dim),
     );
     if (limit === undefined || want === undefined || keys.length >= limit || items.length < want) {
@@ -102,9 +103,7 @@ export async function queryBlocks<E>(index: Index<E>, accountId: string, dim: st
     for (const packed of (item[ATTR.unconfirmed] as Set<string> | undefined) ?? []) marked.push(packed);
   }
   if (marked.length > 0) {
-    const unsure = marked
-      .filter((p) => !keys.has(p))
-      .map((p) => ({ orderKey: unpackOrderKey(p), marked: true }));
+    const unsure = marked.filter((p) => !keys.has(p)).map((p) => ({ orderKey: unpackOrderKey(p), mark: 1 }));
     for (const orderKey of await confirmed(index, accountId, unsure, holdsDimension(index, accountId, dim))) {
       keys.add(packOrderKey(orderKey));
     }
@@ -129,43 +128,12 @@ export async function postingsAmong<E>(
         orderKeys.map((k) => index.keys.posting(accountId, source, k)),
         `sk, ${ATTR.unconfirmed}`,
       );
-      const keys = items.map((item) => ({ orderKey: item.sk as string, marked: ATTR.unconfirmed in item }));
+      const keys = items.map((item) => markedKey(item.sk as string, item));
       return confirmed(index, accountId, keys, holdsDimension(index, accountId, source));
     }),
   );
   return new Set(found.flat());
 }
-
-/**
- * Order keys whose entity lists them: unmarked keys do, since they were written in their entity's commit (and
- * are removed in the commit that removes them); marked keys (written before their entity's commit) are kept
- * only when their entity exists and holds that dimension or term now (one BatchGet of those entities, rare).
- */
-async function confirmed<E>(
-  index: Index<E>,
-  accountId: string,
-  keys: { orderKey: string; marked: boolean }[],
-  holds: (entityItem: Record<string, unknown>) => boolean,
-): Promise<string[]> {
-  const marked = keys.filter((k) => k.marked).map((k) => k.orderKey);
-  if (marked.length === 0) return keys.map((k) => k.orderKey);
-  const found = await batchGetAll(marked.map((k) => index.keys.item(accountId, k)));
-  const live = new Set(found.filter(holds).map((item) => item.sk as string));
-  return keys.filter((k) => !k.marked || live.has(k.orderKey)).map((k) => k.orderKey);
-}
-
-const holdsDimension =
-  <E>(index: Index<E>, accountId: string, dim: string) =>
-  (item: Record<string, unknown>) =>
-    index.dimensionsOf(accountId, entityOf<E>(item)).includes(dim);
-/**
- * Whether an entity's terms, as its texts give them now (IndexDeclaration.search), hold the term a key names
- * (keyedTerm). Items written before issue 40 keep them as written too (`t`); both agree.
- */
-const holdsTerm =
-  <E>(index: Index<E>, accountId: string, keyed: string) =>
-  (item: Record<string, unknown>) =>
-    index.termsOf(entityOf<E>(item)).prefixes.some((t) => keyedTerm(accountId, t) === keyed);
 
 /** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
 const PREFIX_RANGE_END = '\u{10FFFF}';
@@ -193,6 +161,7 @@ export async function queryTerm<E>(
       prefix: keys.prefixTermQuery(wordKey),
       matches: (term: string) => term.startsWith(wordKey),
       partitions: keys.termsPartitionsOfWord(accountId, wordKey),
+      numbered: false,
     },
   ];
   if (/^\d+$/.test(word)) {
@@ -200,15 +169,15 @@ export async function queryTerm<E>(
       prefix: keys.numberTermQuery(String(Number(word))),
       matches: () => true,
       partitions: [keys.numberTermPartition(accountId, Number(word))],
+      numbered: true,
     });
   }
-  const found = new Set<string>();
   const share = Math.max(1, Math.floor(budget / ranges.length));
   const reads = ranges.flatMap(({ partitions, ...range }) =>
     partitions.map((pk) => ({ ...range, pk, of: partitions.length })),
   );
-  await Promise.all(
-    reads.map(async ({ prefix, matches, pk, of }) => {
+  const found = await Promise.all(
+    reads.map(async ({ prefix, matches, pk, of, numbered }) => {
       const read = Number.isFinite(share) ? Math.max(1, Math.floor(share / of)) : undefined;
       const items = await queryAll(
         {
@@ -228,18 +197,12 @@ export async function queryTerm<E>(
         read,
       );
       if (read !== undefined && items.length >= read) throw new ReadBudgetExceeded('search');
-      // Marked items are prefix terms (the number term is always in the commit).
-      const byTerm = new Map<string, { orderKey: string; marked: boolean }[]>();
-      for (const item of items) {
+      return items.flatMap((item) => {
         const { term, orderKey } = parseTermKey(item.sk as string);
-        if (!matches(term)) continue;
-        byTerm.set(term, [...(byTerm.get(term) ?? []), { orderKey, marked: ATTR.unconfirmed in item }]);
-      }
-      for (const [term, termKeys] of byTerm) {
-        for (const key of await confirmed(index, accountId, termKeys, holdsTerm(index, accountId, term)))
-          found.add(key);
-      }
+        // A number's term is held by the entity of that number: its order key names it.
+        return matches(term) ? [{ term: numbered ? undefined : term, ...markedKey(orderKey, item) }] : [];
+      });
     }),
   );
-  return found;
+  return new Set(await confirmedTerms(index, accountId, found.flat()));
 }

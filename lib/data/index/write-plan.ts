@@ -11,6 +11,7 @@ import { ATTR } from '../store/items.ts';
 import { commit } from '../store/transact.ts';
 import { cutPlan, putUnconfirmed, type WritePlan } from './additions.ts';
 import { putPlainEntries, rememberDirectoryEntries } from './directory.ts';
+import { abandonMarked, putMarked } from './pending.ts';
 
 /** Writing a planned commit (commit.ts plans it): the marked additions first, the events' places, the commit. */
 
@@ -39,6 +40,7 @@ export async function writePlan(
   const cut = cutPlan(plan, { early: plan.events !== undefined && plan.events.reserved.length === 0 });
   let places: EventPlaces | undefined;
   try {
+    if (plan.marked) await putMarked(plan.marked.pending, plan.marked.items);
     await putUnconfirmed(cut.unconfirmed);
     await markRemoved(plan.removedAround ?? []);
     // The events' places are taken last, just before the commit: a change read before them is ordered after
@@ -58,6 +60,7 @@ export async function writePlan(
   } catch (error) {
     // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
     if (places) await settleEventPlaces(places.accountId, places.seqs);
+    if (plan.marked) await abandonMarked(plan.marked.pending, plan.marked.items, error);
     if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
     throw error;
   }

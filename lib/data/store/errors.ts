@@ -46,6 +46,14 @@ export function itemOnConditionFailure(error: unknown, index = 0): Record<string
   return raw ? unmarshall(raw as never) : undefined;
 }
 
+/** A transaction DynamoDB cancelled, as thrown or as the cause of what it became: it surely wrote nothing. */
+export function isTransactionCanceled(error: unknown): boolean {
+  for (let e = error; e; e = (e as { cause?: unknown }).cause) {
+    if (asDynamo(e).name === 'TransactionCanceledException') return true;
+  }
+  return false;
+}
+
 /** A transaction cancelled because a concurrent one touched the same item: safe to decide again and retry. */
 export function isTransactionConflict(error: unknown): boolean {
   return (

@@ -3,14 +3,17 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMicros, nowMillis } from '#lib/time.ts';
 import { reserveIds } from '../accounts/accounts.ts';
 import { besideReservation, giveUpReserved, type ReservedPlaces, reservePlaces } from '../events.ts';
+import { dropPending, type Pending, putPending } from '../index/pending.ts';
 import { accountKeys } from '../keys.ts';
 import { dynamo, tableName } from '../store/client.ts';
 import { table } from '../store/table.ts';
+import { tickets } from './ticket-index.ts';
 
 /**
  * Takes the next ticket number (an update of the account's sequences item), the place of its event in the feed
  * (an update of the counter of the feed's shard of a ticket created now: the reservation's `createdUs`, which the
- * ticket's uuid must carry) and, for round-robin, the next cursor of the candidate set from its own item, all
+ * ticket's uuid must carry), its pending item (lib/data/index/pending.ts) and, for round-robin, the next cursor of
+ * the candidate set from its own item, all
  * beside each other, and runs `reads` beside them (same round trip; the writes wait for the request's rate
  * decision, so a refused create takes none).
  * A number is never handed out twice; one is lost only when the create fails after taking it. When a read
@@ -31,6 +34,8 @@ export interface TicketReservation {
   cursor: number;
   /** The ticket's creation time (epoch µs): its uuid carries it, and its event's shard follows from it. */
   createdUs: number;
+  /** Its pending item (lib/data/index/pending.ts): its terms and unbounded postings go before its commit. */
+  pending: Pending;
 }
 
 /** A deal's number and its event's place, and a new contact's id and its event's place, taken together. */
@@ -125,16 +130,24 @@ export async function peekCursor(accountId: string, roundRobinSet: string): Prom
 
 async function takeTicketNumber(accountId: string, roundRobinSet?: string): Promise<TicketReservation> {
   const createdUs = nowMicros();
-  const [numbered, cursor] = await Promise.allSettled([
+  const [numbered, cursor, pending] = await Promise.allSettled([
     withPlaces(accountId, reserveIds(accountId, { ticket: 1 }), reservePlaces(accountId, createdUs, 1)),
     roundRobinSet ? takeCursor(accountId, roundRobinSet) : 0,
+    putPending(tickets.index, accountId),
   ]);
-  if (numbered.status === 'rejected') throw numbered.reason;
-  const [ids, place] = numbered.value;
-  if (cursor.status === 'rejected') {
-    // No later event waits behind a place no commit will use.
-    await giveUpReserved(accountId, [place]);
-    throw cursor.reason;
+  const failed = [numbered, cursor, pending].find((r) => r.status === 'rejected');
+  if (failed) {
+    // No later event waits behind a place no commit will use, and no reader checks a pending item no write uses.
+    if (numbered.status === 'fulfilled') await giveUpReserved(accountId, [numbered.value[1]]);
+    if (pending.status === 'fulfilled') await dropPending(pending.value);
+    throw failed.reason;
   }
-  return { number: ids.ticket as number, place, cursor: cursor.value, createdUs };
+  const [ids, place] = (numbered as PromiseFulfilledResult<[Record<string, number>, ReservedPlaces]>).value;
+  return {
+    number: ids.ticket as number,
+    place,
+    cursor: (cursor as PromiseFulfilledResult<number>).value,
+    createdUs,
+    pending: (pending as PromiseFulfilledResult<Pending>).value,
+  };
 }

@@ -4,6 +4,7 @@ import type { StatsCondition } from '../index/commit-actions.ts';
 import type { DueCursors } from '../index/due.ts';
 import type { PageQuery } from '../index/list.ts';
 import { newOrderedUuid } from '../index/order-key.ts';
+import type { Pending } from '../index/pending.ts';
 import { statsAttribute } from '../index/stats-cells.ts';
 import { blockGroupOf } from '../keys.ts';
 import { TeamGone } from '../people/people.ts';
@@ -26,13 +27,11 @@ export const newTicketUuid = (createdUs: number, number: number) => newOrderedUu
 export * from './counts.ts';
 
 /**
- * A commit that adds a ticket to a team's open work (a create into one, a team change, a resolved one reopened) is
- * refused on a deleted team's closed cell (TeamGone): only a cell the commit adds to is conditioned (statsActions),
- * so a change that leaves the ticket's open work where it was meets no condition. A team deleted after the change
- * decided never gets an open ticket: the change decides again on the configuration as it is now (a reopen: to no
- * team, reopenedIntoGoneTeam in lib/tickets/update-ticket.ts). A restore of an open ticket is such a commit too
- * (lib/data/trash/trash.ts): one whose team was deleted before it read the configuration goes to no team, one whose
- * team's deletion lands before its commit is refused and decides again (lib/trash/restore.ts).
+ * A commit that adds a ticket to a team's open work (a create into one, a team change, a reopen, a restore: lib/data/
+ * trash/trash.ts) is refused on a deleted team's closed cell (TeamGone): only a cell the commit adds to is conditioned
+ * (statsActions). A team deleted after the change decided never gets an open ticket: the change decides again on the
+ * configuration as it is now (a reopen: to no team, reopenedIntoGoneTeam in lib/tickets/update-ticket.ts; a restore:
+ * lib/trash/restore.ts).
  */
 export const teamEntered = (after: Ticket) => (after.team ? () => new TeamGone() : undefined);
 
@@ -55,7 +54,9 @@ export interface TicketWrite {
   moreEvents?: EventDraft[] | undefined;
   /** Items written in the commit beside the ticket (an e-mail's Message-ID claim). */
   moreItems?: CommitAction[] | undefined;
+  /** Taken with its number: its event's place, its pending item (lib/data/index/pending.ts). */
   place?: ReservedPlaces | undefined;
+  pending?: Pending | undefined;
 }
 
 /**
@@ -70,6 +71,7 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
     events: [write.event, ...(write.moreEvents ?? [])],
     closed: teamEntered(write.ticket),
     reserved: write.place,
+    pending: write.pending,
   });
 }
 
@@ -93,12 +95,8 @@ function busyCondition(condition: BusyCondition): StatsCondition {
 }
 
 /** The ticket a uuid names (its order key is inside it: one GetItem), or undefined. */
-export async function getTicketByUuid(
-  accountId: string,
-  uuid: string,
-): Promise<Versioned<Ticket> | undefined> {
-  return tickets.getByUuid(accountId, uuid);
-}
+export const getTicketByUuid = (accountId: string, uuid: string): Promise<Versioned<Ticket> | undefined> =>
+  tickets.getByUuid(accountId, uuid);
 
 /** The ticket with this number (its number term gives the order key: one Query, then one GetItem). */
 export const getTicketByNumber = tickets.getByNumber;
@@ -119,6 +117,8 @@ export interface TicketUpdate {
   busyCondition?: BusyCondition | undefined;
   /** Places taken for its events after the ticket was read (the due runner's: lib/tickets/due-reads.ts). */
   place?: ReservedPlaces | undefined;
+  /** The create's pending item (lib/data/index/pending.ts), put with its number. */
+  pending?: Pending | undefined;
 }
 
 /**

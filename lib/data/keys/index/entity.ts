@@ -20,6 +20,19 @@ export function indexKeys(entity: string) {
     ...directoryKeys(entity),
     ...dueKeys(entity),
     ...sortedKeys(entity),
+    ...pendingKeys(entity),
+  };
+}
+
+/**
+ * Creates under way (lib/data/index/pending.ts): one small item per create that writes its new index items before
+ * its commit, put before them and deleted by the commit (`TICKET_PENDING#<acc>` / its id).
+ */
+function pendingKeys(entity: string) {
+  const pendingPartition = (accountId: string) => `${entity}_PENDING#${accountId}`;
+  return {
+    pendingPartition,
+    pending: (accountId: string, id: string) => ({ pk: pendingPartition(accountId), sk: id }),
   };
 }
 
