@@ -20,8 +20,9 @@ export async function confirmed<E>(
   accountId: string,
   keys: MarkedKey[],
   holds: (entityItem: Record<string, unknown>) => boolean,
+  deferred?: DeferredMarks,
 ): Promise<string[]> {
-  const unsure = await unsureOf(index, accountId, keys);
+  const unsure = await unsureOf(index, accountId, keys, deferred);
   const checked = keys.filter(unsure);
   if (checked.length === 0) return keys.map((k) => k.orderKey);
   const found = await batchGetAll(checked.map((k) => index.keys.item(accountId, k.orderKey)));
@@ -47,11 +48,47 @@ async function unsureOf<E>(
   index: Index<E>,
   accountId: string,
   keys: MarkedKey[],
+  deferred?: DeferredMarks,
 ): Promise<(key: MarkedKey) => boolean> {
-  const pending = keys.some((k) => typeof k.mark === 'string')
-    ? await pendingIds(index, accountId)
-    : new Set<string>();
+  const pendingMarks = keys.filter((k) => typeof k.mark === 'string');
+  if (deferred) {
+    for (const k of pendingMarks) deferred.add(k.orderKey, k.mark as string);
+    return (k) => k.mark !== undefined && typeof k.mark !== 'string';
+  }
+  const pending = pendingMarks.length > 0 ? await pendingIds(index, accountId) : new Set<string>();
   return (k) => k.mark !== undefined && (typeof k.mark !== 'string' || pending.has(k.mark));
+}
+
+/**
+ * The pending marks a list's reads counted without reading the pending items (`deferred`): the list reads those
+ * beside its page's entities, after every key was read, and only if one of them is still there (a create under way
+ * or one that failed put an item it counted) reads again with each mark checked as it meets it. So a list costs no
+ * round trip more for marked items, and one only where such a create's items are in what it read.
+ */
+export class DeferredMarks {
+  private readonly ids = new Map<string, string[]>();
+  /** The pending items were read: a mark counted since (a read beside them) may have been put after that read. */
+  private sealed = false;
+  private late = false;
+
+  add(orderKey: string, id: string): void {
+    if (this.sealed) this.late = true;
+    this.ids.set(orderKey, [...(this.ids.get(orderKey) ?? []), id]);
+  }
+
+  /** The account's pending ids, read now (after the keys), if a read counted a pending mark. */
+  pending<E>(index: Index<E>, accountId: string): Promise<Set<string>> {
+    this.sealed = true;
+    return this.ids.size === 0 ? Promise.resolve(new Set()) : pendingIds(index, accountId);
+  }
+
+  /** Whether one of these order keys (all it counted, without) was counted by a mark still pending. */
+  touches(pending: Set<string>, orderKeys: Iterable<string> = this.ids.keys()): boolean {
+    if (this.late) return true;
+    if (pending.size === 0) return false;
+    for (const k of orderKeys) if (this.ids.get(k)?.some((id) => pending.has(id))) return true;
+    return false;
+  }
 }
 
 export const holdsDimension =
@@ -75,8 +112,9 @@ export async function confirmedTerms<E>(
   index: Index<E>,
   accountId: string,
   matched: (MarkedKey & { term: string | undefined })[],
+  deferred?: DeferredMarks,
 ): Promise<string[]> {
-  const unsure = await unsureOf(index, accountId, matched);
+  const unsure = await unsureOf(index, accountId, matched, deferred);
   const checked = matched.filter(unsure);
   const read =
     checked.length === 0 ? [] : await batchGetAll(unique(checked).map((k) => index.keys.item(accountId, k)));

@@ -1,3 +1,4 @@
+import type { DeferredMarks } from './confirmed.ts';
 import { ALL, type IndexDeclaration } from './declaration.ts';
 import { hasBlocks, queueParts } from './dimensions.ts';
 import { planIntersection, planWithinBudget } from './intersection-plan.ts';
@@ -21,13 +22,14 @@ export async function intersectKeys<E>(
   named: string[],
   words: string[],
   budget: number,
+  deferred?: DeferredMarks,
 ): Promise<string[]> {
   const declaration = ix.declaration as IndexDeclaration<E, unknown>;
   const dims = [...new Set(named.flatMap((d) => queueParts(declaration, d)))];
   const [counts, termSets] = await Promise.all([
     dims.length > 0 ? getDimensionCounts(ix, accountId, [ALL, ...dims]) : {},
     // The budget is shared evenly by the words, each refused when its own share runs out.
-    Promise.all(words.map((w) => wordKeys(ix, accountId, w, Math.floor(budget / words.length)))),
+    Promise.all(words.map((w) => wordKeys(ix, accountId, w, Math.floor(budget / words.length), deferred))),
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return [];
@@ -49,7 +51,7 @@ export async function intersectKeys<E>(
   const wholeSets = new Map(
     await Promise.all(
       [...(plan.driver ? [plan.driver] : []), ...plan.whole].map(
-        async (d) => [d, await wholeKeys(ix, accountId, d)] as const,
+        async (d) => [d, await wholeKeys(ix, accountId, d, deferred)] as const,
       ),
     ),
   );
@@ -57,7 +59,7 @@ export async function intersectKeys<E>(
   const found = await Promise.all(
     plan.byKey.map(async (d) =>
       keys.length > 0
-        ? packedSet(await postingsAmong(ix, accountId, d, keys.map(unpackOrderKey)))
+        ? packedSet(await postingsAmong(ix, accountId, d, keys.map(unpackOrderKey), deferred))
         : new Set<string>(),
     ),
   );
@@ -75,15 +77,16 @@ async function wordKeys<E>(
   accountId: string,
   word: string,
   budget: number,
+  deferred?: DeferredMarks,
 ): Promise<Set<string>> {
   const { searchRelated } = index.declaration;
   const share = searchRelated ? Math.floor(budget / 2) : budget;
   const [terms, related] = await Promise.all([
-    queryTerm(index, accountId, word, share),
+    queryTerm(index, accountId, word, share, deferred),
     searchRelated?.(accountId, word, share) ?? [],
   ]);
   const keys = packedSet(terms);
-  for (const set of await Promise.all(related.map((d) => wholeKeys(index, accountId, d)))) {
+  for (const set of await Promise.all(related.map((d) => wholeKeys(index, accountId, d, deferred)))) {
     for (const k of set) keys.add(k);
   }
   return keys;
@@ -93,10 +96,15 @@ async function wordKeys<E>(
  * Every packed key a dimension lists: from its blocks, or, for one that keeps none (an unbounded value:
  * dimensions.ts, hasBlocks), from its postings read whole.
  */
-async function wholeKeys<E>(index: Index<E>, accountId: string, dim: string): Promise<Set<string>> {
+async function wholeKeys<E>(
+  index: Index<E>,
+  accountId: string,
+  dim: string,
+  deferred?: DeferredMarks,
+): Promise<Set<string>> {
   if (hasBlocks(index.declaration as IndexDeclaration<E, unknown>, dim))
     return queryBlocks(index, accountId, dim);
-  return packedSet(await queryPostings(index, accountId, dim));
+  return packedSet(await queryPostings(index, accountId, dim, undefined, undefined, undefined, deferred));
 }
 
 function packedSet(orderKeys: Iterable<string>): Set<string> {

@@ -1,5 +1,6 @@
 import { intEnv } from '#lib/config/env.ts';
 import { ReadBudgetExceeded } from '../store/errors.ts';
+import { DeferredMarks } from './confirmed.ts';
 import { ALL } from './declaration.ts';
 import { filterDimensions } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
@@ -59,6 +60,31 @@ export async function findPage<E, F>(
     ]);
     return { total: counts[ALL] ?? 0, entities };
   }
+  // Marks of creates' items put before their commits are checked beside the page's entities (DeferredMarks); only
+  // where a create under way, or one that failed, put an item this page counted is it read again, checking each.
+  const deferred = new DeferredMarks();
+  const first = await keyedPage(ix, accountId, q, dims, deferred);
+  return first.recheck ? (await keyedPage(ix, accountId, q, dims)).page : first.page;
+}
+
+type Page<E> = { total: number; entities: E[] };
+
+/** A filtered or searched page; with `deferred`, and whether a pending mark it counted makes it read again. */
+async function keyedPage<E, F>(
+  ix: Index<E>,
+  accountId: string,
+  q: PageQuery<F>,
+  dims: string[],
+  deferred?: DeferredMarks,
+): Promise<{ page: Page<E>; recheck: boolean }> {
+  const { words, offset, limit } = q;
+  const withPending = async (entities: Promise<E[]>, total: number, keys?: string[]) => {
+    const [read, pending] = await Promise.all([entities, deferred?.pending(ix, accountId)]);
+    return {
+      page: { total, entities: read },
+      recheck: pending !== undefined && !!deferred?.touches(pending, keys),
+    };
+  };
   if (words.length === 0 && dims.length <= 1) {
     const dim = dims[0] ?? ALL;
     const budget = listReadBudget();
@@ -69,28 +95,30 @@ export async function findPage<E, F>(
       // (With the counts of the queues it is listed from, if any, each read no deeper than it holds.)
       const counts = await getDimensionCounts(ix, accountId, [...new Set([dim, ...sources])]);
       const total = counts[dim] ?? 0;
-      if (total <= offset) return { total, entities: [] };
+      if (total <= offset) return { page: { total, entities: [] }, recheck: false };
       if (Math.min(total, offset + limit) > budget) throw new ReadBudgetExceeded('page');
       const read = (caps: SourceCaps) =>
-        queryPostings(ix, accountId, dim, Math.min(total, offset + limit), budget, caps);
+        queryPostings(ix, accountId, dim, Math.min(total, offset + limit), budget, caps, deferred);
       const keys = await read({ counts });
       const page = { keys, offset, limit, partitions: sources.length };
-      return {
+      return withPending(
+        confirmedPage(ix, accountId, page, () => read({ counts, slack: limit })),
         total,
-        entities: await confirmedPage(ix, accountId, page, () => read({ counts, slack: limit })),
-      };
+      );
     }
-    const read = () => queryPostings(ix, accountId, dim, offset + limit, budget);
+    const read = () => queryPostings(ix, accountId, dim, offset + limit, budget, undefined, deferred);
     const [counts, keys] = await Promise.all([getDimensionCounts(ix, accountId, [dim]), read()]);
     const total = counts[dim] ?? 0;
     // A page past the end, as its counter says, is not read again (merged-reads.ts).
-    if (total <= offset) return { total, entities: [] };
+    if (total <= offset) return { page: { total, entities: [] }, recheck: false };
     const page = { keys, offset, limit, partitions: sources.length };
-    return { total, entities: await confirmedPage(ix, accountId, page, read) };
+    return withPending(confirmedPage(ix, accountId, page, read), total);
   }
   // Several dimensions, or search (how: intersection.ts, intersectKeys).
-  const keys = await intersectKeys(ix, accountId, dims, words, listReadBudget());
-  keys.sort().reverse();
-  const page = keys.slice(offset, offset + limit).map(unpackOrderKey);
-  return { total: keys.length, entities: await getByOrderKeys(ix, accountId, page) };
+  const keys = (await intersectKeys(ix, accountId, dims, words, listReadBudget(), deferred))
+    .sort()
+    .reverse()
+    .map(unpackOrderKey);
+  // Only the keys it lists matter: a pending mark on a key the intersection left out counted nothing.
+  return withPending(getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)), keys.length, keys);
 }

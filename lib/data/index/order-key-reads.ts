@@ -2,7 +2,7 @@ import { orderKeys, parseTermKey } from '../keys.ts';
 import { batchGetAll, queryAll, tableName } from '../store/client.ts';
 import { ReadBudgetExceeded } from '../store/errors.ts';
 import { ATTR } from '../store/items.ts';
-import { confirmed, confirmedTerms, holdsDimension, markedKey } from './confirmed.ts';
+import { confirmed, confirmedTerms, type DeferredMarks, holdsDimension, markedKey } from './confirmed.ts';
 import type { Index } from './items.ts';
 import { keyedTerm } from './keyed.ts';
 import { newestOnce } from './merged-reads.ts';
@@ -37,6 +37,7 @@ export async function queryPostings<E>(
   limit?: number,
   budget = Number.POSITIVE_INFINITY,
   caps?: SourceCaps,
+  deferred?: DeferredMarks,
 ): Promise<string[]> {
   const sources = index.postingSources(accountId, dim);
   if (sources.length > 1) {
@@ -46,7 +47,9 @@ export async function queryPostings<E>(
     if (!caps?.slack && wants.reduce((n: number, w) => n + (w ?? 0), 0) > budget)
       throw new ReadBudgetExceeded('page');
     const lists = await Promise.all(
-      sources.map((s, i) => (wants[i] === 0 ? [] : queryPostings(index, accountId, s, wants[i]))),
+      sources.map((s, i) =>
+        wants[i] === 0 ? [] : queryPostings(index, accountId, s, wants[i], undefined, undefined, deferred),
+      ),
     );
     return newestOnce(lists, limit);
   }
@@ -72,6 +75,7 @@ export async function queryPostings<E>(
       accountId,
       items.map((item) => markedKey(item.sk as string, item)),
       holdsDimension(index, accountId, dim),
+      deferred,
     );
     if (limit === undefined || want === undefined || keys.length >= limit || items.length < want) {
       return keys.slice(0, limit);
@@ -120,6 +124,7 @@ export async function postingsAmong<E>(
   accountId: string,
   dim: string,
   orderKeys: string[],
+  deferred?: DeferredMarks,
 ): Promise<Set<string>> {
   const sources = index.postingSources(accountId, dim);
   const found = await Promise.all(
@@ -129,7 +134,7 @@ export async function postingsAmong<E>(
         `sk, ${ATTR.unconfirmed}`,
       );
       const keys = items.map((item) => markedKey(item.sk as string, item));
-      return confirmed(index, accountId, keys, holdsDimension(index, accountId, source));
+      return confirmed(index, accountId, keys, holdsDimension(index, accountId, source), deferred);
     }),
   );
   return new Set(found.flat());
@@ -148,6 +153,7 @@ export async function queryTerm<E>(
   accountId: string,
   word: string,
   budget = Number.POSITIVE_INFINITY,
+  deferred?: DeferredMarks,
 ): Promise<Set<string>> {
   const { keys } = index;
   // A word matches the terms it is a prefix of, and a word's key is a prefix of exactly their keys (keyedTerm);
@@ -204,5 +210,5 @@ export async function queryTerm<E>(
       });
     }),
   );
-  return new Set(await confirmedTerms(index, accountId, found.flat()));
+  return new Set(await confirmedTerms(index, accountId, found.flat(), deferred));
 }
