@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { nowMillis } from '#lib/time.ts';
 import { batchDeleteAll, batchPutAll, dynamo, queryAll, tableName } from '../store/client.ts';
 import { isTransactionCanceled } from '../store/errors.ts';
-import { ATTR } from '../store/items.ts';
+import { ATTR, chunks } from '../store/items.ts';
 import { table } from '../store/table.ts';
 import type { CommitAction } from '../store/transact.ts';
 import type { Index } from './items.ts';
@@ -37,7 +37,10 @@ export async function putPending<E>(index: Index<E>, accountId: string): Promise
   const id = randomBytes(9).toString('base64url');
   const key = index.keys.pending(accountId, id);
   await dynamo.send(
-    new PutCommand({ TableName: tableName(), Item: { ...key, type: `${index.types.entity}_pending` } }),
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...key, type: `${index.types.entity}_pending`, at: nowMillis() },
+    }),
   );
   return { id, key, spent: false };
 }
@@ -49,20 +52,66 @@ export function pendingDeleted(pending: Pending): CommitAction {
 
 /** The account's pending ids (creates under way, and those that failed after writing marked items). */
 export async function pendingIds<E>(index: Index<E>, accountId: string): Promise<Set<string>> {
-  const items = await queryAll({
+  return new Set((await pendingItems(index, accountId)).map((item) => item.sk as string));
+}
+
+const pendingItems = <E>(index: Index<E>, accountId: string) =>
+  queryAll({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': index.keys.pendingPartition(accountId) },
-    ProjectionExpression: 'sk',
+    ProjectionExpression: 'pk, sk, #at, #expires',
+    ExpressionAttributeNames: { '#at': 'at', '#expires': table.ttlAttribute },
     ConsistentRead: true,
   });
-  return new Set(items.map((item) => item.sk as string));
+
+/**
+ * How long a create may run: one whose pending item is older than this has ended (a request's deadline is seconds,
+ * a function's timeout under a minute), and its items, if its ticket is not there, never will be listed.
+ */
+const SETTLED_MS = 15 * 60 * 1000;
+
+/**
+ * The sort keys of these items (read just before) marked with a pending id whose pending item is still there: a
+ * create under way, or one that failed. A sweep keeps them (their entity may not exist yet); readers check them.
+ */
+export async function stillPending<E>(
+  index: Index<E>,
+  accountId: string,
+  items: Record<string, unknown>[],
+): Promise<Set<string>> {
+  const marked = items.filter((item) => typeof item[ATTR.unconfirmed] === 'string');
+  if (marked.length === 0) return new Set();
+  const settledBefore = nowMillis() - SETTLED_MS;
+  const underWay = new Set(
+    (await pendingItems(index, accountId))
+      .filter((item) => !(Number(item.at) <= settledBefore))
+      .map((item) => item.sk as string),
+  );
+  return new Set(
+    marked.filter((item) => underWay.has(item[ATTR.unconfirmed] as string)).map((i) => String(i.sk)),
+  );
+}
+
+function expire(key: { pk: string; sk: string }) {
+  return dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: 'SET #expires = :expires',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#expires': table.ttlAttribute },
+      ExpressionAttributeValues: { ':expires': Math.floor(nowMillis() / 1000) + PENDING_KEPT_SECONDS },
+    }),
+  );
 }
 
 /** The marked items a create writes before its commit. */
 export async function putMarked(pending: Pending, items: Record<string, unknown>[]): Promise<void> {
   pending.spent = true;
-  await batchPutAll(items.map((item) => ({ ...item, [ATTR.unconfirmed]: pending.id })));
+  const marked = items.map((item) => ({ ...item, [ATTR.unconfirmed]: pending.id }));
+  // Batches of 25 side by side: one round trip for a heavy ticket's ~90 too.
+  await Promise.all(chunks(marked, 25).map((batch) => batchPutAll(batch)));
 }
 
 /**
@@ -78,16 +127,7 @@ export async function abandonMarked(
   if (!isTransactionCanceled(error) || items.length === 0) return;
   try {
     await batchDeleteAll(items.map((item) => ({ pk: item.pk, sk: item.sk })));
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: pending.key,
-        UpdateExpression: 'SET #expires = :expires',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#expires': table.ttlAttribute },
-        ExpressionAttributeValues: { ':expires': Math.floor(nowMillis() / 1000) + PENDING_KEPT_SECONDS },
-      }),
-    );
+    await expire(pending.key);
   } catch {
     // Left as they are: readers check them against their entity.
   }

@@ -40,7 +40,6 @@ export async function writePlan(
   const cut = cutPlan(plan, { early: plan.events !== undefined && plan.events.reserved.length === 0 });
   let places: EventPlaces | undefined;
   try {
-    if (plan.marked) await putMarked(plan.marked.pending, plan.marked.items);
     await putUnconfirmed(cut.unconfirmed);
     await markRemoved(plan.removedAround ?? []);
     // The events' places are taken last, just before the commit: a change read before them is ordered after
@@ -54,6 +53,9 @@ export async function writePlan(
     if (taken.status === 'rejected') throw taken.reason;
     places = taken.value;
     if (early.status === 'rejected') throw early.reason;
+    // A create's marked items (pending.ts), once its places are held (a create's were taken with its number: no
+    // call), so that a failure here closes them as a failed commit does.
+    if (plan.marked) await putMarked(plan.marked.pending, plan.marked.items);
     const actions = [...cut.commit, ...(places?.actions ?? [])];
     await (options.once ? commit(actions) : retryOnConflict(() => commit(actions)));
     rememberDirectoryEntries(cut.directory);

@@ -24,7 +24,13 @@ export function reserveTicketNumber<T>(
   roundRobinSet: string | undefined,
   reads: () => Promise<T>,
 ): Promise<[TicketReservation, T]> {
-  return besideReservation(accountId, takeTicketNumber(accountId, roundRobinSet), (r) => r.place, reads());
+  const taken = takeTicketNumber(accountId, roundRobinSet);
+  return besideReservation(accountId, taken, (r) => r.place, reads()).catch(async (error: unknown) => {
+    // The reads failed: no write will use the pending item (besideReservation gave up the place).
+    const reserved = await taken.catch(() => undefined);
+    if (reserved) await dropPending(reserved.pending);
+    throw error;
+  });
 }
 
 export interface TicketReservation {

@@ -26,6 +26,9 @@ import { sweepTerms } from './terms.ts';
  *    `#COUNT` deleted in the same transaction); its blocks are rewritten to the keys of entities they hold, or
  *    deleted (a block its updates emptied, or one of the earlier layout).
  * 4. terms (terms.ts): the terms partition, checked the same way.
+ * Marked items of a create that may still land (its pending item younger than a create can run: pending.ts,
+ * stillPending) are kept; those of one that ended without landing are deleted. Its pending item stays (a
+ * dimension the create alone named has no directory entry, so no sweep meets its items there: they stay checked).
  * It is a maintenance step, not a concurrent one: the account must take no writes of the entity while it runs.
  */
 export async function reindexAccount<E>(

@@ -4,6 +4,7 @@ import { ATTR } from '../../store/items.ts';
 import type { IndexDeclaration } from '../declaration.ts';
 import { hasPostings } from '../dimensions.ts';
 import { packOrderKey } from '../order-key.ts';
+import { stillPending } from '../pending.ts';
 import { pagesOf } from './pages.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';
 
@@ -24,8 +25,8 @@ export async function sweepPostings<E>(
   let listed = dimension.after === undefined && keeps ? new Set<string>() : undefined;
   const pages = pagesOf(index.keys.postingPartition(accountId, name), () => dimension.after, {
     limit: pageSize,
-    projection: 'pk, sk, #n',
-    names: { '#n': ATTR.count },
+    projection: 'pk, sk, #n, #u',
+    names: { '#n': ATTR.count, '#u': ATTR.unconfirmed },
   });
   for await (const { items, more } of pages) {
     const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
@@ -33,13 +34,20 @@ export async function sweepPostings<E>(
       dimension.counter = { ...dimension.counter, [item.sk as string]: Number(item[ATTR.count] ?? 0) };
     const postings = found.filter((k) => !index.keys.isCounterSort(k.sk));
     const entities = keeps ? await run.entitiesAt(postings.map((p) => p.sk)) : new Map<string, E>();
-    const stale = postings.filter((p) => !keeps || !run.holds(name, entities.get(p.sk)));
+    const held = (p: { sk: string }) => keeps && run.holds(name, entities.get(p.sk));
+    // A create's marked posting whose pending item is there: its commit may yet land (pending.ts).
+    const underWay = await stillPending(
+      index,
+      accountId,
+      items.filter((item) => !index.keys.isCounterSort(item.sk as string)),
+    );
+    const stale = postings.filter((p) => !held(p) && !(keeps && underWay.has(p.sk)));
     if (listed && listed.size + postings.length <= pageSize && !more) {
       for (const p of postings) if (run.holds(name, entities.get(p.sk))) listed.add(packOrderKey(p.sk));
     } else listed = undefined;
     await batchDeleteAll(stale);
     progress.removed += stale.length;
-    dimension.count += postings.length - stale.length;
+    dimension.count += postings.filter(held).length;
     dimension.after = found[found.length - 1]?.sk;
     await run.save();
   }

@@ -1,7 +1,8 @@
 import { parseTermKey } from '../../keys.ts';
 import { batchDeleteAll } from '../../store/client.ts';
-import { keyString } from '../../store/items.ts';
+import { ATTR, keyString } from '../../store/items.ts';
 import { entityItems } from '../items.ts';
+import { stillPending } from '../pending.ts';
 import { pagesOf } from './pages.ts';
 import type { ReindexRun } from './run.ts';
 
@@ -22,11 +23,14 @@ export async function sweepTerms<E>(run: ReindexRun<E>): Promise<void> {
   for (let p = cursor().partition; p < partitions.length; p++) {
     const pages = pagesOf(partitions[p] as string, () => cursor().after, {
       limit: run.pageSize,
-      projection: 'pk, sk',
+      projection: 'pk, sk, #u',
+      names: { '#u': ATTR.unconfirmed },
     });
     for await (const { items } of pages) {
       const terms = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
-      const stale = await staleTerms(run, terms);
+      // A create's marked term whose pending item is there: its commit may yet land (pending.ts).
+      const underWay = await stillPending(run.index, run.accountId, items);
+      const stale = (await staleTerms(run, terms)).filter((t) => !underWay.has(t.sk));
       await batchDeleteAll(stale);
       progress.removed += stale.length;
       progress.after = `${p}:${terms[terms.length - 1]?.sk ?? ''}`;
