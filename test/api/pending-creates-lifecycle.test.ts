@@ -138,17 +138,18 @@ describe('marked items of a landed create, then its changes', () => {
     expect((await tickets.rebuild(account.accountId)).removed).toBe(0);
     for (const q of shapes) await only(q, want);
     // Once its pending item is older than a create can run, the reindex deletes the items it meets.
-    const [pending] = await pendingItems(account.accountId);
-    expect(pending).toBeDefined();
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: { pk: pending?.pk, sk: pending?.sk },
-        UpdateExpression: 'SET #at = :at',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':at': Number(pending?.at) - 16 * 60 * 1000 },
-      }),
-    );
+    const pending = await pendingItems(account.accountId);
+    expect(pending.length).toBeGreaterThan(0);
+    for (const item of pending)
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: 'SET #at = :at',
+          ExpressionAttributeNames: { '#at': 'at' },
+          ExpressionAttributeValues: { ':at': Number(item.at) - 16 * 60 * 1000 },
+        }),
+      );
     const result = await tickets.rebuild(account.accountId);
     expect(result.removed).toBeGreaterThan(0); // the timed-out create's items
     for (const q of shapes) await only(q, want);

@@ -117,10 +117,10 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
 
   it('stays within its write units', () => {
     // 122 and 87 before the ticket's description and its events were stored packed (lib/data/store/packed.ts);
-    // 116 and 81 before a status and a priority kept no postings (nor sorted ones) of their own; 108 before an
-    // unbounded value kept no blocks and a create put its terms and such postings before its commit, marked
-    // (lib/data/index/pending.ts).
-    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(80);
+    // 116 and 81 before a status and a priority kept no postings (nor sorted ones) of their own; 108 before a
+    // requester's address kept no blocks and a create put its terms and unbounded postings before its commit,
+    // marked (lib/data/index/pending.ts).
+    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(90);
     // 85 before the queue: an update that moves a ticket off its agent writes their freed entry (+2, the queue's
     // hand-over: docs/capacity.md, "The queue's listing").
     expect(units(updated), shapes(updated).join('\n')).toBeLessThanOrEqual(64);
@@ -128,7 +128,7 @@ describe('what a ticket change writes, at the capacity bench shapes', () => {
 });
 
 describe("what an organization's ticket writes more (issue 41)", () => {
-  it("a create whose requester's domain an organization owns: its posting and counter, no more", async () => {
+  it("a create whose requester's domain an organization owns: its posting, counter and blocks, no more", async () => {
     account = await createTestAccount({
       agents: Array.from({ length: 8 }, (_, i) => ({ email: `agent${i}@units.test`, name: `Agent ${i}` })),
       auto_assignment: { enabled: true, method: 'round_robin' },
@@ -144,6 +144,6 @@ describe("what an organization's ticket writes more (issue 41)", () => {
     console.log(
       `create with an organization: ${created.length} items, ${units(created)} WU; its organization's: ${shapes(organizationItems).join(', ')} (${units(organizationItems)} WU)`,
     );
-    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(80 + 6);
+    expect(units(created), shapes(created).join('\n')).toBeLessThanOrEqual(90 + 6);
   });
 });

@@ -109,17 +109,17 @@ const QUEUE_PREFIX = 'queue#';
 
 /**
  * The dimensions that keep packed blocks beside their postings: the bounded ones' values (a status, a priority,
- * an agent), not `all`, the queues nor the values of an unbounded dimension (an e-mail address, a custom field's
- * value). A queue is read by its postings alone (its own page, its own counter); where it is intersected with
- * anything else its parts are (queueParts), whose blocks every entity of the queue is in already. An unbounded
- * value is intersected from its postings (intersection.ts, wholeKeys): most are narrow (a customer's tickets),
- * and their blocks cost every create a block item each (2 write units: 12 at the capacity bench's e-mail and 5
- * custom fields). Blocks of a queue cost every create of an assigned ticket 4 items (8 write units) and every
- * update moving its status, priority or agent up to 8 (issue 40).
+ * an agent) and those of an unbounded dimension declared `blocks` (a custom field's value, an organization); not
+ * `all`, the queues, nor a narrow unbounded value (a requester's address: intersected from its postings,
+ * intersection.ts, wholeKeys; 2 write units a create less). A queue is read by its postings alone (its own page,
+ * its own counter); where it is intersected with anything else its parts are (queueParts), whose blocks every
+ * entity of the queue is in already. Blocks of a queue cost every create of an assigned ticket 4 items (8 write
+ * units) and every update moving its status, priority or agent up to 8 (issue 40).
  */
 export function hasBlocks<E>(declaration: IndexDeclaration<E, unknown>, dim: string): boolean {
   if (dim === ALL || isQueueDimension(dim)) return false;
-  return singleOf(declaration, dim.slice(0, dim.indexOf('#')))?.bounded === true;
+  const d = singleOf(declaration, dim.slice(0, dim.indexOf('#')));
+  return d?.bounded === true || d?.blocks === true;
 }
 
 /**

@@ -90,6 +90,9 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
       values: (t) => (t.organization ? [String(t.organization.id)] : []),
       bounded: false,
       readable: true,
+      // An organization may hold many of the account's tickets: intersected from blocks (a requester's address,
+      // narrow, keeps none).
+      blocks: true,
     },
     // `sla=breached`: a clock whose breach the runner wrote and that still runs (lib/tickets/owed-breaches.ts); the
     // breach commit puts the ticket in, the reply or resolution that completes the clock takes it out.
@@ -106,6 +109,8 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
       values: (t) =>
         Object.entries(t.customFields).map(([key, value]) => customFieldValue(key, customFieldText(value))),
       bounded: false,
+      // A value such as `plan=gold` may hold a third of the tickets: intersected from its blocks.
+      blocks: true,
     },
   ],
   // Open, pending and in-progress tickets per agent: what least-busy assignment compares, kept beside the
