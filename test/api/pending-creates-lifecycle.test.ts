@@ -15,7 +15,7 @@ import {
 } from '#test/support/pending-holds.ts';
 
 /**
- * tickets whose terms and unbounded postings were put marked (before their commit) changed right
+ * Tickets whose terms and unbounded postings were put marked (before their commit) changed right
  * after: subject, custom field, organization moved, deleted, restored, changed again; a reindex run over marked
  * items (trusted ones, and those a timed-out or cancelled create left). Every read agrees with GET.
  */

@@ -11,7 +11,7 @@ import {
 } from '#test/support/pending-holds.ts';
 
 /**
- * several creates of the same words and values held at once between their marked puts and their
+ * Several creates of the same words and values held at once between their marked puts and their
  * commit, every read shape made meanwhile; then one lands, one is cancelled (and decided again), one times out
  * unsent. Every list, total and search must agree with GET at each point, each ticket listed once.
  */

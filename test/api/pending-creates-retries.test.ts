@@ -14,7 +14,7 @@ import {
 } from '#test/support/pending-holds.ts';
 
 /**
- * creates whose pending item is spent by a first attempt (a least-busy pick lost, its rules deciding
+ * Creates whose pending item is spent by a first attempt (a least-busy pick lost, its rules deciding
  * other values on the retry), whose marked puts fail or come back partly unprocessed, whose commit lands but whose
  * answer is lost, each retried with its Idempotency-Key. Lists, totals and search must agree with GET.
  */
