@@ -13,8 +13,8 @@ import { getDimensionCounts } from './stats-reads.ts';
  * dimension) gives the candidates; a larger dimension's blocks are read whole (beside the driver) when that costs
  * less than asking for each candidate's posting by key, which it does unless the candidates are few against it.
  * Keys are intersected packed (as the blocks hold them), reading at most `budget` keys (list.ts, listReadBudget).
- * A queue keeps no blocks (dimensions.ts, hasBlocks): its parts are intersected instead; an unbounded value keeps
- * none either: its postings are read instead (wholeKeys).
+ * A queue keeps no blocks (dimensions.ts, hasBlocks): its parts are intersected instead; a narrow unbounded value
+ * (a requester's address) keeps none either: its postings are read instead (wholeKeys).
  */
 export async function intersectKeys<E>(
   ix: Index<E>,
