@@ -8,7 +8,7 @@ import { dimension } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
 import { useGateway } from '#test/support/http.ts';
-import { entityItemsOf, partitionItems } from '#test/support/index-snapshot.ts';
+import { asLanded, entityItemsOf, partitionItems, pendingMarks } from '#test/support/index-snapshot.ts';
 
 /**
  * `tickets reindex SLUG`: an index written before the queues and the blocks existed (or one that drifted) is
@@ -55,12 +55,12 @@ async function indexOf(accountId: string): Promise<Record<string, unknown>> {
     }
     summed.set(`${pk} ${cell}`, sum);
   }
-  // A create's pending mark whose pending item is gone (lib/data/index/pending.ts) reads as no mark at all.
-  const pending = new Set(
-    (await partitionItems(ticketKeys.pendingPartition(accountId))).map((i) => String(i.sk)),
-  );
+  // A create's pending mark whose pending item is gone (lib/data/index/pending.ts) reads as no mark at all, and a
+  // block key it added before its commit (`p`) as one added in it (`k`).
+  const pending = pendingMarks(await partitionItems(ticketKeys.pendingPartition(accountId)));
   const committedMark = (k: string, v: unknown) => k === 'u' && typeof v === 'string' && !pending.has(v);
   const index: Record<string, unknown> = {};
+  for (const item of summed.values()) asLanded(item, pending);
   for (const { pk, sk, ...rest } of summed.values()) {
     const values = Object.fromEntries(
       Object.entries(rest)

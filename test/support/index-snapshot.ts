@@ -1,5 +1,6 @@
 import { contacts } from '#lib/data/contacts/contact-index.ts';
 import { deals } from '#lib/data/deals/deal-index.ts';
+import { blockKeyMark } from '#lib/data/index/pending.ts';
 import { type IndexKeys, indexKeys, trashKeys } from '#lib/data/keys.ts';
 import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
@@ -76,9 +77,10 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
     summed.set(`${pk} ${cell}`, sum);
   }
   // A create's pending mark (lib/data/index/pending.ts) whose pending item is gone reads as no mark at all.
-  const pending = new Set((await part(keys.pendingPartition(accountId))).map((item) => String(item.sk)));
+  const pending = pendingMarks(await part(keys.pendingPartition(accountId)));
   const committedMark = (k: string, v: unknown) => k === 'u' && typeof v === 'string' && !pending.has(v);
   const index: Record<string, unknown> = {};
+  for (const item of summed.values()) asLanded(item, pending);
   for (const { pk, sk, ...rest } of summed.values()) {
     const values = Object.fromEntries(
       Object.entries(rest)
@@ -94,6 +96,22 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
     if (!empty) index[`${pk} ${sk}`] = values;
   }
   return index;
+}
+
+/** The marks of an account's pending items (pending.ts, pendingIds): their ids, and their creation times. */
+export const pendingMarks = (items: Record<string, unknown>[]) =>
+  new Set(items.flatMap((i) => [String(i.sk), ...(i.c === undefined ? [] : [`@${i.c}`])]));
+
+/**
+ * A block's keys a create added before its commit (`p`) whose pending item is gone, moved to `k`: as readers
+ * count them, and as the reindex leaves them (sweep-blocks.ts).
+ */
+export function asLanded(item: Record<string, unknown>, pending: Set<string>): void {
+  const p = item.p instanceof Set ? [...(item.p as Set<string>)] : [];
+  const landed = p.filter((key) => !pending.has(blockKeyMark(key)));
+  if (landed.length === 0) return;
+  item.k = new Set([...((item.k as Set<string> | undefined) ?? []), ...landed]);
+  item.p = new Set(p.filter((key) => !landed.includes(key)));
 }
 
 /** The account's trash items, as stored (one Query of its trash partition). */

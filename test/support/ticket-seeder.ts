@@ -4,7 +4,7 @@ import { reserveIds } from '#lib/data/accounts/accounts.ts';
 import { findContactsByEmail } from '#lib/data/contacts/contacts.ts';
 import { type CutPlan, cutPlan } from '#lib/data/index/additions.ts';
 import { rememberDirectoryEntries } from '#lib/data/index/directory.ts';
-import type { Pending } from '#lib/data/index/pending.ts';
+import type { Pending, PendingWrites } from '#lib/data/index/pending.ts';
 import { ticketKeys } from '#lib/data/keys.ts';
 import { batchPutAll } from '#lib/data/store/client.ts';
 import { ATTR, chunks, keyString } from '#lib/data/store/items.ts';
@@ -113,7 +113,7 @@ export async function seedTickets(
       directory: { all, fresh: all.filter((e) => !directory.has(keyString(e))) },
     });
     for (const entry of cut.directory) directory.add(keyString(entry));
-    items.addCut(cut, plan.marked?.items ?? []);
+    items.addCut(cut, plan.marked);
     return ticket;
   });
   if (options.entitiesOnly) {
@@ -159,9 +159,10 @@ async function roundRobinCursors(
 
 /**
  * Planned as a create plans it, with a pending item (lib/data/index/pending.ts): its terms and unbounded postings
- * are put as they read once its commit deleted that item, which the seeder's items then leave out.
+ * are put, and its block keys added to `p`, as they read once its commit deleted that item, which the seeder's items
+ * then leave out.
  */
-const SEEDED: Pending = { id: 'seeded', key: { pk: 'SEEDED', sk: 'SEEDED' }, spent: false };
+const SEEDED: Pending = { id: 'seeded', createdUs: 0, key: { pk: 'SEEDED', sk: 'SEEDED' }, spent: false };
 
 /** The items a series of creates leaves, each key once: puts as put, ADDs summed (numbers) or joined (sets). */
 class SummedItems {
@@ -177,8 +178,10 @@ class SummedItems {
   }
 
   /** A create's cut, and what it puts before its commit: as they read once the commit landed (no pending mark). */
-  addCut(cut: CutPlan, marked: Record<string, unknown>[]): void {
-    for (const item of marked) this.put(item);
+  addCut(cut: CutPlan, marked: PendingWrites | undefined): void {
+    for (const item of marked?.items ?? []) this.put(item);
+    for (const block of marked?.blocks ?? [])
+      this.add(block.key, ATTR.pendingBlockKeys, new Set([block.packed]));
     for (const item of cut.unconfirmed.items) this.put(item);
     for (const block of cut.unconfirmed.blocks)
       this.add(block.key, ATTR.unconfirmed, new Set([block.packed]));

@@ -62,7 +62,8 @@ export async function deleteEmptyDimension(
         new DeleteCommand({
           TableName: tableName(),
           Key: { pk: block.pk, sk: block.sk },
-          ConditionExpression: 'attribute_not_exists(k) AND attribute_not_exists(u)',
+          ConditionExpression:
+            'attribute_not_exists(k) AND attribute_not_exists(u) AND attribute_not_exists(p)',
         }),
       );
       removed++;

@@ -6,7 +6,7 @@ import { ATTR, keyString } from '../store/items.ts';
 import { type CommitAction, MAX_TRANSACTION_ITEMS, type TransactUpdate } from '../store/transact.ts';
 import type { DirectoryPlan } from './directory.ts';
 import type { BlockEntry } from './items.ts';
-import type { Pending } from './pending.ts';
+import type { PendingWrites } from './pending.ts';
 
 /**
  * Write plans and how they fit one transaction: what a commit adds to the index (block keys as set additions,
@@ -20,24 +20,35 @@ export interface UnconfirmedWrites {
   blocks: BlockEntry[];
 }
 
-/** Adds a packed key to its block: in the commit, or before it, marked (it counts once its entity holds it). */
-export function addToBlock(entry: BlockEntry, marked = false): TransactUpdate {
+/**
+ * Adds a packed key to its block: in the commit (`k`), or before it, marked unconfirmed (`u`: it counts once its
+ * entity holds it) or by a create with its pending item (`p`: pending.ts).
+ */
+export function addToBlock(entry: BlockEntry, set: BlockSet = 'commit'): TransactUpdate {
   return {
     TableName: tableName(),
     Key: entry.key,
     UpdateExpression: 'ADD #k :key',
-    ExpressionAttributeNames: { '#k': marked ? ATTR.unconfirmed : ATTR.blockKeys },
+    ExpressionAttributeNames: { '#k': BLOCK_SETS[set] },
     ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
   };
 }
 
-/** Takes a packed key out of its block, whether its commit or an earlier marked put wrote it. */
+/** The string sets of a block item: keys added in their commit, before it (marked 1), before a create's commit. */
+export type BlockSet = 'commit' | 'unconfirmed' | 'pending';
+const BLOCK_SETS = {
+  commit: ATTR.blockKeys,
+  unconfirmed: ATTR.unconfirmed,
+  pending: ATTR.pendingBlockKeys,
+} as const;
+
+/** Takes a packed key out of its block, whichever set its commit, or a write before it, added it to. */
 export function removeFromBlock(entry: BlockEntry): TransactUpdate {
   return {
     TableName: tableName(),
     Key: entry.key,
-    UpdateExpression: 'DELETE #k :key, #u :key',
-    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed },
+    UpdateExpression: 'DELETE #k :key, #u :key, #p :key',
+    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed, '#p': ATTR.pendingBlockKeys },
     ExpressionAttributeValues: { ':key': new Set([entry.packed]) },
   };
 }
@@ -72,7 +83,7 @@ export function splitAdditions(additions: Addition[], room: number) {
 export async function putUnconfirmed(unconfirmed: UnconfirmedWrites): Promise<void> {
   await Promise.all([
     unconfirmed.items.length > 0 ? batchPutAll(unconfirmed.items) : undefined,
-    ...unconfirmed.blocks.map((b) => dynamo.send(new UpdateCommand(addToBlock(b, true)))),
+    ...unconfirmed.blocks.map((b) => dynamo.send(new UpdateCommand(addToBlock(b, 'unconfirmed')))),
   ]);
 }
 
@@ -88,8 +99,8 @@ export interface WritePlan {
   events: { accountId: string; drafts: EventDraft[]; reserved: ReservedPlaces[] } | undefined;
   /** The directory entries of the dimensions it enters (directory.ts): cut in after the additions. */
   directory?: DirectoryPlan | undefined;
-  /** New index items put before the commit, marked with a create's pending id (pending.ts). */
-  marked?: { pending: Pending; items: Record<string, unknown>[] } | undefined;
+  /** New index items put and block keys added before the commit by a create with its pending item (pending.ts). */
+  marked?: PendingWrites | undefined;
   /**
    * Index items a deletion removes that do not fit its commit (the search terms of the largest entities): marked
    * unconfirmed before it (so they count only while their entity holds them), deleted after it.

@@ -38,8 +38,9 @@ export interface WriteOptions {
   /** The counter shard an update writes (updates written together share one: merge-plans.ts); random without. */
   shard?: number | undefined;
   /**
-   * A create's pending item, put already (pending.ts): its terms and unbounded postings are put before its commit,
-   * marked, and the commit deletes the pending item. Once spent (a retry), they are in the commit again.
+   * A create's pending item, put already (pending.ts): its terms, unbounded and sorted postings and block keys are
+   * written before its commit, and the commit deletes the pending item. Once spent (a retry), they are in the
+   * commit again.
    */
   pending?: Pending | undefined;
 }
@@ -50,9 +51,10 @@ export const eventsOf = (accountId: string, options: WriteOptions): WritePlan['e
     : undefined;
 
 /**
- * A create's commit: the entity, the stats item (with its condition), the bounded postings, the number term
- * and every unbounded counter; then the block keys, the other postings and the prefix terms as they fit; the
- * attached actions last.
+ * A create's commit: the entity, the stats item (with its condition), the bounded postings and every unbounded
+ * counter; then the block keys, the sorted and other postings, the number and prefix terms as they fit; the
+ * attached actions last. With its pending item (pending.ts) the block keys, sorted and unbounded postings and terms
+ * are written before the commit instead, and the commit deletes the pending item.
  */
 export function planCreate<E>(
   index: Index<E>,
@@ -74,7 +76,7 @@ export function planCreate<E>(
   // New items only reads meet, put first at half their units when the create put its pending item (pending.ts).
   const pending = options.pending?.spent === false ? options.pending : undefined;
   const numberTerm = items.numberTerm ? [items.numberTerm] : [];
-  const early = [...items.unbounded.map((u) => u.posting), ...numberTerm, ...items.prefixTerms];
+  const newItems = [...items.sortedPostings, ...items.unbounded.map((u) => u.posting), ...items.prefixTerms];
   const fixed: CommitAction[] = [
     ...(pending ? [pendingDeleted(pending)] : []),
     {
@@ -92,15 +94,12 @@ export function planCreate<E>(
   ];
   return {
     fixed,
-    additions: [
-      ...items.blocks.map((block) => ({ block })),
-      // Sorted postings (sort=due) as they fit; put first, marked, otherwise (readers confirm them: list-sorted.ts).
-      ...items.sortedPostings.map((p) => ({ put: p })),
-      ...(pending
-        ? []
-        : [...items.unbounded.map((u) => u.posting), ...items.prefixTerms].map((put) => ({ put }))),
-    ],
-    marked: pending ? { pending, items: early } : undefined,
+    // Without a pending item: blocks, sorted postings, postings and terms as they fit; put first, marked, otherwise
+    // (readers confirm them: confirmed.ts).
+    additions: pending
+      ? []
+      : [...items.blocks.map((block) => ({ block })), ...newItems.map((put) => ({ put }))],
+    marked: pending ? { pending, items: [...newItems, ...numberTerm], blocks: items.blocks } : undefined,
     // Cut in after the additions (additions.ts, cutPlan): the entries of the dimensions it enters (directory.ts).
     directory: directoryPlan(index, accountId, index.dimensionsOf(accountId, entity)),
     attached: options.attach ?? [],

@@ -2,7 +2,7 @@ import { batchGetAll } from '../store/client.ts';
 import { ATTR, entityOf } from '../store/items.ts';
 import type { Index } from './items.ts';
 import { keyedTerm } from './keyed.ts';
-import { pendingIds } from './pending.ts';
+import { orderKeyMark, pendingIds } from './pending.ts';
 
 /**
  * Which index items read count: an unmarked item was written in its entity's commit (and is removed in the commit
@@ -44,7 +44,7 @@ export const markedKey = (orderKey: string, item: Record<string, unknown>): Mark
  * Which marked keys need their entity read to know whether it holds them: those marked 1, and those marked with
  * the pending id of a create whose pending item is still there, read after the keys were (pending.ts).
  */
-async function unsureOf<E>(
+export async function unsureOf<E>(
   index: Index<E>,
   accountId: string,
   keys: MarkedKey[],
@@ -67,26 +67,45 @@ async function unsureOf<E>(
  */
 export class DeferredMarks {
   private readonly ids = new Map<string, string[]>();
+  /** Whether a read counted block keys a create added before its commit (`p`: marked by their creation time). */
+  private blockKeys = false;
   /** The pending items were read: a mark counted since (a read beside them) may have been put after that read. */
   private sealed = false;
   private late = false;
 
   add(orderKey: string, id: string): void {
+    const ids = this.ids.get(orderKey) ?? [];
+    if (ids.includes(id)) return;
+    // One counted before the pending items were read is known to them; one first counted after, maybe not.
     if (this.sealed) this.late = true;
-    this.ids.set(orderKey, [...(this.ids.get(orderKey) ?? []), id]);
+    this.ids.set(orderKey, [...ids, id]);
+  }
+
+  /**
+   * A read counted block keys of `p` (pending.ts): each is marked by the creation time its key carries, so none is
+   * recorded (a block read may hold thousands); `touches` looks at the keys it is given.
+   */
+  addBlockKeys(): void {
+    if (this.sealed) this.late = true;
+    this.blockKeys = true;
   }
 
   /** The account's pending ids, read now (after the keys), if a read counted a pending mark. */
   pending<E>(index: Index<E>, accountId: string): Promise<Set<string>> {
     this.sealed = true;
-    return this.ids.size === 0 ? Promise.resolve(new Set()) : pendingIds(index, accountId);
+    return this.ids.size === 0 && !this.blockKeys ? Promise.resolve(new Set()) : pendingIds(index, accountId);
   }
 
   /** Whether one of these order keys (all it counted, without) was counted by a mark still pending. */
-  touches(pending: Set<string>, orderKeys: Iterable<string> = this.ids.keys()): boolean {
+  touches(pending: Set<string>, orderKeys?: Iterable<string>): boolean {
     if (this.late) return true;
     if (pending.size === 0) return false;
-    for (const k of orderKeys) if (this.ids.get(k)?.some((id) => pending.has(id))) return true;
+    // Without the keys it listed, any pending create may have added a block key it counted.
+    if (this.blockKeys && orderKeys === undefined) return true;
+    for (const k of orderKeys ?? this.ids.keys()) {
+      if (this.ids.get(k)?.some((id) => pending.has(id))) return true;
+      if (this.blockKeys && pending.has(orderKeyMark(k))) return true;
+    }
     return false;
   }
 }

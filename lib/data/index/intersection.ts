@@ -103,7 +103,7 @@ async function wholeKeys<E>(
   deferred?: DeferredMarks,
 ): Promise<Set<string>> {
   if (hasBlocks(index.declaration as IndexDeclaration<E, unknown>, dim))
-    return queryBlocks(index, accountId, dim);
+    return queryBlocks(index, accountId, dim, deferred);
   return packedSet(await queryPostings(index, accountId, dim, undefined, undefined, undefined, deferred));
 }
 

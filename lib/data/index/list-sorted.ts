@@ -1,6 +1,7 @@
 import { queryAll, tableName } from '../store/client.ts';
 import { ReadBudgetExceeded } from '../store/errors.ts';
 import { ATTR } from '../store/items.ts';
+import { DeferredMarks, markedKey, unsureOf } from './confirmed.ts';
 import { ALL } from './declaration.ts';
 import { dimensionName } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
@@ -37,7 +38,34 @@ export async function findSortedPage<E, F>(
   sort: string,
   budget: number,
 ): Promise<{ total: number; entities: E[] }> {
+  // Marks of creates' items put before their commits are looked at beside the page's entities, as list.ts does;
+  // only where a create under way, or one that failed, put an item it counted is it read again, checking each.
+  const deferred = new DeferredMarks();
+  const first = await sortedPage(index, accountId, q, dims, sort, budget, deferred);
+  return first.recheck ? (await sortedPage(index, accountId, q, dims, sort, budget)).page : first.page;
+}
+
+type Page<E> = { total: number; entities: E[] };
+
+async function sortedPage<E, F>(
+  index: Index<E, F>,
+  accountId: string,
+  q: PageQuery<F>,
+  dims: string[],
+  sort: string,
+  budget: number,
+  deferred?: DeferredMarks,
+): Promise<{ page: Page<E>; recheck: boolean }> {
   const ix = index as Index<E>;
+  // The page's entities read beside the pending items, if it counted a create's marks (`keys`: those it counted).
+  const finish = async (total: number, entities: Promise<E[]>, keys?: string[]) => {
+    const [read, pending] = await Promise.all([entities, deferred?.pending(ix, accountId)]);
+    return {
+      page: { total, entities: read },
+      recheck: pending !== undefined && !!deferred?.touches(pending, keys),
+    };
+  };
+  const none = (total: number) => ({ page: { total, entities: [] }, recheck: false });
   const sortValue = index.declaration.sorts?.[sort];
   if (!sortValue) throw new Error(`${index.declaration.entity}: no sort ${sort}`);
   const { words, offset, limit } = q;
@@ -47,12 +75,12 @@ export async function findSortedPage<E, F>(
     const dim = single ?? ALL;
     // Each of a merged dimension's sources may hold the whole page (queryPostings).
     if ((offset + limit) * sources.length > budget) throw new ReadBudgetExceeded('page');
-    const read = () => querySorted(ix, accountId, sort, dim, offset + limit);
+    const read = () => querySorted(ix, accountId, sort, dim, offset + limit, deferred);
     const [counts, keys] = await Promise.all([getDimensionCounts(ix, accountId, [dim]), read()]);
     const total = counts[dim] ?? 0;
-    if (total <= offset) return { total, entities: [] };
+    if (total <= offset) return none(total);
     const page = { keys, offset, limit, partitions: sources.length };
-    return { total, entities: await confirmedPage(ix, accountId, page, read, sortedOrder(ix)) };
+    return finish(total, confirmedPage(ix, accountId, page, read, sortedOrder(ix)));
   }
   // Every match, as order keys.
   let matches: string[];
@@ -62,7 +90,8 @@ export async function findSortedPage<E, F>(
     const total = counts[single] ?? 0;
     if (total > budget) throw new ReadBudgetExceeded('page');
     // Every match, so read twice where it is merged from several partitions (merged-reads.ts).
-    const read = (slack?: number) => queryPostings(ix, accountId, single, total, budget, { counts, slack });
+    const read = (slack?: number) =>
+      queryPostings(ix, accountId, single, total, budget, { counts, slack }, deferred);
     matches = await confirmedKeys(
       sources.length,
       () => read(),
@@ -70,10 +99,10 @@ export async function findSortedPage<E, F>(
       () => read(total),
     );
   } else {
-    matches = (await intersectKeys(ix, accountId, dims, words, budget)).map(unpackOrderKey);
+    matches = (await intersectKeys(ix, accountId, dims, words, budget, deferred)).map(unpackOrderKey);
   }
   const total = matches.length;
-  if (total <= offset) return { total, entities: [] };
+  if (total <= offset) return none(total);
   const wanted = index.declaration.filter(q.filter);
   const bounded = Object.entries(wanted).flatMap(([name, values]) =>
     values.map((v) => dimensionName(name, v)).filter((d) => ix.sortedSources(accountId, d, sort).length > 0),
@@ -83,20 +112,23 @@ export async function findSortedPage<E, F>(
   const sourceSize = source ? (counts[source] ?? 0) : Number.POSITIVE_INFINITY;
   if (source && sourceSize <= budget && sourceSize <= Math.max(total, SORTED_ENTITY_READS)) {
     const matching = new Set(matches);
-    const read = () => querySorted(ix, accountId, sort, source, sourceSize);
+    const read = () => querySorted(ix, accountId, sort, source, sourceSize, deferred);
     const partitions = ix.sortedSources(accountId, source, sort).length;
     const ordered = (await confirmedKeys(partitions, read, sortedOrder(ix)))
       .map(ix.keys.orderKeyOfSorted)
       .filter((k) => matching.has(k));
-    return { total, entities: await getByOrderKeys(ix, accountId, ordered.slice(offset, offset + limit)) };
+    return finish(total, getByOrderKeys(ix, accountId, ordered.slice(offset, offset + limit)), matches);
   }
   if (total > SORTED_ENTITY_READS) throw new ReadBudgetExceeded('filters');
-  const entities = await getByOrderKeys(ix, accountId, matches);
-  const keyed = entities.map((e) => ({ e, value: sortValue(e), key: ix.orderKeyOf(e) }));
-  keyed.sort((a, b) =>
-    a.value < b.value ? -1 : a.value > b.value ? 1 : a.key < b.key ? 1 : a.key > b.key ? -1 : 0,
-  );
-  return { total, entities: keyed.slice(offset, offset + limit).map((k) => k.e) };
+  const ordered = async () => {
+    const entities = await getByOrderKeys(ix, accountId, matches);
+    const keyed = entities.map((e) => ({ e, value: sortValue(e), key: ix.orderKeyOf(e) }));
+    keyed.sort((a, b) =>
+      a.value < b.value ? -1 : a.value > b.value ? 1 : a.key < b.key ? 1 : a.key > b.key ? -1 : 0,
+    );
+    return keyed.slice(offset, offset + limit).map((k) => k.e);
+  };
+  return finish(total, ordered(), matches);
 }
 
 /**
@@ -109,9 +141,12 @@ async function querySorted<E>(
   sort: string,
   dim: string,
   limit: number,
+  deferred?: DeferredMarks,
 ): Promise<string[]> {
   const sources = ix.sortedSources(accountId, dim, sort);
-  const lists = await Promise.all(sources.map((source) => sortedKeys(ix, accountId, sort, source, limit)));
+  const lists = await Promise.all(
+    sources.map((source) => sortedKeys(ix, accountId, sort, source, limit, deferred)),
+  );
   return sortedOrder(ix).merge(lists).slice(0, limit);
 }
 
@@ -139,6 +174,7 @@ async function sortedKeys<E>(
   sort: string,
   dim: string,
   limit: number,
+  deferred?: DeferredMarks,
 ): Promise<string[]> {
   if (limit <= 0) return [];
   for (let want = limit; ; ) {
@@ -153,8 +189,17 @@ async function sortedKeys<E>(
       },
       want,
     );
-    // A posting put before its commit (marked) counts once its entity holds it: its dimension and sort value.
-    const marked = items.filter((item) => ATTR.unconfirmed in item).map((item) => String(item.sk));
+    // A posting put before its commit (marked) counts once its create is known to have landed (pending.ts), or
+    // once its entity holds it: its dimension and sort value.
+    const unsure = await unsureOf(
+      ix,
+      accountId,
+      items.map((item) => markedKey(ix.keys.orderKeyOfSorted(String(item.sk)), item)),
+      deferred,
+    );
+    const marked = items
+      .filter((item) => unsure(markedKey(ix.keys.orderKeyOfSorted(String(item.sk)), item)))
+      .map((item) => String(item.sk));
     const live = new Set<string>();
     if (marked.length > 0) {
       const entities = await getByOrderKeys(ix, accountId, marked.map(ix.keys.orderKeyOfSorted));
@@ -164,8 +209,9 @@ async function sortedKeys<E>(
         if (value !== undefined) live.add(ix.keys.sorted(accountId, sort, dim, value, ix.orderKeyOf(e)).sk);
       }
     }
+    const checked = new Set(marked);
     const keys = items
-      .filter((item) => !(ATTR.unconfirmed in item) || live.has(String(item.sk)))
+      .filter((item) => !checked.has(String(item.sk)) || live.has(String(item.sk)))
       .map((item) => String(item.sk));
     if (keys.length >= limit || items.length < want) return keys.slice(0, limit);
     // Postings of commits that never landed took places: read as many further as were dropped.

@@ -7,6 +7,7 @@ import type { Index } from './items.ts';
 import { keyedTerm } from './keyed.ts';
 import { newestOnce } from './merged-reads.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
+import { blockKeyMark } from './pending.ts';
 
 /**
  * The reads that answer order keys, which a list is made of: a dimension's postings (a page, or all), its packed
@@ -88,26 +89,46 @@ export async function queryPostings<E>(
 
 /**
  * Every packed order key a dimension lists, from its blocks (about 16 bytes an entity: a 4 KB read unit
- * carried 180 of them in the bench, against 36 postings). Marked keys count only once their entity holds the
- * dimension (confirmed as for postings).
+ * carried 180 of them in the bench, against 36 postings). Keys marked unconfirmed count only once their entity
+ * holds the dimension (confirmed as for postings); keys a create added before its commit (`p`, pending.ts) count
+ * once no pending item of their creation time is left, or once their entity holds them. With `deferred` they are
+ * counted as they are, and the list looks at the pending items beside its page (DeferredMarks).
  */
-export async function queryBlocks<E>(index: Index<E>, accountId: string, dim: string): Promise<Set<string>> {
+export async function queryBlocks<E>(
+  index: Index<E>,
+  accountId: string,
+  dim: string,
+  deferred?: DeferredMarks,
+): Promise<Set<string>> {
   const items = await queryAll({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': index.keys.blockPartition(accountId, dim) },
-    ProjectionExpression: '#k, #u',
-    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed },
+    ProjectionExpression: '#k, #u, #p',
+    ExpressionAttributeNames: { '#k': ATTR.blockKeys, '#u': ATTR.unconfirmed, '#p': ATTR.pendingBlockKeys },
     ConsistentRead: true,
   });
   const keys = new Set<string>();
   const marked: string[] = [];
+  const pending: string[] = [];
   for (const item of items) {
     for (const packed of (item[ATTR.blockKeys] as Set<string> | undefined) ?? []) keys.add(packed);
     for (const packed of (item[ATTR.unconfirmed] as Set<string> | undefined) ?? []) marked.push(packed);
+    for (const packed of (item[ATTR.pendingBlockKeys] as Set<string> | undefined) ?? []) pending.push(packed);
   }
-  if (marked.length > 0) {
-    const unsure = marked.filter((p) => !keys.has(p)).map((p) => ({ orderKey: unpackOrderKey(p), mark: 1 }));
+  if (deferred && pending.length > 0) {
+    deferred.addBlockKeys();
+    for (const packed of pending) keys.add(packed);
+  }
+  const unsure = [
+    ...marked.filter((p) => !keys.has(p)).map((p) => ({ orderKey: unpackOrderKey(p), mark: 1 })),
+    ...(deferred
+      ? []
+      : pending
+          .filter((p) => !keys.has(p))
+          .map((p) => ({ orderKey: unpackOrderKey(p), mark: blockKeyMark(p) }))),
+  ];
+  if (unsure.length > 0) {
     for (const orderKey of await confirmed(index, accountId, unsure, holdsDimension(index, accountId, dim))) {
       keys.add(packOrderKey(orderKey));
     }

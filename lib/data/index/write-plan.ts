@@ -55,14 +55,14 @@ export async function writePlan(
     if (early.status === 'rejected') throw early.reason;
     // A create's marked items (pending.ts), once its places are held (a create's were taken with its number: no
     // call), so that a failure here closes them as a failed commit does.
-    if (plan.marked) await putMarked(plan.marked.pending, plan.marked.items);
+    if (plan.marked) await putMarked(plan.marked);
     const actions = [...cut.commit, ...(places?.actions ?? [])];
     await (options.once ? commit(actions) : retryOnConflict(() => commit(actions)));
     rememberDirectoryEntries(cut.directory);
   } catch (error) {
     // The commit did not land, or may not have: its places are closed (a landed event keeps its place).
     if (places) await settleEventPlaces(places.accountId, places.seqs);
-    if (plan.marked) await abandonMarked(plan.marked.pending, plan.marked.items, error);
+    if (plan.marked) await abandonMarked(plan.marked, error);
     if (isTransactionConflict(error)) throw new ConcurrentWrite({ cause: error });
     throw error;
   }

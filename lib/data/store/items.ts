@@ -14,6 +14,11 @@ export const ATTR = {
   unconfirmed: 'u',
   /** A block's packed order keys written in their entity's commit (a string set). */
   blockKeys: 'k',
+  /**
+   * A block's packed order keys a create added before its commit (a string set, index/pending.ts): each counts once
+   * no pending item of its creation time is left, or once its entity holds it.
+   */
+  pendingBlockKeys: 'p',
   /** A counter item's count. */
   count: 'n',
   /** How many times erasures rewrote the item (a message, event, kept answer, inbound entry): their guard. */

@@ -139,7 +139,7 @@ async function takeTicketNumber(accountId: string, roundRobinSet?: string): Prom
   const [numbered, cursor, pending] = await Promise.allSettled([
     withPlaces(accountId, reserveIds(accountId, { ticket: 1 }), reservePlaces(accountId, createdUs, 1)),
     roundRobinSet ? takeCursor(accountId, roundRobinSet) : 0,
-    putPending(tickets.index, accountId),
+    putPending(tickets.index, accountId, createdUs),
   ]);
   const failed = [numbered, cursor, pending].find((r) => r.status === 'rejected');
   if (failed) {

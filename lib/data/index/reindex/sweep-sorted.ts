@@ -1,4 +1,6 @@
 import { batchDeleteAll } from '../../store/client.ts';
+import { ATTR } from '../../store/items.ts';
+import { stillPending } from '../pending.ts';
 import { pagesOf } from './pages.ts';
 import type { DimensionProgress, ReindexRun } from './run.ts';
 
@@ -6,7 +8,8 @@ import type { DimensionProgress, ReindexRun } from './run.ts';
  * The sweep's last part of a dimension (sweep.ts): its sorted postings (IndexDeclaration.sorts: in `all` and each
  * bounded dimension), page by page, each checked against its entity (one BatchGet a page): one whose entity is
  * gone, is no longer in the dimension, or has another sort value now (a due time since moved: the posting an
- * update's lost commit, or a hand, left) is deleted. The build put every entity's own.
+ * update's lost commit, or a hand, left) is deleted, unless a create put it before its commit and may still land
+ * (pending.ts, stillPending). The build put every entity's own.
  */
 export async function sweepSorted<E>(run: ReindexRun<E>, dimension: DimensionProgress): Promise<void> {
   const { index, accountId, progress } = run;
@@ -20,16 +23,19 @@ export async function sweepSorted<E>(run: ReindexRun<E>, dimension: DimensionPro
     if (dimension.sort !== sort) Object.assign(dimension, { sort, after: undefined });
     const pages = pagesOf(keys.sortedPartition(accountId, sort, name), () => dimension.after, {
       limit: run.pageSize,
-      projection: 'pk, sk',
+      projection: 'pk, sk, #u',
+      names: { '#u': ATTR.unconfirmed },
     });
     for await (const { items } of pages) {
       const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
       const entities = keeps
         ? await run.entitiesAt(found.map((p) => keys.orderKeyOfSorted(p.sk)))
         : new Map<string, E>();
+      const underWay = keeps ? await stillPending(index, accountId, items) : new Set<string>();
       const stale = found.filter((p) => {
         const orderKey = keys.orderKeyOfSorted(p.sk);
         const entity = entities.get(orderKey);
+        if (entity === undefined && underWay.has(p.sk)) return false;
         if (!keeps || entity === undefined || !run.holds(name, entity)) return true;
         return keys.sorted(accountId, sort, name, sortValue(entity), orderKey).sk !== p.sk;
       });
