@@ -10,6 +10,7 @@ import {
   listAll,
   markedItems,
   markedPuts,
+  pendingBlockAdd,
   pendingItems,
 } from '#test/support/pending-holds.ts';
 
@@ -162,6 +163,28 @@ describe('marked puts that fail, and commits whose answer is lost', () => {
     await expectOnly('bongo', [r.body.ticket.uuid]);
     const n = await listAll(call(), `search=${numberOf(r.body.ticket)}`);
     expect(n.uuids).toEqual([r.body.ticket.uuid]);
+  });
+
+  it("a block key refused while an update's commit holds its block: sent again, the ticket is found everywhere", async () => {
+    const pendingBefore = (await pendingItems(account.accountId)).length;
+    const refused = failNext('UpdateItemCommand', pendingBlockAdd, 'conflict');
+    const r = await call()('POST', '/api/tickets', body('quokka'));
+    expect(r.status, r.text).toBe(201);
+    expect(refused.wasReached()).toBe(true);
+    // Only that update was sent again: the create was not decided again, so its commit deleted its pending item.
+    expect(await pendingItems(account.accountId)).toHaveLength(pendingBefore);
+    await expectOnly('quokka', [r.body.ticket.uuid]);
+  });
+
+  it('a block key throttled: the create fails, nothing is found; its retry (same key) is found once', async () => {
+    failNext('UpdateItemCommand', pendingBlockAdd, 'throttle');
+    const key = 'adv-block-throttled-1';
+    const first = await call()('POST', '/api/tickets', body('numbat'), { 'Idempotency-Key': key });
+    expect(first.status, first.text).toBeGreaterThanOrEqual(500);
+    await expectOnly('numbat', []);
+    const again = await call()('POST', '/api/tickets', body('numbat'), { 'Idempotency-Key': key });
+    expect(again.status, again.text).toBe(201);
+    await expectOnly('numbat', [again.body.ticket.uuid]);
   });
 
   it('marked puts throttled: the create fails, nothing is found; its retry (same key) is found once', async () => {

@@ -13,7 +13,8 @@ export type Outcome =
   | 'cancel' // TransactionCanceledException, ConditionalCheckFailed on the ticket's put (a lost race): unsent
   | 'timeout-unsent' // TimeoutError, the call never reached the store
   | 'timeout-landed' // the store did the work, then the answer was lost
-  | 'throttle'; // ProvisionedThroughputExceededException (after the SDK's retries), unsent
+  | 'throttle' // ProvisionedThroughputExceededException (after the SDK's retries), unsent
+  | 'conflict'; // TransactionConflictException: a plain write of an item a transaction in flight holds, unsent
 
 export interface Hold {
   /** Resolves once the held call was reached (and is waiting). */
@@ -54,6 +55,12 @@ function errorOf(outcome: Outcome, input: Record<string, unknown>): Error {
     });
     if (!reasons.some((r) => r.Code !== 'None')) reasons[1] = { Code: 'ConditionalCheckFailed' };
     return cancelled(reasons);
+  }
+  if (outcome === 'conflict') {
+    return Object.assign(new Error('Transaction is ongoing for the item (injected)'), {
+      name: 'TransactionConflictException',
+      $metadata: { httpStatusCode: 400 },
+    });
   }
   if (outcome === 'throttle') {
     return Object.assign(new Error('throttled (injected)'), {
@@ -130,6 +137,11 @@ export const mentions = (text: string) => (input: Record<string, unknown>) =>
 /** A create's commit: the transaction that puts a ticket whose item mentions `text`. */
 export const commitOf = (text: string) => (input: Record<string, unknown>) =>
   JSON.stringify(input).includes(text) && JSON.stringify(input).includes('"Put"');
+
+/** A create's block key added before its commit: an UpdateItem adding to a block's `p` set (ATTR.pendingBlockKeys). */
+export const pendingBlockAdd = (input: Record<string, unknown>) =>
+  /^ADD #k :key$/.test(String(input.UpdateExpression)) &&
+  (input.ExpressionAttributeNames as Record<string, string> | undefined)?.['#k'] === 'p';
 
 /** A create's marked puts: a BatchWriteItem of items marked `u` with a string, mentioning nothing in particular. */
 export const markedPuts = (input: Record<string, unknown>) => {
