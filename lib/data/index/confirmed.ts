@@ -110,6 +110,34 @@ export class DeferredMarks {
   }
 }
 
+/** A page read with deferred marks, and whether one it counted is still pending (so it is read again). */
+export type CheckedPage<E> = { page: { total: number; entities: E[] }; recheck: boolean };
+
+/**
+ * Reads a page with its marks deferred and, where one it counted is still pending, once more checking each as it
+ * meets it (no DeferredMarks): a list's and a sorted list's one way to meet marked items.
+ */
+export async function readCheckingMarks<E>(
+  read: (deferred?: DeferredMarks) => Promise<CheckedPage<E>>,
+): Promise<{ total: number; entities: E[] }> {
+  const first = await read(new DeferredMarks());
+  return first.recheck ? (await read()).page : first.page;
+}
+
+/**
+ * The end of a page read with `deferred`: its entities read beside the account's pending items (after every key
+ * it counted), and whether one of those keys (`keys`; without: all it counted) is a create's still pending.
+ */
+export const besidePending =
+  <E>(index: Index<E>, accountId: string, deferred?: DeferredMarks) =>
+  async (total: number, entities: Promise<E[]>, keys?: string[]): Promise<CheckedPage<E>> => {
+    const [read, pending] = await Promise.all([entities, deferred?.pending(index, accountId)]);
+    return {
+      page: { total, entities: read },
+      recheck: pending !== undefined && !!deferred?.touches(pending, keys),
+    };
+  };
+
 export const holdsDimension =
   <E>(index: Index<E>, accountId: string, dim: string) =>
   (item: Record<string, unknown>) =>

@@ -1,7 +1,14 @@
 import { queryAll, tableName } from '../store/client.ts';
 import { ReadBudgetExceeded } from '../store/errors.ts';
 import { ATTR } from '../store/items.ts';
-import { DeferredMarks, markedKey, unsureOf } from './confirmed.ts';
+import {
+  besidePending,
+  type CheckedPage,
+  type DeferredMarks,
+  markedKey,
+  readCheckingMarks,
+  unsureOf,
+} from './confirmed.ts';
 import { ALL } from './declaration.ts';
 import { dimensionName } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
@@ -38,14 +45,9 @@ export async function findSortedPage<E, F>(
   sort: string,
   budget: number,
 ): Promise<{ total: number; entities: E[] }> {
-  // Marks of creates' items put before their commits are looked at beside the page's entities, as list.ts does;
-  // only where a create under way, or one that failed, put an item it counted is it read again, checking each.
-  const deferred = new DeferredMarks();
-  const first = await sortedPage(index, accountId, q, dims, sort, budget, deferred);
-  return first.recheck ? (await sortedPage(index, accountId, q, dims, sort, budget)).page : first.page;
+  // Marks of creates' items put before their commits are looked at beside the page's entities, as list.ts does.
+  return readCheckingMarks((deferred) => sortedPage(index, accountId, q, dims, sort, budget, deferred));
 }
-
-type Page<E> = { total: number; entities: E[] };
 
 async function sortedPage<E, F>(
   index: Index<E, F>,
@@ -55,16 +57,9 @@ async function sortedPage<E, F>(
   sort: string,
   budget: number,
   deferred?: DeferredMarks,
-): Promise<{ page: Page<E>; recheck: boolean }> {
+): Promise<CheckedPage<E>> {
   const ix = index as Index<E>;
-  // The page's entities read beside the pending items, if it counted a create's marks (`keys`: those it counted).
-  const finish = async (total: number, entities: Promise<E[]>, keys?: string[]) => {
-    const [read, pending] = await Promise.all([entities, deferred?.pending(ix, accountId)]);
-    return {
-      page: { total, entities: read },
-      recheck: pending !== undefined && !!deferred?.touches(pending, keys),
-    };
-  };
+  const finish = besidePending(ix, accountId, deferred);
   const none = (total: number) => ({ page: { total, entities: [] }, recheck: false });
   const sortValue = index.declaration.sorts?.[sort];
   if (!sortValue) throw new Error(`${index.declaration.entity}: no sort ${sort}`);

@@ -1,6 +1,6 @@
 import { intEnv } from '#lib/config/env.ts';
 import { ReadBudgetExceeded } from '../store/errors.ts';
-import { DeferredMarks } from './confirmed.ts';
+import { besidePending, type CheckedPage, type DeferredMarks, readCheckingMarks } from './confirmed.ts';
 import { ALL } from './declaration.ts';
 import { filterDimensions } from './dimensions.ts';
 import { intersectKeys } from './intersection.ts';
@@ -62,12 +62,8 @@ export async function findPage<E, F>(
   }
   // Marks of creates' items put before their commits are checked beside the page's entities (DeferredMarks); only
   // where a create under way, or one that failed, put an item this page counted is it read again, checking each.
-  const deferred = new DeferredMarks();
-  const first = await keyedPage(ix, accountId, q, dims, deferred);
-  return first.recheck ? (await keyedPage(ix, accountId, q, dims)).page : first.page;
+  return readCheckingMarks((deferred) => keyedPage(ix, accountId, q, dims, deferred));
 }
-
-type Page<E> = { total: number; entities: E[] };
 
 /** A filtered or searched page; with `deferred`, and whether a pending mark it counted makes it read again. */
 async function keyedPage<E, F>(
@@ -76,15 +72,9 @@ async function keyedPage<E, F>(
   q: PageQuery<F>,
   dims: string[],
   deferred?: DeferredMarks,
-): Promise<{ page: Page<E>; recheck: boolean }> {
+): Promise<CheckedPage<E>> {
   const { words, offset, limit } = q;
-  const withPending = async (entities: Promise<E[]>, total: number, keys?: string[]) => {
-    const [read, pending] = await Promise.all([entities, deferred?.pending(ix, accountId)]);
-    return {
-      page: { total, entities: read },
-      recheck: pending !== undefined && !!deferred?.touches(pending, keys),
-    };
-  };
+  const withPending = besidePending(ix, accountId, deferred);
   if (words.length === 0 && dims.length <= 1) {
     const dim = dims[0] ?? ALL;
     const budget = listReadBudget();
@@ -102,8 +92,8 @@ async function keyedPage<E, F>(
       const keys = await read({ counts });
       const page = { keys, offset, limit, partitions: sources.length };
       return withPending(
-        confirmedPage(ix, accountId, page, () => read({ counts, slack: limit })),
         total,
+        confirmedPage(ix, accountId, page, () => read({ counts, slack: limit })),
       );
     }
     const read = () => queryPostings(ix, accountId, dim, offset + limit, budget, undefined, deferred);
@@ -112,7 +102,7 @@ async function keyedPage<E, F>(
     // A page past the end, as its counter says, is not read again (merged-reads.ts).
     if (total <= offset) return { page: { total, entities: [] }, recheck: false };
     const page = { keys, offset, limit, partitions: sources.length };
-    return withPending(confirmedPage(ix, accountId, page, read), total);
+    return withPending(total, confirmedPage(ix, accountId, page, read));
   }
   // Several dimensions, or search (how: intersection.ts, intersectKeys).
   const keys = (await intersectKeys(ix, accountId, dims, words, listReadBudget(), deferred))
@@ -120,5 +110,5 @@ async function keyedPage<E, F>(
     .reverse()
     .map(unpackOrderKey);
   // Only the keys it lists matter: a pending mark on a key the intersection left out counted nothing.
-  return withPending(getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)), keys.length, keys);
+  return withPending(keys.length, getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)), keys);
 }
