@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { freePort } from '#infra/local/dynamodb-local.ts';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { freePort, localClient } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
 import { KEY_REGEX } from '#lib/accounts/key-format.ts';
 import { waitFor } from './wait.ts';
@@ -105,5 +106,29 @@ export function javaPids(port: number): number[] {
       .map(Number);
   } catch {
     return [];
+  }
+}
+
+/**
+ * DynamoDB Local answers a TransactWriteItems before its SQLite COMMIT has run (SQLiteDBAccess.commitTransaction
+ * queues the COMMIT job without waiting for it; a PutItem or BatchWriteItem waits for its job), so a store that
+ * exits just after the answer loses the whole acknowledged transaction: a SIGKILL within ~50 ms of it, and a SIGTERM
+ * too (the jar registers no shutdown hook that drains the queue: a direct trial under load lost the transaction
+ * acknowledged just before a SIGTERM). Its job queue runs in order: once a read sent later has been answered,
+ * every transaction acknowledged before that read was sent is on disk. A test that stops or kills a store and holds
+ * the data to what was acknowledged sends this first.
+ */
+export async function storeBarrier(dynamoPort: number, tableName: string): Promise<void> {
+  const client = localClient(`http://127.0.0.1:${dynamoPort}`);
+  try {
+    await client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: 'store-barrier' }, sk: { S: 'store-barrier' } },
+        ConsistentRead: true,
+      }),
+    );
+  } finally {
+    client.destroy();
   }
 }

@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { localClient } from '#infra/local/dynamodb-local.ts';
 import { checkAnswer } from '#test/support/contract.ts';
 import { retrying, retryingRead, WRITE_AGAIN } from '#test/support/retries.ts';
-import { javaPids, type Service, startService } from '#test/support/service.ts';
+import { javaPids, type Service, startService, storeBarrier } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -21,27 +19,6 @@ afterAll(async () => {
   await service?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/**
- * DynamoDB Local answers a TransactWriteItems before its SQLite COMMIT has run (SQLiteDBAccess.commitTransaction
- * queues the COMMIT job without waiting for it; a PutItem or BatchWriteItem waits for its job), so a SIGKILL just
- * after the answer loses the whole acknowledged transaction. Its job queue runs in order: once a read sent
- * later has been answered, every transaction acknowledged before that read was sent is on disk.
- */
-async function storeBarrier(dynamoPort: number, tableName: string): Promise<void> {
-  const client = localClient(`http://127.0.0.1:${dynamoPort}`);
-  try {
-    await client.send(
-      new GetItemCommand({
-        TableName: tableName,
-        Key: { pk: { S: 'store-death-barrier' }, sk: { S: 'store-death-barrier' } },
-        ConsistentRead: true,
-      }),
-    );
-  } finally {
-    client.destroy();
-  }
-}
 
 describe('npm start when its store dies', () => {
   it('restarts the store, keeps every acknowledged ticket whole, and stops everything on SIGTERM', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { javaPids, type Service, startService } from '#test/support/service.ts';
+import { javaPids, type Service, startService, storeBarrier } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 import { type Receiver, startReceiver } from '#test/support/webhooks.ts';
 
@@ -30,23 +30,34 @@ const env = {
 };
 
 /**
- * Kills the service process (not only its tsx wrapper, which would leave it running), then stops its store. The
- * store gets SIGTERM, not SIGKILL: a killed DynamoDB Local can lose writes it acknowledged
- * (test/system/store-death.test.ts), and this test holds the restarted service to every acknowledged ticket's
- * event. What is tested here is the service's own work cut off: attempts in flight, deliveries pending, events
- * not yet fanned out.
+ * Kills the service process (not only its tsx wrapper, which would leave it running): SIGKILL, its own work cut off
+ * as a power cut would (attempts in flight, deliveries pending, events not yet fanned out). Its store, a child of
+ * the service too, is left running for stopStore.
  */
-function killAll(service: Service): void {
+function killService(service: Service): void {
   const wrapper = service.child.pid ?? 0;
+  const store = new Set(javaPids(service.dynamoPort));
   const children = execFileSync('pgrep', ['-P', String(wrapper)], { encoding: 'utf8' })
     .split('\n')
     .filter(Boolean)
-    .map(Number);
+    .map(Number)
+    .filter((pid) => !store.has(pid));
   for (const pid of [...children, wrapper]) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {}
   }
+}
+
+/**
+ * Then stops its store, once every transaction it acknowledged is on disk: this test holds the restarted service to
+ * every acknowledged ticket's event. DynamoDB Local answers a commit before it is written, and neither a SIGKILL nor
+ * a SIGTERM waits for it (storeBarrier). The store is a child of the service: killed with it (as this test did, though
+ * it meant to stop it), a ticket answered 201 just before the kill could be gone after the restart, its event with
+ * it, and the feed never held every acknowledged ticket (a fresh-clone CI run timed out so).
+ */
+async function stopStore(service: Service): Promise<void> {
+  await storeBarrier(service.dynamoPort, env.TABLE_NAME);
   for (const pid of javaPids(service.dynamoPort)) {
     try {
       process.kill(pid, 'SIGTERM');
@@ -86,6 +97,8 @@ describe('npm start killed while delivering webhooks', () => {
     const after = ((before.body.data as { id: string }[]).at(-1)?.id ?? null) as string | null;
 
     let created = 0;
+    // The acknowledged tickets, and when: a failed wait below names those the restarted feed lacks.
+    const acknowledged = new Map<string, number>();
     let killed = false;
     const lane = async () => {
       while (!killed && created < EVENTS) {
@@ -94,7 +107,11 @@ describe('npm start killed while delivering webhooks', () => {
           description: 'd',
           requester_email: 'ann@client.test',
         }).catch(() => undefined);
-        if (answer?.status === 201) created++;
+        if (answer?.status === 201) {
+          created++;
+          const ticket = (answer.body.data ?? answer.body) as { uuid?: string };
+          acknowledged.set(String(ticket.uuid), Date.now());
+        }
       }
     };
     const writer = Promise.all([lane(), lane(), lane(), lane()]);
@@ -104,8 +121,10 @@ describe('npm start killed while delivering webhooks', () => {
       timeout: 120_000,
       label: '40 deliveries, and 30 acknowledged tickets not delivered',
     });
-    killAll(first);
+    killService(first);
+    const killedAt = Date.now();
     killed = true;
+    await stopStore(first);
     await writer;
     hook.answer(() => ({ status: 200 }));
     const beforeKill = new Set(hook.deliveries.map((d) => d.webhookId));
@@ -119,12 +138,19 @@ describe('npm start killed while delivering webhooks', () => {
       label: 'its store gone',
     });
 
-    // What must be delivered is the feed as the restarted store has it (the store was stopped, not killed: every
-    // acknowledged ticket's event is in it). The feed ends before a place a killed writer left open until the place
+    // What must be delivered is the feed as the restarted store has it (the store was stopped after its barrier:
+    // every acknowledged ticket's event is in it). The feed ends before a place a killed writer left open until the place
     // settles (EVENT_SETTLE_MS after it was taken), so it is read again until every acknowledged ticket is in it.
     const second = await startService(env);
     services.push(second);
-    const events: { id: string; type: string }[] = [];
+    const events: { id: string; type: string; data?: { object?: { uuid?: string } } }[] = [];
+    const missing = () => {
+      const inFeed = new Set(events.map((e) => e.data?.object?.uuid));
+      const lacking = [...acknowledged].filter(([uuid]) => !inFeed.has(uuid));
+      return `${lacking.length} acknowledged tickets not in the feed read last (${events.length} events): ${lacking
+        .map(([uuid, at]) => `${uuid} (answered ${killedAt - at} ms before the kill)`)
+        .join(', ')}`;
+    };
     await waitFor(
       async () => {
         events.length = 0;
@@ -138,7 +164,12 @@ describe('npm start killed while delivering webhooks', () => {
         } while (cursor);
         return events.filter((e) => e.type === 'ticket.created').length >= created;
       },
-      { timeout: 30_000, interval: 500, label: "every acknowledged ticket's event in the restarted feed" },
+      {
+        timeout: 30_000,
+        interval: 500,
+        label: "every acknowledged ticket's event in the restarted feed",
+        context: missing,
+      },
     );
     const restarted = Date.now();
     await waitFor(() => events.every((e) => hook.byId().has(e.id)), {
