@@ -233,14 +233,14 @@ describe('a conflict on a write before the commit', () => {
       gateway.call('POST', '/api/tickets', { key, body: heavyBody('dry') }),
     );
     expect(dry.result.status, dry.result.text).toBe(201);
+    // Its marked puts (BatchWriteItem) go beside its block keys' UpdateItems, in no fixed order: the first of them.
     const commitAt = dry.operations.lastIndexOf('TransactWriteItems');
-    const markedAt = dry.operations.lastIndexOf('BatchWriteItem', commitAt) + 1;
-    expect(markedAt).toBeGreaterThan(1);
+    expect(dry.operations.lastIndexOf('BatchWriteItem', commitAt)).toBeGreaterThan(0);
 
-    const created = await withFault({ at: markedAt, mode: 'conflict' }, () =>
+    const created = await withFault({ operation: 'BatchWriteItem', mode: 'conflict' }, () =>
       gateway.call('POST', '/api/tickets', { key, body: heavyBody('hot') }),
     );
-    expect(created.operations[markedAt - 1]).toBe('BatchWriteItem');
+    expect(created.operations).toContain('BatchWriteItem');
     expect(created.result.status, created.result.text).toBe(201);
     const uuid = created.result.body.ticket.uuid;
     const listed = await gateway.call('GET', '/api/tickets?custom_fields[k49]=hot49&status=open', { key });
