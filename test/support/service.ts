@@ -132,3 +132,23 @@ export async function storeBarrier(dynamoPort: number, tableName: string): Promi
     client.destroy();
   }
 }
+
+/**
+ * Kills a service started here (not only its tsx wrapper, which would leave it running): SIGKILL, its own work cut off
+ * as a power cut would. Its store, a child of the service too, is left running: DynamoDB does not lose what it
+ * acknowledged, and a killed DynamoDB Local can (storeBarrier), so a test stops or kills the store after a barrier.
+ */
+export function killService(service: Service): void {
+  const wrapper = service.child.pid ?? 0;
+  const store = new Set(javaPids(service.dynamoPort));
+  const children = execFileSync('pgrep', ['-P', String(wrapper)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .filter((pid) => !store.has(pid));
+  for (const pid of [...children, wrapper]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+}

@@ -1,16 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { javaPids, type Service, startService } from '#test/support/service.ts';
+import { javaPids, killService, type Service, startService, storeBarrier } from '#test/support/service.ts';
 import { type SmtpSink, startSmtpSink } from '#test/support/smtp-sink.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
- * `npm start` killed (SIGKILL: the service and its store at once) while mail is arriving, then started again on
+ * `npm start` killed (SIGKILL: the service, then its store once what it acknowledged is on disk) while mail is arriving, then started again on
  * the same data: every mail that got a 250 becomes exactly one ticket (decisions.md, "The e-mail channel": an
  * accepted message is never lost), whether it was pending, being processed or processed just before the kill.
  * Meanwhile agents answer those tickets through the API, and the outbox sends the replies to a relay on 127.0.0.1:
@@ -43,13 +42,14 @@ const env: Record<string, string> = {
   AUTH_CACHE_TTL_SECONDS: '0',
 };
 
-function killAll(service: Service): void {
-  const wrapper = service.child.pid ?? 0;
-  const children = execFileSync('pgrep', ['-P', String(wrapper)], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .map(Number);
-  for (const pid of [...children, wrapper, ...javaPids(service.dynamoPort)]) {
+/**
+ * Its store killed (SIGKILL) after the service (killService), once what it acknowledged is on disk (storeBarrier):
+ * DynamoDB does not lose an acknowledged write, and a DynamoDB Local killed just after its answer can lose a whole
+ * committed reply.
+ */
+async function killStore(service: Service): Promise<void> {
+  await storeBarrier(service.dynamoPort, env.TABLE_NAME as string);
+  for (const pid of javaPids(service.dynamoPort)) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {}
@@ -118,8 +118,9 @@ describe('npm start killed while mail arrives and replies leave', () => {
       timeout: 60_000,
       label: '40 mails accepted and 5 replies committed',
     });
-    killAll(first);
+    killService(first);
     killed = true;
+    await killStore(first);
     await lanes;
     await waitFor(() => first.child.exitCode !== null || first.child.signalCode !== null, {
       timeout: 10_000,

@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { javaPids, type Service, startService, storeBarrier } from '#test/support/service.ts';
+import { javaPids, killService, type Service, startService, storeBarrier } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 import { type Receiver, startReceiver } from '#test/support/webhooks.ts';
 
@@ -28,26 +27,6 @@ const env = {
   WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1',
   WEBHOOK_TIMEOUT_MS: '2000',
 };
-
-/**
- * Kills the service process (not only its tsx wrapper, which would leave it running): SIGKILL, its own work cut off
- * as a power cut would (attempts in flight, deliveries pending, events not yet fanned out). Its store, a child of
- * the service too, is left running for stopStore.
- */
-function killService(service: Service): void {
-  const wrapper = service.child.pid ?? 0;
-  const store = new Set(javaPids(service.dynamoPort));
-  const children = execFileSync('pgrep', ['-P', String(wrapper)], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .map(Number)
-    .filter((pid) => !store.has(pid));
-  for (const pid of [...children, wrapper]) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {}
-  }
-}
 
 /**
  * Then stops its store, once every transaction it acknowledged is on disk: this test holds the restarted service to
