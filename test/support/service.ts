@@ -30,6 +30,14 @@ export interface Service {
   stop(): Promise<void>;
 }
 
+/**
+ * How long startService waits for `npm start` to come up: on a fresh-clone CI run's 2 busy cores a start took more
+ * than a minute once. A `beforeAll` that starts a service takes this and more (SERVICE_START_HOOK_MS), so that a slow
+ * start either comes up or fails with the service's output, not with the hook's bare timeout.
+ */
+export const SERVICE_START_MS = 120_000;
+export const SERVICE_START_HOOK_MS = SERVICE_START_MS + 15_000;
+
 export async function startService(env: Record<string, string>, args: string[] = []): Promise<Service> {
   const [port, dynamoPort, smtpPort] = [await freePort(), await freePort(), await freePort()];
   // As a developer runs it: its own embedded store, the deployed store timeout (not the in-process tests' generous
@@ -92,7 +100,7 @@ export async function startService(env: Record<string, string>, args: string[] =
   // LOG_LEVEL=DEBUG, in a fresh-clone CI run, the test then sent half a key and met a 401).
   const apiKey = await waitFor(
     () => KEY_REGEX.exec(stdout)?.[0] ?? (/Demo account "[^"]+" exists/.test(stdout) ? '' : undefined),
-    { timeout: 120_000, label: 'the demo account', context: service.tail },
+    { timeout: SERVICE_START_MS, label: 'the demo account', context: service.tail },
   );
   return { ...service, apiKey };
 }

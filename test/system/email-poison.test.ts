@@ -7,7 +7,7 @@ import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '#infra/local/environment.ts';
 import { retryingRead } from '#test/support/retries.ts';
-import { type Service, startService } from '#test/support/service.ts';
+import { SERVICE_START_HOOK_MS, type Service, startService } from '#test/support/service.ts';
 import { waitFor } from '#test/support/wait.ts';
 
 /**
@@ -29,7 +29,8 @@ beforeAll(async () => {
     },
     ['--in-memory'],
   );
-});
+  // A start on a busy machine can take over the hooks' 60 s (a fresh-clone CI run): as long as startService waits.
+}, SERVICE_START_HOOK_MS);
 afterAll(async () => {
   await service?.stop();
   rmSync(root, { recursive: true, force: true });
