@@ -128,8 +128,11 @@ async function deleteBlock(key: ItemKey, sets: { k: string[]; u: string[]; p: st
 }
 
 /**
- * The packed keys of a block that belong in it: keys of entities the dimension lists (as the postings read whole
- * name them, or as the entities read a page at a time are) whose number falls in this block.
+ * The packed keys of a block that belong in it: keys of entities the dimension lists whose number falls in this
+ * block. A key the postings read whole (`listed`) name is; any other is checked against its entity, read now (after
+ * the block and the pending items were): the listing was read earlier, and a create under way then (its `p` key
+ * kept while its pending item is there) may have landed since, its pending item gone by the time the block is
+ * looked at, so that it is in neither.
  */
 async function validKeys<E>(
   run: ReindexRun<E>,
@@ -144,13 +147,12 @@ async function validKeys<E>(
   if (!hasBlocks(run.index.declaration as IndexDeclaration<E, unknown>, name)) return valid;
   const inBlock = (p: string) =>
     run.index.keys.block(run.accountId, name, orderKeys.parts(unpackOrderKey(p)).number).sk === key.sk;
-  if (listed) {
-    for (const p of packed) if (listed.has(p) && inBlock(p)) valid.add(p);
-  } else {
-    for (const group of chunks(packed, run.pageSize)) {
-      const entities = await run.entitiesAt(group.map(unpackOrderKey));
-      for (const p of group) if (run.holds(name, entities.get(unpackOrderKey(p))) && inBlock(p)) valid.add(p);
-    }
+  const own = packed.filter(inBlock);
+  for (const p of own) if (listed?.has(p)) valid.add(p);
+  const unlisted = own.filter((p) => !valid.has(p));
+  for (const group of chunks(unlisted, run.pageSize)) {
+    const entities = await run.entitiesAt(group.map(unpackOrderKey));
+    for (const p of group) if (run.holds(name, entities.get(unpackOrderKey(p)))) valid.add(p);
   }
   return valid;
 }

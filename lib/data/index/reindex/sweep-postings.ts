@@ -33,14 +33,16 @@ export async function sweepPostings<E>(
     for (const item of items.filter((item) => index.keys.isCounterSort(item.sk as string)))
       dimension.counter = { ...dimension.counter, [item.sk as string]: Number(item[ATTR.count] ?? 0) };
     const postings = found.filter((k) => !index.keys.isCounterSort(k.sk));
-    const entities = keeps ? await run.entitiesAt(postings.map((p) => p.sk)) : new Map<string, E>();
-    const held = (p: { sk: string }) => keeps && run.holds(name, entities.get(p.sk));
-    // A create's marked posting whose pending item is there: its commit may yet land (pending.ts).
+    // A create's marked posting whose pending item is there: its commit may yet land (pending.ts). Read before
+    // the entities: a create landing between the two reads is found by the second (the other way round, it was in
+    // neither, and its posting was deleted).
     const underWay = await stillPending(
       index,
       accountId,
       items.filter((item) => !index.keys.isCounterSort(item.sk as string)),
     );
+    const entities = keeps ? await run.entitiesAt(postings.map((p) => p.sk)) : new Map<string, E>();
+    const held = (p: { sk: string }) => keeps && run.holds(name, entities.get(p.sk));
     const stale = postings.filter((p) => !held(p) && !(keeps && underWay.has(p.sk)));
     if (listed && listed.size + postings.length <= pageSize && !more) {
       for (const p of postings) if (run.holds(name, entities.get(p.sk))) listed.add(packOrderKey(p.sk));

@@ -28,10 +28,12 @@ export async function sweepSorted<E>(run: ReindexRun<E>, dimension: DimensionPro
     });
     for await (const { items } of pages) {
       const found = items.map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      // The pending items before the entities: a create landing between the two reads is found by the second
+      // (the other way round, it was in neither, and its posting was deleted).
+      const underWay = keeps ? await stillPending(index, accountId, items) : new Set<string>();
       const entities = keeps
         ? await run.entitiesAt(found.map((p) => keys.orderKeyOfSorted(p.sk)))
         : new Map<string, E>();
-      const underWay = keeps ? await stillPending(index, accountId, items) : new Set<string>();
       const stale = found.filter((p) => {
         const orderKey = keys.orderKeyOfSorted(p.sk);
         const entity = entities.get(orderKey);

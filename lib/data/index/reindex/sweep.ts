@@ -52,7 +52,7 @@ export async function sweepDirectory<E>(run: ReindexRun<E>): Promise<void> {
 async function sweepDimension<E>(run: ReindexRun<E>, dimension: DimensionProgress): Promise<void> {
   const { name } = dimension;
   // A dimension whose postings this run read from the first in at most a page: the packed keys of the entities
-  // it lists, whole (its blocks are then checked against them, with no entity read).
+  // it lists, whole (its blocks are then checked against them, an entity read only for a key they do not name).
   let listed: Set<string> | undefined;
 
   if (dimension.part === 'postings') {
