@@ -433,3 +433,49 @@ describe('the reindex while a create under way lands in the middle of a sweep', 
     expect(listed.uuids).toEqual([...landed].sort());
   });
 });
+
+/**
+ * A filter of a bounded dimension and another (`status=open&custom_fields[zone]=…&sort=due`) is ordered from the
+ * bounded dimension's sorted partition, read up to its count (list-sorted.ts). A create under way there that the
+ * filter does not match has its sorted posting put already (marked), and not yet counted: read as it is (its mark
+ * deferred), it takes the place of the partition's last posting, a match's.
+ */
+describe('sort=due of a filter ordered from a bounded sorted partition, while a create outside the filter is held', () => {
+  const { call, views, expectViews } = useViews();
+
+  it("the held create's sorted posting takes no matching ticket's place", async () => {
+    const made: string[] = [];
+    for (const who of ['one', 'two']) {
+      const r = await call()('POST', '/api/tickets', {
+        subject: `plover ${who}`,
+        description: 'd',
+        priority: 'low',
+        requester_email: `${who}@plover.test`,
+        custom_fields: { zone: 'plover' },
+      });
+      expect(r.status, r.text).toBe(201);
+      made.push(r.body.ticket.uuid);
+    }
+    const shapes = [
+      'custom_fields[zone]=plover&status=open&sort=due',
+      'custom_fields[zone]=plover&priority=low&sort=due',
+      'custom_fields[zone]=plover&status=open',
+    ];
+    const want = Object.fromEntries(shapes.map((q) => [q, made]));
+    expectViews(await views(shapes), want);
+    // Another zone, open too (and urgent: its due time, if any, sorts first), held at its commit.
+    const held = hold('TransactWriteItemsCommand', commitOf('held-other'));
+    const post = call()('POST', '/api/tickets', {
+      subject: 'plover other',
+      description: 'd',
+      priority: 'urgent',
+      requester_email: 'other@plover.test',
+      custom_fields: { zone: 'elsewhere', who: 'held-other' },
+    });
+    await held.reached;
+    const seen = await views(shapes).finally(() => held.release('pass'));
+    expect((await post).status).toBe(201);
+    expectViews(seen, want);
+    expectViews(await views(shapes), want);
+  });
+});
