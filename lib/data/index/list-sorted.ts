@@ -109,10 +109,14 @@ async function sortedPage<E, F>(
     const matching = new Set(matches);
     const read = () => querySorted(ix, accountId, sort, source, sourceSize, deferred);
     const partitions = ix.sortedSources(accountId, source, sort).length;
-    const ordered = (await confirmedKeys(partitions, read, sortedOrder(ix)))
-      .map(ix.keys.orderKeyOfSorted)
-      .filter((k) => matching.has(k));
-    return finish(total, getByOrderKeys(ix, accountId, ordered.slice(offset, offset + limit)), matches);
+    const sourceKeys = (await confirmedKeys(partitions, read, sortedOrder(ix))).map(ix.keys.orderKeyOfSorted);
+    const ordered = sourceKeys.filter((k) => matching.has(k));
+    // A create's sorted posting read as it is (its mark deferred) takes a place within the count read, a match's
+    // maybe, whether or not the filter matches it: the keys read are looked at as well as the matches.
+    return finish(total, getByOrderKeys(ix, accountId, ordered.slice(offset, offset + limit)), [
+      ...matches,
+      ...sourceKeys,
+    ]);
   }
   if (total > SORTED_ENTITY_READS) throw new ReadBudgetExceeded('filters');
   const ordered = async () => {
