@@ -479,3 +479,44 @@ describe('sort=due of a filter ordered from a bounded sorted partition, while a 
     expectViews(await views(shapes), want);
   });
 });
+
+/**
+ * A page past the end of an intersection's sort=due list (list-sorted.ts: its total is the matches it counted, a held
+ * create's `p` keys among them as they are) answers that total.
+ */
+describe('sort=due of an intersection, a page past its end, while a create it would match is held', () => {
+  const { call } = useViews();
+
+  it('answers the total GET agrees with', async () => {
+    const body = (who: string) => ({
+      subject: `avocet ${who}`,
+      description: 'd',
+      priority: 'high',
+      requester_email: `${who}@avocet.test`,
+      custom_fields: { zone: 'avocet', who: `held-${who}` },
+    });
+    const base = await call()('POST', '/api/tickets', body('base'));
+    expect(base.status, base.text).toBe(201);
+    const held = hold('TransactWriteItemsCommand', commitOf('held-late'));
+    const post = call()('POST', '/api/tickets', body('late'));
+    await held.reached;
+    const totals: Record<string, number> = {};
+    try {
+      for (const q of [
+        'priority=high&custom_fields[zone]=avocet&sort=due',
+        'status=open&priority=high&custom_fields[zone]=avocet&sort=due',
+        'priority=high&custom_fields[zone]=avocet',
+      ]) {
+        for (const page of ['per_page=1&page=3', 'per_page=100&page=2', 'per_page=100']) {
+          const r = await call()('GET', `/api/tickets?${q}&${page}`);
+          expect(r.status, r.text).toBe(200);
+          totals[`${q}&${page}`] = r.body.meta.total;
+        }
+      }
+    } finally {
+      held.release('pass');
+    }
+    expect((await post).status).toBe(201);
+    expect(totals).toEqual(Object.fromEntries(Object.keys(totals).map((q) => [q, 1])));
+  });
+});
