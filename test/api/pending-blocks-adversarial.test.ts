@@ -20,7 +20,10 @@ import {
  * pending id): intersections of two filters and `sort=due` pages read while a create is held between them and its
  * commit (then landed, cancelled, timed out); changes right after it lands; a failed block key and its retry; and
  * the reindex run while a create is under way, the create landing before it, after it, or in the middle of a
- * dimension's sweep. Every view must agree with GET: its total, its rows (paged by 1 and by 100), each once.
+ * dimension's sweep; a sort=due page ordered from a bounded sorted partition a held create outside the filter has a
+ * posting in, and one past the end of an intersection a held create would join. Every view must agree with GET: its
+ * total, its rows (paged by 1 and by 100), each once. Five of these failed before the fixes beside them (the commits
+ * say which).
  */
 const gateway = useGateway();
 afterEach(clearHolds);
