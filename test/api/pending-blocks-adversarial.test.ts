@@ -1,11 +1,11 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALL } from '#lib/data/index/declaration.ts';
-import { dynamo, queryAll, tableName } from '#lib/data/store/client.ts';
+import { queryAll, tableName } from '#lib/data/store/client.ts';
 import { dimension, tickets } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount, useTestAccount } from '#test/support/accounts.ts';
 import { keyedCaller, useGateway } from '#test/support/http.ts';
 import {
+  agePendingItems,
   clearHolds,
   commitOf,
   failNext,
@@ -32,6 +32,10 @@ type Seen = Record<string, { total: number; uuids: string[] }>;
 
 const pkOf = (input: Record<string, unknown>) =>
   (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':pk'];
+
+/** The reindex's page Query (it sets a Limit) of a dimension's blocks. */
+const sweepOfBlocks = (accountId: string, dim: string) => (input: Record<string, unknown>) =>
+  pkOf(input) === tickets.index.keys.blockPartition(accountId, dim) && input.Limit !== undefined;
 
 /** A Query of partition `then`, the first one after a Query of partition `first` (the order a sweep reads them). */
 function queryAfter(first: string, then: string) {
@@ -313,16 +317,7 @@ describe('the reindex while creates are under way, landing or cancelled after it
     await tickets.rebuild(account.accountId);
     expect(await keysIn(zone)).toEqual({ all: landed.length + 1, p: 1, u: 0 });
     expectViews(await views(craneShapes), everywhere(landed));
-    for (const item of await pendingItems(account.accountId))
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET #at = :at',
-          ExpressionAttributeNames: { '#at': 'at' },
-          ExpressionAttributeValues: { ':at': Number(item.at) - 16 * 60 * 1000 },
-        }),
-      );
+    await agePendingItems(account.accountId, 16 * 60 * 1000);
     await tickets.rebuild(account.accountId);
     for (const dim of [zone, dimension.priority('high'), dimension.status('open')])
       expect({ dim, ...(await keysIn(dim)) }).toEqual({ dim, all: landed.length, p: 0, u: 0 });
@@ -373,25 +368,14 @@ describe('the reindex while a create under way lands in the middle of a sweep', 
 
   it("of status=open's blocks (its keys checked against the tickets, after the pending items): still found", async () => {
     const { landed, views, expectViews } = await landDuring('c', (accountId) =>
-      hold(
-        'QueryCommand',
-        (input) =>
-          pkOf(input) === tickets.index.keys.blockPartition(accountId, dimension.status('open')) &&
-          input.Limit !== undefined,
-      ),
+      hold('QueryCommand', sweepOfBlocks(accountId, dimension.status('open'))),
     );
     expectViews(await views(craneShapes), everywhere(landed));
   });
 
   it("of a custom field's blocks (after its postings were listed): still in the intersections", async () => {
     const { landed, views, expectViews } = await landDuring('f', (accountId) =>
-      hold(
-        'QueryCommand',
-        (input) =>
-          pkOf(input) ===
-            tickets.index.keys.blockPartition(accountId, dimension.customField(accountId, 'zone', 'crane')) &&
-          input.Limit !== undefined,
-      ),
+      hold('QueryCommand', sweepOfBlocks(accountId, dimension.customField(accountId, 'zone', 'crane'))),
     );
     expectViews(await views(craneShapes), everywhere(landed));
   });

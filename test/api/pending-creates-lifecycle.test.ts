@@ -1,10 +1,9 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dynamo, tableName } from '#lib/data/store/client.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
 import { useTestAccount } from '#test/support/accounts.ts';
 import { keyedCaller, useGateway } from '#test/support/http.ts';
 import {
+  agePendingItems,
   clearHolds,
   commitOf,
   failNext,
@@ -140,16 +139,7 @@ describe('marked items of a landed create, then its changes', () => {
     // Once its pending item is older than a create can run, the reindex deletes the items it meets.
     const pending = await pendingItems(account.accountId);
     expect(pending.length).toBeGreaterThan(0);
-    for (const item of pending)
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET #at = :at',
-          ExpressionAttributeNames: { '#at': 'at' },
-          ExpressionAttributeValues: { ':at': Number(item.at) - 16 * 60 * 1000 },
-        }),
-      );
+    await agePendingItems(account.accountId, 16 * 60 * 1000);
     const result = await tickets.rebuild(account.accountId);
     expect(result.removed).toBeGreaterThan(0); // the timed-out create's items
     for (const q of shapes) await only(q, want);

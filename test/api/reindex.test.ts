@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { orderKeyOfUuid, packOrderKey, unpackOrderKey } from '#lib/data/index/order-key.ts';
+import { pendingMarksOf } from '#lib/data/index/pending.ts';
 import { indexKeys, orderKeys, padId, ticketKeys } from '#lib/data/keys.ts';
 import { batchDeleteAll, batchPutAll, dynamo, scanAll, tableName } from '#lib/data/store/client.ts';
 import { ATTR } from '#lib/data/store/items.ts';
@@ -8,7 +9,7 @@ import { dimension } from '#lib/data/tickets/ticket-index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { admin } from '#test/support/admin.ts';
 import { useGateway } from '#test/support/http.ts';
-import { asLanded, entityItemsOf, partitionItems, pendingMarks } from '#test/support/index-snapshot.ts';
+import { asLanded, entityItemsOf, partitionItems } from '#test/support/index-snapshot.ts';
 
 /**
  * `tickets reindex SLUG`: an index written before the queues and the blocks existed (or one that drifted) is
@@ -57,7 +58,7 @@ async function indexOf(accountId: string): Promise<Record<string, unknown>> {
   }
   // A create's pending mark whose pending item is gone (lib/data/index/pending.ts) reads as no mark at all, and a
   // block key it added before its commit (`p`) as one added in it (`k`).
-  const pending = pendingMarks(await partitionItems(ticketKeys.pendingPartition(accountId)));
+  const pending = pendingMarksOf(await partitionItems(ticketKeys.pendingPartition(accountId)));
   const committedMark = (k: string, v: unknown) => k === 'u' && typeof v === 'string' && !pending.has(v);
   const index: Record<string, unknown> = {};
   for (const item of summed.values()) asLanded(item, pending);

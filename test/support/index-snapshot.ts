@@ -1,6 +1,6 @@
 import { contacts } from '#lib/data/contacts/contact-index.ts';
 import { deals } from '#lib/data/deals/deal-index.ts';
-import { blockKeyMark } from '#lib/data/index/pending.ts';
+import { blockKeyMark, pendingMarksOf } from '#lib/data/index/pending.ts';
 import { type IndexKeys, indexKeys, trashKeys } from '#lib/data/keys.ts';
 import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
@@ -77,7 +77,7 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
     summed.set(`${pk} ${cell}`, sum);
   }
   // A create's pending mark (lib/data/index/pending.ts) whose pending item is gone reads as no mark at all.
-  const pending = pendingMarks(await part(keys.pendingPartition(accountId)));
+  const pending = pendingMarksOf(await part(keys.pendingPartition(accountId)));
   const committedMark = (k: string, v: unknown) => k === 'u' && typeof v === 'string' && !pending.has(v);
   const index: Record<string, unknown> = {};
   for (const item of summed.values()) asLanded(item, pending);
@@ -97,10 +97,6 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
   }
   return index;
 }
-
-/** The marks of an account's pending items (pending.ts, pendingIds): their ids, and their creation times. */
-export const pendingMarks = (items: Record<string, unknown>[]) =>
-  new Set(items.flatMap((i) => [String(i.sk), ...(i.c === undefined ? [] : [`@${i.c}`])]));
 
 /**
  * A block's keys a create added before its commit (`p`) whose pending item is gone, moved to `k`: as readers

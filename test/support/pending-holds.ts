@@ -1,3 +1,4 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { dynamo, queryAll, scanAll, tableName } from '#lib/data/store/client.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
@@ -158,6 +159,20 @@ export async function pendingItems(accountId: string) {
     ExpressionAttributeValues: { ':pk': tickets.index.keys.pendingPartition(accountId) },
     ConsistentRead: true,
   });
+}
+
+/** Moves every pending item of an account `ms` into the past (its `at`): a create older than a create can run. */
+export async function agePendingItems(accountId: string, ms: number) {
+  for (const item of await pendingItems(accountId))
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: 'SET #at = :at',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':at': Number(item.at) - ms },
+      }),
+    );
 }
 
 /** Every index item of an account marked with a string (a pending id). */

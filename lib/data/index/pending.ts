@@ -77,10 +77,11 @@ export function pendingDeleted(pending: Pending): CommitAction {
  * creation time of each (`createdMark`: what a pending block key is looked up by).
  */
 export async function pendingIds<E>(index: Index<E>, accountId: string): Promise<Set<string>> {
-  return marksOf(await pendingItems(index, accountId));
+  return pendingMarksOf(await pendingItems(index, accountId));
 }
 
-const marksOf = (items: Record<string, unknown>[]) =>
+/** The marks of pending items as read (their ids and creation times): what a pending mark or `p` key is looked up in. */
+export const pendingMarksOf = (items: Record<string, unknown>[]) =>
   new Set(
     items.flatMap((item) => [item.sk as string, ...(item.c === undefined ? [] : [createdMark(item.c)])]),
   );
@@ -121,7 +122,7 @@ export async function stillPending<E>(
 /** The ids and creation times (`createdMark`) of the creates that may still land (pending items under SETTLED_MS). */
 export async function createsUnderWay<E>(index: Index<E>, accountId: string): Promise<Set<string>> {
   const settledBefore = nowMillis() - SETTLED_MS;
-  return marksOf(
+  return pendingMarksOf(
     (await pendingItems(index, accountId)).filter((item) => !(Number(item.at) <= settledBefore)),
   );
 }
