@@ -162,7 +162,7 @@ async function roundRobinCursors(
  * are put, and its block keys added to `p`, as they read once its commit deleted that item, which the seeder's items
  * then leave out.
  */
-const SEEDED: Pending = { id: 'seeded', createdUs: 0, key: { pk: 'SEEDED', sk: 'SEEDED' }, spent: false };
+const SEEDED: Pending = { id: 'seeded', key: { pk: 'SEEDED', sk: 'SEEDED' }, spent: false };
 
 /** The items a series of creates leaves, each key once: puts as put, ADDs summed (numbers) or joined (sets). */
 class SummedItems {

@@ -33,8 +33,6 @@ import { unpackOrderKey } from './order-key.ts';
 /** A create's pending id, put before its marked items; `spent` once a write used it (a retry writes in its commit). */
 export interface Pending {
   id: string;
-  /** The create's creation time (epoch µs), which its order key carries. */
-  createdUs: number;
   /** Its item's key. */
   key: { pk: string; sk: string };
   spent: boolean;
@@ -50,7 +48,7 @@ export async function putPending<E>(index: Index<E>, accountId: string, createdU
       Item: { ...key, type: `${index.types.entity}_pending`, at: nowMillis(), c: createdUs },
     }),
   );
-  return { id, key, createdUs, spent: false };
+  return { id, key, spent: false };
 }
 
 /** What a create writes before its commit with its pending item: new index items, and its block keys. */
@@ -61,8 +59,7 @@ export interface PendingWrites {
 }
 
 /** The mark of a block key in `p` (one packed order key): its creation time, as pendingIds names a pending item's. */
-export const blockKeyMark = (packed: string): string =>
-  createdMark(orderKeys.parts(unpackOrderKey(packed)).createdMicros);
+export const blockKeyMark = (packed: string): string => orderKeyMark(unpackOrderKey(packed));
 export const orderKeyMark = (orderKey: string): string =>
   createdMark(orderKeys.parts(orderKey).createdMicros);
 const createdMark = (createdUs: unknown) => `@${createdUs}`;
