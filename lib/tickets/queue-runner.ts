@@ -28,8 +28,13 @@ export async function queuePass(
   let assigned = 0;
   let failed = 0;
   // Agents of one account are served one after the other (they may draw from the same queue head); accounts at once.
+  // The account's team wake first: the change that left its teams agentless wrote it before its hand-back freed the
+  // agent it moved (one millisecond on a clock standing still, where the due keys would order the agent first).
   const byAccount = new Map<string, typeof due>();
-  for (const entry of due) byAccount.set(entry.accountId, [...(byAccount.get(entry.accountId) ?? []), entry]);
+  for (const entry of due) {
+    const others = byAccount.get(entry.accountId) ?? [];
+    byAccount.set(entry.accountId, entry.agentId === null ? [entry, ...others] : [...others, entry]);
+  }
   await Promise.all(
     [...byAccount.values()].map(async (entries) => {
       for (const entry of entries) {
