@@ -33,7 +33,7 @@ const WRITTEN = [
   'order#77',
 ];
 
-/** Every item of the account's index partitions (directories, the dimensions they list, terms), as text. */
+/** Every item of the account's index partitions (directories, the dimensions they list, terms and their sample), as text. */
 async function indexTexts(accountId: string): Promise<string[]> {
   const partition = partitionItems;
   const texts: string[] = [];
@@ -44,6 +44,7 @@ async function indexTexts(accountId: string): Promise<string[]> {
     const items = [
       ...entries,
       ...(await Promise.all(index.keys.termsPartitions(accountId).map(partition))).flat(),
+      ...(await partition(index.keys.termSamplePartition(accountId))),
       ...(await Promise.all(dims.map((d) => partition(index.keys.postingPartition(accountId, d))))).flat(),
       ...(await Promise.all(dims.map((d) => partition(index.keys.blockPartition(accountId, d))))).flat(),
     ];

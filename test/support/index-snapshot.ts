@@ -34,7 +34,7 @@ export async function dimensionItems(keys: IndexKeys, accountId: string, dim: st
 /**
  * What a reader can observe of an indexed entity's index in one account, read straight from DynamoDB Local: every
  * posting, sorted posting, block, term, counter and stats cell, a sharded counter or cell summed over its shards,
- * a count or block back at zero or empty as absent. Two snapshots are equal when every list, filter, total,
+ * a count or block back at zero or empty as absent; the terms' sample too (what a search's probe reads). Two snapshots are equal when every list, filter, total,
  * search, queue and sum answers the same.
  */
 export async function indexSnapshot(entity: string, accountId: string): Promise<Record<string, unknown>> {
@@ -49,6 +49,7 @@ export async function indexSnapshot(entity: string, accountId: string): Promise<
     .filter((sk) => !sk.startsWith('#'));
   const partitions = [
     ...keys.termsPartitions(accountId),
+    keys.termSamplePartition(accountId),
     keys.legacyTermsPartition(accountId),
     ...declared.statsFamilies.map((f) => keys.statsPartition(accountId, f.family)),
     ...['all', ...dims].flatMap((d) => [

@@ -4,7 +4,7 @@ import { parseTimestamp } from '#lib/time.ts';
 import { contacts } from '../contacts/contact-index.ts';
 import { dimensionName } from '../index/dimensions.ts';
 import { indexedEntity } from '../index/engine.ts';
-import { queryTerm } from '../index/order-key-reads.ts';
+import { queryTerm } from '../index/term-reads.ts';
 import { orderKeys } from '../keys.ts';
 
 /** The board's counters in the deals' stats cells (their values: `<stage id>#<currency>`, `<pipeline id>#<currency>`). */

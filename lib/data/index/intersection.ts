@@ -4,8 +4,9 @@ import { hasBlocks, queueParts } from './dimensions.ts';
 import { planIntersection, planWithinBudget } from './intersection-plan.ts';
 import type { Index } from './items.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
-import { postingsAmong, queryBlocks, queryPostings, queryTerm } from './order-key-reads.ts';
+import { postingsAmong, queryBlocks, queryPostings } from './order-key-reads.ts';
 import { getDimensionCounts } from './stats-reads.ts';
+import { queryTerm } from './term-reads.ts';
 
 /**
  * The packed keys of every entity that several dimensions, or search words, name. The counters (beside the words'

@@ -18,6 +18,7 @@ import {
   statsCellOf,
   statsFamilies,
 } from './stats-cells.ts';
+import { sampledTerm } from './term-sample.ts';
 
 /** An entity's declaration with what the engine derives from it once: its keys, item types, dimensions. */
 export interface Index<E, F = unknown> {
@@ -150,10 +151,13 @@ export function entityItems<E>(
       terms.number === undefined
         ? undefined
         : { ...keys.numberTerm(accountId, terms.number, orderKey), type: types.term },
-    prefixTerms: prefixes.map((t) => ({
-      ...keys.prefixTerm(accountId, keyedTerm(accountId, t), orderKey),
-      type: types.term,
-    })),
+    // Each with its copy in the terms' sample when it is sampled (term-sample.ts).
+    prefixTerms: prefixes.flatMap((t) => {
+      const keyed = keyedTerm(accountId, t);
+      const term = { ...keys.prefixTerm(accountId, keyed, orderKey), type: types.term };
+      if (!sampledTerm(number, t)) return [term];
+      return [term, { ...keys.sampleTerm(accountId, keyed, orderKey), type: types.term }];
+    }),
     sortedPostings: Object.entries(declaration.sorts ?? {}).flatMap(([sort, sortValue]) => {
       const value = sortValue(entity);
       return bounded

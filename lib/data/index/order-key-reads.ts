@@ -1,17 +1,16 @@
-import { orderKeys, parseTermKey } from '../keys.ts';
+import { orderKeys } from '../keys.ts';
 import { batchGetAll, queryAll, tableName } from '../store/client.ts';
 import { ReadBudgetExceeded } from '../store/errors.ts';
 import { ATTR } from '../store/items.ts';
-import { confirmed, confirmedTerms, type DeferredMarks, holdsDimension, markedKey } from './confirmed.ts';
+import { confirmed, type DeferredMarks, holdsDimension, markedKey } from './confirmed.ts';
 import type { Index } from './items.ts';
-import { keyedTerm } from './keyed.ts';
 import { newestOnce } from './merged-reads.ts';
 import { packOrderKey, unpackOrderKey } from './order-key.ts';
 import { blockKeyMark } from './pending.ts';
 
 /**
  * The reads that answer order keys, which a list is made of: a dimension's postings (a page, or all), its packed
- * blocks, postings asked by key, and the keys of a search word's terms. Marked index items (written before their entity's
+ * blocks, postings asked by key (a search word's terms: term-reads.ts). Marked index items (written before their entity's
  * commit) count only once their entity is read and holds them.
  */
 
@@ -159,77 +158,4 @@ export async function postingsAmong<E>(
     }),
   );
   return new Set(found.flat());
-}
-
-/** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
-const PREFIX_RANGE_END = '\u{10FFFF}';
-
-/**
- * Order keys of the entities a search word matches: prefix terms, and the bare number when it is one. At most
- * `budget` term keys are read (shared by the two ranges): a word whose range fills its share is refused
- * (ReadBudgetExceeded), since its matches are not counted anywhere and reading on could take millions.
- */
-export async function queryTerm<E>(
-  index: Index<E>,
-  accountId: string,
-  word: string,
-  budget = Number.POSITIVE_INFINITY,
-  deferred?: DeferredMarks,
-): Promise<Set<string>> {
-  const { keys } = index;
-  // A word matches the terms it is a prefix of, and a word's key is a prefix of exactly their keys (keyedTerm);
-  // a bare number also matches that number exactly. Keyed terms hold no `#`, the key's separator: the range
-  // holds only terms the word's key starts (the check on each term says so).
-  const wordKey = keyedTerm(accountId, word);
-  // A word of two characters or more finds its terms in one shard (keys.ts, termShard); one of a character reads
-  // every shard, each up to its part of the word's share of the budget (refused once one fills it).
-  const ranges = [
-    {
-      prefix: keys.prefixTermQuery(wordKey),
-      matches: (term: string) => term.startsWith(wordKey),
-      partitions: keys.termsPartitionsOfWord(accountId, wordKey),
-      numbered: false,
-    },
-  ];
-  if (/^\d+$/.test(word)) {
-    ranges.push({
-      prefix: keys.numberTermQuery(String(Number(word))),
-      matches: () => true,
-      partitions: [keys.numberTermPartition(accountId, Number(word))],
-      numbered: true,
-    });
-  }
-  const share = Math.max(1, Math.floor(budget / ranges.length));
-  const reads = ranges.flatMap(({ partitions, ...range }) =>
-    partitions.map((pk) => ({ ...range, pk, of: partitions.length })),
-  );
-  const found = await Promise.all(
-    reads.map(async ({ prefix, matches, pk, of, numbered }) => {
-      const read = Number.isFinite(share) ? Math.max(1, Math.floor(share / of)) : undefined;
-      const items = await queryAll(
-        {
-          TableName: tableName(),
-          // A prefix as a key range: the same items as begins_with, and DynamoDB Local serves a range from
-          // its index where it scans the whole partition for begins_with (measured: 4 ms vs 30 ms at 50k terms).
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: {
-            ':pk': pk,
-            ':from': prefix,
-            ':to': `${prefix}${PREFIX_RANGE_END}`,
-          },
-          ProjectionExpression: 'sk, #u',
-          ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
-          ConsistentRead: true,
-        },
-        read,
-      );
-      if (read !== undefined && items.length >= read) throw new ReadBudgetExceeded('search');
-      return items.flatMap((item) => {
-        const { term, orderKey } = parseTermKey(item.sk as string);
-        // A number's term is held by the entity of that number: its order key names it.
-        return matches(term) ? [{ term: numbered ? undefined : term, ...markedKey(orderKey, item) }] : [];
-      });
-    }),
-  );
-  return new Set(await confirmedTerms(index, accountId, found.flat(), deferred));
 }

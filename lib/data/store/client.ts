@@ -117,10 +117,15 @@ export async function getItem(
 }
 
 /**
- * Every item of a Query, following LastEvaluatedKey; with `limit`, stops once that many are read.
- * One round trip per 1 MB page (or per `limit`).
+ * Every item of a Query, following LastEvaluatedKey; with `limit`, stops once that many are read; with `stopped`,
+ * asks for no page after it says so (what was read is answered, short). One round trip per 1 MB page (or per
+ * `limit`).
  */
-export async function queryAll(input: QueryCommandInput, limit?: number): Promise<Record<string, unknown>[]> {
+export async function queryAll(
+  input: QueryCommandInput,
+  limit?: number,
+  stopped?: () => boolean,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -133,7 +138,7 @@ export async function queryAll(input: QueryCommandInput, limit?: number): Promis
     );
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
-  } while (startKey && (limit === undefined || items.length < limit));
+  } while (startKey && (limit === undefined || items.length < limit) && !stopped?.());
   return items;
 }
 

@@ -7,14 +7,19 @@ import { pagesOf } from './pages.ts';
 import type { ReindexRun } from './run.ts';
 
 /**
- * The reindex's last phase (account.ts): every terms partition (the shards, and the one partition of releases
- * before issue 40, whose terms are all stale now: the build put each in its shard), page by page, each term
+ * The reindex's last phase (account.ts): every terms partition (the shards, the terms' sample, and the one partition
+ * of releases before issue 40, whose terms are all stale now: the build put each in its shard), page by page, each term
  * checked against its entity (one BatchGet a page); a term its entity no longer has, of an entity gone, or out of
  * its shard, is deleted. The cursor is the partition's place in that list and the last sort key done there.
  */
 export async function sweepTerms<E>(run: ReindexRun<E>): Promise<void> {
   const { index, accountId, progress } = run;
-  const partitions = [index.keys.legacyTermsPartition(accountId), ...index.keys.termsPartitions(accountId)];
+  // The sample last: a cursor saved by a release before it names the same partitions.
+  const partitions = [
+    index.keys.legacyTermsPartition(accountId),
+    ...index.keys.termsPartitions(accountId),
+    index.keys.termSamplePartition(accountId),
+  ];
   const cursor = () => {
     const at = progress.after ?? '0:';
     const colon = at.indexOf(':');

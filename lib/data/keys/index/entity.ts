@@ -105,6 +105,13 @@ function termKeys(entity: string) {
         ? Array.from({ length: TERM_SHARDS }, (_, s) => termsPartition(accountId, s))
         : [termsPartition(accountId, shard)];
     },
+    /** The account's sample of its prefix terms (lib/data/index/term-sample.ts): one partition. */
+    termSamplePartition: (accountId: string) => `${entity}_TERMS_SAMPLE#${accountId}`,
+    /** A prefix term's copy in the sample: the term's sort key in the sample partition. */
+    sampleTerm: (accountId: string, keyedTerm: string, orderKey: string) => ({
+      pk: `${entity}_TERMS_SAMPLE#${accountId}`,
+      sk: `p#${keyedTerm}#${orderKey}`,
+    }),
     /** The one partition of earlier releases, which only the reindex still reads (to delete what it holds). */
     legacyTermsPartition: (accountId: string) => `${entity}_TERMS#${accountId}`,
     prefixTerm: (accountId: string, keyedTerm: string, orderKey: string) => ({
