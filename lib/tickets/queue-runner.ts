@@ -28,12 +28,13 @@ export async function queuePass(
   let assigned = 0;
   let failed = 0;
   // Agents of one account are served one after the other (they may draw from the same queue head); accounts at once.
-  // The account's team wake first: the change that left its teams agentless wrote it before its hand-back freed the
-  // agent it moved (one millisecond on a clock standing still, where the due keys would order the agent first).
+  // The account's team wake after its agents' turns, whatever their due times: an agent a change's hand-back freed
+  // takes the head of their queues (the most urgent), as when the wake ran before the hand-back, which the runners'
+  // timing may give as well; served first, the wake could hand the agent back the very ticket they left.
   const byAccount = new Map<string, typeof due>();
-  for (const entry of due) {
-    const others = byAccount.get(entry.accountId) ?? [];
-    byAccount.set(entry.accountId, entry.agentId === null ? [entry, ...others] : [...others, entry]);
+  for (const entry of due) byAccount.set(entry.accountId, [...(byAccount.get(entry.accountId) ?? []), entry]);
+  for (const entries of byAccount.values()) {
+    entries.sort((a, b) => Number(a.agentId === null) - Number(b.agentId === null));
   }
   await Promise.all(
     [...byAccount.values()].map(async (entries) => {

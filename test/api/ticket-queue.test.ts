@@ -257,6 +257,9 @@ describe('the hand-over', () => {
     await queuePass();
     expect((await call('GET', `/api/tickets/${waiting.uuid}`)).body.data.assignee).toBeNull();
     expect((await call('PATCH', `/api/agents/${agent}`, { team_ids: [] })).status).toBe(200);
+    // The hand-back a second after the change: the agent's freeing is due after Tech's wake, and the runner still
+    // serves the agent first (served first, the wake gave T1 back the ticket they left: Tech has no agent now).
+    await clock().advance(1_000);
     while ((await handBackPass()).more);
     await queuePass();
     expect((await call('GET', `/api/tickets/${mine.uuid}`)).body.data.assignee).toBeNull();

@@ -21,9 +21,9 @@ import { type AgentShown, peopleAccount } from '#test/support/people.ts';
  * to the lowest id; a ticket nobody qualifies for waits; an agent who frees up (comes back, gets more room, a ticket
  * of theirs leaves their open work, joins a team) takes the head of their queues (urgent first, then the oldest)
  * one at a time until full or empty; retiring or leaving a team hands the agent's open tickets (of that team) back,
- * each to the method's pick without them, else to the queue. Each step frees at most one agent (after the teams it
- * left agentless are woken, as the runner serves them), so the order the runner serves freed agents in never
- * matters and the model is exact, but for one choice the contract leaves open:
+ * each to the method's pick without them, else to the queue. Each step frees at most one agent (served before the
+ * teams it left agentless are woken, as the runner serves them), so the order the runner serves freed agents in
+ * never matters and the model is exact, but for one choice the contract leaves open:
  * a page of a hand-back is handed back at once (docs/decisions.md, "Handing back"), so its picks land in some
  * order; the model finds the order that gives what the service shows, each pick least-busy as the earlier ones
  * left the agents, and fails when there is none. A freed agent takes from every queue whose tickets the
@@ -233,8 +233,9 @@ class Model {
     const joined = teams.filter((t) => !a.teams.includes(t));
     a.teams = [...teams].sort((x, y) => x - y);
     const handed = left.reduce((n, t) => n + this.handBack(id, t), 0);
-    this.wake(left);
+    // The agent's turn before the teams' wake (docs/decisions.md, "A team left with no active agent wakes its queue").
     if (joined.length > 0 || handed > 0) this.serve(id);
+    this.wake(left);
   }
 
   /**
@@ -286,9 +287,9 @@ async function quiesce() {
 /**
  * Runs once found failing, replayed first on every run. Seed 1333772924: M2 leaves Billing, the last of its active
  * agents; the hand-back gives M2's Billing ticket to nobody (everyone full), which frees M2, and the change woke
- * Billing. On a clock standing still both were due in one millisecond, and the runner served M2's turn first (the
- * head of M2's queues: the account's older urgent ticket), where the wake, written by the change before its
- * hand-back, goes first (Billing's urgent ticket to the account's pick, M2).
+ * Billing. The runner served M2's turn first (the head of M2's queues: the account's older urgent ticket) where the
+ * model woke Billing first (its urgent ticket to the account's pick, M2). The runner's order then followed the due
+ * keys; now it serves agents before the wake, always, and the model does too.
  */
 const EXAMPLES: [Start, Step[]][] = [
   [
