@@ -46,6 +46,8 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * bench/runs/results-backtest.json (docs/rules.md and docs/capacity.md quote it; never published).
  * `-- --sweep`: a rule write's moment sweep over SWEEP_BENCH_TICKETS (20,000) not-closed tickets of one account
  * (bench/sweep.ts), to bench/runs/results-sweep.json (docs/rules.md and docs/capacity.md quote it; never published).
+ * `-- --search`: search words, rare to refused, over SEARCH_BENCH_TICKETS (100,000) tickets of one account
+ * (bench/search.ts; docs/capacity.md, "Search", quotes it; prints only).
  * `-- --imports [--quick]`: a whole import of 1,000 and 10,000 tickets with 5 messages each (--quick: 1,000) from a
  * local file, as the admin CLI runs it (bench/imports.ts), to bench/runs/results-imports.json (docs/imports.md and
  * docs/capacity.md quote it; never published).
@@ -96,6 +98,7 @@ try {
   else if (process.argv.includes('--people')) await (await import('./people.ts')).runPeopleOnly(options);
   else if (process.argv.includes('--rules')) await (await import('./rules.ts')).runRulesOnly(options);
   else if (process.argv.includes('--sweep')) await (await import('./sweep.ts')).runSweepOnly(options);
+  else if (process.argv.includes('--search')) await (await import('./search.ts')).runSearchOnly(options);
   else if (process.argv.includes('--time-rules'))
     await (await import('./time-rules.ts')).runTimeRulesOnly(options);
   else if (process.argv.includes('--backtest'))
