@@ -9,6 +9,7 @@ import {
   markedItems,
   pendingItems,
 } from '#test/support/pending-holds.ts';
+import { fewestRoundTrips } from '#test/support/round-trips.ts';
 
 /**
  * Several creates of the same words and values held at once between their marked puts and their
@@ -127,5 +128,29 @@ describe('creates held between their marked puts and their commit', () => {
     // one's expires; the landed one's is gone.
     const left = await pendingItems(account.accountId);
     expect(left).toHaveLength(2);
+  });
+
+  it('a page of two filters or a word that meets a held create checks that key alone: one round trip more', async () => {
+    const tag = 'plum';
+    const base = await call()('POST', '/api/tickets', body(tag, 'base'));
+    expect(base.status, base.text).toBe(201);
+    const queries = [`search=${tag}&status=open`, `custom_fields[zone]=${tag}&status=open`, `search=${tag}`];
+    const read = (q: string) => fewestRoundTrips(() => call()('GET', `/api/tickets?${q}&per_page=1`));
+    // One at a time: the figures are counted for one request at a time (test/support/dynamo-figures.ts).
+    const before: number[] = [];
+    for (const q of queries) before.push((await read(q)).roundTrips);
+
+    const held = hold('TransactWriteItemsCommand', commitOf('held-x'));
+    const post = call()('POST', '/api/tickets', body(tag, 'x'));
+    await held.reached;
+    for (const [i, q] of queries.entries()) {
+      const during = await read(q);
+      expect({ q, total: during.result.body.meta.total }).toEqual({ q, total: 1 });
+      expect(during.result.body.data.map((t: { uuid: string }) => t.uuid)).toEqual([base.body.ticket.uuid]);
+      // The held create's key read by key (one BatchGet), not the page's blocks, terms and entities again (2-3).
+      expect({ q, roundTrips: during.roundTrips }).toEqual({ q, roundTrips: (before[i] as number) + 1 });
+    }
+    held.release('pass');
+    expect((await post).status).toBe(201);
   });
 });

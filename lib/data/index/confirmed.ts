@@ -96,6 +96,19 @@ export class DeferredMarks {
     return this.ids.size === 0 && !this.blockKeys ? Promise.resolve(new Set()) : pendingIds(index, accountId);
   }
 
+  /**
+   * The order keys among these that were counted by a mark still pending; undefined when a mark may have been
+   * counted after the pending items were read (all must be read again).
+   */
+  pendingAmong(pending: Set<string>, orderKeys: string[]): string[] | undefined {
+    if (this.late) return undefined;
+    if (pending.size === 0) return [];
+    return orderKeys.filter(
+      (k) =>
+        this.ids.get(k)?.some((id) => pending.has(id)) || (this.blockKeys && pending.has(orderKeyMark(k))),
+    );
+  }
+
   /** Whether one of these order keys (all it counted, without) was counted by a mark still pending. */
   touches(pending: Set<string>, orderKeys?: Iterable<string>): boolean {
     if (this.late) return true;

@@ -3,13 +3,14 @@ import { ReadBudgetExceeded } from '../store/errors.ts';
 import { besidePending, type CheckedPage, type DeferredMarks, readCheckingMarks } from './confirmed.ts';
 import { ALL } from './declaration.ts';
 import { filterDimensions } from './dimensions.ts';
+import { intersectedPage } from './intersected-page.ts';
 import { intersectKeys } from './intersection.ts';
 import type { Index } from './items.ts';
 import { findSortedPage } from './list-sorted.ts';
 import { confirmedPage } from './merged-reads.ts';
 import { unpackOrderKey } from './order-key.ts';
 import { queryPostings, type SourceCaps } from './order-key-reads.ts';
-import { getByOrderKeys, newest } from './reads.ts';
+import { newest } from './reads.ts';
 import { getDimensionCounts } from './stats-reads.ts';
 
 /** What a list asks for: filters, search words (every one must match), and the window of the page. */
@@ -110,5 +111,5 @@ async function keyedPage<E, F>(
     .reverse()
     .map(unpackOrderKey);
   // Only the keys it lists matter: a pending mark on a key the intersection left out counted nothing.
-  return withPending(keys.length, getByOrderKeys(ix, accountId, keys.slice(offset, offset + limit)), keys);
+  return intersectedPage(ix, accountId, { dims, words, offset, limit }, keys, deferred);
 }
