@@ -30,6 +30,7 @@ const WRITTEN = [
   'fairweather',
   'quarterly',
   'keyedvalues.test',
+  'gooseberry',
   'order#77',
 ];
 
@@ -85,6 +86,9 @@ describe('keyed values in the index keys', () => {
     for (const [name, email, first, last] of [
       ['Brambleton renewal', ottavio, 'Ottavio', 'Brambleton'],
       ['Quarterly upsell', cassandra, 'Cassandra', 'Whitlock'],
+      // Deal 3 and contact 3: a word of each is in the terms' sample (term-sample.ts, sampledTerm(3, …)), so that the
+      // sample partition is checked with something in it (the words above sample none).
+      ['Gooseberrydx crate', 'gooseberrydx@third.test', 'Gooseberryez', 'Third'],
     ] as const) {
       await call('POST', '/api/deals', {
         name,
@@ -163,6 +167,10 @@ describe('keyed values in the index keys', () => {
     };
     expect(await answers()).toEqual(expected);
 
+    for (const engine of [deals, contacts]) {
+      const sample = await partitionItems(engine.index.keys.termSamplePartition(account.accountId));
+      expect(sample.length, engine.index.types.entity).toBeGreaterThan(0);
+    }
     // No key or attribute of the index names what was written.
     const texts = await indexTexts(account.accountId);
     expect(WRITTEN.filter((w) => texts.some((t) => t.includes(w)))).toEqual([]);
