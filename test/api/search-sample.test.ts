@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { entityItems } from '#lib/data/index/items.ts';
 import { keyedTerm } from '#lib/data/index/keyed.ts';
+import { queryTerm } from '#lib/data/index/term-reads.ts';
 import { sampleRefusal } from '#lib/data/index/term-sample.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import { batchPutAll } from '#lib/data/store/client.ts';
@@ -112,6 +113,11 @@ describe('the terms sample', () => {
     const under = await call('search=alpha');
     expect(under.result.status, under.result.text).toBe(200);
     expect(under.result.body.meta.total).toBe(12);
+    // The probe's keys are told to its caller, which takes them out of what filters beside it may read
+    // (intersection.ts): here all 110 of the word's sampled keys.
+    const probed = { keys: 0 };
+    const found = await queryTerm(tickets.index, account.accountId, 'alpha', 2000, undefined, probed);
+    expect([found.size, probed.keys]).toEqual([12, refusal - 1]);
 
     await batchPutAll(copies.slice(0, 1));
     const refused = await call('search=alpha');

@@ -81,8 +81,8 @@ export const deals = indexedEntity<Deal, DealFilter>({
   search: (d) => ({ prefixes: usefulTerms(textWords(d.name)) }),
   // A word matches a deal whose contact's name or e-mail it matches, as the contact is now: the contacts it
   // finds name their deals' dimensions (renaming a contact rewrites no deal).
-  searchRelated: async (accountId, word, budget) => {
-    const found = await queryTerm(contacts.index, accountId, word, budget);
+  searchRelated: async (accountId, word, budget, probed) => {
+    const found = await queryTerm(contacts.index, accountId, word, budget, undefined, probed);
     return [...found].map((key) => dimensionName('contact', String(orderKeys.parts(key).number)));
   },
   filter: (f) => ({

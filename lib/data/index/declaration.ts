@@ -27,9 +27,15 @@ export interface IndexDeclaration<E, F> {
   filter(filter: F): Record<string, string[]>;
   /**
    * Dimensions whose entities a search word matches too, found elsewhere (a deal matches the words of its
-   * contact's name as the contact is now: the contacts the word finds name `contact#<id>` dimensions).
+   * contact's name as the contact is now: the contacts the word finds name `contact#<id>` dimensions). `probed`:
+   * where the keys a search's sample probe read are added (term-reads.ts).
    */
-  searchRelated?(accountId: string, word: string, budget: number): Promise<string[]>;
+  searchRelated?(
+    accountId: string,
+    word: string,
+    budget: number,
+    probed?: { keys: number },
+  ): Promise<string[]>;
   /**
    * The entity's due time (epoch microseconds; none: no entry): kept on the entity item as its entry in the
    * keys-only due index (keys.ts, indexKeys().due), so every commit of the entity moves it with the entity and a

@@ -27,10 +27,14 @@ export async function intersectKeys<E>(
 ): Promise<string[]> {
   const declaration = ix.declaration as IndexDeclaration<E, unknown>;
   const dims = [...new Set(named.flatMap((d) => queueParts(declaration, d)))];
+  // The keys the words' sample probes read (term-reads.ts): out of the budget too.
+  const probed = { keys: 0 };
   const [counts, termSets] = await Promise.all([
     dims.length > 0 ? getDimensionCounts(ix, accountId, [ALL, ...dims]) : {},
     // The budget is shared evenly by the words, each refused when its own share runs out.
-    Promise.all(words.map((w) => wordKeys(ix, accountId, w, Math.floor(budget / words.length), deferred))),
+    Promise.all(
+      words.map((w) => wordKeys(ix, accountId, w, Math.floor(budget / words.length), deferred, probed)),
+    ),
   ]);
   const size = (d: string) => (counts as Record<string, number>)[d] ?? 0;
   if (dims.some((d) => size(d) === 0)) return [];
@@ -42,7 +46,7 @@ export async function intersectKeys<E>(
     blocks: hasBlocks(declaration, d),
   }));
   // The words' keys are read: what is left of the budget bounds the dimensions' keys, before any is read.
-  const wordKeysRead = termSets.reduce((n, t) => n + t.size, 0);
+  const wordKeysRead = termSets.reduce((n, t) => n + t.size, probed.keys);
   const plan = planWithinBudget(
     planIntersection(sizes, size(ALL), wordCandidates),
     sizes,
@@ -79,12 +83,13 @@ async function wordKeys<E>(
   word: string,
   budget: number,
   deferred?: DeferredMarks,
+  probed?: { keys: number },
 ): Promise<Set<string>> {
   const { searchRelated } = index.declaration;
   const share = searchRelated ? Math.floor(budget / 2) : budget;
   const [terms, related] = await Promise.all([
-    queryTerm(index, accountId, word, share, deferred),
-    searchRelated?.(accountId, word, share) ?? [],
+    queryTerm(index, accountId, word, share, deferred, probed),
+    searchRelated?.(accountId, word, share, probed) ?? [],
   ]);
   const keys = packedSet(terms);
   for (const set of await Promise.all(related.map((d) => wholeKeys(index, accountId, d, deferred)))) {

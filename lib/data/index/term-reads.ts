@@ -26,6 +26,8 @@ export async function queryTerm<E>(
   word: string,
   budget = Number.POSITIVE_INFINITY,
   deferred?: DeferredMarks,
+  /** Where the keys its sample's probe read are added (the intersection takes them out of its budget). */
+  probed?: { keys: number },
 ): Promise<Set<string>> {
   const { keys } = index;
   // A word matches the terms it is a prefix of, and a word's key is a prefix of exactly their keys (keyedTerm);
@@ -63,7 +65,7 @@ export async function queryTerm<E>(
   const [words] = ranges as [(typeof ranges)[number]];
   let refused = false;
   const probe = probing
-    ? sampleRefuses(index, accountId, words.prefix, sampled).then((no) => (refused = no))
+    ? sampleRefuses(index, accountId, words.prefix, sampled, probed).then((no) => (refused = no))
     : undefined;
   const reading = Promise.all(
     reads.map(async ({ prefix, matches, pk, of, numbered }) => {
@@ -114,6 +116,7 @@ export async function sampleRefuses<E>(
   accountId: string,
   prefix: string,
   refusal: number,
+  probed?: { keys: number },
 ): Promise<boolean> {
   const items = await queryAll(
     {
@@ -128,5 +131,6 @@ export async function sampleRefuses<E>(
     },
     refusal,
   );
+  if (probed) probed.keys += items.length;
   return items.length >= refusal;
 }
