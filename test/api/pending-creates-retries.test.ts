@@ -137,6 +137,26 @@ describe('marked puts that fail, and commits whose answer is lost', () => {
     }
   }
 
+  /**
+   * A create whose first `command` matching `needle` is throttled: it fails and nothing is found; its retry with
+   * the same Idempotency-Key is found once. Answers the retry.
+   */
+  async function throttledThenRetried(
+    command: string,
+    needle: (input: Record<string, unknown>) => boolean,
+    tag: string,
+    key: string,
+  ) {
+    failNext(command, needle, 'throttle');
+    const first = await call()('POST', '/api/tickets', body(tag), { 'Idempotency-Key': key });
+    expect(first.status, first.text).toBeGreaterThanOrEqual(500);
+    await expectOnly(tag, []);
+    const again = await call()('POST', '/api/tickets', body(tag), { 'Idempotency-Key': key });
+    expect(again.status, again.text).toBe(201);
+    await expectOnly(tag, [again.body.ticket.uuid]);
+    return again;
+  }
+
   it('part of the marked puts come back unprocessed: asked again, the ticket is found everywhere', async () => {
     let done = false;
     dynamo.middlewareStack.add(
@@ -177,25 +197,11 @@ describe('marked puts that fail, and commits whose answer is lost', () => {
   });
 
   it('a block key throttled: the create fails, nothing is found; its retry (same key) is found once', async () => {
-    failNext('UpdateItemCommand', pendingBlockAdd, 'throttle');
-    const key = 'adv-block-throttled-1';
-    const first = await call()('POST', '/api/tickets', body('numbat'), { 'Idempotency-Key': key });
-    expect(first.status, first.text).toBeGreaterThanOrEqual(500);
-    await expectOnly('numbat', []);
-    const again = await call()('POST', '/api/tickets', body('numbat'), { 'Idempotency-Key': key });
-    expect(again.status, again.text).toBe(201);
-    await expectOnly('numbat', [again.body.ticket.uuid]);
+    await throttledThenRetried('UpdateItemCommand', pendingBlockAdd, 'numbat', 'adv-block-throttled-1');
   });
 
   it('marked puts throttled: the create fails, nothing is found; its retry (same key) is found once', async () => {
-    failNext('BatchWriteItemCommand', markedPuts, 'throttle');
-    const key = 'adv-throttled-1';
-    const first = await call()('POST', '/api/tickets', body('tapir'), { 'Idempotency-Key': key });
-    expect(first.status, first.text).toBeGreaterThanOrEqual(500);
-    await expectOnly('tapir', []);
-    const again = await call()('POST', '/api/tickets', body('tapir'), { 'Idempotency-Key': key });
-    expect(again.status, again.text).toBe(201);
-    await expectOnly('tapir', [again.body.ticket.uuid]);
+    const again = await throttledThenRetried('BatchWriteItemCommand', markedPuts, 'tapir', 'adv-throttled-1');
     const lostNumber = numberOf(again.body.ticket) - 1;
     expect((await listAll(call(), `search=${lostNumber}`)).total).toBe(0);
   });
