@@ -13,7 +13,18 @@ import { sampleRefusal } from './term-sample.ts';
  */
 
 /** The highest code point: `prefix + PREFIX_RANGE_END` sorts after every string that starts with prefix. */
-export const PREFIX_RANGE_END = '\u{10FFFF}';
+const PREFIX_RANGE_END = '\u{10FFFF}';
+
+/**
+ * A Query of a partition's sort keys that start with `prefix`, as a key range: the same items as begins_with, and
+ * DynamoDB Local serves a range from its index where it scans the whole partition for begins_with (measured: 4 ms
+ * vs 30 ms at 50k terms).
+ */
+const prefixRange = (pk: string, prefix: string) => ({
+  TableName: tableName(),
+  KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+  ExpressionAttributeValues: { ':pk': pk, ':from': prefix, ':to': `${prefix}${PREFIX_RANGE_END}` },
+});
 
 /**
  * Order keys of the entities a search word matches: prefix terms, and the bare number when it is one. At most
@@ -73,15 +84,7 @@ export async function queryTerm<E>(
       const read = Number.isFinite(left) ? Math.max(1, Math.floor(left / of)) : undefined;
       const items = await queryAll(
         {
-          TableName: tableName(),
-          // A prefix as a key range: the same items as begins_with, and DynamoDB Local serves a range from
-          // its index where it scans the whole partition for begins_with (measured: 4 ms vs 30 ms at 50k terms).
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: {
-            ':pk': pk,
-            ':from': prefix,
-            ':to': `${prefix}${PREFIX_RANGE_END}`,
-          },
+          ...prefixRange(pk, prefix),
           ProjectionExpression: 'sk, #u',
           ExpressionAttributeNames: { '#u': ATTR.unconfirmed },
           ConsistentRead: true,
@@ -120,13 +123,7 @@ export async function sampleRefuses<E>(
 ): Promise<boolean> {
   const items = await queryAll(
     {
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: {
-        ':pk': index.keys.termSamplePartition(accountId),
-        ':from': prefix,
-        ':to': `${prefix}${PREFIX_RANGE_END}`,
-      },
+      ...prefixRange(index.keys.termSamplePartition(accountId), prefix),
       ProjectionExpression: 'sk',
     },
     refusal,
