@@ -103,10 +103,13 @@ export class DeferredMarks {
   pendingAmong(pending: Set<string>, orderKeys: string[]): string[] | undefined {
     if (this.late) return undefined;
     if (pending.size === 0) return [];
-    return orderKeys.filter(
-      (k) =>
-        this.ids.get(k)?.some((id) => pending.has(id)) || (this.blockKeys && pending.has(orderKeyMark(k))),
-    );
+    return orderKeys.filter((k) => this.countedPending(pending, k));
+  }
+
+  /** Whether a mark still pending counted this order key: an item's pending id, or a `p` block key's mark. */
+  private countedPending(pending: Set<string>, orderKey: string): boolean {
+    if (this.ids.get(orderKey)?.some((id) => pending.has(id))) return true;
+    return this.blockKeys && pending.has(orderKeyMark(orderKey));
   }
 
   /** Whether one of these order keys (all it counted, without) was counted by a mark still pending. */
@@ -115,10 +118,7 @@ export class DeferredMarks {
     if (pending.size === 0) return false;
     // Without the keys it listed, any pending create may have added a block key it counted.
     if (this.blockKeys && orderKeys === undefined) return true;
-    for (const k of orderKeys ?? this.ids.keys()) {
-      if (this.ids.get(k)?.some((id) => pending.has(id))) return true;
-      if (this.blockKeys && pending.has(orderKeyMark(k))) return true;
-    }
+    for (const k of orderKeys ?? this.ids.keys()) if (this.countedPending(pending, k)) return true;
     return false;
   }
 }

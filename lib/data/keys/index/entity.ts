@@ -93,6 +93,7 @@ export function termShard(keyed: string): number | undefined {
 
 function termKeys(entity: string) {
   const termsPartition = (accountId: string, shard: number) => `${entity}_TERMS#${accountId}#${shard}`;
+  const samplePartition = (accountId: string) => `${entity}_TERMS_SAMPLE#${accountId}`;
   return {
     termsPartition,
     /** Every shard's partition, in shard order. */
@@ -106,10 +107,10 @@ function termKeys(entity: string) {
         : [termsPartition(accountId, shard)];
     },
     /** The account's sample of its prefix terms (lib/data/index/term-sample.ts): one partition. */
-    termSamplePartition: (accountId: string) => `${entity}_TERMS_SAMPLE#${accountId}`,
+    termSamplePartition: (accountId: string) => samplePartition(accountId),
     /** A prefix term's copy in the sample: the term's sort key in the sample partition. */
     sampleTerm: (accountId: string, keyedTerm: string, orderKey: string) => ({
-      pk: `${entity}_TERMS_SAMPLE#${accountId}`,
+      pk: samplePartition(accountId),
       sk: `p#${keyedTerm}#${orderKey}`,
     }),
     /** The one partition of earlier releases, which only the reindex still reads (to delete what it holds). */
