@@ -17,7 +17,8 @@ const CHECKED_ONE_BY_ONE = 100;
  * those keys checked: their entities read (with the keys the page may move onto, one BatchGet), each kept when its
  * entity is there and holds every dimension and word the page asks for. A marked item is an entity's addition only
  * (a deletion's removals are checked always), so the deferred read can only have counted too many: none is missing.
- * It used to read the whole page again, every dimension's blocks and words included (2 to 3 round trips); now one.
+ * It used to read the whole page again, each marked item checked as it was met (`search=plum&status=open`: 7 round
+ * trips more, test/api/pending-creates-reads.test.ts); now one.
  * Too many such keys (CHECKED_ONE_BY_ONE), a mark counted after the pending items were read, or words that also
  * match related entities (a deal's contacts: searchRelated), and the page is read again as before.
  */
