@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { useManualClock } from '#test/support/clock.ts';
-import { withFault } from '#test/support/faults.ts';
+import { representativePositions, withFault } from '#test/support/faults.ts';
 import { useGateway } from '#test/support/http.ts';
 import { ticketBody } from '#test/support/tickets.ts';
 
@@ -44,5 +44,19 @@ describe('withFault runs at once', () => {
       expect(failed.result.status, failed.result.text).toBe(503);
       expect(failed.operations[commitAt - 1]).toBe('TransactWriteItems');
     }
+  });
+});
+
+describe('representativePositions', () => {
+  it('fails every call, but only the ends, the second and the middle of a long run of one operation', () => {
+    const updates = Array.from({ length: 10 }, () => 'UpdateItem');
+    expect(representativePositions(['GetItem', ...updates, 'TransactWriteItems'])).toEqual([
+      1, 2, 3, 7, 11, 12,
+    ]);
+    // Runs of up to four are failed whole; an operation coming back after another starts a run of its own.
+    const short = ['GetItem', 'GetItem', 'GetItem', 'GetItem', 'Query', 'GetItem'];
+    expect(representativePositions(short)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(representativePositions(['Query', ...updates.slice(0, 5)])).toEqual([1, 2, 3, 4, 6]);
+    expect(representativePositions([])).toEqual([]);
   });
 });

@@ -136,6 +136,31 @@ export function inFaultScopeOfRequest<A extends unknown[], R>(handler: (...args:
   };
 }
 
+/** The longest run of one operation whose every call a sweep fails (representativePositions). */
+const WHOLE_RUN = 4;
+
+/**
+ * The call positions (from 1) a sweep fails: every one, except inside a run of more than WHOLE_RUN calls in a row of
+ * one operation, of which the first two, the middle one and the last are failed. Such a run is one call made for many
+ * items side by side (a heavy create's block keys, one UpdateItem a custom field, sent together before its commit):
+ * failing each of them repeats one case on another item, at a create, a retry and two rounds of views a position.
+ */
+export function representativePositions(operations: readonly string[]): number[] {
+  const kept: number[] = [];
+  for (let start = 0; start < operations.length; ) {
+    let end = start;
+    while (operations[end + 1] === operations[start]) end++;
+    const length = end - start + 1;
+    const picked =
+      length <= WHOLE_RUN
+        ? Array.from({ length }, (_, i) => start + i)
+        : [start, start + 1, start + Math.floor(length / 2), end];
+    kept.push(...picked.map((i) => i + 1));
+    start = end + 1;
+  }
+  return kept;
+}
+
 /**
  * Call positions of a sweep at once: each on an account of its own, and each `withFault` run counts and fails its
  * own calls only, so positions need not wait for each other. A few, not all: on 2 cores more only queue.
