@@ -8,10 +8,12 @@ import {
   SourceKeyMoved,
   type SourceKeyRef,
   touchSourceKey,
+  UNDONE_TYPES,
 } from '#lib/data/imports/source-keys.ts';
 import { importKeys } from '#lib/data/keys.ts';
 import { queryAll, scanAll, tableName } from '#lib/data/store/client.ts';
 import { commit } from '#lib/data/store/transact.ts';
+import { UNDO_ORDER } from '#lib/imports/undo.ts';
 
 /**
  * Source keys (issue 42): an imported object found again by `(source, type, source id)`, claimed once (two racing
@@ -94,6 +96,16 @@ describe('source keys', () => {
       }),
     ]);
     expect((await findSourceKeys(acc, 'ndjson', 'agents', ['a-9'])).get('a-9')?.matched).toBe(true);
+    // Nor is a message: undo trashes its ticket, or leaves it where the import only updated the ticket.
+    await commit([
+      claimSourceKey(acc, ref('m-1', 'messages'), {
+        objectId: 'msg-1',
+        importId: 'imp_1',
+        digest: 'd',
+        matched: false,
+      }),
+    ]);
+    expect((await findSourceKeys(acc, 'ndjson', 'messages', ['m-1'])).get('m-1')?.objectId).toBe('msg-1');
 
     // The source id (here an address) is in no attribute of the table; the import's created keys are listed.
     const items = await scanAll({ TableName: tableName() });
@@ -105,6 +117,8 @@ describe('source keys', () => {
       ExpressionAttributeValues: { ':p': importKeys.createdByPartition(acc, 'imp_1') },
     });
     expect(created.map((i) => [i.sourceType, i.objectId])).toEqual([['contacts', 'c-1']]);
+    // What gets an entry is what undo walks.
+    expect(new Set(UNDO_ORDER)).toEqual(UNDONE_TYPES);
   });
 
   it("a team's pending members: added and taken in agents' commits, read by team source id", async () => {

@@ -116,8 +116,23 @@ export async function findSourceKeys(
 }
 
 /**
+ * The types whose created objects undo takes out (lib/imports/undo.ts, UNDO_ORDER): only their keys get the gsi1
+ * entry it walks. A message goes with its ticket, and one appended to a ticket the import only updated stays, as the
+ * update does: a message's entry was never read, and an import wrote ~6 entries a ticket to its one gsi1 partition
+ * where it now writes 1 (docs/capacity.md, "Imports").
+ */
+export const UNDONE_TYPES: ReadonlySet<ImportType> = new Set<ImportType>([
+  'tickets',
+  'contacts',
+  'organizations',
+  'teams',
+  'agents',
+]);
+
+/**
  * Takes a source key for an object being created (or, `matched`, found by e-mail), in the object's commit: refused (SourceKeyMoved, with the key as
- * held) when the key exists, so the object is not created twice.
+ * held) when the key exists, so the object is not created twice. A created object of a type undo takes out gets its
+ * gsi1 entry (UNDONE_TYPES).
  */
 export function claimSourceKey(
   accountId: string,
@@ -133,7 +148,9 @@ export function claimSourceKey(
         TableName: tableName(),
         Item: {
           ...importKeys.sourceKey(accountId, hash),
-          ...(record.matched ? {} : importKeys.createdBy(accountId, record.importId, ref.type, hash)),
+          ...(record.matched || !UNDONE_TYPES.has(ref.type)
+            ? {}
+            : importKeys.createdBy(accountId, record.importId, ref.type, hash)),
           type: 'imported',
           source: ref.source,
           sourceType: ref.type,
