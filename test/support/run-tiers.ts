@@ -59,7 +59,7 @@ function run(
 
 const folder = mkdtempSync(join(tmpdir(), 'deskpipe-tiers-'));
 const serialLog = join(folder, 'system.log');
-const serial = run(vitest, ['run', '--project', 'system'], serialLog);
+const serial = run(vitest, ['run', '--project', 'system', '--project', 'system-own-store'], serialLog);
 const parallel = run(vitest, ['run', '--project', 'unit', '--project', 'api', '--project', 'system-sweeps']);
 
 /**
