@@ -89,7 +89,7 @@ const [tested, system] = await Promise.all([parallel.done, serial.done]);
 
 for (const log of checked.logs) process.stdout.write(log);
 process.stdout.write(
-  `\n── the system tier's serial part (vitest --project system), run beside the rest ──\n`,
+  `\n── the system tier's serial part (vitest --project system --project system-own-store), run beside the rest ──\n`,
 );
 process.stdout.write(readFileSync(serialLog, 'utf8'));
 rmSync(folder, { recursive: true, force: true });
