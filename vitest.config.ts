@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 import { LongestTiersFirst } from './test/support/sequencer.ts';
-import { OWN_STORE_FILES, STORE_WORKERS } from './test/support/store-workers.ts';
+import { STORE_WORKERS } from './test/support/store-workers.ts';
 
 // A test file outside the tier folders would be run by no tier: refuse to start rather than skip it silently.
 const untiered = readdirSync(new URL('./test', import.meta.url), {
@@ -126,36 +126,15 @@ export default defineConfig({
           // The rest of the system tier (processes, stores killed, real-time bounds and waits), one file at a time.
           name: 'system',
           include: ['test/system/**/*.test.ts'],
-          exclude: [
-            ...readdirSync(new URL('./test/system/sweeps', import.meta.url), {
-              recursive: true,
-              encoding: 'utf8',
-            })
-              .map((path) => `test/system/sweeps/${path}`)
-              .filter((path) => path.endsWith('.test.ts') && !SERIAL_SWEEPS.includes(path)),
-            ...OWN_STORE_FILES,
-          ],
+          exclude: readdirSync(new URL('./test/system/sweeps', import.meta.url), {
+            recursive: true,
+            encoding: 'utf8',
+          })
+            .map((path) => `test/system/sweeps/${path}`)
+            .filter((path) => path.endsWith('.test.ts') && !SERIAL_SWEEPS.includes(path)),
           env: testStoreTimeout,
           ...storeTier,
-          // The files share one module graph, as the api tier's do: isolated, each loaded the AWS SDK, the handlers
-          // and vitest again, one file after another (vitest's "import": 49.6 s of this part's wall in a fresh
-          // clone's `npm test`; shared, 34.5 s in one, 17.7 s alone: docs/testing.md).
-          isolate: false,
           sequence: { groupOrder: 1 },
-          maxWorkers: 1,
-        },
-      },
-      {
-        extends: true,
-        test: {
-          // The files on a DynamoDB Local of their own (test/support/file-table.ts): their store is started before
-          // the data layer loads, which reads its endpoint once, so each needs a module graph of its own. After the
-          // rest, one at a time.
-          name: 'system-own-store',
-          include: [...OWN_STORE_FILES],
-          env: testStoreTimeout,
-          ...storeTier,
-          sequence: { groupOrder: 2 },
           maxWorkers: 1,
         },
       },

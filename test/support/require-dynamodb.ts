@@ -2,8 +2,7 @@ import { relative } from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { ROOT } from '#infra/local/environment.ts';
-import { fileTable } from './file-table.ts';
-import { OWN_STORE_FILES } from './store-workers.ts';
+import { fileTable, OWN_STORE_FILES } from './file-table.ts';
 
 /** Tests of behaviour run against DynamoDB Local, never a mock: refuse to run without it. */
 if (!process.env.DYNAMODB_ENDPOINT) {

@@ -59,7 +59,7 @@ function run(
 
 const folder = mkdtempSync(join(tmpdir(), 'deskpipe-tiers-'));
 const serialLog = join(folder, 'system.log');
-const serial = run(vitest, ['run', '--project', 'system', '--project', 'system-own-store'], serialLog);
+const serial = run(vitest, ['run', '--project', 'system'], serialLog);
 const parallel = run(vitest, ['run', '--project', 'unit', '--project', 'api', '--project', 'system-sweeps']);
 
 /**
@@ -89,7 +89,7 @@ const [tested, system] = await Promise.all([parallel.done, serial.done]);
 
 for (const log of checked.logs) process.stdout.write(log);
 process.stdout.write(
-  `\n── the system tier's serial part (vitest --project system --project system-own-store), run beside the rest ──\n`,
+  `\n── the system tier's serial part (vitest --project system), run beside the rest ──\n`,
 );
 process.stdout.write(readFileSync(serialLog, 'utf8'));
 rmSync(folder, { recursive: true, force: true });
