@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { contacts } from '#lib/data/contacts/contact-index.ts';
 import { deals } from '#lib/data/deals/deal-index.ts';
-import { entityItems } from '#lib/data/index/items.ts';
 import { keyedTerm } from '#lib/data/index/keyed.ts';
 import { sampledTerm } from '#lib/data/index/term-sample.ts';
 import { parseTermKey } from '#lib/data/keys.ts';
@@ -12,7 +11,7 @@ import { runErasure } from '#lib/erasures/job.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { personNamed } from '#test/support/erasures.ts';
 import { keyedCaller, useGateway } from '#test/support/http.ts';
-import { indexSnapshot, partitionItems } from '#test/support/index-snapshot.ts';
+import { expectedSample, indexSnapshot, sampleOf } from '#test/support/index-snapshot.ts';
 import {
   agePendingItems,
   clearHolds,
@@ -39,26 +38,6 @@ const ENGINES: [string, Engine][] = [
   ['DEAL', deals],
   ['CONTACT', contacts],
 ];
-
-/** The sample partition's sort keys, and the marks (`u`) they carry. */
-async function sampleOf(engine: Engine, accountId: string) {
-  return (await partitionItems(engine.index.keys.termSamplePartition(accountId)))
-    .map((i) => ({ sk: String(i.sk), u: i.u }))
-    .sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
-}
-
-/** The copies the live entities' terms give (entityItems), from their uuids. */
-async function expectedSample(engine: Engine, accountId: string, uuids: string[]): Promise<string[]> {
-  const pk = engine.index.keys.termSamplePartition(accountId);
-  const keys: string[] = [];
-  for (const uuid of uuids) {
-    const read = await (engine as typeof tickets).getByUuid(accountId, uuid);
-    if (!read) continue;
-    const built = entityItems(engine.index as typeof tickets.index, accountId, read.entity as never);
-    keys.push(...built.prefixTerms.filter((t) => t.pk === pk).map((t) => String(t.sk)));
-  }
-  return keys.sort();
-}
 
 /** Every sample copy has its term in its shard (the same sort key in the shard's partition). */
 async function expectTwins(engine: Engine, accountId: string): Promise<void> {

@@ -1,15 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { entityItems } from '#lib/data/index/items.ts';
 import { keyedTerm } from '#lib/data/index/keyed.ts';
 import { queryTerm } from '#lib/data/index/term-reads.ts';
 import { sampleRefusal } from '#lib/data/index/term-sample.ts';
 import { orderKeys } from '#lib/data/keys.ts';
 import { batchPutAll } from '#lib/data/store/client.ts';
 import { tickets } from '#lib/data/tickets/ticket-index.ts';
-import { getTicketByUuid } from '#lib/data/tickets/tickets.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { useGateway } from '#test/support/http.ts';
-import { partitionItems } from '#test/support/index-snapshot.ts';
+import { expectedSample, sampleOf } from '#test/support/index-snapshot.ts';
 import { countRoundTrips } from '#test/support/round-trips.ts';
 
 /**
@@ -24,21 +22,7 @@ afterEach(() => {
   delete process.env.LIST_READ_BUDGET;
 });
 
-/** The sample's sort keys the account's live tickets' terms give (items.ts: each sampled term's copy). */
-async function expectedSample(accountId: string, uuids: string[]): Promise<string[]> {
-  const samplePk = tickets.index.keys.termSamplePartition(accountId);
-  const keys: string[] = [];
-  for (const uuid of uuids) {
-    const read = await getTicketByUuid(accountId, uuid);
-    if (!read) continue;
-    const built = entityItems(tickets.index, accountId, read.entity);
-    keys.push(...built.prefixTerms.filter((t) => t.pk === samplePk).map((t) => String(t.sk)));
-  }
-  return keys.sort();
-}
-
-const sampleHeld = async (accountId: string) =>
-  (await partitionItems(tickets.index.keys.termSamplePartition(accountId))).map((i) => String(i.sk)).sort();
+const sampleHeld = async (accountId: string) => (await sampleOf(tickets, accountId)).map((i) => i.sk);
 
 describe('the terms sample', () => {
   it('follows creates, subject changes, deletions and restores, and the reindex keeps it', async () => {
@@ -59,7 +43,7 @@ describe('the terms sample', () => {
     const afterCreates = await sampleHeld(account.accountId);
     // Deterministic: the same numbers and words sample the same terms every run.
     expect(afterCreates.length).toBeGreaterThan(0);
-    expect(afterCreates).toEqual(await expectedSample(account.accountId, uuids));
+    expect(afterCreates).toEqual(await expectedSample(tickets, account.accountId, uuids));
 
     for (const uuid of uuids.slice(0, 6)) {
       const changed = await call('PATCH', `/api/tickets/${uuid}`, { subject: `${WORDS.join(' ')} renamed` });
@@ -69,7 +53,9 @@ describe('the terms sample', () => {
       expect((await call('DELETE', `/api/tickets/${uuid}`)).status).toBe(200);
     expect((await call('POST', `/api/trash/${uuids[6]}/restore`)).status).toBe(200);
     const live = [...uuids.slice(0, 7), ...uuids.slice(10)];
-    expect(await sampleHeld(account.accountId)).toEqual(await expectedSample(account.accountId, live));
+    expect(await sampleHeld(account.accountId)).toEqual(
+      await expectedSample(tickets, account.accountId, live),
+    );
     expect(await sampleHeld(account.accountId)).not.toEqual(afterCreates);
 
     // A stale copy (a term no ticket has) is what the reindex's term sweep deletes; the rest it keeps.
@@ -80,7 +66,9 @@ describe('the terms sample', () => {
     );
     await batchPutAll([{ ...stale, type: 'ticket_term' }]);
     await tickets.rebuild(account.accountId);
-    expect(await sampleHeld(account.accountId)).toEqual(await expectedSample(account.accountId, live));
+    expect(await sampleHeld(account.accountId)).toEqual(
+      await expectedSample(tickets, account.accountId, live),
+    );
   });
 
   it('refuses a word from its sampled keys, reading them and one page at most; below the refusal, its reads decide', async () => {

@@ -1,5 +1,6 @@
 import { contacts } from '#lib/data/contacts/contact-index.ts';
 import { deals } from '#lib/data/deals/deal-index.ts';
+import { entityItems } from '#lib/data/index/items.ts';
 import { blockKeyMark, pendingMarksOf } from '#lib/data/index/pending.ts';
 import { type IndexKeys, indexKeys, trashKeys } from '#lib/data/keys.ts';
 import { getItem, queryAll, tableName } from '#lib/data/store/client.ts';
@@ -34,8 +35,8 @@ export async function dimensionItems(keys: IndexKeys, accountId: string, dim: st
 /**
  * What a reader can observe of an indexed entity's index in one account, read straight from DynamoDB Local: every
  * posting, sorted posting, block, term, counter and stats cell, a sharded counter or cell summed over its shards,
- * a count or block back at zero or empty as absent; the terms' sample too (what a search's probe reads). Two snapshots are equal when every list, filter, total,
- * search, queue and sum answers the same.
+ * a count or block back at zero or empty as absent; the terms' sample too (what a search's probe reads). Two
+ * snapshots are equal when every list, filter, total, search, queue and sum answers the same.
  */
 export async function indexSnapshot(entity: string, accountId: string): Promise<Record<string, unknown>> {
   const keys = indexKeys(entity);
@@ -135,4 +136,26 @@ export async function entityItemsOf(entity: string, accountId: string) {
     ),
   );
   return pages.flat().sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
+}
+
+type Engine = typeof tickets | typeof deals | typeof contacts;
+
+/** The terms' sample of an account as held: its sort keys and the marks (`u`) they carry, by sort key. */
+export async function sampleOf(engine: Engine, accountId: string) {
+  return (await partitionItems(engine.index.keys.termSamplePartition(accountId)))
+    .map((i) => ({ sk: String(i.sk), u: i.u }))
+    .sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
+}
+
+/** The sample's sort keys the live entities' terms give (entityItems: each sampled term's copy), from their uuids. */
+export async function expectedSample(engine: Engine, accountId: string, uuids: string[]): Promise<string[]> {
+  const pk = engine.index.keys.termSamplePartition(accountId);
+  const keys: string[] = [];
+  for (const uuid of uuids) {
+    const read = await (engine as typeof tickets).getByUuid(accountId, uuid);
+    if (!read) continue;
+    const built = entityItems(engine.index as typeof tickets.index, accountId, read.entity as never);
+    keys.push(...built.prefixTerms.filter((t) => t.pk === pk).map((t) => String(t.sk)));
+  }
+  return keys.sort();
 }

@@ -8,9 +8,9 @@ import { createHash } from 'node:crypto';
  * removes the terms (a create before its commit, an update's diff, the trash, the reindex's build and sweep)
  * does the same with it. The choice is the same wherever an entity's items are built: no state, no read.
  *
- * A search word's sampled keys estimate its matches. The probe (sampleRefuses) (term-reads.ts, sampleRefuses) reads them beside the word's own
- * read and refuses the word at once when they are so many that a word matching fewer than its read's limit gives
- * them with a chance below 1e-16 (sampleRefusal); otherwise the word's own read decides, exactly, as before.
+ * A search word's sampled keys estimate its matches. The probe (term-reads.ts, sampleRefuses) reads them beside the
+ * word's own read and refuses the word at once when they are so many that a word matching fewer than its read's
+ * limit gives them with a chance below 1e-16 (sampleRefusal); otherwise the word's own read decides, exactly.
  * A word that matches 100,000 keys (the default budget) gives ~1,560 sampled ones, refused at ~2,050: one Query of
  * ~150 KB where its read took ~14 pages of 1 MB in a row (docs/capacity.md, "Search").
  */
