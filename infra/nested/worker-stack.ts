@@ -145,7 +145,7 @@ function importRunner(scope: Construct, props: WorkerStackProps): ScheduledRunne
     everyMinutes: 1,
     notRunningAfter: Duration.minutes(15),
     notRunningMeans:
-      'The import runner did not run for 15 minutes: imports wait. See docs/imports.md#the-runner.',
+      'The import runner did not run for 15 minutes: imports wait. See docs/deploy.md#import-runner-not-running.',
     reservedConcurrency: props.config.workerConcurrency.importRunner,
   });
   props.mail.grantImportAttachments(runner.function);

@@ -5,7 +5,7 @@ import { SECRETS_KEY_VARIABLE } from './credentials.ts';
  * An ndjson job's upload URL under `npm start` (docs/imports.md, "Uploads"): a PUT to the local gateway's own
  * route, `/local/imports/<account>/<id>?expires=<ms>&signature=<hex>`, the signature an HMAC-SHA256 under
  * IMPORT_SECRETS_KEY of the account, the job and the expiry, so only the job's own answer can upload its file, for
- * an hour. Deployed, the answer would carry a presigned S3 PUT instead (not built yet: docs/imports.md).
+ * an hour. Deployed (IMPORT_UPLOAD_BUCKET set), the answer carries a presigned S3 PUT instead (lib/data/imports/uploads.ts).
  */
 export const UPLOAD_PATH_PREFIX = '/local/imports/';
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;

@@ -23,8 +23,8 @@ const vitest = join(root, 'node_modules', '.bin', 'vitest');
 const started = Date.now();
 /**
  * V8's compile cache for every Node process of the run (vitest's workers, tsc, the `npm start` the system tests
- * start): each test file runs in a fresh worker that loads the same modules (the AWS SDK, the handlers), and
- * without the cache each compiles them again. Measured on 20 api files: 78.6 s of user CPU without it, 69-71 s
+ * start): each sweep and serial file runs in a fresh worker that loads the same modules (the AWS SDK, the handlers;
+ * the api tier's files share one per worker), and without the cache each compiles them again. Measured on 20 api files: 78.6 s of user CPU without it, 69-71 s
  * with it (the first files fill it; a fresh clone starts empty). Kept under node_modules: never committed.
  */
 const compileCache =
