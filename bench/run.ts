@@ -21,7 +21,7 @@ import { ensureTable, startDynamoDbLocal } from '#infra/local/dynamodb-local.ts'
  * `-- --messages [--quick]`: a message's create and a conversation page at 10, 1,000 and 10,000 messages
  * (bench/messages.ts), to bench/runs/results-messages.json (docs/capacity.md quotes it; never published).
  * `-- --authorizer [--root DIR] [--keys N]`: the API key authorizer on a cache miss (bench/authorizer.ts): store
- * calls, round trips and latency, of this checkout or of the one at DIR (docs/api-keys.md quotes both).
+ * calls, round trips and latency, of this checkout or of the one at DIR (docs/api-keys.md quotes this one's).
  * `-- --sla`: breach latency (due time → breach) for 1,000 tickets due within one minute, and a breach's store
  * calls (bench/sla.ts), to bench/runs/results-sla.json (docs/capacity.md quotes it; never published).
  * `-- --email [--quick]`: what a received mail costs the store, mails processed per second through npm start's
