@@ -1,5 +1,5 @@
 /**
- * Search terms, shared by every searchable entity (decisions.md, "search"): a search word matches when it is a
+ * Search terms, shared by every searchable entity (decisions.md, "Search words"): a search word matches when it is a
  * prefix of one of the entity's terms. Terms are the words of a text (whitespace-separated tokens without edge
  * punctuation, and their inner parts) and e-mail addresses (whole, and their domain), lower-cased, at most
  * MAX_TERM_LENGTH characters. A term that is a prefix of another is left out (the longer one answers the same

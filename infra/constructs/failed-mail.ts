@@ -11,7 +11,7 @@ import type { DeskpipeFunction } from './deskpipe-function.ts';
 /**
  * Received mail the inbound function could not process (infra/constructs/mail-receiving.ts): after Lambda's own
  * retries its invocation lands in the failed-mail queue, whose alarm tells the operator; the mail is still in the
- * bucket and the queued event processes it again (docs/deploy.md, "Mail that failed").
+ * bucket and the queued event processes it again (docs/deploy.md, "Email inbound failures").
  */
 
 /** Lambda's own retries of a failed asynchronous invocation (at most 2), then the queue. */

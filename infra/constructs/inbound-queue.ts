@@ -22,7 +22,7 @@ import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
  * first once one account holds a disproportionate share of those in flight. The processing function takes batches
  * of it (an event source mapping, at most its reserved concurrency at once so no batch is throttled back), reports
  * only the mails whose store failed, and after INBOUND_QUEUE_MAX_RECEIVES receives a mail goes to the dead-letter
- * queue, whose alarm tells the operator (docs/deploy.md, "Mail that failed").
+ * queue, whose alarm tells the operator (docs/deploy.md, "Email inbound queue failures").
  */
 
 /**

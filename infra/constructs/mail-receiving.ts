@@ -22,7 +22,7 @@ import { privateBucket } from './private-bucket.ts';
 import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
 
 /**
- * Receiving mail deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule set, whose
+ * Receiving mail deployed (docs/email.md, "One code path, two worlds"): the stage's SES receipt rule set, whose
  * one rule, for the stage's domain, keeps each raw mail in the mail bucket (`raw/<SES message id>`) and then invokes
  * the inbound function asynchronously (functions/email-inbound.ts), which copies it for each account it is for
  * (`mail/<account>/…`), removes SES's object and queues each copy in its account's group of the inbound fair queue;
@@ -30,7 +30,7 @@ import { type WorkerFunctionProps, workerFunction } from './worker-function.ts';
  * which writes their `attachments/<account>/…`). The bucket is private, encrypted (SSE-S3), TLS only, and expires every object after the stage's
  * `mail.keepDays` (raw mail and attachments: decisions.md keeps them 30 days). An invocation that fails three times
  * (the table, the bucket or the queue unreachable for hours) lands in the failed-mail queue, whose alarm tells the operator;
- * the mail is still in the bucket and the queued event processes it again (docs/deploy.md, "Mail that failed").
+ * the mail is still in the bucket and the queued event processes it again (docs/deploy.md, "Email inbound failures").
  */
 export interface MailReceivingProps extends WorkerFunctionProps {
   mail: StageConfig['mail'];

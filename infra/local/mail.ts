@@ -20,7 +20,7 @@ import { formatTimestamp, nowMillis } from '#lib/time.ts';
 import { MailQueue } from './mail-queue.ts';
 
 /**
- * `npm start`'s inbound mail (docs/email.md, "Local and deployed side by side"): an SMTP server on 127.0.0.1
+ * `npm start`'s inbound mail (docs/email.md, "One code path, two worlds"): an SMTP server on 127.0.0.1
  * that says 250 only once each account the mail is for has its own copy of the raw message on disk (fsynced,
  * with its envelope beside it in `pending/<inbound id>.<account>.json`), then hands each to the one inbound handler
  * (lib/email/receive.ts), as SES + S3 + the inbound function do deployed. Raw mail is kept in a folder (`mail/`),

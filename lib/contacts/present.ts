@@ -2,7 +2,7 @@ import { fullName } from '#lib/accounts/contact-name.ts';
 import type { Contact } from '#lib/accounts/types.ts';
 import { presentImportedFrom } from '#lib/imports/imported-from.ts';
 
-/** A contact as the API shows it (decisions.md, "Contacts"), with its open deals counted exactly. */
+/** A contact as the API shows it (decisions.md, "Deals that move"), with its open deals counted exactly. */
 export function presentContact(c: Contact, openDeals: number) {
   return {
     uuid: c.uuid,

@@ -1,5 +1,5 @@
 /**
- * Where raw mail and attachments are kept (docs/email.md, "Local and deployed side by side"): a folder under
+ * Where raw mail and attachments are kept (docs/email.md, "One code path, two worlds"): a folder under
  * `npm start` and in tests, an S3 bucket deployed (the stage's mail bucket, where SES writes each raw mail). Both
  * stores answer the same calls; nothing above this file knows which it has. Keys are paths in the store: a delivery
  * as the receiver kept it (`raw/<SES message id>`; the SMTP server's `incoming/<inbound id>.eml`), until each

@@ -1,5 +1,5 @@
 /**
- * The outbox in the store (docs/email.md, "Sending"; docs/data-model.md, "E-mail"). A mail to send is an item in
+ * The outbox in the store (docs/email.md, "Sending"; docs/data-model.md, "Items"). A mail to send is an item in
  * the keys-only due index (gsi2, `EMAIL_DUE#<shard>`) until it is sent or given up: a reply's mail is its message
  * item (the entry written in the message's own commit, so a committed reply is a queued mail, whatever happens
  * next), an acknowledgement its own item. Its state is the item's `email.delivery`. A runner claims an entry

@@ -18,7 +18,7 @@ import {
 import { capTextParts, type MailText, textOf } from './mail-text.ts';
 
 /**
- * A raw mail read once, as a stream (docs/email.md, "Parsing"): mailparser decodes MIME (multipart, transfer
+ * A raw mail read once, as a stream (docs/email.md, "The body"): mailparser decodes MIME (multipart, transfer
  * encodings, charsets, encoded words; an HTML-only mail becomes text), each attachment is handed to `keep` as
  * it streams by (never the whole mail in memory), and the text is cut and its quoted history and signature
  * found (./mail-text.ts). What is kept is bounded whatever the mail holds (decisions.md, "Bounded"): addresses,

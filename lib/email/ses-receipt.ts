@@ -9,7 +9,7 @@ import { MAX_MAIL_BYTES, type MailStore, type ReceivedMail } from './receive.ts'
 import { routeMail } from './route.ts';
 
 /**
- * Receiving deployed (docs/email.md, "Local and deployed side by side"): the stage's SES receipt rule keeps the raw
+ * Receiving deployed (docs/email.md, "One code path, two worlds"): the stage's SES receipt rule keeps the raw
  * mail in the mail bucket (its S3 action, `raw/<SES message id>`), then invokes the inbound function with the
  * mail's envelope (its Lambda action, asynchronously). Each record becomes the ReceivedMail that `npm start`'s SMTP
  * server makes for a mail it kept; its accounts' copies are made here and queued, and the processing function

@@ -12,14 +12,14 @@ import { addressHash } from './address-hash.ts';
 import { firstProgress, runErasure, type StepOptions } from './job.ts';
 
 /**
- * `erasures replay` (operations.md, "Keys and erasures"; docs/deploy.md, "After a restore"): every erasure of the
- * ledger done again on the table as it now is. The ledger holds hashes only, and the index names an address's
- * dimension by the same hash: the person is found by the entities listed there (their tickets, their contact:
- * partitions of the account, never a Scan), else by the addresses of the mail their references lead to (the
- * references' partition is named by the same hash), each address found hashed again to be sure; each match runs
- * its erasure again, under its own id, to completion. A restored table may hold a ledger older than the erasures
- * done since the backup: `ledgerTable` names the table that was live (the ledger is copied from it). Idempotent:
- * an erasure run again on erased data changes nothing.
+ * `erasures replay` (operations.md, "Keys and erasures"; docs/deploy.md, "After any restore: replay the
+ * erasures"): every erasure of the ledger done again on the table as it now is. The ledger holds hashes only, and
+ * the index names an address's dimension by the same hash: the person is found by the entities listed there (their
+ * tickets, their contact: partitions of the account, never a Scan), else by the addresses of the mail their
+ * references lead to (the references' partition is named by the same hash), each address found hashed again to be
+ * sure; each match runs its erasure again, under its own id, to completion. A restored table may hold a ledger
+ * older than the erasures done since the backup: `ledgerTable` names the table that was live (the ledger is copied
+ * from it). Idempotent: an erasure run again on erased data changes nothing.
  */
 export async function replayErasures(
   options: StepOptions & { ledgerTable?: string | undefined } = {},

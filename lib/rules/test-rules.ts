@@ -20,7 +20,7 @@ import { dueTimeRules } from './time-rules.ts';
 import type { Rule } from './types.ts';
 
 /**
- * `POST /api/rules/test` (decisions.md, "Business rules"; docs/rules.md, "rules/test"): the ticket, a change
+ * `POST /api/rules/test` (decisions.md, "Business rules"; docs/rules.md, "`rules/test`"): the ticket, a change
  * (a PATCH body) or a message, and the account's active rules (from the rules cache, as a real change reads them)
  * or drafts, run through the one evaluator. Writes nothing.
  */
@@ -160,7 +160,7 @@ export async function testRules(accountId: string, body: unknown) {
     nowUs,
   };
   // `"auto"` runs the account's assignment at the real change, over the open work it reads then: here it is
-  // shown as the ticket's assignee unchanged (docs/rules.md, "rules/test").
+  // shown as the ticket's assignee unchanged (docs/rules.md, "`rules/test`").
   const directory = directoryOf(config, ruleOrgs, (ticket) => ticket.assignee);
   const evaluation = evaluateRules({ before, after, context, rules: run, directory });
   return {

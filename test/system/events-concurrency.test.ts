@@ -26,7 +26,7 @@ const WRITERS = 8;
 const READERS = 4;
 const DURATION_MS = Number(process.env.EVENTS_CONCURRENCY_MS ?? 20_000);
 const SEED = Number(process.env.EVENTS_SEED ?? Date.now() % 1_000_000);
-/** The settle window (10 s, a writer that died) plus polling: docs/data-model.md, "Settle bound". */
+/** The settle window (10 s, a writer that died) plus polling: docs/data-model.md, "The invariant". */
 const LATENCY_BOUND_MS = 15_000;
 /**
  * EVENT_SETTLE_MS for the run (EVENTS_CONCURRENCY_SETTLE_MS; 0 keeps the service's 10 s): shorter than the

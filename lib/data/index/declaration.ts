@@ -134,9 +134,10 @@ export interface StatsCounter<E> {
 }
 
 /**
- * A family of stats cells: one partition of small items (docs/data-model.md, "Counters"). A sharded family
- * keeps each cell in up to COUNTER_SHARDS items, a change adding to one of them, a total summing them; an
- * unsharded one keeps a cell in one item, which a condition can then name (least-busy: an agent's open work).
+ * A family of stats cells: one partition of small items (docs/data-model.md, "Counters and stats cells are
+ * sharded"). A sharded family keeps each cell in up to COUNTER_SHARDS items, a change adding to one of them, a
+ * total summing them; an unsharded one keeps a cell in one item, which a condition can then name (least-busy: an
+ * agent's open work).
  */
 export interface StatsFamily {
   family: string;

@@ -49,7 +49,7 @@ function termKeyOf(accountId: string): KeyObject {
 
 /**
  * A search term in keys, such that a word's key is a prefix of a term's key exactly when the word is a prefix of
- * the term (a search word matches the terms it starts, decisions.md "search"): for each of the term's UTF-16
+ * the term (a search word matches the terms it starts, decisions.md, "Search words"): for each of the term's UTF-16
  * units, TERM_KEY_CHARS_PER_CHAR characters of the HMAC of the term up to it (its UTF-16 bytes: a lone surrogate,
  * a term cut inside a pair, stays apart from any other), under the account's term key. Two different prefixes
  * give the same characters with odds of 2^-66 (a word matching one term it is no prefix of, in an account of

@@ -2,8 +2,9 @@ import { ALL, type IndexDeclaration, isQueue, type StatsFamily, singleOf } from 
 import { isQueueDimension, queueOf } from './dimensions.ts';
 
 /**
- * The stats cells of an entity's index (docs/data-model.md, "Counters"), as its declaration gives them: the
- * families, the cell each attribute is kept in, the attributes' names, and which dimensions are counted there.
+ * The stats cells of an entity's index (docs/data-model.md, "Counters and stats cells are sharded"), as its
+ * declaration gives them: the families, the cell each attribute is kept in, the attributes' names, and which
+ * dimensions are counted there.
  */
 
 /** The few-valued counts (`all`, a status, a priority): one cell, sharded. */

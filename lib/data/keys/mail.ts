@@ -3,7 +3,7 @@ import { dueShardOf } from '../webhooks/due-shards.ts';
 import { dueMs } from './sort.ts';
 
 /**
- * The e-mail channel (docs/data-model.md, "E-mail"): who owns an address, which message a Message-ID became
+ * The e-mail channel (docs/data-model.md, "Items"): who owns an address, which message a Message-ID became
  * (the dedupe and the threading lookup in one item), and the inbound log of every received mail.
  */
 export const emailKeys = {
@@ -23,7 +23,7 @@ export const emailKeys = {
 };
 
 /**
- * The outbox (docs/email.md, "Sending"; docs/data-model.md, "E-mail"): mail the service sends. A reply's mail is
+ * The outbox (docs/email.md, "Sending"; docs/data-model.md, "Items"): mail the service sends. A reply's mail is
  * its message item itself; an acknowledgement has its own item. While a mail waits to be sent (queued, or a
  * retry's wait) its item is in the keys-only due index (gsi2), in one of DUE_SHARDS partitions by a hash of its
  * key, sorted by when it is due (epoch ms, 15 digits); sending it (or giving up) removes the entry.

@@ -6,7 +6,7 @@ import { dueMs, padId } from './sort.ts';
 const TEAMS = 'TEAMS';
 
 /**
- * The queue's freed entries (docs/data-model.md, "The queue"): one item per (account, agent) that may have freed
+ * The queue's freed entries (docs/data-model.md, "Tickets"): one item per (account, agent) that may have freed
  * up, with its due entry in gsi2 (keys only, one of DUE_SHARDS partitions, sorted by when it is due), which the
  * queue runner reads (lib/tickets/queue-runner.ts), never a Scan. A second freeing before the runner came
  * overwrites the same item: an agent is served once for any number of reasons. Beside them, one item per account,

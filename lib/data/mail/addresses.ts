@@ -4,7 +4,7 @@ import { dynamo, getItem, tableName } from '../store/client.ts';
 import { isConditionFailure } from '../store/errors.ts';
 
 /**
- * The account's addresses (docs/data-model.md, "E-mail"): each address an item naming the account it belongs to,
+ * The account's addresses (docs/data-model.md, "Items"): each address an item naming the account it belongs to,
  * claimed when the account is applied and read to find which account a received mail is for.
  */
 

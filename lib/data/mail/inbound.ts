@@ -4,7 +4,7 @@ import { dynamo, getItem, tableName } from '../store/client.ts';
 import { entityOf } from '../store/items.ts';
 
 /**
- * The inbound log (docs/data-model.md, "E-mail"): an entry per received mail and account, keyed by the mail's
+ * The inbound log (docs/data-model.md, "Items"): an entry per received mail and account, keyed by the mail's
  * inbound id, with its outcome. Nothing in lib/data/mail/ knows SMTP, S3 or MIME: the domain (lib/email/) decides,
  * this writes and reads.
  */

@@ -6,7 +6,7 @@ import { entityOf } from '../store/items.ts';
 import type { CommitAction } from '../store/transact.ts';
 
 /**
- * The account's Message-ID items (docs/data-model.md, "E-mail"): what each Message-ID of its mail became, claimed
+ * The account's Message-ID items (docs/data-model.md, "Items"): what each Message-ID of its mail became, claimed
  * by a received mail in its message's commit (a duplicate is refused there) and recorded for a sent one, so that
  * replies thread by them.
  */

@@ -4,7 +4,7 @@ import type { CommitAction } from '../store/transact.ts';
 import { freeingMark } from './freed.ts';
 
 /**
- * The team wake (docs/decisions.md, "The queue"; docs/data-model.md, "The queue"): one item per account,
+ * The team wake (docs/decisions.md, "The queue"; docs/data-model.md, "Tickets"): one item per account,
  * `QUEUE_FREED#<acc>` / `TEAMS`, beside the agents' freed entries and on their due index, holding the set of teams
  * a change left with no active agent (their tickets fall back to the account's agents). The change adds its teams
  * to the set in its own transaction, one Update however many teams it leaves so (a set union: two changes at once

@@ -143,7 +143,7 @@ export const tickets = indexedEntity<Ticket, TicketFilter>({
 });
 
 /**
- * The words a ticket is found by (decisions.md, "search"): prefix terms, reference and e-mail terms (whole, or
+ * The words a ticket is found by (decisions.md, "Search words"): prefix terms, reference and e-mail terms (whole, or
  * from the domain) first, then the subject's words; and its bare number, matched exactly. The term rules shared
  * by every searchable entity are in lib/search.ts.
  */

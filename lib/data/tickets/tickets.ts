@@ -81,7 +81,7 @@ export async function insertTicket(write: TicketWrite): Promise<void> {
  * whatever the number of candidates, where a clause per candidate passed DynamoDB's 4 KB expression limit near 200
  * agents. Counts only grow between a pick and its commit when creates race, so the chosen agent is then still among
  * the least busy; one that fell meanwhile (a ticket resolved) may leave the pick one ticket off for that moment
- * (docs/decisions.md, "Automatic assignment").
+ * (docs/decisions.md, "Least-busy under concurrency").
  */
 function busyCondition(condition: BusyCondition): StatsCondition {
   const attribute = statsAttribute.counter(BUSY, String(condition.chosen));
